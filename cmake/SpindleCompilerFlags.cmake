@@ -1,0 +1,22 @@
+# Warnings, sanitizers and fuzzing flags shared by every Spindle target.
+add_library(spindle_warnings INTERFACE)
+target_compile_options(spindle_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
+  -Woverloaded-virtual -Wconversion -Wsign-conversion -Wnull-dereference
+  -Wimplicit-fallthrough -Wformat=2)
+if(SPINDLE_WERROR)
+  target_compile_options(spindle_warnings INTERFACE -Werror)
+endif()
+
+if(SPINDLE_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+if(SPINDLE_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "SPINDLE_FUZZ needs clang (libFuzzer): configure with CXX=clang++")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()
