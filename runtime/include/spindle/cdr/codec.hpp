@@ -1,0 +1,614 @@
+// CDR (XCDR1) encoding of IDL types, the runtime half of what idlc generates.
+//
+// Generated code describes each type once, as a list of one-line calls such as
+// `w.template put<Str<8>>(v.callsign())`, inside a `Codec<T>` specialization. Everything
+// else — primitives, strings, sequences, arrays, optionals, parameter lists, bounds and
+// length checks — lives here, so generated code stays thin and every rule is written once.
+//
+// Wire format: classic CDR as written by Fast-CDR 1.0 (the bytes equal direct Fast-CDR
+// calls), a 4-byte encapsulation header (CDR_BE/CDR_LE, PL_CDR_BE/PL_CDR_LE for mutable
+// types), alignment relative to the end of that header. `docs/cdr.md` is the format spec,
+// including the XCDR1 parameter-list form used for @mutable types and @optional members.
+//
+// Error model: encoding and decoding throw CodecError internally; the entry points in
+// <spindle/cdr/serialize.hpp> catch it and return a Result. Decoding never trusts a length
+// from the buffer: each is checked against the bytes that remain and against the IDL bound
+// before anything is allocated.
+//
+// Threading: all types here are stack objects used by one thread; no shared state.
+#pragma once
+
+#include <fastcdr/Cdr.h>
+#include <fastcdr/FastBuffer.h>
+
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace spindle::cdr {
+
+enum class Endianness : uint8_t { Big, Little };
+inline constexpr Endianness kNativeEndianness =
+    std::endian::native == std::endian::little ? Endianness::Little : Endianness::Big;
+
+enum class Extensibility : uint8_t { Final, Appendable, Mutable };
+
+// What went wrong, classified by cause. Decoding errors mean the bytes are bad (drop the
+// sample, suspect the sender); encoding errors mean the application's value is bad.
+enum class Status : uint8_t {
+  Ok,
+  Truncated,             // the buffer ends inside a value
+  LengthTooLarge,        // a length field exceeds the bytes that remain
+  BoundExceeded,         // a string or sequence longer than its IDL bound
+  BadDiscriminator,      // a union discriminator outside its type
+  BadEnumerator,         // an enum value that names no enumerator
+  BadBoolean,            // a boolean byte other than 0 or 1
+  BadString,             // a string without its terminating NUL
+  BadBitmask,            // bits set beyond the bitmask's bit_bound
+  BadEncapsulation,      // unknown or mismatched encapsulation header
+  BadParameter,          // malformed parameter-list header
+  MissingMustUnderstand, // an unknown parameter flagged must-understand
+  OutOfRange,            // a value outside its @range/@min/@max
+  BufferTooSmall,        // encoding: the destination cannot hold the sample
+};
+
+[[nodiscard]] constexpr const char* to_string(Status s) {
+  switch (s) {
+    case Status::Ok: return "ok";
+    case Status::Truncated: return "truncated buffer";
+    case Status::LengthTooLarge: return "length exceeds remaining bytes";
+    case Status::BoundExceeded: return "bound exceeded";
+    case Status::BadDiscriminator: return "bad union discriminator";
+    case Status::BadEnumerator: return "bad enumerator";
+    case Status::BadBoolean: return "bad boolean";
+    case Status::BadString: return "string not NUL-terminated";
+    case Status::BadBitmask: return "bits beyond bit_bound";
+    case Status::BadEncapsulation: return "bad encapsulation header";
+    case Status::BadParameter: return "malformed parameter header";
+    case Status::MissingMustUnderstand: return "unknown must-understand parameter";
+    case Status::OutOfRange: return "value out of range";
+    case Status::BufferTooSmall: return "buffer too small";
+  }
+  return "unknown";
+}
+
+class CodecError : public std::runtime_error {
+ public:
+  CodecError(Status status, const std::string& detail)
+      : std::runtime_error(std::string(to_string(status)) + (detail.empty() ? "" : ": " + detail)),
+        status_(status) {}
+  [[nodiscard]] Status status() const { return status_; }
+
+ private:
+  Status status_;
+};
+
+// ----------------------------------------------------------------------------- shapes
+// A shape tells the codec how the IDL sees a C++ value whose type alone does not say:
+// bounds of strings and sequences (all map to std::string / std::vector), nesting.
+struct Plain {};  // primitive, enum, bitmask, struct or union: the C++ type decides
+template <uint64_t Bound>
+struct Str {};  // string / wstring; Bound 0 = unbounded
+template <uint64_t Bound, class Elem = Plain>
+struct Seq {};  // sequence; Bound 0 = unbounded
+template <class Elem = Plain>
+struct Arr {};  // std::array (one dimension; nest for more)
+template <class S>
+struct is_arr_shape : std::false_type {};
+template <class E>
+struct is_arr_shape<Arr<E>> : std::true_type {};
+
+// Specialized by generated code for every struct, union, enum and bitmask.
+template <class T>
+struct Codec;
+
+// ----------------------------------------------------------------------------- sizes
+inline constexpr size_t kUnbounded = std::numeric_limits<size_t>::max();
+
+[[nodiscard]] constexpr size_t add_size(size_t off, size_t n) {
+  return (off == kUnbounded || n == kUnbounded || off > kUnbounded - n) ? kUnbounded : off + n;
+}
+[[nodiscard]] constexpr size_t align_to(size_t off, size_t a) {
+  return off == kUnbounded ? kUnbounded : add_size(off, (a - off % a) % a);
+}
+[[nodiscard]] constexpr size_t mul_size(size_t n, size_t each) {
+  if (n == 0 || each == 0) return 0;
+  return (n == kUnbounded || each == kUnbounded || n > kUnbounded / each) ? kUnbounded : n * each;
+}
+
+template <class T>
+concept Primitive = std::is_arithmetic_v<T>;  // includes bool, char, wchar_t, long double
+
+// Size and alignment of primitives as Fast-CDR writes them: wchar_t as 4 bytes, long
+// double as 16 bytes aligned to 8, everything else natural size aligned to itself.
+template <Primitive T>
+inline constexpr size_t kPrimSize = std::is_same_v<T, wchar_t>       ? 4
+                                   : std::is_same_v<T, long double> ? 16
+                                                                    : sizeof(T);
+template <Primitive T>
+inline constexpr size_t kPrimAlign = kPrimSize<T> > 8 ? 8 : kPrimSize<T>;
+
+template <class T>
+struct is_std_array : std::false_type {};
+template <class T, size_t N>
+struct is_std_array<std::array<T, N>> : std::true_type {};
+template <class T>
+struct is_std_vector : std::false_type {};
+template <class T, class A>
+struct is_std_vector<std::vector<T, A>> : std::true_type {};
+
+// Highest end offset of a value of shape S / C++ type V starting at `off`.
+template <class S, class V>
+struct MaxSize;
+
+template <class V>
+struct MaxSize<Plain, V> {
+  static constexpr size_t at(size_t off) {
+    if constexpr (Primitive<V>) {
+      return add_size(align_to(off, kPrimAlign<V>), kPrimSize<V>);
+    } else {
+      return Codec<V>::max_size(off);
+    }
+  }
+};
+
+template <uint64_t N, class V>
+struct MaxSize<Str<N>, V> {
+  static constexpr size_t at(size_t off) {
+    if constexpr (N == 0) {
+      return kUnbounded;
+    } else if constexpr (std::is_same_v<V, std::wstring>) {
+      return add_size(add_size(align_to(off, 4), 4), mul_size(N, 4));
+    } else {
+      return add_size(add_size(align_to(off, 4), 4), add_size(N, 1));
+    }
+  }
+};
+
+template <class E, class V>
+struct MaxSize<Arr<E>, V> {
+  static constexpr size_t at(size_t off) {
+    using Elem = typename V::value_type;
+    constexpr size_t n = std::tuple_size_v<V>;
+    if constexpr (n == 0) {
+      return off;
+    } else if constexpr (std::is_same_v<E, Plain> && Primitive<Elem>) {
+      return add_size(align_to(off, kPrimAlign<Elem>), n * kPrimSize<Elem>);
+    } else {
+      // Every element starts at most 7 bytes of padding after the previous one ends, so
+      // the worst element from any start offset bounds them all.
+      size_t worst = 0;
+      for (size_t r = 0; r < 8; ++r) {
+        const size_t end = MaxSize<E, Elem>::at(r);
+        if (end == kUnbounded) return kUnbounded;
+        worst = end - r > worst ? end - r : worst;
+      }
+      const size_t first = MaxSize<E, Elem>::at(off);
+      return add_size(first, mul_size(n - 1, worst));
+    }
+  }
+};
+
+template <uint64_t N, class E, class V>
+struct MaxSize<Seq<N, E>, V> {
+  static constexpr size_t at(size_t off) {
+    using Elem = typename V::value_type;
+    if constexpr (N == 0) {
+      return kUnbounded;
+    } else {
+      const size_t body = add_size(align_to(off, 4), 4);
+      if constexpr (std::is_same_v<E, Plain> && Primitive<Elem>) {
+        return add_size(align_to(body, kPrimAlign<Elem>), mul_size(N, kPrimSize<Elem>));
+      } else {
+        size_t worst = 0;
+        for (size_t r = 0; r < 8; ++r) {
+          const size_t end = MaxSize<E, Elem>::at(r);
+          if (end == kUnbounded) return kUnbounded;
+          worst = end - r > worst ? end - r : worst;
+        }
+        return add_size(body, mul_size(N, worst));
+      }
+    }
+  }
+};
+
+template <class S, class V>
+[[nodiscard]] constexpr size_t max_size_at(size_t off) {
+  return MaxSize<S, V>::at(off);
+}
+
+// Parameter-list framing (PL_CDR) for @mutable types and @optional members: each member is
+// `align(4) | u16 id+flags | u16 length | value`, the value aligned from its own start; a
+// mutable struct ends with the sentinel id 0x3F02 and length 0.
+inline constexpr uint16_t kPidSentinel = 0x3F02;
+inline constexpr uint16_t kPidMustUnderstand = 0x4000;
+inline constexpr uint16_t kPidIdMask = 0x3FFF;
+inline constexpr size_t kParamHeaderSize = 4;
+
+template <class S, class V>
+[[nodiscard]] constexpr size_t max_param_size_at(size_t off) {
+  const size_t value_end = MaxSize<S, V>::at(0);
+  return add_size(add_size(align_to(off, 4), kParamHeaderSize), value_end);
+}
+
+// ============================================================================= writing
+// Shape dispatch shared by the real writer (Fast-CDR) and the size counter. `Derived`
+// provides: prim(v), prim_array(p, n), length(n), str_body(s), param_begin(id) -> mark,
+// param_end(mark), sentinel().
+template <class Derived>
+class BasicWriter {
+ public:
+  template <class S = Plain, class V>
+  void put(const V& v) {
+    if constexpr (std::is_same_v<S, Plain>) {
+      if constexpr (Primitive<V>) {
+        self().prim(v);
+      } else {
+        Codec<V>::write(self(), v);
+      }
+    } else {
+      put_shaped(S{}, v);
+    }
+  }
+
+  // An @optional member outside a mutable type: a parameter header with length 0 when
+  // absent (XCDR1).
+  template <class S = Plain, class V>
+  void put_optional(uint16_t id, const std::optional<V>& v) {
+    auto mark = self().param_begin(id);
+    if (v) put<S>(*v);
+    self().param_end(mark);
+  }
+
+  // A member of a @mutable type.
+  template <class S = Plain, class V>
+  void put_param(uint16_t id, const V& v) {
+    auto mark = self().param_begin(id);
+    put<S>(v);
+    self().param_end(mark);
+  }
+  template <class S = Plain, class V>
+  void put_param(uint16_t id, const std::optional<V>& v) {
+    if (!v) return;  // absent optionals of mutable types are simply not sent
+    put_param<S>(id, *v);
+  }
+  void end_params() { self().sentinel(); }
+
+  template <class V>
+  void check_range(const V& v, const V& lo, const V& hi, const char* member) {
+    if (v < lo || hi < v) throw CodecError(Status::OutOfRange, member);
+  }
+
+ private:
+  Derived& self() { return static_cast<Derived&>(*this); }
+
+  template <uint64_t N>
+  void put_shaped(Str<N>, const std::string& s) {
+    if (N != 0 && s.size() > N) throw CodecError(Status::BoundExceeded, "string");
+    self().str_body(s);
+  }
+  template <uint64_t N>
+  void put_shaped(Str<N>, const std::wstring& s) {
+    if (N != 0 && s.size() > N) throw CodecError(Status::BoundExceeded, "wstring");
+    self().str_body(s);
+  }
+  template <uint64_t N, class E, class V>
+  void put_shaped(Seq<N, E>, const std::vector<V>& seq) {
+    if (N != 0 && seq.size() > N) throw CodecError(Status::BoundExceeded, "sequence");
+    if (seq.size() > std::numeric_limits<uint32_t>::max()) {
+      throw CodecError(Status::BoundExceeded, "sequence longer than 2^32-1");
+    }
+    self().length(static_cast<uint32_t>(seq.size()));
+    put_elements<E>(seq.data(), seq.size());
+  }
+  template <uint64_t N, class E>
+  void put_shaped(Seq<N, E>, const std::vector<bool>& seq) {
+    if (N != 0 && seq.size() > N) throw CodecError(Status::BoundExceeded, "sequence");
+    self().length(static_cast<uint32_t>(seq.size()));
+    for (bool b : seq) self().prim(b);
+  }
+  template <class E, class V, size_t M>
+  void put_shaped(Arr<E>, const std::array<V, M>& arr) {
+    put_elements<E>(arr.data(), M);
+  }
+
+  template <class E, class V>
+  void put_elements(const V* p, size_t n) {
+    if constexpr (std::is_same_v<E, Plain> && Primitive<V>) {
+      if (n > 0) self().prim_array(p, n);
+    } else {
+      for (size_t i = 0; i < n; ++i) put<E>(p[i]);
+    }
+  }
+};
+
+// Writes through Fast-CDR into its buffer.
+class Writer : public BasicWriter<Writer> {
+ public:
+  explicit Writer(eprosima::fastcdr::Cdr& cdr) : cdr_(cdr) {}
+
+  template <Primitive V>
+  void prim(V v) {
+    cdr_ << v;
+  }
+  template <Primitive V>
+  void prim_array(const V* p, size_t n) {
+    if constexpr (std::is_same_v<V, bool>) {
+      for (size_t i = 0; i < n; ++i) cdr_ << p[i];
+    } else {
+      cdr_.serializeArray(p, n);
+    }
+  }
+  void length(uint32_t n) { cdr_ << n; }
+  void str_body(const std::string& s) { cdr_ << s; }
+  void str_body(const std::wstring& s) { cdr_ << s; }
+
+  struct ParamMark {
+    char* length_field;
+    char* value_start;
+  };
+  ParamMark param_begin(uint16_t id) {
+    if (id > 0x3F00) throw CodecError(Status::BadParameter, "member id above 0x3F00");
+    cdr_ << id << uint16_t{0};
+    char* value = cdr_.getCurrentPosition();
+    cdr_.resetAlignment();
+    return {value - 2, value};
+  }
+  void param_end(ParamMark m) {
+    const size_t len = static_cast<size_t>(cdr_.getCurrentPosition() - m.value_start);
+    if (len > 0xFFFF) throw CodecError(Status::BadParameter, "member longer than 65535 bytes");
+    auto len16 = static_cast<uint16_t>(len);
+    const bool swap = (cdr_.endianness() == eprosima::fastcdr::Cdr::BIG_ENDIANNESS) !=
+                      (std::endian::native == std::endian::big);
+    if (swap) len16 = static_cast<uint16_t>((len16 >> 8) | (len16 << 8));
+    std::memcpy(m.length_field, &len16, 2);
+  }
+  void sentinel() { cdr_ << kPidSentinel << uint16_t{0}; }
+
+ private:
+  eprosima::fastcdr::Cdr& cdr_;
+};
+
+// Computes the exact encoded size of a value without writing it.
+class SizeCounter : public BasicWriter<SizeCounter> {
+ public:
+  explicit SizeCounter(size_t start = 0) : pos_(start), origin_(0) {}
+  [[nodiscard]] size_t size() const { return pos_; }
+
+  template <Primitive V>
+  void prim(V) {
+    advance(kPrimAlign<V>, kPrimSize<V>);
+  }
+  template <Primitive V>
+  void prim_array(const V*, size_t n) {
+    advance(kPrimAlign<V>, n * kPrimSize<V>);
+  }
+  void length(uint32_t) { advance(4, 4); }
+  void str_body(const std::string& s) { advance(4, 4 + s.size() + 1); }
+  void str_body(const std::wstring& s) { advance(4, 4 + 4 * s.size()); }
+
+  struct ParamMark {
+    size_t outer_origin;
+  };
+  ParamMark param_begin(uint16_t) {
+    advance(4, 4);
+    ParamMark m{origin_};
+    origin_ = pos_;
+    return m;
+  }
+  void param_end(ParamMark) {}  // the origin stays at the last value's start (docs/cdr.md)
+  void sentinel() { advance(4, 4); }
+
+ private:
+  void advance(size_t align, size_t n) {
+    const size_t rel = pos_ - origin_;
+    pos_ += (align - rel % align) % align + n;
+  }
+  size_t pos_;
+  size_t origin_;
+};
+
+// ============================================================================= reading
+// Reads through Fast-CDR from a buffer of known size. Every length is validated against
+// the bytes that remain and the IDL bound before anything is allocated.
+class Reader {
+ public:
+  Reader(eprosima::fastcdr::Cdr& cdr, const char* end) : cdr_(cdr), end_(end) {}
+
+  [[nodiscard]] size_t remaining() const {
+    const char* cur = cdr_.getCurrentPosition();
+    return cur < end_ ? static_cast<size_t>(end_ - cur) : 0;
+  }
+
+  template <class S = Plain, class V>
+  void get(V& v) {
+    if constexpr (std::is_same_v<S, Plain>) {
+      if constexpr (std::is_same_v<V, bool>) {
+        uint8_t b = 0;
+        cdr_ >> b;
+        if (b > 1) throw CodecError(Status::BadBoolean, "");
+        v = b != 0;
+      } else if constexpr (Primitive<V>) {
+        cdr_ >> v;
+      } else {
+        Codec<V>::read(*this, v);
+      }
+    } else {
+      get_shaped(S{}, v);
+    }
+  }
+
+  struct Param {
+    uint16_t id;
+    bool must_understand;
+    const char* value_end;
+  };
+
+  // Next parameter of a parameter list; nullopt at the sentinel.
+  std::optional<Param> next_param() {
+    uint16_t pid = 0;
+    uint16_t len = 0;
+    cdr_ >> pid >> len;
+    if ((pid & kPidIdMask) == kPidSentinel) return std::nullopt;
+    if ((pid & kPidIdMask) > 0x3F00) throw CodecError(Status::BadParameter, "reserved id");
+    if (len > remaining()) throw CodecError(Status::LengthTooLarge, "parameter");
+    const char* value_end = cdr_.getCurrentPosition() + len;
+    cdr_.resetAlignment();
+    return Param{static_cast<uint16_t>(pid & kPidIdMask), (pid & kPidMustUnderstand) != 0,
+                 value_end};
+  }
+  // Moves past the rest of a parameter's value; the value may not overrun its length.
+  void end_param(const Param& p) {
+    const char* cur = cdr_.getCurrentPosition();
+    if (cur > p.value_end) throw CodecError(Status::BadParameter, "value overruns its length");
+    cdr_.jump(static_cast<size_t>(p.value_end - cur));
+  }
+  void skip_param(const Param& p) {
+    if (p.must_understand) {
+      throw CodecError(Status::MissingMustUnderstand, "id " + std::to_string(p.id));
+    }
+    end_param(p);
+  }
+
+  template <class S = Plain, class V>
+  void get_optional(uint16_t id, std::optional<V>& v) {
+    auto p = next_param();
+    if (!p || p->id != id) throw CodecError(Status::BadParameter, "optional member header");
+    if (cdr_.getCurrentPosition() == p->value_end) {
+      v.reset();
+    } else {
+      get<S>(v.emplace());
+    }
+    end_param(*p);
+  }
+  template <class S = Plain, class V>
+  void get_param(const Param& p, V& v) {
+    get<S>(v);
+    end_param(p);
+  }
+  template <class S = Plain, class V>
+  void get_param(const Param& p, std::optional<V>& v) {
+    get<S>(v.emplace());
+    end_param(p);
+  }
+
+  template <class V>
+  void check_range(const V& v, const V& lo, const V& hi, const char* member) {
+    if (v < lo || hi < v) throw CodecError(Status::OutOfRange, member);
+  }
+
+  // A length field: must fit in what remains when each element takes `min_elem` bytes.
+  uint32_t length(uint64_t bound, size_t min_elem, const char* what) {
+    uint32_t n = 0;
+    cdr_ >> n;
+    if (bound != 0 && n > bound) throw CodecError(Status::BoundExceeded, what);
+    if (mul_size(n, min_elem) > remaining()) throw CodecError(Status::LengthTooLarge, what);
+    return n;
+  }
+
+ private:
+  template <uint64_t N>
+  void get_shaped(Str<N>, std::string& s) {
+    const uint32_t n = length(0, 1, "string");
+    if (n == 0) {  // tolerated: some writers encode "" without its NUL
+      s.clear();
+      return;
+    }
+    if (n - 1 > N && N != 0) throw CodecError(Status::BoundExceeded, "string");
+    const char* p = cdr_.getCurrentPosition();
+    if (p[n - 1] != '\0') throw CodecError(Status::BadString, "");
+    s.assign(p, n - 1);
+    cdr_.jump(n);
+  }
+  template <uint64_t N>
+  void get_shaped(Str<N>, std::wstring& s) {
+    const uint32_t n = length(N, 4, "wstring");
+    s.resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t c = 0;
+      cdr_ >> c;
+      s[i] = static_cast<wchar_t>(c);
+    }
+  }
+  template <uint64_t N, class E, class V>
+  void get_shaped(Seq<N, E>, std::vector<V>& seq) {
+    const uint32_t n = length(N, min_elem_size<E, V>(), "sequence");
+    seq.resize(n);
+    get_elements<E>(seq.data(), n);
+  }
+  template <uint64_t N, class E>
+  void get_shaped(Seq<N, E>, std::vector<bool>& seq) {
+    const uint32_t n = length(N, 1, "sequence");
+    seq.resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      bool b = false;
+      get(b);
+      seq[i] = b;
+    }
+  }
+  template <class E, class V, size_t M>
+  void get_shaped(Arr<E>, std::array<V, M>& arr) {
+    get_elements<E>(arr.data(), M);
+  }
+
+  template <class E, class V>
+  void get_elements(V* p, size_t n) {
+    if constexpr (std::is_same_v<E, Plain> && Primitive<V> && !std::is_same_v<V, bool>) {
+      if (n > 0) {
+        if (mul_size(n, kPrimSize<V>) > remaining()) {
+          throw CodecError(Status::Truncated, "array");
+        }
+        cdr_.deserializeArray(p, n);
+      }
+    } else {
+      for (size_t i = 0; i < n; ++i) get<E>(p[i]);
+    }
+  }
+
+  // The least a sequence element can occupy on the wire; a lower bound that lets a
+  // hostile length be rejected before the vector is resized.
+  template <class E, class V>
+  static constexpr size_t min_elem_size() {
+    if constexpr (std::is_same_v<E, Plain> && Primitive<V>) {
+      return kPrimSize<V>;
+    } else if constexpr (std::is_same_v<E, Plain>) {
+      return Codec<V>::kMinSize > 0 ? Codec<V>::kMinSize : 1;
+    } else if constexpr (is_arr_shape<E>::value) {
+      return 1;  // arrays of non-primitives: at least a byte each
+    } else {
+      return 4;  // strings and sequences: at least their length field
+    }
+  }
+
+  eprosima::fastcdr::Cdr& cdr_;
+  const char* end_;
+};
+
+// Helpers for generated enum / bitmask codecs.
+template <class E, class W>
+void write_enum(W& w, E e) {
+  w.prim(static_cast<uint32_t>(e));
+}
+template <class Bits, class U, class W>
+void write_bits(W& w, Bits b) {
+  w.prim(static_cast<U>(b));
+}
+template <class Bits, class U>
+Bits read_bits(Reader& r, uint32_t bit_bound) {
+  U raw{};
+  r.get(raw);
+  if (bit_bound < 8 * sizeof(U) && (static_cast<uint64_t>(raw) >> bit_bound) != 0) {
+    throw CodecError(Status::BadBitmask, "");
+  }
+  return static_cast<Bits>(raw);
+}
+
+}  // namespace spindle::cdr
