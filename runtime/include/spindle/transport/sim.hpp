@@ -1,0 +1,156 @@
+// In-memory deterministic transport: every member of a view lives in one process, and a
+// seeded scheduler decides the order and (virtual) time of every write, block delivery,
+// suspicion and protocol step. Same seed, same run, bit for bit (trace_hash() proves it).
+// Protocol tests run their nodes as actors on it over thousands of seeds.
+//
+// Threading: single-threaded. The Network, its transports and the actors are used from the
+// thread that runs the scheduler; nothing here locks. Transport::wait() never blocks (an
+// idle actor is simply not scheduled until something reaches its node).
+//
+// Model. A channel per ordered pair (from, to) is a FIFO of messages (writes and blocks);
+// a write's bytes are snapshotted when posted. Each message gets a random latency
+// (uniform in [min_latency, max_latency], now and then a spike), but a channel never
+// reorders: a message is due at max(now + latency, due time of the one before it). The
+// scheduler pops the earliest due event (ties by insertion order). Faults:
+//   crash(n)   n stops; each channel out of n delivers a random prefix of what is in
+//              flight; peers suspect n (reason crashed) after suspicion_timeout.
+//   cut(a, b)  both directions deliver a random prefix, then drop; both ends suspect
+//              each other (reason link_cut) after suspicion_timeout.
+//   slow(n, d) adds d to the latency of every message from or to n and to n's steps.
+//
+// Replay: Seeds::from_env() reads SPINDLE_SIM_SEED (one seed) or SPINDLE_SIM_SEEDS (how
+// many); replay_command(seed) is the shell line to print when a seed fails.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spindle/transport/transport.hpp>
+
+namespace spindle::transport::sim {
+
+using Duration = std::chrono::nanoseconds;
+
+// splitmix64-seeded xoshiro256**: the same numbers on every platform and standard library
+// (std:: distributions are implementation-defined, so we never use them here).
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) noexcept;
+  std::uint64_t next() noexcept;
+  // Uniform in [lo, hi] (inclusive), lo <= hi.
+  std::uint64_t uniform(std::uint64_t lo, std::uint64_t hi) noexcept;
+  bool chance(std::uint32_t per_million) noexcept { return uniform(0, 999'999) < per_million; }
+
+ private:
+  std::uint64_t s_[4];
+};
+
+struct Config {
+  std::uint64_t seed = 1;
+  Duration min_latency{std::chrono::microseconds(1)};
+  Duration max_latency{std::chrono::microseconds(20)};
+  std::uint32_t spike_per_million = 20'000;                // 2 % of messages are late...
+  Duration spike_latency{std::chrono::microseconds(500)};  // ...by up to this much
+  Duration min_step{std::chrono::nanoseconds(200)};        // an actor step takes [min,max]
+  Duration max_step{std::chrono::microseconds(5)};
+  Duration suspicion_timeout{std::chrono::milliseconds(1)};
+  std::size_t channel_bytes = 1u << 20;  // back-pressure: queued bytes per channel
+};
+
+class SimTransport;
+
+class Network {
+ public:
+  explicit Network(Config config);
+  ~Network();
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
+
+  // Adds member `id`; the network owns its transport.
+  SimTransport& add_node(NodeId id);
+  [[nodiscard]] SimTransport& node(NodeId id);
+  [[nodiscard]] std::vector<NodeAddress> addresses() const;  // every node, for connect()
+
+  // An actor is a node's protocol loop: step() returns true if it did work. A busy actor is
+  // stepped again after a random step time; an idle one sleeps until something reaches its
+  // node (a delivery or an event), like a predicate thread on its doorbell.
+  void set_actor(NodeId id, std::function<bool()> step);
+
+  // Scheduler. step() runs one event and returns false if none is pending.
+  bool step();
+  // Runs until `done()` holds, nothing is pending, or virtual time passes `limit`.
+  // Returns done() at the end.
+  bool run_until(const std::function<bool()>& done, Duration limit);
+  [[nodiscard]] Duration now() const noexcept;
+  [[nodiscard]] std::uint64_t events_run() const noexcept;
+
+  // Faults.
+  void crash(NodeId id);
+  void cut(NodeId a, NodeId b);
+  void slow(NodeId id, Duration extra);
+
+  // Hash of every event run (time, kind, endpoints, bytes): equal for equal seeds.
+  [[nodiscard]] std::uint64_t trace_hash() const noexcept;
+  [[nodiscard]] std::uint64_t seed() const noexcept;
+  // The network's random source, for tests that want seeded choices of their own.
+  Rng& rng() noexcept;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+class SimTransport final : public Transport {
+ public:
+  SimTransport(Network::Impl& net, NodeId id);
+  ~SimTransport() override;
+
+  [[nodiscard]] NodeId self() const noexcept override { return id_; }
+  [[nodiscard]] std::string_view kind() const noexcept override { return "sim"; }
+  LocalRegion create_region(RegionId id, std::size_t size) override;
+  [[nodiscard]] Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
+                               std::chrono::milliseconds timeout) override;
+  void disconnect() override;
+  [[nodiscard]] std::optional<RegionDescriptor> remote_region(NodeId peer,
+                                                              RegionId id) const override;
+  [[nodiscard]] std::optional<LocalRegion> local_region(RegionId id) const override;
+  [[nodiscard]] Status write(NodeId peer, RegionId local, std::uint64_t local_offset,
+                             RegionId remote, std::uint64_t remote_offset,
+                             std::size_t length) override;
+  [[nodiscard]] Status send_block(NodeId peer, RegionId local, std::uint64_t offset,
+                                  std::uint32_t length, std::uint32_t immediate) override;
+  [[nodiscard]] Status post_receive(NodeId peer, RegionId local, std::uint64_t offset,
+                                    std::uint32_t capacity) override;
+  std::size_t poll(std::vector<Event>& out) override;
+  [[nodiscard]] std::uint64_t activity() const noexcept override { return activity_; }
+  void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) override;
+
+  // Internal to the simulator.
+  struct State;
+  State& state() noexcept { return *state_; }
+
+ private:
+  Network::Impl* net_;
+  NodeId id_;
+  std::uint64_t activity_ = 0;
+  std::unique_ptr<State> state_;
+  friend struct Network::Impl;
+};
+
+// Which seeds a test explores: SPINDLE_SIM_SEED=<n> replays one, SPINDLE_SIM_SEEDS=<count>
+// overrides the default count; seeds are first..first+count-1.
+struct Seeds {
+  std::uint64_t first = 1;
+  std::uint64_t count = 1;
+  static Seeds from_env(std::uint64_t default_count);
+};
+
+// "SPINDLE_SIM_SEED=<seed> <this executable> '<test>'" — print it when a seed fails.
+[[nodiscard]] std::string replay_command(std::uint64_t seed, std::string_view test_name);
+
+}  // namespace spindle::transport::sim

@@ -1,0 +1,173 @@
+// The transport contract: what SST, SMC, RDMC and membership may assume about the wire
+// (DESIGN §3). One abstract class, four implementations (tcp, shm, rdma, in-memory
+// simulator); protocol code is written against `Transport` only.
+//
+// Threading: a transport is owned by one participant. The control plane (create_region,
+// connect, disconnect, destruction) is called from one control thread, never concurrently
+// with itself. The data plane (write, send_block, post_receive, poll, activity, wait,
+// local_region) may be called from any thread, concurrently with other data-plane calls;
+// implementations lock per peer internally. Per-peer write ordering (below) holds for
+// writes posted by one thread in program order; posts to one peer from several threads are
+// ordered by whichever post returned first.
+//
+// Lifecycle for one view:
+//
+//   create_region(id, size) ...   register local memory (SST copy, SMC slots, RDMC buffers)
+//   connect(members, epoch)       connect pairwise; exchange region descriptors
+//   write / send_block / poll     data path; failures arrive as Suspicion events
+//   disconnect()                  tear the view down; regions stay, connect() again
+//
+// Memory model. Region memory is written by peers while the owner reads it. A peer's
+// writes become visible in the order they were posted to this node: every write is
+// applied after a release fence, so a reader that observes a value written by write N
+// through an acquire load (std::atomic_ref<T>::load(acquire)) also observes every byte of
+// writes 0..N-1 from that peer. Bytes inside ONE write have no defined order: put data and
+// the guard counter that publishes it in two writes. Nothing is ordered across peers.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace spindle::transport {
+
+using NodeId = std::uint32_t;
+using RegionId = std::uint32_t;
+
+// Where a member can be reached. tcp/rdma use host + port; shm and the simulator need only
+// the id (shm segments are named from the id and the configured namespace).
+struct NodeAddress {
+  NodeId id = 0;
+  std::string host;
+  std::uint16_t port = 0;
+};
+
+// A peer's registered region as seen by a writer after connect().
+struct RegionDescriptor {
+  RegionId id = 0;
+  std::uint64_t size = 0;
+  std::uint64_t remote_addr = 0;  // rdma: owner's virtual address; 0 elsewhere
+  std::uint32_t rkey = 0;         // rdma: remote key; 0 elsewhere
+};
+
+// Result of every data-path call, classified by what the caller must do (STYLE 6).
+enum class Status : std::uint8_t {
+  ok,              // posted; ordering and visibility rules apply
+  retry,           // back-pressure: peer queue full. Try again after poll()/wait()
+  peer_suspected,  // peer is suspected or not in the view: stop using it, let the view change
+  invalid,         // caller bug (unknown region, out of bounds, too large): give up
+  closed,          // this transport has been shut down (or crashed, in the simulator)
+};
+[[nodiscard]] std::string_view to_string(Status s) noexcept;
+
+// Why a peer became suspected. Malformed input names the field in Suspicion::detail.
+enum class SuspicionReason : std::uint8_t {
+  connection_lost,    // stream/QP broke (peer died, reset, EOF)
+  heartbeat_timeout,  // nothing heard from the peer within the configured timeout
+  connect_timeout,    // peer did not join within connect()'s deadline
+  peer_left,          // peer said goodbye (clean disconnect)
+  malformed_frame,    // garbage header: bad type, flags, check word or handshake
+  unknown_region,     // frame names a region we never registered
+  out_of_bounds,      // offset/length outside the region or over a limit
+  truncated_frame,    // stream ended inside a frame
+  block_overflow,     // block larger than the posted receive
+  completion_error,   // rdma: error work completion
+  link_cut,           // simulator: link cut by the test
+  crashed,            // simulator: peer crashed
+};
+[[nodiscard]] std::string_view to_string(SuspicionReason r) noexcept;
+
+struct Suspicion {
+  NodeId peer = 0;
+  SuspicionReason reason = SuspicionReason::connection_lost;
+  std::string detail;  // human-readable: field, values, errno text
+};
+
+// A block (two-sided send) landed in a receive posted with post_receive().
+struct BlockReceived {
+  NodeId peer = 0;
+  RegionId region = 0;
+  std::uint64_t offset = 0;
+  std::uint32_t length = 0;
+  std::uint32_t immediate = 0;
+};
+
+// The source of a send_block() may be reused.
+struct BlockSent {
+  NodeId peer = 0;
+  std::uint32_t immediate = 0;
+};
+
+using Event = std::variant<Suspicion, BlockReceived, BlockSent>;
+
+// A local region: memory peers write into, and the source of our own writes. Aligned to
+// 64 bytes, zero-filled at creation, valid until the transport is destroyed.
+struct LocalRegion {
+  RegionId id = 0;
+  std::span<std::byte> bytes;
+};
+
+class Transport {
+ public:
+  Transport() = default;
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+  virtual ~Transport() = default;
+
+  [[nodiscard]] virtual NodeId self() const noexcept = 0;
+  [[nodiscard]] virtual std::string_view kind() const noexcept = 0;
+
+  // --- control plane (one control thread) -------------------------------------------
+  // Registers `size` bytes under `id`. Throws std::runtime_error with an actionable message
+  // on resource errors (shm name in use, registration refused) or a duplicate id.
+  virtual LocalRegion create_region(RegionId id, std::size_t size) = 0;
+
+  // Connects to every other member pairwise (members includes self) and exchanges region
+  // descriptors. Returns ok when all peers are connected; otherwise peer_suspected, and a
+  // Suspicion(connect_timeout or the cause) is queued for each missing peer.
+  [[nodiscard]] virtual Status connect(std::span<const NodeAddress> members,
+                                       std::uint64_t view_epoch,
+                                       std::chrono::milliseconds timeout) = 0;
+
+  // Closes every connection of the current view (peers see peer_left). Never blocks longer
+  // than the implementation's linger bound. Regions stay registered.
+  virtual void disconnect() = 0;
+
+  // --- data plane (any thread) -------------------------------------------------------
+  [[nodiscard]] virtual std::optional<RegionDescriptor> remote_region(NodeId peer,
+                                                                      RegionId id) const = 0;
+  [[nodiscard]] virtual std::optional<LocalRegion> local_region(RegionId id) const = 0;
+
+  // One-sided: copy `length` bytes at `local_offset` of local region `local` into peer's
+  // region `remote` at `remote_offset`. The source may be reused when write() returns.
+  [[nodiscard]] virtual Status write(NodeId peer, RegionId local, std::uint64_t local_offset,
+                                     RegionId remote, std::uint64_t remote_offset,
+                                     std::size_t length) = 0;
+
+  // Two-sided: sends `length` bytes with a 32-bit immediate; it lands in the oldest receive
+  // the peer posted for us. Blocks and writes to one peer share one order: a block with no
+  // posted receive holds back what follows it (post receives ahead, RDMC ready_for_block).
+  // BlockSent is reported when the source may be reused.
+  [[nodiscard]] virtual Status send_block(NodeId peer, RegionId local, std::uint64_t offset,
+                                          std::uint32_t length, std::uint32_t immediate) = 0;
+  [[nodiscard]] virtual Status post_receive(NodeId peer, RegionId local, std::uint64_t offset,
+                                            std::uint32_t capacity) = 0;
+
+  // Appends pending events (suspicions, block completions) to `out`; never blocks.
+  virtual std::size_t poll(std::vector<Event>& out) = 0;
+
+  // Wake-up source (DESIGN §9). activity() is a ticket that changes whenever a peer's
+  // write or block lands here, an event is queued, or send back-pressure eases. Take the
+  // ticket, check your predicates, then wait(ticket, ...) — it returns at once if anything
+  // happened since the ticket, so no wake-up is lost.
+  [[nodiscard]] virtual std::uint64_t activity() const noexcept = 0;
+  virtual void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) = 0;
+};
+
+}  // namespace spindle::transport

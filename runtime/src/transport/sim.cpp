@@ -1,0 +1,576 @@
+// In-memory deterministic transport (see <spindle/transport/sim.hpp> for the model).
+//
+// Determinism rules kept here: no std:: random distributions, no iteration over unordered
+// containers, no addresses in ordering decisions; the event queue orders by (time,
+// insertion number).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <queue>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include <spindle/transport/sim.hpp>
+
+#include "transport/aligned_buffer.hpp"
+
+namespace spindle::transport::sim {
+
+// ---------------------------------------------------------------------------- Rng
+namespace {
+std::uint64_t splitmix(std::uint64_t& x) noexcept {
+  std::uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+constexpr std::uint64_t rotl(std::uint64_t x, int k) noexcept {
+  return (x << k) | (x >> (64 - k));
+}
+}  // namespace
+
+Rng::Rng(std::uint64_t seed) noexcept {
+  for (auto& s : s_)
+    s = splitmix(seed);
+}
+
+std::uint64_t Rng::next() noexcept {
+  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+  const std::uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = rotl(s_[3], 45);
+  return result;
+}
+
+std::uint64_t Rng::uniform(std::uint64_t lo, std::uint64_t hi) noexcept {
+  const std::uint64_t span = hi - lo;
+  if (span == ~std::uint64_t{0}) return next();
+  // Rejection sampling: unbiased and platform-independent.
+  const std::uint64_t range = span + 1;
+  const std::uint64_t limit = ~std::uint64_t{0} - (~std::uint64_t{0} % range);
+  std::uint64_t v = next();
+  while (v >= limit)
+    v = next();
+  return lo + v % range;
+}
+
+// ---------------------------------------------------------------------------- state
+namespace {
+
+struct Message {
+  bool block = false;
+  RegionId region = 0;
+  std::uint64_t offset = 0;
+  std::uint32_t immediate = 0;
+  std::vector<std::byte> bytes;
+  Duration due{0};
+};
+
+struct Channel {
+  std::deque<Message> queue;
+  std::size_t queued_bytes = 0;
+  Duration last_due{0};
+  bool scheduled = false;
+  bool stalled = false;  // head is a block and the receiver has no receive posted
+  bool cut = false;      // drops everything posted from now on
+};
+
+struct Posted {
+  RegionId region = 0;
+  std::uint64_t offset = 0;
+  std::uint32_t capacity = 0;
+};
+
+enum class EvKind : std::uint8_t { deliver, actor, suspect };
+
+struct Ev {
+  Duration at{0};
+  std::uint64_t seq = 0;
+  EvKind kind = EvKind::deliver;
+  NodeId a = 0;  // deliver: from; actor: node; suspect: the suspecting node
+  NodeId b = 0;  // deliver: to;   suspect: the suspected peer
+  SuspicionReason reason = SuspicionReason::crashed;
+  std::uint64_t epoch = 0;  // suspect: the suspecting node's view when scheduled
+  bool operator>(const Ev& o) const noexcept { return at != o.at ? at > o.at : seq > o.seq; }
+};
+
+}  // namespace
+
+struct SimTransport::State {
+  std::map<RegionId, AlignedBuffer> regions;
+  std::set<NodeId> members;  // peers of the current view (self excluded)
+  std::set<NodeId> suspected;
+  std::map<NodeId, std::deque<Posted>> posted;
+  std::deque<Event> events;
+  std::uint64_t epoch = 0;
+  bool connected = false;
+  bool crashed = false;
+  std::function<bool()> actor;
+  bool actor_scheduled = false;
+  Duration slow{0};
+};
+
+struct Network::Impl {
+  explicit Impl(Config c) : cfg(c), rng(c.seed) {}
+
+  Config cfg;
+  Rng rng;
+  Duration now{0};
+  std::uint64_t next_seq = 0;
+  std::uint64_t events_run = 0;
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  std::map<NodeId, std::unique_ptr<SimTransport>> nodes;
+  std::map<std::pair<NodeId, NodeId>, Channel> channels;
+  std::priority_queue<Ev, std::vector<Ev>, std::greater<>> queue;
+
+  void mix(std::uint64_t v) noexcept {
+    for (int i = 0; i < 8; ++i) {
+      hash ^= (v >> (8 * i)) & 0xff;
+      hash *= 0x100000001b3ULL;
+    }
+  }
+
+  void push(Ev e) {
+    e.seq = next_seq++;
+    queue.push(e);
+  }
+
+  Duration uniform(Duration lo, Duration hi) {
+    if (hi <= lo) return lo;
+    return Duration(static_cast<Duration::rep>(rng.uniform(
+        static_cast<std::uint64_t>(lo.count()), static_cast<std::uint64_t>(hi.count()))));
+  }
+
+  SimTransport* find(NodeId id) {
+    auto it = nodes.find(id);
+    return it == nodes.end() ? nullptr : it->second.get();
+  }
+
+  Duration latency(NodeId from, NodeId to) {
+    Duration l = uniform(cfg.min_latency, cfg.max_latency);
+    if (rng.chance(cfg.spike_per_million)) l += uniform(Duration{0}, cfg.spike_latency);
+    if (auto* f = find(from)) l += f->state().slow;
+    if (auto* t = find(to)) l += t->state().slow;
+    return l;
+  }
+
+  void wake(SimTransport& t) {
+    ++t.activity_;
+    schedule_actor(t);
+  }
+
+  void schedule_actor(SimTransport& t) {
+    auto& s = t.state();
+    if (!s.actor || s.actor_scheduled || s.crashed) return;
+    s.actor_scheduled = true;
+    push(Ev{.at = now + uniform(cfg.min_step, cfg.max_step) + s.slow,
+            .kind = EvKind::actor,
+            .a = t.id_});
+  }
+
+  void schedule_channel(NodeId from, NodeId to, Channel& ch) {
+    if (ch.scheduled || ch.stalled || ch.queue.empty()) return;
+    ch.scheduled = true;
+    push(
+        Ev{.at = std::max(ch.queue.front().due, now), .kind = EvKind::deliver, .a = from, .b = to});
+  }
+
+  void schedule_suspicion(NodeId who, NodeId peer, SuspicionReason reason, Duration after) {
+    auto* t = find(who);
+    if (t == nullptr) return;
+    push(Ev{.at = now + after,
+            .kind = EvKind::suspect,
+            .a = who,
+            .b = peer,
+            .reason = reason,
+            .epoch = t->state().epoch});
+  }
+
+  void raise(SimTransport& t, NodeId peer, SuspicionReason reason, std::string detail) {
+    auto& s = t.state();
+    if (s.crashed || !s.members.contains(peer) || s.suspected.contains(peer)) return;
+    s.suspected.insert(peer);
+    s.events.emplace_back(Suspicion{peer, reason, std::move(detail)});
+    wake(t);
+  }
+
+  // Keeps a random prefix of what is in flight (a crash or cut loses the rest).
+  void truncate(Channel& ch) {
+    const auto keep = static_cast<std::size_t>(rng.uniform(0, ch.queue.size()));
+    while (ch.queue.size() > keep) {
+      ch.queued_bytes -= ch.queue.back().bytes.size();
+      ch.queue.pop_back();
+    }
+  }
+
+  void deliver(NodeId from, NodeId to) {
+    Channel& ch = channels[{from, to}];
+    ch.scheduled = false;
+    if (ch.queue.empty()) return;
+    SimTransport* dst = find(to);
+    SimTransport* src = find(from);
+    Message& m = ch.queue.front();
+    mix(m.bytes.size());
+    mix(m.offset);
+    if (!m.bytes.empty()) {
+      std::uint64_t edge = 0;
+      std::memcpy(&edge, m.bytes.data(), std::min<std::size_t>(8, m.bytes.size()));
+      mix(edge);
+    }
+    if (dst == nullptr || dst->state().crashed) {
+      ch.queue.clear();
+      ch.queued_bytes = 0;
+      return;
+    }
+    auto& ds = dst->state();
+    if (m.block) {
+      auto& posted = ds.posted[from];
+      if (posted.empty()) {
+        ch.stalled = true;  // resumes in post_receive()
+        return;
+      }
+      const Posted p = posted.front();
+      if (m.bytes.size() > p.capacity) {
+        raise(*dst, from, SuspicionReason::block_overflow,
+              "block of " + std::to_string(m.bytes.size()) + " bytes > posted receive of " +
+                  std::to_string(p.capacity));
+        ch.cut = true;
+        ch.queue.clear();
+        ch.queued_bytes = 0;
+        return;
+      }
+      posted.pop_front();
+      auto& region = ds.regions.at(p.region);
+      std::memcpy(region.data() + p.offset, m.bytes.data(), m.bytes.size());
+      ds.events.emplace_back(BlockReceived{
+          from, p.region, p.offset, static_cast<std::uint32_t>(m.bytes.size()), m.immediate});
+      if (src != nullptr && !src->state().crashed) {
+        src->state().events.emplace_back(BlockSent{to, m.immediate});
+        wake(*src);
+      }
+    } else {
+      auto it = ds.regions.find(m.region);
+      // Validated at post time against the same (immutable) region table.
+      std::memcpy(it->second.data() + m.offset, m.bytes.data(), m.bytes.size());
+    }
+    ch.queued_bytes -= m.bytes.size();
+    ch.queue.pop_front();
+    wake(*dst);
+    if (src != nullptr) {
+      ++src->activity_;  // back-pressure eased
+    }
+    schedule_channel(from, to, ch);
+  }
+
+  Status post(SimTransport& from, NodeId to, Message m) {
+    auto& fs = from.state();
+    if (fs.crashed) return Status::closed;
+    if (!fs.members.contains(to) || fs.suspected.contains(to)) return Status::peer_suspected;
+    Channel& ch = channels[{from.id_, to}];
+    SimTransport* dst = find(to);
+    if (ch.cut || dst == nullptr || dst->state().crashed) return Status::ok;  // lost in flight
+    if (!ch.queue.empty() && ch.queued_bytes + m.bytes.size() > cfg.channel_bytes) {
+      return Status::retry;
+    }
+    m.due = std::max(now + latency(from.id_, to), ch.last_due);
+    ch.last_due = m.due;
+    ch.queued_bytes += m.bytes.size();
+    ch.queue.push_back(std::move(m));
+    schedule_channel(from.id_, to, ch);
+    return Status::ok;
+  }
+};
+
+// ---------------------------------------------------------------------------- Network
+Network::Network(Config config) : impl_(std::make_unique<Impl>(config)) {}
+Network::~Network() = default;
+
+SimTransport& Network::add_node(NodeId id) {
+  auto [it, inserted] = impl_->nodes.emplace(id, nullptr);
+  if (!inserted) throw std::invalid_argument("sim: node " + std::to_string(id) + " exists");
+  it->second = std::make_unique<SimTransport>(*impl_, id);
+  return *it->second;
+}
+
+SimTransport& Network::node(NodeId id) {
+  auto* t = impl_->find(id);
+  if (t == nullptr) throw std::out_of_range("sim: no node " + std::to_string(id));
+  return *t;
+}
+
+std::vector<NodeAddress> Network::addresses() const {
+  std::vector<NodeAddress> out;
+  for (const auto& [id, t] : impl_->nodes)
+    out.push_back(NodeAddress{id, "sim", 0});
+  return out;
+}
+
+void Network::set_actor(NodeId id, std::function<bool()> step) {
+  auto& t = node(id);
+  t.state().actor = std::move(step);
+  impl_->schedule_actor(t);
+}
+
+bool Network::step() {
+  auto& im = *impl_;
+  if (im.queue.empty()) return false;
+  const Ev e = im.queue.top();
+  im.queue.pop();
+  im.now = std::max(im.now, e.at);
+  ++im.events_run;
+  im.mix(static_cast<std::uint64_t>(e.at.count()));
+  im.mix(static_cast<std::uint64_t>(e.kind) | (std::uint64_t{e.a} << 8) |
+         (std::uint64_t{e.b} << 36));
+  switch (e.kind) {
+    case EvKind::deliver:
+      im.deliver(e.a, e.b);
+      break;
+    case EvKind::actor: {
+      auto* t = im.find(e.a);
+      if (t == nullptr) break;
+      auto& s = t->state();
+      s.actor_scheduled = false;
+      if (s.crashed || !s.actor) break;
+      if (s.actor()) im.schedule_actor(*t);
+      break;
+    }
+    case EvKind::suspect: {
+      auto* t = im.find(e.a);
+      if (t == nullptr || t->state().epoch != e.epoch) break;
+      im.raise(*t, e.b, e.reason,
+               "node " + std::to_string(e.b) + " " + std::string(to_string(e.reason)));
+      break;
+    }
+  }
+  return true;
+}
+
+bool Network::run_until(const std::function<bool()>& done, Duration limit) {
+  while (!done()) {
+    if (impl_->queue.empty() || impl_->queue.top().at > limit) return done();
+    step();
+  }
+  return true;
+}
+
+Duration Network::now() const noexcept {
+  return impl_->now;
+}
+std::uint64_t Network::events_run() const noexcept {
+  return impl_->events_run;
+}
+std::uint64_t Network::trace_hash() const noexcept {
+  return impl_->hash;
+}
+std::uint64_t Network::seed() const noexcept {
+  return impl_->cfg.seed;
+}
+Rng& Network::rng() noexcept {
+  return impl_->rng;
+}
+
+void Network::crash(NodeId id) {
+  auto& im = *impl_;
+  auto& t = node(id);
+  auto& s = t.state();
+  if (s.crashed) return;
+  s.crashed = true;
+  for (auto& [key, ch] : im.channels) {
+    if (key.first == id) im.truncate(ch);
+    if (key.second == id) {
+      ch.queue.clear();
+      ch.queued_bytes = 0;
+    }
+  }
+  for (auto& [pid, peer] : im.nodes) {
+    if (pid == id || peer->state().crashed || !peer->state().members.contains(id)) continue;
+    im.schedule_suspicion(pid, id, SuspicionReason::crashed, im.cfg.suspicion_timeout);
+  }
+}
+
+void Network::cut(NodeId a, NodeId b) {
+  auto& im = *impl_;
+  for (auto key : {std::pair{a, b}, std::pair{b, a}}) {
+    Channel& ch = im.channels[key];
+    im.truncate(ch);
+    ch.cut = true;
+  }
+  im.schedule_suspicion(a, b, SuspicionReason::link_cut, im.cfg.suspicion_timeout);
+  im.schedule_suspicion(b, a, SuspicionReason::link_cut, im.cfg.suspicion_timeout);
+}
+
+void Network::slow(NodeId id, Duration extra) {
+  node(id).state().slow = extra;
+}
+
+// ---------------------------------------------------------------------------- SimTransport
+SimTransport::SimTransport(Network::Impl& net, NodeId id)
+    : net_(&net), id_(id), state_(std::make_unique<State>()) {}
+SimTransport::~SimTransport() = default;
+
+LocalRegion SimTransport::create_region(RegionId id, std::size_t size) {
+  auto [it, inserted] = state_->regions.emplace(id, AlignedBuffer{});
+  if (!inserted) throw std::invalid_argument("sim: region " + std::to_string(id) + " exists");
+  it->second = AlignedBuffer(size);
+  return LocalRegion{id, it->second.span()};
+}
+
+Status SimTransport::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
+                             std::chrono::milliseconds /*timeout*/) {
+  auto& s = *state_;
+  if (s.crashed) return Status::closed;
+  s.members.clear();
+  s.suspected.clear();
+  s.posted.clear();
+  s.epoch = view_epoch;
+  s.connected = true;
+  Status result = Status::ok;
+  for (const auto& m : members) {
+    if (m.id == id_) continue;
+    s.members.insert(m.id);
+    auto* peer = net_->find(m.id);
+    if (peer == nullptr || peer->state().crashed) {
+      net_->raise(*this, m.id, SuspicionReason::connect_timeout,
+                  "node " + std::to_string(m.id) + " is not running");
+      result = Status::peer_suspected;
+    }
+  }
+  return result;
+}
+
+void SimTransport::disconnect() {
+  auto& s = *state_;
+  for (NodeId peer : s.members) {
+    for (auto key : {std::pair{id_, peer}, std::pair{peer, id_}}) {
+      Channel& ch = net_->channels[key];
+      ch.queue.clear();
+      ch.queued_bytes = 0;
+      ch.stalled = false;
+    }
+    auto* p = net_->find(peer);
+    if (p != nullptr && p->state().members.contains(id_)) {
+      net_->schedule_suspicion(peer, id_, SuspicionReason::peer_left, net_->latency(id_, peer));
+    }
+  }
+  s.members.clear();
+  s.suspected.clear();
+  s.posted.clear();
+  s.connected = false;
+  ++s.epoch;
+}
+
+std::optional<RegionDescriptor> SimTransport::remote_region(NodeId peer, RegionId id) const {
+  if (!state_->members.contains(peer)) return std::nullopt;
+  auto* p = net_->find(peer);
+  if (p == nullptr) return std::nullopt;
+  auto it = p->state().regions.find(id);
+  if (it == p->state().regions.end()) return std::nullopt;
+  return RegionDescriptor{id, it->second.size(), 0, 0};
+}
+
+std::optional<LocalRegion> SimTransport::local_region(RegionId id) const {
+  auto it = state_->regions.find(id);
+  if (it == state_->regions.end()) return std::nullopt;
+  return LocalRegion{id, it->second.span()};
+}
+
+Status SimTransport::write(NodeId peer, RegionId local, std::uint64_t local_offset, RegionId remote,
+                           std::uint64_t remote_offset, std::size_t length) {
+  auto src = state_->regions.find(local);
+  if (src == state_->regions.end() || !in_bounds(local_offset, length, src->second.size())) {
+    return Status::invalid;
+  }
+  if (state_->crashed) return Status::closed;
+  auto* p = net_->find(peer);
+  if (p != nullptr && state_->members.contains(peer)) {
+    auto dst = p->state().regions.find(remote);
+    if (dst == p->state().regions.end() || !in_bounds(remote_offset, length, dst->second.size())) {
+      return Status::invalid;
+    }
+  }
+  Message m;
+  m.region = remote;
+  m.offset = remote_offset;
+  const auto* from = src->second.data() + local_offset;
+  m.bytes.assign(from, from + length);
+  return net_->post(*this, peer, std::move(m));
+}
+
+Status SimTransport::send_block(NodeId peer, RegionId local, std::uint64_t offset,
+                                std::uint32_t length, std::uint32_t immediate) {
+  auto src = state_->regions.find(local);
+  if (src == state_->regions.end() || !in_bounds(offset, length, src->second.size())) {
+    return Status::invalid;
+  }
+  Message m;
+  m.block = true;
+  m.immediate = immediate;
+  const auto* from = src->second.data() + offset;
+  m.bytes.assign(from, from + length);
+  return net_->post(*this, peer, std::move(m));
+}
+
+Status SimTransport::post_receive(NodeId peer, RegionId local, std::uint64_t offset,
+                                  std::uint32_t capacity) {
+  auto& s = *state_;
+  if (s.crashed) return Status::closed;
+  auto r = s.regions.find(local);
+  if (r == s.regions.end() || !in_bounds(offset, capacity, r->second.size())) {
+    return Status::invalid;
+  }
+  if (!s.members.contains(peer) || s.suspected.contains(peer)) return Status::peer_suspected;
+  s.posted[peer].push_back(Posted{local, offset, capacity});
+  Channel& ch = net_->channels[{peer, id_}];
+  if (ch.stalled) {
+    ch.stalled = false;
+    if (!ch.queue.empty()) ch.queue.front().due = net_->now + net_->latency(peer, id_);
+    net_->schedule_channel(peer, id_, ch);
+  }
+  return Status::ok;
+}
+
+std::size_t SimTransport::poll(std::vector<Event>& out) {
+  const std::size_t n = state_->events.size();
+  for (auto& e : state_->events)
+    out.push_back(std::move(e));
+  state_->events.clear();
+  return n;
+}
+
+void SimTransport::wait(std::uint64_t /*ticket*/, std::chrono::nanoseconds /*timeout*/) {
+  // Never blocks: the scheduler runs an idle actor again when its node is woken.
+}
+
+// ---------------------------------------------------------------------------- seeds
+Seeds Seeds::from_env(std::uint64_t default_count) {
+  Seeds s{1, default_count};
+  if (const char* one = std::getenv("SPINDLE_SIM_SEED"); one != nullptr && *one != '\0') {
+    s.first = std::strtoull(one, nullptr, 10);
+    s.count = 1;
+  } else if (const char* n = std::getenv("SPINDLE_SIM_SEEDS"); n != nullptr && *n != '\0') {
+    s.count = std::strtoull(n, nullptr, 10);
+  }
+  return s;
+}
+
+std::string replay_command(std::uint64_t seed, std::string_view test_name) {
+  char exe[4096] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  std::string cmd = "SPINDLE_SIM_SEED=" + std::to_string(seed) + " " +
+                    (n > 0 ? std::string(exe, static_cast<std::size_t>(n)) : "<test binary>");
+  cmd += " '";
+  cmd += test_name;
+  cmd += "'";
+  return cmd;
+}
+
+}  // namespace spindle::transport::sim
