@@ -58,7 +58,12 @@ enum class Status : uint8_t {
   MissingMustUnderstand, // an unknown parameter flagged must-understand
   OutOfRange,            // a value outside its @range/@min/@max
   BufferTooSmall,        // encoding: the destination cannot hold the sample
+  NestingTooDeep,        // recursive types nested deeper than kMaxNesting
 };
+
+// Recursive types (a struct holding a sequence of itself) are decoded by recursion; a hostile
+// buffer could nest them deep enough to exhaust the stack, so nesting is capped.
+inline constexpr int kMaxNesting = 200;
 
 [[nodiscard]] constexpr const char* to_string(Status s) {
   switch (s) {
@@ -76,6 +81,7 @@ enum class Status : uint8_t {
     case Status::MissingMustUnderstand: return "unknown must-understand parameter";
     case Status::OutOfRange: return "value out of range";
     case Status::BufferTooSmall: return "buffer too small";
+    case Status::NestingTooDeep: return "nesting too deep";
   }
   return "unknown";
 }
@@ -357,7 +363,7 @@ class Writer : public BasicWriter<Writer> {
   };
   ParamMark param_begin(uint16_t id) {
     if (id > 0x3F00) throw CodecError(Status::BadParameter, "member id above 0x3F00");
-    cdr_ << id << uint16_t{0};
+    cdr_ << param_header(id);  // as one u32 so that it is aligned to 4
     char* value = cdr_.getCurrentPosition();
     cdr_.resetAlignment();
     return {value - 2, value};
@@ -366,14 +372,22 @@ class Writer : public BasicWriter<Writer> {
     const size_t len = static_cast<size_t>(cdr_.getCurrentPosition() - m.value_start);
     if (len > 0xFFFF) throw CodecError(Status::BadParameter, "member longer than 65535 bytes");
     auto len16 = static_cast<uint16_t>(len);
-    const bool swap = (cdr_.endianness() == eprosima::fastcdr::Cdr::BIG_ENDIANNESS) !=
-                      (std::endian::native == std::endian::big);
-    if (swap) len16 = static_cast<uint16_t>((len16 >> 8) | (len16 << 8));
+    if (big_endian() != (std::endian::native == std::endian::big)) {
+      len16 = static_cast<uint16_t>((len16 >> 8) | (len16 << 8));
+    }
     std::memcpy(m.length_field, &len16, 2);
   }
-  void sentinel() { cdr_ << kPidSentinel << uint16_t{0}; }
+  void sentinel() { cdr_ << param_header(kPidSentinel); }
 
  private:
+  [[nodiscard]] bool big_endian() const {
+    return cdr_.endianness() == eprosima::fastcdr::Cdr::BIG_ENDIANNESS;
+  }
+  // `u16 id | u16 length(0)` as the u32 whose bytes in this stream's order are those.
+  [[nodiscard]] uint32_t param_header(uint16_t id) const {
+    return big_endian() ? uint32_t{id} << 16 : uint32_t{id};
+  }
+
   eprosima::fastcdr::Cdr& cdr_;
 };
 
@@ -438,8 +452,12 @@ class Reader {
         v = b != 0;
       } else if constexpr (Primitive<V>) {
         cdr_ >> v;
-      } else {
+      } else if constexpr (std::is_enum_v<V>) {
         Codec<V>::read(*this, v);
+      } else {
+        if (++depth_ > kMaxNesting) throw CodecError(Status::NestingTooDeep, "");
+        Codec<V>::read(*this, v);
+        --depth_;
       }
     } else {
       get_shaped(S{}, v);
@@ -454,9 +472,11 @@ class Reader {
 
   // Next parameter of a parameter list; nullopt at the sentinel.
   std::optional<Param> next_param() {
-    uint16_t pid = 0;
-    uint16_t len = 0;
-    cdr_ >> pid >> len;
+    uint32_t header = 0;  // `u16 id | u16 length`, read as one u32 aligned to 4
+    cdr_ >> header;
+    const bool big = cdr_.endianness() == eprosima::fastcdr::Cdr::BIG_ENDIANNESS;
+    const auto pid = static_cast<uint16_t>(big ? header >> 16 : header & 0xFFFF);
+    const auto len = static_cast<uint16_t>(big ? header & 0xFFFF : header >> 16);
     if ((pid & kPidIdMask) == kPidSentinel) return std::nullopt;
     if ((pid & kPidIdMask) > 0x3F00) throw CodecError(Status::BadParameter, "reserved id");
     if (len > remaining()) throw CodecError(Status::LengthTooLarge, "parameter");
@@ -590,6 +610,7 @@ class Reader {
 
   eprosima::fastcdr::Cdr& cdr_;
   const char* end_;
+  int depth_ = 0;
 };
 
 // Helpers for generated enum / bitmask codecs.

@@ -1,0 +1,16 @@
+# Runs idlc on IDL into WORK and compares each output with GOLDEN/<name>.
+get_filename_component(stem ${IDL} NAME_WE)
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+execute_process(COMMAND ${IDLC} -o ${WORK} ${IDL} RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "idlc failed (${rc}): ${err}")
+endif()
+foreach(ext hpp cpp)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${GOLDEN}/${stem}.${ext} ${WORK}/${stem}.${ext}
+                  RESULT_VARIABLE diff)
+  if(NOT diff EQUAL 0)
+    execute_process(COMMAND diff -u ${GOLDEN}/${stem}.${ext} ${WORK}/${stem}.${ext})
+    message(FATAL_ERROR "${stem}.${ext} differs from the golden file (tests/idlc/golden/update.sh regenerates)")
+  endif()
+endforeach()
