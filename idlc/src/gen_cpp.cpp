@@ -200,7 +200,7 @@ std::string literal(const ConstValue& v, const Type& type) {
   }
   if (const auto* s = std::get_if<StringValue>(&v)) {
     std::string out = s->wide ? "L\"" : "\"";
-    for (unsigned char c : s->utf8) out += escape_char(c, '"');
+    for (char c : s->utf8) out += escape_char(static_cast<unsigned char>(c), '"');
     return out + "\"";
   }
   if (t.kind == Type::Kind::Primitive) {

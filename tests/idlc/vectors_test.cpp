@@ -20,8 +20,8 @@ std::vector<std::byte> by_hand(Endianness e, bool pl, Fn&& fn) {
   eprosima::fastcdr::FastBuffer buffer;
   Cdr cdr(buffer, e == Endianness::Big ? Cdr::BIG_ENDIANNESS : Cdr::LITTLE_ENDIANNESS,
           Cdr::DDS_CDR);
-  cdr.setDDSCdrPlFlag(pl ? eprosima::fastcdr::DDS_CDR_WITH_PL
-                         : eprosima::fastcdr::DDS_CDR_WITHOUT_PL);
+  cdr.setDDSCdrPlFlag(pl ? eprosima::fastcdr::Cdr::DDS_CDR_WITH_PL
+                         : eprosima::fastcdr::Cdr::DDS_CDR_WITHOUT_PL);
   cdr.serialize_encapsulation();
   fn(cdr);
   const auto* p = reinterpret_cast<const std::byte*>(buffer.getBuffer());

@@ -75,8 +75,8 @@ template <class T>
     eprosima::fastcdr::Cdr cdr(buffer, detail::to_fastcdr(endianness),
                                eprosima::fastcdr::Cdr::DDS_CDR);
     constexpr bool pl = Codec<T>::kExtensibility == Extensibility::Mutable;
-    cdr.setDDSCdrPlFlag(pl ? eprosima::fastcdr::DDS_CDR_WITH_PL
-                           : eprosima::fastcdr::DDS_CDR_WITHOUT_PL);
+    cdr.setDDSCdrPlFlag(pl ? eprosima::fastcdr::Cdr::DDS_CDR_WITH_PL
+                           : eprosima::fastcdr::Cdr::DDS_CDR_WITHOUT_PL);
     try {
       cdr.serialize_encapsulation();
       Writer w(cdr);
