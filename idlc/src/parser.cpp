@@ -22,8 +22,7 @@ using grammar::IDLLexer;
 using grammar::IDLParser;
 using Ctx = antlr4::ParserRuleContext;
 
-constexpr int kMaxNesting = 256;            // brackets of any kind, open at once
-constexpr int kMaxOperatorsPerDecl = 1024;  // keeps expression trees shallow enough to walk
+constexpr int kMaxNesting = 256;  // brackets of any kind, open at once
 
 struct SyntaxAbort {};
 
@@ -188,6 +187,10 @@ class ErrorStrategy : public antlr4::DefaultErrorStrategy {
     return out;
   }
   static std::string expected_suffix(antlr4::Parser* p, const antlr4::misc::IntervalSet& set) {
+    if (p->getCurrentToken()->getType() == antlr4::Token::EOF &&
+        set.contains(static_cast<size_t>(IDLParser::RBRACE))) {
+      return ", expected '}'";
+    }
     if (set.size() == 0 || set.size() > 4) {
       return "";
     }
@@ -238,6 +241,9 @@ class ErrorStrategy : public antlr4::DefaultErrorStrategy {
   }
 
   void missing_semi(antlr4::Parser* p) {
+    if (p->getCurrentToken()->getType() == IDLLexer::INVALID_CHAR) {
+      p->notifyErrorListeners(p->getCurrentToken(), "", nullptr);  // "invalid character"
+    }
     antlr4::Token* prev = p->getTokenStream()->LT(-1);
     SourceLocation where;
     if (prev != nullptr) {
@@ -266,10 +272,11 @@ std::vector<Ctx*> as_ctx(const std::vector<IDLParser::AnnotationApplContext*>& v
   return {v.begin(), v.end()};
 }
 
-// Rejects token streams that would make the recursive parser or the tree walk too deep.
+// Rejects token streams that would make the recursive parser or the tree walk too deep:
+// brackets nest rules, and so do chains of unary operators. Everything else is a loop.
 bool check_nesting(antlr4::CommonTokenStream& tokens, const SourceMap& map, Diagnostics& diags) {
   int depth = 0;
-  int operators = 0;
+  int unary_run = 0;
   for (antlr4::Token* t : tokens.getTokens()) {
     switch (t->getType()) {
       case IDLLexer::LPAREN:
@@ -284,30 +291,16 @@ bool check_nesting(antlr4::CommonTokenStream& tokens, const SourceMap& map, Diag
       case IDLLexer::RANGLE:
         depth = depth > 0 ? depth - 1 : 0;
         break;
-      case IDLLexer::SEMI:
-        operators = 0;
-        break;
-      case IDLLexer::PIPE:
-      case IDLLexer::CARET:
-      case IDLLexer::AMP:
-      case IDLLexer::PLUS:
-      case IDLLexer::MINUS:
-      case IDLLexer::STAR:
-      case IDLLexer::SLASH:
-      case IDLLexer::PERCENT:
-      case IDLLexer::TILDE:
-      case IDLLexer::AT:
-      case IDLLexer::SCOPE:
-      case IDLLexer::COMMA:
-        ++operators;
-        break;
       default:
         break;
     }
-    if (depth > kMaxNesting || operators > kMaxOperatorsPerDecl) {
+    const bool unary_op = t->getType() == IDLLexer::PLUS || t->getType() == IDLLexer::MINUS ||
+                          t->getType() == IDLLexer::TILDE;
+    unary_run = unary_op ? unary_run + 1 : 0;
+    if (depth > kMaxNesting || unary_run > kMaxNesting) {
       diags.error(map.location(t->getLine(), t->getCharPositionInLine()),
                   depth > kMaxNesting ? "nesting too deep (more than 256 open brackets)"
-                                      : "declaration too complex (more than 1024 operators)");
+                                      : "more than 256 unary operators in a row");
       return false;
     }
   }
