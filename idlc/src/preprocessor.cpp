@@ -16,7 +16,8 @@ namespace spindle::idlc::detail {
 namespace {
 
 constexpr int kMaxIncludeDepth = 64;
-constexpr size_t kMaxExpansion = size_t{1} << 20;  // bytes produced from one line
+constexpr size_t kMaxExpansion = size_t{4} << 20;  // bytes macros may produce, in total
+constexpr size_t kMaxOutput = size_t{256} << 20;   // bytes of preprocessed text
 constexpr size_t kMaxFileSize = size_t{64} << 20;  // refuse absurd include files
 constexpr int kMaxIfNesting = 200;                 // recursion bound of #if expressions
 
@@ -114,6 +115,14 @@ class Preprocessor {
     diags_.error(loc, std::move(msg));
   }
 
+  // Reported once: every later line would fail the same way.
+  void expansion_overflow(const SourceLocation& where) {
+    if (!expansion_reported_) {
+      expansion_reported_ = true;
+      error(where, "macro expansion too large (more than 4 MiB)");
+    }
+  }
+
   uint32_t file_index(const std::string& name) {
     out_.map.files.push_back(std::make_shared<const std::string>(name));
     return u32(out_.map.files.size() - 1);
@@ -188,7 +197,7 @@ class Preprocessor {
               std::vector<LineOrigin::Segment>* segs) {
     size_t i = 0;
     while (i < text.size()) {
-      if (out.size() > kMaxExpansion) {
+      if (expanded_bytes_ > kMaxExpansion) {
         return false;
       }
       const char c = text[i];
@@ -224,6 +233,7 @@ class Preprocessor {
         const std::string value = it->second;  // the map may not change, but be safe
         const bool fine = expand(value, active, out, nullptr);
         active.erase(name);
+        expanded_bytes_ += out.size() - out_start;
         if (!fine) {
           return false;
         }
@@ -513,7 +523,7 @@ class Preprocessor {
     std::string expanded;
     std::set<std::string> active;
     if (!expand(pre, active, expanded, nullptr)) {
-      error(where, "macro expansion too large");
+      expansion_overflow(where);
       return std::nullopt;
     }
     IfParser p{expanded};
@@ -629,6 +639,13 @@ class Preprocessor {
         raw.remove_suffix(1);
       }
       const std::string line = strip_comments(raw, file, lineno);
+      if (out_.text.size() > kMaxOutput) {
+        if (!too_large_) {
+          error(loc(file, lineno, 0), "preprocessed source exceeds 256 MiB");
+          too_large_ = true;
+        }
+        return;
+      }
 
       size_t k = 0;
       while (k < line.size() && is_space(line[k])) {
@@ -643,7 +660,7 @@ class Preprocessor {
         std::vector<LineOrigin::Segment> segs{{0, 0, false}};
         std::set<std::string> busy;
         if (!expand(line, busy, expanded, &segs)) {
-          error(loc(file, lineno, 0), "macro expansion too large");
+          expansion_overflow(loc(file, lineno, 0));
           emit("", file, lineno, {});
           continue;
         }
@@ -841,6 +858,9 @@ class Preprocessor {
   bool in_comment_ = false;
   SourceLocation comment_start_;
   bool failed_ = false;
+  bool too_large_ = false;
+  size_t expanded_bytes_ = 0;
+  bool expansion_reported_ = false;
 };
 
 }  // namespace

@@ -1014,8 +1014,9 @@ std::optional<Annotation> Builder::annotation(Ctx* ctx, AnnotationSite site, con
       ok = false;
       continue;
     }
+    const std::string& given_name = pname;  // lambdas cannot capture structured bindings
     if (std::any_of(ann.params.begin(), ann.params.end(),
-                    [&](const AnnotationParam& p) { return p.name == pname; })) {
+                    [&](const AnnotationParam& p) { return p.name == given_name; })) {
       diags_.error(where, "parameter '" + pname + "' given twice");
       ok = false;
       continue;
@@ -1465,7 +1466,7 @@ void Builder::finish_enum(EnumDecl* e, const std::vector<std::vector<Annotation>
     }
   }
   uint64_t next = 0;
-  std::vector<const EnumeratorDecl*> done;
+  std::map<uint32_t, const EnumeratorDecl*> done;
   for (size_t i = 0; i < e->enumerators.size(); ++i) {
     EnumeratorDecl* en = e->enumerators[i];
     uint64_t value = next;
@@ -1483,13 +1484,10 @@ void Builder::finish_enum(EnumDecl* e, const std::vector<std::vector<Annotation>
       return;
     }
     en->value = static_cast<uint32_t>(value);
-    for (const auto* other : done) {
-      if (other->value == en->value) {
-        diags_.error(where,
-                     "enumerator '" + en->name + "' has the same value as '" + other->name + "'");
-      }
+    if (auto [it, fresh] = done.emplace(en->value, en); !fresh) {
+      diags_.error(
+          where, "enumerator '" + en->name + "' has the same value as '" + it->second->name + "'");
     }
-    done.push_back(en);
     next = value + 1;
   }
 }

@@ -61,5 +61,17 @@ TEST_CASE("pathological input is rejected, not crashed on", "[diag][robustness]"
   CHECK(parse(std::string("struct S { long a; };\n\xff\n")).first_error() ==
         "test.idl:2:1: error: invalid UTF-8 in source file");
   CHECK_FALSE(parse("#define A B\n#define B A\nconst long X = A;").spec);
+  std::string bomb = "#define M0 x x x x x x x x x x\n";
+  for (int i = 1; i < 8; ++i) {
+    bomb += "#define M" + std::to_string(i) + std::string(10, ' ');
+    for (int k = 0; k < 10; ++k) {
+      bomb += " M" + std::to_string(i - 1);
+    }
+    bomb += "\n";
+  }
+  bomb += "M7\nM7\n";
+  const auto b = parse(bomb);
+  CHECK(b.diags.error_count() == 1);
+  CHECK(b.first_error() == "test.idl:9:1: error: macro expansion too large (more than 4 MiB)");
   CHECK_FALSE(parse(std::string("struct S {\0 long a; };", 22)).spec);
 }
