@@ -1,0 +1,87 @@
+// The static group description: who the members are, how they are reached, which
+// subgroups exist (members, senders, ring window, slot payload, ordering) and the engine
+// knobs. Loaded from YAML (docs/smc.md, "Group file"); a later issue makes it the content
+// of a view, so it is a plain value: copy it, compare it, replace it with the next one.
+//
+// Threading: a value type with no shared state; parse/load/validate are pure functions
+// safe from any thread. Errors throw GroupError whose message names the file, the line
+// and the key ("group.yaml:12: subgroups[0].window_size: must be in 1..65536").
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <spindle/transport/transport.hpp>
+
+namespace spindle::group {
+
+using transport::NodeId;
+
+// How a subgroup orders deliveries (DESIGN §8): total round-robin order delivered when
+// stable, or per-sender FIFO delivered on receipt.
+enum class Ordering : std::uint8_t { atomic, unordered };
+[[nodiscard]] std::string_view to_string(Ordering o) noexcept;
+
+struct Member {
+  NodeId id = 0;
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  friend bool operator==(const Member&, const Member&) = default;
+};
+
+struct Subgroup {
+  std::string name;
+  std::vector<NodeId> members;  // in rank order
+  std::vector<NodeId> senders;  // subset of members, in sender-rank order
+  std::uint32_t window_size = 100;
+  std::uint32_t max_payload = 1024;
+  Ordering ordering = Ordering::atomic;
+  friend bool operator==(const Subgroup&, const Subgroup&) = default;
+};
+
+// Engine knobs (DESIGN §9). A zero heartbeat interval disables heartbeats.
+struct Knobs {
+  std::chrono::microseconds idle_spin{1000};    // busy-poll this long before sleeping
+  std::chrono::microseconds sleep_slice{1000};  // longest single sleep on the transport
+  std::chrono::milliseconds heartbeat_interval{100};
+  std::chrono::milliseconds suspicion_timeout{1000};  // heartbeat silence before suspicion
+  friend bool operator==(const Knobs&, const Knobs&) = default;
+};
+
+struct GroupDescription {
+  std::uint64_t epoch = 1;  // view number: SST regions are per epoch
+  std::vector<Member> members;
+  std::vector<Subgroup> subgroups;
+  Knobs knobs;
+
+  // Rank of a member = its index in `members`; nullopt if not a member.
+  [[nodiscard]] std::optional<std::size_t> rank_of(NodeId id) const noexcept;
+  friend bool operator==(const GroupDescription&, const GroupDescription&) = default;
+};
+
+class GroupError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Parses YAML text; `source` names it in errors (a file name or "<string>").
+[[nodiscard]] GroupDescription parse_group(std::string_view yaml, std::string_view source);
+[[nodiscard]] GroupDescription load_group(const std::filesystem::path& file);
+// Throws GroupError (naming `source`) when the description is inconsistent: duplicate
+// ids, subgroup members that are not group members, senders outside the subgroup, limits.
+void validate(const GroupDescription& g, std::string_view source);
+// Renders YAML that parse_group() reads back to an equal value.
+[[nodiscard]] std::string to_yaml(const GroupDescription& g);
+
+// Limits checked by validate().
+inline constexpr std::uint32_t kMaxWindow = 65536;
+inline constexpr std::uint32_t kMaxPayload = 1u << 20;
+inline constexpr std::size_t kMaxMembers = 64;  // suspicion bitmask width
+
+}  // namespace spindle::group

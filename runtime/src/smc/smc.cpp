@@ -1,0 +1,472 @@
+// SMC subgroup engine: the send, receive (+ null-send), delivery and slot-free predicates
+// of one subgroup (see smc.hpp for the ring arithmetic and docs/smc.md for the layout).
+#include "smc/smc.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+#include <stdexcept>
+
+namespace spindle::smc {
+
+void Histogram::add(std::uint64_t n) noexcept {
+  if (n == 0) return;
+  const auto b = static_cast<std::size_t>(std::bit_width(n - 1));
+  ++buckets[std::min(b, kBuckets - 1)];
+  ++count;
+  total += n;
+}
+
+namespace {
+constexpr std::size_t kNumSent = offsetof(sst::SenderGuardRow, num_sent);
+constexpr std::size_t kRounds = offsetof(sst::SenderGuardRow, rounds);
+constexpr std::size_t kReceived = offsetof(sst::CountersRow, received_num);
+constexpr std::size_t kDelivered = offsetof(sst::CountersRow, delivered_num);
+}  // namespace
+
+// Receiver-side state for one sender of the subgroup.
+struct SenderCursor {
+  std::size_t row = 0;    // the sender's SST rank
+  std::size_t guard = 0;  // offset of its SenderGuardRow
+  std::size_t slots = 0;  // offset of its slot[0]
+  std::uint64_t real_seen = 0;
+  std::uint64_t rounds_seen = 0;
+  std::uint64_t last_round_plus1 = 0;
+  std::uint64_t rr = 0;  // rounds accounted for
+  std::uint64_t deliver_next = 0;
+};
+
+class SubgroupEngine {
+ public:
+  SubgroupEngine(sst::Sst& sst, std::uint32_t index, const DeliveryUpcall& upcall)
+      : sst_(&sst), upcall_(&upcall), index_(index) {
+    const auto& g = sst.group();
+    const auto& sg = g.subgroups[index];
+    const auto& layout = sst.layout();
+    atomic_ = sg.ordering == group::Ordering::atomic;
+    w_ = sg.window_size;
+    max_payload_ = sg.max_payload;
+    stride_ = layout.slot_stride(index);
+    me_ = sst.my_rank();
+    for (auto id : sg.members) {
+      const std::size_t r = *g.rank_of(id);
+      members_.push_back(r);
+      counters_.push_back(layout.columns(r, index).counters);
+      if (r != me_) others_.push_back(r);
+    }
+    const auto& mine = layout.columns(me_, index);
+    my_counters_ = mine.counters;
+    counters_len_ = mine.counters_len;
+    for (std::size_t i = 0; i < sg.senders.size(); ++i) {
+      const std::size_t r = *g.rank_of(sg.senders[i]);
+      const auto& c = layout.columns(r, index);
+      senders_.push_back(SenderCursor{.row = r, .guard = c.guard, .slots = c.slots});
+      sender_nodes_.push_back(sg.senders[i]);
+      if (r == me_) my_sender_ = i;
+    }
+    if (my_sender_) {
+      committed_ = std::make_unique<std::atomic<std::uint64_t>[]>(w_);
+      for (std::uint32_t i = 0; i < w_; ++i)
+        committed_[i].store(0, std::memory_order_relaxed);
+      round_of_.assign(w_, 0);
+      my_guard_ = mine.guard;
+      my_slots_ = mine.slots;
+    }
+  }
+
+  void register_predicates(sst::Predicates& p, std::vector<sst::Predicates::Id>& ids) {
+    using K = sst::PredicateKind;
+    if (my_sender_) {
+      ids.push_back(p.add(
+          K::recurrent, [this] { return send_ready(); }, [this] { send(); }));
+    }
+    ids.push_back(p.add(
+        K::recurrent, [this] { return receive_ready(); }, [this] { receive(); }));
+    if (atomic_) {
+      ids.push_back(p.add(
+          K::recurrent, [this] { return deliverable(); }, [this] { deliver(); }));
+    }
+    if (my_sender_) {
+      ids.push_back(p.add(
+          K::recurrent, [this] { return freeable(); }, [this] { free_slots(); }));
+    }
+    ids.push_back(p.add(
+        K::recurrent, [this] { return counters_dirty_; }, [this] { push_counters(); }));
+  }
+
+  // --- application threads ---------------------------------------------------------------
+  Reservation reserve(std::uint32_t size) noexcept {
+    if (!my_sender_) return Reservation{ReserveStatus::not_sender};
+    if (size > max_payload_) return Reservation{ReserveStatus::too_large};
+    std::uint64_t r = reserved_.load(std::memory_order_relaxed);
+    do {
+      if (r >= freed_.load(std::memory_order_acquire) + w_) return Reservation{ReserveStatus::full};
+    } while (!reserved_.compare_exchange_weak(r, r + 1, std::memory_order_acq_rel,
+                                              std::memory_order_relaxed));
+    std::byte* slot = sst_->at(slot_offset(my_slots_, r));
+    return Reservation{ReserveStatus::ok, slot + sizeof(sst::SlotHeader), max_payload_, r};
+  }
+
+  void commit(const Reservation& res, std::uint32_t size) noexcept {
+    auto* h = reinterpret_cast<sst::SlotHeader*>(res.data - sizeof(sst::SlotHeader));
+    h->size = std::min(size, res.capacity);
+    h->flags = 0;
+    committed_[res.index % w_].store(res.index + 1, std::memory_order_release);
+  }
+
+  [[nodiscard]] std::uint64_t in_flight() const noexcept {
+    return reserved_.load(std::memory_order_acquire) - freed_.load(std::memory_order_acquire);
+  }
+  [[nodiscard]] bool sender() const noexcept { return my_sender_.has_value(); }
+
+  // --- predicate thread ------------------------------------------------------------------
+  const SubgroupStats& stats() const noexcept { return stats_; }
+  std::int64_t delivered_num() const noexcept { return delivered_num_; }
+
+ private:
+  [[nodiscard]] std::size_t slot_offset(std::size_t slots, std::uint64_t r) const noexcept {
+    return slots + static_cast<std::size_t>(r % w_) * stride_;
+  }
+  [[nodiscard]] const sst::SlotHeader& header(std::size_t slots, std::uint64_t r) const noexcept {
+    return *reinterpret_cast<const sst::SlotHeader*>(sst_->at(slot_offset(slots, r)));
+  }
+
+  bool send_ready() const noexcept {
+    return committed_[sent_ % w_].load(std::memory_order_acquire) == sent_ + 1;
+  }
+
+  // Send predicate's trigger: every committed contiguous slot in one batch.
+  void send() {
+    const std::uint64_t first = sent_;
+    std::uint64_t last = first;
+    while (last - first < w_ && committed_[last % w_].load(std::memory_order_acquire) == last + 1)
+      ++last;
+    const std::uint64_t n = last - first;
+    const std::size_t rank = *my_sender_;
+    for (std::uint64_t r = first; r < last; ++r) {
+      auto* h = reinterpret_cast<sst::SlotHeader*>(sst_->at(slot_offset(my_slots_, r)));
+      h->round = rounds_;
+      round_of_[r % w_] = rounds_;
+      ++rounds_;
+    }
+    sent_ = last;
+    sst_->store<std::uint64_t>(my_guard_ + kNumSent, sent_);
+    if (atomic_) {
+      // Our own messages count as received as soon as they are sent; nulls are implied by
+      // the rounds of real messages, so `rounds` in the row only moves on null-sends.
+      auto& me = senders_[rank];
+      me.real_seen = sent_;
+      me.last_round_plus1 = rounds_;
+      me.rr = rounds_;
+      recompute_received();
+    }
+    // Slots [first, last): one write per peer, two when the range wraps around the ring.
+    // The last slot is pushed only up to the end of its payload.
+    auto queue = [&](std::uint64_t a, std::uint64_t b) {
+      const std::size_t off = slot_offset(my_slots_, a);
+      const std::size_t len = static_cast<std::size_t>(b - a - 1) * stride_ +
+                              sizeof(sst::SlotHeader) + header(my_slots_, b - 1).size;
+      for (auto r : others_)
+        sst_->push_data(r, off, len);
+    };
+    const std::uint64_t wrap = (first / w_ + 1) * w_;
+    if (last <= wrap) {
+      queue(first, last);
+    } else {
+      queue(first, wrap);
+      queue(wrap, last);
+    }
+    for (auto r : others_)
+      sst_->push_guard(r, my_guard_ + kNumSent, sizeof(std::uint64_t));
+    stats_.sent += n;
+    stats_.send_batches.add(n);
+    if (!atomic_) {
+      // Unordered: delivered to ourselves on send (on receipt).
+      batch_.clear();
+      for (std::uint64_t r = first; r < last; ++r)
+        batch_.push_back(make_message(rank, r, -1));
+      senders_[rank].deliver_next = last;
+      set_unordered_count(rank, last);
+      emit();
+    }
+  }
+
+  // A cheap check of every other sender's guards.
+  bool receive_ready() const noexcept {
+    for (std::size_t i = 0; i < senders_.size(); ++i) {
+      if (my_sender_ && i == *my_sender_) continue;
+      const auto& c = senders_[i];
+      if (sst_->load<std::uint64_t>(c.guard + kNumSent) != c.real_seen) return true;
+      if (atomic_ && sst_->load<std::uint64_t>(c.guard + kRounds) != c.rounds_seen) return true;
+    }
+    return false;
+  }
+
+  // Receive predicate's trigger: takes every new message of every sender up to its guard,
+  // advances received_num once, sends the nulls owed as one counter update.
+  void receive() {
+    std::uint64_t taken = 0;
+    if (!atomic_) batch_.clear();
+    for (std::size_t i = 0; i < senders_.size(); ++i) {
+      if (my_sender_ && i == *my_sender_) continue;
+      auto& c = senders_[i];
+      const std::uint64_t rounds = atomic_ ? sst_->load<std::uint64_t>(c.guard + kRounds) : 0;
+      const std::uint64_t n = sst_->load<std::uint64_t>(c.guard + kNumSent);
+      if (n == c.real_seen && rounds == c.rounds_seen) continue;
+      taken += n - c.real_seen;
+      if (atomic_) {
+        if (n > c.real_seen) c.last_round_plus1 = header(c.slots, n - 1).round + 1;
+        c.rounds_seen = rounds;
+        c.real_seen = n;
+        c.rr = std::max(c.rounds_seen, c.last_round_plus1);
+      } else {
+        for (std::uint64_t r = c.real_seen; r < n; ++r)
+          batch_.push_back(make_message(i, r, -1));
+        c.real_seen = n;
+        c.deliver_next = n;
+        set_unordered_count(i, n);
+      }
+    }
+    if (taken > 0) stats_.receive_batches.add(taken);
+    if (!atomic_) {
+      emit();
+      return;
+    }
+    if (my_sender_) send_nulls();
+    recompute_received();
+  }
+
+  // Null-send rule (Spindle §III-B): after receiving, if our next message would precede the
+  // latest message of some other sender in the round-robin order, account for the rounds
+  // in between as nulls, all in one `rounds` update.
+  void send_nulls() {
+    const std::size_t i = *my_sender_;
+    std::uint64_t target = rounds_;
+    for (std::size_t j = 0; j < senders_.size(); ++j) {
+      if (j == i) continue;
+      const std::uint64_t rr = senders_[j].rr;
+      const std::uint64_t need = i < j ? rr : (rr == 0 ? 0 : rr - 1);
+      target = std::max(target, need);
+    }
+    if (target == rounds_) return;
+    // Committed messages go first, as real messages in those rounds.
+    if (send_ready()) send();
+    if (target <= rounds_) return;
+    stats_.nulls += target - rounds_;
+    ++stats_.null_updates;
+    rounds_ = target;
+    sst_->store<std::uint64_t>(my_guard_ + kRounds, rounds_);
+    auto& me = senders_[i];
+    me.rounds_seen = rounds_;
+    me.rr = rounds_;
+    for (auto r : others_)
+      sst_->push_guard(r, my_guard_ + kRounds, sizeof(std::uint64_t));
+  }
+
+  void recompute_received() {
+    if (senders_.empty()) return;
+    std::uint64_t m = std::numeric_limits<std::uint64_t>::max();
+    std::size_t first = 0;
+    for (std::size_t j = 0; j < senders_.size(); ++j) {
+      if (senders_[j].rr < m) {
+        m = senders_[j].rr;
+        first = j;
+      }
+    }
+    const auto received = static_cast<std::int64_t>(m * senders_.size() + first) - 1;
+    if (received > received_num_) {
+      received_num_ = received;
+      sst_->store<std::int64_t>(my_counters_ + kReceived, received_num_);
+      counters_dirty_ = true;
+    }
+  }
+
+  // Delivery predicate: stable = min(received_num over members) passed delivered_num.
+  bool deliverable() {
+    if (received_num_ <= delivered_num_) return false;
+    std::int64_t stable = received_num_;
+    for (std::size_t k = 0; k < members_.size() && stable > delivered_num_; ++k) {
+      if (members_[k] == me_) continue;
+      stable = std::min(stable, sst_->load<std::int64_t>(counters_[k] + kReceived));
+    }
+    stable_ = stable;
+    return stable > delivered_num_;
+  }
+
+  // Its trigger: everything up to stable, in order, as one upcall; then delivered_num once.
+  void deliver() {
+    const std::int64_t stable = stable_;
+    batch_.clear();
+    const auto n = static_cast<std::int64_t>(senders_.size());
+    for (std::int64_t g = delivered_num_ + 1; g <= stable; ++g) {
+      const auto i = static_cast<std::size_t>(g % n);
+      const auto round = static_cast<std::uint64_t>(g / n);
+      auto& c = senders_[i];
+      if (c.deliver_next < c.real_seen && header(c.slots, c.deliver_next).round == round) {
+        batch_.push_back(make_message(i, c.deliver_next, g));
+        ++c.deliver_next;
+      }
+    }
+    delivered_num_ = stable;
+    sst_->store<std::int64_t>(my_counters_ + kDelivered, delivered_num_);
+    counters_dirty_ = true;
+    emit();
+  }
+
+  // Slot reuse: a slot is free once every member delivered its message. The predicate
+  // computes how far; the trigger publishes it to reserve().
+  bool freeable() {
+    const std::uint64_t freed = freed_.load(std::memory_order_relaxed);
+    if (freed >= sent_) return false;
+    next_freed_ = compute_freed(freed);
+    return next_freed_ > freed;
+  }
+  void free_slots() { freed_.store(next_freed_, std::memory_order_release); }
+
+  std::uint64_t compute_freed(std::uint64_t freed) const {
+    const std::size_t rank = *my_sender_;
+    if (atomic_) {
+      std::int64_t min_delivered = delivered_num_;
+      for (std::size_t k = 0; k < members_.size(); ++k) {
+        if (members_[k] == me_) continue;
+        min_delivered =
+            std::min(min_delivered, sst_->load<std::int64_t>(counters_[k] + kDelivered));
+      }
+      const auto n = senders_.size();
+      while (freed < sent_ &&
+             static_cast<std::int64_t>(round_of_[freed % w_] * n + rank) <= min_delivered)
+        ++freed;
+    } else {
+      std::uint64_t min_count = sent_;
+      for (std::size_t k = 0; k < members_.size(); ++k) {
+        if (members_[k] == me_) continue;
+        min_count = std::min(
+            min_count, sst_->load<std::uint64_t>(counters_[k] + rank * sizeof(std::uint64_t)));
+      }
+      freed = std::max(freed, min_count);
+    }
+    return freed;
+  }
+
+  void push_counters() {
+    counters_dirty_ = false;
+    for (auto r : others_)
+      sst_->push_guard(r, my_counters_, counters_len_);
+  }
+
+  void set_unordered_count(std::size_t sender, std::uint64_t count) {
+    sst_->store<std::uint64_t>(my_counters_ + sender * sizeof(std::uint64_t), count);
+    counters_dirty_ = true;
+  }
+
+  Message make_message(std::size_t sender, std::uint64_t r, std::int64_t seq) const {
+    const auto& c = senders_[sender];
+    const std::byte* slot = sst_->at(slot_offset(c.slots, r));
+    const auto& h = *reinterpret_cast<const sst::SlotHeader*>(slot);
+    const std::uint32_t size = std::min(h.size, max_payload_);
+    return Message{index_,
+                   sender_nodes_[sender],
+                   static_cast<std::uint32_t>(sender),
+                   r,
+                   seq,
+                   {slot + sizeof(sst::SlotHeader), size}};
+  }
+
+  void emit() {
+    if (batch_.empty()) return;
+    stats_.delivered += batch_.size();
+    stats_.delivery_batches.add(batch_.size());
+    if (*upcall_) (*upcall_)(index_, batch_);
+  }
+
+  sst::Sst* sst_;
+  const DeliveryUpcall* upcall_;
+  std::uint32_t index_;
+  bool atomic_ = true;
+  std::uint32_t w_ = 1;
+  std::uint32_t max_payload_ = 0;
+  std::size_t stride_ = 0;
+  std::size_t me_ = 0;
+  std::vector<std::size_t> members_;   // SST ranks of the subgroup's members
+  std::vector<std::size_t> counters_;  // their counters offsets (same order)
+  std::vector<std::size_t> others_;    // members other than me
+  std::size_t my_counters_ = 0;
+  std::size_t counters_len_ = 0;
+  std::vector<SenderCursor> senders_;
+  std::vector<NodeId> sender_nodes_;
+  std::optional<std::size_t> my_sender_;
+  std::size_t my_guard_ = 0;
+  std::size_t my_slots_ = 0;
+
+  // Shared with application threads.
+  std::atomic<std::uint64_t> reserved_{0};
+  std::atomic<std::uint64_t> freed_{0};
+  std::unique_ptr<std::atomic<std::uint64_t>[]> committed_;
+
+  // Predicate thread only.
+  std::uint64_t sent_ = 0;
+  std::uint64_t rounds_ = 0;
+  std::vector<std::uint64_t> round_of_;
+  std::int64_t received_num_ = -1;
+  std::int64_t delivered_num_ = -1;
+  std::int64_t stable_ = -1;
+  std::uint64_t next_freed_ = 0;
+  bool counters_dirty_ = false;
+  std::vector<Message> batch_;
+  SubgroupStats stats_;
+};
+
+Smc::Smc(sst::Sst& sst, sst::Predicates& predicates, DeliveryUpcall upcall)
+    : sst_(&sst), predicates_(&predicates), upcall_(std::move(upcall)) {
+  const auto& g = sst.group();
+  engines_.resize(g.subgroups.size());
+  for (std::uint32_t s = 0; s < g.subgroups.size(); ++s) {
+    if (!sst.layout().columns(sst.my_rank(), s).present) continue;
+    engines_[s] = std::make_unique<SubgroupEngine>(sst, s, upcall_);
+    engines_[s]->register_predicates(predicates, ids_);
+  }
+}
+
+Smc::~Smc() {
+  for (auto id : ids_)
+    predicates_->remove(id);
+}
+
+Reservation Smc::reserve(std::uint32_t subgroup, std::uint32_t size) noexcept {
+  if (subgroup >= engines_.size() || !engines_[subgroup]) return Reservation{};
+  return engines_[subgroup]->reserve(size);
+}
+
+void Smc::commit(std::uint32_t subgroup, const Reservation& r, std::uint32_t size) noexcept {
+  if (r.status != ReserveStatus::ok) return;
+  engines_[subgroup]->commit(r, size);
+}
+
+std::uint64_t Smc::in_flight(std::uint32_t subgroup) const noexcept {
+  if (subgroup >= engines_.size() || !engines_[subgroup]) return 0;
+  return engines_[subgroup]->in_flight();
+}
+
+bool Smc::is_member(std::uint32_t subgroup) const noexcept {
+  return subgroup < engines_.size() && engines_[subgroup] != nullptr;
+}
+
+bool Smc::is_sender(std::uint32_t subgroup) const noexcept {
+  return is_member(subgroup) && engines_[subgroup]->sender();
+}
+
+const SubgroupStats& Smc::stats(std::uint32_t subgroup) const {
+  if (!is_member(subgroup)) throw std::out_of_range("smc: not a member of that subgroup");
+  return engines_[subgroup]->stats();
+}
+
+std::int64_t Smc::delivered_num(std::uint32_t subgroup) const {
+  if (!is_member(subgroup)) throw std::out_of_range("smc: not a member of that subgroup");
+  return engines_[subgroup]->delivered_num();
+}
+
+std::uint64_t Smc::delivered_count(std::uint32_t subgroup) const {
+  return stats(subgroup).delivered;
+}
+
+}  // namespace spindle::smc

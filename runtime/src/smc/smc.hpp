@@ -1,0 +1,148 @@
+// Small-message multicast with the Spindle optimizations (DESIGN §5; Spindle §II-C, §III).
+//
+// Per subgroup and sender, a ring of window_size slots in the sender's SST row; the
+// application builds each message in place (reserve/commit, no lock, no copy), the
+// predicate thread pushes every committed contiguous slot in one write per peer (two on
+// wrap-around) followed by the num_sent guard, receivers take every new message up to the
+// guard and advance received_num once per batch, and the delivery predicate delivers
+// everything up to stable = min(received_num) as one upcall and pushes delivered_num once.
+// Total order is round robin over the senders: message of round k from sender rank i has
+// global seq k * n_senders + i. Rounds a sender skips are nulls, sent as one `rounds`
+// counter update, never as slots, never delivered.
+//
+// Threading:
+//   - reserve()/commit() are lock-free and may be called from any application thread,
+//     concurrently (several threads may fill different slots of one ring at once; the
+//     send predicate only ever pushes the committed prefix, so ordering is by reserve).
+//   - Everything else runs on the predicate thread: the predicates registered in the
+//     constructor, the delivery upcall, and stats(), which must be read on that thread or
+//     after it stopped.
+//   - Construction and destruction on the control thread with the predicate thread stopped.
+//
+// Ring arithmetic (one sender's ring, w = window_size; indices count real messages from 0
+// and never wrap, the slot of index r is r % w):
+//
+//        freed          sent          committed prefix      reserved
+//          |              |                  |                  |
+//   ... ---+==============+==================+------------------+---- index r
+//          | in flight:   | committed, not   | reserved, being  |
+//          | pushed, not  | yet pushed (send | written by app   |
+//          | yet delivered| predicate takes) | threads          |
+//          | by everyone  |                  |                  |
+//   invariant: freed <= sent <= reserved <= freed + w
+//   reserve(): CAS reserved -> reserved + 1 while reserved < freed + w
+//   commit():  header.size = size; committed[r % w] = r + 1 (release)
+//   send:      while committed[sent % w] == sent + 1: header.round = rounds++; ++sent
+//              then push slots [old sent, sent) (split at the ring end) and num_sent
+//   free:      while slot `freed` has global seq <= min(delivered_num of members): ++freed
+//
+// Receiver view of sender j (per subgroup): real_seen = num_sent read, rounds_seen =
+// rounds read (read `rounds` first, then num_sent: both acquire), and
+// rr_j = max(rounds_seen, round of the last real message + 1) rounds of j are accounted
+// for. received_num = (min_j rr_j) * n_senders + (first j with rr_j minimal) - 1.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "sst/predicates.hpp"
+#include "sst/sst.hpp"
+
+namespace spindle::smc {
+
+using transport::NodeId;
+
+// One delivered message; `payload` points into the SST and is valid during the upcall only.
+struct Message {
+  std::uint32_t subgroup = 0;
+  NodeId sender = 0;
+  std::uint32_t sender_rank = 0;  // index in the subgroup's sender list
+  std::uint64_t index = 0;        // the sender's count of real messages before this one
+  std::int64_t seq = -1;          // global seq in atomic mode; -1 in unordered mode
+  std::span<const std::byte> payload;
+};
+
+// Called on the predicate thread with every message that became deliverable in one step of
+// one subgroup. Copy out or hand off; do not block (DESIGN §9).
+using DeliveryUpcall = std::function<void(std::uint32_t subgroup, std::span<const Message>)>;
+
+enum class ReserveStatus : std::uint8_t {
+  ok,
+  full,        // every slot is in flight: retry after deliveries (back-pressure)
+  too_large,   // size > max_payload: give up (use RDMC)
+  not_sender,  // this node is not a sender of the subgroup: caller bug
+};
+
+struct [[nodiscard]] Reservation {
+  ReserveStatus status = ReserveStatus::not_sender;
+  std::byte* data = nullptr;  // max_payload writable bytes, in the SST slot itself
+  std::uint32_t capacity = 0;
+  std::uint64_t index = 0;
+};
+
+// Batch sizes in power-of-two buckets: bucket 0 = 1, bucket b = (2^(b-1), 2^b].
+struct Histogram {
+  static constexpr std::size_t kBuckets = 17;
+  std::array<std::uint64_t, kBuckets> buckets{};
+  std::uint64_t count = 0;
+  std::uint64_t total = 0;
+  void add(std::uint64_t n) noexcept;
+  [[nodiscard]] double mean() const noexcept {
+    return count == 0 ? 0.0 : static_cast<double>(total) / static_cast<double>(count);
+  }
+};
+
+struct SubgroupStats {
+  std::uint64_t sent = 0;          // real messages pushed by this node
+  std::uint64_t delivered = 0;     // real messages delivered here
+  std::uint64_t nulls = 0;         // null rounds sent by this node
+  std::uint64_t null_updates = 0;  // `rounds` counter updates that carried them
+  Histogram send_batches;
+  Histogram receive_batches;
+  Histogram delivery_batches;
+};
+
+class SubgroupEngine;
+
+class Smc {
+ public:
+  // Registers the send/receive/delivery predicates of every subgroup this node belongs
+  // to, in subgroup order, on `predicates` (control thread, predicate thread stopped).
+  Smc(sst::Sst& sst, sst::Predicates& predicates, DeliveryUpcall upcall);
+  ~Smc();
+  Smc(const Smc&) = delete;
+  Smc& operator=(const Smc&) = delete;
+
+  // --- application threads -------------------------------------------------------------
+  // A slot for a message of up to `size` bytes (lock-free; never blocks).
+  Reservation reserve(std::uint32_t subgroup, std::uint32_t size) noexcept;
+  // Publishes a reserved slot holding `size` bytes (size <= the reserved capacity).
+  void commit(std::uint32_t subgroup, const Reservation& r, std::uint32_t size) noexcept;
+  // Messages reserved but not yet freed (delivered everywhere); 0 when quiet.
+  [[nodiscard]] std::uint64_t in_flight(std::uint32_t subgroup) const noexcept;
+
+  [[nodiscard]] bool is_member(std::uint32_t subgroup) const noexcept;
+  [[nodiscard]] bool is_sender(std::uint32_t subgroup) const noexcept;
+  [[nodiscard]] std::size_t subgroups() const noexcept { return engines_.size(); }
+
+  // --- predicate thread (or after it stopped) -----------------------------------------
+  [[nodiscard]] const SubgroupStats& stats(std::uint32_t subgroup) const;
+  [[nodiscard]] std::int64_t delivered_num(std::uint32_t subgroup) const;
+  [[nodiscard]] std::uint64_t delivered_count(std::uint32_t subgroup) const;
+
+ private:
+  sst::Sst* sst_;
+  sst::Predicates* predicates_;
+  DeliveryUpcall upcall_;
+  std::vector<std::unique_ptr<SubgroupEngine>> engines_;  // null where not a member
+  std::vector<sst::Predicates::Id> ids_;
+};
+
+}  // namespace spindle::smc

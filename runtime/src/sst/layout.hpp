@@ -1,0 +1,120 @@
+// SST row layout: where every column of every member's row lives inside the SST region,
+// computed at run time from the group description. Every member computes the same layout,
+// so "my row at offset X" is at offset X in every peer's copy too; a push of a part of my
+// row is a one-sided write of [X, X+len) to the same offsets at the peer.
+//
+// Threading: an immutable value built once per view (control thread), then read from
+// any thread.
+//
+// The region holds one row per member, back to back, each 64-byte aligned. Rows are not
+// all the same size: a row carries slot rings only for the subgroups where its owner is a
+// sender, and counters only for the subgroups its owner belongs to.
+//
+//   region: | row 0 | row 1 | ... | row n-1 |
+//
+//   row of member m (every part 64-byte aligned):
+//   +---------------------------------------------------------------+
+//   | ControlRow (64 B): heartbeat | barrier | suspected bitmask     |  -> all members
+//   +---------------------------------------------------------------+
+//   | for each subgroup s that m belongs to, in subgroup order:      |
+//   |   counters  atomic:    CountersRow {received_num, delivered_num}|  -> members of s
+//   |             unordered: delivered_count[n_senders] (u64 each)   |
+//   |   if m is a sender of s:                                       |
+//   |     SenderGuardRow (64 B): num_sent | rounds                  |  -> members of s
+//   |     slot[0] .. slot[w-1], each slot_stride bytes:             |  -> members of s
+//   |       +------------+-------------+--------------------------+ |
+//   |       | size (u32) | flags (u32) | round (u64) | payload ... | |
+//   |       +------------+-------------+--------------------------+ |
+//   |        SlotHeader, 16 B           max_payload, padded to 64  |
+//   +---------------------------------------------------------------+
+//
+// Columns are monotonic: heartbeat, barrier, counters, num_sent and rounds only grow,
+// suspected bits only go 0 -> 1. Slots are append-only ring entries guarded by num_sent.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "group/group.hpp"
+
+namespace spindle::sst {
+
+inline constexpr std::size_t kLine = 64;
+
+[[nodiscard]] constexpr std::size_t round_up(std::size_t v, std::size_t a) noexcept {
+  return (v + a - 1) / a * a;
+}
+
+// Plain data (STYLE 3): these live in SST memory and are read with acquire loads of single
+// fields; only the owner writes its own row.
+struct alignas(kLine) ControlRow {
+  std::uint64_t heartbeat;  // bumped every heartbeat interval
+  std::uint64_t barrier;    // application phase counter (tests, benchmarks, shutdown)
+  std::uint64_t suspected;  // bit r: this member suspects the member of rank r
+};
+static_assert(sizeof(ControlRow) == kLine);
+
+struct alignas(kLine) CountersRow {
+  std::int64_t received_num;   // highest global seq with every lower seq received; -1 none
+  std::int64_t delivered_num;  // highest global seq delivered; -1 none
+};
+static_assert(sizeof(CountersRow) == kLine);
+
+// num_sent guards the slots (count of real messages pushed); rounds is the number of
+// rounds this sender has accounted for, real messages and nulls together. They are two
+// separate writes, num_sent first (see docs/smc.md, "Null-sends").
+struct alignas(kLine) SenderGuardRow {
+  std::uint64_t num_sent;
+  std::uint64_t rounds;
+};
+static_assert(sizeof(SenderGuardRow) == kLine);
+
+struct SlotHeader {
+  std::uint32_t size;   // payload bytes
+  std::uint32_t flags;  // bit 0: null (reserved: nulls travel as `rounds`, never as slots)
+  std::uint64_t round;  // the sender's round of this message: global seq = round*n + rank
+};
+static_assert(sizeof(SlotHeader) == 16);
+inline constexpr std::uint32_t kSlotNull = 1;
+
+// Where one subgroup's columns sit in one row.
+struct SubgroupColumns {
+  bool present = false;          // the row's owner is a member of the subgroup
+  std::size_t counters = 0;      // offset of CountersRow / delivered_count[]
+  std::size_t counters_len = 0;  // bytes of the counters part
+  bool sender = false;           // the row's owner is a sender of the subgroup
+  std::size_t guard = 0;         // offset of SenderGuardRow
+  std::size_t slots = 0;         // offset of slot[0]
+};
+
+class SstLayout {
+ public:
+  explicit SstLayout(const group::GroupDescription& g);
+
+  [[nodiscard]] std::size_t rows() const noexcept { return row_offset_.size(); }
+  [[nodiscard]] std::size_t region_size() const noexcept { return region_size_; }
+  [[nodiscard]] std::size_t row_offset(std::size_t rank) const { return row_offset_[rank]; }
+  [[nodiscard]] std::size_t row_size(std::size_t rank) const { return row_size_[rank]; }
+  [[nodiscard]] std::size_t control(std::size_t rank) const { return row_offset_[rank]; }
+  [[nodiscard]] const SubgroupColumns& columns(std::size_t rank, std::size_t subgroup) const {
+    return columns_[rank * subgroups_ + subgroup];
+  }
+  // Bytes from one slot to the next in a ring of this subgroup.
+  [[nodiscard]] std::size_t slot_stride(std::size_t subgroup) const { return stride_[subgroup]; }
+
+  [[nodiscard]] static std::size_t stride_for(std::uint32_t max_payload) noexcept {
+    return round_up(sizeof(SlotHeader) + max_payload, kLine);
+  }
+
+ private:
+  std::size_t subgroups_ = 0;
+  std::vector<std::size_t> row_offset_;
+  std::vector<std::size_t> row_size_;
+  std::vector<SubgroupColumns> columns_;
+  std::vector<std::size_t> stride_;
+  std::size_t region_size_ = 0;
+};
+
+}  // namespace spindle::sst

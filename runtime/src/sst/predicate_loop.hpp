@@ -1,0 +1,54 @@
+// The predicate thread of one participant (DESIGN §9): each step polls transport events,
+// runs heartbeats, evaluates every predicate in order, then issues the queued SST pushes
+// outside any lock. It busy-polls while there is work and, after knobs.idle_spin without
+// any, sleeps on the transport's wake-up source (Transport::activity()/wait()).
+//
+// Threading: start()/stop() from the control thread; everything else the loop touches is
+// owned by the loop's thread while it runs. run_once() is for single-threaded drivers
+// (the in-memory simulator's actors) and must not be mixed with start().
+//
+// Local wake-ups: an application commit() does not change transport activity, so the
+// sleep is cut into slices of knobs.sleep_slice (default 1 ms): a commit made while the
+// loop sleeps is picked up within one slice; while traffic flows the loop never sleeps.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+
+#include "sst/predicates.hpp"
+#include "sst/sst.hpp"
+
+namespace spindle::sst {
+
+struct LoopStats {
+  std::uint64_t steps = 0;
+  std::uint64_t busy_steps = 0;
+  std::uint64_t sleeps = 0;
+};
+
+class PredicateLoop {
+ public:
+  PredicateLoop(Sst& sst, Predicates& predicates) : sst_(&sst), predicates_(&predicates) {}
+  ~PredicateLoop() { stop(); }
+  PredicateLoop(const PredicateLoop&) = delete;
+  PredicateLoop& operator=(const PredicateLoop&) = delete;
+
+  // One evaluation step; true if it did any work.
+  bool run_once();
+
+  void start();
+  void stop();
+  [[nodiscard]] bool running() const noexcept { return thread_.joinable(); }
+  // Read after stop() (or from the loop's own thread).
+  [[nodiscard]] const LoopStats& stats() const noexcept { return stats_; }
+
+ private:
+  void run(std::stop_token st);
+  Sst* sst_;
+  Predicates* predicates_;
+  LoopStats stats_;
+  std::jthread thread_;
+};
+
+}  // namespace spindle::sst

@@ -1,0 +1,247 @@
+// SST layout computation, push queue, heartbeats and suspicions (see sst.hpp).
+#include "sst/sst.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace spindle::sst {
+
+SstLayout::SstLayout(const group::GroupDescription& g) : subgroups_(g.subgroups.size()) {
+  const std::size_t n = g.members.size();
+  columns_.resize(n * subgroups_);
+  for (const auto& s : g.subgroups)
+    stride_.push_back(stride_for(s.max_payload));
+  std::size_t off = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    const NodeId id = g.members[r].id;
+    row_offset_.push_back(off);
+    std::size_t row = sizeof(ControlRow);
+    for (std::size_t s = 0; s < subgroups_; ++s) {
+      const auto& sg = g.subgroups[s];
+      auto& c = columns_[r * subgroups_ + s];
+      if (std::find(sg.members.begin(), sg.members.end(), id) == sg.members.end()) continue;
+      c.present = true;
+      c.counters = off + row;
+      c.counters_len = sg.ordering == group::Ordering::atomic
+                           ? sizeof(CountersRow)
+                           : round_up(sizeof(std::uint64_t) * sg.senders.size(), kLine);
+      if (c.counters_len == 0) c.counters_len = kLine;
+      row += c.counters_len;
+      if (std::find(sg.senders.begin(), sg.senders.end(), id) != sg.senders.end()) {
+        c.sender = true;
+        c.guard = off + row;
+        row += sizeof(SenderGuardRow);
+        c.slots = off + row;
+        row += stride_[s] * sg.window_size;
+      }
+    }
+    row_size_.push_back(row);
+    off += row;
+  }
+  region_size_ = off;
+}
+
+Clock steady_clock() {
+  return [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::steady_clock::now().time_since_epoch());
+  };
+}
+
+Sst::Sst(transport::Transport& t, const group::GroupDescription& g, Clock clock)
+    : transport_(&t), group_(g), layout_(g), clock_(std::move(clock)) {
+  const auto rank = group_.rank_of(t.self());
+  if (!rank) {
+    throw std::invalid_argument("sst: node " + std::to_string(t.self()) +
+                                " is not a member of the group");
+  }
+  my_rank_ = *rank;
+  region_ = region_id(group_.epoch);
+  auto region = transport_->create_region(region_, layout_.region_size());
+  base_ = region.bytes.data();
+  const std::size_t n = layout_.rows();
+  queues_.resize(n);
+  suspected_.assign(n, 0);
+  last_heartbeat_.assign(n, 0);
+  heartbeat_seen_at_.assign(n, std::chrono::nanoseconds{0});
+  // Counters start at -1 ("nothing yet") in every copy of every row, so a peer's row reads
+  // correctly before its first push arrives.
+  for (std::size_t r = 0; r < n; ++r) {
+    for (std::size_t s = 0; s < group_.subgroups.size(); ++s) {
+      const auto& c = layout_.columns(r, s);
+      if (c.present && group_.subgroups[s].ordering == group::Ordering::atomic) {
+        store<std::int64_t>(c.counters + offsetof(CountersRow, received_num), -1);
+        store<std::int64_t>(c.counters + offsetof(CountersRow, delivered_num), -1);
+      }
+    }
+  }
+}
+
+transport::Status Sst::connect(std::chrono::milliseconds timeout) {
+  std::vector<transport::NodeAddress> members;
+  for (const auto& m : group_.members)
+    members.push_back(transport::NodeAddress{m.id, m.host, m.port});
+  const auto st = transport_->connect(members, group_.epoch, timeout);
+  const auto now = clock_();
+  for (auto& t : heartbeat_seen_at_)
+    t = now;
+  next_heartbeat_ = now;
+  return st;
+}
+
+void Sst::push_data(std::size_t rank, std::size_t offset, std::size_t len) {
+  if (rank == my_rank_ || suspected_[rank] || len == 0) return;
+  auto& q = queues_[rank];
+  if (q.data.empty() && q.guards.empty()) dirty_.push_back(rank);
+  q.data.push_back(Range{offset, len});
+}
+
+void Sst::push_guard(std::size_t rank, std::size_t offset, std::size_t len) {
+  if (rank == my_rank_ || suspected_[rank] || len == 0) return;
+  auto& q = queues_[rank];
+  if (q.data.empty() && q.guards.empty()) dirty_.push_back(rank);
+  auto it = std::lower_bound(q.guards.begin(), q.guards.end(), offset,
+                             [](const Range& r, std::size_t o) { return r.offset < o; });
+  if (it != q.guards.end() && it->offset == offset) {
+    it->len = std::max(it->len, len);
+    return;
+  }
+  q.guards.insert(it, Range{offset, len});
+}
+
+void Sst::push_guard_to(std::span<const std::size_t> ranks, std::size_t offset, std::size_t len) {
+  for (auto r : ranks)
+    push_guard(r, offset, len);
+}
+
+bool Sst::has_pending() const noexcept {
+  return !dirty_.empty();
+}
+
+bool Sst::flush_peer(std::size_t rank, PeerQueue& q) {
+  const NodeId peer = node_of(rank);
+  bool wrote = false;
+  auto issue = [&](const Range& r, bool data) -> bool {
+    const auto st = transport_->write(peer, region_, r.offset, region_, r.offset, r.len);
+    switch (st) {
+      case transport::Status::ok:
+        wrote = true;
+        if (data) {
+          ++stats_.data_writes;
+          stats_.data_bytes += r.len;
+        } else {
+          ++stats_.guard_writes;
+        }
+        return true;
+      case transport::Status::retry:
+        ++stats_.retries;
+        return false;
+      case transport::Status::peer_suspected:
+      case transport::Status::closed:
+        suspect(rank, transport::SuspicionReason::connection_lost,
+                "write refused: " + std::string(transport::to_string(st)));
+        return false;
+      case transport::Status::invalid:
+        throw std::logic_error("sst: invalid write of [" + std::to_string(r.offset) + ", +" +
+                               std::to_string(r.len) + ") to node " + std::to_string(peer));
+    }
+    return false;
+  };
+  std::size_t i = 0;
+  for (; i < q.data.size(); ++i)
+    if (!issue(q.data[i], true)) break;
+  q.data.erase(q.data.begin(), q.data.begin() + static_cast<std::ptrdiff_t>(i));
+  if (suspected_[rank]) {
+    q.data.clear();
+    q.guards.clear();
+    return wrote;
+  }
+  if (!q.data.empty()) return wrote;  // guards wait for their data
+  std::size_t g = 0;
+  for (; g < q.guards.size(); ++g)
+    if (!issue(q.guards[g], false)) break;
+  q.guards.erase(q.guards.begin(), q.guards.begin() + static_cast<std::ptrdiff_t>(g));
+  if (suspected_[rank]) q.guards.clear();
+  return wrote;
+}
+
+bool Sst::flush() {
+  if (dirty_.empty()) return false;
+  bool wrote = false;
+  std::size_t keep = 0;
+  for (std::size_t i = 0; i < dirty_.size(); ++i) {
+    const std::size_t rank = dirty_[i];
+    auto& q = queues_[rank];
+    if (flush_peer(rank, q)) wrote = true;
+    if (!q.data.empty() || !q.guards.empty()) dirty_[keep++] = rank;
+  }
+  dirty_.resize(keep);
+  if (wrote) ++stats_.flushes;
+  return wrote;
+}
+
+void Sst::set_barrier(std::uint64_t value) {
+  const std::size_t off = layout_.control(my_rank_);
+  store<std::uint64_t>(off + offsetof(ControlRow, barrier), value);
+  for (std::size_t r = 0; r < rows(); ++r)
+    push_guard(r, off, sizeof(ControlRow));
+}
+
+void Sst::suspect(std::size_t rank, transport::SuspicionReason why, std::string detail) {
+  if (rank >= suspected_.size() || rank == my_rank_ || suspected_[rank]) return;
+  suspected_[rank] = 1;
+  queues_[rank].data.clear();
+  queues_[rank].guards.clear();
+  const std::size_t off = layout_.control(my_rank_);
+  const auto mask = load<std::uint64_t>(off + offsetof(ControlRow, suspected));
+  store<std::uint64_t>(off + offsetof(ControlRow, suspected), mask | (std::uint64_t{1} << rank));
+  for (std::size_t r = 0; r < rows(); ++r)
+    push_guard(r, off, sizeof(ControlRow));
+  if (on_suspicion_) on_suspicion_(SuspicionReport{rank, node_of(rank), why, std::move(detail)});
+}
+
+bool Sst::poll_events() {
+  events_.clear();
+  if (transport_->poll(events_) == 0) return false;
+  for (auto& e : events_) {
+    if (auto* s = std::get_if<transport::Suspicion>(&e)) {
+      if (auto r = group_.rank_of(s->peer)) suspect(*r, s->reason, s->detail);
+    }
+  }
+  return true;
+}
+
+bool Sst::tick() {
+  const auto interval = std::chrono::nanoseconds(group_.knobs.heartbeat_interval);
+  if (interval.count() == 0) return false;
+  const auto now = clock_();
+  bool did = false;
+  if (now >= next_heartbeat_) {
+    const std::size_t off = layout_.control(my_rank_);
+    store<std::uint64_t>(off, load<std::uint64_t>(off) + 1);
+    for (std::size_t r = 0; r < rows(); ++r) {
+      if (r == my_rank_ || suspected_[r]) continue;
+      const auto st = transport_->write(node_of(r), region_, off, region_, off, sizeof(ControlRow));
+      if (st == transport::Status::ok) ++stats_.heartbeat_writes;
+    }
+    next_heartbeat_ = now + interval;
+    did = true;
+  }
+  const auto timeout = std::chrono::nanoseconds(group_.knobs.suspicion_timeout);
+  for (std::size_t r = 0; r < rows(); ++r) {
+    if (r == my_rank_ || suspected_[r]) continue;
+    const auto hb = heartbeat(r);
+    if (hb != last_heartbeat_[r]) {
+      last_heartbeat_[r] = hb;
+      heartbeat_seen_at_[r] = now;
+    } else if (now - heartbeat_seen_at_[r] > timeout) {
+      suspect(r, transport::SuspicionReason::heartbeat_timeout,
+              "no heartbeat from node " + std::to_string(node_of(r)) + " for " +
+                  std::to_string((now - heartbeat_seen_at_[r]).count() / 1'000'000) + " ms");
+      did = true;
+    }
+  }
+  return did;
+}
+
+}  // namespace spindle::sst

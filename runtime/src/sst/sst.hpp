@@ -1,0 +1,162 @@
+// Shared State Table (DESIGN §4; the SST paper): one row per member of the view in one
+// registered transport region; this node owns its row and pushes parts of it to exactly
+// the peers that need them. Also the heartbeat column and suspicion reporting.
+//
+// Threading: built and connected on the control thread; afterwards owned by the predicate
+// thread (push_*, flush, tick, on_events, set_* of own columns). Application threads may
+// only read through the const accessors of single 8-byte fields (acquire loads); the SMC
+// gives them their own lock-free path into slots. No locks: peers write other rows while
+// we read them; each field is read with one acquire load (transport.hpp memory model).
+//
+// Pushes. A predicate trigger calls push_data() for bulk ranges (slot rings) and
+// push_guard() for counters. Nothing is written until flush(), which the predicate loop
+// calls after the whole evaluation step (Spindle §III-C). Per peer, flush() writes every
+// queued data range in FIFO order, and only when all of them were accepted, every queued
+// guard in ascending offset order, reading the current (monotonic) value at that moment.
+// So a guard never becomes visible before the data it covers, a repeated guard push in one
+// step costs one write, and within a row a lower-offset guard (num_sent) always lands
+// before a higher one (rounds) pushed in the same flush. A peer that answers `retry`
+// keeps the rest of its queue, in order, for the next flush.
+//
+// Suspicion. A peer is suspected when the transport reports it (Suspicion event) or when
+// its heartbeat column has not moved for knobs.suspicion_timeout. The suspicion is
+// recorded in our ControlRow.suspected bitmask (pushed to everyone) and reported once
+// through the handler given to set_suspicion_handler(); the membership layer decides.
+// Suspected peers get no further pushes.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <spindle/transport/transport.hpp>
+
+#include "group/group.hpp"
+#include "sst/layout.hpp"
+
+namespace spindle::sst {
+
+using transport::NodeId;
+using Clock = std::function<std::chrono::nanoseconds()>;
+
+// The steady clock, for real transports; the simulator passes its virtual time.
+[[nodiscard]] Clock steady_clock();
+
+struct SuspicionReport {
+  std::size_t rank = 0;
+  NodeId node = 0;
+  transport::SuspicionReason reason = transport::SuspicionReason::heartbeat_timeout;
+  std::string detail;
+};
+
+struct PushStats {
+  std::uint64_t data_writes = 0;       // slot ranges
+  std::uint64_t guard_writes = 0;      // counters and guards (heartbeats excluded)
+  std::uint64_t heartbeat_writes = 0;  // control line pushes made by tick()
+  std::uint64_t data_bytes = 0;
+  std::uint64_t retries = 0;  // writes refused with retry (re-issued later)
+  std::uint64_t flushes = 0;  // flushes that wrote something
+};
+
+class Sst {
+ public:
+  // Creates this view's region (control thread). `self` must be a member of `g`.
+  Sst(transport::Transport& t, const group::GroupDescription& g, Clock clock);
+  Sst(const Sst&) = delete;
+  Sst& operator=(const Sst&) = delete;
+
+  // Connects the view's members pairwise (control thread).
+  [[nodiscard]] transport::Status connect(std::chrono::milliseconds timeout);
+
+  [[nodiscard]] static transport::RegionId region_id(std::uint64_t epoch) noexcept {
+    return 0x5353'0000u + static_cast<transport::RegionId>(epoch & 0xffff);
+  }
+
+  [[nodiscard]] const SstLayout& layout() const noexcept { return layout_; }
+  [[nodiscard]] const group::GroupDescription& group() const noexcept { return group_; }
+  [[nodiscard]] std::size_t my_rank() const noexcept { return my_rank_; }
+  [[nodiscard]] std::size_t rows() const noexcept { return layout_.rows(); }
+  [[nodiscard]] NodeId node_of(std::size_t rank) const { return group_.members[rank].id; }
+  [[nodiscard]] transport::Transport& transport() noexcept { return *transport_; }
+
+  // Raw region memory: `at(off)` is this node's copy of whatever row covers `off`.
+  [[nodiscard]] std::byte* at(std::size_t offset) const noexcept { return base_ + offset; }
+
+  template <class T>
+  [[nodiscard]] T load(std::size_t offset) const noexcept {
+    return std::atomic_ref<T>(*reinterpret_cast<T*>(base_ + offset))
+        .load(std::memory_order_acquire);
+  }
+  template <class T>
+  void store(std::size_t offset, T v) noexcept {
+    std::atomic_ref<T>(*reinterpret_cast<T*>(base_ + offset)).store(v, std::memory_order_release);
+  }
+
+  // --- pushes (predicate thread) ------------------------------------------------------
+  void push_data(std::size_t rank, std::size_t offset, std::size_t len);
+  void push_guard(std::size_t rank, std::size_t offset, std::size_t len);
+  void push_guard_to(std::span<const std::size_t> ranks, std::size_t offset, std::size_t len);
+  // Issues the queued pushes; returns true if it wrote anything.
+  bool flush();
+  [[nodiscard]] bool has_pending() const noexcept;
+
+  // --- control columns -----------------------------------------------------------------
+  // Sets our barrier column and pushes it to every member.
+  void set_barrier(std::uint64_t value);
+  [[nodiscard]] std::uint64_t barrier(std::size_t rank) const noexcept {
+    return load<std::uint64_t>(layout_.control(rank) + offsetof(ControlRow, barrier));
+  }
+  [[nodiscard]] std::uint64_t heartbeat(std::size_t rank) const noexcept {
+    return load<std::uint64_t>(layout_.control(rank) + offsetof(ControlRow, heartbeat));
+  }
+
+  // --- heartbeats and suspicions (predicate thread) ------------------------------------
+  using SuspicionHandler = std::function<void(const SuspicionReport&)>;
+  void set_suspicion_handler(SuspicionHandler h) { on_suspicion_ = std::move(h); }
+  // Polls transport events and reports suspicions; returns true if there were events.
+  bool poll_events();
+  // Heartbeat push when due, and heartbeat-timeout detection; true if it did something.
+  bool tick();
+  void suspect(std::size_t rank, transport::SuspicionReason why, std::string detail);
+  [[nodiscard]] bool suspected(std::size_t rank) const noexcept {
+    return rank < suspected_.size() && suspected_[rank];
+  }
+
+  [[nodiscard]] const PushStats& stats() const noexcept { return stats_; }
+  [[nodiscard]] std::chrono::nanoseconds now() const { return clock_(); }
+
+ private:
+  struct Range {
+    std::size_t offset;
+    std::size_t len;
+  };
+  struct PeerQueue {
+    std::vector<Range> data;
+    std::vector<Range> guards;  // sorted by offset, unique offsets
+  };
+  bool flush_peer(std::size_t rank, PeerQueue& q);
+
+  transport::Transport* transport_;
+  group::GroupDescription group_;
+  SstLayout layout_;
+  Clock clock_;
+  std::size_t my_rank_ = 0;
+  transport::RegionId region_ = 0;
+  std::byte* base_ = nullptr;
+  std::vector<PeerQueue> queues_;
+  std::vector<std::size_t> dirty_;  // ranks with a non-empty queue
+  std::vector<char> suspected_;
+  std::vector<std::uint64_t> last_heartbeat_;
+  std::vector<std::chrono::nanoseconds> heartbeat_seen_at_;
+  std::chrono::nanoseconds next_heartbeat_{0};
+  std::vector<transport::Event> events_;
+  SuspicionHandler on_suspicion_;
+  PushStats stats_;
+};
+
+}  // namespace spindle::sst

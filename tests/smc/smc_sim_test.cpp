@@ -1,0 +1,328 @@
+// SMC on the in-memory deterministic transport: random groups, subgroups, senders, windows,
+// payloads and delays over many seeds, each run checked by the delivery-log checker; and
+// the null-send properties (no stall, sender invariance, quiescence), ring wrap-around at
+// every window size, overlapping subgroups and unordered mode. A failing seed prints the
+// command that replays it. SPINDLE_SIM_SEEDS=<n> explores more (the `nightly` label).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "sim_cluster.hpp"
+
+namespace sim = spindle::transport::sim;
+namespace sg = spindle::group;
+using spindle::testing::SendPlan;
+using spindle::testing::SimCluster;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Scenario {
+  sg::GroupDescription group;
+  std::vector<std::vector<std::uint64_t>> planned;  // [subgroup][sender rank] messages
+  std::vector<std::vector<SendPlan>> plans;         // [subgroup][sender rank]
+};
+
+sg::GroupDescription base_group(std::uint32_t n) {
+  sg::GroupDescription g;
+  for (std::uint32_t i = 0; i < n; ++i)
+    g.members.push_back(sg::Member{i * 3 + 1, "sim", 0});  // ids need not be ranks
+  g.knobs.heartbeat_interval = 0ms;
+  return g;
+}
+
+// A random scenario: 2-4 members, 1-3 subgroups with random (overlapping) memberships,
+// all/half/one senders, windows 1..1000 (mostly small), payloads 1..slot size, some
+// senders silent or slowed.
+Scenario random_scenario(sim::Rng& rng) {
+  const auto n = static_cast<std::uint32_t>(rng.uniform(2, 4));
+  Scenario sc{base_group(n), {}, {}};
+  const auto subgroups = rng.uniform(1, 3);
+  for (std::uint64_t s = 0; s < subgroups; ++s) {
+    sg::Subgroup sub;
+    sub.name = "s" + std::to_string(s);
+    for (std::uint32_t i = 0; i < n; ++i)
+      if (rng.chance(700'000) || s == 0) sub.members.push_back(sc.group.members[i].id);
+    if (sub.members.empty()) sub.members.push_back(sc.group.members[0].id);
+    const auto pattern = rng.uniform(0, 2);  // all, half, one
+    const std::size_t ns = pattern == 0   ? sub.members.size()
+                           : pattern == 1 ? std::max<std::size_t>(1, sub.members.size() / 2)
+                                          : 1;
+    const auto start = static_cast<std::size_t>(rng.uniform(0, sub.members.size() - 1));
+    for (std::size_t k = 0; k < ns; ++k)
+      sub.senders.push_back(sub.members[(start + k) % sub.members.size()]);
+    std::sort(sub.senders.begin(), sub.senders.end());
+    const auto wpick = rng.uniform(0, 9);
+    sub.window_size = static_cast<std::uint32_t>(wpick < 6   ? rng.uniform(1, 8)
+                                                 : wpick < 9 ? rng.uniform(9, 100)
+                                                             : rng.uniform(101, 1000));
+    sub.max_payload = static_cast<std::uint32_t>(rng.chance(500'000) ? rng.uniform(1, 64)
+                                                                     : rng.uniform(65, 2048));
+    sub.ordering = rng.chance(200'000) ? sg::Ordering::unordered : sg::Ordering::atomic;
+    std::vector<std::uint64_t> counts;
+    std::vector<SendPlan> plans;
+    for (std::size_t k = 0; k < sub.senders.size(); ++k) {
+      SendPlan p;
+      const auto kind = rng.uniform(0, 9);
+      p.count = kind == 0 ? 0 : rng.uniform(1, 40);  // 10 % silent senders
+      if (kind == 1) p.spacing = std::chrono::microseconds(rng.uniform(1, 100));  // slowed
+      if (kind == 2) p.max_batch = 1;
+      counts.push_back(p.count);
+      plans.push_back(p);
+    }
+    sc.planned.push_back(counts);
+    sc.plans.push_back(plans);
+    sc.group.subgroups.push_back(sub);
+  }
+  return sc;
+}
+
+void apply_plans(SimCluster& c, const Scenario& sc) {
+  for (std::uint32_t s = 0; s < sc.group.subgroups.size(); ++s) {
+    const auto& sub = sc.group.subgroups[s];
+    for (std::size_t k = 0; k < sub.senders.size(); ++k)
+      c.node(*sc.group.rank_of(sub.senders[k])).plan(s, sc.plans[s][k]);
+  }
+}
+
+sim::Config config(std::uint64_t seed) {
+  sim::Config cfg;
+  cfg.seed = seed;
+  return cfg;
+}
+
+struct Outcome {
+  bool finished = false;
+  std::vector<std::string> errors;
+  std::uint64_t writes_at_done = 0;
+  std::uint64_t writes_at_end = 0;
+  bool drained = false;
+  sim::Duration done_at{0};
+};
+
+// Runs a scenario to completion, checks the logs, then lets the network drain.
+Outcome run(SimCluster& c, const Scenario& sc, sim::Duration limit = 20s) {
+  Outcome o;
+  o.finished = c.net().run_until([&] { return c.all_delivered(sc.planned); }, limit);
+  o.done_at = c.net().now();
+  o.writes_at_done = c.smc_writes();
+  o.errors = spindle::testing::check(spindle::testing::specs_of(sc.group), c.logs(), o.finished);
+  // Quiescence: with every sender idle the network must drain by itself.
+  o.drained = !c.net().run_until([] { return false; }, c.net().now() + 1s) && !c.net().step();
+  o.writes_at_end = c.smc_writes();
+  return o;
+}
+
+std::string describe(const Scenario& sc) {
+  return sg::to_yaml(sc.group);
+}
+
+}  // namespace
+
+TEST_CASE("smc sim: every member delivers the same messages in the same order, over seeds",
+          "[smc][sim][seeds]") {
+  const auto seeds = sim::Seeds::from_env(1500);
+  std::uint64_t delivered = 0;
+  for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+    sim::Rng rng(seed * 7919);
+    const auto sc = random_scenario(rng);
+    SimCluster c(sc.group, config(seed));
+    apply_plans(c, sc);
+    const auto o = run(c, sc);
+    for (const auto& l : c.logs())
+      delivered += l.delivered.size();
+    if (!o.finished || !o.errors.empty() || !o.drained) {
+      INFO("replay: " << sim::replay_command(seed, Catch::getResultCapture().getCurrentTestName()));
+      INFO(describe(sc));
+      for (const auto& e : o.errors)
+        INFO(e);
+      CHECK(o.finished);
+      CHECK(o.errors.empty());
+      CHECK(o.drained);
+      FAIL("seed " << seed << " failed");
+    }
+  }
+  WARN("delivered " << delivered << " messages over " << seeds.count << " seeds");
+  CHECK(delivered > 0);
+}
+
+TEST_CASE("smc sim: the same seed replays the same run", "[smc][sim]") {
+  std::uint64_t hashes[2] = {};
+  for (auto& h : hashes) {
+    sim::Rng rng(42);
+    const auto sc = random_scenario(rng);
+    SimCluster c(sc.group, config(42));
+    apply_plans(c, sc);
+    (void)run(c, sc);
+    h = c.net().trace_hash();
+  }
+  CHECK(hashes[0] == hashes[1]);
+}
+
+namespace {
+Scenario fixed(std::uint32_t n, std::uint32_t window, std::uint32_t payload,
+               std::vector<std::uint64_t> counts, sg::Ordering ord = sg::Ordering::atomic) {
+  Scenario sc{base_group(n), {}, {}};
+  sg::Subgroup sub;
+  sub.name = "only";
+  for (std::uint32_t i = 0; i < n; ++i)
+    sub.members.push_back(sc.group.members[i].id);
+  for (std::uint32_t i = 0; i < counts.size(); ++i)
+    sub.senders.push_back(sc.group.members[i].id);
+  sub.window_size = window;
+  sub.max_payload = payload;
+  sub.ordering = ord;
+  sc.group.subgroups.push_back(sub);
+  std::vector<SendPlan> plans;
+  for (auto k : counts)
+    plans.push_back(SendPlan{k, 0ns, 0});
+  sc.planned.push_back(counts);
+  sc.plans.push_back(plans);
+  return sc;
+}
+}  // namespace
+
+TEST_CASE("smc sim: a silent sender does not stall the others (nulls), and nulls stop",
+          "[smc][sim][nulls]") {
+  auto sc = fixed(3, 8, 64, {50, 0, 50});
+  SimCluster c(sc.group, config(7));
+  apply_plans(c, sc);
+  const auto o = run(c, sc);
+  REQUIRE(o.finished);
+  for (const auto& e : o.errors)
+    FAIL(e);
+  CHECK(o.drained);
+  // The silent sender answered with nulls, in few counter updates.
+  const auto& st = c.node(1).smc().stats(0);
+  CHECK(st.nulls > 0);
+  CHECK(st.null_updates <= st.nulls);
+  CHECK(st.sent == 0);
+}
+
+TEST_CASE("smc sim: a sender slowed by 100 us per message does not slow the others",
+          "[smc][sim][nulls]") {
+  // Baseline: two fast senders. Then the same plus a third sender pacing 100 us/message.
+  auto fast = fixed(3, 16, 256, {200, 200});
+  SimCluster a(fast.group, config(11));
+  apply_plans(a, fast);
+  const auto base = run(a, fast);
+  REQUIRE(base.finished);
+
+  auto slow = fixed(3, 16, 256, {200, 200, 200});
+  slow.plans[0][2].spacing = 100us;
+  SimCluster b(slow.group, config(11));
+  apply_plans(b, slow);
+  // Time until the fast senders' 400 messages are delivered everywhere.
+  const bool ok = b.net().run_until(
+      [&] {
+        for (std::size_t r = 0; r < 3; ++r) {
+          std::uint64_t fast_delivered = 0;
+          for (const auto& d : b.node(r).log.delivered)
+            fast_delivered += d.sender != slow.group.members[2].id ? 1u : 0u;
+          if (fast_delivered < 400) return false;
+        }
+        return true;
+      },
+      20s);
+  REQUIRE(ok);
+  const auto fast_done = b.net().now();
+  INFO("baseline " << base.done_at.count() << " ns, with slow sender " << fast_done.count()
+                   << " ns");
+  // The slow sender needs >= 20 ms for its 200 messages; without nulls the fast senders'
+  // messages would be delivered at its pace.
+  CHECK(fast_done < base.done_at * 2);
+  CHECK(fast_done < 10ms);
+  const auto rest = run(b, slow);
+  CHECK(rest.finished);
+  CHECK(rest.errors.empty());
+}
+
+TEST_CASE("smc sim: quiescence - once every sender is idle no further pushes happen",
+          "[smc][sim][nulls]") {
+  auto sc = fixed(4, 10, 32, {30, 1, 0, 30});
+  SimCluster c(sc.group, config(3));
+  apply_plans(c, sc);
+  const auto o = run(c, sc);
+  REQUIRE(o.finished);
+  CHECK(o.errors.empty());
+  CHECK(o.drained);
+  // After the drain, more idle time adds not a single write.
+  const auto before = c.smc_writes();
+  (void)c.net().run_until([] { return false; }, c.net().now() + 100ms);
+  CHECK(c.smc_writes() == before);
+  // Pushes made after everything was delivered are only the trailing counters: bounded.
+  CHECK(o.writes_at_end - o.writes_at_done <= 4 * 3 * 4);
+}
+
+TEST_CASE("smc sim: a subgroup where only one member sends never sends nulls",
+          "[smc][sim][nulls]") {
+  auto sc = fixed(4, 5, 100, {120});
+  SimCluster c(sc.group, config(5));
+  apply_plans(c, sc);
+  const auto o = run(c, sc);
+  REQUIRE(o.finished);
+  CHECK(o.errors.empty());
+  CHECK(c.node(0).smc().stats(0).nulls == 0);
+  CHECK(o.drained);
+}
+
+TEST_CASE("smc sim: ring wrap-around at every window size", "[smc][sim][ring]") {
+  std::vector<std::uint32_t> windows;
+  for (std::uint32_t w = 1; w <= 40; ++w)
+    windows.push_back(w);
+  for (std::uint32_t w : {63u, 64u, 65u, 100u, 127u, 128u, 255u, 500u, 999u, 1000u})
+    windows.push_back(w);
+  for (auto w : windows) {
+    const std::uint64_t per_sender = std::min<std::uint64_t>(2ull * w + 3, 2003);
+    auto sc = fixed(2, w, 24, {per_sender, per_sender});
+    SimCluster c(sc.group, config(w));
+    apply_plans(c, sc);
+    const auto o = run(c, sc, 60s);
+    INFO("window " << w);
+    REQUIRE(o.finished);
+    for (const auto& e : o.errors)
+      FAIL(e);
+  }
+}
+
+TEST_CASE("smc sim: overlapping subgroups share one predicate thread per node",
+          "[smc][sim][overlap]") {
+  Scenario sc{base_group(4), {}, {}};
+  const auto id = [&](std::uint32_t r) { return sc.group.members[r].id; };
+  sc.group.subgroups = {
+      sg::Subgroup{"a", {id(0), id(1), id(2)}, {id(0), id(1)}, 4, 100, sg::Ordering::atomic},
+      sg::Subgroup{"b", {id(1), id(2), id(3)}, {id(2), id(3)}, 7, 50, sg::Ordering::atomic},
+      sg::Subgroup{"c", {id(0), id(3)}, {id(0), id(3)}, 3, 300, sg::Ordering::unordered},
+      sg::Subgroup{"all", {id(0), id(1), id(2), id(3)}, {id(1)}, 2, 8, sg::Ordering::atomic},
+  };
+  sc.planned = {{40, 40}, {40, 40}, {40, 40}, {40}};
+  sc.plans = {{{40}, {40}}, {{40}, {40}}, {{40}, {40}}, {{40}}};
+  SimCluster c(sc.group, config(99));
+  apply_plans(c, sc);
+  const auto o = run(c, sc);
+  REQUIRE(o.finished);
+  for (const auto& e : o.errors)
+    FAIL(e);
+  CHECK(o.drained);
+  CHECK_FALSE(c.node(0).smc().is_member(1));
+  CHECK(c.node(3).smc().is_sender(2));
+}
+
+TEST_CASE("smc sim: unordered mode delivers on receipt in per-sender FIFO order",
+          "[smc][sim][unordered]") {
+  auto sc = fixed(3, 6, 128, {60, 0, 60}, sg::Ordering::unordered);
+  SimCluster c(sc.group, config(17));
+  apply_plans(c, sc);
+  const auto o = run(c, sc);
+  REQUIRE(o.finished);
+  for (const auto& e : o.errors)
+    FAIL(e);
+  CHECK(o.drained);
+  // No stability wait and no nulls: a silent sender is simply never heard from.
+  CHECK(c.node(1).smc().stats(0).nulls == 0);
+  for (const auto& l : c.logs())
+    for (const auto& d : l.delivered)
+      CHECK(d.seq == -1);
+}
