@@ -7,6 +7,7 @@
 // upcall records into `log` on the predicate thread; read `log` after the loop stopped.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -45,7 +46,26 @@ class TestNode {
     plans_.resize(g.subgroups.size());
     next_.assign(g.subgroups.size(), 0);
     next_time_.assign(g.subgroups.size(), std::chrono::nanoseconds{0});
-    delivered_.assign(g.subgroups.size(), 0);
+    delivered_ = std::make_unique<std::atomic<std::uint64_t>[]>(g.subgroups.size());
+    for (std::size_t s = 0; s < g.subgroups.size(); ++s)
+      delivered_[s].store(0);
+    // Barrier requests from other threads reach the SST on the predicate thread.
+    predicates_.add(
+        sst::PredicateKind::recurrent,
+        [this] { return barrier_request_.load(std::memory_order_acquire) > barrier_set_; },
+        [this] {
+          barrier_set_ = barrier_request_.load(std::memory_order_acquire);
+          sst_.set_barrier(barrier_set_);
+        });
+  }
+
+  // Any thread: ask the predicate thread to publish our barrier column.
+  void request_barrier(std::uint64_t v) { barrier_request_.store(v, std::memory_order_release); }
+  // Any thread: every member's barrier column reached `v`.
+  [[nodiscard]] bool barrier_reached(std::uint64_t v) const {
+    for (std::size_t r = 0; r < sst_.rows(); ++r)
+      if (sst_.barrier(r) < v) return false;
+    return true;
   }
 
   void plan(std::uint32_t subgroup, SendPlan p) { plans_[subgroup] = p; }
@@ -89,7 +109,7 @@ class TestNode {
     return true;
   }
   [[nodiscard]] std::uint64_t delivered(std::uint32_t subgroup) const {
-    return delivered_[subgroup];
+    return delivered_[subgroup].load(std::memory_order_acquire);
   }
 
   sst::Sst& sst() { return sst_; }
@@ -102,7 +122,7 @@ class TestNode {
 
  private:
   void on_deliver(std::uint32_t sg, std::span<const smc::Message> batch) {
-    delivered_[sg] += batch.size();
+    delivered_[sg].fetch_add(batch.size(), std::memory_order_acq_rel);
     if (on_batch) on_batch(sg, batch);
     if (!record_) return;
     for (const auto& m : batch)
@@ -122,7 +142,9 @@ class TestNode {
   std::vector<SendPlan> plans_;
   std::vector<std::uint64_t> next_;
   std::vector<std::chrono::nanoseconds> next_time_;
-  std::vector<std::uint64_t> delivered_;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> delivered_;
+  std::atomic<std::uint64_t> barrier_request_{0};
+  std::uint64_t barrier_set_ = 0;
 };
 
 inline std::vector<SubgroupSpec> specs_of(const group::GroupDescription& g) {
