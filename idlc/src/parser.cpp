@@ -833,10 +833,12 @@ std::optional<EvalValue> Builder::eval_node(Ctx* node, EvalTarget target, int de
 
 namespace {
 
-// Decodes the body of a char/string literal (without quotes) into code points.
-bool decode_escapes(const std::string& body, std::u32string& out) {
+// Decodes the body of a char/string literal (without quotes) into code points; `raw` marks
+// those written as \xHH or octal escapes, which stand for bytes rather than characters.
+bool decode_escapes(const std::string& body, std::u32string& out, std::vector<bool>& raw) {
   size_t i = 0;
   while (i < body.size()) {
+    raw.resize(out.size(), false);
     const auto c = static_cast<unsigned char>(body[i]);
     if (c != '\\') {
       // UTF-8 decode (validated by the preprocessor).
@@ -913,10 +915,11 @@ bool decode_escapes(const std::string& body, std::u32string& out) {
                                                  : (std::tolower(h) - 'a' + 10));
           ++n;
         }
-        if (n == 0) {
+        if (n == 0 || (v >= 0xD800 && v <= 0xDFFF)) {
           return false;
         }
         out.push_back(v);
+        raw.push_back(e == 'x');
         break;
       }
       default:
@@ -928,6 +931,7 @@ bool decode_escapes(const std::string& body, std::u32string& out) {
             ++n;
           }
           out.push_back(v);
+          raw.push_back(true);
           break;
         }
         return false;
@@ -1008,7 +1012,8 @@ std::optional<EvalValue> Builder::literal(Ctx* ctx) {
     std::string text = (wide ? l->WCHAR_LITERAL() : l->CHAR_LITERAL())->getText();
     text = text.substr(wide ? 2 : 1, text.size() - (wide ? 3 : 2));
     std::u32string cps;
-    if (!decode_escapes(text, cps) || cps.size() != 1) {
+    std::vector<bool> raw;
+    if (!decode_escapes(text, cps, raw) || cps.size() != 1) {
       diags_.error(where, "invalid character literal");
       return std::nullopt;
     }
@@ -1028,17 +1033,20 @@ std::optional<EvalValue> Builder::literal(Ctx* ctx) {
     std::string text = part->getText();
     text = text.substr(wide ? 2 : 1, text.size() - (wide ? 3 : 2));
     std::u32string cps;
-    if (!decode_escapes(text, cps)) {
+    std::vector<bool> raw;
+    if (!decode_escapes(text, cps, raw)) {
       diags_.error(loc(part->getSymbol()), "invalid escape sequence in string literal");
       return std::nullopt;
     }
-    for (const char32_t cp : cps) {
+    raw.resize(cps.size(), false);
+    for (size_t k = 0; k < cps.size(); ++k) {
+      const char32_t cp = cps[k];
       if (cp == 0) {
         diags_.error(loc(part->getSymbol()), "string literal contains a NUL character");
         return std::nullopt;
       }
-      if (!wide && cp <= 0xFF && cp >= 0x80 && text.find("\\x") != std::string::npos) {
-        v.s.utf8 += static_cast<char>(cp);  // a raw byte written as \xHH
+      if (!wide && raw[k] && cp <= 0xFF) {
+        v.s.utf8 += static_cast<char>(cp);  // a byte written as \xHH or octal
       } else {
         append_utf8(v.s.utf8, cp);
       }

@@ -108,6 +108,7 @@ module C {
   const wchar WC = L'\u00e9';
   const string S = "con" "cat";
   const string<5> BS = "abc";
+  const string ESCAPED = "a\x41\101\u00e9\xff\t";
   const wstring WS = L"wide";
   const boolean T = TRUE;
   const boolean NF = FALSE;
@@ -140,6 +141,7 @@ module C {
   CHECK(std::get<CharValue>(v("C::WC")).wide);
   CHECK(std::get<StringValue>(v("C::S")).utf8 == "concat");
   CHECK(std::get<StringValue>(v("C::BS")).utf8 == "abc");
+  CHECK(std::get<StringValue>(v("C::ESCAPED")).utf8 == "aAA\xC3\xA9\xFF\t");
   CHECK(std::get<StringValue>(v("C::WS")).wide);
   CHECK(std::get<bool>(v("C::T")));
   CHECK_FALSE(std::get<bool>(v("C::NF")));
