@@ -6,7 +6,9 @@
 // connect, disconnect, destruction) is called from one control thread, never concurrently
 // with itself. The data plane (write, send_block, post_receive, poll, activity, wait,
 // local_region) may be called from any thread, concurrently with other data-plane calls;
-// implementations lock per peer internally. Per-peer write ordering (below) holds for
+// implementations lock per peer internally. The control plane must not run while
+// data-plane calls are in flight (a view change quiesces the data path first). Per-peer
+// write ordering (below) holds for
 // writes posted by one thread in program order; posts to one peer from several threads are
 // ordered by whichever post returned first.
 //
@@ -135,8 +137,9 @@ class Transport {
                                        std::uint64_t view_epoch,
                                        std::chrono::milliseconds timeout) = 0;
 
-  // Closes every connection of the current view (peers see peer_left). Never blocks longer
-  // than the implementation's linger bound. Regions stay registered.
+  // Closes every connection of the current view (peers see peer_left) and drops events
+  // not yet polled. Never blocks longer than the implementation's linger bound (well under
+  // a second). Regions stay registered.
   virtual void disconnect() = 0;
 
   // --- data plane (any thread) -------------------------------------------------------

@@ -1,0 +1,166 @@
+// The transport conformance suite: the same multi-process scenarios for every transport.
+// The transport under test comes from SPINDLE_TRANSPORT (tcp, shm, rdma; CTest runs the
+// binary once per transport). Each test spawns 2-4 transport_node processes on loopback,
+// hands them the member list, and bounds every wait; exit code 77 (CTest: skipped) when
+// the transport cannot run on this machine, printing why.
+#define CATCH_CONFIG_RUNNER
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "support.hpp"
+
+namespace test = spindle::transport::test;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string g_kind = "tcp";
+
+struct Cluster {
+  std::vector<std::unique_ptr<test::Child>> nodes;
+
+  Cluster(std::size_t n, const std::string& scenario, const std::vector<std::string>& extra = {}) {
+    // A private shm namespace per test run, so parallel runs never meet.
+    static int serial = 0;
+    const std::string ns =
+        "spindle-t" + std::to_string(::getpid()) + "-" + std::to_string(++serial);
+    ::setenv("SPINDLE_SHM_NAMESPACE", ns.c_str(), 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::vector<std::string> argv{TRANSPORT_NODE_PATH, g_kind, scenario, std::to_string(i)};
+      argv.insert(argv.end(), extra.begin(), extra.end());
+      nodes.push_back(std::make_unique<test::Child>(argv));
+    }
+    std::ostringstream members;
+    members << "MEMBERS " << n;
+    const auto deadline = Clock::now() + 20s;
+    for (auto& c : nodes) {
+      auto ready = c->expect("READY", deadline);
+      REQUIRE(ready);
+      std::istringstream in(*ready);
+      std::string word, id, host, port;
+      in >> word >> id >> host >> port;
+      members << " " << id << " " << host << " " << port;
+    }
+    for (auto& c : nodes)
+      c->send(members.str());
+  }
+
+  // Waits for node i's OK line; fails the test with the node's output otherwise.
+  std::string ok(std::size_t i, std::chrono::seconds limit = 60s) {
+    auto line = nodes[i]->expect("OK", Clock::now() + limit);
+    std::string log;
+    if (!line) {
+      // Collect what every node said, to see who failed first.
+      for (std::size_t j = 0; j < nodes.size(); ++j) {
+        while (nodes[j]->read_line(Clock::now() + 500ms)) {
+        }
+        log += "node " + std::to_string(j) + " said:\n";
+        for (auto& l : nodes[j]->log())
+          log += "  " + l + "\n";
+      }
+    }
+    INFO(log);
+    REQUIRE(line);
+    CHECK(nodes[i]->wait(Clock::now() + 10s) == 0);
+    return *line;
+  }
+};
+
+double field(const std::string& line, const std::string& key) {
+  auto at = line.find(key + "=");
+  if (at == std::string::npos) return -1;
+  return std::strtod(line.c_str() + at + key.size() + 1, nullptr);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "writes to one peer are seen in order: data before guard, 3 processes, concurrent "
+    "writers to different peers",
+    "[conformance][order]") {
+  Cluster c(3, "order", {"ms=1500", "suspicion_ms=2000"});
+  for (std::size_t i = 0; i < 3; ++i) {
+    auto line = c.ok(i);
+    INFO(line);
+    CHECK(field(line, "observed") > 20);
+    CHECK(field(line, "teardown_ms") < 1000);
+  }
+}
+
+TEST_CASE("writes of 1 byte to 8 MB land whole, at both region edges", "[conformance][sizes]") {
+  Cluster c(2, "sizes");
+  c.ok(0);
+  c.ok(1);
+}
+
+TEST_CASE("blocks arrive in order with their immediates under back-pressure",
+          "[conformance][blocks]") {
+  Cluster c(2, "blocks", {"count=300"});
+  c.ok(1);
+  auto line = c.ok(0);
+  INFO(line);
+  CHECK(field(line, "blocks") == 300);
+}
+
+TEST_CASE("a peer SIGKILLed mid-stream is suspected in time and the survivors keep working",
+          "[conformance][kill]") {
+  constexpr int kSuspicionMs = 500;
+  Cluster c(3, "order", {"ms=300", "victim=2", "suspicion_ms=" + std::to_string(kSuspicionMs)});
+  REQUIRE(c.nodes[2]->expect("STREAMING", Clock::now() + 20s));
+  std::this_thread::sleep_for(300ms);
+  const auto killed_at = Clock::now();
+  c.nodes[2]->kill9();
+  CHECK(c.nodes[2]->wait(Clock::now() + 5s) == 128 + SIGKILL);
+  for (std::size_t i = 0; i < 2; ++i) {
+    auto line = c.nodes[i]->expect("SUSPECT 2", Clock::now() + 10s);
+    REQUIRE(line);
+    std::istringstream in(*line);
+    std::string word, peer, reason;
+    long long ns = 0;
+    in >> word >> peer >> reason >> ns;
+    const auto delay = Clock::time_point(Clock::duration(ns)) - killed_at;
+    INFO(*line);
+    CHECK(delay < std::chrono::milliseconds(kSuspicionMs) + 700ms);
+  }
+  c.ok(0);
+  c.ok(1);
+}
+
+TEST_CASE("teardown and reconnect for a new view never hang", "[conformance][reconnect]") {
+  Cluster c(3, "reconnect");
+  for (std::size_t i = 0; i < 3; ++i) {
+    auto line = c.ok(i);
+    INFO(line);
+    CHECK(field(line, "disconnect_ms") < 1000);
+    CHECK(field(line, "teardown_ms") < 1000);
+  }
+}
+
+TEST_CASE("an idle connected node uses about 0% CPU", "[conformance][idle]") {
+  Cluster c(2, "idle", {"ms=1000"});
+  for (std::size_t i = 0; i < 2; ++i) {
+    auto line = c.ok(i);
+    INFO(line);
+    CHECK(field(line, "cpu_pct") >= 0);
+    CHECK(field(line, "cpu_pct") < 3.0);
+  }
+}
+
+int main(int argc, char** argv) {
+  if (const char* k = std::getenv("SPINDLE_TRANSPORT")) g_kind = k;
+  std::string why;
+  if (!test::transport_available(g_kind, why)) {
+    std::cout << "SKIP: transport '" << g_kind << "' cannot run here: " << why << std::endl;
+    return 77;
+  }
+  return Catch::Session().run(argc, argv);
+}

@@ -1,0 +1,70 @@
+// TCP transport (Boost.Asio): one stream per peer pair; one-sided writes travel as framed
+// {region, offset, length, bytes} and are applied by the receiver's I/O thread in stream
+// order; blocks travel as BLOCK frames into posted receives. Frame format:
+// docs/transport-tcp.md.
+//
+// Threading: the transport owns one I/O thread that runs every socket operation, applies
+// incoming frames to region memory, sends heartbeats and raises suspicions. The contract's
+// rules apply (transport.hpp): one control thread; data-plane calls from any thread. Lock
+// order: Impl::mu_ (view, peers) before Peer::mu (queues) before Impl::events_mu_.
+//
+// Bounded memory: per peer at most max_queued_bytes wait to be sent (write()/send_block()
+// return retry beyond it; one oversized write is accepted when the queue is empty), plus
+// one read buffer. A block with no posted receive stops reading from that stream, so the
+// sender's kernel buffers and then its queue fill up: back-pressure reaches the sender.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include <spindle/transport/transport.hpp>
+
+namespace spindle::transport {
+
+struct TcpConfig {
+  NodeAddress self;  // host to bind (e.g. 127.0.0.1); port 0 picks a free port
+  std::chrono::milliseconds heartbeat_interval{100};
+  std::chrono::milliseconds suspicion_timeout{1000};  // silence before heartbeat_timeout
+  std::size_t max_queued_bytes = std::size_t{8} << 20;
+  std::uint32_t max_block = std::uint32_t{64} << 20;
+  std::size_t read_buffer = std::size_t{256} << 10;
+};
+
+class TcpTransport final : public Transport {
+ public:
+  // Binds and listens at once (throws std::system_error if the address is unusable), so
+  // peers may connect as soon as port() is known.
+  explicit TcpTransport(TcpConfig config);
+  ~TcpTransport() override;
+
+  // The port actually bound (useful with port 0).
+  [[nodiscard]] std::uint16_t port() const noexcept;
+
+  [[nodiscard]] NodeId self() const noexcept override;
+  [[nodiscard]] std::string_view kind() const noexcept override { return "tcp"; }
+  LocalRegion create_region(RegionId id, std::size_t size) override;
+  [[nodiscard]] Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
+                               std::chrono::milliseconds timeout) override;
+  void disconnect() override;
+  [[nodiscard]] std::optional<RegionDescriptor> remote_region(NodeId peer,
+                                                              RegionId id) const override;
+  [[nodiscard]] std::optional<LocalRegion> local_region(RegionId id) const override;
+  [[nodiscard]] Status write(NodeId peer, RegionId local, std::uint64_t local_offset,
+                             RegionId remote, std::uint64_t remote_offset,
+                             std::size_t length) override;
+  [[nodiscard]] Status send_block(NodeId peer, RegionId local, std::uint64_t offset,
+                                  std::uint32_t length, std::uint32_t immediate) override;
+  [[nodiscard]] Status post_receive(NodeId peer, RegionId local, std::uint64_t offset,
+                                    std::uint32_t capacity) override;
+  std::size_t poll(std::vector<Event>& out) override;
+  [[nodiscard]] std::uint64_t activity() const noexcept override;
+  void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) override;
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace spindle::transport

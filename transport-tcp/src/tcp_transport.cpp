@@ -1,0 +1,765 @@
+// TCP transport implementation (see <spindle/transport/tcp.hpp> for the model and the
+// threading rules, frame.hpp for the wire format).
+//
+// Connection set-up: the member with the higher id connects to the one with the lower id
+// and sends HELLO first; the lower one answers with its HELLO once its own connect() for
+// that view epoch has started (a HELLO for a later epoch is parked until then, an earlier
+// one is refused). A stream is established when both HELLOs crossed; data frames only
+// follow that.
+#include <boost/asio.hpp>
+#include <utility>  // before Boost.Asio: C++20 coroutine support in Boost 1.74 needs it
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <map>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include <spindle/transport/doorbell.hpp>
+#include <spindle/transport/tcp.hpp>
+
+#include "frame.hpp"
+#include "transport/aligned_buffer.hpp"
+
+namespace spindle::transport {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using tcp_frames::FrameDecoder;
+
+class TcpTransport::Impl {
+ public:
+  struct Conn;
+
+  struct Posted {
+    RegionId region;
+    std::uint64_t offset;
+    std::uint32_t capacity;
+  };
+
+  struct Peer {
+    NodeAddress addr;
+    std::uint64_t epoch = 0;
+    std::mutex mu;
+    // Guarded by mu.
+    std::vector<std::byte> pending;  // frames waiting for the I/O thread
+    bool writing = false;            // the I/O thread owns the write loop
+    bool blocked = false;            // a caller saw retry: ring the doorbell on drain
+    bool established = false;
+    bool suspected = false;
+    bool closing = false;  // GOODBYE queued; close once flushed
+    bool retired = false;  // view gone: report nothing more about it
+    std::map<RegionId, RegionDescriptor> remote;
+    std::deque<Posted> posted;
+    std::weak_ptr<Conn> conn;
+  };
+
+  // One stream. Lives on the I/O thread; kept alive by its pending handlers and conns_.
+  struct Conn final : tcp_frames::FrameSink, std::enable_shared_from_this<Conn> {
+    Conn(Impl& i, tcp::socket s) : impl(i), sock(std::move(s)), dec(i.cfg_.max_block) {
+      rbuf.resize(i.cfg_.read_buffer);
+    }
+    Impl& impl;
+    tcp::socket sock;
+    FrameDecoder dec;
+    std::shared_ptr<Peer> peer;  // null until the HELLO binds it
+    std::vector<std::byte> rbuf;
+    std::size_t rstart = 0, rend = 0;
+    std::vector<std::byte> inflight;
+    bool paused = false, closed = false, goodbye = false, active = false;
+    NodeId hello_node = 0;
+    std::uint64_t hello_epoch = 0;
+    std::vector<RegionDescriptor> hello_regions;
+    bool got_hello = false;
+    Clock::time_point last_rx = Clock::now();
+    std::uint64_t pending_block_imm = 0;
+    std::uint32_t pending_block_len = 0;
+    Posted pending_block_target{};
+
+    std::span<std::byte> region(RegionId id) override {
+      if (!peer) return {};
+      auto it = impl.regions_.find(id);
+      return it == impl.regions_.end() ? std::span<std::byte>{} : it->second.span();
+    }
+    void on_hello(NodeId node, std::uint64_t epoch,
+                  std::span<const RegionDescriptor> regions) override {
+      got_hello = true;
+      hello_node = node;
+      hello_epoch = epoch;
+      hello_regions.assign(regions.begin(), regions.end());
+    }
+    BlockTarget on_block_begin(std::uint32_t length, std::uint32_t immediate) override {
+      if (!peer) return BlockTarget{false, true, {}, 0};
+      std::lock_guard lock(peer->mu);
+      if (peer->posted.empty()) return BlockTarget{};
+      const Posted p = peer->posted.front();
+      if (length > p.capacity) return BlockTarget{false, true, {}, p.capacity};
+      peer->posted.pop_front();
+      pending_block_imm = immediate;
+      pending_block_len = length;
+      pending_block_target = p;
+      auto& mem = impl.regions_.at(p.region);
+      return BlockTarget{true, false, mem.span().subspan(p.offset, length), p.capacity};
+    }
+    void on_block_end() override {
+      impl.push_event(peer.get(), BlockReceived{peer->addr.id, pending_block_target.region,
+                                                pending_block_target.offset, pending_block_len,
+                                                static_cast<std::uint32_t>(pending_block_imm)});
+    }
+    void on_goodbye() override { goodbye = true; }
+  };
+
+  explicit Impl(TcpConfig cfg)
+      : cfg_(std::move(cfg)),
+        acceptor_(io_),
+        work_(asio::make_work_guard(io_)),
+        heartbeat_(io_),
+        doorbell_(&bell_, false) {
+    tcp::endpoint ep(asio::ip::make_address(cfg_.self.host.empty() ? "127.0.0.1" : cfg_.self.host),
+                     cfg_.self.port);
+    acceptor_.open(ep.protocol());
+    acceptor_.set_option(tcp::acceptor::reuse_address(true));
+    acceptor_.bind(ep);
+    acceptor_.listen();
+    port_ = acceptor_.local_endpoint().port();
+    accept();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+
+  ~Impl() {
+    if (connected_) disconnect();
+    asio::post(io_, [this] {
+      boost::system::error_code ec;
+      acceptor_.close(ec);
+      heartbeat_.cancel();
+      auto conns = conns_;
+      for (auto& c : conns)
+        close(c);
+      std::lock_guard lock(mu_);
+      for (auto& c : parked_)
+        close(c);
+      parked_.clear();
+    });
+    // Every socket is closed, so each pending handler runs once (aborted) and run() returns.
+    work_.reset();
+    thread_.join();
+  }
+
+  // ------------------------------------------------------------------ control plane
+  LocalRegion create_region(RegionId id, std::size_t size) {
+    if (connected_) throw std::logic_error("tcp: create_region while connected; disconnect first");
+    auto [it, inserted] = regions_.emplace(id, AlignedBuffer{});
+    if (!inserted) throw std::invalid_argument("tcp: region " + std::to_string(id) + " exists");
+    it->second = AlignedBuffer(size);
+    return LocalRegion{id, it->second.span()};
+  }
+
+  Status connect(std::span<const NodeAddress> members, std::uint64_t epoch,
+                 std::chrono::milliseconds timeout) {
+    if (connected_) disconnect();
+    const auto deadline = Clock::now() + timeout;
+    {
+      std::lock_guard lock(mu_);
+      epoch_ = epoch;
+      peers_.clear();
+      for (const auto& m : members) {
+        if (m.id == cfg_.self.id) continue;
+        auto p = std::make_shared<Peer>();
+        p->addr = m;
+        p->epoch = epoch;
+        peers_.emplace(m.id, std::move(p));
+      }
+      connected_ = true;
+      descriptors_.clear();
+      for (const auto& [id, buf] : regions_)
+        descriptors_.push_back({id, buf.size(), 0, 0});
+    }
+    asio::post(io_, [this, deadline] {
+      std::lock_guard lock(mu_);
+      for (auto& [id, p] : peers_) {
+        if (id > cfg_.self.id) continue;
+        start_connect(p, deadline);  // we are the higher id: we dial
+      }
+      auto parked = std::move(parked_);
+      parked_.clear();
+      for (auto& c : parked)
+        bind_passive(c);
+      arm_heartbeat();
+    });
+    std::unique_lock lock(mu_);
+    auto all_done = [&] {
+      return std::all_of(peers_.begin(), peers_.end(), [](auto& kv) {
+        std::lock_guard pl(kv.second->mu);
+        return kv.second->established || kv.second->suspected;
+      });
+    };
+    // Notifiers do not hold mu_, so re-check every few milliseconds instead of trusting
+    // one notification.
+    while (!all_done() && Clock::now() < deadline) {
+      cv_.wait_for(lock, std::chrono::milliseconds(5));
+    }
+    Status result = Status::ok;
+    for (auto& [id, p] : peers_) {
+      std::unique_lock pl(p->mu);
+      if (p->established) continue;
+      result = Status::peer_suspected;
+      if (p->suspected) continue;
+      pl.unlock();
+      raise(p, SuspicionReason::connect_timeout,
+            "no connection to node " + std::to_string(id) + " at " + p->addr.host + ":" +
+                std::to_string(p->addr.port) + " within the connect timeout");
+    }
+    return result;
+  }
+
+  void disconnect() {
+    std::map<NodeId, std::shared_ptr<Peer>> peers;
+    {
+      std::lock_guard lock(mu_);
+      if (!connected_) return;
+      peers = peers_;
+      for (auto& [id, p] : peers) {
+        std::lock_guard pl(p->mu);
+        p->retired = true;
+        if (p->established && !p->suspected) {
+          tcp_frames::encode_header(p->pending, {tcp_frames::FrameType::goodbye, 0, 0, 0});
+          p->closing = true;
+        }
+      }
+    }
+    // Let GOODBYEs drain for a bounded time, then close whatever is left.
+    auto done = std::make_shared<std::promise<void>>();
+    auto fut = done->get_future();
+    asio::post(io_, [this, peers] {
+      for (auto& [id, p] : peers)
+        kick(p);
+    });
+    const auto linger = Clock::now() + std::chrono::milliseconds(200);
+    while (Clock::now() < linger) {
+      bool flushed = true;
+      for (auto& [id, p] : peers) {
+        std::lock_guard pl(p->mu);
+        if (p->closing && (p->writing || !p->pending.empty())) flushed = false;
+      }
+      if (flushed) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    asio::post(io_, [this, peers, done] {
+      for (auto& [id, p] : peers) {
+        std::shared_ptr<Conn> c;
+        {
+          std::lock_guard pl(p->mu);
+          c = p->conn.lock();
+          p->conn.reset();
+          p->established = false;
+        }
+        if (c) close(c);
+      }
+      heartbeat_.cancel();
+      done->set_value();
+    });
+    fut.wait();
+    std::lock_guard lock(mu_);
+    peers_.clear();
+    connected_ = false;
+    std::lock_guard el(events_mu_);
+    events_.clear();
+  }
+
+  // ------------------------------------------------------------------ data plane
+  std::shared_ptr<Peer> find(NodeId id) const {
+    auto it = peers_.find(id);  // peers_ only changes in connect/disconnect (see header)
+    return it == peers_.end() ? nullptr : it->second;
+  }
+
+  Status write(NodeId peer, RegionId local, std::uint64_t local_offset, RegionId remote,
+               std::uint64_t remote_offset, std::size_t length) {
+    auto src = regions_.find(local);
+    if (src == regions_.end() || !in_bounds(local_offset, length, src->second.size()) ||
+        length > UINT32_MAX) {
+      return Status::invalid;
+    }
+    auto p = find(peer);
+    if (!p) return Status::peer_suspected;
+    std::lock_guard lock(p->mu);
+    if (p->suspected || p->closing || !p->established) return Status::peer_suspected;
+    auto r = p->remote.find(remote);
+    if (r == p->remote.end() || !in_bounds(remote_offset, length, r->second.size)) {
+      return Status::invalid;
+    }
+    const std::size_t frame = tcp_frames::kHeaderSize + length;
+    if (!p->pending.empty() && p->pending.size() + frame > cfg_.max_queued_bytes) {
+      p->blocked = true;
+      return Status::retry;
+    }
+    tcp_frames::encode_header(p->pending, {tcp_frames::FrameType::write, remote, remote_offset,
+                                           static_cast<std::uint32_t>(length)});
+    const std::byte* from = src->second.data() + local_offset;
+    p->pending.insert(p->pending.end(), from, from + length);
+    start_locked(p);
+    return Status::ok;
+  }
+
+  Status send_block(NodeId peer, RegionId local, std::uint64_t offset, std::uint32_t length,
+                    std::uint32_t immediate) {
+    auto src = regions_.find(local);
+    if (src == regions_.end() || !in_bounds(offset, length, src->second.size())) {
+      return Status::invalid;
+    }
+    auto p = find(peer);
+    if (!p) return Status::peer_suspected;
+    {
+      std::lock_guard lock(p->mu);
+      if (p->suspected || p->closing || !p->established) return Status::peer_suspected;
+      const std::size_t frame = tcp_frames::kHeaderSize + length;
+      if (!p->pending.empty() && p->pending.size() + frame > cfg_.max_queued_bytes) {
+        p->blocked = true;
+        return Status::retry;
+      }
+      tcp_frames::encode_header(p->pending, {tcp_frames::FrameType::block, immediate, 0, length});
+      const std::byte* from = src->second.data() + offset;
+      p->pending.insert(p->pending.end(), from, from + length);
+      start_locked(p);
+    }
+    // The bytes were copied: the source may be reused now.
+    push_event(p.get(), BlockSent{peer, immediate});
+    return Status::ok;
+  }
+
+  Status post_receive(NodeId peer, RegionId local, std::uint64_t offset, std::uint32_t capacity) {
+    auto dst = regions_.find(local);
+    if (dst == regions_.end() || !in_bounds(offset, capacity, dst->second.size())) {
+      return Status::invalid;
+    }
+    auto p = find(peer);
+    if (!p) return Status::peer_suspected;
+    std::lock_guard lock(p->mu);
+    if (p->suspected || !p->established) return Status::peer_suspected;
+    p->posted.push_back(Posted{local, offset, capacity});
+    if (p->posted.size() == 1) {
+      asio::post(io_, [this, p] {
+        std::shared_ptr<Conn> c;
+        {
+          std::lock_guard pl(p->mu);
+          c = p->conn.lock();
+        }
+        if (c && c->paused) {
+          c->paused = false;
+          process(c);
+        }
+      });
+    }
+    return Status::ok;
+  }
+
+  std::size_t poll(std::vector<Event>& out) {
+    std::lock_guard lock(events_mu_);
+    const std::size_t n = events_.size();
+    for (auto& e : events_)
+      out.push_back(std::move(e));
+    events_.clear();
+    return n;
+  }
+
+  std::optional<RegionDescriptor> remote_region(NodeId peer, RegionId id) const {
+    auto p = find(peer);
+    if (!p) return std::nullopt;
+    std::lock_guard lock(p->mu);
+    auto it = p->remote.find(id);
+    if (it == p->remote.end()) return std::nullopt;
+    return it->second;
+  }
+
+  std::optional<LocalRegion> local_region(RegionId id) const {
+    auto it = regions_.find(id);
+    if (it == regions_.end()) return std::nullopt;
+    return LocalRegion{id, it->second.span()};
+  }
+
+  // ------------------------------------------------------------------ I/O thread
+  void push_event(Peer* p, Event e) {
+    if (p != nullptr) {
+      std::lock_guard pl(p->mu);
+      if (p->retired) return;
+    }
+    {
+      std::lock_guard lock(events_mu_);
+      events_.push_back(std::move(e));
+    }
+    doorbell_.ring();
+  }
+
+  // Marks the peer suspected, closes its stream, reports once (unless its view is gone).
+  void raise(const std::shared_ptr<Peer>& p, SuspicionReason reason, std::string detail) {
+    std::shared_ptr<Conn> c;
+    {
+      std::lock_guard pl(p->mu);
+      if (p->suspected) return;
+      p->suspected = true;
+      p->established = false;
+      c = p->conn.lock();
+      if (p->retired) return;
+    }
+    {
+      std::lock_guard lock(events_mu_);
+      events_.push_back(Suspicion{p->addr.id, reason, std::move(detail)});
+    }
+    doorbell_.ring();
+    cv_.notify_all();
+    if (c) asio::post(io_, [this, c] { close(c); });
+  }
+
+  void close(const std::shared_ptr<Conn>& c) {
+    if (c->closed) return;
+    c->closed = true;
+    boost::system::error_code ec;
+    c->sock.shutdown(tcp::socket::shutdown_both, ec);
+    c->sock.close(ec);
+    conns_.erase(c);
+  }
+
+  // Caller holds p->mu: hand the queue to the I/O thread if it is not writing already.
+  void start_locked(const std::shared_ptr<Peer>& p) {
+    if (p->writing) return;
+    p->writing = true;
+    asio::post(io_, [this, p] { write_more(p); });
+  }
+
+  void kick(const std::shared_ptr<Peer>& p) {
+    std::lock_guard pl(p->mu);
+    if (!p->pending.empty()) start_locked(p);
+  }
+
+  void write_more(const std::shared_ptr<Peer>& p) {
+    std::shared_ptr<Conn> c;
+    bool wake = false;
+    {
+      std::lock_guard pl(p->mu);
+      c = p->conn.lock();
+      if (!c || c->closed || p->pending.empty()) {
+        p->writing = false;
+        if (c && p->closing && p->pending.empty()) {
+          boost::system::error_code ec;
+          c->sock.shutdown(tcp::socket::shutdown_send, ec);
+        }
+        return;
+      }
+      c->inflight.clear();
+      std::swap(c->inflight, p->pending);
+      wake = std::exchange(p->blocked, false);
+    }
+    if (wake) doorbell_.ring();  // back-pressure eased
+    asio::async_write(
+        c->sock, asio::buffer(c->inflight),
+        [this, p, c](const boost::system::error_code& ec, std::size_t) {
+          if (ec) {
+            if (!c->closed) {
+              raise(p, SuspicionReason::connection_lost,
+                    "send to node " + std::to_string(p->addr.id) + " failed: " + ec.message());
+            }
+            std::lock_guard pl(p->mu);
+            p->writing = false;
+            return;
+          }
+          write_more(p);
+        });
+  }
+
+  void accept() {
+    acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket s) {
+      if (ec) return;  // acceptor closed
+      s.set_option(tcp::no_delay(true));
+      auto c = std::make_shared<Conn>(*this, std::move(s));
+      conns_.insert(c);
+      read(c);
+      accept();
+    });
+  }
+
+  void start_connect(const std::shared_ptr<Peer>& p, Clock::time_point deadline) {
+    boost::system::error_code ec;
+    auto addr = asio::ip::make_address(p->addr.host, ec);
+    if (ec) {
+      raise(p, SuspicionReason::connect_timeout,
+            "bad address '" + p->addr.host + "' for node " + std::to_string(p->addr.id));
+      return;
+    }
+    auto c = std::make_shared<Conn>(*this, tcp::socket(io_));
+    c->active = true;
+    c->sock.async_connect(
+        tcp::endpoint(addr, p->addr.port),
+        [this, p, c, deadline](const boost::system::error_code& err) {
+          {
+            std::lock_guard pl(p->mu);
+            if (p->suspected || p->retired) return;
+          }
+          if (err) {
+            if (Clock::now() >= deadline) return;  // connect() reports the timeout
+            auto t = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(20));
+            t->async_wait([this, p, deadline, t](const boost::system::error_code&) {
+              start_connect(p, deadline);
+            });
+            return;
+          }
+          c->sock.set_option(tcp::no_delay(true));
+          conns_.insert(c);
+          c->peer = p;
+          {
+            std::lock_guard pl(p->mu);
+            p->conn = c;
+            std::lock_guard lock(desc_mu_);
+            tcp_frames::encode_hello(p->pending, cfg_.self.id, p->epoch, descriptors_);
+            start_locked(p);
+          }
+          read(c);
+        });
+  }
+
+  // A HELLO arrived on an accepted stream: bind it to its peer, park it, or refuse it.
+  // Called with mu_ held or from the read path (which takes it).
+  void bind_passive(const std::shared_ptr<Conn>& c) {
+    if (c->closed) return;
+    if (!connected_ || c->hello_epoch > epoch_) {
+      parked_.push_back(c);
+      return;
+    }
+    auto it = peers_.find(c->hello_node);
+    if (c->hello_epoch < epoch_ || it == peers_.end() || c->hello_node <= cfg_.self.id) {
+      close(c);  // stale view, stranger, or the wrong direction
+      return;
+    }
+    auto& p = it->second;
+    {
+      std::lock_guard pl(p->mu);
+      if (p->established || p->suspected) {
+        close(c);
+        return;
+      }
+      c->peer = p;
+      p->conn = c;
+      for (auto& r : c->hello_regions)
+        p->remote[r.id] = r;
+      {
+        std::lock_guard lock(desc_mu_);
+        tcp_frames::encode_hello(p->pending, cfg_.self.id, epoch_, descriptors_);
+      }
+      p->established = true;
+      start_locked(p);
+    }
+    c->last_rx = Clock::now();
+    cv_.notify_all();
+  }
+
+  void read(const std::shared_ptr<Conn>& c) {
+    if (c->closed || c->paused) return;
+    if (c->rstart == c->rend) c->rstart = c->rend = 0;
+    c->sock.async_read_some(
+        asio::buffer(c->rbuf.data() + c->rend, c->rbuf.size() - c->rend),
+        [this, c](const boost::system::error_code& ec, std::size_t n) {
+          if (c->closed) return;
+          if (ec) {
+            const bool truncated = c->dec.mid_frame();
+            if (c->peer) {
+              if (c->goodbye) {
+                raise(c->peer, SuspicionReason::peer_left,
+                      "node " + std::to_string(c->peer->addr.id) + " disconnected");
+              } else if (truncated) {
+                raise(c->peer, SuspicionReason::truncated_frame,
+                      "stream from node " + std::to_string(c->peer->addr.id) +
+                          " ended inside a frame");
+              } else {
+                raise(c->peer, SuspicionReason::connection_lost,
+                      "stream from node " + std::to_string(c->peer->addr.id) +
+                          " closed: " + ec.message());
+              }
+            }
+            close(c);
+            return;
+          }
+          c->rend += n;
+          c->last_rx = Clock::now();
+          process(c);
+        });
+  }
+
+  void process(const std::shared_ptr<Conn>& c) {
+    if (c->closed) return;
+    const bool had_hello = c->got_hello;
+    auto r = c->dec.feed(
+        std::span<const std::byte>(c->rbuf.data() + c->rstart, c->rend - c->rstart), *c);
+    c->rstart += r.consumed;
+    if (r.consumed > 0) doorbell_.ring();
+    if (r.state == tcp_frames::DecodeState::error) {
+      if (c->peer) {
+        raise(c->peer, r.reason, "node " + std::to_string(c->peer->addr.id) + ": " + r.detail);
+      } else {
+        report_stranger(c, r.reason, r.detail);
+      }
+      close(c);
+      return;
+    }
+    if (!had_hello && c->got_hello) {
+      if (c->active) {
+        auto& p = c->peer;
+        bool ok = false;
+        {
+          std::lock_guard pl(p->mu);
+          if (c->hello_node == p->addr.id && c->hello_epoch == p->epoch && !p->suspected) {
+            for (auto& reg : c->hello_regions)
+              p->remote[reg.id] = reg;
+            p->established = true;
+            ok = true;
+          }
+        }
+        if (!ok) {
+          raise(p, SuspicionReason::malformed_frame,
+                "HELLO from " + std::to_string(c->hello_node) + " epoch " +
+                    std::to_string(c->hello_epoch) + " where node " + std::to_string(p->addr.id) +
+                    " epoch " + std::to_string(p->epoch) + " was expected");
+          close(c);
+          return;
+        }
+        cv_.notify_all();
+      } else {
+        std::lock_guard lock(mu_);
+        bind_passive(c);
+      }
+    }
+    if (c->goodbye && c->peer) {
+      raise(c->peer, SuspicionReason::peer_left,
+            "node " + std::to_string(c->peer->addr.id) + " disconnected");
+      close(c);
+      return;
+    }
+    if (r.state == tcp_frames::DecodeState::paused) {
+      c->paused = true;  // post_receive() resumes
+      return;
+    }
+    read(c);
+  }
+
+  // Garbage on a stream whose HELLO never bound it to a member: nobody to suspect; the
+  // stream is closed. Counted so tests can see it happened.
+  void report_stranger(const std::shared_ptr<Conn>&, SuspicionReason, const std::string&) {
+    ++strangers_refused_;
+  }
+
+  void arm_heartbeat() {
+    heartbeat_.expires_after(cfg_.heartbeat_interval);
+    heartbeat_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      std::vector<std::shared_ptr<Peer>> peers;
+      {
+        std::lock_guard lock(mu_);
+        if (!connected_) return;
+        for (auto& [id, p] : peers_)
+          peers.push_back(p);
+      }
+      const auto now = Clock::now();
+      for (auto& p : peers) {
+        std::shared_ptr<Conn> c;
+        {
+          std::lock_guard pl(p->mu);
+          if (!p->established || p->suspected) continue;
+          c = p->conn.lock();
+          if (!p->writing && p->pending.empty()) {
+            tcp_frames::encode_header(p->pending, {tcp_frames::FrameType::heartbeat, 0, 0, 0});
+            start_locked(p);
+          }
+        }
+        if (c && !c->paused && now - c->last_rx > cfg_.suspicion_timeout) {
+          raise(p, SuspicionReason::heartbeat_timeout,
+                "nothing from node " + std::to_string(p->addr.id) + " for " +
+                    std::to_string(cfg_.suspicion_timeout.count()) + " ms");
+        }
+      }
+      arm_heartbeat();
+    });
+  }
+
+  TcpConfig cfg_;
+  asio::io_context io_;
+  tcp::acceptor acceptor_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_;
+  asio::steady_timer heartbeat_;
+  std::thread thread_;
+  std::uint16_t port_ = 0;
+
+  DoorbellData bell_;
+  Doorbell doorbell_;
+
+  // Regions: changed only while not connected; read lock-free by everyone else.
+  std::map<RegionId, AlignedBuffer> regions_;
+  std::mutex desc_mu_;
+  std::vector<RegionDescriptor> descriptors_;
+
+  mutable std::mutex mu_;  // view: epoch_, peers_ (writes), connected_, parked_
+  std::condition_variable cv_;
+  std::uint64_t epoch_ = 0;
+  bool connected_ = false;
+  std::map<NodeId, std::shared_ptr<Peer>> peers_;
+  std::vector<std::shared_ptr<Conn>> parked_;
+
+  std::set<std::shared_ptr<Conn>> conns_;  // I/O thread only
+  std::uint64_t strangers_refused_ = 0;
+
+  std::mutex events_mu_;
+  std::vector<Event> events_;
+};
+
+TcpTransport::TcpTransport(TcpConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+TcpTransport::~TcpTransport() = default;
+std::uint16_t TcpTransport::port() const noexcept {
+  return impl_->port_;
+}
+NodeId TcpTransport::self() const noexcept {
+  return impl_->cfg_.self.id;
+}
+LocalRegion TcpTransport::create_region(RegionId id, std::size_t size) {
+  return impl_->create_region(id, size);
+}
+Status TcpTransport::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
+                             std::chrono::milliseconds timeout) {
+  return impl_->connect(members, view_epoch, timeout);
+}
+void TcpTransport::disconnect() {
+  impl_->disconnect();
+}
+std::optional<RegionDescriptor> TcpTransport::remote_region(NodeId peer, RegionId id) const {
+  return impl_->remote_region(peer, id);
+}
+std::optional<LocalRegion> TcpTransport::local_region(RegionId id) const {
+  return impl_->local_region(id);
+}
+Status TcpTransport::write(NodeId peer, RegionId local, std::uint64_t local_offset, RegionId remote,
+                           std::uint64_t remote_offset, std::size_t length) {
+  return impl_->write(peer, local, local_offset, remote, remote_offset, length);
+}
+Status TcpTransport::send_block(NodeId peer, RegionId local, std::uint64_t offset,
+                                std::uint32_t length, std::uint32_t immediate) {
+  return impl_->send_block(peer, local, offset, length, immediate);
+}
+Status TcpTransport::post_receive(NodeId peer, RegionId local, std::uint64_t offset,
+                                  std::uint32_t capacity) {
+  return impl_->post_receive(peer, local, offset, capacity);
+}
+std::size_t TcpTransport::poll(std::vector<Event>& out) {
+  return impl_->poll(out);
+}
+std::uint64_t TcpTransport::activity() const noexcept {
+  return impl_->doorbell_.ticket();
+}
+void TcpTransport::wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
+  impl_->doorbell_.wait(static_cast<std::uint32_t>(ticket), timeout);
+}
+
+}  // namespace spindle::transport
