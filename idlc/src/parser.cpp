@@ -275,21 +275,27 @@ std::vector<Ctx*> as_ctx(const std::vector<IDLParser::AnnotationApplContext*>& v
 // Rejects token streams that would make the recursive parser or the tree walk too deep:
 // brackets nest rules, and so do chains of unary operators. Everything else is a loop.
 bool check_nesting(antlr4::CommonTokenStream& tokens, const SourceMap& map, Diagnostics& diags) {
-  int depth = 0;
+  int depth = 0;      // ( [ {
+  int sequences = 0;  // open `sequence<`; '<' and '>' are also shift operators, so only a
+                      // '>' while a sequence is open counts as closing one
   int unary_run = 0;
   for (antlr4::Token* t : tokens.getTokens()) {
     switch (t->getType()) {
       case IDLLexer::LPAREN:
       case IDLLexer::LBRACKET:
       case IDLLexer::LBRACE:
-      case IDLLexer::LANGLE:
         ++depth;
         break;
       case IDLLexer::RPAREN:
       case IDLLexer::RBRACKET:
       case IDLLexer::RBRACE:
-      case IDLLexer::RANGLE:
         depth = depth > 0 ? depth - 1 : 0;
+        break;
+      case IDLLexer::KW_SEQUENCE:
+        ++sequences;
+        break;
+      case IDLLexer::RANGLE:
+        sequences = sequences > 0 ? sequences - 1 : 0;
         break;
       default:
         break;
@@ -297,10 +303,10 @@ bool check_nesting(antlr4::CommonTokenStream& tokens, const SourceMap& map, Diag
     const bool unary_op = t->getType() == IDLLexer::PLUS || t->getType() == IDLLexer::MINUS ||
                           t->getType() == IDLLexer::TILDE;
     unary_run = unary_op ? unary_run + 1 : 0;
-    if (depth > kMaxNesting || unary_run > kMaxNesting) {
+    if (depth + sequences > kMaxNesting || unary_run > kMaxNesting) {
       diags.error(map.location(t->getLine(), t->getCharPositionInLine()),
-                  depth > kMaxNesting ? "nesting too deep (more than 256 open brackets)"
-                                      : "more than 256 unary operators in a row");
+                  unary_run > kMaxNesting ? "more than 256 unary operators in a row"
+                                          : "nesting too deep (more than 256 levels)");
       return false;
     }
   }
