@@ -111,7 +111,13 @@ int main(int argc, char** argv) {
     }
     CppGeneratorOptions gen;
     gen.source_name = fs::path(file).filename().string();
-    const auto generated = generate_cpp(*spec, gen);
+    std::vector<GeneratedFile> generated;
+    try {
+      generated = generate_cpp(*spec, gen);
+    } catch (const std::exception& e) {
+      std::cerr << "idlc: internal error generating C++ for '" << file << "': " << e.what() << '\n';
+      return kExitUsage;
+    }
     std::vector<std::string> outputs;
     for (const auto& g : generated) {
       const fs::path target = fs::path(outdir) / g.name;

@@ -604,8 +604,16 @@ class Preprocessor {
   }
 
   // ------------------------------------------------------------------ one file
-  void process(std::string_view text, const std::string& name, int depth) {
+  void process(std::string_view original, const std::string& name, int depth) {
     namespace fs = std::filesystem;
+    // A UTF-8 byte order mark becomes three spaces, so byte columns stay exact.
+    std::string without_bom;
+    std::string_view text = original;
+    if (text.substr(0, 3) == "\xEF\xBB\xBF") {
+      without_bom = "   ";
+      without_bom += text.substr(3);
+      text = without_bom;
+    }
     const uint32_t file = file_index(name);
     const fs::path dir = fs::path(name).parent_path();
     std::vector<Cond> conds;

@@ -151,3 +151,8 @@ TEST_CASE("include recursion is cut at 64 levels", "[pp]") {
   CHECK_FALSE(p.spec);
   CHECK(p.first_error() == self + ":2:10: error: #include nested more than 64 levels deep");
 }
+
+TEST_CASE("a UTF-8 byte order mark is accepted and columns still count bytes", "[pp]") {
+  const auto p = parse("\xEF\xBB\xBFstruct S { Nope n; };\n");
+  CHECK(p.first_error() == "test.idl:1:15: error: undeclared name 'Nope'");
+}
