@@ -6,8 +6,10 @@
 // that view epoch has started (a HELLO for a later epoch is parked until then, an earlier
 // one is refused). A stream is established when both HELLOs crossed; data frames only
 // follow that.
+// Boost 1.74's C++20 coroutine support uses std::exchange without including <utility>.
+#include <utility>
+
 #include <boost/asio.hpp>
-#include <utility>  // before Boost.Asio: C++20 coroutine support in Boost 1.74 needs it
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
