@@ -1,0 +1,591 @@
+// SMC benchmark: the Spindle paper's experiments (§IV) at this machine's scale. The
+// coordinator spawns 2-4 member processes of itself per run over each built transport
+// (shm, tcp), measures atomic and unordered multicast, and the raw transport (one write per
+// message per peer, no protocol) with the same senders in the same invocation, and prints
+// one line per figure:
+//
+//   peer=spindle-smc transport=<t> size=<bytes> subs=<receivers> metric=<m> value=<x>
+//     procs=<n> senders=<all|half|one> window=<w> subgroups=<k> mode=<atomic|unordered|raw>
+//     delay_us=<d>
+//
+// Metrics: throughput_msgs_s, throughput_MBps (10^6 B/s, delivered per member, averaged),
+// throughput_GBps, ratio_to_raw, latency_us_p50/p99/p999 (send to delivery, under load),
+// send/receive/delivery batch means and histograms (batch_hist_<stage>_le<N> = fraction).
+//
+// Usage: bench_smc [--quick|--smoke] [--transports tcp,shm] [--duration-ms T]
+//        bench_smc --role node ...   (internal: one member)
+#include <unistd.h>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "group/group.hpp"
+#include "process.hpp"
+#include "test_node.hpp"
+#include "transports.hpp"
+
+namespace sg = spindle::group;
+namespace tst = spindle::testing;
+namespace st = spindle::transport;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+struct RunSpec {
+  std::string transport = "tcp";
+  std::uint32_t procs = 3;
+  std::uint32_t size = 10240;
+  std::string senders = "all";  // all | half | one
+  std::uint32_t window = 100;
+  std::uint32_t subgroups = 1;  // all members in all; subgroup 0 active
+  std::string mode = "atomic";  // atomic | unordered | raw
+  std::uint32_t delay_us = 0;   // busy-wait after each send, on the last sender
+  std::uint32_t duration_ms = 400;
+  std::uint32_t pace_us = 0;  // latency runs: every sender paces its sends
+};
+
+std::vector<std::uint32_t> sender_ranks(const RunSpec& r) {
+  const std::uint32_t n = r.senders == "all"    ? r.procs
+                          : r.senders == "half" ? std::max(1u, r.procs / 2)
+                                                : 1u;
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t i = 0; i < n; ++i)
+    out.push_back(i);
+  return out;
+}
+
+std::string arg(const std::map<std::string, std::string>& a, const std::string& k,
+                const std::string& dflt) {
+  auto it = a.find(k);
+  return it == a.end() ? dflt : it->second;
+}
+
+RunSpec spec_from(const std::map<std::string, std::string>& a) {
+  RunSpec r;
+  r.transport = arg(a, "--transport", r.transport);
+  r.procs = static_cast<std::uint32_t>(std::stoul(arg(a, "--procs", "3")));
+  r.size = static_cast<std::uint32_t>(std::stoul(arg(a, "--size", "10240")));
+  r.senders = arg(a, "--senders", "all");
+  r.window = static_cast<std::uint32_t>(std::stoul(arg(a, "--window", "100")));
+  r.subgroups = static_cast<std::uint32_t>(std::stoul(arg(a, "--subgroups", "1")));
+  r.mode = arg(a, "--mode", "atomic");
+  r.delay_us = static_cast<std::uint32_t>(std::stoul(arg(a, "--delay-us", "0")));
+  r.duration_ms = static_cast<std::uint32_t>(std::stoul(arg(a, "--duration-ms", "400")));
+  r.pace_us = static_cast<std::uint32_t>(std::stoul(arg(a, "--pace-us", "0")));
+  return r;
+}
+
+// ----------------------------------------------------------------------------- member
+constexpr st::RegionId kRawRegion = 0x5241'5700;
+
+struct Result {
+  std::uint64_t msgs = 0;
+  std::uint64_t bytes = 0;
+  std::int64_t elapsed_ns = 0;
+  double p50 = 0, p99 = 0, p999 = 0;
+  std::uint64_t nulls = 0;
+  std::array<std::uint64_t, spindle::smc::Histogram::kBuckets> hist[3]{};
+  std::uint64_t hist_count[3]{};
+  std::uint64_t hist_total[3]{};
+};
+
+void busy_wait(std::chrono::microseconds d) {
+  const auto until = Clock::now() + d;
+  while (Clock::now() < until) {
+  }
+}
+
+int member(const std::map<std::string, std::string>& a) {
+  const RunSpec r = spec_from(a);
+  const auto id = static_cast<st::NodeId>(std::stoul(arg(a, "--id", "0")));
+  auto made = tst::make_transport(r.transport, id, arg(a, "--ns", "bench"));
+  std::cout << "ready " << made.port << std::endl;
+  std::string word, path;
+  if (!(std::cin >> word >> path) || word != "go") return 3;
+  const auto g = sg::load_group(path);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(r.duration_ms) + 60s;
+
+  std::atomic<std::int64_t> last_delivery{0};
+  std::vector<std::int64_t> lat;
+  std::uint64_t msgs = 0, bytes = 0, seen = 0;
+  tst::TestNode node(*made.transport, g, spindle::sst::steady_clock(), 1, false);
+  node.on_batch = [&](std::uint32_t, std::span<const spindle::smc::Message> batch) {
+    const auto t = now_ns();
+    for (const auto& m : batch) {
+      ++msgs;
+      bytes += m.payload.size();
+      if (m.payload.size() >= 8 && (++seen % 8 == 0) && lat.size() < (1u << 20)) {
+        std::int64_t ts = 0;
+        std::memcpy(&ts, m.payload.data(), 8);
+        lat.push_back(t - ts);
+      }
+    }
+    last_delivery.store(t, std::memory_order_release);
+  };
+  const auto my_rank = *g.rank_of(id);
+  const auto senders = sender_ranks(r);
+  const bool i_send = std::find(senders.begin(), senders.end(),
+                                static_cast<std::uint32_t>(my_rank)) != senders.end();
+  const bool delayed = r.delay_us > 0 && my_rank == senders.back() && senders.size() > 1;
+
+  // Raw mode: [counters: one line per member][data: window slots of `size` per member].
+  const bool raw = r.mode == "raw";
+  const std::size_t raw_lines = 64 * g.members.size();
+  const std::size_t raw_area = std::size_t{r.window} * r.size;
+  std::byte* raw_base = nullptr;
+  if (raw) {
+    raw_base = made.transport->create_region(kRawRegion, raw_lines + raw_area * g.members.size())
+                   .bytes.data();
+  }
+  if (node.sst().connect(30'000ms) != st::Status::ok) {
+    std::cerr << "member " << id << ": connect failed\n";
+    return 4;
+  }
+  node.loop().start();
+  auto wait_barrier = [&](std::uint64_t v, Clock::time_point until) {
+    node.request_barrier(v);
+    while (!node.barrier_reached(v) && Clock::now() < until)
+      std::this_thread::sleep_for(100us);
+    return node.barrier_reached(v);
+  };
+  if (!wait_barrier(1, deadline)) return 5;
+  const std::int64_t t0 = now_ns();
+  const auto end = Clock::now() + std::chrono::milliseconds(r.duration_ms);
+  std::uint64_t sent = 0;
+  if (raw) {
+    auto& t = *made.transport;
+    const std::size_t mine = raw_lines + raw_area * my_rank;
+    if (i_send) {
+      while (Clock::now() < end) {
+        const std::size_t off = mine + (sent % r.window) * r.size;
+        std::int64_t ts = now_ns();
+        if (r.size >= 8) std::memcpy(raw_base + off, &ts, 8);
+        for (std::size_t p = 0; p < g.members.size(); ++p) {
+          if (p == my_rank) continue;
+          for (;;) {
+            const auto tk = t.activity();
+            const auto s = t.write(g.members[p].id, kRawRegion, off, kRawRegion, off, r.size);
+            if (s == st::Status::ok) break;
+            if (s != st::Status::retry) return 6;
+            t.wait(tk, 1ms);
+          }
+        }
+        ++sent;
+        if (delayed) busy_wait(std::chrono::microseconds(r.delay_us));
+      }
+      // The count, after the data (same peer order): receivers see it last.
+      const std::size_t cnt = 64 * my_rank;
+      std::memcpy(raw_base + cnt, &sent, 8);
+      for (std::size_t p = 0; p < g.members.size(); ++p) {
+        if (p == my_rank) continue;
+        for (;;) {
+          const auto tk = t.activity();
+          const auto s = t.write(g.members[p].id, kRawRegion, cnt, kRawRegion, cnt, 8);
+          if (s == st::Status::ok) break;
+          if (s != st::Status::retry) return 6;
+          t.wait(tk, 1ms);
+        }
+      }
+      msgs += sent;
+      bytes += sent * r.size;
+      last_delivery.store(now_ns());
+    }
+    // Receive side: wait for every other sender's final count.
+    for (auto s : senders) {
+      if (s == my_rank) continue;
+      std::uint64_t c = 0;
+      while (Clock::now() < deadline) {
+        c = std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(raw_base + 64 * s))
+                .load(std::memory_order_acquire);
+        if (c != 0) break;
+        const auto tk = t.activity();
+        t.wait(tk, 100us);
+      }
+      msgs += c;
+      bytes += c * r.size;
+      last_delivery.store(std::max(last_delivery.load(), now_ns()));
+    }
+  } else if (i_send) {
+    const auto pace = std::chrono::microseconds(r.pace_us);
+    auto next = Clock::now();
+    while (Clock::now() < end) {
+      if (pace.count() > 0) {
+        while (Clock::now() < next) {
+        }
+        next += pace;
+      }
+      auto res = node.smc().reserve(0, r.size);
+      if (res.status != spindle::smc::ReserveStatus::ok) {
+        std::this_thread::yield();
+        continue;
+      }
+      if (r.size >= 8) {
+        const std::int64_t ts = now_ns();
+        std::memcpy(res.data, &ts, 8);
+      }
+      node.smc().commit(0, res, r.size);
+      ++sent;
+      if (delayed) busy_wait(std::chrono::microseconds(r.delay_us));
+    }
+  }
+  // Done sending; then wait until our own messages were delivered everywhere.
+  const bool ok2 = wait_barrier(2, deadline);
+  while (!raw && node.smc().is_sender(0) && node.smc().in_flight(0) != 0 && Clock::now() < deadline)
+    std::this_thread::sleep_for(100us);
+  const bool ok3 = wait_barrier(3, deadline);
+  (void)wait_barrier(4, Clock::now() + 2s);
+  std::this_thread::sleep_for(20ms);
+  node.loop().stop();
+
+  Result res;
+  res.msgs = msgs;
+  res.bytes = bytes;
+  res.elapsed_ns = last_delivery.load() - t0;
+  std::sort(lat.begin(), lat.end());
+  auto pct = [&](double q) {
+    if (lat.empty()) return -1.0;
+    return static_cast<double>(
+               lat[static_cast<std::size_t>(q * static_cast<double>(lat.size() - 1))]) /
+           1000.0;
+  };
+  res.p50 = pct(0.5);
+  res.p99 = pct(0.99);
+  res.p999 = pct(0.999);
+  std::ostringstream os;
+  os << "result ok=" << (ok2 && ok3 ? 1 : 0) << " msgs=" << res.msgs << " bytes=" << res.bytes
+     << " elapsed_ns=" << res.elapsed_ns << " p50=" << res.p50 << " p99=" << res.p99
+     << " p999=" << res.p999;
+  for (std::uint32_t s = 0; s < g.subgroups.size(); ++s) {
+    if (!node.smc().is_member(s)) continue;
+    const auto& stt = node.smc().stats(s);
+    res.nulls += stt.nulls;
+    const spindle::smc::Histogram* hs[3] = {&stt.send_batches, &stt.receive_batches,
+                                            &stt.delivery_batches};
+    for (int k = 0; k < 3; ++k) {
+      for (std::size_t b = 0; b < res.hist[k].size(); ++b)
+        res.hist[k][b] += hs[k]->buckets[b];
+      res.hist_count[k] += hs[k]->count;
+      res.hist_total[k] += hs[k]->total;
+    }
+  }
+  os << " nulls=" << res.nulls;
+  for (int k = 0; k < 3; ++k) {
+    os << " h" << k << "=" << res.hist_count[k] << ":" << res.hist_total[k];
+    for (auto v : res.hist[k])
+      os << ":" << v;
+  }
+  std::cout << os.str() << std::endl;
+  made.transport->disconnect();
+  return 0;
+}
+
+// ------------------------------------------------------------------------ coordinator
+struct Aggregate {
+  bool ok = false;
+  double msgs_s = 0, bytes_s = 0, p50 = -1, p99 = -1, p999 = -1;
+  std::uint64_t nulls = 0;
+  std::array<std::uint64_t, spindle::smc::Histogram::kBuckets> hist[3]{};
+  std::uint64_t hist_count[3]{}, hist_total[3]{};
+};
+
+Aggregate run(const RunSpec& r, const std::string& self) {
+  Aggregate agg;
+  static int counter = 0;
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("spindle-bench-smc-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  sg::GroupDescription g;
+  g.knobs.heartbeat_interval = 500ms;
+  g.knobs.suspicion_timeout = 30'000ms;
+  for (std::uint32_t i = 0; i < r.procs; ++i)
+    g.members.push_back(sg::Member{i, "127.0.0.1", 0});
+  if (r.mode != "raw") {
+    for (std::uint32_t s = 0; s < r.subgroups; ++s) {
+      sg::Subgroup sub;
+      sub.name = "s" + std::to_string(s);
+      for (std::uint32_t i = 0; i < r.procs; ++i)
+        sub.members.push_back(i);
+      for (auto i : sender_ranks(r))
+        sub.senders.push_back(i);
+      sub.window_size = r.window;
+      sub.max_payload = r.size;
+      sub.ordering = r.mode == "unordered" ? sg::Ordering::unordered : sg::Ordering::atomic;
+      g.subgroups.push_back(sub);
+    }
+  }
+  const auto deadline = Clock::now() + std::chrono::milliseconds(r.duration_ms) + 90s;
+  std::vector<std::unique_ptr<tst::Process>> procs;
+  const std::string ns = "bench" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  for (std::uint32_t i = 0; i < r.procs; ++i) {
+    procs.push_back(
+        std::make_unique<tst::Process>(std::vector<std::string>{self,
+                                                                "--role",
+                                                                "node",
+                                                                "--id",
+                                                                std::to_string(i),
+                                                                "--ns",
+                                                                ns,
+                                                                "--transport",
+                                                                r.transport,
+                                                                "--procs",
+                                                                std::to_string(r.procs),
+                                                                "--size",
+                                                                std::to_string(r.size),
+                                                                "--senders",
+                                                                r.senders,
+                                                                "--window",
+                                                                std::to_string(r.window),
+                                                                "--subgroups",
+                                                                std::to_string(r.subgroups),
+                                                                "--mode",
+                                                                r.mode,
+                                                                "--delay-us",
+                                                                std::to_string(r.delay_us),
+                                                                "--duration-ms",
+                                                                std::to_string(r.duration_ms),
+                                                                "--pace-us",
+                                                                std::to_string(r.pace_us)}));
+  }
+  for (std::uint32_t i = 0; i < r.procs; ++i) {
+    auto line = procs[i]->read_line(deadline);
+    if (!line || line->rfind("ready ", 0) != 0) return agg;
+    g.members[i].port = static_cast<std::uint16_t>(std::stoul(line->substr(6)));
+  }
+  const auto file = dir / (ns + ".yaml");
+  std::ofstream(file) << sg::to_yaml(g);
+  for (auto& p : procs)
+    p->send("go " + file.string());
+  std::vector<double> p50s, p99s, p999s;
+  bool ok = true;
+  for (std::uint32_t i = 0; i < r.procs; ++i) {
+    auto line = procs[i]->read_line(deadline);
+    if (!line || line->rfind("result ", 0) != 0) {
+      ok = false;
+      continue;
+    }
+    std::map<std::string, std::string> kv;
+    std::istringstream is(line->substr(7));
+    std::string tok;
+    while (is >> tok) {
+      const auto eq = tok.find('=');
+      kv[tok.substr(0, eq)] = tok.substr(eq + 1);
+    }
+    if (kv["ok"] != "1") ok = false;
+    const double el = std::stod(kv["elapsed_ns"]) / 1e9;
+    if (el > 0) {
+      agg.msgs_s += std::stod(kv["msgs"]) / el / r.procs;
+      agg.bytes_s += std::stod(kv["bytes"]) / el / r.procs;
+    }
+    if (std::stod(kv["p50"]) >= 0) {
+      p50s.push_back(std::stod(kv["p50"]));
+      p99s.push_back(std::stod(kv["p99"]));
+      p999s.push_back(std::stod(kv["p999"]));
+    }
+    agg.nulls += std::stoull(kv["nulls"]);
+    for (int k = 0; k < 3; ++k) {
+      std::istringstream hs(kv["h" + std::to_string(k)]);
+      std::string part;
+      std::vector<std::uint64_t> v;
+      while (std::getline(hs, part, ':'))
+        v.push_back(std::stoull(part));
+      if (v.size() < 2) continue;
+      agg.hist_count[k] += v[0];
+      agg.hist_total[k] += v[1];
+      for (std::size_t b = 0; b + 2 < v.size() && b < agg.hist[k].size(); ++b)
+        agg.hist[k][b] += v[b + 2];
+    }
+  }
+  for (auto& p : procs)
+    if (p->wait(deadline) != 0) ok = false;
+  std::filesystem::remove(file);
+  auto mean = [](const std::vector<double>& v) {
+    if (v.empty()) return -1.0;
+    double s = 0;
+    for (auto x : v)
+      s += x;
+    return s / static_cast<double>(v.size());
+  };
+  agg.p50 = mean(p50s);
+  agg.p99 = p99s.empty() ? -1.0 : *std::max_element(p99s.begin(), p99s.end());
+  agg.p999 = p999s.empty() ? -1.0 : *std::max_element(p999s.begin(), p999s.end());
+  agg.ok = ok;
+  return agg;
+}
+
+void line(const RunSpec& r, const std::string& metric, double value) {
+  std::cout << "peer=spindle-smc transport=" << r.transport << " size=" << r.size
+            << " subs=" << (r.procs - 1) << " metric=" << metric << " value=" << value
+            << " procs=" << r.procs << " senders=" << r.senders << " window=" << r.window
+            << " subgroups=" << r.subgroups << " mode=" << r.mode << " delay_us=" << r.delay_us
+            << (r.pace_us ? " pace_us=" + std::to_string(r.pace_us) : std::string()) << std::endl;
+}
+
+int coordinator(const std::map<std::string, std::string>& a, const std::string& self) {
+  const bool smoke = a.contains("--smoke");
+  const bool quick = a.contains("--quick") || smoke;
+  const auto duration =
+      static_cast<std::uint32_t>(std::stoul(arg(a, "--duration-ms", smoke ? "60" : "400")));
+  std::vector<std::string> kinds;
+  if (a.contains("--transports")) {
+    std::istringstream is(a.at("--transports"));
+    std::string k;
+    while (std::getline(is, k, ','))
+      kinds.push_back(k);
+  } else {
+    kinds = tst::available_transports();
+  }
+  int failures = 0;
+  std::map<std::string, double> raw_cache;
+  auto raw_of = [&](RunSpec r) {
+    r.mode = "raw";
+    r.window = 100;
+    r.subgroups = 1;
+    r.delay_us = 0;
+    const std::string key = r.transport + "/" + std::to_string(r.procs) + "/" +
+                            std::to_string(r.size) + "/" + r.senders;
+    if (!raw_cache.contains(key)) {
+      const auto agg = run(r, self);
+      if (!agg.ok) ++failures;
+      raw_cache[key] = agg.bytes_s;
+      line(r, "throughput_msgs_s", agg.msgs_s);
+      line(r, "throughput_MBps", agg.bytes_s / 1e6);
+    }
+    return raw_cache[key];
+  };
+  auto report = [&](const RunSpec& r, bool hist) {
+    const auto agg = run(r, self);
+    if (!agg.ok) {
+      ++failures;
+      line(r, "failed", 1);
+      return agg;
+    }
+    line(r, "throughput_msgs_s", agg.msgs_s);
+    line(r, "throughput_MBps", agg.bytes_s / 1e6);
+    line(r, "throughput_GBps", agg.bytes_s / 1e9);
+    const double raw = raw_of(r);
+    if (raw > 0) line(r, "ratio_to_raw", agg.bytes_s / raw);
+    if (agg.p50 >= 0) {
+      line(r, "latency_us_p50", agg.p50);
+      line(r, "latency_us_p99", agg.p99);
+      line(r, "latency_us_p999", agg.p999);
+    }
+    line(r, "nulls", static_cast<double>(agg.nulls));
+    const char* stage[3] = {"send", "receive", "delivery"};
+    for (int k = 0; k < 3; ++k) {
+      if (agg.hist_count[k] == 0) continue;
+      line(r, std::string("batch_mean_") + stage[k],
+           static_cast<double>(agg.hist_total[k]) / static_cast<double>(agg.hist_count[k]));
+      if (!hist) continue;
+      for (std::size_t b = 0; b < agg.hist[k].size(); ++b) {
+        if (agg.hist[k][b] == 0) continue;
+        line(r, std::string("batch_hist_") + stage[k] + "_le" + std::to_string(1u << b),
+             static_cast<double>(agg.hist[k][b]) / static_cast<double>(agg.hist_count[k]));
+      }
+    }
+    return agg;
+  };
+
+  for (const auto& kind : kinds) {
+    RunSpec base;
+    base.transport = kind;
+    base.duration_ms = duration;
+    if (smoke) {
+      RunSpec r = base;
+      r.procs = 2;
+      r.size = 1024;
+      (void)report(r, false);
+      r.mode = "unordered";
+      (void)report(r, false);
+      continue;
+    }
+    // 1. Single subgroup, continuous sending: sizes x sender patterns (Fig. 3/4/16).
+    const std::vector<std::uint32_t> procs =
+        quick ? std::vector<std::uint32_t>{3} : std::vector<std::uint32_t>{2, 3, 4};
+    for (auto n : procs) {
+      for (std::uint32_t size : {1u, 128u, 1024u, 10240u}) {
+        for (const char* s : {"all", "half", "one"}) {
+          RunSpec r = base;
+          r.procs = n;
+          r.size = size;
+          r.senders = s;
+          (void)report(r, n == 3 && size == 10240 && std::string(s) == "all");
+        }
+      }
+    }
+    // 2. Unordered vs atomic at 10 KB (Fig. 18).
+    for (const char* s : {"all", "one"}) {
+      RunSpec r = base;
+      r.senders = s;
+      r.mode = "unordered";
+      (void)report(r, false);
+    }
+    // 3. Window sizes, all senders, 10 KB (Fig. 6).
+    for (std::uint32_t w : {5u, 10u, 50u, 100u, 500u, 1000u}) {
+      if (w == 100) continue;  // measured above
+      RunSpec r = base;
+      r.window = w;
+      (void)report(r, false);
+    }
+    // 4. One sender delayed 1 us / 100 us per message (Fig. 10).
+    for (std::uint32_t d : {1u, 100u}) {
+      RunSpec r = base;
+      r.delay_us = d;
+      (void)report(r, false);
+    }
+    // 5. 1, 2, 10, 50 subgroups with one active (Fig. 9).
+    for (std::uint32_t k : {2u, 10u, 50u}) {
+      RunSpec r = base;
+      r.subgroups = k;
+      (void)report(r, false);
+    }
+    // 6. Latency at a light load: one sender, 1 KB every 100 us.
+    {
+      RunSpec r = base;
+      r.size = 1024;
+      r.senders = "one";
+      r.pace_us = 100;
+      (void)report(r, false);
+    }
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::map<std::string, std::string> a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    if (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) {
+      a[k] = argv[i + 1];
+      ++i;
+    } else {
+      a[k] = "1";
+    }
+  }
+  try {
+    if (arg(a, "--role", "") == "node") return member(a);
+    char exe[4096] = {};
+    const auto n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+    return coordinator(a, std::string(exe, n > 0 ? static_cast<std::size_t>(n) : 0));
+  } catch (const std::exception& e) {
+    std::cerr << "bench_smc: " << e.what() << '\n';
+    return 2;
+  }
+}
