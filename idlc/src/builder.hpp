@@ -169,7 +169,7 @@ class Builder {
   void finish_struct(StructDecl* s, const SourceLocation& base_loc);
   void finish_union(UnionDecl* u, const std::vector<SourceLocation>& default_locs,
                     const std::vector<std::vector<SourceLocation>>& case_label_locs);
-  void finish_enum(EnumDecl* e, const std::vector<std::vector<Annotation>>& enumerator_anns);
+  void finish_enum(EnumDecl* e, const std::vector<std::vector<Annotation>>& value_anns);
   void finish_bitmask(BitmaskDecl* b, const std::vector<std::vector<Annotation>>& value_anns);
   void apply_member_annotations(MemberDecl& m, bool in_union);
   void apply_type_annotations(Decl* d, Extensibility* ext);

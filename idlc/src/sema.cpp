@@ -10,6 +10,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <limits>
@@ -164,9 +165,9 @@ size_t utf8_length(const std::string& s) {
 }
 
 uint32_t hash_id(const std::string& name) {
-  unsigned char md[EVP_MAX_MD_SIZE];
+  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
   unsigned int len = 0;
-  if (EVP_Digest(name.data(), name.size(), md, &len, EVP_md5(), nullptr) != 1 || len < 4) {
+  if (EVP_Digest(name.data(), name.size(), md.data(), &len, EVP_md5(), nullptr) != 1 || len < 4) {
     return 0;
   }
   const uint32_t v = static_cast<uint32_t>(md[0]) | (static_cast<uint32_t>(md[1]) << 8) |
@@ -192,9 +193,9 @@ struct AnnotationSpec {
 };
 
 constexpr unsigned bit(AnnotationSite s) {
-  return 1u << static_cast<unsigned>(s);
+  return 1U << static_cast<unsigned>(s);
 }
-constexpr unsigned kAnySite = ~0u;
+constexpr unsigned kAnySite = ~0U;
 constexpr unsigned kMembers = bit(AnnotationSite::StructMember) | bit(AnnotationSite::UnionMember);
 constexpr unsigned kAggregates = bit(AnnotationSite::Struct) | bit(AnnotationSite::Union);
 constexpr unsigned kValueSites = kMembers | bit(AnnotationSite::Typedef);
