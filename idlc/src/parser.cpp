@@ -22,7 +22,10 @@ using grammar::IDLLexer;
 using grammar::IDLParser;
 using Ctx = antlr4::ParserRuleContext;
 
-constexpr int kMaxNesting = 256;  // brackets of any kind, open at once
+// Brackets and sequences open at once, and unary operators in a row. Real IDL nests a few
+// levels; the bound keeps the recursive parser and tree walk well inside an 8 MiB stack
+// (also under AddressSanitizer).
+constexpr int kMaxNesting = 100;
 
 struct SyntaxAbort {};
 
@@ -305,8 +308,8 @@ bool check_nesting(antlr4::CommonTokenStream& tokens, const SourceMap& map, Diag
     unary_run = unary_op ? unary_run + 1 : 0;
     if (depth + sequences > kMaxNesting || unary_run > kMaxNesting) {
       diags.error(map.location(t->getLine(), t->getCharPositionInLine()),
-                  unary_run > kMaxNesting ? "more than 256 unary operators in a row"
-                                          : "nesting too deep (more than 256 levels)");
+                  unary_run > kMaxNesting ? "more than 100 unary operators in a row"
+                                          : "nesting too deep (more than 100 levels)");
       return false;
     }
   }
@@ -763,6 +766,27 @@ std::optional<EvalValue> Builder::eval_node(Ctx* node, EvalTarget target, int de
   if (depth > 4 * kMaxNesting + 64) {
     diags_.error(loc(node), "expression nested too deeply");
     return std::nullopt;
+  }
+  // Walk down the single-child levels of the precedence chain and through parentheses in a
+  // loop: only operators cost a stack frame.
+  for (;;) {
+    const size_t rule = node->getRuleIndex();
+    if (rule == IDLParser::RuleConstExpr) {
+      node = static_cast<IDLParser::ConstExprContext*>(node)->orExpr();
+    } else if ((rule == IDLParser::RuleOrExpr || rule == IDLParser::RuleXorExpr ||
+                rule == IDLParser::RuleAndExpr || rule == IDLParser::RuleShiftExpr ||
+                rule == IDLParser::RuleAddExpr || rule == IDLParser::RuleMulExpr) &&
+               node->children.size() == 1) {
+      node = static_cast<Ctx*>(node->children[0]);
+    } else if (rule == IDLParser::RuleUnaryExpr &&
+               static_cast<IDLParser::UnaryExprContext*>(node)->primaryExpr() != nullptr) {
+      node = static_cast<IDLParser::UnaryExprContext*>(node)->primaryExpr();
+    } else if (rule == IDLParser::RulePrimaryExpr &&
+               static_cast<IDLParser::PrimaryExprContext*>(node)->constExpr() != nullptr) {
+      node = static_cast<IDLParser::PrimaryExprContext*>(node)->constExpr();
+    } else {
+      break;
+    }
   }
   switch (node->getRuleIndex()) {
     case IDLParser::RuleConstExpr:

@@ -75,3 +75,28 @@ TEST_CASE("pathological input is rejected, not crashed on", "[diag][robustness]"
   CHECK(b.first_error() == "test.idl:9:1: error: macro expansion too large (more than 4 MiB)");
   CHECK_FALSE(parse(std::string("struct S {\0 long a; };", 22)).spec);
 }
+
+TEST_CASE("nesting just inside the limits is accepted", "[diag][robustness]") {
+  std::string text = "const long X = " + std::string(99, '(') + "1" + std::string(99, ')') + ";\n";
+  text += "const long Y = ";
+  for (int i = 0; i < 99; ++i) {
+    text += "(1 + ";
+  }
+  text += "1" + std::string(99, ')') + ";\n";
+  text += "typedef ";
+  for (int i = 0; i < 99; ++i) {
+    text += "sequence<";
+  }
+  text += "long" + std::string(99, '>') + " Deep;\n";
+  for (int i = 0; i < 98; ++i) {
+    text += "module m" + std::to_string(i) + " { ";
+  }
+  text += "struct S { long a; };";
+  for (int i = 0; i < 98; ++i) {
+    text += " };";
+  }
+  const auto p = parse(text);
+  INFO(p.messages());
+  REQUIRE(p.spec);
+  CHECK(std::get<int64_t>(p.get<ConstDecl>("Y").value) == 100);
+}
