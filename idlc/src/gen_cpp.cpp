@@ -11,6 +11,7 @@
 #include <cfloat>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -170,9 +171,17 @@ std::string escape_char(char32_t c, char quote) {
   return buf;
 }
 
+// The shortest decimal that reads back as the same value of the target type.
 std::string float_literal(long double v, PrimitiveKind k) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*Lg", LDBL_DIG + 3, v);
+  for (int digits = 6; digits <= LDBL_DIG + 3; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*Lg", digits, v);
+    const long double back = std::strtold(buf, nullptr);
+    const bool same = k == PrimitiveKind::Float    ? static_cast<float>(back) == static_cast<float>(v)
+                      : k == PrimitiveKind::Double ? static_cast<double>(back) == static_cast<double>(v)
+                                                   : back == v;
+    if (same) break;
+  }
   std::string s = buf;
   if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
   if (k == PrimitiveKind::Float) return s + "F";
@@ -504,7 +513,10 @@ void Emitter::emit_union(std::ostringstream& os, const UnionDecl& u, const std::
     if (u.cases[i].is_default) default_case = static_cast<int>(i);
   }
 
-  os << ind << "class " << name << " {\n" << ind << " public:\n";
+  os << ind << "class " << name << " {\n";
+  os << ind << "  using _storage_t = std::variant<std::monostate";
+  for (const auto& c : u.cases) os << ", " << member_cxx_type(c.member);
+  os << ">;\n\n" << ind << " public:\n";
   // Default construction selects the first case (or the default case through a value that
   // matches no label).
   if (!u.cases.empty()) {
@@ -570,19 +582,17 @@ void Emitter::emit_union(std::ostringstream& os, const UnionDecl& u, const std::
   os << ind << " private:\n";
   os << ind << "  template <class> friend struct ::spindle::cdr::Codec;\n";
   os << ind << "  template <size_t I>\n";
-  os << ind << "  auto& _get(const char* member) const {\n";
+  os << ind << "  const std::variant_alternative_t<I, _storage_t>& _get(const char* member) const {\n";
   os << ind << "    if (value_.index() != I) {\n";
   os << ind << "      throw std::logic_error(std::string(\"" << u.scoped_name()
      << "::\") + member + \" is not the selected member\");\n";
   os << ind << "    }\n" << ind << "    return std::get<I>(value_);\n" << ind << "  }\n";
   os << ind << "  template <size_t I>\n";
-  os << ind << "  auto& _get(const char* member) {\n";
+  os << ind << "  std::variant_alternative_t<I, _storage_t>& _get(const char* member) {\n";
   os << ind << "    std::as_const(*this).template _get<I>(member);\n";
   os << ind << "    return std::get<I>(value_);\n" << ind << "  }\n\n";
   os << ind << "  " << disc << " _d_{};\n";
-  os << ind << "  std::variant<std::monostate";
-  for (const auto& c : u.cases) os << ", " << member_cxx_type(c.member);
-  os << "> value_;\n";
+  os << ind << "  _storage_t value_;\n";
   os << ind << "};\n";
   os << ind << "std::ostream& operator<<(std::ostream& os, const " << name << "& v);\n\n";
 }

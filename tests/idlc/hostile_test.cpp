@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "Sequence.hpp"
 #include "avionics.hpp"
 #include "samples.hpp"
 

@@ -16,8 +16,15 @@
 
 namespace spindle {
 
+// All overloads are declared first so that nested containers find each other.
 template <class T>
 void print_value(std::ostream& os, const T& v);
+template <class T, class A>
+void print_value(std::ostream& os, const std::vector<T, A>& v);
+template <class T, size_t N>
+void print_value(std::ostream& os, const std::array<T, N>& v);
+template <class T>
+void print_value(std::ostream& os, const std::optional<T>& v);
 
 namespace detail {
 inline void print_wide(std::ostream& os, const std::wstring& s) {

@@ -139,6 +139,10 @@ template <Primitive T>
 inline constexpr size_t kPrimSize = std::is_same_v<T, wchar_t>       ? 4
                                    : std::is_same_v<T, long double> ? 16
                                                                     : sizeof(T);
+// Bytes of a long double that carry its value (x86: 80-bit extended precision).
+inline constexpr size_t kLongDoubleBytes =
+    std::numeric_limits<long double>::digits == 64 ? 10 : sizeof(long double);
+
 template <Primitive T>
 inline constexpr size_t kPrimAlign = kPrimSize<T> > 8 ? 8 : kPrimSize<T>;
 
@@ -343,12 +347,16 @@ class Writer : public BasicWriter<Writer> {
 
   template <Primitive V>
   void prim(V v) {
-    cdr_ << v;
+    if constexpr (std::is_same_v<V, long double>) {
+      put_long_double(v);
+    } else {
+      cdr_ << v;
+    }
   }
   template <Primitive V>
   void prim_array(const V* p, size_t n) {
-    if constexpr (std::is_same_v<V, bool>) {
-      for (size_t i = 0; i < n; ++i) cdr_ << p[i];
+    if constexpr (std::is_same_v<V, bool> || std::is_same_v<V, long double>) {
+      for (size_t i = 0; i < n; ++i) prim(p[i]);
     } else {
       cdr_.serializeArray(p, n);
     }
@@ -382,6 +390,22 @@ class Writer : public BasicWriter<Writer> {
  private:
   [[nodiscard]] bool big_endian() const {
     return cdr_.endianness() == eprosima::fastcdr::Cdr::BIG_ENDIANNESS;
+  }
+  // A long double occupies 16 bytes on the wire as Fast-CDR writes it, but x86's 80-bit
+  // format leaves 6 of them indeterminate; they are written as zero so that equal samples
+  // encode to equal bytes. Two u64 halves give Fast-CDR's alignment and byte swap.
+  void put_long_double(long double v) {
+    std::array<unsigned char, 16> raw{};
+    std::memcpy(raw.data(), &v, kLongDoubleBytes);
+    uint64_t lo = 0;
+    uint64_t hi = 0;
+    std::memcpy(&lo, raw.data(), 8);
+    std::memcpy(&hi, raw.data() + 8, 8);
+    if (big_endian() == (std::endian::native == std::endian::little)) {
+      cdr_ << hi << lo;  // the 16 bytes reversed as a whole
+    } else {
+      cdr_ << lo << hi;
+    }
   }
   // `u16 id | u16 length(0)` as the u32 whose bytes in this stream's order are those.
   [[nodiscard]] uint32_t param_header(uint16_t id) const {
@@ -450,6 +474,17 @@ class Reader {
         cdr_ >> b;
         if (b > 1) throw CodecError(Status::BadBoolean, "");
         v = b != 0;
+      } else if constexpr (std::is_same_v<V, long double>) {
+        uint64_t a = 0;
+        uint64_t b = 0;
+        cdr_ >> a >> b;
+        const bool swapped = (cdr_.endianness() == eprosima::fastcdr::Cdr::BIG_ENDIANNESS) ==
+                             (std::endian::native == std::endian::little);
+        std::array<unsigned char, 16> raw{};
+        std::memcpy(raw.data(), swapped ? &b : &a, 8);
+        std::memcpy(raw.data() + 8, swapped ? &a : &b, 8);
+        v = 0;
+        std::memcpy(&v, raw.data(), kLongDoubleBytes);
       } else if constexpr (Primitive<V>) {
         cdr_ >> v;
       } else if constexpr (std::is_enum_v<V>) {
@@ -489,7 +524,7 @@ class Reader {
   void end_param(const Param& p) {
     const char* cur = cdr_.getCurrentPosition();
     if (cur > p.value_end) throw CodecError(Status::BadParameter, "value overruns its length");
-    cdr_.jump(static_cast<size_t>(p.value_end - cur));
+    skip(static_cast<size_t>(p.value_end - cur));
   }
   void skip_param(const Param& p) {
     if (p.must_understand) {
@@ -543,10 +578,11 @@ class Reader {
       return;
     }
     if (n - 1 > N && N != 0) throw CodecError(Status::BoundExceeded, "string");
-    const char* p = cdr_.getCurrentPosition();
-    if (p[n - 1] != '\0') throw CodecError(Status::BadString, "");
-    s.assign(p, n - 1);
-    cdr_.jump(n);
+    if (cdr_.getCurrentPosition()[n - 1] != '\0') throw CodecError(Status::BadString, "");
+    s.resize(n - 1);
+    if (n > 1) cdr_.deserializeArray(s.data(), n - 1);
+    char nul = 0;
+    cdr_ >> nul;
   }
   template <uint64_t N>
   void get_shaped(Str<N>, std::wstring& s) {
@@ -581,7 +617,8 @@ class Reader {
 
   template <class E, class V>
   void get_elements(V* p, size_t n) {
-    if constexpr (std::is_same_v<E, Plain> && Primitive<V> && !std::is_same_v<V, bool>) {
+    if constexpr (std::is_same_v<E, Plain> && Primitive<V> && !std::is_same_v<V, bool> &&
+                  !std::is_same_v<V, long double>) {
       if (n > 0) {
         if (mul_size(n, kPrimSize<V>) > remaining()) {
           throw CodecError(Status::Truncated, "array");
@@ -590,6 +627,18 @@ class Reader {
       }
     } else {
       for (size_t i = 0; i < n; ++i) get<E>(p[i]);
+    }
+  }
+
+  // Moves over `n` bytes already known to be in the buffer. Reads them rather than using
+  // Cdr::jump(), which leaves Fast-CDR's record of the last datum's size stale and so would
+  // skip the alignment of the next value.
+  void skip(size_t n) {
+    std::array<char, 256> scratch{};
+    while (n > 0) {
+      const size_t chunk = n < scratch.size() ? n : scratch.size();
+      cdr_.deserializeArray(scratch.data(), chunk);
+      n -= chunk;
     }
   }
 

@@ -91,7 +91,16 @@ template <class T>
 template <class T>
 [[nodiscard]] Result serialize(const T& sample, std::vector<std::byte>& out,
                                Endianness endianness = kNativeEndianness) {
-  out.resize(serialized_size(sample));
+  size_t size = 0;
+  Result counted = detail::guarded([&]() -> Result {
+    size = serialized_size(sample);
+    return {};
+  });
+  if (!counted.ok()) {
+    out.clear();
+    return counted;
+  }
+  out.assign(size, std::byte{0});  // padding bytes are zero, so equal samples give equal bytes
   Result r = serialize(sample, std::span<std::byte>(out), endianness);
   out.resize(r.ok() ? r.size : 0);
   return r;
@@ -141,29 +150,29 @@ using KeyHash = std::array<uint8_t, 16>;
 // zero-padded to 16 when every key of the type fits in 16 bytes, else their MD5.
 template <class T>
 [[nodiscard]] KeyHash key_hash(const T& sample) {
-  KeyHash hash{};
+  SizeCounter counter;
+  Codec<T>::write_key(counter, sample);
+  const size_t size = counter.size();
+  // Zeroed memory: Fast-CDR leaves padding untouched and the hash covers it.
   std::array<char, 256> small{};
-  auto hash_with = [&](eprosima::fastcdr::FastBuffer& buffer) {
-    eprosima::fastcdr::Cdr cdr(buffer, eprosima::fastcdr::Cdr::BIG_ENDIANNESS,
-                               eprosima::fastcdr::Cdr::CORBA_CDR);
-    Writer w(cdr);
-    Codec<T>::write_key(w, sample);
-    const auto len = cdr.getSerializedDataLength();
-    if (Codec<T>::key_max_size(0) <= 16) {
-      std::memcpy(hash.data(), buffer.getBuffer(), len);
-    } else {
-      hash = md5(std::span<const std::byte>(reinterpret_cast<const std::byte*>(buffer.getBuffer()), len));
-    }
-  };
-  try {
-    eprosima::fastcdr::FastBuffer buffer(small.data(), small.size());
-    hash_with(buffer);
-  } catch (const eprosima::fastcdr::exception::NotEnoughMemoryException&) {
-    eprosima::fastcdr::FastBuffer buffer;  // grows as needed
-    hash = KeyHash{};
-    hash_with(buffer);
+  std::vector<char> large;
+  char* memory = small.data();
+  if (size > small.size()) {
+    large.assign(size, 0);
+    memory = large.data();
   }
-  return hash;
+  eprosima::fastcdr::FastBuffer buffer(memory, size > small.size() ? size : small.size());
+  eprosima::fastcdr::Cdr cdr(buffer, eprosima::fastcdr::Cdr::BIG_ENDIANNESS,
+                             eprosima::fastcdr::Cdr::CORBA_CDR);
+  Writer w(cdr);
+  Codec<T>::write_key(w, sample);
+  const auto len = cdr.getSerializedDataLength();
+  if (Codec<T>::key_max_size(0) <= 16) {
+    KeyHash hash{};
+    std::memcpy(hash.data(), memory, len);
+    return hash;
+  }
+  return md5(std::span<const std::byte>(reinterpret_cast<const std::byte*>(memory), len));
 }
 
 }  // namespace spindle::cdr
