@@ -17,6 +17,6 @@ ctest --preset sanitize -j"$jobs" --timeout 900 || status=1
 
 echo "== fuzz (clang libFuzzer, ${SPINDLE_FUZZ_SECONDS:-20} s per target)"
 cmake --preset fuzz -DSPINDLE_FUZZ_SECONDS="${SPINDLE_FUZZ_SECONDS:-20}" >/dev/null
-cmake --build --preset fuzz -j"$jobs"
+cmake --build --preset fuzz -j"$jobs" --target fuzzers
 ctest --test-dir build/fuzz --output-on-failure --timeout 600 || status=1
 exit $status
