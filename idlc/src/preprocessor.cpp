@@ -635,8 +635,8 @@ class Preprocessor {
 
     size_t lineno = 0;
     size_t pos = 0;
-    while (pos < text.size()) {
-      ++lineno;
+    size_t continued = 0;  // lines a directive took through backslash-newline
+    const auto next_raw = [&text, &pos]() {
       size_t eol = text.find('\n', pos);
       if (eol == std::string_view::npos) {
         eol = text.size();
@@ -646,7 +646,12 @@ class Preprocessor {
       if (!raw.empty() && raw.back() == '\r') {
         raw.remove_suffix(1);
       }
-      const std::string line = strip_comments(raw, file, lineno);
+      return raw;
+    };
+    while (pos < text.size()) {
+      lineno += continued + 1;
+      continued = 0;
+      std::string line = strip_comments(next_raw(), file, lineno);
       if (out_.text.size() > kMaxOutput) {
         if (!too_large_) {
           error(loc(file, lineno, 0), "preprocessed source exceeds 256 MiB");
@@ -676,7 +681,14 @@ class Preprocessor {
         continue;
       }
 
-      // A directive.
+      // A directive; a backslash at the end of the line continues it on the next one. The
+      // lines taken become blank output lines (they hold no tokens, their order is moot).
+      while (!line.empty() && line.back() == '\\' && pos < text.size()) {
+        line.pop_back();
+        ++continued;
+        line += strip_comments(next_raw(), file, lineno + continued);
+        emit("", file, lineno + continued, {});
+      }
       const SourceLocation hash_loc = loc(file, lineno, k);
       size_t d = k + 1;
       while (d < line.size() && is_space(line[d])) {

@@ -156,3 +156,14 @@ TEST_CASE("a UTF-8 byte order mark is accepted and columns still count bytes", "
   const auto p = parse("\xEF\xBB\xBFstruct S { Nope n; };\n");
   CHECK(p.first_error() == "test.idl:1:15: error: undeclared name 'Nope'");
 }
+
+TEST_CASE("directives continue over backslash-newline; line numbers stay right", "[pp]") {
+  const auto p =
+      parse("#define WIDE \\\n  long \\\n  long\nstruct S { WIDE a; };\nstruct T { Bad b; };\n");
+  INFO(p.messages());
+  CHECK(p.first_error() == "test.idl:5:12: error: undeclared name 'Bad'");
+  const auto q = parse("#define WIDE \\\n  long \\\n  long\nstruct S { WIDE a; };\n");
+  REQUIRE(q.spec);
+  CHECK(q.get<StructDecl>("S").members[0].type->primitive == PrimitiveKind::Int64);
+  CHECK(q.get<StructDecl>("S").members[0].loc.line == 4);
+}
