@@ -493,3 +493,33 @@ TEST_CASE("the shipped IDL files parse and check cleanly", "[ast][shipped]") {
   CHECK(fix->cases[0].labels.size() == 2);
   CHECK_FALSE(fix->implicit_default.has_value());
 }
+
+TEST_CASE("every kind of declaration records where its name is", "[ast][positions]") {
+  const auto p = parse(
+      "module M {\n"
+      "  enum E { A,\n"
+      "           B };\n"
+      "  typedef long T, U[2];\n"
+      "  const long C = 1;\n"
+      "  union V switch (E) {\n"
+      "    case A: @id(3) long a;\n"
+      "  };\n"
+      "  @bit_bound(8) bitmask F { F0 };\n"
+      "};\n");
+  INFO(p.messages());
+  REQUIRE(p.spec);
+  CHECK(p.spec->definitions[0]->loc.str() == "test.idl:1:8");
+  CHECK(p.get<EnumDecl>("M::E").loc.str() == "test.idl:2:8");
+  CHECK(p.get<EnumeratorDecl>("M::B").loc.str() == "test.idl:3:12");
+  CHECK(p.get<TypedefDecl>("M::T").loc.str() == "test.idl:4:16");
+  CHECK(p.get<TypedefDecl>("M::U").loc.str() == "test.idl:4:19");
+  CHECK(p.get<ConstDecl>("M::C").loc.str() == "test.idl:5:14");
+  const auto& v = p.get<UnionDecl>("M::V");
+  CHECK(v.loc.str() == "test.idl:6:9");
+  CHECK(v.cases[0].member.loc.str() == "test.idl:7:25");
+  CHECK(v.cases[0].member.annotations[0].loc.str() == "test.idl:7:13");
+  const auto& f = p.get<BitmaskDecl>("M::F");
+  CHECK(f.loc.str() == "test.idl:9:25");
+  CHECK(f.annotations[0].loc.str() == "test.idl:9:3");
+  CHECK(f.values[0].loc.str() == "test.idl:9:29");
+}
