@@ -1,6 +1,10 @@
 // The idlc parser: runs the ANTLR4 lexer and parser over the preprocessed text, turns
 // syntax errors into positioned diagnostics, and walks the parse tree to build the AST
 // (semantic helpers in sema.cpp). Also the front end's entry points parse_file/parse_text.
+//
+// Threading: every compilation builds its own lexer, parser and Builder. The only state shared
+// between compilations is the DFA cache of ANTLR's generated recognizers, which the ANTLR
+// runtime guards with its own locks, so compilations may run on several threads at once.
 #include "builder.hpp"
 #include "preprocessor.hpp"
 
