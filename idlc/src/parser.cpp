@@ -4,7 +4,7 @@
 //
 // Threading: every compilation builds its own lexer, parser and Builder. The only state shared
 // between compilations is the DFA cache of ANTLR's generated recognizers, which the ANTLR
-// runtime guards with its own locks, so compilations may run on several threads at once.
+// 4.9 runtime guards with its own locks; idlc itself compiles one file at a time.
 #include "builder.hpp"
 #include "preprocessor.hpp"
 
