@@ -1,6 +1,8 @@
 // SMC with real threads: several application threads reserve and commit in one ring at
 // once while the predicate thread sends, receives and delivers (the lock-free path; run
 // under TSan too). Two members in one process over the tcp transport on loopback.
+#include <unistd.h>
+
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -34,8 +36,8 @@ TEST_CASE("smc threads: concurrent reserve/commit from many application threads"
   }
   const std::string kind = kinds.front();
   for (auto ordering : {sg::Ordering::atomic, sg::Ordering::unordered}) {
-    auto a = tst::make_transport(kind, 1, "thr");
-    auto b = tst::make_transport(kind, 2, "thr");
+    auto a = tst::make_transport(kind, 1, "thr" + std::to_string(::getpid()));
+    auto b = tst::make_transport(kind, 2, "thr" + std::to_string(::getpid()));
     sg::GroupDescription g;
     g.members = {sg::Member{1, "127.0.0.1", a.port}, sg::Member{2, "127.0.0.1", b.port}};
     g.subgroups = {sg::Subgroup{"t", {1, 2}, {1, 2}, 8, 64, ordering}};

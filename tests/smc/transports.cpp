@@ -6,11 +6,23 @@
 #if SPINDLE_HAVE_TCP
 #include <spindle/transport/tcp.hpp>
 #endif
+#if SPINDLE_HAVE_SHM
+#include <spindle/transport/shm.hpp>
+#endif
 
 namespace spindle::testing {
 
 Made make_transport(const std::string& kind, transport::NodeId id, const std::string& ns) {
   (void)ns;
+#if SPINDLE_HAVE_SHM
+  if (kind == "shm") {
+    transport::ShmConfig cfg;
+    cfg.self = id;
+    cfg.name_prefix = ns;
+    cfg.suspicion_timeout = std::chrono::milliseconds(5000);
+    return Made{std::make_unique<transport::ShmTransport>(cfg), 0};
+  }
+#endif
 #if SPINDLE_HAVE_TCP
   if (kind == "tcp") {
     transport::TcpConfig cfg;
@@ -26,6 +38,9 @@ Made make_transport(const std::string& kind, transport::NodeId id, const std::st
 
 std::vector<std::string> available_transports() {
   std::vector<std::string> out;
+#if SPINDLE_HAVE_SHM
+  out.push_back("shm");
+#endif
 #if SPINDLE_HAVE_TCP
   out.push_back("tcp");
 #endif
