@@ -27,6 +27,12 @@ std::string g_kind = "tcp";
 
 struct Cluster {
   std::vector<std::unique_ptr<test::Child>> nodes;
+  std::string shm_namespace;
+
+  ~Cluster() {
+    nodes.clear();                         // kills and reaps whoever is left
+    test::cleanup(g_kind, shm_namespace);  // a SIGKILLed shm node leaves its segments
+  }
 
   Cluster(std::size_t n, const std::string& scenario, const std::vector<std::string>& extra = {}) {
     // A private shm namespace per test run, so parallel runs never meet.
@@ -34,6 +40,7 @@ struct Cluster {
     const std::string ns =
         "spindle-t" + std::to_string(::getpid()) + "-" + std::to_string(++serial);
     ::setenv("SPINDLE_SHM_NAMESPACE", ns.c_str(), 1);
+    shm_namespace = ns;
     for (std::size_t i = 0; i < n; ++i) {
       std::vector<std::string> argv{TRANSPORT_NODE_PATH, g_kind, scenario, std::to_string(i)};
       argv.insert(argv.end(), extra.begin(), extra.end());

@@ -59,6 +59,15 @@ MadeTransport make_transport(std::string_view kind, NodeId id, const NodeOptions
   throw std::runtime_error("unknown transport '" + std::string(kind) + "'");
 }
 
+void cleanup(std::string_view kind, const std::string& shm_namespace) {
+#if SPINDLE_HAVE_SHM
+  if (kind == "shm" && !shm_namespace.empty()) (void)ShmTransport::reclaim_stale(shm_namespace);
+#else
+  (void)kind;
+  (void)shm_namespace;
+#endif
+}
+
 bool transport_available(std::string_view kind, std::string& why) {
 #if SPINDLE_HAVE_RDMA
   if (kind == "rdma") return rdma_device_available(why);

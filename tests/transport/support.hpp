@@ -30,6 +30,9 @@ struct MadeTransport {
 // kind: "tcp", "shm" or "rdma". Throws std::runtime_error if it cannot be built here.
 MadeTransport make_transport(std::string_view kind, NodeId id, const NodeOptions& options);
 
+// Removes what crashed nodes of a test left behind (shm segments under `shm_namespace`).
+void cleanup(std::string_view kind, const std::string& shm_namespace);
+
 // False (and why) when the transport cannot run on this machine (rdma without a device).
 bool transport_available(std::string_view kind, std::string& why);
 

@@ -1,0 +1,71 @@
+// Shared-memory transport for members on one host. Every region lives in a named POSIX
+// shared-memory segment that peers map; a one-sided write is a release fence plus a
+// memcpy into the peer's mapping, so a reader's acquire load of a guard sees the data
+// written before it. Blocks go through one single-producer ring per ordered pair. Each
+// node's control segment holds a futex doorbell (the wake-up source), a heartbeat and its
+// region table. Segment layout: transport-shm/src/segment.hpp, docs/transport-shm.md.
+//
+// Threading: the contract's rules (transport.hpp). The transport runs one monitor thread
+// that bumps our heartbeat and suspects peers whose heartbeat stalls, whose process is
+// gone, or who left the view. Sends to one peer are serialized by a per-peer mutex; writes
+// take no lock. Lock order: Peer::mu before Impl::events_mu.
+//
+// Lifetime of names: our segments are unlinked when the transport is destroyed. Segments
+// left by a crashed run (owner pid no longer alive) under the same name prefix are
+// reclaimed when a transport starts.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <spindle/transport/transport.hpp>
+
+namespace spindle::transport {
+
+struct ShmConfig {
+  NodeId self = 0;
+  std::string name_prefix = "spindle";  // segment names: /<prefix>.n<id>[.r<region>|.b<peer>]
+  std::chrono::milliseconds heartbeat_interval{50};
+  std::chrono::milliseconds suspicion_timeout{500};
+  std::size_t ring_bytes = std::size_t{4} << 20;  // per ordered pair; max block = half
+};
+
+class ShmTransport final : public Transport {
+ public:
+  // Creates our control segment (reclaiming stale ones first). Throws std::runtime_error
+  // if a live process already owns this node id under the prefix, or on resource errors.
+  explicit ShmTransport(ShmConfig config);
+  ~ShmTransport() override;
+
+  [[nodiscard]] NodeId self() const noexcept override;
+  [[nodiscard]] std::string_view kind() const noexcept override { return "shm"; }
+  LocalRegion create_region(RegionId id, std::size_t size) override;
+  [[nodiscard]] Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
+                               std::chrono::milliseconds timeout) override;
+  void disconnect() override;
+  [[nodiscard]] std::optional<RegionDescriptor> remote_region(NodeId peer,
+                                                              RegionId id) const override;
+  [[nodiscard]] std::optional<LocalRegion> local_region(RegionId id) const override;
+  [[nodiscard]] Status write(NodeId peer, RegionId local, std::uint64_t local_offset,
+                             RegionId remote, std::uint64_t remote_offset,
+                             std::size_t length) override;
+  [[nodiscard]] Status send_block(NodeId peer, RegionId local, std::uint64_t offset,
+                                  std::uint32_t length, std::uint32_t immediate) override;
+  [[nodiscard]] Status post_receive(NodeId peer, RegionId local, std::uint64_t offset,
+                                    std::uint32_t capacity) override;
+  std::size_t poll(std::vector<Event>& out) override;
+  [[nodiscard]] std::uint64_t activity() const noexcept override;
+  void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) override;
+
+  // Unlinks segments under `prefix` whose owner process is gone; returns how many.
+  static std::size_t reclaim_stale(const std::string& prefix);
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace spindle::transport

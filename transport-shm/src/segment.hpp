@@ -1,0 +1,91 @@
+// Layout of the shared-memory transport's segments. These structs live in memory that
+// several processes map (STYLE 3: plain data; the logic is in shm_transport.cpp). Field
+// rules: a segment is usable once `ready` reads 1 with acquire; atomics are the only
+// fields written after that, except region bytes and ring payload (published by the
+// atomics that follow them).
+//
+// Every segment: /dev/shm/<prefix>.n<id>[...], starting with
+//
+//   0            8        12       16              24              32   36      64
+//   +------------+--------+--------+---------------+---------------+----+-------+
+//   | "SPNDLSHM" | ver 1  | kind   | owner pid     | payload bytes | rdy| 0 ... |
+//   +------------+--------+--------+---------------+---------------+----+-------+
+//   payload at offset 64 (cache-line aligned)
+//
+// kind 1 CONTROL  <prefix>.n<id>            one per node
+//   +0    DoorbellData {seq u32, waiters u32}   futex: wakes this node
+//   +64   heartbeat u64 (monitor thread bumps it every heartbeat_interval)
+//   +72   epoch u64 (view this node is connected in; 0 = none)
+//   +80   region_count u32, pad
+//   +128  RegionEntry[256] {id u32, pad u32, size u64}  (written only while epoch == 0)
+//
+// kind 2 REGION   <prefix>.n<id>.r<region>  payload = the region's bytes
+//
+// kind 3 RING     <prefix>.n<from>.b<to>    blocks from <from> to <to>, made by <from>
+//   +0    head u64   bytes ever produced (sender)        | each on its own cache line
+//   +64   tail u64   bytes ever consumed (receiver)      |
+//   +128  capacity u64, epoch u64
+//   +192  data[capacity]:
+//
+//          tail % cap                     head % cap
+//          v                              v
+//   +------+----------+-----+---------+---+---------------------+
+//   | free | len | imm| payload, pad8 | ...   free             |
+//   +------+----------+-----+---------+---+---------------------+
+//   record = {length u32, immediate u32, payload padded to 8}; a record never wraps: if it
+//   does not fit before the end, a marker with length 0xFFFFFFFF fills the rest and the
+//   record starts at 0. free = capacity - (head - tail). The sender publishes a record by
+//   storing head with release; the receiver frees it by storing tail with release.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include <spindle/transport/doorbell.hpp>
+
+namespace spindle::transport::shm {
+
+inline constexpr char kMagic[8] = {'S', 'P', 'N', 'D', 'L', 'S', 'H', 'M'};
+inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::size_t kHeaderBytes = 64;
+inline constexpr std::uint32_t kMaxRegions = 256;
+inline constexpr std::uint32_t kWrapMarker = 0xFFFFFFFFu;
+
+enum class SegmentKind : std::uint32_t { control = 1, region = 2, ring = 3 };
+
+struct SegmentHeader {
+  char magic[8];
+  std::uint32_t version;
+  SegmentKind kind;
+  std::uint64_t owner_pid;
+  std::uint64_t payload_bytes;
+  std::atomic<std::uint32_t> ready;
+};
+static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
+
+struct RegionEntry {
+  std::uint32_t id;
+  std::uint32_t pad;
+  std::uint64_t size;
+};
+
+struct ControlData {
+  alignas(64) DoorbellData doorbell;
+  alignas(64) std::atomic<std::uint64_t> heartbeat;
+  std::atomic<std::uint64_t> epoch;
+  std::uint32_t region_count;
+  alignas(64) RegionEntry regions[kMaxRegions];
+};
+
+struct RingData {
+  alignas(64) std::atomic<std::uint64_t> head;
+  alignas(64) std::atomic<std::uint64_t> tail;
+  alignas(64) std::uint64_t capacity;
+  std::uint64_t epoch;
+};
+// The ring's data bytes start here, `capacity` of them.
+inline constexpr std::size_t kRingDataOffset = 192;
+static_assert(sizeof(RingData) <= kRingDataOffset);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+
+}  // namespace spindle::transport::shm

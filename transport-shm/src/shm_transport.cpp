@@ -1,0 +1,593 @@
+// Shared-memory transport implementation (model and threading: <spindle/transport/shm.hpp>;
+// segment layout: segment.hpp).
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include <spindle/transport/doorbell.hpp>
+#include <spindle/transport/shm.hpp>
+
+#include "segment.hpp"
+#include "transport/aligned_buffer.hpp"
+
+namespace spindle::transport {
+
+using namespace shm;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string errno_text() {
+  return std::strerror(errno);
+}
+
+bool process_alive(std::uint64_t pid) {
+  if (pid == 0 || pid > static_cast<std::uint64_t>(INT32_MAX)) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+// A mapped segment. Owners unlink the name when done.
+class Segment {
+ public:
+  Segment() = default;
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+  ~Segment() {
+    if (base_ != nullptr) ::munmap(base_, len_);
+    if (owner_) ::shm_unlink(name_.c_str());
+  }
+
+  // Creates `name` (reclaiming a stale one). Throws with an actionable message.
+  static std::unique_ptr<Segment> create(const std::string& name, SegmentKind kind,
+                                         std::size_t payload) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+      if (fd < 0 && errno == EEXIST) {
+        auto old = open(name, kind, /*require_ready=*/false);
+        const std::uint64_t pid = old ? old->header()->owner_pid : 0;
+        if (old && process_alive(pid) && pid != static_cast<std::uint64_t>(::getpid())) {
+          throw std::runtime_error("shm: segment " + name + " is in use by live process " +
+                                   std::to_string(pid) + " (is this node id taken?)");
+        }
+        ::shm_unlink(name.c_str());  // stale: its owner is gone
+        continue;
+      }
+      if (fd < 0) throw std::runtime_error("shm: cannot create " + name + ": " + errno_text());
+      auto seg = std::make_unique<Segment>();
+      seg->name_ = name;
+      seg->owner_ = true;
+      seg->len_ = kHeaderBytes + payload;
+      if (::ftruncate(fd, static_cast<off_t>(seg->len_)) != 0) {
+        const std::string why = errno_text();
+        ::close(fd);
+        throw std::runtime_error("shm: cannot size " + name + " to " + std::to_string(seg->len_) +
+                                 " bytes: " + why + " (is /dev/shm large enough?)");
+      }
+      void* p = ::mmap(nullptr, seg->len_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      ::close(fd);
+      if (p == MAP_FAILED)
+        throw std::runtime_error("shm: cannot map " + name + ": " + errno_text());
+      seg->base_ = static_cast<std::byte*>(p);
+      auto* h = new (seg->base_) SegmentHeader{};
+      h->version = kVersion;
+      h->kind = kind;
+      h->owner_pid = static_cast<std::uint64_t>(::getpid());
+      h->payload_bytes = payload;
+      // Magic last: a reclaimer that recognizes the segment also sees its owner.
+      std::atomic_thread_fence(std::memory_order_release);
+      std::memcpy(h->magic, kMagic, sizeof kMagic);
+      return seg;
+    }
+    throw std::runtime_error("shm: cannot reclaim stale segment " + name);
+  }
+
+  // Maps an existing segment; nullptr if absent, not yet ready, or not ours.
+  static std::unique_ptr<Segment> open(const std::string& name, SegmentKind kind,
+                                       bool require_ready = true) {
+    const int fd = ::shm_open(name.c_str(), O_RDWR, 0600);
+    if (fd < 0) return nullptr;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) < kHeaderBytes) {
+      ::close(fd);
+      return nullptr;
+    }
+    auto seg = std::make_unique<Segment>();
+    seg->name_ = name;
+    seg->len_ = static_cast<std::size_t>(st.st_size);
+    void* p = ::mmap(nullptr, seg->len_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (p == MAP_FAILED) return nullptr;
+    seg->base_ = static_cast<std::byte*>(p);
+    const SegmentHeader* h = seg->header();
+    if (std::memcmp(h->magic, kMagic, sizeof kMagic) != 0 || h->kind != kind) return nullptr;
+    if (require_ready && (h->ready.load(std::memory_order_acquire) != 1 ||
+                          h->payload_bytes + kHeaderBytes > seg->len_)) {
+      return nullptr;
+    }
+    return seg;
+  }
+
+  void publish() { header()->ready.store(1, std::memory_order_release); }
+  [[nodiscard]] SegmentHeader* header() const {
+    return std::launder(reinterpret_cast<SegmentHeader*>(base_));
+  }
+  [[nodiscard]] std::byte* payload() const { return base_ + kHeaderBytes; }
+  [[nodiscard]] std::size_t payload_size() const { return header()->payload_bytes; }
+
+ private:
+  std::string name_;
+  std::byte* base_ = nullptr;
+  std::size_t len_ = 0;
+  bool owner_ = false;
+};
+
+std::size_t pad8(std::size_t n) {
+  return (n + 7) & ~std::size_t{7};
+}
+
+}  // namespace
+
+class ShmTransport::Impl {
+ public:
+  struct Posted {
+    RegionId region;
+    std::uint64_t offset;
+    std::uint32_t capacity;
+  };
+
+  struct Peer {
+    NodeId id = 0;
+    std::unique_ptr<Segment> control;
+    std::map<RegionId, std::unique_ptr<Segment>> regions;
+    std::unique_ptr<Segment> out_ring;  // ours, to the peer
+    std::unique_ptr<Segment> in_ring;   // theirs, to us
+    std::atomic<bool> suspected{false};
+    std::mutex mu;  // send side of out_ring; posted; receive side of in_ring
+    std::deque<Posted> posted;
+    std::uint64_t last_heartbeat = 0;
+    Clock::time_point heartbeat_seen = Clock::now();
+    pid_t pid = 0;
+
+    ControlData* ctl() const {
+      return std::launder(reinterpret_cast<ControlData*>(control->payload()));
+    }
+  };
+
+  explicit Impl(ShmConfig cfg) : cfg_(std::move(cfg)) {
+    if (cfg_.name_prefix.empty() || cfg_.name_prefix.find('/') != std::string::npos) {
+      throw std::invalid_argument("shm: name prefix must be non-empty and contain no '/'");
+    }
+    reclaim_stale(cfg_.name_prefix);
+    control_ = Segment::create(name(cfg_.self), SegmentKind::control, sizeof(ControlData));
+    new (control_->payload()) ControlData{};
+    control_->publish();
+    doorbell_.emplace(&ctl()->doorbell, true);
+    monitor_ = std::thread([this] { monitor(); });
+  }
+
+  ~Impl() {
+    disconnect();
+    {
+      std::lock_guard lock(monitor_mu_);
+      stop_ = true;
+    }
+    monitor_cv_.notify_all();
+    monitor_.join();
+  }
+
+  std::string name(NodeId id) const { return "/" + cfg_.name_prefix + ".n" + std::to_string(id); }
+  std::string region_name(NodeId id, RegionId r) const {
+    return name(id) + ".r" + std::to_string(r);
+  }
+  std::string ring_name(NodeId from, NodeId to) const {
+    return name(from) + ".b" + std::to_string(to);
+  }
+  ControlData* ctl() const {
+    return std::launder(reinterpret_cast<ControlData*>(control_->payload()));
+  }
+
+  static std::size_t reclaim_stale(const std::string& prefix) {
+    std::size_t n = 0;
+    DIR* d = ::opendir("/dev/shm");
+    if (d == nullptr) return 0;
+    const std::string lead = prefix + ".n";
+    while (dirent* e = ::readdir(d)) {
+      const std::string file = e->d_name;
+      if (file.rfind(lead, 0) != 0) continue;
+      const std::string seg = "/" + file;
+      for (auto kind : {SegmentKind::control, SegmentKind::region, SegmentKind::ring}) {
+        auto s = Segment::open(seg, kind, false);
+        if (!s) continue;
+        if (!process_alive(s->header()->owner_pid)) {
+          ::shm_unlink(seg.c_str());
+          ++n;
+        }
+        break;
+      }
+    }
+    ::closedir(d);
+    return n;
+  }
+
+  // ------------------------------------------------------------------ control plane
+  LocalRegion create_region(RegionId id, std::size_t size) {
+    if (connected_) throw std::logic_error("shm: create_region while connected; disconnect first");
+    if (regions_.contains(id))
+      throw std::invalid_argument("shm: region " + std::to_string(id) + " exists");
+    auto* c = ctl();
+    if (c->region_count >= kMaxRegions) throw std::runtime_error("shm: more than 256 regions");
+    auto seg = Segment::create(region_name(cfg_.self, id), SegmentKind::region, size);
+    seg->publish();
+    c->regions[c->region_count] = RegionEntry{id, 0, size};
+    ++c->region_count;
+    auto* bytes = seg->payload();
+    regions_.emplace(id, std::move(seg));
+    return LocalRegion{id, {bytes, size}};
+  }
+
+  Status connect(std::span<const NodeAddress> members, std::uint64_t epoch,
+                 std::chrono::milliseconds timeout) {
+    if (connected_) disconnect();
+    const auto deadline = Clock::now() + timeout;
+    std::map<NodeId, std::unique_ptr<Peer>> peers;
+    // Our rings first, so peers waiting for them find them.
+    for (const auto& m : members) {
+      if (m.id == cfg_.self) continue;
+      auto p = std::make_unique<Peer>();
+      p->id = m.id;
+      p->out_ring = Segment::create(ring_name(cfg_.self, m.id), SegmentKind::ring,
+                                    kRingDataOffset + cfg_.ring_bytes);
+      auto* r = new (p->out_ring->payload()) RingData{};
+      r->capacity = cfg_.ring_bytes;
+      r->epoch = epoch;
+      p->out_ring->publish();
+      peers.emplace(m.id, std::move(p));
+    }
+    ctl()->epoch.store(epoch, std::memory_order_release);
+    Status result = Status::ok;
+    std::vector<Suspicion> missing;
+    for (auto& [id, p] : peers) {
+      bool ok = false;
+      while (Clock::now() < deadline) {
+        if (!p->control) p->control = Segment::open(name(id), SegmentKind::control);
+        if (p->control && p->ctl()->epoch.load(std::memory_order_acquire) == epoch) {
+          if (!p->in_ring) {
+            auto ring = Segment::open(ring_name(id, cfg_.self), SegmentKind::ring);
+            if (ring &&
+                std::launder(reinterpret_cast<RingData*>(ring->payload()))->epoch == epoch) {
+              p->in_ring = std::move(ring);
+            }
+          }
+          if (p->in_ring) {
+            ok = map_regions(*p);
+            if (ok) break;
+          }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      if (!ok) {
+        result = Status::peer_suspected;
+        p->suspected = true;
+        missing.push_back(Suspicion{id, SuspicionReason::connect_timeout,
+                                    "node " + std::to_string(id) + " did not join view " +
+                                        std::to_string(epoch) + " under shm prefix '" +
+                                        cfg_.name_prefix + "' in time"});
+        continue;
+      }
+      p->pid = static_cast<pid_t>(p->control->header()->owner_pid);
+      p->last_heartbeat = p->ctl()->heartbeat.load(std::memory_order_relaxed);
+      p->heartbeat_seen = Clock::now();
+    }
+    {
+      std::lock_guard lock(monitor_mu_);
+      peers_ = std::move(peers);
+      epoch_ = epoch;
+      connected_ = true;
+    }
+    for (auto& s : missing)
+      push_event(std::move(s));
+    return result;
+  }
+
+  bool map_regions(Peer& p) {
+    const auto* c = p.ctl();
+    const std::uint32_t count = std::min(c->region_count, kMaxRegions);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const RegionEntry e = c->regions[i];
+      if (p.regions.contains(e.id)) continue;
+      auto seg = Segment::open(region_name(p.id, e.id), SegmentKind::region);
+      if (!seg || seg->payload_size() != e.size) return false;
+      p.regions.emplace(e.id, std::move(seg));
+    }
+    return true;
+  }
+
+  void disconnect() {
+    if (!connected_) return;
+    ctl()->epoch.store(0, std::memory_order_release);
+    std::map<NodeId, std::unique_ptr<Peer>> old;
+    {
+      std::lock_guard lock(monitor_mu_);
+      old = std::move(peers_);
+      peers_.clear();
+      connected_ = false;
+    }
+    // Wake peers sleeping on us so their monitors notice at once.
+    for (auto& [id, p] : old) {
+      if (p->control) Doorbell(&p->ctl()->doorbell, true).ring();
+    }
+    old.clear();  // unmaps; our rings are unlinked
+    std::lock_guard el(events_mu_);
+    events_.clear();
+  }
+
+  // ------------------------------------------------------------------ data plane
+  Peer* find(NodeId id) const {
+    auto it = peers_.find(id);  // peers_ only changes in connect/disconnect (see header)
+    return it == peers_.end() ? nullptr : it->second.get();
+  }
+
+  Status write(NodeId peer, RegionId local, std::uint64_t loff, RegionId remote, std::uint64_t roff,
+               std::size_t len) {
+    auto src = regions_.find(local);
+    if (src == regions_.end() || !in_bounds(loff, len, src->second->payload_size())) {
+      return Status::invalid;
+    }
+    Peer* p = find(peer);
+    if (p == nullptr || p->suspected.load(std::memory_order_relaxed)) return Status::peer_suspected;
+    auto dst = p->regions.find(remote);
+    if (dst == p->regions.end() || !in_bounds(roff, len, dst->second->payload_size())) {
+      return Status::invalid;
+    }
+    // Earlier writes happen-before this one's bytes (the contract's per-peer order).
+    std::atomic_thread_fence(std::memory_order_release);
+    std::memcpy(dst->second->payload() + roff, src->second->payload() + loff, len);
+#if defined(__x86_64__)
+    // glibc copies large blocks with non-temporal stores, which x86 does not order with
+    // later stores; the fence keeps "data before guard" true for them too.
+    if (len >= (std::size_t{64} << 10)) __builtin_ia32_sfence();
+#endif
+    Doorbell(&p->ctl()->doorbell, true).ring();
+    return Status::ok;
+  }
+
+  Status send_block(NodeId peer, RegionId local, std::uint64_t offset, std::uint32_t length,
+                    std::uint32_t immediate) {
+    auto src = regions_.find(local);
+    if (src == regions_.end() || !in_bounds(offset, length, src->second->payload_size())) {
+      return Status::invalid;
+    }
+    if (length > cfg_.ring_bytes / 2 - 8) return Status::invalid;
+    Peer* p = find(peer);
+    if (p == nullptr || p->suspected.load(std::memory_order_relaxed)) return Status::peer_suspected;
+    {
+      std::lock_guard lock(p->mu);
+      auto* ring = std::launder(reinterpret_cast<RingData*>(p->out_ring->payload()));
+      std::byte* data = p->out_ring->payload() + kRingDataOffset;
+      const std::uint64_t cap = ring->capacity;
+      std::uint64_t head = ring->head.load(std::memory_order_relaxed);
+      const std::uint64_t tail = ring->tail.load(std::memory_order_acquire);
+      const std::size_t need = 8 + pad8(length);
+      const std::uint64_t at = head % cap;
+      const std::uint64_t to_end = cap - at;
+      const std::uint64_t total = need <= to_end ? need : to_end + need;
+      if (cap - (head - tail) < total) return Status::retry;
+      if (need > to_end) {
+        const std::uint32_t marker = kWrapMarker;
+        if (to_end >= 4) std::memcpy(data + at, &marker, 4);
+        head += to_end;
+      }
+      std::byte* rec = data + head % cap;
+      std::memcpy(rec, &length, 4);
+      std::memcpy(rec + 4, &immediate, 4);
+      std::memcpy(rec + 8, src->second->payload() + offset, length);
+      ring->head.store(head + need, std::memory_order_release);
+    }
+    Doorbell(&p->ctl()->doorbell, true).ring();
+    push_event(BlockSent{peer, immediate});
+    return Status::ok;
+  }
+
+  Status post_receive(NodeId peer, RegionId local, std::uint64_t offset, std::uint32_t capacity) {
+    auto dst = regions_.find(local);
+    if (dst == regions_.end() || !in_bounds(offset, capacity, dst->second->payload_size())) {
+      return Status::invalid;
+    }
+    Peer* p = find(peer);
+    if (p == nullptr || p->suspected.load()) return Status::peer_suspected;
+    std::lock_guard lock(p->mu);
+    p->posted.push_back(Posted{local, offset, capacity});
+    return Status::ok;
+  }
+
+  // Moves ring records into posted receives.
+  void drain_rings() {
+    for (auto& [id, p] : peers_) {
+      if (!p->in_ring || p->suspected.load(std::memory_order_relaxed)) continue;
+      std::unique_lock lock(p->mu);
+      auto* ring = std::launder(reinterpret_cast<RingData*>(p->in_ring->payload()));
+      const std::byte* data = p->in_ring->payload() + kRingDataOffset;
+      const std::uint64_t cap = ring->capacity;
+      bool freed = false;
+      while (!p->posted.empty()) {
+        std::uint64_t tail = ring->tail.load(std::memory_order_relaxed);
+        const std::uint64_t head = ring->head.load(std::memory_order_acquire);
+        if (tail == head) break;
+        std::uint32_t length = 0, imm = 0;
+        const std::uint64_t to_end = cap - tail % cap;
+        if (to_end < 8) {
+          tail += to_end;
+        } else {
+          std::memcpy(&length, data + tail % cap, 4);
+          if (length == kWrapMarker) tail += to_end;
+        }
+        if (tail == head) {
+          ring->tail.store(tail, std::memory_order_release);
+          break;
+        }
+        std::memcpy(&length, data + tail % cap, 4);
+        std::memcpy(&imm, data + tail % cap + 4, 4);
+        const Posted dst = p->posted.front();
+        if (length > cap / 2 || 8 + pad8(length) > head - tail) {
+          lock.unlock();
+          suspect(*p, SuspicionReason::malformed_frame,
+                  "ring record length " + std::to_string(length));
+          break;
+        }
+        if (length > dst.capacity) {
+          lock.unlock();
+          suspect(*p, SuspicionReason::block_overflow,
+                  "block of " + std::to_string(length) + " bytes > posted receive of " +
+                      std::to_string(dst.capacity));
+          break;
+        }
+        p->posted.pop_front();
+        std::memcpy(regions_.at(dst.region)->payload() + dst.offset, data + tail % cap + 8, length);
+        ring->tail.store(tail + 8 + pad8(length), std::memory_order_release);
+        freed = true;
+        push_event(BlockReceived{id, dst.region, dst.offset, length, imm});
+      }
+      if (freed) Doorbell(&p->ctl()->doorbell, true).ring();  // the sender may have room now
+    }
+  }
+
+  std::size_t poll(std::vector<Event>& out) {
+    drain_rings();
+    std::lock_guard lock(events_mu_);
+    const std::size_t n = events_.size();
+    for (auto& e : events_)
+      out.push_back(std::move(e));
+    events_.clear();
+    return n;
+  }
+
+  void push_event(Event e) {
+    {
+      std::lock_guard lock(events_mu_);
+      events_.push_back(std::move(e));
+    }
+    doorbell_->ring();
+  }
+
+  void suspect(Peer& p, SuspicionReason reason, std::string detail) {
+    if (p.suspected.exchange(true)) return;
+    push_event(Suspicion{p.id, reason, std::move(detail)});
+  }
+
+  // ------------------------------------------------------------------ monitor thread
+  void monitor() {
+    std::unique_lock lock(monitor_mu_);
+    while (!stop_) {
+      ctl()->heartbeat.fetch_add(1, std::memory_order_relaxed);
+      if (connected_) {
+        const auto now = Clock::now();
+        for (auto& [id, p] : peers_) {
+          if (p->suspected.load() || !p->control) continue;
+          const auto* c = p->ctl();
+          const std::uint64_t hb = c->heartbeat.load(std::memory_order_relaxed);
+          if (c->epoch.load(std::memory_order_acquire) != epoch_) {
+            suspect(*p, SuspicionReason::peer_left,
+                    "node " + std::to_string(id) + " left the view");
+          } else if (!process_alive(static_cast<std::uint64_t>(p->pid))) {
+            suspect(*p, SuspicionReason::connection_lost,
+                    "node " + std::to_string(id) + " (pid " + std::to_string(p->pid) + ") is gone");
+          } else if (hb != p->last_heartbeat) {
+            p->last_heartbeat = hb;
+            p->heartbeat_seen = now;
+          } else if (now - p->heartbeat_seen > cfg_.suspicion_timeout) {
+            suspect(*p, SuspicionReason::heartbeat_timeout,
+                    "no heartbeat from node " + std::to_string(id) + " for " +
+                        std::to_string(cfg_.suspicion_timeout.count()) + " ms");
+          }
+        }
+      }
+      monitor_cv_.wait_for(lock, cfg_.heartbeat_interval);
+    }
+  }
+
+  ShmConfig cfg_;
+  std::unique_ptr<Segment> control_;
+  std::optional<Doorbell> doorbell_;
+  std::map<RegionId, std::unique_ptr<Segment>> regions_;  // changed only while disconnected
+
+  std::mutex monitor_mu_;  // peers_ (writes), connected_, epoch_, stop_
+  std::condition_variable monitor_cv_;
+  std::map<NodeId, std::unique_ptr<Peer>> peers_;
+  std::uint64_t epoch_ = 0;
+  bool connected_ = false;
+  bool stop_ = false;
+  std::thread monitor_;
+
+  std::mutex events_mu_;
+  std::vector<Event> events_;
+};
+
+ShmTransport::ShmTransport(ShmConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+ShmTransport::~ShmTransport() = default;
+std::size_t ShmTransport::reclaim_stale(const std::string& prefix) {
+  return Impl::reclaim_stale(prefix);
+}
+NodeId ShmTransport::self() const noexcept {
+  return impl_->cfg_.self;
+}
+LocalRegion ShmTransport::create_region(RegionId id, std::size_t size) {
+  return impl_->create_region(id, size);
+}
+Status ShmTransport::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
+                             std::chrono::milliseconds timeout) {
+  return impl_->connect(members, view_epoch, timeout);
+}
+void ShmTransport::disconnect() {
+  impl_->disconnect();
+}
+std::optional<RegionDescriptor> ShmTransport::remote_region(NodeId peer, RegionId id) const {
+  auto* p = impl_->find(peer);
+  if (p == nullptr) return std::nullopt;
+  auto it = p->regions.find(id);
+  if (it == p->regions.end()) return std::nullopt;
+  return RegionDescriptor{id, it->second->payload_size(), 0, 0};
+}
+std::optional<LocalRegion> ShmTransport::local_region(RegionId id) const {
+  auto it = impl_->regions_.find(id);
+  if (it == impl_->regions_.end()) return std::nullopt;
+  return LocalRegion{id, {it->second->payload(), it->second->payload_size()}};
+}
+Status ShmTransport::write(NodeId peer, RegionId local, std::uint64_t local_offset, RegionId remote,
+                           std::uint64_t remote_offset, std::size_t length) {
+  return impl_->write(peer, local, local_offset, remote, remote_offset, length);
+}
+Status ShmTransport::send_block(NodeId peer, RegionId local, std::uint64_t offset,
+                                std::uint32_t length, std::uint32_t immediate) {
+  return impl_->send_block(peer, local, offset, length, immediate);
+}
+Status ShmTransport::post_receive(NodeId peer, RegionId local, std::uint64_t offset,
+                                  std::uint32_t capacity) {
+  return impl_->post_receive(peer, local, offset, capacity);
+}
+std::size_t ShmTransport::poll(std::vector<Event>& out) {
+  return impl_->poll(out);
+}
+std::uint64_t ShmTransport::activity() const noexcept {
+  return impl_->doorbell_->ticket();
+}
+void ShmTransport::wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
+  impl_->doorbell_->wait(static_cast<std::uint32_t>(ticket), timeout);
+}
+
+}  // namespace spindle::transport
