@@ -123,7 +123,7 @@ class Builder {
   void keylist(antlr4::Token* token);
 
   // A type spec; nullptr after an error was reported (or suppressed).
-  TypePtr type_spec(antlr4::ParserRuleContext* ctx, bool in_sequence);
+  TypePtr type_spec(antlr4::ParserRuleContext* ctx);
   std::optional<uint64_t> positive_bound(antlr4::ParserRuleContext* expr, const char* what);
   std::optional<EvalValue> eval(antlr4::ParserRuleContext* expr, EvalTarget target);
   std::optional<EvalValue> eval_node(antlr4::ParserRuleContext* node, EvalTarget target, int depth);
@@ -143,7 +143,6 @@ class Builder {
   void place(Decl* d, std::vector<Decl*>& out);
 
   // ---------------------------------------------------------------- sema.cpp
- public:
   void finish();
 
   // Scopes and names.
@@ -151,7 +150,7 @@ class Builder {
   const Decl* lookup(const ScopedName& name);
   Scope* enter_module(ModuleDecl* m);
   void leave_module(ModuleDecl* enclosing);
-  TypePtr named_type(const ScopedName& name, bool in_sequence);
+  TypePtr named_type(const ScopedName& name);
 
   // Constants.
   std::optional<EvalValue> unary(char op, const EvalValue& v, EvalTarget target,

@@ -496,7 +496,7 @@ void Builder::struct_dcl(Ctx* ctx, const std::vector<Ctx*>& anns, std::vector<De
   in_progress_.push_back(decl);
   std::set<std::string> names;
   for (auto* mc : s->member()) {
-    const TypePtr type = type_spec(mc->typeSpec(), false);
+    const TypePtr type = type_spec(mc->typeSpec());
     auto member_anns =
         annotations(as_ctx(mc->annotationAppl()), AnnotationSite::StructMember, type.get());
     for (auto* dc : mc->declarators()->declarator()) {
@@ -522,7 +522,7 @@ void Builder::union_dcl(Ctx* ctx, const std::vector<Ctx*>& anns, std::vector<Dec
   auto* decl = spec_.make<UnionDecl>(identifier(u->identifier()), loc(u->identifier()));
   decl->annotations = annotations(anns, AnnotationSite::Union, nullptr);
   place(decl, out);
-  decl->discriminator = type_spec(u->typeSpec(), false);
+  decl->discriminator = type_spec(u->typeSpec());
   (void)annotations(as_ctx(u->annotationAppl()), AnnotationSite::Discriminator,
                     decl->discriminator.get());
   declare(decl);
@@ -560,7 +560,7 @@ void Builder::union_dcl(Ctx* ctx, const std::vector<Ctx*>& anns, std::vector<Dec
       c.labels.push_back(*cv);
       locs.push_back(loc(label->constExpr()));
     }
-    const TypePtr type = type_spec(sc->typeSpec(), false);
+    const TypePtr type = type_spec(sc->typeSpec());
     std::vector<Ctx*> case_anns = as_ctx(sc->annotationAppl());
     bool ok = true;
     auto dims = array_dims(sc->declarator(), ok);
@@ -621,7 +621,7 @@ void Builder::bitmask_dcl(Ctx* ctx, const std::vector<Ctx*>& anns, std::vector<D
 
 void Builder::typedef_dcl(Ctx* ctx, const std::vector<Ctx*>& anns, std::vector<Decl*>& out) {
   auto* t = static_cast<IDLParser::TypedefDclContext*>(ctx);
-  const TypePtr type = type_spec(t->typeSpec(), true);
+  const TypePtr type = type_spec(t->typeSpec());
   std::vector<Ctx*> all = anns;
   for (auto* a : t->annotationAppl()) {
     all.push_back(a);
@@ -648,7 +648,7 @@ void Builder::const_dcl(Ctx* ctx, const std::vector<Ctx*>& anns, std::vector<Dec
   auto* decl = spec_.make<ConstDecl>(identifier(c->identifier()), loc(c->identifier()));
   decl->annotations = annotations(anns, AnnotationSite::Const, nullptr);
   place(decl, out);
-  decl->type = type_spec(c->typeSpec(), false);
+  decl->type = type_spec(c->typeSpec());
   bool ok = decl->type != nullptr && check_const_type(*decl->type, loc(c->typeSpec()));
   if (ok) {
     auto v = eval(c->constExpr(), target_of(decl->type.get()));
@@ -671,7 +671,7 @@ void Builder::const_dcl(Ctx* ctx, const std::vector<Ctx*>& anns, std::vector<Dec
 
 // ------------------------------------------------------------------------------ types
 
-TypePtr Builder::type_spec(Ctx* ctx, bool in_sequence) {
+TypePtr Builder::type_spec(Ctx* ctx) {
   auto* ts = static_cast<IDLParser::TypeSpecContext*>(ctx);
   if (auto* b = ts->baseType(); b != nullptr) {
     auto t = std::make_shared<Type>();
@@ -731,7 +731,7 @@ TypePtr Builder::type_spec(Ctx* ctx, bool in_sequence) {
     return t;
   }
   if (auto* q = ts->sequenceType(); q != nullptr) {
-    TypePtr element = type_spec(q->typeSpec(), true);
+    TypePtr element = type_spec(q->typeSpec());
     std::optional<uint64_t> bound = 0;
     if (q->constExpr() != nullptr) {
       bound = positive_bound(q->constExpr(), "sequence bound");
@@ -745,7 +745,7 @@ TypePtr Builder::type_spec(Ctx* ctx, bool in_sequence) {
     t->bound = *bound;
     return t;
   }
-  return named_type(scoped_name(ts->scopedName()), in_sequence);
+  return named_type(scoped_name(ts->scopedName()));
 }
 
 std::optional<uint64_t> Builder::positive_bound(Ctx* expr, const char* what) {

@@ -529,7 +529,7 @@ const Decl* Builder::lookup(const ScopedName& name) {
   }
 }
 
-TypePtr Builder::named_type(const ScopedName& name, bool /*in_sequence*/) {
+TypePtr Builder::named_type(const ScopedName& name) {
   const Decl* d = lookup(name);
   if (d == nullptr) {
     return nullptr;
