@@ -785,7 +785,11 @@ void Emitter::emit_struct_codec(std::ostringstream& os, const StructDecl& s) {
   std::string key_size;
   for (const auto& path : s.key_paths) {
     std::string acc = "v";
-    for (const auto* m : path) acc += "." + cxx_id(m->name) + "()";
+    for (const auto* m : path) {
+      acc += '.';
+      acc += cxx_id(m->name);
+      acc += "()";
+    }
     const MemberDecl& leaf = *path.back();
     const auto c = member_code(leaf, "");
     os << "  w." << tmpl("put", c.shape) << "(" << acc << ");\n";

@@ -565,7 +565,9 @@ class Reader {
     uint32_t n = 0;
     cdr_ >> n;
     if (bound != 0 && n > bound) throw CodecError(Status::BoundExceeded, what);
-    if (mul_size(n, min_elem) > remaining()) throw CodecError(Status::LengthTooLarge, what);
+    last_length_end_ = cdr_.getCurrentPosition();
+    const size_t left = last_length_end_ < end_ ? static_cast<size_t>(end_ - last_length_end_) : 0;
+    if (mul_size(n, min_elem) > left) throw CodecError(Status::LengthTooLarge, what);
     return n;
   }
 
@@ -577,12 +579,12 @@ class Reader {
       s.clear();
       return;
     }
-    if (n - 1 > N && N != 0) throw CodecError(Status::BoundExceeded, "string");
-    if (cdr_.getCurrentPosition()[n - 1] != '\0') throw CodecError(Status::BadString, "");
-    s.resize(n - 1);
-    if (n > 1) cdr_.deserializeArray(s.data(), n - 1);
-    char nul = 0;
-    cdr_ >> nul;
+    if (N != 0 && n - 1 > N) throw CodecError(Status::BoundExceeded, "string");
+    if (last_length_end_[n - 1] != '\0') throw CodecError(Status::BadString, "");
+    // Read through Fast-CDR (not Cdr::jump) so that it aligns the next value correctly.
+    s.resize(n);
+    cdr_.deserializeArray(s.data(), n);
+    s.pop_back();  // the NUL
   }
   template <uint64_t N>
   void get_shaped(Str<N>, std::wstring& s) {
@@ -659,6 +661,7 @@ class Reader {
 
   eprosima::fastcdr::Cdr& cdr_;
   const char* end_;
+  const char* last_length_end_ = nullptr;  // where the bytes after the last length start
   int depth_ = 0;
 };
 
