@@ -148,15 +148,18 @@ class Transport {
   [[nodiscard]] virtual std::optional<LocalRegion> local_region(RegionId id) const = 0;
 
   // One-sided: copy `length` bytes at `local_offset` of local region `local` into peer's
-  // region `remote` at `remote_offset`. The source may be reused when write() returns.
+  // region `remote` at `remote_offset`. tcp, shm and the simulator copy the source before
+  // returning; rdma's NIC reads it until the write completes, which monotonic data (SST
+  // rows, counters) tolerates — copy anything else to a staging region first.
   [[nodiscard]] virtual Status write(NodeId peer, RegionId local, std::uint64_t local_offset,
                                      RegionId remote, std::uint64_t remote_offset,
                                      std::size_t length) = 0;
 
   // Two-sided: sends `length` bytes with a 32-bit immediate; it lands in the oldest receive
-  // the peer posted for us. Blocks and writes to one peer share one order: a block with no
-  // posted receive holds back what follows it (post receives ahead, RDMC ready_for_block).
-  // BlockSent is reported when the source may be reused.
+  // the peer posted for us. Blocks to one peer arrive in the order sent; relative to writes
+  // they are not ordered (rdma carries them on a queue pair of their own). A block with no
+  // posted receive waits for one (on tcp it also holds back later writes), so post
+  // receives ahead (RDMC's ready_for_block). BlockSent: the source may be reused.
   [[nodiscard]] virtual Status send_block(NodeId peer, RegionId local, std::uint64_t offset,
                                           std::uint32_t length, std::uint32_t immediate) = 0;
   [[nodiscard]] virtual Status post_receive(NodeId peer, RegionId local, std::uint64_t offset,

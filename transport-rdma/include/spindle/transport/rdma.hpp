@@ -1,0 +1,72 @@
+// RDMA transport (libibverbs + librdmacm): RC queue pairs, registered regions, one-sided
+// IBV_WR_RDMA_WRITE_WITH_IMM for writes (the immediate only wakes a sleeping peer; the
+// bytes land without its CPU), send/recv with immediate for blocks, completion polling,
+// error completions and CM disconnects mapped to suspicions.
+//
+// Per peer two RC queue pairs: DATA carries writes (a pool of zero-byte receives absorbs
+// their immediates) and region descriptors; BLOCK carries sends into the receives posted
+// with post_receive(). RC keeps each queue pair in order, so writes stay ordered among
+// themselves and blocks among themselves (the contract promises nothing across the two).
+//
+// Threading: the contract's rules (transport.hpp). No transport thread: completions are
+// reaped by poll() and wait() on the caller's thread under cq_mu; posting to a peer takes
+// that peer's mutex. Lock order: Peer::mu, cm_mu, cq_mu, Peer::q_mu, events_mu.
+//
+// This machine class may have no RDMA device: construct only after
+// rdma_device_available() returned true (the constructor throws otherwise).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <spindle/transport/transport.hpp>
+
+namespace spindle::transport {
+
+struct RdmaConfig {
+  NodeAddress self;  // IP of the RDMA interface (IPoIB/RoCE); port 0 picks a free port
+  std::chrono::milliseconds suspicion_timeout{1000};
+  std::uint32_t queue_depth = 256;  // send and receive work requests per queue pair
+  std::uint32_t max_inline = 64;    // writes up to this size are sent inline
+};
+
+// True if at least one RDMA device is present; otherwise false and `why` says what failed
+// (e.g. "ibv_get_device_list: Function not implemented (errno 38)").
+bool rdma_device_available(std::string& why);
+
+class RdmaTransport final : public Transport {
+ public:
+  explicit RdmaTransport(RdmaConfig config);
+  ~RdmaTransport() override;
+
+  [[nodiscard]] std::uint16_t port() const noexcept;
+
+  [[nodiscard]] NodeId self() const noexcept override;
+  [[nodiscard]] std::string_view kind() const noexcept override { return "rdma"; }
+  LocalRegion create_region(RegionId id, std::size_t size) override;
+  [[nodiscard]] Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
+                               std::chrono::milliseconds timeout) override;
+  void disconnect() override;
+  [[nodiscard]] std::optional<RegionDescriptor> remote_region(NodeId peer,
+                                                              RegionId id) const override;
+  [[nodiscard]] std::optional<LocalRegion> local_region(RegionId id) const override;
+  [[nodiscard]] Status write(NodeId peer, RegionId local, std::uint64_t local_offset,
+                             RegionId remote, std::uint64_t remote_offset,
+                             std::size_t length) override;
+  [[nodiscard]] Status send_block(NodeId peer, RegionId local, std::uint64_t offset,
+                                  std::uint32_t length, std::uint32_t immediate) override;
+  [[nodiscard]] Status post_receive(NodeId peer, RegionId local, std::uint64_t offset,
+                                    std::uint32_t capacity) override;
+  std::size_t poll(std::vector<Event>& out) override;
+  [[nodiscard]] std::uint64_t activity() const noexcept override;
+  void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) override;
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace spindle::transport

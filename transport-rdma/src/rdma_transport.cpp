@@ -1,0 +1,715 @@
+// RDMA transport implementation (model and threading: <spindle/transport/rdma.hpp>).
+//
+// Connection set-up uses librdmacm: the member with the higher id resolves and connects
+// two queue pairs (DATA, BLOCK) to each lower member, carrying ConnectInfo as private
+// data; the lower member accepts requests that name a member of its current view and
+// epoch. Once DATA is established each side sends its region table on it:
+//
+//   region table message (DATA queue pair, one SEND, <= 256 entries):
+//   +----------+----------+-------------------+-------------------+
+//   | id u32   | rkey u32 | size u64          | addr u64          |  x count
+//   +----------+----------+-------------------+-------------------+
+//
+// Work request ids: kind (8 bits) << 56 | peer (32 bits) << 16 | slot (16 bits).
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <infiniband/verbs.h>
+#include <poll.h>
+#include <rdma/rdma_cma.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include <spindle/transport/rdma.hpp>
+
+#include "transport/aligned_buffer.hpp"
+
+namespace spindle::transport {
+
+using Clock = std::chrono::steady_clock;
+
+bool rdma_device_available(std::string& why) {
+  int n = 0;
+  errno = 0;
+  ibv_device** list = ibv_get_device_list(&n);
+  if (list == nullptr) {
+    const int e = errno;
+    why = "ibv_get_device_list: " + std::string(std::strerror(e)) + " (errno " + std::to_string(e) +
+          "): no RDMA device or driver on this machine";
+    return false;
+  }
+  ibv_free_device_list(list);
+  if (n == 0) {
+    why = "ibv_get_device_list found no RDMA devices";
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+constexpr std::uint32_t kConnectMagic = 0x53504452;  // "SPDR"
+constexpr std::uint32_t kMaxTable = 256;
+constexpr std::uint32_t kDataRecvs = 64;  // zero-byte receives absorbing write immediates
+
+enum class Role : std::uint32_t { data = 0, block = 1 };
+enum class WrKind : std::uint64_t {
+  wake = 1,
+  table_recv = 2,
+  block_recv = 3,
+  write = 4,
+  block_send = 5,
+  table_send = 6
+};
+
+struct ConnectInfo {
+  std::uint32_t magic;
+  std::uint32_t node;
+  std::uint64_t epoch;
+  std::uint32_t role;
+  std::uint32_t pad;
+};
+
+struct WireDescriptor {
+  std::uint32_t id;
+  std::uint32_t rkey;
+  std::uint64_t size;
+  std::uint64_t addr;
+};
+
+std::uint64_t wr_id(WrKind k, NodeId peer, std::uint32_t slot) {
+  return (static_cast<std::uint64_t>(k) << 56) | (std::uint64_t{peer} << 16) | (slot & 0xffff);
+}
+WrKind wr_kind(std::uint64_t id) {
+  return static_cast<WrKind>(id >> 56);
+}
+NodeId wr_peer(std::uint64_t id) {
+  return static_cast<NodeId>((id >> 16) & 0xffffffffu);
+}
+
+std::string err(const char* what) {
+  return std::string(what) + ": " + std::strerror(errno);
+}
+
+void set_nonblocking(int fd) {
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+sockaddr_in ipv4(const std::string& host, std::uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  if (::inet_pton(AF_INET, host.empty() ? "0.0.0.0" : host.c_str(), &a.sin_addr) != 1) {
+    throw std::invalid_argument("rdma: '" + host + "' is not an IPv4 address");
+  }
+  return a;
+}
+
+}  // namespace
+
+class RdmaTransport::Impl {
+ public:
+  struct Region {
+    AlignedBuffer mem;
+    ibv_mr* mr = nullptr;
+  };
+  struct Posted {
+    RegionId region;
+    std::uint64_t offset;
+  };
+  struct Peer {
+    NodeAddress addr;
+    rdma_cm_id* ids[2] = {nullptr, nullptr};
+    bool established[2] = {false, false};
+    bool got_table = false;
+    std::atomic<bool> suspected{false};
+    std::mutex mu;  // posting to the queue pairs
+    std::map<RegionId, RegionDescriptor> remote;
+    std::mutex q_mu;  // posted, sent_imms: shared by posting and completion handling
+    std::deque<Posted> posted;
+    std::deque<std::uint32_t> sent_imms;
+    std::atomic<std::uint32_t> outstanding{0};  // signaled sends not yet completed
+    std::vector<WireDescriptor> table_rx = std::vector<WireDescriptor>(kMaxTable);
+    ibv_mr* table_rx_mr = nullptr;
+  };
+
+  explicit Impl(RdmaConfig cfg) : cfg_(std::move(cfg)) {
+    std::string why;
+    if (!rdma_device_available(why)) throw std::runtime_error("rdma: " + why);
+    ch_ = rdma_create_event_channel();
+    if (ch_ == nullptr) throw std::runtime_error(err("rdma_create_event_channel"));
+    set_nonblocking(ch_->fd);
+    if (rdma_create_id(ch_, &listen_, nullptr, RDMA_PS_TCP) != 0) {
+      throw std::runtime_error(err("rdma_create_id"));
+    }
+    sockaddr_in a = ipv4(cfg_.self.host, cfg_.self.port);
+    if (rdma_bind_addr(listen_, reinterpret_cast<sockaddr*>(&a)) != 0) {
+      throw std::runtime_error(err(("rdma_bind_addr " + cfg_.self.host).c_str()));
+    }
+    if (rdma_listen(listen_, 64) != 0) throw std::runtime_error(err("rdma_listen"));
+    port_ = ntohs(rdma_get_src_port(listen_));
+    ctx_ = listen_->verbs;
+    if (ctx_ == nullptr) {
+      int n = 0;
+      ibv_device** list = ibv_get_device_list(&n);
+      if (list != nullptr && n > 0) ctx_ = owned_ctx_ = ibv_open_device(list[0]);
+      if (list != nullptr) ibv_free_device_list(list);
+      if (ctx_ == nullptr) throw std::runtime_error("rdma: cannot open a device");
+    }
+    pd_ = ibv_alloc_pd(ctx_);
+    cc_ = ibv_create_comp_channel(ctx_);
+    if (pd_ == nullptr || cc_ == nullptr) throw std::runtime_error(err("rdma: pd/channel"));
+    set_nonblocking(cc_->fd);
+    cq_ = ibv_create_cq(ctx_, static_cast<int>(cfg_.queue_depth * 16), nullptr, cc_, 0);
+    if (cq_ == nullptr) throw std::runtime_error(err("ibv_create_cq"));
+    table_tx_mr_ = ibv_reg_mr(pd_, table_tx_.data(), sizeof(WireDescriptor) * kMaxTable, 0);
+    if (table_tx_mr_ == nullptr) throw std::runtime_error(err("ibv_reg_mr"));
+  }
+
+  ~Impl() {
+    disconnect();
+    for (auto& [id, r] : regions_)
+      ibv_dereg_mr(r.mr);
+    if (table_tx_mr_ != nullptr) ibv_dereg_mr(table_tx_mr_);
+    if (cq_ != nullptr) ibv_destroy_cq(cq_);
+    if (cc_ != nullptr) ibv_destroy_comp_channel(cc_);
+    if (pd_ != nullptr) ibv_dealloc_pd(pd_);
+    if (owned_ctx_ != nullptr) ibv_close_device(owned_ctx_);
+    if (listen_ != nullptr) rdma_destroy_id(listen_);
+    if (ch_ != nullptr) rdma_destroy_event_channel(ch_);
+  }
+
+  LocalRegion create_region(RegionId id, std::size_t size) {
+    if (connected_) throw std::logic_error("rdma: create_region while connected");
+    if (regions_.contains(id)) throw std::invalid_argument("rdma: region exists");
+    Region r{AlignedBuffer(size), nullptr};
+    r.mr = ibv_reg_mr(pd_, r.mem.data(), size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    if (r.mr == nullptr) {
+      throw std::runtime_error(
+          err(("rdma: registering " + std::to_string(size) + " bytes").c_str()) +
+          " (raise the memlock limit: ulimit -l)");
+    }
+    auto span = r.mem.span();
+    regions_.emplace(id, std::move(r));
+    return LocalRegion{id, span};
+  }
+
+  // ------------------------------------------------------------------ connection set-up
+  void create_qp(Peer& p, rdma_cm_id* id, Role role) {
+    ibv_qp_init_attr attr{};
+    attr.send_cq = cq_;
+    attr.recv_cq = cq_;
+    attr.qp_type = IBV_QPT_RC;
+    attr.cap.max_send_wr = cfg_.queue_depth;
+    attr.cap.max_recv_wr = cfg_.queue_depth;
+    attr.cap.max_send_sge = 1;
+    attr.cap.max_recv_sge = 1;
+    attr.cap.max_inline_data = cfg_.max_inline;
+    if (rdma_create_qp(id, pd_, &attr) != 0) throw std::runtime_error(err("rdma_create_qp"));
+    id->context = &p;
+    p.ids[static_cast<int>(role)] = id;
+    if (role == Role::data) {
+      p.table_rx_mr = ibv_reg_mr(pd_, p.table_rx.data(), sizeof(WireDescriptor) * kMaxTable,
+                                 IBV_ACCESS_LOCAL_WRITE);
+      ibv_sge sge{reinterpret_cast<std::uintptr_t>(p.table_rx.data()),
+                  static_cast<std::uint32_t>(sizeof(WireDescriptor) * kMaxTable),
+                  p.table_rx_mr->lkey};
+      ibv_recv_wr wr{};
+      wr.wr_id = wr_id(WrKind::table_recv, p.addr.id, 0);
+      wr.sg_list = &sge;
+      wr.num_sge = 1;
+      ibv_recv_wr* bad = nullptr;
+      (void)ibv_post_recv(id->qp, &wr, &bad);
+      for (std::uint32_t i = 0; i < kDataRecvs; ++i)
+        post_wake_recv(p);
+    }
+  }
+
+  void post_wake_recv(Peer& p) {
+    ibv_recv_wr wr{};
+    wr.wr_id = wr_id(WrKind::wake, p.addr.id, 0);
+    ibv_recv_wr* bad = nullptr;
+    (void)ibv_post_recv(p.ids[0]->qp, &wr, &bad);
+  }
+
+  void send_table(Peer& p) {
+    std::uint32_t n = 0;
+    for (auto& [id, r] : regions_) {
+      if (n == kMaxTable) break;
+      table_tx_[n++] = WireDescriptor{id, r.mr->rkey, r.mem.size(),
+                                      reinterpret_cast<std::uintptr_t>(r.mem.data())};
+    }
+    ibv_sge sge{reinterpret_cast<std::uintptr_t>(table_tx_.data()),
+                static_cast<std::uint32_t>(sizeof(WireDescriptor) * n), table_tx_mr_->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = wr_id(WrKind::table_send, p.addr.id, 0);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    ibv_send_wr* bad = nullptr;
+    if (ibv_post_send(p.ids[0]->qp, &wr, &bad) != 0) {
+      suspect(p, SuspicionReason::completion_error, err("posting the region table"));
+    }
+  }
+
+  Status connect(std::span<const NodeAddress> members, std::uint64_t epoch,
+                 std::chrono::milliseconds timeout) {
+    if (connected_) disconnect();
+    epoch_ = epoch;
+    for (const auto& m : members) {
+      if (m.id == cfg_.self.id) continue;
+      auto p = std::make_unique<Peer>();
+      p->addr = m;
+      peers_.emplace(m.id, std::move(p));
+    }
+    connected_ = true;
+    const int resolve_ms = static_cast<int>(std::min<std::int64_t>(timeout.count(), 5000));
+    for (auto& [id, p] : peers_) {
+      if (id > cfg_.self.id) continue;  // they dial us
+      for (Role role : {Role::data, Role::block}) {
+        rdma_cm_id* cid = nullptr;
+        if (rdma_create_id(ch_, &cid, p.get(), RDMA_PS_TCP) != 0) {
+          suspect(*p, SuspicionReason::connect_timeout, err("rdma_create_id"));
+          break;
+        }
+        p->ids[static_cast<int>(role)] = cid;
+        sockaddr_in dst = ipv4(p->addr.host, p->addr.port);
+        if (rdma_resolve_addr(cid, nullptr, reinterpret_cast<sockaddr*>(&dst), resolve_ms) != 0) {
+          suspect(*p, SuspicionReason::connect_timeout, err("rdma_resolve_addr"));
+        }
+      }
+    }
+    const auto deadline = Clock::now() + timeout;
+    while (Clock::now() < deadline && !all_ready()) {
+      pollfd fds[2] = {{ch_->fd, POLLIN, 0}, {cc_->fd, POLLIN, 0}};
+      (void)::poll(fds, 2, 10);
+      handle_cm_events();
+      reap();
+    }
+    Status result = Status::ok;
+    for (auto& [id, p] : peers_) {
+      if (ready(*p)) continue;
+      result = Status::peer_suspected;
+      suspect(*p, SuspicionReason::connect_timeout,
+              "no RDMA connection to node " + std::to_string(id) + " at " + p->addr.host + ":" +
+                  std::to_string(p->addr.port) + " within the connect timeout");
+    }
+    return result;
+  }
+
+  static bool ready(const Peer& p) { return p.established[0] && p.established[1] && p.got_table; }
+  bool all_ready() const {
+    for (auto& [id, p] : peers_) {
+      if (!ready(*p) && !p->suspected) return false;
+    }
+    return true;
+  }
+
+  void handle_cm_events() {
+    std::lock_guard cm(cm_mu_);
+    rdma_cm_event* ev = nullptr;
+    while (rdma_get_cm_event(ch_, &ev) == 0) {
+      rdma_cm_id* id = ev->id;
+      auto* p = static_cast<Peer*>(id->context);
+      const int role_of = (p != nullptr && p->ids[1] == id) ? 1 : 0;
+      switch (ev->event) {
+        case RDMA_CM_EVENT_ADDR_RESOLVED:
+          if (rdma_resolve_route(id, 2000) != 0 && p) {
+            suspect(*p, SuspicionReason::connect_timeout, err("rdma_resolve_route"));
+          }
+          break;
+        case RDMA_CM_EVENT_ROUTE_RESOLVED: {
+          if (p == nullptr) break;
+          try {
+            create_qp(*p, id, static_cast<Role>(role_of));
+          } catch (const std::exception& e) {
+            suspect(*p, SuspicionReason::connect_timeout, e.what());
+            break;
+          }
+          ConnectInfo info{kConnectMagic, cfg_.self.id, epoch_, static_cast<std::uint32_t>(role_of),
+                           0};
+          rdma_conn_param param{};
+          param.private_data = &info;
+          param.private_data_len = sizeof info;
+          param.retry_count = 7;
+          param.rnr_retry_count = 7;  // a block waits for its receive
+          if (rdma_connect(id, &param) != 0) {
+            suspect(*p, SuspicionReason::connect_timeout, err("rdma_connect"));
+          }
+          break;
+        }
+        case RDMA_CM_EVENT_CONNECT_REQUEST:
+          accept(id, ev->param.conn);
+          break;
+        case RDMA_CM_EVENT_ESTABLISHED:
+          if (p != nullptr) {
+            p->established[role_of] = true;
+            if (role_of == 0) send_table(*p);
+          }
+          break;
+        case RDMA_CM_EVENT_DISCONNECTED:
+          if (p != nullptr) {
+            suspect(*p, SuspicionReason::connection_lost,
+                    "node " + std::to_string(p->addr.id) + " disconnected");
+          }
+          break;
+        case RDMA_CM_EVENT_ADDR_ERROR:
+        case RDMA_CM_EVENT_ROUTE_ERROR:
+        case RDMA_CM_EVENT_CONNECT_ERROR:
+        case RDMA_CM_EVENT_UNREACHABLE:
+        case RDMA_CM_EVENT_REJECTED:
+          if (p != nullptr) {
+            suspect(*p, SuspicionReason::connect_timeout,
+                    std::string("connection set-up failed: ") + rdma_event_str(ev->event));
+          }
+          break;
+        default:
+          break;
+      }
+      rdma_ack_cm_event(ev);
+    }
+  }
+
+  void accept(rdma_cm_id* id, const rdma_conn_param& req) {
+    ConnectInfo info{};
+    if (req.private_data == nullptr || req.private_data_len < sizeof info) {
+      rdma_reject(id, nullptr, 0);
+      return;
+    }
+    std::memcpy(&info, req.private_data, sizeof info);
+    auto it = peers_.find(info.node);
+    if (info.magic != kConnectMagic || info.epoch != epoch_ || it == peers_.end() ||
+        info.node <= cfg_.self.id || info.role > 1) {
+      rdma_reject(id, nullptr, 0);
+      return;
+    }
+    Peer& p = *it->second;
+    try {
+      create_qp(p, id, static_cast<Role>(info.role));
+    } catch (const std::exception&) {
+      rdma_reject(id, nullptr, 0);
+      return;
+    }
+    rdma_conn_param param{};
+    param.retry_count = 7;
+    param.rnr_retry_count = 7;
+    if (rdma_accept(id, &param) != 0) {
+      suspect(p, SuspicionReason::connect_timeout, err("rdma_accept"));
+    }
+  }
+
+  void disconnect() {
+    if (!connected_) return;
+    for (auto& [id, p] : peers_) {
+      for (auto*& cid : p->ids) {
+        if (cid == nullptr) continue;
+        rdma_disconnect(cid);
+        if (cid->qp != nullptr) rdma_destroy_qp(cid);
+        rdma_destroy_id(cid);
+        cid = nullptr;
+      }
+      if (p->table_rx_mr != nullptr) ibv_dereg_mr(p->table_rx_mr);
+    }
+    reap();  // flush completions that still name these peers
+    peers_.clear();
+    connected_ = false;
+    std::lock_guard lock(events_mu_);
+    events_.clear();
+  }
+
+  // ------------------------------------------------------------------ data plane
+  Peer* find(NodeId id) const {
+    auto it = peers_.find(id);
+    return it == peers_.end() ? nullptr : it->second.get();
+  }
+
+  Status post(Peer& p, Role role, ibv_send_wr& wr) {
+    if (p.outstanding + 1 >= cfg_.queue_depth) {
+      reap();
+      if (p.outstanding + 1 >= cfg_.queue_depth) return Status::retry;
+    }
+    ibv_send_wr* bad = nullptr;
+    const int rc = ibv_post_send(p.ids[static_cast<int>(role)]->qp, &wr, &bad);
+    if (rc == ENOMEM) return Status::retry;
+    if (rc != 0) {
+      suspect(p, SuspicionReason::completion_error,
+              "ibv_post_send: " + std::string(std::strerror(rc)));
+      return Status::peer_suspected;
+    }
+    ++p.outstanding;
+    return Status::ok;
+  }
+
+  Status write(NodeId peer, RegionId local, std::uint64_t loff, RegionId remote, std::uint64_t roff,
+               std::size_t len) {
+    auto src = regions_.find(local);
+    if (src == regions_.end() || !in_bounds(loff, len, src->second.mem.size()) ||
+        len > UINT32_MAX) {
+      return Status::invalid;
+    }
+    Peer* p = find(peer);
+    if (p == nullptr || p->suspected || !ready(*p)) return Status::peer_suspected;
+    std::lock_guard lock(p->mu);
+    auto r = p->remote.find(remote);
+    if (r == p->remote.end() || !in_bounds(roff, len, r->second.size)) return Status::invalid;
+    ibv_sge sge{reinterpret_cast<std::uintptr_t>(src->second.mem.data() + loff),
+                static_cast<std::uint32_t>(len), src->second.mr->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = wr_id(WrKind::write, peer, 0);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.imm_data = htonl(0);
+    wr.send_flags = IBV_SEND_SIGNALED;
+    if (len <= cfg_.max_inline) wr.send_flags |= IBV_SEND_INLINE;
+    wr.wr.rdma.remote_addr = r->second.remote_addr + roff;
+    wr.wr.rdma.rkey = r->second.rkey;
+    return post(*p, Role::data, wr);
+  }
+
+  Status send_block(NodeId peer, RegionId local, std::uint64_t offset, std::uint32_t length,
+                    std::uint32_t immediate) {
+    auto src = regions_.find(local);
+    if (src == regions_.end() || !in_bounds(offset, length, src->second.mem.size())) {
+      return Status::invalid;
+    }
+    Peer* p = find(peer);
+    if (p == nullptr || p->suspected || !ready(*p)) return Status::peer_suspected;
+    std::lock_guard lock(p->mu);
+    ibv_sge sge{reinterpret_cast<std::uintptr_t>(src->second.mem.data() + offset), length,
+                src->second.mr->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = wr_id(WrKind::block_send, peer, 0);
+    {
+      std::lock_guard q(p->q_mu);
+      p->sent_imms.push_back(immediate);
+    }
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND_WITH_IMM;
+    wr.imm_data = htonl(immediate);
+    wr.send_flags = IBV_SEND_SIGNALED;
+    const Status s = post(*p, Role::block, wr);
+    if (s != Status::ok) {
+      std::lock_guard q(p->q_mu);
+      p->sent_imms.pop_back();
+    }
+    return s;
+  }
+
+  Status post_receive(NodeId peer, RegionId local, std::uint64_t offset, std::uint32_t capacity) {
+    auto dst = regions_.find(local);
+    if (dst == regions_.end() || !in_bounds(offset, capacity, dst->second.mem.size())) {
+      return Status::invalid;
+    }
+    Peer* p = find(peer);
+    if (p == nullptr || p->suspected || !ready(*p)) return Status::peer_suspected;
+    std::lock_guard lock(p->mu);
+    ibv_sge sge{reinterpret_cast<std::uintptr_t>(dst->second.mem.data() + offset), capacity,
+                dst->second.mr->lkey};
+    ibv_recv_wr wr{};
+    wr.wr_id = wr_id(WrKind::block_recv, peer, 0);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    ibv_recv_wr* bad = nullptr;
+    const int rc = ibv_post_recv(p->ids[1]->qp, &wr, &bad);
+    if (rc == ENOMEM) return Status::retry;
+    if (rc != 0) return Status::invalid;
+    std::lock_guard q(p->q_mu);
+    p->posted.push_back(Posted{local, offset});
+    return Status::ok;
+  }
+
+  // Reaps completions: block events, wake-ups, errors (-> suspicions).
+  void reap() {
+    std::lock_guard lock(cq_mu_);
+    ibv_wc wc[32];
+    int n = 0;
+    while ((n = ibv_poll_cq(cq_, 32, wc)) > 0) {
+      activity_.fetch_add(1);
+      for (int i = 0; i < n; ++i)
+        complete(wc[i]);
+    }
+  }
+
+  void complete(const ibv_wc& wc) {
+    Peer* p = find(wr_peer(wc.wr_id));
+    if (p == nullptr) return;  // from a view already torn down
+    const WrKind kind = wr_kind(wc.wr_id);
+    if (wc.status != IBV_WC_SUCCESS) {
+      if (wc.status == IBV_WC_WR_FLUSH_ERR && p->suspected) return;
+      suspect(*p,
+              wc.status == IBV_WC_LOC_LEN_ERR ? SuspicionReason::block_overflow
+                                              : SuspicionReason::completion_error,
+              std::string("work completion from node ") + std::to_string(p->addr.id) + ": " +
+                  ibv_wc_status_str(wc.status));
+      return;
+    }
+    switch (kind) {
+      case WrKind::wake:
+        post_wake_recv(*p);
+        break;
+      case WrKind::table_recv: {
+        const std::uint32_t count = wc.byte_len / sizeof(WireDescriptor);
+        for (std::uint32_t i = 0; i < count && i < kMaxTable; ++i) {
+          const auto& d = p->table_rx[i];
+          p->remote[d.id] = RegionDescriptor{d.id, d.size, d.addr, d.rkey};
+        }
+        p->got_table = true;
+        break;
+      }
+      case WrKind::block_recv: {
+        Posted dst{};
+        {
+          std::lock_guard pl(p->q_mu);
+          if (p->posted.empty()) return;
+          dst = p->posted.front();
+          p->posted.pop_front();
+        }
+        push_event(
+            BlockReceived{p->addr.id, dst.region, dst.offset, wc.byte_len, ntohl(wc.imm_data)});
+        break;
+      }
+      case WrKind::block_send: {
+        std::uint32_t imm = 0;
+        p->outstanding.fetch_sub(1);
+        {
+          std::lock_guard pl(p->q_mu);
+          if (p->sent_imms.empty()) return;
+          imm = p->sent_imms.front();
+          p->sent_imms.pop_front();
+        }
+        push_event(BlockSent{p->addr.id, imm});
+        break;
+      }
+      case WrKind::write:
+      case WrKind::table_send:
+        p->outstanding.fetch_sub(1);
+        break;
+    }
+  }
+
+  void suspect(Peer& p, SuspicionReason reason, std::string detail) {
+    if (p.suspected.exchange(true)) return;
+    push_event(Suspicion{p.addr.id, reason, std::move(detail)});
+  }
+
+  void push_event(Event e) {
+    std::lock_guard lock(events_mu_);
+    events_.push_back(std::move(e));
+    activity_.fetch_add(1);
+  }
+
+  std::size_t poll(std::vector<Event>& out) {
+    handle_cm_events();
+    reap();
+    std::lock_guard lock(events_mu_);
+    const std::size_t n = events_.size();
+    for (auto& e : events_)
+      out.push_back(std::move(e));
+    events_.clear();
+    return n;
+  }
+
+  void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
+    if (activity_.load() != ticket) return;
+    (void)ibv_req_notify_cq(cq_, 0);
+    reap();  // a completion that raced the arming
+    if (activity_.load() != ticket) return;
+    pollfd fds[2] = {{cc_->fd, POLLIN, 0}, {ch_->fd, POLLIN, 0}};
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(timeout).count();
+    if (::poll(fds, 2, static_cast<int>(std::min<std::int64_t>(ms, INT32_MAX))) > 0 &&
+        (fds[0].revents & POLLIN) != 0) {
+      ibv_cq* cq = nullptr;
+      void* ctx = nullptr;
+      if (ibv_get_cq_event(cc_, &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
+      reap();
+    }
+    if ((fds[1].revents & POLLIN) != 0) handle_cm_events();
+  }
+
+  RdmaConfig cfg_;
+  rdma_event_channel* ch_ = nullptr;
+  rdma_cm_id* listen_ = nullptr;
+  ibv_context* ctx_ = nullptr;
+  ibv_context* owned_ctx_ = nullptr;
+  ibv_pd* pd_ = nullptr;
+  ibv_comp_channel* cc_ = nullptr;
+  ibv_cq* cq_ = nullptr;
+  std::uint16_t port_ = 0;
+  std::vector<WireDescriptor> table_tx_ = std::vector<WireDescriptor>(kMaxTable);
+  ibv_mr* table_tx_mr_ = nullptr;
+  std::map<RegionId, Region> regions_;
+  std::map<NodeId, std::unique_ptr<Peer>> peers_;
+  std::uint64_t epoch_ = 0;
+  bool connected_ = false;
+  std::mutex cm_mu_;
+  std::mutex cq_mu_;
+  std::atomic<std::uint64_t> activity_{0};
+  std::mutex events_mu_;
+  std::vector<Event> events_;
+};
+
+RdmaTransport::RdmaTransport(RdmaConfig config)
+    : impl_(std::make_unique<Impl>(std::move(config))) {}
+RdmaTransport::~RdmaTransport() = default;
+std::uint16_t RdmaTransport::port() const noexcept {
+  return impl_->port_;
+}
+NodeId RdmaTransport::self() const noexcept {
+  return impl_->cfg_.self.id;
+}
+LocalRegion RdmaTransport::create_region(RegionId id, std::size_t size) {
+  return impl_->create_region(id, size);
+}
+Status RdmaTransport::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
+                              std::chrono::milliseconds timeout) {
+  return impl_->connect(members, view_epoch, timeout);
+}
+void RdmaTransport::disconnect() {
+  impl_->disconnect();
+}
+std::optional<RegionDescriptor> RdmaTransport::remote_region(NodeId peer, RegionId id) const {
+  auto* p = impl_->find(peer);
+  if (p == nullptr) return std::nullopt;
+  std::lock_guard lock(p->mu);
+  auto it = p->remote.find(id);
+  if (it == p->remote.end()) return std::nullopt;
+  return it->second;
+}
+std::optional<LocalRegion> RdmaTransport::local_region(RegionId id) const {
+  auto it = impl_->regions_.find(id);
+  if (it == impl_->regions_.end()) return std::nullopt;
+  return LocalRegion{id, it->second.mem.span()};
+}
+Status RdmaTransport::write(NodeId peer, RegionId local, std::uint64_t local_offset,
+                            RegionId remote, std::uint64_t remote_offset, std::size_t length) {
+  return impl_->write(peer, local, local_offset, remote, remote_offset, length);
+}
+Status RdmaTransport::send_block(NodeId peer, RegionId local, std::uint64_t offset,
+                                 std::uint32_t length, std::uint32_t immediate) {
+  return impl_->send_block(peer, local, offset, length, immediate);
+}
+Status RdmaTransport::post_receive(NodeId peer, RegionId local, std::uint64_t offset,
+                                   std::uint32_t capacity) {
+  return impl_->post_receive(peer, local, offset, capacity);
+}
+std::size_t RdmaTransport::poll(std::vector<Event>& out) {
+  return impl_->poll(out);
+}
+std::uint64_t RdmaTransport::activity() const noexcept {
+  return impl_->activity_.load();
+}
+void RdmaTransport::wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
+  impl_->wait(ticket, timeout);
+}
+
+}  // namespace spindle::transport
