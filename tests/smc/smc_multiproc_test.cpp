@@ -107,6 +107,14 @@ std::vector<std::string> run(const Config& c, const std::string& kind) {
     delivered += l.delivered.size();
   if (delivered == 0) errors.push_back("nothing was delivered");
   UNSCOPED_INFO(kind << " " << c.name << ": " << delivered << " deliveries checked");
+  // The same verdict from the command-line checker.
+  std::vector<std::string> check_argv{tst::self_dir() + "/smc_delivery_check", file.string()};
+  for (std::uint32_t i = 0; i < c.processes; ++i)
+    check_argv.push_back((dir / ("node" + std::to_string(i) + ".log")).string());
+  tst::Process checker(check_argv);
+  const int check_rc = checker.wait(deadline);
+  if (errors.empty() && check_rc != 0)
+    errors.push_back("smc_delivery_check exited with " + std::to_string(check_rc));
   if (errors.empty()) std::filesystem::remove_all(dir);
   return errors;
 }

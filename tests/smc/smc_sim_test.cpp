@@ -330,3 +330,36 @@ TEST_CASE("smc sim: unordered mode delivers on receipt in per-sender FIFO order"
     for (const auto& d : l.delivered)
       CHECK(d.seq == -1);
 }
+
+TEST_CASE("smc sim: a member crash mid-stream leaves consistent prefixes, over seeds",
+          "[smc][sim][crash]") {
+  const auto seeds = sim::Seeds::from_env(300);
+  for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+    sim::Rng rng(seed * 104729);
+    auto sc = random_scenario(rng);
+    SimCluster c(sc.group, config(seed));
+    apply_plans(c, sc);
+    std::vector<spindle::sst::SuspicionReport> reports;
+    for (std::size_t r = 0; r < c.size(); ++r)
+      c.node(r).sst().set_suspicion_handler(
+          [&](const spindle::sst::SuspicionReport& s) { reports.push_back(s); });
+    const auto victim = sc.group.members[rng.uniform(0, sc.group.members.size() - 1)].id;
+    const auto crash_at = sim::Duration(rng.uniform(1'000, 200'000));
+    (void)c.net().run_until([&] { return c.net().now() >= crash_at; }, crash_at);
+    c.net().crash(victim);
+    (void)c.net().run_until([] { return false; }, c.net().now() + 20ms);
+    const auto errors =
+        spindle::testing::check(spindle::testing::specs_of(sc.group), c.logs(), false);
+    if (!errors.empty()) {
+      INFO("replay: " << sim::replay_command(seed, Catch::getResultCapture().getCurrentTestName()));
+      INFO(describe(sc));
+      for (const auto& e : errors)
+        INFO(e);
+      FAIL("seed " << seed << " failed");
+    }
+    // Every survivor that shares the view reported the crash to the layer above.
+    for (const auto& rep : reports)
+      REQUIRE(rep.node == victim);
+    REQUIRE(reports.size() >= 1);
+  }
+}

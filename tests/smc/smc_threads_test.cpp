@@ -1,6 +1,7 @@
 // SMC with real threads: several application threads reserve and commit in one ring at
 // once while the predicate thread sends, receives and delivers (the lock-free path; run
 // under TSan too). Two members in one process over the tcp transport on loopback.
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -117,6 +118,62 @@ TEST_CASE("smc threads: concurrent reserve/commit from many application threads"
         REQUIRE(logs[0][k].seq == logs[1][k].seq);
       }
     }
+    a.transport->disconnect();
+    b.transport->disconnect();
+  }
+}
+
+TEST_CASE("smc threads: idle predicate threads sleep instead of spinning", "[smc][idle]") {
+  const auto kinds = tst::available_transports();
+  if (kinds.empty()) {
+    WARN("no threaded transport built; skipped");
+    return;
+  }
+  for (const auto& kind : kinds) {
+    INFO("transport " << kind);
+    auto a = tst::make_transport(kind, 1, "idle" + std::to_string(::getpid()));
+    auto b = tst::make_transport(kind, 2, "idle" + std::to_string(::getpid()));
+    sg::GroupDescription g;
+    g.members = {sg::Member{1, "127.0.0.1", a.port}, sg::Member{2, "127.0.0.1", b.port}};
+    g.subgroups = {sg::Subgroup{"t", {1, 2}, {1, 2}, 16, 256, sg::Ordering::atomic}};
+    tst::TestNode na(*a.transport, g, spindle::sst::steady_clock(), 1, false);
+    tst::TestNode nb(*b.transport, g, spindle::sst::steady_clock(), 1, false);
+    std::thread connect_b(
+        [&] { REQUIRE(nb.sst().connect(10'000ms) == spindle::transport::Status::ok); });
+    REQUIRE(na.sst().connect(10'000ms) == spindle::transport::Status::ok);
+    connect_b.join();
+    na.loop().start();
+    nb.loop().start();
+    // Some traffic, then silence.
+    na.plan(0, tst::SendPlan{50, 0ns, 0});
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while ((nb.delivered(0) < 50 || !na.sending_done()) &&
+           std::chrono::steady_clock::now() < deadline) {
+      (void)na.send_some();
+      std::this_thread::sleep_for(100us);
+    }
+    REQUIRE(nb.delivered(0) == 50);
+    std::this_thread::sleep_for(50ms);
+    const auto cpu = [] {
+      timespec ts{};
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+      return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+    };
+    const auto c0 = cpu();
+    std::this_thread::sleep_for(500ms);
+    const auto used = cpu() - c0;
+    // A commit after the silence is still picked up (within a sleep slice).
+    na.plan(0, tst::SendPlan{60, 0ns, 0});
+    while (nb.delivered(0) < 60 && std::chrono::steady_clock::now() < deadline) {
+      (void)na.send_some();
+      std::this_thread::sleep_for(100us);
+    }
+    CHECK(nb.delivered(0) == 60);
+    na.loop().stop();
+    nb.loop().stop();
+    // Two predicate threads (plus the transport's own threads) over 500 ms of silence.
+    CHECK(used < 100ms);
+    CHECK(na.loop().stats().sleeps > 10);
     a.transport->disconnect();
     b.transport->disconnect();
   }

@@ -147,21 +147,19 @@ bool Sst::flush_peer(std::size_t rank, PeerQueue& q) {
     }
     return false;
   };
+  // A refused write may suspect the peer, which empties its queue under our feet: check
+  // before touching the queue again.
   std::size_t i = 0;
   for (; i < q.data.size(); ++i)
     if (!issue(q.data[i], true)) break;
+  if (suspected_[rank]) return wrote;
   q.data.erase(q.data.begin(), q.data.begin() + static_cast<std::ptrdiff_t>(i));
-  if (suspected_[rank]) {
-    q.data.clear();
-    q.guards.clear();
-    return wrote;
-  }
   if (!q.data.empty()) return wrote;  // guards wait for their data
   std::size_t g = 0;
   for (; g < q.guards.size(); ++g)
     if (!issue(q.guards[g], false)) break;
+  if (suspected_[rank]) return wrote;
   q.guards.erase(q.guards.begin(), q.guards.begin() + static_cast<std::ptrdiff_t>(g));
-  if (suspected_[rank]) q.guards.clear();
   return wrote;
 }
 
