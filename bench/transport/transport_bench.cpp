@@ -1,0 +1,330 @@
+// spindle_transport_bench: the raw transport figures every protocol benchmark is measured
+// against (STYLE 15). Two processes on this host (the tool forks its peer):
+//   throughput  the driver streams messages of <size> bytes, each a one-sided data write
+//               into the peer's region plus a guard write (what SMC does), for a fixed time;
+//               the peer only watches the guard; CPU use of both sides is measured.
+//   latency     round trip: driver writes data + guard, the peer sees the guard and writes
+//               the same back, the driver sees it. latency_us_* is this round trip.
+// Output, one line per figure, in the format of the peer DDS benchmarks (/work/shared/peers):
+//   peer=spindle-raw transport=<t> size=<bytes> subs=1 metric=<m> value=<x>
+//
+// usage: spindle_transport_bench [--transport tcp,shm,rdma] [--sizes 64,1024,...]
+//                                [--duration-ms 1000] [--iterations 2000] [--smoke]
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <spindle/transport/idle_waiter.hpp>
+#include <spindle/transport/rdma.hpp>
+#include <spindle/transport/shm.hpp>
+#include <spindle/transport/tcp.hpp>
+
+namespace st = spindle::transport;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr st::RegionId kData = 1, kControl = 2;
+constexpr std::size_t kDataBytes = std::size_t{8} << 20;
+// Control region words (u64): the driver writes kGuard, kMode; the peer writes kEcho,
+// kPeerCpu. Mode: 0 sink, 1 echo, 2 quit; size in the upper bits.
+constexpr std::size_t kGuard = 0, kEcho = 64, kPeerCpu = 128, kMode = 192, kStage = 256;
+constexpr std::uint64_t kFinal = std::uint64_t{1} << 63;
+constexpr std::uint64_t kSink = 0, kEchoMode = 1, kQuit = 2;
+
+std::uint64_t load(std::byte* p) {
+  return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(p))
+      .load(std::memory_order_acquire);
+}
+void store(std::byte* p, std::uint64_t v) {
+  std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(p))
+      .store(v, std::memory_order_relaxed);
+}
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+[[noreturn]] void die(const std::string& why) {
+  std::cerr << "spindle_transport_bench: " << why << std::endl;
+  std::exit(1);
+}
+
+struct Endpoint {
+  std::unique_ptr<st::Transport> t;
+  st::NodeAddress addr;
+  std::byte* data = nullptr;
+  std::byte* control = nullptr;
+  st::NodeId peer = 0;
+
+  void write(st::RegionId local, std::uint64_t loff, st::RegionId remote, std::uint64_t roff,
+             std::size_t len) {
+    while (true) {
+      const auto ticket = t->activity();
+      const auto s = t->write(peer, local, loff, remote, roff, len);
+      if (s == st::Status::ok) return;
+      if (s != st::Status::retry) die("write: " + std::string(st::to_string(s)));
+      t->wait(ticket, 1ms);
+    }
+  }
+  void guard(std::size_t word, std::uint64_t v) {
+    store(control + kStage + word, v);
+    write(kControl, kStage + word, kControl, word, 8);
+  }
+  // Spins up to 1 ms (the paper's idle spin), then sleeps on the wake-up source.
+  template <class Pred>
+  void await(Pred pred, std::chrono::seconds limit = 30s) {
+    st::IdleWaiter waiter(*t, st::IdlePolicy{1ms, 10ms});
+    const auto deadline = Clock::now() + limit;
+    while (!waiter.step(pred)) {
+      if (Clock::now() > deadline) die("peer stopped answering");
+    }
+  }
+};
+
+Endpoint make(const std::string& kind, st::NodeId id, const std::string& ns) {
+  Endpoint e;
+  if (kind == "tcp") {
+    st::TcpConfig cfg;
+    cfg.self = st::NodeAddress{id, "127.0.0.1", 0};
+    auto t = std::make_unique<st::TcpTransport>(cfg);
+    e.addr = st::NodeAddress{id, "127.0.0.1", t->port()};
+    e.t = std::move(t);
+  } else if (kind == "shm") {
+    st::ShmConfig cfg;
+    cfg.self = id;
+    cfg.name_prefix = ns;
+    e.t = std::make_unique<st::ShmTransport>(cfg);
+    e.addr = st::NodeAddress{id, "", 0};
+  } else if (kind == "rdma") {
+    st::RdmaConfig cfg;
+    cfg.self = st::NodeAddress{id, "127.0.0.1", 0};
+    auto t = std::make_unique<st::RdmaTransport>(cfg);
+    e.addr = st::NodeAddress{id, "127.0.0.1", t->port()};
+    e.t = std::move(t);
+  } else {
+    die("unknown transport " + kind);
+  }
+  e.data = e.t->create_region(kData, kDataBytes).bytes.data();
+  e.control = e.t->create_region(kControl, 4096).bytes.data();
+  e.peer = 1 - id;
+  return e;
+}
+
+// Pipe helpers for the port exchange between driver and peer.
+void put_line(int fd, const std::string& s) {
+  const std::string l = s + "\n";
+  if (::write(fd, l.data(), l.size()) != static_cast<ssize_t>(l.size())) die("pipe write");
+}
+std::string get_line(int fd) {
+  std::string s;
+  char c = 0;
+  while (::read(fd, &c, 1) == 1 && c != '\n')
+    s.push_back(c);
+  return s;
+}
+std::string encode(const st::NodeAddress& a) {
+  return std::to_string(a.id) + " " + (a.host.empty() ? "-" : a.host) + " " +
+         std::to_string(a.port);
+}
+st::NodeAddress decode(const std::string& s) {
+  std::istringstream in(s);
+  st::NodeAddress a;
+  in >> a.id >> a.host >> a.port;
+  if (a.host == "-") a.host.clear();
+  return a;
+}
+
+// The peer: reflects guards (echo) or counts them (sink) until told to quit.
+void run_peer(Endpoint& e) {
+  std::uint64_t seen = 0;
+  double cpu0 = 0;
+  Clock::time_point wall0{};
+  while (true) {
+    std::uint64_t g = 0;
+    e.await([&] { return (g = load(e.control + kGuard)) != seen; }, 600s);
+    seen = g;
+    const std::uint64_t mode = load(e.control + kMode);
+    const std::uint64_t what = mode & 0xff, size = mode >> 8;
+    if (what == kQuit) return;
+    if (what == kEchoMode) {
+      e.write(kData, 0, kData, 0, size);
+      e.guard(kEcho, g);
+      continue;
+    }
+    if ((g & kFinal) == 0) {
+      if (wall0 == Clock::time_point{}) {  // the driver's start marker: measure from here
+        wall0 = Clock::now();
+        cpu0 = cpu_seconds();
+        e.guard(kEcho, g);
+      }
+      continue;
+    }
+    const double wall = std::chrono::duration<double>(Clock::now() - wall0).count();
+    const double pct = wall > 0 ? 100.0 * (cpu_seconds() - cpu0) / wall : 0;
+    wall0 = Clock::time_point{};
+    store(e.control + kStage + kPeerCpu, static_cast<std::uint64_t>(pct * 1000));
+    e.write(kControl, kStage + kPeerCpu, kControl, kPeerCpu, 8);
+    e.guard(kEcho, g);
+  }
+}
+
+struct Options {
+  std::vector<std::string> transports{"tcp", "shm", "rdma"};
+  std::vector<std::size_t> sizes{64, 1024, 10240, 65536, 1048576};
+  std::chrono::milliseconds duration{1000};
+  int iterations = 2000;
+};
+
+void line(const std::string& kind, std::size_t size, const char* metric, double value) {
+  std::printf("peer=spindle-raw transport=%s size=%zu subs=1 metric=%s value=%.3f\n", kind.c_str(),
+              size, metric, value);
+  std::fflush(stdout);
+}
+
+void run_driver(Endpoint& e, const std::string& kind, const Options& o) {
+  std::uint64_t g = 0;
+  for (std::size_t size : o.sizes) {
+    // Throughput: data write + guard write per message, for the configured time.
+    store(e.control + kStage + kMode, kSink | (size << 8));
+    e.write(kControl, kStage + kMode, kControl, kMode, 8);
+    const std::size_t slots = std::max<std::size_t>(1, kDataBytes / size);
+    e.guard(kGuard, ++g);  // start marker; the peer starts its CPU clock and answers
+    const std::uint64_t start_guard = g;
+    e.await([&] { return load(e.control + kEcho) == start_guard; });
+    std::uint64_t messages = 0;
+    const double cpu0 = cpu_seconds();
+    const auto start = Clock::now();
+    while (true) {
+      e.write(kData, 0, kData, (messages % slots) * size, size);
+      e.guard(kGuard, ++g);
+      ++messages;
+      if ((messages & 15) == 0 && Clock::now() - start >= o.duration) break;
+    }
+    const std::uint64_t final_guard = ++g | kFinal;  // g itself never carries the bit
+    e.guard(kGuard, final_guard);
+    e.await([&] { return load(e.control + kEcho) == final_guard; });
+    const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+    const double cpu = 100.0 * (cpu_seconds() - cpu0) / secs;
+    const double rate = static_cast<double>(messages) / secs;
+    line(kind, size, "throughput_msgs_s", rate);
+    line(kind, size, "throughput_MBps", rate * static_cast<double>(size) / 1e6);
+    line(kind, size, "cpu_pct_writer", cpu);
+    line(kind, size, "cpu_pct_reader", static_cast<double>(load(e.control + kPeerCpu)) / 1000.0);
+
+    // Latency: round trips.
+    store(e.control + kStage + kMode, kEchoMode | (size << 8));
+    e.write(kControl, kStage + kMode, kControl, kMode, 8);
+    std::vector<double> rtt;
+    rtt.reserve(static_cast<std::size_t>(o.iterations));
+    for (int i = 0; i < o.iterations; ++i) {
+      const auto t0 = Clock::now();
+      e.write(kData, 0, kData, 0, size);
+      e.guard(kGuard, ++g);
+      const std::uint64_t want = g;
+      e.await([&] { return load(e.control + kEcho) == want; });
+      rtt.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    std::sort(rtt.begin(), rtt.end());
+    line(kind, size, "latency_us_p50", rtt[rtt.size() / 2]);
+    line(kind, size, "latency_us_p99", rtt[std::min(rtt.size() - 1, rtt.size() * 99 / 100)]);
+  }
+  store(e.control + kStage + kMode, kQuit);
+  e.write(kControl, kStage + kMode, kControl, kMode, 8);
+  e.guard(kGuard, ++g);
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ','))
+    out.push_back(item);
+  return out;
+}
+
+int bench_one(const std::string& kind, const Options& o) {
+  if (kind == "rdma") {
+    std::string why;
+    if (!st::rdma_device_available(why)) {
+      std::cerr << "spindle_transport_bench: skipping rdma: " << why << std::endl;
+      return 0;
+    }
+  }
+  const std::string ns = "spindle-bench-" + std::to_string(::getpid());
+  int up[2], down[2];
+  if (::pipe(up) != 0 || ::pipe(down) != 0) die("pipe");
+  std::fflush(stdout);
+  const pid_t child = ::fork();
+  if (child < 0) die("fork");
+  const st::NodeId id = child == 0 ? 1 : 0;
+  Endpoint e = make(kind, id, ns);
+  const int out = child == 0 ? up[1] : down[1];
+  const int in = child == 0 ? down[0] : up[0];
+  put_line(out, encode(e.addr));
+  const st::NodeAddress other = decode(get_line(in));
+  std::vector<st::NodeAddress> members{e.addr, other};
+  if (id == 1) std::swap(members[0], members[1]);
+  if (e.t->connect(members, 1, 10s) != st::Status::ok) die(kind + ": connect failed");
+  if (child == 0) {
+    run_peer(e);
+    e.t->disconnect();
+    e.t.reset();
+    std::_Exit(0);
+  }
+  run_driver(e, kind, o);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  e.t->disconnect();
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) die("missing value for " + a);
+      return argv[++i];
+    };
+    if (a == "--transport") {
+      o.transports = split(next());
+    } else if (a == "--sizes") {
+      o.sizes.clear();
+      for (auto& s : split(next()))
+        o.sizes.push_back(std::stoul(s));
+    } else if (a == "--duration-ms") {
+      o.duration = std::chrono::milliseconds(std::stol(next()));
+    } else if (a == "--iterations") {
+      o.iterations = std::stoi(next());
+    } else if (a == "--smoke") {
+      o.sizes = {64, 65536};
+      o.duration = 100ms;
+      o.iterations = 50;
+    } else {
+      die("unknown option " + a +
+          " (--transport tcp,shm,rdma --sizes 64,1024 --duration-ms N --iterations N --smoke)");
+    }
+  }
+  int rc = 0;
+  for (const auto& kind : o.transports)
+    rc |= bench_one(kind, o);
+  return rc;
+}
