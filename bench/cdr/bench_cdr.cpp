@@ -176,14 +176,22 @@ int main(int argc, char** argv) {
   }
   const auto seq = make_sequence();
   const auto fs = make_flight_state();
-  benchmark::RegisterBenchmark("serialize/Sequence10KB/hand", BM_hand_serialize<Bench::Sequence>, seq);
-  benchmark::RegisterBenchmark("serialize/Sequence10KB/generated", BM_generated_serialize<Bench::Sequence>, seq);
-  benchmark::RegisterBenchmark("deserialize/Sequence10KB/hand", BM_hand_deserialize<Bench::Sequence>, seq);
-  benchmark::RegisterBenchmark("deserialize/Sequence10KB/generated", BM_generated_deserialize<Bench::Sequence>, seq);
-  benchmark::RegisterBenchmark("serialize/FlightState/hand", BM_hand_serialize<Avionics::FlightState>, fs);
-  benchmark::RegisterBenchmark("serialize/FlightState/generated", BM_generated_serialize<Avionics::FlightState>, fs);
-  benchmark::RegisterBenchmark("deserialize/FlightState/hand", BM_hand_deserialize<Avionics::FlightState>, fs);
-  benchmark::RegisterBenchmark("deserialize/FlightState/generated", BM_generated_deserialize<Avionics::FlightState>, fs);
+  benchmark::RegisterBenchmark("serialize/Sequence10KB/hand", BM_hand_serialize<Bench::Sequence>,
+                               seq);
+  benchmark::RegisterBenchmark("serialize/Sequence10KB/generated",
+                               BM_generated_serialize<Bench::Sequence>, seq);
+  benchmark::RegisterBenchmark("deserialize/Sequence10KB/hand",
+                               BM_hand_deserialize<Bench::Sequence>, seq);
+  benchmark::RegisterBenchmark("deserialize/Sequence10KB/generated",
+                               BM_generated_deserialize<Bench::Sequence>, seq);
+  benchmark::RegisterBenchmark("serialize/FlightState/hand",
+                               BM_hand_serialize<Avionics::FlightState>, fs);
+  benchmark::RegisterBenchmark("serialize/FlightState/generated",
+                               BM_generated_serialize<Avionics::FlightState>, fs);
+  benchmark::RegisterBenchmark("deserialize/FlightState/hand",
+                               BM_hand_deserialize<Avionics::FlightState>, fs);
+  benchmark::RegisterBenchmark("deserialize/FlightState/generated",
+                               BM_generated_deserialize<Avionics::FlightState>, fs);
 
   int n = static_cast<int>(args.size());
   benchmark::Initialize(&n, args.data());

@@ -26,18 +26,40 @@ namespace {
 // ----------------------------------------------------------------------------- names
 const std::unordered_set<std::string>& cxx_keywords() {
   static const std::unordered_set<std::string> kKeywords = {
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
-      "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
-      "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
-      "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
-      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
-      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
-      "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
-      "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
-      "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
-      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "int8_t", "uint8_t",
-      "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "std", "spindle"};
+      "alignas",       "alignof",     "and",
+      "and_eq",        "asm",         "auto",
+      "bitand",        "bitor",       "bool",
+      "break",         "case",        "catch",
+      "char",          "char8_t",     "char16_t",
+      "char32_t",      "class",       "compl",
+      "concept",       "const",       "consteval",
+      "constexpr",     "constinit",   "const_cast",
+      "continue",      "co_await",    "co_return",
+      "co_yield",      "decltype",    "default",
+      "delete",        "do",          "double",
+      "dynamic_cast",  "else",        "enum",
+      "explicit",      "export",      "extern",
+      "false",         "float",       "for",
+      "friend",        "goto",        "if",
+      "inline",        "int",         "long",
+      "mutable",       "namespace",   "new",
+      "noexcept",      "not",         "not_eq",
+      "nullptr",       "operator",    "or",
+      "or_eq",         "private",     "protected",
+      "public",        "register",    "reinterpret_cast",
+      "requires",      "return",      "short",
+      "signed",        "sizeof",      "static",
+      "static_assert", "static_cast", "struct",
+      "switch",        "template",    "this",
+      "thread_local",  "throw",       "true",
+      "try",           "typedef",     "typeid",
+      "typename",      "union",       "unsigned",
+      "using",         "virtual",     "void",
+      "volatile",      "wchar_t",     "while",
+      "xor",           "xor_eq",      "int8_t",
+      "uint8_t",       "int16_t",     "uint16_t",
+      "int32_t",       "uint32_t",    "int64_t",
+      "uint64_t",      "std",         "spindle"};
   return kKeywords;
 }
 
@@ -48,27 +70,43 @@ std::string cxx_id(const std::string& idl) {
 
 std::string qualified(const Decl& d) {
   std::string out;
-  for (const auto& m : d.module_path()) out += "::" + cxx_id(m);
+  for (const auto& m : d.module_path())
+    out += "::" + cxx_id(m);
   return out + "::" + cxx_id(d.name);
 }
 
 std::string primitive_cxx(PrimitiveKind k) {
   switch (k) {
-    case PrimitiveKind::Boolean: return "bool";
-    case PrimitiveKind::Char: return "char";
-    case PrimitiveKind::WChar: return "wchar_t";
-    case PrimitiveKind::Octet: return "uint8_t";
-    case PrimitiveKind::Int8: return "int8_t";
-    case PrimitiveKind::UInt8: return "uint8_t";
-    case PrimitiveKind::Int16: return "int16_t";
-    case PrimitiveKind::UInt16: return "uint16_t";
-    case PrimitiveKind::Int32: return "int32_t";
-    case PrimitiveKind::UInt32: return "uint32_t";
-    case PrimitiveKind::Int64: return "int64_t";
-    case PrimitiveKind::UInt64: return "uint64_t";
-    case PrimitiveKind::Float: return "float";
-    case PrimitiveKind::Double: return "double";
-    case PrimitiveKind::LongDouble: return "long double";
+    case PrimitiveKind::Boolean:
+      return "bool";
+    case PrimitiveKind::Char:
+      return "char";
+    case PrimitiveKind::WChar:
+      return "wchar_t";
+    case PrimitiveKind::Octet:
+      return "uint8_t";
+    case PrimitiveKind::Int8:
+      return "int8_t";
+    case PrimitiveKind::UInt8:
+      return "uint8_t";
+    case PrimitiveKind::Int16:
+      return "int16_t";
+    case PrimitiveKind::UInt16:
+      return "uint16_t";
+    case PrimitiveKind::Int32:
+      return "int32_t";
+    case PrimitiveKind::UInt32:
+      return "uint32_t";
+    case PrimitiveKind::Int64:
+      return "int64_t";
+    case PrimitiveKind::UInt64:
+      return "uint64_t";
+    case PrimitiveKind::Float:
+      return "float";
+    case PrimitiveKind::Double:
+      return "double";
+    case PrimitiveKind::LongDouble:
+      return "long double";
   }
   return "void";
 }
@@ -79,17 +117,22 @@ size_t primitive_wire_size(PrimitiveKind k) {
     case PrimitiveKind::Char:
     case PrimitiveKind::Octet:
     case PrimitiveKind::Int8:
-    case PrimitiveKind::UInt8: return 1;
+    case PrimitiveKind::UInt8:
+      return 1;
     case PrimitiveKind::Int16:
-    case PrimitiveKind::UInt16: return 2;
+    case PrimitiveKind::UInt16:
+      return 2;
     case PrimitiveKind::WChar:
     case PrimitiveKind::Int32:
     case PrimitiveKind::UInt32:
-    case PrimitiveKind::Float: return 4;
+    case PrimitiveKind::Float:
+      return 4;
     case PrimitiveKind::Int64:
     case PrimitiveKind::UInt64:
-    case PrimitiveKind::Double: return 8;
-    case PrimitiveKind::LongDouble: return 16;
+    case PrimitiveKind::Double:
+      return 8;
+    case PrimitiveKind::LongDouble:
+      return 16;
   }
   return 1;
 }
@@ -111,10 +154,14 @@ std::string bitmask_storage(uint32_t bit_bound) {
 // C++ type of an IDL type (before array dimensions / optional).
 std::string cxx_type(const Type& t) {
   switch (t.kind) {
-    case Type::Kind::Primitive: return primitive_cxx(t.primitive);
-    case Type::Kind::String: return t.wide ? "std::wstring" : "std::string";
-    case Type::Kind::Sequence: return "std::vector<" + cxx_type(*t.element) + ">";
-    case Type::Kind::Named: return qualified(*t.decl);
+    case Type::Kind::Primitive:
+      return primitive_cxx(t.primitive);
+    case Type::Kind::String:
+      return t.wide ? "std::wstring" : "std::string";
+    case Type::Kind::Sequence:
+      return "std::vector<" + cxx_type(*t.element) + ">";
+    case Type::Kind::Named:
+      return qualified(*t.decl);
   }
   return "void";
 }
@@ -128,12 +175,16 @@ std::string member_cxx_type(const MemberDecl& m) {
 // type says everything.
 std::string shape_of(const Type& t, const std::vector<uint64_t>& dims);
 
-std::string shape_arg(const std::string& s) { return s == "Plain" ? "" : s; }
+std::string shape_arg(const std::string& s) {
+  return s == "Plain" ? "" : s;
+}
 
 std::string base_shape(const Type& t) {
   switch (t.kind) {
-    case Type::Kind::Primitive: return "Plain";
-    case Type::Kind::String: return "Str<" + std::to_string(t.bound) + ">";
+    case Type::Kind::Primitive:
+      return "Plain";
+    case Type::Kind::String:
+      return "Str<" + std::to_string(t.bound) + ">";
     case Type::Kind::Sequence: {
       std::string elem = shape_of(*t.element, {});
       return "Seq<" + std::to_string(t.bound) + (elem == "Plain" ? "" : ", " + elem) + ">";
@@ -150,19 +201,26 @@ std::string base_shape(const Type& t) {
 
 std::string shape_of(const Type& t, const std::vector<uint64_t>& dims) {
   std::string s = base_shape(t);
-  for (auto it = dims.rbegin(); it != dims.rend(); ++it) s = "Arr<" + shape_arg(s) + ">";
+  for (auto it = dims.rbegin(); it != dims.rend(); ++it)
+    s = "Arr<" + shape_arg(s) + ">";
   return s;
 }
 
 // ----------------------------------------------------------------------------- literals
 std::string escape_char(char32_t c, char quote) {
   switch (c) {
-    case '\n': return "\\n";
-    case '\t': return "\\t";
-    case '\r': return "\\r";
-    case '\\': return "\\\\";
-    case 0: return "\\0";
-    default: break;
+    case '\n':
+      return "\\n";
+    case '\t':
+      return "\\t";
+    case '\r':
+      return "\\r";
+    case '\\':
+      return "\\\\";
+    case 0:
+      return "\\0";
+    default:
+      break;
   }
   if (c == static_cast<char32_t>(quote)) return std::string("\\") + quote;
   if (c >= 0x20 && c < 0x7F) return std::string(1, static_cast<char>(c));
@@ -177,9 +235,10 @@ std::string float_literal(long double v, PrimitiveKind k) {
   for (int digits = 6; digits <= LDBL_DIG + 3; ++digits) {
     std::snprintf(buf, sizeof buf, "%.*Lg", digits, v);
     const long double back = std::strtold(buf, nullptr);
-    const bool same = k == PrimitiveKind::Float    ? static_cast<float>(back) == static_cast<float>(v)
-                      : k == PrimitiveKind::Double ? static_cast<double>(back) == static_cast<double>(v)
-                                                   : back == v;
+    const bool same = k == PrimitiveKind::Float ? static_cast<float>(back) == static_cast<float>(v)
+                      : k == PrimitiveKind::Double
+                          ? static_cast<double>(back) == static_cast<double>(v)
+                          : back == v;
     if (same) break;
   }
   std::string s = buf;
@@ -197,7 +256,8 @@ std::string integer_literal(const ConstValue& v) {
   }
   if (const auto* b = std::get_if<bool>(&v)) return *b ? "1" : "0";
   if (const auto* c = std::get_if<CharValue>(&v)) return std::to_string(c->value);
-  if (const auto* f = std::get_if<long double>(&v)) return float_literal(*f, PrimitiveKind::LongDouble);
+  if (const auto* f = std::get_if<long double>(&v))
+    return float_literal(*f, PrimitiveKind::LongDouble);
   return "0";
 }
 
@@ -209,7 +269,8 @@ std::string literal(const ConstValue& v, const Type& type) {
   }
   if (const auto* s = std::get_if<StringValue>(&v)) {
     std::string out = s->wide ? "L\"" : "\"";
-    for (char c : s->utf8) out += escape_char(static_cast<unsigned char>(c), '"');
+    for (char c : s->utf8)
+      out += escape_char(static_cast<unsigned char>(c), '"');
     return out + "\"";
   }
   if (t.kind == Type::Kind::Primitive) {
@@ -260,7 +321,8 @@ size_t min_wire_size(const Type& t, const std::vector<uint64_t>& dims, int depth
 size_t min_decl_size(const Decl& d, int depth) {
   if (depth > 32) return 1;
   switch (d.kind) {
-    case DeclKind::Enum: return 4;
+    case DeclKind::Enum:
+      return 4;
     case DeclKind::Bitmask: {
       const auto bb = static_cast<const BitmaskDecl&>(d).bit_bound;
       return bb <= 8 ? 1 : bb <= 16 ? 2 : bb <= 32 ? 4 : 8;
@@ -280,18 +342,23 @@ size_t min_decl_size(const Decl& d, int depth) {
       }
       return n;
     }
-    default: return 1;
+    default:
+      return 1;
   }
 }
 
 size_t min_wire_size(const Type& t, const std::vector<uint64_t>& dims, int depth) {
   size_t count = 1;
-  for (auto d : dims) count *= static_cast<size_t>(d);
+  for (auto d : dims)
+    count *= static_cast<size_t>(d);
   switch (t.kind) {
-    case Type::Kind::Primitive: return count * primitive_wire_size(t.primitive);
+    case Type::Kind::Primitive:
+      return count * primitive_wire_size(t.primitive);
     case Type::Kind::String:
-    case Type::Kind::Sequence: return count * 4;
-    case Type::Kind::Named: return count * min_decl_size(*t.decl, depth);
+    case Type::Kind::Sequence:
+      return count * 4;
+    case Type::Kind::Named:
+      return count * min_decl_size(*t.decl, depth);
   }
   return count;
 }
@@ -326,12 +393,17 @@ void Emitter::collect(const std::vector<Decl*>& decls) {
   for (const Decl* d : decls) {
     if (!d->from_main_file) continue;
     switch (d->kind) {
-      case DeclKind::Module: collect(static_cast<const ModuleDecl*>(d)->members); break;
+      case DeclKind::Module:
+        collect(static_cast<const ModuleDecl*>(d)->members);
+        break;
       case DeclKind::Struct:
       case DeclKind::Union:
       case DeclKind::Enum:
-      case DeclKind::Bitmask: typed_.push_back(d); break;
-      default: break;
+      case DeclKind::Bitmask:
+        typed_.push_back(d);
+        break;
+      default:
+        break;
     }
   }
 }
@@ -340,7 +412,8 @@ void Emitter::collect(const std::vector<Decl*>& decls) {
 std::vector<const MemberDecl*> all_members(const StructDecl& s) {
   std::vector<const MemberDecl*> out;
   if (s.base != nullptr) out = all_members(*s.base);
-  for (const auto& m : s.members) out.push_back(&m);
+  for (const auto& m : s.members)
+    out.push_back(&m);
   return out;
 }
 
@@ -356,10 +429,18 @@ void Emitter::emit_types(std::ostringstream& os, const std::vector<Decl*>& decls
         os << ind << "}  // namespace " << cxx_id(m.name) << "\n\n";
         break;
       }
-      case DeclKind::Struct: emit_struct(os, static_cast<const StructDecl&>(*d), ind); break;
-      case DeclKind::Union: emit_union(os, static_cast<const UnionDecl&>(*d), ind); break;
-      case DeclKind::Enum: emit_enum(os, static_cast<const EnumDecl&>(*d), ind); break;
-      case DeclKind::Bitmask: emit_bitmask(os, static_cast<const BitmaskDecl&>(*d), ind); break;
+      case DeclKind::Struct:
+        emit_struct(os, static_cast<const StructDecl&>(*d), ind);
+        break;
+      case DeclKind::Union:
+        emit_union(os, static_cast<const UnionDecl&>(*d), ind);
+        break;
+      case DeclKind::Enum:
+        emit_enum(os, static_cast<const EnumDecl&>(*d), ind);
+        break;
+      case DeclKind::Bitmask:
+        emit_bitmask(os, static_cast<const BitmaskDecl&>(*d), ind);
+        break;
       case DeclKind::Typedef: {
         const auto& td = static_cast<const TypedefDecl&>(*d);
         os << ind << "using " << cxx_id(td.name) << " = "
@@ -382,7 +463,8 @@ void Emitter::emit_types(std::ostringstream& os, const std::vector<Decl*>& decls
       case DeclKind::ForwardUnion:
         os << ind << "class " << cxx_id(d->name) << ";\n\n";
         break;
-      case DeclKind::Enumerator: break;
+      case DeclKind::Enumerator:
+        break;
     }
   }
 }
@@ -473,7 +555,8 @@ std::optional<ConstValue> free_discriminator(const UnionDecl& u) {
   const Type& t = resolve_typedefs(*u.discriminator);
   std::set<std::string> used;
   for (const auto& c : u.cases) {
-    for (const auto& l : c.labels) used.insert(literal(l, t));
+    for (const auto& l : c.labels)
+      used.insert(literal(l, t));
   }
   if (t.kind == Type::Kind::Named && t.decl->kind == DeclKind::Enum) {
     for (const auto* e : static_cast<const EnumDecl&>(*t.decl).enumerators) {
@@ -515,14 +598,15 @@ void Emitter::emit_union(std::ostringstream& os, const UnionDecl& u, const std::
 
   os << ind << "class " << name << " {\n";
   os << ind << "  using _storage_t = std::variant<std::monostate";
-  for (const auto& c : u.cases) os << ", " << member_cxx_type(c.member);
+  for (const auto& c : u.cases)
+    os << ", " << member_cxx_type(c.member);
   os << ">;\n\n" << ind << " public:\n";
   // Default construction selects the first case (or the default case through a value that
   // matches no label).
   if (!u.cases.empty()) {
     const auto& first = u.cases.front();
-    const std::string d0 =
-        first.labels.empty() ? (free ? literal(*free, dt) : disc + "{}") : literal(first.labels.front(), dt);
+    const std::string d0 = first.labels.empty() ? (free ? literal(*free, dt) : disc + "{}")
+                                                : literal(first.labels.front(), dt);
     os << ind << "  " << name << "() : _d_(" << d0 << "), value_(std::in_place_index<1>) {}\n\n";
   } else {
     os << ind << "  " << name << "() = default;\n\n";
@@ -539,23 +623,26 @@ void Emitter::emit_union(std::ostringstream& os, const UnionDecl& u, const std::
     const std::string mt = member_cxx_type(c.member);
     const std::string mn = cxx_id(c.member.name);
     const std::string idx = std::to_string(i + 1);
-    const std::string dflt =
-        c.labels.empty() ? (free ? literal(*free, dt) : disc + "{}") : literal(c.labels.front(), dt);
+    const std::string dflt = c.labels.empty() ? (free ? literal(*free, dt) : disc + "{}")
+                                              : literal(c.labels.front(), dt);
     os << ind << "  const " << mt << "& " << mn << "() const { return _get<" << idx << ">(\"" << mn
        << "\"); }\n";
     os << ind << "  " << mt << "& " << mn << "() { return _get<" << idx << ">(\"" << mn
        << "\"); }\n";
-    os << ind << "  void " << mn << "(" << mt << " value, " << disc << " d = " << dflt
-       << ") {\n";
+    os << ind << "  void " << mn << "(" << mt << " value, " << disc << " d = " << dflt << ") {\n";
     os << ind << "    if (_case_of(d) != " << i << ") throw std::invalid_argument(\""
-       << u.scoped_name() << "::" << c.member.name << ": discriminator selects another member\");\n";
-    os << ind << "    _d_ = d;\n" << ind << "    value_.template emplace<" << idx
-       << ">(std::move(value));\n" << ind << "  }\n";
+       << u.scoped_name() << "::" << c.member.name
+       << ": discriminator selects another member\");\n";
+    os << ind << "    _d_ = d;\n"
+       << ind << "    value_.template emplace<" << idx << ">(std::move(value));\n"
+       << ind << "  }\n";
   }
   if (default_case < 0 && free) {
     os << ind << "  // Selects no member (implicit default).\n";
-    os << ind << "  void _default() {\n" << ind << "    _d_ = " << literal(*free, dt) << ";\n"
-       << ind << "    value_.template emplace<0>();\n" << ind << "  }\n";
+    os << ind << "  void _default() {\n"
+       << ind << "    _d_ = " << literal(*free, dt) << ";\n"
+       << ind << "    value_.template emplace<0>();\n"
+       << ind << "  }\n";
   }
   os << "\n" << ind << "  bool operator==(const " << name << "&) const = default;\n\n";
   // Case index selected by a discriminator value; -1 = none.
@@ -572,7 +659,8 @@ void Emitter::emit_union(std::ostringstream& os, const UnionDecl& u, const std::
     os << ind << "    switch (d) {\n";
     for (size_t i = 0; i < u.cases.size(); ++i) {
       if (u.cases[i].labels.empty()) continue;
-      for (const auto& l : u.cases[i].labels) os << ind << "      case " << literal(l, dt) << ":\n";
+      for (const auto& l : u.cases[i].labels)
+        os << ind << "      case " << literal(l, dt) << ":\n";
       os << ind << "        return " << i << ";\n";
     }
     os << ind << "      default:\n" << ind << "        return " << default_case << ";\n";
@@ -582,7 +670,8 @@ void Emitter::emit_union(std::ostringstream& os, const UnionDecl& u, const std::
   os << ind << " private:\n";
   os << ind << "  template <class> friend struct ::spindle::cdr::Codec;\n";
   os << ind << "  template <size_t I>\n";
-  os << ind << "  const std::variant_alternative_t<I, _storage_t>& _get(const char* member) const {\n";
+  os << ind
+     << "  const std::variant_alternative_t<I, _storage_t>& _get(const char* member) const {\n";
   os << ind << "    if (value_.index() != I) {\n";
   os << ind << "      throw std::logic_error(std::string(\"" << u.scoped_name()
      << "::\") + member + \" is not the selected member\");\n";
@@ -640,10 +729,9 @@ void Emitter::emit_codec_decl(std::ostringstream& os, const Decl& d) {
           is_enum ? "uint32_t" : bitmask_storage(static_cast<const BitmaskDecl&>(d).bit_bound);
       os << "  static constexpr Extensibility kExtensibility = Extensibility::Final;\n";
       os << "  static constexpr size_t kMinSize = sizeof(" << u << ");\n";
-      os << "  template <class W>\n  static void write(W& w, " << q
-         << " v) { w.prim(static_cast<" << u << ">(v)); }\n";
-      os << "  template <class W>\n  static void write_key(W& w, " << q
-         << " v) { write(w, v); }\n";
+      os << "  template <class W>\n  static void write(W& w, " << q << " v) { w.prim(static_cast<"
+         << u << ">(v)); }\n";
+      os << "  template <class W>\n  static void write_key(W& w, " << q << " v) { write(w, v); }\n";
       if (is_enum) {
         const auto& e = static_cast<const EnumDecl&>(d);
         os << "  template <class R>\n  static void read(R& r, " << q << "& v) {\n";
@@ -653,11 +741,12 @@ void Emitter::emit_codec_decl(std::ostringstream& os, const Decl& d) {
           dense = dense && e.enumerators[i]->value == i;
         }
         if (dense) {
-          os << "    if (raw >= " << e.enumerators.size() << "U) throw CodecError(Status::BadEnumerator, \""
-             << d.scoped_name() << "\");\n";
+          os << "    if (raw >= " << e.enumerators.size()
+             << "U) throw CodecError(Status::BadEnumerator, \"" << d.scoped_name() << "\");\n";
         } else {
           os << "    switch (raw) {\n";
-          for (const auto* en : e.enumerators) os << "      case " << en->value << "U:\n";
+          for (const auto* en : e.enumerators)
+            os << "      case " << en->value << "U:\n";
           os << "        break;\n      default:\n        throw CodecError(Status::BadEnumerator, \""
              << d.scoped_name() << "\");\n    }\n";
         }
@@ -691,7 +780,8 @@ void Emitter::emit_codec_decl(std::ostringstream& os, const Decl& d) {
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
   os << "};\n\n";
 }
@@ -714,7 +804,9 @@ std::string tmpl(const std::string& fn, const std::string& shape) {
   return shape.empty() ? fn : "template " + fn + "<" + shape + ">";
 }
 
-std::string shape_or_plain(const std::string& shape) { return shape.empty() ? "Plain" : shape; }
+std::string shape_or_plain(const std::string& shape) {
+  return shape.empty() ? "Plain" : shape;
+}
 
 void Emitter::emit_struct_codec(std::ostringstream& os, const StructDecl& s) {
   const std::string q = qualified(s);
@@ -723,10 +815,12 @@ void Emitter::emit_struct_codec(std::ostringstream& os, const StructDecl& s) {
 
   auto range_checks = [&](const std::string& who, const MemberDecl& m, const MemberCode& c) {
     if (!(m.min || m.max) || m.is_optional || !m.array_dims.empty()) return;
-    const std::string lo = m.min ? literal(*m.min, *m.type) : "std::numeric_limits<" + c.cxx + ">::lowest()";
-    const std::string hi = m.max ? literal(*m.max, *m.type) : "std::numeric_limits<" + c.cxx + ">::max()";
-    os << "  " << who << ".template check_range<" << c.cxx << ">(" << c.accessor << ", " << lo << ", " << hi
-       << ", \"" << s.scoped_name() << "." << m.name << "\");\n";
+    const std::string lo =
+        m.min ? literal(*m.min, *m.type) : "std::numeric_limits<" + c.cxx + ">::lowest()";
+    const std::string hi =
+        m.max ? literal(*m.max, *m.type) : "std::numeric_limits<" + c.cxx + ">::max()";
+    os << "  " << who << ".template check_range<" << c.cxx << ">(" << c.accessor << ", " << lo
+       << ", " << hi << ", \"" << s.scoped_name() << "." << m.name << "\");\n";
   };
 
   os << "template <class W>\nvoid Codec<" << q << ">::write(W& w, const " << q << "& v) {\n";
@@ -755,7 +849,8 @@ void Emitter::emit_struct_codec(std::ostringstream& os, const StructDecl& s) {
          << c.accessor << ");\n        break;\n";
     }
     os << "      default:\n        r.skip_param(*p);\n    }\n  }\n";
-    for (const auto* m : members) range_checks("r", *m, member_code(*m, "v"));
+    for (const auto* m : members)
+      range_checks("r", *m, member_code(*m, "v"));
   } else {
     if (members.empty()) os << "  (void)r;\n  (void)v;\n";
     for (const auto* m : members) {
@@ -844,15 +939,16 @@ void Emitter::emit_printer(std::ostringstream& os, const Decl& d) {
       const auto& e = static_cast<const EnumDecl&>(d);
       os << "std::ostream& operator<<(std::ostream& os, " << q << " v) {\n  switch (v) {\n";
       for (const auto* en : e.enumerators) {
-        os << "    case " << q << "::" << cxx_id(en->name) << ":\n      return os << \""
-           << en->name << "\";\n";
+        os << "    case " << q << "::" << cxx_id(en->name) << ":\n      return os << \"" << en->name
+           << "\";\n";
       }
       os << "  }\n  return os << \"" << e.name << "(\" << static_cast<uint32_t>(v) << ')';\n}\n\n";
       break;
     }
     case DeclKind::Bitmask: {
       const auto& b = static_cast<const BitmaskDecl&>(d);
-      os << "std::ostream& operator<<(std::ostream& os, " << q << " v) {\n  const char* sep = \"\";\n"
+      os << "std::ostream& operator<<(std::ostream& os, " << q
+         << " v) {\n  const char* sep = \"\";\n"
          << "  os << '{';\n";
       for (const auto& bv : b.values) {
         os << "  if (has(v, " << q << "::" << cxx_id(bv.name) << ")) {\n    os << sep << \""
@@ -889,7 +985,8 @@ void Emitter::emit_printer(std::ostringstream& os, const Decl& d) {
       os << "    default:\n      break;\n  }\n  return os << '}';\n}\n\n";
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -916,8 +1013,10 @@ std::string Emitter::header(const std::string& source, const std::string& stem) 
 
   if (!typed_.empty()) {
     os << "namespace spindle::cdr {\n\n";
-    for (const Decl* d : typed_) emit_codec_decl(os, *d);
-    for (const Decl* d : typed_) emit_codec_defs(os, *d);
+    for (const Decl* d : typed_)
+      emit_codec_decl(os, *d);
+    for (const Decl* d : typed_)
+      emit_codec_defs(os, *d);
     os << "}  // namespace spindle::cdr\n\n";
   }
 
@@ -947,7 +1046,8 @@ std::string Emitter::source(const std::string& source, const std::string& header
   for (const Decl* d : typed_) {
     std::string ns;
     const auto path = d->module_path();
-    for (size_t i = 0; i < path.size(); ++i) ns += (i ? "::" : "") + cxx_id(path[i]);
+    for (size_t i = 0; i < path.size(); ++i)
+      ns += (i ? "::" : "") + cxx_id(path[i]);
     if (!ns.empty()) os << "namespace " << ns << " {\n\n";
     emit_printer(os, *d);
     if (!ns.empty()) os << "}  // namespace " << ns << "\n\n";

@@ -34,18 +34,42 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data + 1), size - 1);
   switch (data[0] % 12) {
-    case 0: check<Test::Primitives>(in); break;
-    case 1: check<Test::Strings>(in); break;
-    case 2: check<Test::Collections>(in); break;
-    case 3: check<Test::Derived>(in); break;
-    case 4: check<Test::Annotated>(in); break;
-    case 5: check<Test::Extensible>(in); break;
-    case 6: check<Test::Outer>(in); break;
-    case 7: check<Test::TreeNode>(in); break;
-    case 8: check<Avionics::FlightState>(in); break;
-    case 9: check<Avionics::Navigation>(in); break;
-    case 10: check<Avionics::AirData>(in); break;
-    default: check<Test::Reopened>(in); break;
+    case 0:
+      check<Test::Primitives>(in);
+      break;
+    case 1:
+      check<Test::Strings>(in);
+      break;
+    case 2:
+      check<Test::Collections>(in);
+      break;
+    case 3:
+      check<Test::Derived>(in);
+      break;
+    case 4:
+      check<Test::Annotated>(in);
+      break;
+    case 5:
+      check<Test::Extensible>(in);
+      break;
+    case 6:
+      check<Test::Outer>(in);
+      break;
+    case 7:
+      check<Test::TreeNode>(in);
+      break;
+    case 8:
+      check<Avionics::FlightState>(in);
+      break;
+    case 9:
+      check<Avionics::Navigation>(in);
+      break;
+    case 10:
+      check<Avionics::AirData>(in);
+      break;
+    default:
+      check<Test::Reopened>(in);
+      break;
   }
   return 0;
 }

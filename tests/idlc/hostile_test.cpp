@@ -65,7 +65,8 @@ void garbage_never_crashes(const T& sample, uint32_t seed) {
   }
   for (int k = 0; k < 200; ++k) {
     std::vector<std::byte> noise(4 + rng() % 256);
-    for (auto& b : noise) b = static_cast<std::byte>(rng());
+    for (auto& b : noise)
+      b = static_cast<std::byte>(rng());
     noise[0] = std::byte{0};
     noise[1] = std::byte{1};
     (void)decode<T>(noise, noise.size());
@@ -148,7 +149,8 @@ TEST_CASE("bad discriminators, enumerators, booleans and bitmasks are rejected",
   d2.by_bool().no("", false);
   const auto db2 = encode(d2);
   size_t at = 0;
-  while (at < db.size() && db[at] == db2[at]) ++at;
+  while (at < db.size() && db[at] == db2[at])
+    ++at;
   REQUIRE(at < db.size());
   db[at] = std::byte{2};
   CHECK(decode<Test::Derived>(db, db.size()).status == Status::BadBoolean);
@@ -160,7 +162,8 @@ TEST_CASE("bad discriminators, enumerators, booleans and bitmasks are rejected",
   p2.perms(Test::Permissions::READ);
   const auto pb2 = encode(p2);
   at = 0;
-  while (at < pb.size() && pb[at] == pb2[at]) ++at;
+  while (at < pb.size() && pb[at] == pb2[at])
+    ++at;
   REQUIRE(at + 1 < pb.size());
   pb[at + 1] = std::byte{0x10};  // bit 12
   CHECK(decode<Test::Derived>(pb, pb.size()).status == Status::BadBitmask);

@@ -37,7 +37,9 @@ void check_roundtrip(const T& sample) {
 
 }  // namespace
 
-TEST_CASE("every basic type round-trips", "[roundtrip]") { check_roundtrip(samples::primitives()); }
+TEST_CASE("every basic type round-trips", "[roundtrip]") {
+  check_roundtrip(samples::primitives());
+}
 TEST_CASE("bounded and unbounded strings and wstrings round-trip", "[roundtrip]") {
   check_roundtrip(samples::strings());
   check_roundtrip(Test::Strings());  // all empty

@@ -103,7 +103,9 @@ Test::Outer outer() {
   return o;
 }
 
-Test::Legacy legacy() { return Test::Legacy(1, 2, "three"); }
+Test::Legacy legacy() {
+  return Test::Legacy(1, 2, "three");
+}
 
 Test::TreeNode tree() {
   Test::TreeNode leaf1(2, {});

@@ -3,8 +3,8 @@
 
 #include <spindle/topic_traits.hpp>
 
-#include "ShapeType.hpp"
 #include "Sequence.hpp"
+#include "ShapeType.hpp"
 #include "avionics.hpp"
 #include "samples.hpp"
 

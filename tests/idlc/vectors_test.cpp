@@ -44,7 +44,9 @@ uint32_t param(Endianness e, uint16_t id, uint16_t len) {
   return e == Endianness::Big ? (uint32_t{id} << 16 | len) : (uint32_t{len} << 16 | id);
 }
 
-void point(Cdr& cdr, const Common::Point& p) { cdr << p.x() << p.y(); }
+void point(Cdr& cdr, const Common::Point& p) {
+  cdr << p.x() << p.y();
+}
 
 const std::vector<Endianness> kBoth = {Endianness::Big, Endianness::Little};
 
@@ -82,23 +84,26 @@ TEST_CASE("sequences and arrays encode as direct Fast-CDR calls", "[vectors]") {
     auto want = by_hand(e, false, [&](Cdr& c) {
       c << v.longs() << v.few_longs() << v.words();
       c << static_cast<uint32_t>(v.points().size());
-      for (const auto& pt : v.points()) point(c, pt);
+      for (const auto& pt : v.points())
+        point(c, pt);
       c << v.flags();
       c << static_cast<uint32_t>(v.nested().size());
-      for (const auto& inner : v.nested()) c << inner;
+      for (const auto& inner : v.nested())
+        c << inner;
       c.serializeArray(&v.matrix()[0][0], 6);
       c.serializeArray(&v.grid()[0][0], 4);
       c << v.labels()[0] << v.labels()[1];
-      for (const auto& pt : v.corners()) point(c, pt);
+      for (const auto& pt : v.corners())
+        point(c, pt);
       c << static_cast<uint32_t>(v.shapes().size());
-      for (auto sh : v.shapes()) c << static_cast<uint32_t>(sh);
+      for (auto sh : v.shapes())
+        c << static_cast<uint32_t>(sh);
     });
     CHECK(generated(v, e) == want);
   }
 }
 
-TEST_CASE("inheritance, enums, bitmasks and unions encode as direct Fast-CDR calls",
-          "[vectors]") {
+TEST_CASE("inheritance, enums, bitmasks and unions encode as direct Fast-CDR calls", "[vectors]") {
   const auto d = samples::derived();
   for (auto e : kBoth) {
     auto want = by_hand(e, false, [&](Cdr& c) {
@@ -178,8 +183,7 @@ TEST_CASE("key hash is the padded big-endian key when it fits in 16 bytes", "[ke
   CHECK(spindle::cdr::key_hash(o) == want_outer);
 }
 
-TEST_CASE("key hash is the MD5 of the big-endian key when keys can exceed 16 bytes",
-          "[keyhash]") {
+TEST_CASE("key hash is the MD5 of the big-endian key when keys can exceed 16 bytes", "[keyhash]") {
   const auto a = samples::annotated(true);
   eprosima::fastcdr::FastBuffer buffer;
   Cdr cdr(buffer, Cdr::BIG_ENDIANNESS, Cdr::CORBA_CDR);

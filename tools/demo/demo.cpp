@@ -10,8 +10,8 @@
 #include <iostream>
 #include <span>
 
-#include "ShapeType.hpp"
 #include "Sequence.hpp"
+#include "ShapeType.hpp"
 #include "avionics.hpp"
 
 namespace {
@@ -29,8 +29,9 @@ std::string hex(std::span<const uint8_t> bytes) {
 template <class T>
 bool round_trip(const T& sample) {
   using traits = spindle::topic_traits<T>;
-  std::cout << "\n" << traits::type_name << (traits::is_keyed ? " (keyed)" : "") << "\n  "
-            << sample << "\n";
+  std::cout << "\n"
+            << traits::type_name << (traits::is_keyed ? " (keyed)" : "") << "\n  " << sample
+            << "\n";
   std::cout << "  max serialized size: ";
   if (traits::is_bounded) {
     std::cout << traits::max_serialized_size << " bytes\n";
@@ -68,7 +69,8 @@ int main() {
   fs.ground_speed_mps(231.0F);
   fs.vertical_speed_mps(-1.5F);
   fs.phase(Avionics::FlightPhase::CRUISE);
-  fs.status(Avionics::SystemStatus::AUTOPILOT_ENGAGED | Avionics::SystemStatus::AUTOTHROTTLE_ENGAGED);
+  fs.status(Avionics::SystemStatus::AUTOPILOT_ENGAGED |
+            Avionics::SystemStatus::AUTOTHROTTLE_ENGAGED);
 
   Avionics::AirData ad;
   ad.aircraft_id(42);

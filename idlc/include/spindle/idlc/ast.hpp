@@ -50,8 +50,21 @@ using ConstValue = std::variant<bool, int64_t, uint64_t, long double, CharValue,
 
 // ----------------------------------------------------------------------------- types
 enum class PrimitiveKind : uint8_t {
-  Boolean, Char, WChar, Octet, Int8, UInt8, Int16, UInt16, Int32, UInt32, Int64, UInt64,
-  Float, Double, LongDouble,
+  Boolean,
+  Char,
+  WChar,
+  Octet,
+  Int8,
+  UInt8,
+  Int16,
+  UInt16,
+  Int32,
+  UInt32,
+  Int64,
+  UInt64,
+  Float,
+  Double,
+  LongDouble,
 };
 
 struct Type;
@@ -62,8 +75,8 @@ struct Type {
   Kind kind = Kind::Primitive;
   PrimitiveKind primitive = PrimitiveKind::Int32;  // Kind::Primitive
   bool wide = false;                               // Kind::String: wstring
-  uint64_t bound = 0;        // String / Sequence: 0 = unbounded, else > 0
-  TypePtr element;           // Sequence
+  uint64_t bound = 0;                              // String / Sequence: 0 = unbounded, else > 0
+  TypePtr element;                                 // Sequence
   const Decl* decl = nullptr;  // Named: a Struct/Union/Enum/Bitmask/Typedef decl (never a
                                // forward declaration after sema: resolved to the definition)
 };
@@ -83,13 +96,23 @@ enum class Extensibility : uint8_t { Final, Appendable, Mutable };
 
 // ----------------------------------------------------------------------------- declarations
 enum class DeclKind : uint8_t {
-  Module, Struct, Union, Enum, Enumerator, Bitmask, Typedef, Const, ForwardStruct, ForwardUnion,
+  Module,
+  Struct,
+  Union,
+  Enum,
+  Enumerator,
+  Bitmask,
+  Typedef,
+  Const,
+  ForwardStruct,
+  ForwardUnion,
 };
 
 struct ModuleDecl;
 
 struct Decl {
-  Decl(DeclKind k, std::string n, SourceLocation l) : kind(k), name(std::move(n)), loc(std::move(l)) {}
+  Decl(DeclKind k, std::string n, SourceLocation l)
+      : kind(k), name(std::move(n)), loc(std::move(l)) {}
   Decl(const Decl&) = delete;
   Decl& operator=(const Decl&) = delete;
   virtual ~Decl() = default;
@@ -110,7 +133,8 @@ struct Decl {
 // One opening of a module. A module reopened later is a second ModuleDecl with the same
 // scoped name; generators walk openings in source order, which is declaration order.
 struct ModuleDecl : Decl {
-  ModuleDecl(std::string n, SourceLocation l) : Decl(DeclKind::Module, std::move(n), std::move(l)) {}
+  ModuleDecl(std::string n, SourceLocation l)
+      : Decl(DeclKind::Module, std::move(n), std::move(l)) {}
   std::vector<Decl*> members;
 };
 
@@ -123,14 +147,15 @@ struct MemberDecl {
   // Filled in by sema from the annotations:
   bool is_key = false;
   bool is_optional = false;
-  uint32_t id = 0;  // member id (@id / @autoid / position)
+  uint32_t id = 0;                          // member id (@id / @autoid / position)
   std::optional<ConstValue> default_value;  // @default
   std::optional<ConstValue> min;            // @min / @range(min=…)
   std::optional<ConstValue> max;            // @max / @range(max=…)
 };
 
 struct StructDecl : Decl {
-  StructDecl(std::string n, SourceLocation l) : Decl(DeclKind::Struct, std::move(n), std::move(l)) {}
+  StructDecl(std::string n, SourceLocation l)
+      : Decl(DeclKind::Struct, std::move(n), std::move(l)) {}
   const StructDecl* base = nullptr;
   std::vector<MemberDecl> members;  // own members only, base members come first on the wire
   Extensibility extensibility = Extensibility::Appendable;
@@ -177,13 +202,15 @@ struct BitValue {
 };
 
 struct BitmaskDecl : Decl {
-  BitmaskDecl(std::string n, SourceLocation l) : Decl(DeclKind::Bitmask, std::move(n), std::move(l)) {}
+  BitmaskDecl(std::string n, SourceLocation l)
+      : Decl(DeclKind::Bitmask, std::move(n), std::move(l)) {}
   std::vector<BitValue> values;
   uint32_t bit_bound = 32;  // 1..64: selects uint8/16/32/64 on the wire
 };
 
 struct TypedefDecl : Decl {
-  TypedefDecl(std::string n, SourceLocation l) : Decl(DeclKind::Typedef, std::move(n), std::move(l)) {}
+  TypedefDecl(std::string n, SourceLocation l)
+      : Decl(DeclKind::Typedef, std::move(n), std::move(l)) {}
   TypePtr type;
   std::vector<uint64_t> array_dims;
 };
@@ -203,7 +230,7 @@ struct ForwardDecl : Decl {
 // One compilation: the main file and its includes.
 struct Specification {
   std::string main_file;
-  std::vector<Decl*> definitions;  // top level, in source order (includes' decls too)
+  std::vector<Decl*> definitions;            // top level, in source order (includes' decls too)
   std::vector<std::string> direct_includes;  // as spelled in the main file's #include lines
   std::vector<std::string> source_files;     // every file read (main first), for depfiles
   std::vector<std::unique_ptr<Decl>> storage;

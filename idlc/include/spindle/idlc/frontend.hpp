@@ -42,7 +42,7 @@ class Diagnostics {
 };
 
 struct FrontendOptions {
-  std::vector<std::string> include_dirs;                      // -I, searched in order
+  std::vector<std::string> include_dirs;                     // -I, searched in order
   std::vector<std::pair<std::string, std::string>> defines;  // -D name[=value]
 };
 

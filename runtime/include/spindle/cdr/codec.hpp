@@ -45,20 +45,20 @@ enum class Extensibility : uint8_t { Final, Appendable, Mutable };
 // sample, suspect the sender); encoding errors mean the application's value is bad.
 enum class Status : uint8_t {
   Ok,
-  Truncated,             // the buffer ends inside a value
-  LengthTooLarge,        // a length field exceeds the bytes that remain
-  BoundExceeded,         // a string or sequence longer than its IDL bound
-  BadDiscriminator,      // a union discriminator outside its type
-  BadEnumerator,         // an enum value that names no enumerator
-  BadBoolean,            // a boolean byte other than 0 or 1
-  BadString,             // a string without its terminating NUL
-  BadBitmask,            // bits set beyond the bitmask's bit_bound
-  BadEncapsulation,      // unknown or mismatched encapsulation header
-  BadParameter,          // malformed parameter-list header
-  MissingMustUnderstand, // an unknown parameter flagged must-understand
-  OutOfRange,            // a value outside its @range/@min/@max
-  BufferTooSmall,        // encoding: the destination cannot hold the sample
-  NestingTooDeep,        // recursive types nested deeper than kMaxNesting
+  Truncated,              // the buffer ends inside a value
+  LengthTooLarge,         // a length field exceeds the bytes that remain
+  BoundExceeded,          // a string or sequence longer than its IDL bound
+  BadDiscriminator,       // a union discriminator outside its type
+  BadEnumerator,          // an enum value that names no enumerator
+  BadBoolean,             // a boolean byte other than 0 or 1
+  BadString,              // a string without its terminating NUL
+  BadBitmask,             // bits set beyond the bitmask's bit_bound
+  BadEncapsulation,       // unknown or mismatched encapsulation header
+  BadParameter,           // malformed parameter-list header
+  MissingMustUnderstand,  // an unknown parameter flagged must-understand
+  OutOfRange,             // a value outside its @range/@min/@max
+  BufferTooSmall,         // encoding: the destination cannot hold the sample
+  NestingTooDeep,         // recursive types nested deeper than kMaxNesting
 };
 
 // Recursive types (a struct holding a sequence of itself) are decoded by recursion; a hostile
@@ -67,21 +67,36 @@ inline constexpr int kMaxNesting = 200;
 
 [[nodiscard]] constexpr const char* to_string(Status s) {
   switch (s) {
-    case Status::Ok: return "ok";
-    case Status::Truncated: return "truncated buffer";
-    case Status::LengthTooLarge: return "length exceeds remaining bytes";
-    case Status::BoundExceeded: return "bound exceeded";
-    case Status::BadDiscriminator: return "bad union discriminator";
-    case Status::BadEnumerator: return "bad enumerator";
-    case Status::BadBoolean: return "bad boolean";
-    case Status::BadString: return "string not NUL-terminated";
-    case Status::BadBitmask: return "bits beyond bit_bound";
-    case Status::BadEncapsulation: return "bad encapsulation header";
-    case Status::BadParameter: return "malformed parameter header";
-    case Status::MissingMustUnderstand: return "unknown must-understand parameter";
-    case Status::OutOfRange: return "value out of range";
-    case Status::BufferTooSmall: return "buffer too small";
-    case Status::NestingTooDeep: return "nesting too deep";
+    case Status::Ok:
+      return "ok";
+    case Status::Truncated:
+      return "truncated buffer";
+    case Status::LengthTooLarge:
+      return "length exceeds remaining bytes";
+    case Status::BoundExceeded:
+      return "bound exceeded";
+    case Status::BadDiscriminator:
+      return "bad union discriminator";
+    case Status::BadEnumerator:
+      return "bad enumerator";
+    case Status::BadBoolean:
+      return "bad boolean";
+    case Status::BadString:
+      return "string not NUL-terminated";
+    case Status::BadBitmask:
+      return "bits beyond bit_bound";
+    case Status::BadEncapsulation:
+      return "bad encapsulation header";
+    case Status::BadParameter:
+      return "malformed parameter header";
+    case Status::MissingMustUnderstand:
+      return "unknown must-understand parameter";
+    case Status::OutOfRange:
+      return "value out of range";
+    case Status::BufferTooSmall:
+      return "buffer too small";
+    case Status::NestingTooDeep:
+      return "nesting too deep";
   }
   return "unknown";
 }
@@ -137,8 +152,8 @@ concept Primitive = std::is_arithmetic_v<T>;  // includes bool, char, wchar_t, l
 // double as 16 bytes aligned to 8, everything else natural size aligned to itself.
 template <Primitive T>
 inline constexpr size_t kPrimSize = std::is_same_v<T, wchar_t>       ? 4
-                                   : std::is_same_v<T, long double> ? 16
-                                                                    : sizeof(T);
+                                    : std::is_same_v<T, long double> ? 16
+                                                                     : sizeof(T);
 // Bytes of a long double that carry its value (x86: 80-bit extended precision).
 inline constexpr size_t kLongDoubleBytes =
     std::numeric_limits<long double>::digits == 64 ? 10 : sizeof(long double);
@@ -323,7 +338,8 @@ class BasicWriter {
   void put_shaped(Seq<N, E>, const std::vector<bool>& seq) {
     if (N != 0 && seq.size() > N) throw CodecError(Status::BoundExceeded, "sequence");
     self().length(static_cast<uint32_t>(seq.size()));
-    for (bool b : seq) self().prim(b);
+    for (bool b : seq)
+      self().prim(b);
   }
   template <class E, class V, size_t M>
   void put_shaped(Arr<E>, const std::array<V, M>& arr) {
@@ -335,7 +351,8 @@ class BasicWriter {
     if constexpr (std::is_same_v<E, Plain> && Primitive<V>) {
       if (n > 0) self().prim_array(p, n);
     } else {
-      for (size_t i = 0; i < n; ++i) put<E>(p[i]);
+      for (size_t i = 0; i < n; ++i)
+        put<E>(p[i]);
     }
   }
 };
@@ -356,7 +373,8 @@ class Writer : public BasicWriter<Writer> {
   template <Primitive V>
   void prim_array(const V* p, size_t n) {
     if constexpr (std::is_same_v<V, bool> || std::is_same_v<V, long double>) {
-      for (size_t i = 0; i < n; ++i) prim(p[i]);
+      for (size_t i = 0; i < n; ++i)
+        prim(p[i]);
     } else {
       cdr_.serializeArray(p, n);
     }
@@ -628,7 +646,8 @@ class Reader {
         cdr_.deserializeArray(p, n);
       }
     } else {
-      for (size_t i = 0; i < n; ++i) get<E>(p[i]);
+      for (size_t i = 0; i < n; ++i)
+        get<E>(p[i]);
     }
   }
 

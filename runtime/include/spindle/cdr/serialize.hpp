@@ -26,8 +26,8 @@ inline constexpr size_t kEncapsulationSize = 4;
 
 struct Result {
   Status status = Status::Ok;
-  size_t size = 0;      // bytes written (serialize) or consumed (deserialize)
-  std::string detail;   // human-readable cause when !ok()
+  size_t size = 0;     // bytes written (serialize) or consumed (deserialize)
+  std::string detail;  // human-readable cause when !ok()
   [[nodiscard]] bool ok() const { return status == Status::Ok; }
   explicit operator bool() const { return ok(); }
 };
@@ -117,7 +117,8 @@ template <class T>
   if (static_cast<uint8_t>(in[0]) != 0 || kind > 3 || ((kind & 2) != 0) != pl) {
     return {Status::BadEncapsulation, 0,
             "representation " + std::to_string(static_cast<int>(in[0])) + "/" +
-                std::to_string(static_cast<int>(kind)) + (pl ? ", expected PL_CDR" : ", expected CDR")};
+                std::to_string(static_cast<int>(kind)) +
+                (pl ? ", expected PL_CDR" : ", expected CDR")};
   }
   return detail::guarded([&]() -> Result {
     // Fast-CDR only reads through a non-const pointer; it never writes while deserializing.
