@@ -8,8 +8,9 @@
 // (the in-memory simulator's actors) and must not be mixed with start().
 //
 // Local wake-ups: an application commit() does not change transport activity, so the
-// sleep is cut into slices of knobs.sleep_slice (default 1 ms): a commit made while the
-// loop sleeps is picked up within one slice; while traffic flows the loop never sleeps.
+// sleep is cut into slices that start at 50 us and double up to knobs.sleep_slice
+// (default 1 ms): a commit made while the loop sleeps is picked up within one slice;
+// while traffic flows the loop never sleeps.
 #pragma once
 
 #include <atomic>
