@@ -170,3 +170,13 @@ TEST_CASE("smc processes: unordered mode and a 100 us-slowed sender", "[smc][mul
                               {{600, 600, 30}, {500, 500}},
                               {{0, 0, 100}, {0, 0}}});
 }
+
+TEST_CASE("smc processes: 4 processes, all senders, 10 KB slots, window 100", "[smc][multiproc]") {
+  check_all_transports(
+      Config{"all4", 4, {sub({0, 1, 2, 3}, {0, 1, 2, 3}, 100, 10240)}, {{400, 400, 400, 400}}, {}});
+}
+
+TEST_CASE("smc processes: 2 processes, a silent sender and one sending 3000 messages",
+          "[smc][multiproc]") {
+  check_all_transports(Config{"silent", 2, {sub({0, 1}, {0, 1}, 3, 300)}, {{0, 3000}}, {}});
+}

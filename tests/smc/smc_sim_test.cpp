@@ -123,7 +123,7 @@ std::string describe(const Scenario& sc) {
 
 TEST_CASE("smc sim: every member delivers the same messages in the same order, over seeds",
           "[smc][sim][seeds]") {
-  const auto seeds = sim::Seeds::from_env(1500);
+  const auto seeds = sim::Seeds::from_env(3000);
   std::uint64_t delivered = 0;
   for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
     sim::Rng rng(seed * 7919);
@@ -333,7 +333,7 @@ TEST_CASE("smc sim: unordered mode delivers on receipt in per-sender FIFO order"
 
 TEST_CASE("smc sim: a member crash mid-stream leaves consistent prefixes, over seeds",
           "[smc][sim][crash]") {
-  const auto seeds = sim::Seeds::from_env(300);
+  const auto seeds = sim::Seeds::from_env(1000);
   for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
     sim::Rng rng(seed * 104729);
     auto sc = random_scenario(rng);
