@@ -263,3 +263,48 @@ TEST_CASE("sim: crash and cut become suspicions within the timeout", "[sim][faul
   CHECK(net.node(0).write(2, 1, 0, 1, 57, 8) == st::Status::invalid);
   CHECK(net.node(0).write(2, 1, 0, 9, 0, 8) == st::Status::invalid);
 }
+
+TEST_CASE("sim: writes of 1 byte to 4 MB land whole at both region edges, slow node included",
+          "[sim][sizes]") {
+  const auto seeds = sim::Seeds::from_env(10);
+  for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+    sim::Config cfg;
+    cfg.seed = seed;
+    cfg.channel_bytes = 8u << 20;
+    sim::Network net(cfg);
+    constexpr std::size_t kBig = 4u << 20;
+    for (st::NodeId i = 0; i < 2; ++i) {
+      (void)net.add_node(i).create_region(1, kBig);
+      (void)net.node(i).create_region(2, 64);
+    }
+    for (st::NodeId i = 0; i < 2; ++i) {
+      REQUIRE(net.node(i).connect(net.addresses(), 1, 10ms) == st::Status::ok);
+    }
+    net.slow(1, std::chrono::microseconds(net.rng().uniform(0, 200)));
+    auto& a = net.node(0);
+    auto& b = net.node(1);
+    std::uint64_t step = 0;
+    for (std::size_t size : {std::size_t{1}, std::size_t{7}, std::size_t{4096}, kBig}) {
+      for (std::size_t off : {std::size_t{0}, kBig - size}) {
+        ++step;
+        auto src = a.local_region(1)->bytes;
+        for (std::size_t i = 0; i < size; ++i)
+          src[off + i] = std::byte((step * 31 + i) & 0xff);
+        REQUIRE(a.write(1, 1, off, 1, off, size) == st::Status::ok);
+        std::memcpy(a.local_region(2)->bytes.data(), &step, 8);
+        REQUIRE(a.write(1, 2, 0, 2, 0, 8) == st::Status::ok);
+        auto guard = b.local_region(2)->bytes.data();
+        REQUIRE(net.run_until([&] { return load_acquire(guard) == step; }, 10s));
+        auto dst = b.local_region(1)->bytes;
+        for (std::size_t i = 0; i < size; ++i) {
+          if (dst[off + i] != std::byte((step * 31 + i) & 0xff)) {
+            INFO("replay: " << sim::replay_command(seed,
+                                                   Catch::getResultCapture().getCurrentTestName()));
+            FAIL("byte " << i << " of a " << size << "-byte write at " << off << " is wrong");
+          }
+        }
+      }
+    }
+    CHECK(a.write(1, 1, 0, 1, kBig - 3, 4) == st::Status::invalid);
+  }
+}
