@@ -1,8 +1,8 @@
 // SMC benchmark: the Spindle paper's experiments (§IV) at this machine's scale. The
 // coordinator spawns 2-4 member processes of itself per run over each built transport
-// (shm, tcp), measures atomic and unordered multicast, and the raw transport (one write per
-// message per peer, no protocol) with the same senders in the same invocation, and prints
-// one line per figure:
+// (shm, tcp), measures atomic and unordered multicast, and the raw transport (the same
+// bytes from the same senders as one-sided writes of a whole window each, no protocol) in
+// the same invocation, and prints one line per figure:
 //
 //   peer=spindle-smc transport=<t> size=<bytes> subs=<receivers> metric=<m> value=<x>
 //     procs=<n> senders=<all|half|one> window=<w> subgroups=<k> mode=<atomic|unordered|raw>
@@ -183,21 +183,25 @@ int member(const std::map<std::string, std::string>& a) {
     auto& t = *made.transport;
     const std::size_t mine = raw_lines + raw_area * my_rank;
     if (i_send) {
+      // The transport alone, streaming the same bytes: every write carries a whole
+      // window of messages (the largest batch SMC could send), no acknowledgement, no
+      // ordering, no slot reuse. A delayed sender writes one message at a time.
+      const std::uint64_t batch = delayed ? 1 : r.window;
       while (Clock::now() < end) {
-        const std::size_t off = mine + (sent % r.window) * r.size;
+        const std::size_t len = static_cast<std::size_t>(batch) * r.size;
         std::int64_t ts = now_ns();
-        if (r.size >= 8) std::memcpy(raw_base + off, &ts, 8);
+        if (r.size >= 8) std::memcpy(raw_base + mine, &ts, 8);
         for (std::size_t p = 0; p < g.members.size(); ++p) {
           if (p == my_rank) continue;
           for (;;) {
             const auto tk = t.activity();
-            const auto s = t.write(g.members[p].id, kRawRegion, off, kRawRegion, off, r.size);
+            const auto s = t.write(g.members[p].id, kRawRegion, mine, kRawRegion, mine, len);
             if (s == st::Status::ok) break;
             if (s != st::Status::retry) return 6;
             t.wait(tk, 1ms);
           }
         }
-        ++sent;
+        sent += batch;
         if (delayed) busy_wait(std::chrono::microseconds(r.delay_us));
       }
       // The count, after the data (same peer order): receivers see it last.
