@@ -493,10 +493,14 @@ class ShmTransport::Impl {
   // ------------------------------------------------------------------ monitor thread
   void monitor() {
     std::unique_lock lock(monitor_mu_);
+    auto due = Clock::now();
     while (!stop_) {
       ctl()->heartbeat.fetch_add(1, std::memory_order_relaxed);
       if (connected_) {
         const auto now = Clock::now();
+        // Woken half a suspicion timeout late: we were starved, so stalls we measured are
+        // ours. Restart the peers' clocks instead of suspecting them.
+        const bool we_stalled = now - due > cfg_.suspicion_timeout / 2;
         for (auto& [id, p] : peers_) {
           if (p->suspected.load() || !p->control) continue;
           const auto* c = p->ctl();
@@ -507,7 +511,7 @@ class ShmTransport::Impl {
           } else if (!process_alive(static_cast<std::uint64_t>(p->pid))) {
             suspect(*p, SuspicionReason::connection_lost,
                     "node " + std::to_string(id) + " (pid " + std::to_string(p->pid) + ") is gone");
-          } else if (hb != p->last_heartbeat) {
+          } else if (hb != p->last_heartbeat || we_stalled) {
             p->last_heartbeat = hb;
             p->heartbeat_seen = now;
           } else if (now - p->heartbeat_seen > cfg_.suspicion_timeout) {
@@ -517,6 +521,7 @@ class ShmTransport::Impl {
           }
         }
       }
+      due = Clock::now() + cfg_.heartbeat_interval;
       monitor_cv_.wait_for(lock, cfg_.heartbeat_interval);
     }
   }

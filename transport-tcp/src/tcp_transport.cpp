@@ -688,8 +688,13 @@ class TcpTransport::Impl {
 
   void arm_heartbeat() {
     heartbeat_.expires_after(cfg_.heartbeat_interval);
-    heartbeat_.async_wait([this](const boost::system::error_code& ec) {
+    const auto due = Clock::now() + cfg_.heartbeat_interval;
+    heartbeat_.async_wait([this, due](const boost::system::error_code& ec) {
       if (ec) return;
+      // If this timer ran late by half the suspicion timeout, our process was starved
+      // (two cores, many processes): silence we measured is ours, not the peers'. Restart
+      // their clocks instead of suspecting them.
+      const bool we_stalled = Clock::now() - due > cfg_.suspicion_timeout / 2;
       std::vector<std::shared_ptr<Peer>> peers;
       {
         std::lock_guard lock(mu_);
@@ -709,6 +714,7 @@ class TcpTransport::Impl {
             start_locked(p);
           }
         }
+        if (c && we_stalled) c->last_rx = now;
         if (c && !c->paused && now - c->last_rx > cfg_.suspicion_timeout) {
           raise(p, SuspicionReason::heartbeat_timeout,
                 "nothing from node " + std::to_string(p->addr.id) + " for " +
