@@ -198,6 +198,20 @@ struct MaxSize<Str<N>, V> {
   }
 };
 
+// Bytes an element of shape E / type Elem can take, padding included, from any start offset:
+// an element starts at most 7 padding bytes after the previous one ends, so the worst of
+// the 8 start offsets bounds every element. kUnbounded when the element is unbounded.
+template <class E, class Elem>
+[[nodiscard]] constexpr size_t worst_element_size() {
+  size_t worst = 0;
+  for (size_t r = 0; r < 8; ++r) {
+    const size_t end = MaxSize<E, Elem>::at(r);
+    if (end == kUnbounded) return kUnbounded;
+    worst = end - r > worst ? end - r : worst;
+  }
+  return worst;
+}
+
 template <class E, class V>
 struct MaxSize<Arr<E>, V> {
   static constexpr size_t at(size_t off) {
@@ -208,16 +222,8 @@ struct MaxSize<Arr<E>, V> {
     } else if constexpr (std::is_same_v<E, Plain> && Primitive<Elem>) {
       return add_size(align_to(off, kPrimAlign<Elem>), n * kPrimSize<Elem>);
     } else {
-      // Every element starts at most 7 bytes of padding after the previous one ends, so
-      // the worst element from any start offset bounds them all.
-      size_t worst = 0;
-      for (size_t r = 0; r < 8; ++r) {
-        const size_t end = MaxSize<E, Elem>::at(r);
-        if (end == kUnbounded) return kUnbounded;
-        worst = end - r > worst ? end - r : worst;
-      }
       const size_t first = MaxSize<E, Elem>::at(off);
-      return add_size(first, mul_size(n - 1, worst));
+      return add_size(first, mul_size(n - 1, worst_element_size<E, Elem>()));
     }
   }
 };
@@ -233,13 +239,7 @@ struct MaxSize<Seq<N, E>, V> {
       if constexpr (std::is_same_v<E, Plain> && Primitive<Elem>) {
         return add_size(align_to(body, kPrimAlign<Elem>), mul_size(N, kPrimSize<Elem>));
       } else {
-        size_t worst = 0;
-        for (size_t r = 0; r < 8; ++r) {
-          const size_t end = MaxSize<E, Elem>::at(r);
-          if (end == kUnbounded) return kUnbounded;
-          worst = end - r > worst ? end - r : worst;
-        }
-        return add_size(body, mul_size(N, worst));
+        return add_size(body, mul_size(N, worst_element_size<E, Elem>()));
       }
     }
   }
