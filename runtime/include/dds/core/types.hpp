@@ -1,0 +1,19 @@
+// Basic DCPS types (DDS-PSM-Cxx §7.3.1): byte and string sequences, and `dds::core::null`,
+// the value that stands for "no listener" or "no entity" in constructors.
+//
+// Threading: value types.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dds::core {
+
+using ByteSeq = std::vector<std::uint8_t>;
+using StringSeq = std::vector<std::string>;
+
+class null_type {};
+inline constexpr null_type null{};
+
+}  // namespace dds::core
