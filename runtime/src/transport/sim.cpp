@@ -73,6 +73,7 @@ struct Message {
   std::uint32_t immediate = 0;
   std::vector<std::byte> bytes;
   Duration due{0};
+  std::uint64_t epoch = 0;  // the sender's view: a connection belongs to one view
 };
 
 struct Channel {
@@ -81,6 +82,7 @@ struct Channel {
   Duration last_due{0};
   bool scheduled = false;
   bool stalled = false;  // head is a block and the receiver has no receive posted
+  bool held = false;     // head belongs to a view the receiver has not joined yet
   bool cut = false;      // drops everything posted from now on
 };
 
@@ -178,7 +180,7 @@ struct Network::Impl {
   }
 
   void schedule_channel(NodeId from, NodeId to, Channel& ch) {
-    if (ch.scheduled || ch.stalled || ch.queue.empty()) return;
+    if (ch.scheduled || ch.stalled || ch.held || ch.queue.empty()) return;
     ch.scheduled = true;
     push(
         Ev{.at = std::max(ch.queue.front().due, now), .kind = EvKind::deliver, .a = from, .b = to});
@@ -232,6 +234,19 @@ struct Network::Impl {
       return;
     }
     auto& ds = dst->state();
+    // A connection is per view, as with real transports: what was sent in a view the
+    // receiver has not joined yet waits for its connect(); what was sent in a view the
+    // receiver has left (or to a receiver whose view lacks the sender) is gone.
+    if (!ds.connected || ds.epoch < m.epoch) {
+      ch.held = true;  // resumes in connect()
+      return;
+    }
+    if (ds.epoch > m.epoch || !ds.members.contains(from)) {
+      ch.queued_bytes -= m.bytes.size();
+      ch.queue.pop_front();
+      schedule_channel(from, to, ch);
+      return;
+    }
     if (m.block) {
       auto& posted = ds.posted[from];
       if (posted.empty()) {
@@ -281,6 +296,7 @@ struct Network::Impl {
     if (!ch.queue.empty() && ch.queued_bytes + m.bytes.size() > cfg.channel_bytes) {
       return Status::retry;
     }
+    m.epoch = fs.epoch;
     m.due = std::max(now + latency(from.id_, to), ch.last_due);
     ch.last_due = m.due;
     ch.queued_bytes += m.bytes.size();
@@ -433,6 +449,12 @@ Status SimTransport::connect(std::span<const NodeAddress> members, std::uint64_t
   s.posted.clear();
   s.epoch = view_epoch;
   s.connected = true;
+  // Peers that joined this view first may have sent already.
+  for (auto& [key, ch] : net_->channels) {
+    if (key.second != id_ || !ch.held) continue;
+    ch.held = false;
+    net_->schedule_channel(key.first, key.second, ch);
+  }
   Status result = Status::ok;
   for (const auto& m : members) {
     if (m.id == id_) continue;
@@ -450,14 +472,21 @@ Status SimTransport::connect(std::span<const NodeAddress> members, std::uint64_t
 void SimTransport::disconnect() {
   auto& s = *state_;
   for (NodeId peer : s.members) {
+    // Our connections of this view close: what we sent is gone, and so is what peers sent
+    // us in this view or before; a peer already in a later view keeps its queue for us.
     for (auto key : {std::pair{id_, peer}, std::pair{peer, id_}}) {
       Channel& ch = net_->channels[key];
-      ch.queue.clear();
-      ch.queued_bytes = 0;
+      std::erase_if(ch.queue, [&](const Message& m) {
+        if (key.first != id_ && m.epoch > s.epoch) return false;
+        ch.queued_bytes -= m.bytes.size();
+        return true;
+      });
       ch.stalled = false;
     }
+    // Only a peer still in the view we leave hears of it; one that already moved on to the
+    // next view has its own, separate connection to us.
     auto* p = net_->find(peer);
-    if (p != nullptr && p->state().members.contains(id_)) {
+    if (p != nullptr && p->state().members.contains(id_) && p->state().epoch == s.epoch) {
       net_->schedule_suspicion(peer, id_, SuspicionReason::peer_left, net_->latency(id_, peer));
     }
   }

@@ -11,7 +11,10 @@
 // a write's bytes are snapshotted when posted. Each message gets a random latency
 // (uniform in [min_latency, max_latency], now and then a spike), but a channel never
 // reorders: a message is due at max(now + latency, due time of the one before it). The
-// scheduler pops the earliest due event (ties by insertion order). Faults:
+// scheduler pops the earliest due event (ties by insertion order). As with real
+// transports a connection belongs to one view: a message carries its sender's view epoch,
+// waits at the receiver until it connect()s to that view, and is dropped once the
+// receiver has left it; disconnect() drops what is in flight in the view it leaves. Faults:
 //   crash(n)   n stops; each channel out of n delivers a random prefix of what is in
 //              flight; peers suspect n (reason crashed) after suspicion_timeout.
 //   cut(a, b)  both directions deliver a random prefix, then drop; both ends suspect
