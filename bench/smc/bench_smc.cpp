@@ -59,7 +59,6 @@ struct RunSpec {
   std::uint32_t duration_ms = 400;
   std::uint32_t pace_us = 0;          // latency runs: every sender paces its sends
   std::uint32_t idle_spin_us = 1000;  // knobs.idle_spin of every member
-  std::uint32_t backoff_us = 0;       // a sender that finds its ring full sleeps this long
 };
 
 std::vector<std::uint32_t> sender_ranks(const RunSpec& r) {
@@ -91,7 +90,6 @@ RunSpec spec_from(const std::map<std::string, std::string>& a) {
   r.duration_ms = static_cast<std::uint32_t>(std::stoul(arg(a, "--duration-ms", "400")));
   r.pace_us = static_cast<std::uint32_t>(std::stoul(arg(a, "--pace-us", "0")));
   r.idle_spin_us = static_cast<std::uint32_t>(std::stoul(arg(a, "--idle-spin-us", "1000")));
-  r.backoff_us = static_cast<std::uint32_t>(std::stoul(arg(a, "--backoff-us", "0")));
   return r;
 }
 
@@ -244,15 +242,10 @@ int member(const std::map<std::string, std::string>& a) {
         std::this_thread::sleep_until(next);  // a light load leaves the cores to the protocol
         next += pace;
       }
-      auto res = node.smc().reserve(0, r.size);
-      if (res.status != spindle::smc::ReserveStatus::ok) {
-        if (r.backoff_us > 0) {
-          std::this_thread::sleep_for(std::chrono::microseconds(r.backoff_us));
-        } else {
-          std::this_thread::yield();
-        }
-        continue;
-      }
+      // A full ring puts the sender to sleep until a slot frees (as DataWriter::write
+      // does): a spinning sender would take the core its predicate thread needs.
+      auto res = node.smc().reserve_wait(0, r.size, end);
+      if (res.status != spindle::smc::ReserveStatus::ok) continue;
       if (r.size >= 8) {
         const std::int64_t ts = now_ns();
         std::memcpy(res.data, &ts, 8);
@@ -380,8 +373,8 @@ Aggregate run(const RunSpec& r, const std::string& self) {
                                                                 std::to_string(r.duration_ms),
                                                                 "--pace-us",
                                                                 std::to_string(r.pace_us),
-                                                                "--backoff-us",
-                                                                std::to_string(r.backoff_us)}));
+                                                                "--idle-spin-us",
+                                                                std::to_string(r.idle_spin_us)}));
   }
   for (std::uint32_t i = 0; i < r.procs; ++i) {
     auto line = procs[i]->read_line(deadline);

@@ -178,3 +178,108 @@ TEST_CASE("smc threads: idle predicate threads sleep instead of spinning", "[smc
     b.transport->disconnect();
   }
 }
+
+namespace {
+// Two members on the first threaded transport, connected, loops not started.
+struct Pair {
+  explicit Pair(const std::string& tag, sg::Knobs knobs, std::uint32_t window) {
+    const auto kind = tst::available_transports().front();
+    a = tst::make_transport(kind, 1, tag + std::to_string(::getpid()));
+    b = tst::make_transport(kind, 2, tag + std::to_string(::getpid()));
+    g.members = {sg::Member{1, "127.0.0.1", a.port}, sg::Member{2, "127.0.0.1", b.port}};
+    g.subgroups = {sg::Subgroup{"t", {1, 2}, {1, 2}, window, 64, sg::Ordering::atomic}};
+    g.knobs = knobs;
+    na = std::make_unique<tst::TestNode>(*a.transport, g, spindle::sst::steady_clock(), 1, false);
+    nb = std::make_unique<tst::TestNode>(*b.transport, g, spindle::sst::steady_clock(), 1, false);
+    std::thread connect_b(
+        [&] { REQUIRE(nb->sst().connect(10'000ms) == spindle::transport::Status::ok); });
+    REQUIRE(na->sst().connect(10'000ms) == spindle::transport::Status::ok);
+    connect_b.join();
+  }
+  ~Pair() {
+    na->loop().stop();
+    nb->loop().stop();
+    a.transport->disconnect();
+    b.transport->disconnect();
+  }
+  tst::Made a, b;
+  sg::GroupDescription g;
+  std::unique_ptr<tst::TestNode> na, nb;
+};
+}  // namespace
+
+TEST_CASE("smc threads: a commit wakes a dozing predicate thread at once", "[smc][idle]") {
+  if (tst::available_transports().empty()) {
+    WARN("no threaded transport built; skipped");
+    return;
+  }
+  // Long sleep slices: without the wake-up a commit after a silence would wait for one.
+  sg::Knobs knobs;
+  knobs.idle_spin = 100us;
+  knobs.sleep_slice = 1000ms;
+  knobs.heartbeat_interval = 0ms;
+  Pair p("doze", knobs, 16);
+  p.na->loop().start();
+  p.nb->loop().start();
+  for (std::uint64_t round = 1; round <= 5; ++round) {
+    // Both loops doze by now, with slices of 400 ms and more: without the wake-up the
+    // commit would wait for one to end.
+    std::this_thread::sleep_for(1000ms);
+    const auto start = std::chrono::steady_clock::now();
+    auto r = p.na->smc().reserve(0, 8);
+    REQUIRE(r.status == spindle::smc::ReserveStatus::ok);
+    p.na->smc().commit(0, r, 8);
+    while (p.nb->delivered(0) < round && std::chrono::steady_clock::now() - start < 5s)
+      std::this_thread::sleep_for(100us);
+    const auto took = std::chrono::steady_clock::now() - start;
+    INFO("round " << round << ": delivered after "
+                  << std::chrono::duration_cast<std::chrono::microseconds>(took).count() << " us");
+    REQUIRE(p.nb->delivered(0) == round);
+    CHECK(took < 50ms);
+  }
+}
+
+TEST_CASE("smc threads: reserve_wait sleeps on a full ring until slots are freed",
+          "[smc][backpressure]") {
+  if (tst::available_transports().empty()) {
+    WARN("no threaded transport built; skipped");
+    return;
+  }
+  sg::Knobs knobs;
+  knobs.heartbeat_interval = 0ms;
+  constexpr std::uint32_t kWindow = 4;
+  Pair p("full", knobs, kWindow);
+  // Nobody runs the predicate threads yet: nothing is sent, nothing freed.
+  for (std::uint32_t i = 0; i < kWindow; ++i) {
+    auto r = p.na->smc().reserve(0, 8);
+    REQUIRE(r.status == spindle::smc::ReserveStatus::ok);
+    p.na->smc().commit(0, r, 8);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto full = p.na->smc().reserve_wait(0, 8, t0 + 50ms);
+  CHECK(full.status == spindle::smc::ReserveStatus::full);
+  CHECK(std::chrono::steady_clock::now() - t0 >= 50ms);
+  // A writer blocked with a long deadline wakes as soon as deliveries free the ring.
+  std::atomic<bool> got{false};
+  std::chrono::steady_clock::duration waited{};
+  std::thread writer([&] {
+    const auto start = std::chrono::steady_clock::now();
+    auto r = p.na->smc().reserve_wait(0, 8, start + 20s);
+    waited = std::chrono::steady_clock::now() - start;
+    if (r.status == spindle::smc::ReserveStatus::ok) {
+      p.na->smc().commit(0, r, 8);
+      got = true;
+    }
+  });
+  std::this_thread::sleep_for(100ms);
+  CHECK_FALSE(got.load());
+  p.na->loop().start();
+  p.nb->loop().start();
+  writer.join();
+  CHECK(got.load());
+  CHECK(waited < 10s);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (p.nb->delivered(0) < kWindow + 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  CHECK(p.nb->delivered(0) == kWindow + 1);
+}

@@ -135,7 +135,7 @@ SimRun order_run(std::uint32_t members) {
 
 TEST_CASE("sim conformance: writes to one peer are seen in order, data before guard, 2-4 members",
           "[sim][conformance][order]") {
-  std::uint64_t updates = 0, runs = 0;
+  std::uint64_t updates = 0, runs = 0, words = 0;
   explore(
       600, [](std::uint64_t seed) { return order_run(2 + static_cast<std::uint32_t>(seed % 3)); },
       [&](const SimRun& r) {
@@ -143,6 +143,9 @@ TEST_CASE("sim conformance: writes to one peer are seen in order, data before gu
           INFO(facts);
           CHECK(test::fact(facts, "sent") >= 20);
           CHECK(test::fact(facts, "observed") > 0);
+          CHECK(test::fact(facts, "words_checked") ==
+                (test::fact(facts, "observed") - test::fact(facts, "lapped")) * 32);
+          words += static_cast<std::uint64_t>(test::fact(facts, "words_checked"));
           updates += static_cast<std::uint64_t>(test::fact(facts, "sent"));
         }
         ++runs;
@@ -150,6 +153,7 @@ TEST_CASE("sim conformance: writes to one peer are seen in order, data before gu
   // Across the seeds, the checker sees millions of data-then-guard updates.
   std::cout << "sim order: " << updates << " updates over " << runs << " seeds" << std::endl;
   CHECK(updates >= (runs >= 600 ? 1'000'000u : 1u));
+  CHECK(words > 0);
 }
 
 TEST_CASE("sim conformance: a crashed member is suspected in time and the survivors go on",

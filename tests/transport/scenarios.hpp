@@ -27,14 +27,14 @@
 namespace spindle::transport::test {
 
 // Region map (every member registers the same ones, create_regions()):
-//   1 table    per sender: kSlot data bytes then a guard (stride kStride)
+//   1 table    per sender: kVersions slots of kSlot data bytes, then a guard (stride kStride)
 //   2 big      big_bytes, target of the sizes scenario
 //   3 rx       block receive buffers, kRxSlots x kMaxBlock
 //   4 tx       block send source, kMaxBlock
 //   5 control  per sender 64 bytes: +0 done count, +8 barrier, +16 step, +24 ack
 //   10+p       staging for the writer part that writes to peer p
 inline constexpr RegionId kTable = 1, kBigRegion = 2, kRx = 3, kTx = 4, kControl = 5, kStaging = 10;
-inline constexpr std::size_t kSlot = 256, kStride = kSlot + 64;
+inline constexpr std::size_t kSlot = 256, kVersions = 16, kStride = kVersions * kSlot + 64;
 inline constexpr std::uint32_t kMaxBlock = 256u << 10, kRxSlots = 4;
 inline constexpr std::size_t kMaxNodes = 4;
 

@@ -16,6 +16,8 @@
 #include <infiniband/verbs.h>
 #include <poll.h>
 #include <rdma/rdma_cma.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -167,6 +169,8 @@ class RdmaTransport::Impl {
     cc_ = ibv_create_comp_channel(ctx_);
     if (pd_ == nullptr || cc_ == nullptr) throw std::runtime_error(err("rdma: pd/channel"));
     set_nonblocking(cc_->fd);
+    wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wake_fd_ < 0) throw std::runtime_error(err("rdma: eventfd"));
     cq_ = ibv_create_cq(ctx_, static_cast<int>(cfg_.queue_depth * 16), nullptr, cc_, 0);
     if (cq_ == nullptr) throw std::runtime_error(err("ibv_create_cq"));
     table_tx_mr_ = ibv_reg_mr(pd_, table_tx_.data(), sizeof(WireDescriptor) * kMaxTable, 0);
@@ -184,6 +188,7 @@ class RdmaTransport::Impl {
     if (owned_ctx_ != nullptr) ibv_close_device(owned_ctx_);
     if (listen_ != nullptr) rdma_destroy_id(listen_);
     if (ch_ != nullptr) rdma_destroy_event_channel(ch_);
+    if (wake_fd_ >= 0) ::close(wake_fd_);
   }
 
   LocalRegion create_region(RegionId id, std::size_t size) {
@@ -619,15 +624,34 @@ class RdmaTransport::Impl {
     return n;
   }
 
+  // A local wake-up: the eventfd is written only while some thread sleeps in wait()
+  // (`sleepers_` is published before the ticket is re-checked, so none is lost).
+  void notify() noexcept {
+    activity_.fetch_add(1);
+    if (sleepers_.load() > 0) {
+      const std::uint64_t one = 1;
+      (void)!::write(wake_fd_, &one, sizeof one);
+    }
+  }
+
   void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
     if (activity_.load() != ticket) return;
     (void)ibv_req_notify_cq(cq_, 0);
     reap();  // a completion that raced the arming
+    sleepers_.fetch_add(1);
+    struct Leave {
+      std::atomic<int>& n;
+      ~Leave() { n.fetch_sub(1); }
+    } leave{sleepers_};
     if (activity_.load() != ticket) return;
-    pollfd fds[2] = {{cc_->fd, POLLIN, 0}, {ch_->fd, POLLIN, 0}};
+    pollfd fds[3] = {{cc_->fd, POLLIN, 0}, {ch_->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     const auto ms = std::chrono::ceil<std::chrono::milliseconds>(timeout).count();
-    if (::poll(fds, 2, static_cast<int>(std::min<std::int64_t>(ms, INT32_MAX))) > 0 &&
-        (fds[0].revents & POLLIN) != 0) {
+    if (::poll(fds, 3, static_cast<int>(std::min<std::int64_t>(ms, INT32_MAX))) > 0 &&
+        (fds[2].revents & POLLIN) != 0) {
+      std::uint64_t drained = 0;
+      (void)!::read(wake_fd_, &drained, sizeof drained);
+    }
+    if ((fds[0].revents & POLLIN) != 0) {
       ibv_cq* cq = nullptr;
       void* ctx = nullptr;
       if (ibv_get_cq_event(cc_, &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
@@ -654,6 +678,8 @@ class RdmaTransport::Impl {
   std::mutex cm_mu_;
   std::mutex cq_mu_;
   std::atomic<std::uint64_t> activity_{0};
+  int wake_fd_ = -1;  // notify() -> wait()
+  std::atomic<int> sleepers_{0};
   std::mutex events_mu_;
   std::vector<Event> events_;
 };
@@ -710,6 +736,9 @@ std::uint64_t RdmaTransport::activity() const noexcept {
 }
 void RdmaTransport::wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
   impl_->wait(ticket, timeout);
+}
+void RdmaTransport::notify() noexcept {
+  impl_->notify();
 }
 
 }  // namespace spindle::transport

@@ -594,5 +594,8 @@ std::uint64_t ShmTransport::activity() const noexcept {
 void ShmTransport::wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
   impl_->doorbell_->wait(static_cast<std::uint32_t>(ticket), timeout);
 }
+void ShmTransport::notify() noexcept {
+  impl_->doorbell_->ring();
+}
 
 }  // namespace spindle::transport

@@ -800,5 +800,8 @@ std::uint64_t TcpTransport::activity() const noexcept {
 void TcpTransport::wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
   impl_->doorbell_.wait(static_cast<std::uint32_t>(ticket), timeout);
 }
+void TcpTransport::notify() noexcept {
+  impl_->doorbell_.ring();
+}
 
 }  // namespace spindle::transport

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <limits>
 #include <stdexcept>
 
@@ -112,6 +113,19 @@ class SubgroupEngine {
     h->size = std::min(size, res.capacity);
     h->flags = 0;
     committed_[res.index % w_].store(res.index + 1, std::memory_order_release);
+    sst_->nudge();  // a dozing predicate loop must send it now
+  }
+
+  // reserve(), sleeping while the ring is full until a slot frees or `deadline` passes.
+  Reservation reserve_wait(std::uint32_t size, std::chrono::steady_clock::time_point deadline) {
+    for (;;) {
+      const std::uint32_t ticket = space_.ticket();
+      Reservation r = reserve(size);
+      if (r.status != ReserveStatus::full) return r;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return r;
+      space_.wait(ticket, deadline - now);
+    }
   }
 
   [[nodiscard]] std::uint64_t in_flight() const noexcept {
@@ -321,7 +335,14 @@ class SubgroupEngine {
     next_freed_ = compute_freed(freed);
     return next_freed_ > freed;
   }
-  void free_slots() { freed_.store(next_freed_, std::memory_order_release); }
+  // Writers blocked on a full ring are woken once a quarter of it is free (or everything
+  // in flight was delivered): waking them per freed slot would cost a context switch per
+  // message and shrink the next send batch to one.
+  void free_slots() {
+    freed_.store(next_freed_, std::memory_order_release);
+    const std::uint64_t space = w_ - (reserved_.load(std::memory_order_acquire) - next_freed_);
+    if (space >= std::max<std::uint64_t>(1, w_ / 4) || next_freed_ == sent_) space_.ring();
+  }
 
   std::uint64_t compute_freed(std::uint64_t freed) const {
     const std::size_t rank = *my_sender_;
@@ -402,6 +423,8 @@ class SubgroupEngine {
   std::atomic<std::uint64_t> reserved_{0};
   std::atomic<std::uint64_t> freed_{0};
   std::unique_ptr<std::atomic<std::uint64_t>[]> committed_;
+  transport::DoorbellData space_bell_;  // rung when slots are freed
+  transport::Doorbell space_{&space_bell_, false};
 
   // Predicate thread only.
   std::uint64_t sent_ = 0;
@@ -435,6 +458,12 @@ Smc::~Smc() {
 Reservation Smc::reserve(std::uint32_t subgroup, std::uint32_t size) noexcept {
   if (subgroup >= engines_.size() || !engines_[subgroup]) return Reservation{};
   return engines_[subgroup]->reserve(size);
+}
+
+Reservation Smc::reserve_wait(std::uint32_t subgroup, std::uint32_t size,
+                              std::chrono::steady_clock::time_point deadline) {
+  if (subgroup >= engines_.size() || !engines_[subgroup]) return Reservation{};
+  return engines_[subgroup]->reserve_wait(size, deadline);
 }
 
 void Smc::commit(std::uint32_t subgroup, const Reservation& r, std::uint32_t size) noexcept {

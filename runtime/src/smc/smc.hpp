@@ -44,6 +44,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -51,6 +52,8 @@
 #include <optional>
 #include <span>
 #include <vector>
+
+#include <spindle/transport/doorbell.hpp>
 
 #include "sst/predicates.hpp"
 #include "sst/sst.hpp"
@@ -123,6 +126,11 @@ class Smc {
   // --- application threads -------------------------------------------------------------
   // A slot for a message of up to `size` bytes (lock-free; never blocks).
   Reservation reserve(std::uint32_t subgroup, std::uint32_t size) noexcept;
+  // The same, but while every slot is in flight it sleeps (no spinning: on a small machine
+  // the predicate threads need the cores) until one is freed or `deadline` passes; then
+  // status is `full`. This is DataWriter::write()'s blocking under back-pressure.
+  Reservation reserve_wait(std::uint32_t subgroup, std::uint32_t size,
+                           std::chrono::steady_clock::time_point deadline);
   // Publishes a reserved slot holding `size` bytes (size <= the reserved capacity).
   void commit(std::uint32_t subgroup, const Reservation& r, std::uint32_t size) noexcept;
   // Messages reserved but not yet freed (delivered everywhere); 0 when quiet.

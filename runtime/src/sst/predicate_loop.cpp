@@ -29,9 +29,11 @@ void PredicateLoop::stop() {
 
 void PredicateLoop::run(std::stop_token st) {
   // Spin (yielding) while work keeps coming; after knobs.idle_spin without any, sleep on
-  // the transport's wake-up source. The sleep slice starts short and doubles up to
-  // knobs.sleep_slice, so a commit made soon after the loop dozed off (commits do not ring
-  // the transport) waits tens of microseconds, while a long-idle loop wakes rarely.
+  // the transport's wake-up source. Peers' writes ring it, and so do local commits while
+  // the loop dozes (Sst::nudge). The sleep slice still starts short and doubles up to
+  // knobs.sleep_slice: timers (heartbeats, suspicion timeouts) need the loop now and then.
+  // The idle spin yields every round: on a small machine the peer's predicate thread,
+  // which this one is waiting for, may need the core.
   const auto& k = sst_->group().knobs;
   constexpr std::chrono::nanoseconds kFirstSlice = std::chrono::microseconds(50);
   auto& t = sst_->transport();
@@ -51,8 +53,18 @@ void PredicateLoop::run(std::stop_token st) {
       std::this_thread::yield();
       continue;
     }
+    // Doze: from here on a local commit rings the transport; look once more first, so a
+    // commit published before the flag was seen is not slept through.
+    sst_->set_dozing(true);
+    if (run_once()) {
+      sst_->set_dozing(false);
+      idle_since.reset();
+      slice = kFirstSlice;
+      continue;
+    }
     ++sleeps;
     t.wait(ticket, std::min<std::chrono::nanoseconds>(slice, k.sleep_slice));
+    sst_->set_dozing(false);
     slice = std::min<std::chrono::nanoseconds>(slice * 2, k.sleep_slice);
   }
   stats_.sleeps = sleeps;

@@ -7,10 +7,10 @@
 // owned by the loop's thread while it runs. run_once() is for single-threaded drivers
 // (the in-memory simulator's actors) and must not be mixed with start().
 //
-// Local wake-ups: an application commit() does not change transport activity, so the
-// sleep is cut into slices that start at 50 us and double up to knobs.sleep_slice
-// (default 1 ms): a commit made while the loop sleeps is picked up within one slice;
-// while traffic flows the loop never sleeps.
+// Local wake-ups: before sleeping the loop marks itself dozing (Sst::set_dozing) and looks
+// once more; an application commit() made while it dozes rings the transport's wake-up
+// source (Sst::nudge), so a commit after an idle period is sent at once. The sleep is cut
+// into slices (50 us doubling up to knobs.sleep_slice) for the timers.
 #pragma once
 
 #include <atomic>

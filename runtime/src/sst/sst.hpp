@@ -130,6 +130,21 @@ class Sst {
   [[nodiscard]] const PushStats& stats() const noexcept { return stats_; }
   [[nodiscard]] std::chrono::nanoseconds now() const { return clock_(); }
 
+  // --- local wake-ups ------------------------------------------------------------------
+  // The predicate loop marks itself dozing before it sleeps on the transport and checks
+  // its predicates once more (predicate thread). A local event that a predicate must see
+  // (an application commit) calls nudge() after publishing it (any thread): it rings the
+  // transport's wake-up source only while the loop dozes. Both sides fence (seq_cst), so
+  // either the loop's last check sees the event or nudge() sees the loop dozing.
+  void set_dozing(bool dozing) noexcept {
+    dozing_.store(dozing, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+  void nudge() noexcept {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (dozing_.load(std::memory_order_relaxed)) transport_->notify();
+  }
+
  private:
   struct Range {
     std::size_t offset;
@@ -157,6 +172,7 @@ class Sst {
   std::vector<transport::Event> events_;
   SuspicionHandler on_suspicion_;
   PushStats stats_;
+  std::atomic<bool> dozing_{false};
 };
 
 }  // namespace spindle::sst

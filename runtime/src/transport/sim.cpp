@@ -579,6 +579,10 @@ void SimTransport::wait(std::uint64_t /*ticket*/, std::chrono::nanoseconds /*tim
   // Never blocks: the scheduler runs an idle actor again when its node is woken.
 }
 
+void SimTransport::notify() noexcept {
+  if (!state_->crashed) net_->wake(*this);
+}
+
 // ---------------------------------------------------------------------------- seeds
 Seeds Seeds::from_env(std::uint64_t default_count) {
   Seeds s{1, default_count};

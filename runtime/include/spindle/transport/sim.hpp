@@ -132,6 +132,7 @@ class SimTransport final : public Transport {
   std::size_t poll(std::vector<Event>& out) override;
   [[nodiscard]] std::uint64_t activity() const noexcept override { return activity_; }
   void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) override;
+  void notify() noexcept override;
 
   // Internal to the simulator.
   struct State;

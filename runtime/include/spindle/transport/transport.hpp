@@ -174,6 +174,9 @@ class Transport {
   // happened since the ticket, so no wake-up is lost.
   [[nodiscard]] virtual std::uint64_t activity() const noexcept = 0;
   virtual void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) = 0;
+  // Rings this node's own wake-up source: a local event (an application's commit) that a
+  // thread in wait() must see. Changes activity(). Any thread; cheap when nobody waits.
+  virtual void notify() noexcept = 0;
 };
 
 }  // namespace spindle::transport

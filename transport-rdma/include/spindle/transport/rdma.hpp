@@ -62,6 +62,7 @@ class RdmaTransport final : public Transport {
   std::size_t poll(std::vector<Event>& out) override;
   [[nodiscard]] std::uint64_t activity() const noexcept override;
   void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) override;
+  void notify() noexcept override;
 
   class Impl;
 

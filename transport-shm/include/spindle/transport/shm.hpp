@@ -58,6 +58,7 @@ class ShmTransport final : public Transport {
   std::size_t poll(std::vector<Event>& out) override;
   [[nodiscard]] std::uint64_t activity() const noexcept override;
   void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) override;
+  void notify() noexcept override;
 
   // Unlinks segments under `prefix` whose owner process is gone; returns how many.
   static std::size_t reclaim_stale(const std::string& prefix);

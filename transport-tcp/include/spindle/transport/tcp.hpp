@@ -63,6 +63,7 @@ class TcpTransport final : public Transport {
   std::size_t poll(std::vector<Event>& out) override;
   [[nodiscard]] std::uint64_t activity() const noexcept override;
   void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) override;
+  void notify() noexcept override;
 
   class Impl;
 
