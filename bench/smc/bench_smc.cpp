@@ -9,7 +9,9 @@
 //     delay_us=<d>
 //
 // Metrics: throughput_msgs_s, throughput_MBps (10^6 B/s, delivered per member, averaged),
-// throughput_GBps, ratio_to_raw, latency_us_p50/p99/p999 (send to delivery, under load),
+// throughput_GBps, ratio_to_raw (median over repetitions of SMC / the raw run just before
+// it), ratio_to_atomic (unordered runs, paired the same way with an atomic run),
+// latency_us_p50/p99/p999 (send to delivery, under load),
 // send/receive/delivery batch means and histograms (batch_hist_<stage>_le<N> = fraction).
 //
 // Usage: bench_smc [--quick|--smoke] [--transports tcp,shm] [--duration-ms T] [--reps N]
@@ -466,46 +468,50 @@ int coordinator(const std::map<std::string, std::string>& a, const std::string& 
   }
   int failures = 0;
   const auto reps = static_cast<std::size_t>(std::stoul(arg(a, "--reps", smoke ? "1" : "3")));
-  // Each figure is the run with the median delivered throughput of `reps` runs.
-  auto median_run = [&](const RunSpec& r) {
+  auto median = [](std::vector<double> v) {
+    if (v.empty()) return -1.0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  // Every figure is paired with its reference inside each repetition (the reference run
+  // right before it), and ratios are the median of the per-pair ratios: on a shared
+  // machine the load drifts between repetitions, much less within a pair.
+  auto report = [&](const RunSpec& r, bool hist) {
+    RunSpec ref = r;
+    ref.mode = "raw";
+    ref.window = 100;
+    ref.subgroups = 1;
+    ref.delay_us = 0;
+    RunSpec atomic = r;
+    atomic.mode = "atomic";
+    const bool vs_atomic = r.mode == "unordered";
     std::vector<Aggregate> runs;
-    for (std::size_t i = 0; i < reps; ++i)
-      runs.push_back(run(r, self));
-    for (const auto& x : runs)
-      if (!x.ok) return x;
+    std::vector<double> raw_bytes, raw_msgs, ratios, ratios_atomic;
+    for (std::size_t i = 0; i < reps; ++i) {
+      const Aggregate raw = run(ref, self);
+      const Aggregate at = vs_atomic ? run(atomic, self) : Aggregate{};
+      Aggregate x = run(r, self);
+      if (!raw.ok || !x.ok || (vs_atomic && !at.ok)) {
+        ++failures;
+        line(r, "failed", 1);
+        return;
+      }
+      raw_bytes.push_back(raw.bytes_s);
+      raw_msgs.push_back(raw.msgs_s);
+      if (raw.bytes_s > 0) ratios.push_back(x.bytes_s / raw.bytes_s);
+      if (vs_atomic && at.bytes_s > 0) ratios_atomic.push_back(x.bytes_s / at.bytes_s);
+      runs.push_back(std::move(x));
+    }
     std::sort(runs.begin(), runs.end(),
               [](const Aggregate& x, const Aggregate& y) { return x.bytes_s < y.bytes_s; });
-    return runs[runs.size() / 2];
-  };
-  std::map<std::string, double> raw_cache;
-  auto raw_of = [&](RunSpec r) {
-    r.mode = "raw";
-    r.window = 100;
-    r.subgroups = 1;
-    r.delay_us = 0;
-    const std::string key = r.transport + "/" + std::to_string(r.procs) + "/" +
-                            std::to_string(r.size) + "/" + r.senders;
-    if (!raw_cache.contains(key)) {
-      const auto agg = median_run(r);
-      if (!agg.ok) ++failures;
-      raw_cache[key] = agg.bytes_s;
-      line(r, "throughput_msgs_s", agg.msgs_s);
-      line(r, "throughput_MBps", agg.bytes_s / 1e6);
-    }
-    return raw_cache[key];
-  };
-  auto report = [&](const RunSpec& r, bool hist) {
-    const auto agg = median_run(r);
-    if (!agg.ok) {
-      ++failures;
-      line(r, "failed", 1);
-      return agg;
-    }
+    const Aggregate& agg = runs[runs.size() / 2];
+    line(ref, "throughput_msgs_s", median(raw_msgs));
+    line(ref, "throughput_MBps", median(raw_bytes) / 1e6);
     line(r, "throughput_msgs_s", agg.msgs_s);
     line(r, "throughput_MBps", agg.bytes_s / 1e6);
     line(r, "throughput_GBps", agg.bytes_s / 1e9);
-    const double raw = raw_of(r);
-    if (raw > 0) line(r, "ratio_to_raw", agg.bytes_s / raw);
+    line(r, "ratio_to_raw", median(ratios));
+    if (vs_atomic) line(r, "ratio_to_atomic", median(ratios_atomic));
     if (agg.p50 >= 0) {
       line(r, "latency_us_p50", agg.p50);
       line(r, "latency_us_p99", agg.p99);
@@ -524,12 +530,11 @@ int coordinator(const std::map<std::string, std::string>& a, const std::string& 
              static_cast<double>(agg.hist[k][b]) / static_cast<double>(agg.hist_count[k]));
       }
     }
-    return agg;
   };
 
   if (a.contains("--one")) {
     // One configuration from the command line (--transport, --procs, --size, ...).
-    (void)report(spec_from(a), a.contains("--hist"));
+    report(spec_from(a), a.contains("--hist"));
     return failures == 0 ? 0 : 1;
   }
   for (const auto& kind : kinds) {
@@ -540,9 +545,9 @@ int coordinator(const std::map<std::string, std::string>& a, const std::string& 
       RunSpec r = base;
       r.procs = 2;
       r.size = 1024;
-      (void)report(r, false);
+      report(r, false);
       r.mode = "unordered";
-      (void)report(r, false);
+      report(r, false);
       continue;
     }
     // 1. Single subgroup, continuous sending: sizes x sender patterns (Fig. 3/4/16).
@@ -555,7 +560,7 @@ int coordinator(const std::map<std::string, std::string>& a, const std::string& 
           r.procs = n;
           r.size = size;
           r.senders = s;
-          (void)report(r, n == 3 && size == 10240 && std::string(s) == "all");
+          report(r, n == 3 && size == 10240 && std::string(s) == "all");
         }
       }
     }
@@ -564,26 +569,26 @@ int coordinator(const std::map<std::string, std::string>& a, const std::string& 
       RunSpec r = base;
       r.senders = s;
       r.mode = "unordered";
-      (void)report(r, false);
+      report(r, false);
     }
     // 3. Window sizes, all senders, 10 KB (Fig. 6).
     for (std::uint32_t w : {5u, 10u, 50u, 100u, 500u, 1000u}) {
       if (w == 100) continue;  // measured above
       RunSpec r = base;
       r.window = w;
-      (void)report(r, false);
+      report(r, false);
     }
     // 4. One sender delayed 1 us / 100 us per message (Fig. 10).
     for (std::uint32_t d : {1u, 100u}) {
       RunSpec r = base;
       r.delay_us = d;
-      (void)report(r, false);
+      report(r, false);
     }
     // 5. 1, 2, 10, 50 subgroups with one active (Fig. 9).
     for (std::uint32_t k : {2u, 10u, 50u}) {
       RunSpec r = base;
       r.subgroups = k;
-      (void)report(r, false);
+      report(r, false);
     }
     // 6. Latency at a light load: one sender, 1 KB every 100 us.
     {
@@ -591,7 +596,7 @@ int coordinator(const std::map<std::string, std::string>& a, const std::string& 
       r.size = 1024;
       r.senders = "one";
       r.pace_us = 100;
-      (void)report(r, false);
+      report(r, false);
     }
   }
   return failures == 0 ? 0 : 1;

@@ -113,6 +113,18 @@ TEST_CASE(
   std::cout << "order: " << sent << " updates streamed by 3 members" << std::endl;
 }
 
+TEST_CASE("4 processes: every member streams to three peers in order, data before guard",
+          "[conformance][order]") {
+  Cluster c(4, "order", {"duration_us=1000000", "min_updates=200000", "suspicion_ms=3000"});
+  for (std::size_t i = 0; i < 4; ++i) {
+    auto line = c.ok(i);
+    INFO(line);
+    CHECK(field(line, "sent") >= 200000);
+    CHECK(field(line, "words_checked") == (field(line, "observed") - field(line, "lapped")) * 32);
+    CHECK(field(line, "words_checked") > 0);
+  }
+}
+
 TEST_CASE("writes of 1 byte to 8 MB land whole, at both region edges", "[conformance][sizes]") {
   Cluster c(2, "sizes");
   c.ok(0);
