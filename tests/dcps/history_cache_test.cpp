@@ -487,6 +487,12 @@ TEST_CASE("lifespan expires samples on read and through expire()", "[dcps][cache
   CHECK(cache.expire(ms(1700)));
   CHECK(cache.sample_count() == 0);
   CHECK_FALSE(cache.next_expiry().is_valid());
+
+  // A sample whose lifespan ran out before it arrived is not stored.
+  auto late = data(1, 4, 1, 1000);
+  late.reception_timestamp = ms(1500);
+  CHECK(cache.insert(std::move(late)).outcome == InsertOutcome::expired);
+  CHECK(cache.sample_count() == 0);
 }
 
 TEST_CASE("autopurge_disposed_samples_delay purges a disposed instance's samples",

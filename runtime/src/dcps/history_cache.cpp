@@ -414,6 +414,13 @@ bool HistoryCache::check_limits(const Instance* i, InsertResult& r) const {
   return false;
 }
 
+// LIFESPAN: source timestamp (or, without one, reception) + the shorter lifespan.
+std::int64_t HistoryCache::expiry_of(const Change& c) const {
+  const std::int64_t lifespan = std::min(duration_ns(config_.lifespan), duration_ns(c.lifespan));
+  const std::int64_t source = to_ns(c.source_timestamp);
+  return add_saturating(source != kNoTime ? source : to_ns(c.reception_timestamp), lifespan);
+}
+
 void HistoryCache::insert_locked(Change& c, InsertResult& r) {
   r = InsertResult{};
   const std::int64_t now = to_ns(c.reception_timestamp);
@@ -442,6 +449,10 @@ void HistoryCache::insert_locked(Change& c, InsertResult& r) {
       return;
     }
     if (!admit(*i, c, r)) return;
+  }
+  if (c.kind == ChangeKind::data && now != kNoTime && expiry_of(c) <= now) {
+    r.outcome = InsertOutcome::expired;  // its lifespan ran out on the way
+    return;
   }
   if (c.kind == ChangeKind::data && !check_limits(i, r)) return;
   if (created) {
@@ -480,8 +491,7 @@ void HistoryCache::apply_data(Instance& i, Change& c, InsertResult& r) {
   Entry e;
   e.source_ns = to_ns(c.source_timestamp);
   e.reception_ns = to_ns(c.reception_timestamp);
-  const std::int64_t lifespan = std::min(duration_ns(config_.lifespan), duration_ns(c.lifespan));
-  e.expiry_ns = add_saturating(e.source_ns != kNoTime ? e.source_ns : e.reception_ns, lifespan);
+  e.expiry_ns = expiry_of(c);
   e.writer = c.writer.value();
   e.disposed_gen = i.disposed_gen;
   e.no_writers_gen = i.no_writers_gen;

@@ -114,6 +114,7 @@ enum class InsertOutcome : std::uint8_t {
   filtered,      // TIME_BASED_FILTER
   not_owner,     // EXCLUSIVE ownership: not the instance's strongest writer
   out_of_order,  // BY_SOURCE_TIMESTAMP: older than the instance's latest update
+  expired,       // LIFESPAN: already expired when it arrived
   ignored,       // nothing to apply (unregister of an unknown instance or writer)
 };
 
@@ -217,6 +218,7 @@ class HistoryCache {
   Unregistered apply_unregister(Instance& i, std::uint64_t writer, std::int64_t now_ns)
       SPINDLE_REQUIRES(mu_);
   [[nodiscard]] bool admit(Instance& i, const Change& c, InsertResult& r) SPINDLE_REQUIRES(mu_);
+  [[nodiscard]] std::int64_t expiry_of(const Change& c) const;
   [[nodiscard]] bool check_limits(const Instance* i, InsertResult& r) const SPINDLE_REQUIRES(mu_);
   Instance& create_instance(const KeyHash& key) SPINDLE_REQUIRES(mu_);
   [[nodiscard]] Instance* find_key(const KeyHash& key) SPINDLE_REQUIRES(mu_);
