@@ -8,11 +8,14 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <dds/core/Entity.hpp>
 #include <dds/core/Time.hpp>
 #include <dds/sub/LoanedSamples.hpp>
+#include <spindle/detail/entity_delegate.hpp>
 
 #include "dcps/history_cache.hpp"
 
@@ -97,6 +100,19 @@ inline std::vector<int> values(const dds::sub::LoanedSamples<Msg>& samples) {
   }
   return out;
 }
+
+// What the entity layer's DataReader<T> offers ReadCondition: an Entity with the internal
+// accessor to its history cache.
+class FakeReader : public dds::core::Entity {
+ public:
+  explicit FakeReader(std::shared_ptr<HistoryCache> cache)
+      : Entity(std::make_shared<spindle::detail::EntityDelegate>(dds::core::InstanceHandle(100))),
+        cache_(std::move(cache)) {}
+  [[nodiscard]] std::shared_ptr<HistoryCache> spindle_history_cache() const { return cache_; }
+
+ private:
+  std::shared_ptr<HistoryCache> cache_;
+};
 
 class ManualClock {
  public:

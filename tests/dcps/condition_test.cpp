@@ -32,23 +32,11 @@ using spindle::dcps::HistoryCache;
 using spindle::dcps::HistoryCacheConfig;
 using spindle::dcps::test::data;
 using spindle::dcps::test::dispose;
+using spindle::dcps::test::FakeReader;
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// What the entity layer's DataReader<T> provides to ReadCondition: an Entity with the
-// internal accessor to its history cache.
-class FakeReader : public dds::core::Entity {
- public:
-  explicit FakeReader(std::shared_ptr<HistoryCache> cache)
-      : Entity(std::make_shared<spindle::detail::EntityDelegate>(dds::core::InstanceHandle(100))),
-        cache_(std::move(cache)) {}
-  [[nodiscard]] std::shared_ptr<HistoryCache> spindle_history_cache() const { return cache_; }
-
- private:
-  std::shared_ptr<HistoryCache> cache_;
-};
 
 std::shared_ptr<HistoryCache> keep_all_cache() {
   HistoryCacheConfig config;

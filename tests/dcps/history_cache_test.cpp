@@ -27,6 +27,12 @@ HistoryCacheConfig keep_all() {
   return c;
 }
 
+HistoryCacheConfig exclusive() {
+  HistoryCacheConfig c = keep_all();
+  c.exclusive_ownership = true;
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("keep-last keeps the newest depth samples of each instance", "[dcps][cache]") {
@@ -411,9 +417,7 @@ TEST_CASE("BY_SOURCE_TIMESTAMP drops updates older than the instance's latest", 
 }
 
 TEST_CASE("exclusive ownership keeps only the strongest live writer's samples", "[dcps][cache]") {
-  auto config = keep_all();
-  config.exclusive_ownership = true;
-  HistoryCache cache(config);
+  HistoryCache cache(exclusive());
   // writer 1 strength 10, writer 2 strength 5, writer 3 strength 20.
   CHECK(cache.insert(data(1, 1, 1, 1000, 10)).outcome == InsertOutcome::accepted);
   CHECK(cache.insert(data(1, 2, 2, 1001, 5)).outcome == InsertOutcome::not_owner);
@@ -434,9 +438,7 @@ TEST_CASE("exclusive ownership keeps only the strongest live writer's samples", 
 }
 
 TEST_CASE("exclusive ownership breaks strength ties by the lower writer handle", "[dcps][cache]") {
-  auto config = keep_all();
-  config.exclusive_ownership = true;
-  HistoryCache cache(config);
+  HistoryCache cache(exclusive());
   CHECK(cache.insert(data(1, 1, 5, 1000, 7)).outcome == InsertOutcome::accepted);
   CHECK(cache.insert(data(1, 2, 9, 1001, 7)).outcome == InsertOutcome::not_owner);
   CHECK(cache.insert(data(1, 3, 2, 1002, 7)).outcome == InsertOutcome::accepted);

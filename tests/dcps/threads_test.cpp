@@ -28,21 +28,6 @@ using dds::sub::status::DataState;
 using namespace spindle::dcps;
 using namespace spindle::dcps::test;
 
-namespace {
-
-class FakeReader : public dds::core::Entity {
- public:
-  explicit FakeReader(std::shared_ptr<HistoryCache> cache)
-      : Entity(std::make_shared<spindle::detail::EntityDelegate>(dds::core::InstanceHandle(1))),
-        cache_(std::move(cache)) {}
-  [[nodiscard]] std::shared_ptr<HistoryCache> spindle_history_cache() const { return cache_; }
-
- private:
-  std::shared_ptr<HistoryCache> cache_;
-};
-
-}  // namespace
-
 TEST_CASE("concurrent insert, take and read lose and duplicate nothing", "[dcps][threads]") {
   constexpr int kInstances = 4;
   constexpr int kPerInstance = 5000;

@@ -2,6 +2,9 @@
 #include <spindle/detail/status_book.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
+#include <tuple>
 #include <type_traits>
 
 namespace spindle::detail {
@@ -11,34 +14,23 @@ using st::StatusMask;
 
 namespace {
 
-// The StatusMask bit of each status class.
-template <class S>
-constexpr std::uint32_t bit_of() {
-  if constexpr (std::is_same_v<S, st::InconsistentTopicStatus>) {
-    return StatusMask::kInconsistentTopic;
-  } else if constexpr (std::is_same_v<S, st::SampleLostStatus>) {
-    return StatusMask::kSampleLost;
-  } else if constexpr (std::is_same_v<S, st::SampleRejectedStatus>) {
-    return StatusMask::kSampleRejected;
-  } else if constexpr (std::is_same_v<S, st::LivelinessLostStatus>) {
-    return StatusMask::kLivelinessLost;
-  } else if constexpr (std::is_same_v<S, st::LivelinessChangedStatus>) {
-    return StatusMask::kLivelinessChanged;
-  } else if constexpr (std::is_same_v<S, st::OfferedDeadlineMissedStatus>) {
-    return StatusMask::kOfferedDeadlineMissed;
-  } else if constexpr (std::is_same_v<S, st::RequestedDeadlineMissedStatus>) {
-    return StatusMask::kRequestedDeadlineMissed;
-  } else if constexpr (std::is_same_v<S, st::OfferedIncompatibleQosStatus>) {
-    return StatusMask::kOfferedIncompatibleQos;
-  } else if constexpr (std::is_same_v<S, st::RequestedIncompatibleQosStatus>) {
-    return StatusMask::kRequestedIncompatibleQos;
-  } else if constexpr (std::is_same_v<S, st::PublicationMatchedStatus>) {
-    return StatusMask::kPublicationMatched;
-  } else {
-    static_assert(std::is_same_v<S, st::SubscriptionMatchedStatus>, "not a status class");
-    return StatusMask::kSubscriptionMatched;
-  }
-}
+// The StatusMask bit of each status class, in the order of StatusBook::Statuses.
+constexpr std::array<std::uint32_t, 11> kBits{
+    StatusMask::kInconsistentTopic,        StatusMask::kSampleLost,
+    StatusMask::kSampleRejected,           StatusMask::kLivelinessLost,
+    StatusMask::kLivelinessChanged,        StatusMask::kOfferedDeadlineMissed,
+    StatusMask::kRequestedDeadlineMissed,  StatusMask::kOfferedIncompatibleQos,
+    StatusMask::kRequestedIncompatibleQos, StatusMask::kPublicationMatched,
+    StatusMask::kSubscriptionMatched};
+
+// Position of S in the tuple type Tuple.
+template <class S, class Tuple>
+struct index_in;
+template <class S, class... Ts>
+struct index_in<S, std::tuple<S, Ts...>> : std::integral_constant<std::size_t, 0> {};
+template <class S, class T, class... Ts>
+struct index_in<S, std::tuple<T, Ts...>>
+    : std::integral_constant<std::size_t, 1 + index_in<S, std::tuple<Ts...>>::value> {};
 
 }  // namespace
 
@@ -65,7 +57,7 @@ void StatusBook::clear_changes(const StatusMask& mask) {
 
 template <class S, class Mutate>
 S StatusBook::record(bool consume, Mutate&& mutate) {
-  constexpr std::uint32_t bit = bit_of<S>();
+  constexpr std::uint32_t bit = kBits[index_in<S, Statuses>::value];
   S out;
   bool raised = false;
   {
@@ -88,11 +80,12 @@ S StatusBook::record(bool consume, Mutate&& mutate) {
 
 template <class S>
 S StatusBook::read() {
+  static_assert(std::tuple_size_v<Statuses> == kBits.size());
   MutexLock lock(mu_);
   S& s = std::get<S>(statuses_);
   S out = s;
   s.reset_changes();
-  changes_ &= ~bit_of<S>();
+  changes_ &= ~kBits[index_in<S, Statuses>::value];
   return out;
 }
 

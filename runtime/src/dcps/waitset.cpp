@@ -112,12 +112,7 @@ void WaitSetDelegate::wake() {
 
 namespace dds::core::cond {
 
-WaitSet::WaitSet() : delegate_(std::make_shared<delegate_type>()) {}
-
-WaitSet::delegate_type& WaitSet::checked() const {
-  if (!delegate_) throw NullReferenceError("dds::core::cond::WaitSet: null reference");
-  return *delegate_;
-}
+WaitSet::WaitSet() : Reference(std::make_shared<delegate_type>()) {}
 
 WaitSet::ConditionSeq WaitSet::wait(const dds::core::Duration& timeout) {
   ConditionSeq triggered;

@@ -9,24 +9,17 @@
 // thread-safe as the entity behind it (spindle/detail/entity_delegate.hpp).
 #pragma once
 
-#include <memory>
-#include <utility>
-
-#include <dds/core/Exception.hpp>
 #include <dds/core/InstanceHandle.hpp>
+#include <dds/core/Reference.hpp>
 #include <dds/core/status/State.hpp>
-#include <dds/core/types.hpp>
 #include <spindle/detail/entity_delegate.hpp>
 
 namespace dds::core {
 
-class Entity {
+class Entity : public Reference<spindle::detail::EntityDelegate> {
  public:
   using delegate_type = spindle::detail::EntityDelegate;
-
-  Entity() = default;
-  Entity(const null_type&) {}  // NOLINT(google-explicit-constructor)
-  explicit Entity(std::shared_ptr<delegate_type> delegate) : delegate_(std::move(delegate)) {}
+  using Reference::Reference;
 
   // Enables an entity created disabled (EntityFactory autoenable_created_entities=false).
   void enable() { checked().enable(); }
@@ -39,26 +32,6 @@ class Entity {
   void close() { checked().close(); }
   // Keeps the entity alive after the last reference is gone (until close()).
   void retain() { checked().retain(); }
-
-  [[nodiscard]] bool is_nil() const noexcept { return delegate_ == nullptr; }
-  [[nodiscard]] const std::shared_ptr<delegate_type>& delegate() const noexcept {
-    return delegate_;
-  }
-  delegate_type* operator->() const { return &checked(); }
-
-  friend bool operator==(const Entity& a, const Entity& b) noexcept {
-    return a.delegate_ == b.delegate_;
-  }
-  friend bool operator==(const Entity& a, const null_type&) noexcept { return a.is_nil(); }
-
- protected:
-  [[nodiscard]] delegate_type& checked() const {
-    if (!delegate_) throw NullReferenceError("dds::core::Entity: null reference");
-    return *delegate_;
-  }
-
- private:
-  std::shared_ptr<delegate_type> delegate_;
 };
 
 }  // namespace dds::core

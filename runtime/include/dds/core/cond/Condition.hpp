@@ -15,18 +15,16 @@
 #include <utility>
 
 #include <dds/core/Exception.hpp>
+#include <dds/core/Reference.hpp>
 #include <dds/core/types.hpp>
 #include <spindle/detail/condition_delegate.hpp>
 
 namespace dds::core::cond {
 
-class Condition {
+class Condition : public dds::core::Reference<spindle::detail::ConditionDelegate> {
  public:
   using delegate_type = spindle::detail::ConditionDelegate;
-
-  Condition() = default;
-  Condition(const null_type&) {}  // NOLINT(google-explicit-constructor)
-  explicit Condition(std::shared_ptr<delegate_type> delegate) : delegate_(std::move(delegate)) {}
+  using Reference::Reference;
 
   // Sets the functor dispatch() runs: callable as f(), or as f(Condition&).
   template <typename Functor>
@@ -38,27 +36,12 @@ class Condition {
   void dispatch() { checked().dispatch(); }
   [[nodiscard]] bool trigger_value() const { return checked().trigger_value(); }
 
-  [[nodiscard]] bool is_nil() const noexcept { return delegate_ == nullptr; }
-  [[nodiscard]] const std::shared_ptr<delegate_type>& delegate() const noexcept {
-    return delegate_;
-  }
-
-  friend bool operator==(const Condition& a, const Condition& b) noexcept {
-    return a.delegate_ == b.delegate_;
-  }
-  friend bool operator==(const Condition& a, const null_type&) noexcept { return a.is_nil(); }
-
  protected:
-  [[nodiscard]] delegate_type& checked() const {
-    if (!delegate_) throw NullReferenceError("dds::core::cond::Condition: null reference");
-    return *delegate_;
-  }
-
   // The delegate of `c` as a D, for the typed conditions' constructors from a Condition.
   template <class D>
   static std::shared_ptr<D> downcast(const Condition& c) {
-    if (!c.delegate_) return nullptr;
-    auto d = std::dynamic_pointer_cast<D>(c.delegate_);
+    if (c.is_nil()) return nullptr;
+    auto d = std::dynamic_pointer_cast<D>(c.delegate());
     if (!d) throw InvalidDowncastError("dds::core::cond::Condition: not of the requested kind");
     return d;
   }
@@ -81,9 +64,6 @@ class Condition {
       }
     };
   }
-
- private:
-  std::shared_ptr<delegate_type> delegate_;
 };
 
 namespace detail {

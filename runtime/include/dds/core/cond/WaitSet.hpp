@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <dds/core/Duration.hpp>
+#include <dds/core/Reference.hpp>
 #include <dds/core/cond/Condition.hpp>
 #include <dds/core/types.hpp>
 
@@ -27,14 +28,14 @@ class WaitSetDelegate;
 
 namespace dds::core::cond {
 
-class WaitSet {
+class WaitSet : public dds::core::Reference<spindle::dcps::WaitSetDelegate> {
  public:
   using ConditionSeq = std::vector<Condition>;
   using delegate_type = spindle::dcps::WaitSetDelegate;
 
   // A new, empty WaitSet.
   WaitSet();
-  WaitSet(const null_type&) {}  // NOLINT(google-explicit-constructor)
+  WaitSet(const null_type& n) : Reference(n) {}  // NOLINT(google-explicit-constructor)
 
   // The attached conditions that are true; waits until there is one. Throws TimeoutError
   // when `timeout` passes first.
@@ -59,18 +60,6 @@ class WaitSet {
 
   [[nodiscard]] ConditionSeq conditions() const;
   ConditionSeq& conditions(ConditionSeq& conds) const;
-
-  [[nodiscard]] bool is_nil() const noexcept { return delegate_ == nullptr; }
-  [[nodiscard]] const std::shared_ptr<delegate_type>& delegate() const noexcept {
-    return delegate_;
-  }
-  friend bool operator==(const WaitSet& a, const WaitSet& b) noexcept {
-    return a.delegate_ == b.delegate_;
-  }
-
- private:
-  [[nodiscard]] delegate_type& checked() const;
-  std::shared_ptr<delegate_type> delegate_;
 };
 
 }  // namespace dds::core::cond

@@ -15,50 +15,51 @@
 
 namespace dds::sub::status {
 
-class SampleState : public std::bitset<32> {
+namespace detail {
+// The bitset the three state masks share.
+class StateBits : public std::bitset<32> {
  public:
   using MaskType = std::bitset<32>;
-  SampleState() : MaskType(kAny) {}
-  SampleState(const MaskType& bits) : MaskType(bits) {}  // NOLINT(google-explicit-constructor)
-  explicit SampleState(std::uint32_t bits) : MaskType(bits) {}
+  StateBits(const MaskType& bits) : MaskType(bits) {}  // NOLINT(google-explicit-constructor)
+  explicit StateBits(std::uint32_t bits) : MaskType(bits) {}
+};
+}  // namespace detail
 
+class SampleState : public detail::StateBits {
+ public:
+  using StateBits::StateBits;
   static constexpr std::uint32_t kRead = 0x1;
   static constexpr std::uint32_t kNotRead = 0x2;
   static constexpr std::uint32_t kAny = 0xffff;
+  SampleState() : StateBits(kAny) {}
 
   static SampleState read() { return SampleState(kRead); }
   static SampleState not_read() { return SampleState(kNotRead); }
   static SampleState any() { return SampleState(kAny); }
 };
 
-class ViewState : public std::bitset<32> {
+class ViewState : public detail::StateBits {
  public:
-  using MaskType = std::bitset<32>;
-  ViewState() : MaskType(kAny) {}
-  ViewState(const MaskType& bits) : MaskType(bits) {}  // NOLINT(google-explicit-constructor)
-  explicit ViewState(std::uint32_t bits) : MaskType(bits) {}
-
+  using StateBits::StateBits;
   static constexpr std::uint32_t kNewView = 0x1;
   static constexpr std::uint32_t kNotNewView = 0x2;
   static constexpr std::uint32_t kAny = 0xffff;
+  ViewState() : StateBits(kAny) {}
 
   static ViewState new_view() { return ViewState(kNewView); }
   static ViewState not_new_view() { return ViewState(kNotNewView); }
   static ViewState any() { return ViewState(kAny); }
 };
 
-class InstanceState : public std::bitset<32> {
+class InstanceState : public detail::StateBits {
  public:
-  using MaskType = std::bitset<32>;
-  InstanceState() : MaskType(kAny) {}
-  InstanceState(const MaskType& bits) : MaskType(bits) {}  // NOLINT(google-explicit-constructor)
-  explicit InstanceState(std::uint32_t bits) : MaskType(bits) {}
-
+  using StateBits::StateBits;
   static constexpr std::uint32_t kAlive = 0x1;
   static constexpr std::uint32_t kNotAliveDisposed = 0x2;
   static constexpr std::uint32_t kNotAliveNoWriters = 0x4;
   static constexpr std::uint32_t kNotAliveMask = kNotAliveDisposed | kNotAliveNoWriters;
   static constexpr std::uint32_t kAny = 0xffff;
+  InstanceState() : StateBits(kAny) {}
 
   static InstanceState alive() { return InstanceState(kAlive); }
   static InstanceState not_alive_disposed() { return InstanceState(kNotAliveDisposed); }
