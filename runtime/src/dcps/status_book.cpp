@@ -147,59 +147,63 @@ void count_policies(dds::core::policy::QosPolicyCountSeq& seq,
 
 }  // namespace
 
-st::OfferedDeadlineMissedStatus StatusBook::offered_deadline_missed(
-    dds::core::InstanceHandle instance, bool consume) {
-  return record<st::OfferedDeadlineMissedStatus>(consume, [&](auto& s) {
+template <class S>
+S StatusBook::deadline_missed(dds::core::InstanceHandle instance, bool consume) {
+  return record<S>(consume, [&](auto& s) {
     s.count(1);
     s.last_instance_ = instance;
   });
+}
+
+template <class S>
+S StatusBook::incompatible_qos(std::span<const dds::core::policy::QosPolicyId> policies,
+                               bool consume) {
+  return record<S>(consume, [&](auto& s) {
+    s.count(1);
+    if (!policies.empty()) s.last_policy_ = policies.front();
+    count_policies(s.policies_, policies);
+  });
+}
+
+template <class S>
+S StatusBook::matched(std::int32_t current_delta, dds::core::InstanceHandle peer, bool consume) {
+  return record<S>(consume, [&](auto& s) {
+    if (current_delta > 0) s.count(current_delta);
+    s.current_ += current_delta;
+    s.current_change_ += current_delta;
+    s.last_peer_ = peer;
+  });
+}
+
+st::OfferedDeadlineMissedStatus StatusBook::offered_deadline_missed(
+    dds::core::InstanceHandle instance, bool consume) {
+  return deadline_missed<st::OfferedDeadlineMissedStatus>(instance, consume);
 }
 
 st::RequestedDeadlineMissedStatus StatusBook::requested_deadline_missed(
     dds::core::InstanceHandle instance, bool consume) {
-  return record<st::RequestedDeadlineMissedStatus>(consume, [&](auto& s) {
-    s.count(1);
-    s.last_instance_ = instance;
-  });
+  return deadline_missed<st::RequestedDeadlineMissedStatus>(instance, consume);
 }
 
 st::OfferedIncompatibleQosStatus StatusBook::offered_incompatible_qos(
     std::span<const dds::core::policy::QosPolicyId> policies, bool consume) {
-  return record<st::OfferedIncompatibleQosStatus>(consume, [&](auto& s) {
-    s.count(1);
-    if (!policies.empty()) s.last_policy_ = policies.front();
-    count_policies(s.policies_, policies);
-  });
+  return incompatible_qos<st::OfferedIncompatibleQosStatus>(policies, consume);
 }
 
 st::RequestedIncompatibleQosStatus StatusBook::requested_incompatible_qos(
     std::span<const dds::core::policy::QosPolicyId> policies, bool consume) {
-  return record<st::RequestedIncompatibleQosStatus>(consume, [&](auto& s) {
-    s.count(1);
-    if (!policies.empty()) s.last_policy_ = policies.front();
-    count_policies(s.policies_, policies);
-  });
+  return incompatible_qos<st::RequestedIncompatibleQosStatus>(policies, consume);
 }
 
 st::PublicationMatchedStatus StatusBook::publication_matched(std::int32_t current_delta,
                                                              dds::core::InstanceHandle subscription,
                                                              bool consume) {
-  return record<st::PublicationMatchedStatus>(consume, [&](auto& s) {
-    if (current_delta > 0) s.count(current_delta);
-    s.current_ += current_delta;
-    s.current_change_ += current_delta;
-    s.last_peer_ = subscription;
-  });
+  return matched<st::PublicationMatchedStatus>(current_delta, subscription, consume);
 }
 
 st::SubscriptionMatchedStatus StatusBook::subscription_matched(
     std::int32_t current_delta, dds::core::InstanceHandle publication, bool consume) {
-  return record<st::SubscriptionMatchedStatus>(consume, [&](auto& s) {
-    if (current_delta > 0) s.count(current_delta);
-    s.current_ += current_delta;
-    s.current_change_ += current_delta;
-    s.last_peer_ = publication;
-  });
+  return matched<st::SubscriptionMatchedStatus>(current_delta, publication, consume);
 }
 
 #define SPINDLE_STATUS_BOOK_INSTANTIATE(S) \

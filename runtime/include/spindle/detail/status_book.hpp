@@ -84,6 +84,12 @@ class StatusBook {
  private:
   template <class S, class Mutate>
   S record(bool consume, Mutate&& mutate) SPINDLE_EXCLUDES(mu_);
+  template <class S>
+  S deadline_missed(dds::core::InstanceHandle instance, bool consume);
+  template <class S>
+  S incompatible_qos(std::span<const dds::core::policy::QosPolicyId> policies, bool consume);
+  template <class S>
+  S matched(std::int32_t current_delta, dds::core::InstanceHandle peer, bool consume);
 
   using Statuses = std::tuple<
       dds::core::status::InconsistentTopicStatus, dds::core::status::SampleLostStatus,
