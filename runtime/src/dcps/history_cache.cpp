@@ -50,6 +50,18 @@ std::size_t limit_of(std::int32_t v) {
   return v < 0 ? kUnlimitedSize : static_cast<std::size_t>(v);
 }
 
+bool same_key(const KeyHash& a, const KeyHash& b) {
+  std::uint64_t a0 = 0;
+  std::uint64_t a1 = 0;
+  std::uint64_t b0 = 0;
+  std::uint64_t b1 = 0;
+  std::memcpy(&a0, a.data(), 8);
+  std::memcpy(&a1, a.data() + 8, 8);
+  std::memcpy(&b0, b.data(), 8);
+  std::memcpy(&b1, b.data() + 8, 8);
+  return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+}
+
 std::size_t bucket(bool read, bool view_new, std::uint8_t state) {
   return (read ? 6u : 0u) + (view_new ? 0u : 3u) + state;
 }
@@ -215,6 +227,10 @@ std::size_t HistoryCache::KeyHashHash::operator()(const KeyHash& k) const noexce
   return static_cast<std::size_t>(h ^ (h >> 31));
 }
 
+bool HistoryCache::KeyHashEqual::operator()(const KeyHash& a, const KeyHash& b) const noexcept {
+  return same_key(a, b);
+}
+
 // ------------------------------------------------------------------------ construction
 
 HistoryCache::HistoryCache(const HistoryCacheConfig& config, Clock clock)
@@ -225,6 +241,10 @@ HistoryCache::HistoryCache(const HistoryCacheConfig& config, Clock clock)
                                                    limit_of(config.max_samples_per_instance))),
       max_samples_(limit_of(config.max_samples)),
       max_instances_(limit_of(config.max_instances)),
+      lifespan_ns_(duration_ns(config.lifespan)),
+      separation_ns_(config.minimum_separation.is_infinite()
+                         ? kNever
+                         : config.minimum_separation.to_nanosecs()),
       next_expiry_ns_(kNever) {}
 
 HistoryCache::~HistoryCache() = default;
@@ -319,7 +339,7 @@ HistoryCache::Instance& HistoryCache::create_instance(const KeyHash& key) {
 }
 
 HistoryCache::Instance* HistoryCache::find_key(const KeyHash& key) {
-  if (last_ != nullptr && last_->key == key) return last_;
+  if (last_ != nullptr && same_key(last_->key, key)) return last_;
   auto it = by_key_.find(key);
   return it == by_key_.end() ? nullptr : it->second;
 }
@@ -382,11 +402,10 @@ bool HistoryCache::admit(Instance& i, const Change& c, InsertResult& r) {
     r.outcome = InsertOutcome::out_of_order;
     return false;
   }
-  if (c.kind == ChangeKind::data && i.state == kAlive && i.last_accepted_ns != kNoTime &&
-      !config_.minimum_separation.is_infinite() &&
-      config_.minimum_separation > dds::core::Duration::zero()) {
+  if (c.kind == ChangeKind::data && separation_ns_ > 0 && i.state == kAlive &&
+      i.last_accepted_ns != kNoTime) {
     const std::int64_t t = source != kNoTime ? source : to_ns(c.reception_timestamp);
-    if (t - i.last_accepted_ns < config_.minimum_separation.to_nanosecs()) {
+    if (t - i.last_accepted_ns < separation_ns_) {
       r.outcome = InsertOutcome::filtered;
       return false;
     }
@@ -416,7 +435,8 @@ bool HistoryCache::check_limits(const Instance* i, InsertResult& r) const {
 
 // LIFESPAN: source timestamp (or, without one, reception) + the shorter lifespan.
 std::int64_t HistoryCache::expiry_of(const Change& c) const {
-  const std::int64_t lifespan = std::min(duration_ns(config_.lifespan), duration_ns(c.lifespan));
+  const std::int64_t lifespan =
+      c.lifespan.is_infinite() ? lifespan_ns_ : std::min(lifespan_ns_, c.lifespan.to_nanosecs());
   const std::int64_t source = to_ns(c.source_timestamp);
   return add_saturating(source != kNoTime ? source : to_ns(c.reception_timestamp), lifespan);
 }
@@ -450,7 +470,8 @@ void HistoryCache::insert_locked(Change& c, InsertResult& r) {
     }
     if (!admit(*i, c, r)) return;
   }
-  if (c.kind == ChangeKind::data && now != kNoTime && expiry_of(c) <= now) {
+  const std::int64_t expiry = c.kind == ChangeKind::data ? expiry_of(c) : kNever;
+  if (now != kNoTime && expiry <= now) {
     r.outcome = InsertOutcome::expired;  // its lifespan ran out on the way
     return;
   }
@@ -467,13 +488,13 @@ void HistoryCache::insert_locked(Change& c, InsertResult& r) {
   if (!i->key_data && c.data) i->key_data = c.data;
   r.outcome = InsertOutcome::accepted;
   if (c.kind == ChangeKind::data) {
-    apply_data(*i, c, r);
+    apply_data(*i, c, expiry, r);
   } else {
     apply_dispose(*i, c, created, r);
   }
 }
 
-void HistoryCache::apply_data(Instance& i, Change& c, InsertResult& r) {
+void HistoryCache::apply_data(Instance& i, Change& c, std::int64_t expiry_ns, InsertResult& r) {
   i.register_writer(c.writer.value(), c.ownership_strength);
   if (i.state != kAlive) {
     // Back to life: a new generation, and the instance is new to the application again.
@@ -491,7 +512,7 @@ void HistoryCache::apply_data(Instance& i, Change& c, InsertResult& r) {
   Entry e;
   e.source_ns = to_ns(c.source_timestamp);
   e.reception_ns = to_ns(c.reception_timestamp);
-  e.expiry_ns = expiry_of(c);
+  e.expiry_ns = expiry_ns;
   e.writer = c.writer.value();
   e.disposed_gen = i.disposed_gen;
   e.no_writers_gen = i.no_writers_gen;
@@ -674,7 +695,15 @@ std::size_t HistoryCache::emit_instance(Instance& i, const DataState& mask, std:
 
   // Only now change the cache, so that a sink that throws leaves it as it was.
   const bool took_invalid = picks_.back() == invalid_index;
-  if (take) {
+  if (take && n == i.samples.size() + (i.invalid ? 1u : 0u)) {
+    // Everything: the common case of take() — no compaction needed.
+    uncount_instance(i);
+    i.read_count = 0;
+    i.not_read_count = 0;
+    total_samples_ -= i.samples.size();
+    i.samples.clear();
+    i.invalid = false;
+  } else if (take) {
     for (std::size_t k = 0; k < n; ++k) {
       if (picks_[k] == invalid_index) continue;
       Entry& e = i.samples[picks_[k]];

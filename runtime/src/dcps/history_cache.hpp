@@ -208,10 +208,14 @@ class HistoryCache {
   struct KeyHashHash {
     std::size_t operator()(const KeyHash& k) const noexcept;
   };
+  struct KeyHashEqual {
+    bool operator()(const KeyHash& a, const KeyHash& b) const noexcept;
+  };
   static constexpr std::size_t kBuckets = 12;  // 2 sample x 2 view x 3 instance states
 
   void insert_locked(Change& c, InsertResult& r) SPINDLE_REQUIRES(mu_);
-  void apply_data(Instance& i, Change& c, InsertResult& r) SPINDLE_REQUIRES(mu_);
+  void apply_data(Instance& i, Change& c, std::int64_t expiry_ns, InsertResult& r)
+      SPINDLE_REQUIRES(mu_);
   void apply_dispose(Instance& i, const Change& c, bool created, InsertResult& r)
       SPINDLE_REQUIRES(mu_);
   enum class Unregistered : std::uint8_t { unrelated, applied, now_no_writers };
@@ -255,10 +259,12 @@ class HistoryCache {
   const std::size_t per_instance_cap_;
   const std::size_t max_samples_;
   const std::size_t max_instances_;
+  const std::int64_t lifespan_ns_;    // INT64_MAX: infinite
+  const std::int64_t separation_ns_;  // TIME_BASED_FILTER; 0: off
 
   mutable detail::Mutex mu_;
   std::vector<std::unique_ptr<Instance>> instances_ SPINDLE_GUARDED_BY(mu_);  // by handle
-  std::unordered_map<KeyHash, Instance*, KeyHashHash> by_key_ SPINDLE_GUARDED_BY(mu_);
+  std::unordered_map<KeyHash, Instance*, KeyHashHash, KeyHashEqual> by_key_ SPINDLE_GUARDED_BY(mu_);
   Instance* last_ SPINDLE_GUARDED_BY(mu_) = nullptr;  // the most recently inserted-to
   std::uint64_t next_handle_ SPINDLE_GUARDED_BY(mu_) = 1;
   std::size_t total_samples_ SPINDLE_GUARDED_BY(mu_) = 0;
