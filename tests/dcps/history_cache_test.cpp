@@ -1,6 +1,9 @@
 // Reader history cache: HISTORY, RESOURCE_LIMITS, read vs take, sample/view/instance
 // states across dispose/unregister/rebirth, invalid samples, ranks, instance iteration,
 // DESTINATION_ORDER, OWNERSHIP, TIME_BASED_FILTER, LIFESPAN, READER_DATA_LIFECYCLE.
+#include <stdexcept>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 #include "cache_fixture.hpp"
@@ -589,6 +592,12 @@ TEST_CASE("insert_batch applies a delivery batch in order", "[dcps][cache]") {
   CHECK(results[2].outcome == InsertOutcome::rejected);
   CHECK(results[3].data_available);
   CHECK(values(read(cache)) == std::vector<int>{1, 2});
+
+  std::vector<InsertResult> too_few(1);
+  batch.assign(1, data(3, 1));
+  batch.push_back(data(3, 2));
+  CHECK_THROWS_AS(cache.insert_batch(batch, too_few), std::invalid_argument);
+  CHECK(cache.lookup_instance(key_of(3)).is_nil());
 }
 
 TEST_CASE("state counts follow every transition", "[dcps][cache]") {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <utility>
 
 #include <dds/sub/SampleInfo.hpp>
@@ -566,6 +567,9 @@ InsertResult HistoryCache::insert(Change&& change) {
 }
 
 void HistoryCache::insert_batch(std::span<Change> changes, std::span<InsertResult> results) {
+  if (results.size() < changes.size()) {
+    throw std::invalid_argument("HistoryCache::insert_batch: fewer results than changes");
+  }
   bool notify = false;
   {
     MutexLock lock(mu_);

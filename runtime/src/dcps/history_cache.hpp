@@ -162,7 +162,7 @@ class HistoryCache {
   // readable content changed.
   [[nodiscard]] InsertResult insert(Change&& change) SPINDLE_EXCLUDES(mu_);
   // Applies a delivery batch under one lock and one notification; results[i] is for
-  // changes[i] (results.size() >= changes.size()).
+  // changes[i]. Throws std::invalid_argument, applying nothing, if results is shorter.
   void insert_batch(std::span<Change> changes, std::span<InsertResult> results)
       SPINDLE_EXCLUDES(mu_);
   // A writer lost liveliness or went away: every instance it had registered behaves as if
