@@ -1,0 +1,8 @@
+# dcps: the subscriber-side data model and the machinery every entity shares — the reader
+# history cache, statuses (StatusBook), conditions and WaitSets, the Entity base.
+target_sources(spindle_runtime PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/history_cache.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/status_book.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/condition.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/waitset.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/entity_delegate.cpp)

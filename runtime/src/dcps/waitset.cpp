@@ -1,0 +1,175 @@
+// WaitSetDelegate and the out-of-line parts of dds::core::cond::WaitSet.
+#include "dcps/waitset_delegate.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include <dds/core/Exception.hpp>
+#include <dds/core/cond/WaitSet.hpp>
+
+namespace spindle::dcps {
+
+using detail::MutexLock;
+
+WaitSetDelegate::~WaitSetDelegate() {
+  std::vector<ConditionPtr> conds;
+  {
+    MutexLock attach(attach_mu_);
+    {
+      MutexLock lock(mu_);
+      conds.swap(conditions_);
+    }
+    for (const auto& c : conds)
+      c->detach_waitset(this);
+  }
+  // `conds` is released here, with no lock held.
+}
+
+bool WaitSetDelegate::attach(const ConditionPtr& cond) {
+  MutexLock attach(attach_mu_);
+  {
+    MutexLock lock(mu_);
+    if (std::find(conditions_.begin(), conditions_.end(), cond) != conditions_.end()) return false;
+  }
+  cond->attach_waitset(this);
+  {
+    MutexLock lock(mu_);
+    conditions_.push_back(cond);
+    ++generation_;  // a waiter re-evaluates: the new condition may be true already
+  }
+  cv_.notify_all();
+  return true;
+}
+
+bool WaitSetDelegate::detach(const ConditionPtr& cond) {
+  ConditionPtr dropped;
+  {
+    MutexLock attach(attach_mu_);
+    {
+      MutexLock lock(mu_);
+      auto it = std::find(conditions_.begin(), conditions_.end(), cond);
+      if (it == conditions_.end()) return false;
+      dropped = std::move(*it);
+      conditions_.erase(it);
+    }
+    cond->detach_waitset(this);
+  }
+  return true;
+}
+
+std::vector<WaitSetDelegate::ConditionPtr> WaitSetDelegate::conditions() const {
+  MutexLock lock(mu_);
+  return conditions_;
+}
+
+void WaitSetDelegate::collect_triggered(std::vector<ConditionPtr>& out) const {
+  for (const auto& c : conditions_) {
+    if (c->trigger_value()) out.push_back(c);
+  }
+}
+
+std::vector<WaitSetDelegate::ConditionPtr> WaitSetDelegate::wait(
+    const dds::core::Duration& timeout) {
+  std::vector<ConditionPtr> triggered;
+  const bool forever = timeout.is_infinite();
+  const auto deadline = forever ? std::chrono::steady_clock::time_point::max()
+                                : std::chrono::steady_clock::now() + timeout.to_chrono();
+  MutexLock lock(mu_);
+  if (waiting_) {
+    throw dds::core::PreconditionNotMetError(
+        "dds::core::cond::WaitSet::wait: another thread is already waiting on this WaitSet");
+  }
+  waiting_ = true;
+  struct Done {
+    bool* flag;
+    ~Done() { *flag = false; }
+  } done{&waiting_};
+  for (;;) {
+    collect_triggered(triggered);
+    if (!triggered.empty()) return triggered;
+    const std::uint64_t seen = generation_;
+    // cv_ releases and re-acquires mu_ itself; MutexLock still owns it on return.
+    const auto moved = [&]() SPINDLE_NO_THREAD_SAFETY_ANALYSIS { return generation_ != seen; };
+    if (forever) {
+      cv_.wait(mu_, moved);
+    } else if (!cv_.wait_until(mu_, deadline, moved)) {
+      collect_triggered(triggered);  // a last look: the deadline and a trigger may coincide
+      return triggered;
+    }
+  }
+}
+
+void WaitSetDelegate::wake() {
+  {
+    MutexLock lock(mu_);
+    ++generation_;
+  }
+  cv_.notify_all();
+}
+
+}  // namespace spindle::dcps
+
+namespace dds::core::cond {
+
+WaitSet::WaitSet() : Reference(std::make_shared<delegate_type>()) {}
+
+WaitSet::ConditionSeq WaitSet::wait(const dds::core::Duration& timeout) {
+  ConditionSeq triggered;
+  wait(triggered, timeout);
+  return triggered;
+}
+
+WaitSet::ConditionSeq WaitSet::wait() {
+  return wait(dds::core::Duration::infinite());
+}
+
+WaitSet::ConditionSeq& WaitSet::wait(ConditionSeq& triggered, const dds::core::Duration& timeout) {
+  // Cleared before waiting: dropping the caller's references must not happen under a lock.
+  triggered.clear();
+  auto conds = checked().wait(timeout);
+  if (conds.empty()) throw TimeoutError("dds::core::cond::WaitSet::wait: timed out");
+  triggered.reserve(conds.size());
+  for (auto& c : conds)
+    triggered.emplace_back(std::move(c));
+  return triggered;
+}
+
+WaitSet::ConditionSeq& WaitSet::wait(ConditionSeq& triggered) {
+  return wait(triggered, dds::core::Duration::infinite());
+}
+
+void WaitSet::dispatch() {
+  dispatch(dds::core::Duration::infinite());
+}
+
+void WaitSet::dispatch(const dds::core::Duration& timeout) {
+  for (auto& c : wait(timeout))
+    c.dispatch();
+}
+
+WaitSet& WaitSet::attach_condition(const Condition& cond) {
+  if (cond.is_nil()) throw NullReferenceError("dds::core::cond::WaitSet: null condition");
+  checked().attach(cond.delegate());
+  return *this;
+}
+
+bool WaitSet::detach_condition(const Condition& cond) {
+  if (cond.is_nil()) return false;
+  return checked().detach(cond.delegate());
+}
+
+WaitSet::ConditionSeq WaitSet::conditions() const {
+  ConditionSeq out;
+  conditions(out);
+  return out;
+}
+
+WaitSet::ConditionSeq& WaitSet::conditions(ConditionSeq& conds) const {
+  conds.clear();
+  for (auto& c : checked().conditions())
+    conds.emplace_back(std::move(c));
+  return conds;
+}
+
+}  // namespace dds::core::cond
