@@ -1,4 +1,4 @@
-#core : pieces the other components share(the strict YAML reader behind every config file).
-find_package(yaml - cpp 0.7 REQUIRED)
-    target_sources(spindle_runtime PRIVATE ${CMAKE_CURRENT_LIST_DIR} / yaml_reader.cpp)
-        target_link_libraries(spindle_runtime PRIVATE yaml - cpp)
+# core: pieces the other components share (the strict YAML reader behind every config file).
+find_package(yaml-cpp 0.7 REQUIRED)
+target_sources(spindle_runtime PRIVATE ${CMAKE_CURRENT_LIST_DIR}/yaml_reader.cpp)
+target_link_libraries(spindle_runtime PRIVATE yaml-cpp)
