@@ -20,14 +20,14 @@ std::string compose(const std::string& source, int line, const std::string& key,
   return m + problem;
 }
 
+}  // namespace
+
 std::string shown(const YAML::Node& n) {
   if (n.IsScalar()) return "'" + n.Scalar() + "'";
   if (n.IsSequence()) return "a list";
   if (n.IsMap()) return "a mapping";
   return "nothing";
 }
-
-}  // namespace
 
 YamlError::YamlError(std::string source, int line, std::string key, std::string problem)
     : std::runtime_error(compose(source, line, key, problem)),
@@ -78,16 +78,19 @@ YAML::Node YamlReader::find(const YAML::Node& map, std::string_view name) {
   return YAML::Node(YAML::NodeType::Undefined);
 }
 
-long long YamlReader::integer_in(const YAML::Node& n, const std::string& key, long long lo,
-                                 long long hi, bool open_above) const {
+bool parse_integer(std::string_view text, long long& out) noexcept {
+  const auto* first = text.data();
+  const auto* last = text.data() + text.size();
+  if (!text.empty() && text.front() == '+') ++first;
+  const auto [end, ec] = std::from_chars(first, last, out, 10);
+  return first != last && ec == std::errc() && end == last;
+}
+
+long long YamlReader::bounded_integer(const YAML::Node& n, const std::string& key, long long lo,
+                                      long long hi, bool open_above) const {
   if (!n.IsScalar()) fail(n, key, "expected an integer, got " + shown(n));
-  const auto& t = n.Scalar();
   long long v = 0;
-  const auto* first = t.data();
-  if (!t.empty() && t.front() == '+') ++first;
-  const auto [end, ec] = std::from_chars(first, t.data() + t.size(), v, 10);
-  if (t.empty() || ec != std::errc() || end != t.data() + t.size())
-    fail(n, key, "expected an integer, got '" + t + "'");
+  if (!parse_integer(n.Scalar(), v)) fail(n, key, "expected an integer, got '" + n.Scalar() + "'");
   if (v >= lo && v <= hi) return v;
   if (!open_above)
     fail(n, key,

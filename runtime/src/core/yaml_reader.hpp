@@ -47,6 +47,8 @@ class YamlError : public std::runtime_error {
   std::string problem_;
 };
 
+// How a node appears in messages: 'text', a list, a mapping, nothing.
+[[nodiscard]] std::string shown(const YAML::Node& n);
 // The 1-based line of a node, 0 when the node is absent or carries no position.
 [[nodiscard]] int line_of(const YAML::Node& n) noexcept;
 
@@ -70,16 +72,19 @@ class YamlReader {
   // The value of `name` in mapping `map`, or an undefined node (no insertion).
   [[nodiscard]] static YAML::Node find(const YAML::Node& map, std::string_view name);
 
-  // An integer in [lo, hi]. When hi is the largest T the message names the bound that was
-  // crossed ("must be >= 1, got 0"), otherwise the range ("must be in 1..65536, got 0").
+  // An integer in [lo, hi]. When hi is the type's natural limit (`open_above`) the message
+  // names the bound that was crossed ("must be >= 1, got 0"), otherwise the range ("must
+  // be in 1..65536, got 0").
+  [[nodiscard]] long long bounded_integer(const YAML::Node& n, const std::string& key, long long lo,
+                                          long long hi, bool open_above) const;
   template <class T>
   [[nodiscard]] T integer(const YAML::Node& n, const std::string& key, T lo, T hi) const {
     constexpr auto kLongMax = std::numeric_limits<long long>::max();
     const bool huge =
         static_cast<unsigned long long>(hi) > static_cast<unsigned long long>(kLongMax);
-    return static_cast<T>(integer_in(n, key, static_cast<long long>(lo),
-                                     huge ? kLongMax : static_cast<long long>(hi),
-                                     hi == std::numeric_limits<T>::max()));
+    return static_cast<T>(bounded_integer(n, key, static_cast<long long>(lo),
+                                          huge ? kLongMax : static_cast<long long>(hi),
+                                          hi == std::numeric_limits<T>::max()));
   }
   [[nodiscard]] std::string text(const YAML::Node& n, const std::string& key) const;
   [[nodiscard]] bool boolean(const YAML::Node& n, const std::string& key) const;
@@ -102,10 +107,11 @@ class YamlReader {
   }
 
  private:
-  [[nodiscard]] long long integer_in(const YAML::Node& n, const std::string& key, long long lo,
-                                     long long hi, bool open_above) const;
   std::string source_;
 };
+
+// A decimal integer with an optional sign and nothing else.
+[[nodiscard]] bool parse_integer(std::string_view text, long long& out) noexcept;
 
 // Parses YAML text; a syntax error is a YamlError naming source:line.
 [[nodiscard]] YAML::Node parse_yaml(std::string_view text, const std::string& source);

@@ -5,9 +5,9 @@
 // its own sender ring; a reader's and a topic's are the defaults the entity layer starts
 // from. It takes no part in request/offered matching.
 //
-// Memory per sender and subgroup is about window_size * (max_payload + 16) bytes in every
-// member's SST copy, so large windows of large slots are expensive; the limits below are
-// those of the SMC implementation.
+// Memory per sender and subgroup is about window_size * max_payload bytes in every member's
+// SST copy, so large windows of large slots are expensive; the limits below are those of
+// the SMC implementation, and a ring may not exceed kMaxRingBytes.
 //
 // Threading: a value type.
 #pragma once
@@ -31,6 +31,8 @@ class Engine {
   static constexpr std::uint32_t kMaxPayload = 1u << 20;
   static constexpr std::uint32_t kMinRdmcBlockSize = 1024;
   static constexpr std::uint32_t kMaxRdmcBlockSize = 64u << 20;
+  // window_size * max_payload: the bytes of one sender's ring in every member's SST copy.
+  static constexpr std::uint64_t kMaxRingBytes = 256u << 20;
 
   explicit Engine(std::uint32_t window_size = 100, std::uint32_t max_payload = 1024,
                   std::uint32_t rdmc_block_size = 1u << 20,
