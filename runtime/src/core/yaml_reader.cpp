@@ -146,6 +146,15 @@ std::vector<std::string> YamlReader::text_list(const YAML::Node& n, const std::s
   return out;
 }
 
+void check_version(const YamlReader& r, const YAML::Node& root, int supported) {
+  const auto version = YamlReader::find(root, "version");
+  const auto known = "this loader reads version " + std::to_string(supported);
+  if (!version.IsDefined()) r.fail(root, "version", "missing (" + known + ")");
+  const auto v = r.integer<int>(version, "version", INT32_MIN, INT32_MAX);
+  if (v != supported)
+    r.fail(version, "version", "unsupported version " + std::to_string(v) + " (" + known + ")");
+}
+
 YAML::Node parse_yaml(std::string_view text, const std::string& source) {
   try {
     return YAML::Load(std::string(text));

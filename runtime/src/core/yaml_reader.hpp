@@ -110,6 +110,9 @@ class YamlReader {
   std::string source_;
 };
 
+// Checks the mandatory top-level `version:` of `root` equals `supported`.
+void check_version(const YamlReader& r, const YAML::Node& root, int supported);
+
 // A decimal integer with an optional sign and nothing else.
 [[nodiscard]] bool parse_integer(std::string_view text, long long& out) noexcept;
 

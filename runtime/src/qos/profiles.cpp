@@ -75,20 +75,22 @@ struct RawProfile {
 bool valid_profile_name(std::string_view name) {
   if (name.empty()) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
   });
 }
 
 std::vector<std::string_view> key_names(const std::vector<KeyDoc>& keys) {
   std::vector<std::string_view> out;
-  for (const auto& k : keys) out.push_back(k.key);
+  for (const auto& k : keys)
+    out.push_back(k.key);
   return out;
 }
 
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  for (const auto& n : names)
+    out += (out.empty() ? "" : ", ") + n;
   return out.empty() ? "none" : out;
 }
 
@@ -117,13 +119,7 @@ class Loader {
     const YAML::Node root = core::parse_yaml(text, source);
     const auto top = key_names(file_keys());
     r.expect_map(root, "", top);
-    const auto version = YamlReader::find(root, "version");
-    if (!version.IsDefined())
-      r.fail(root, "version", "missing (this loader reads version 1)");
-    const auto v = r.integer<int>(version, "version", INT32_MIN, INT32_MAX);
-    if (v != kProfileFormatVersion)
-      r.fail(version, "version",
-             "unsupported version " + std::to_string(v) + " (this loader reads version 1)");
+    core::check_version(r, root, kProfileFormatVersion);
     if (const auto inc = YamlReader::find(root, "include"); inc.IsDefined()) {
       if (!inc.IsSequence()) r.fail(inc, "include", "expected a list of file names");
       for (std::size_t i = 0; i < inc.size(); ++i)
@@ -176,12 +172,12 @@ class Loader {
       const auto s = static_cast<std::size_t>(
           std::find_if(all.begin(), all.end(), [&](const Section& x) { return x.name == k; }) -
           all.begin());
-      core::walk_fields(r, kv.second, path, all[s].specs,
-                        [&](std::size_t i, const YAML::Node& value, const std::string& vkey) {
-                          p.settings.push_back(Setting{
-                              s, i, core::read_value(r, value, vkey, *all[s].specs[i]),
-                              r.source(), core::line_of(value), vkey});
-                        });
+      core::walk_fields(
+          r, kv.second, path, all[s].specs,
+          [&](std::size_t i, const YAML::Node& value, const std::string& vkey) {
+            p.settings.push_back(Setting{s, i, core::read_value(r, value, vkey, *all[s].specs[i]),
+                                         r.source(), core::line_of(value), vkey});
+          });
     }
     return p;
   }
@@ -205,14 +201,16 @@ class Loader {
     }
     if (found.empty()) {
       std::string looked;
-      for (const auto& d : where) looked += (looked.empty() ? "" : ", ") + d.string();
+      for (const auto& d : where)
+        looked += (looked.empty() ? "" : ", ") + d.string();
       r.fail(n, key, "cannot find '" + name.string() + "' (looked in " + looked + ")");
     }
     std::error_code ec;
     const auto canonical = fs::weakly_canonical(found, ec);
     if (std::find(stack_.begin(), stack_.end(), canonical) != stack_.end()) {
       std::string chain;
-      for (const auto& f : stack_) chain += f.filename().string() + " -> ";
+      for (const auto& f : stack_)
+        chain += f.filename().string() + " -> ";
       r.fail(n, key, "include cycle: " + chain + canonical.filename().string());
     }
     if (done_.contains(canonical)) return;
@@ -242,7 +240,8 @@ std::vector<const RawProfile*> chain_of(const Loader& l, const RawProfile& p) {
     const auto loop = std::find(chain.begin(), chain.end(), &it->second);
     if (loop != chain.end()) {
       std::string cycle;
-      for (auto i = loop; i != chain.end(); ++i) cycle += (*i)->name + " -> ";
+      for (auto i = loop; i != chain.end(); ++i)
+        cycle += (*i)->name + " -> ";
       r.fail_at_line(cur.base_line, key, "inheritance cycle: " + cycle + it->second.name);
     }
     chain.push_back(&it->second);
@@ -293,7 +292,8 @@ ProfileQos build(const Loader& l, const RawProfile& p) {
 
 }  // namespace
 
-ProfileLibrary ProfileLibrary::load(const fs::path& file, const std::vector<fs::path>& search_path) {
+ProfileLibrary ProfileLibrary::load(const fs::path& file,
+                                    const std::vector<fs::path>& search_path) {
   try {
     const auto text = core::read_text_file(file, "QoS profile file");
     std::error_code ec;
@@ -322,7 +322,8 @@ ProfileLibrary ProfileLibrary::build_library(std::string_view text, const std::s
   l.load(text, source, dir, canonical);
   ProfileLibrary lib;
   lib.source_ = source;
-  for (const auto& name : l.order) lib.profiles_.emplace(name, build(l, l.profiles.at(name)));
+  for (const auto& name : l.order)
+    lib.profiles_.emplace(name, build(l, l.profiles.at(name)));
   lib.own_ = l.own;
   return lib;
 }
@@ -337,7 +338,8 @@ const ProfileQos& ProfileLibrary::profile(std::string_view name) const {
 
 std::vector<std::string> ProfileLibrary::names() const {
   std::vector<std::string> out;
-  for (const auto& [name, q] : profiles_) out.push_back(name);
+  for (const auto& [name, q] : profiles_)
+    out.push_back(name);
   return out;
 }
 

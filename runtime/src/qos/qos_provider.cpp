@@ -21,9 +21,11 @@ QosProvider::QosProvider(const std::string& uri, const std::string& profile) : u
   const auto file = spindle::qos::find_profile_file(path_of(uri), search);
   if (!file) {
     std::string looked;
-    for (const auto& d : search) looked += ", " + d.string();
-    throw InvalidArgumentError(uri + ": cannot find the QoS profile file (looked in the current "
-                                     "directory" +
+    for (const auto& d : search)
+      looked += ", " + d.string();
+    throw InvalidArgumentError(uri +
+                               ": cannot find the QoS profile file (looked in the current "
+                               "directory" +
                                looked + ")");
   }
   library_ = std::make_shared<const spindle::qos::ProfileLibrary>(
@@ -39,7 +41,8 @@ QosProvider::QosProvider(const std::string& uri, const std::string& profile) : u
 const std::string& QosProvider::default_profile() const {
   if (default_.empty()) {
     std::string known;
-    for (const auto& n : library_->names()) known += (known.empty() ? "" : ", ") + n;
+    for (const auto& n : library_->names())
+      known += (known.empty() ? "" : ", ") + n;
     throw PreconditionNotMetError(library_->source() +
                                   ": no default QoS profile: name one in QosProvider(uri, "
                                   "profile) or pass an id (profiles: " +
@@ -48,7 +51,9 @@ const std::string& QosProvider::default_profile() const {
   return default_;
 }
 
-std::vector<std::string> QosProvider::profiles() const { return library_->names(); }
+std::vector<std::string> QosProvider::profiles() const {
+  return library_->names();
+}
 
 dds::domain::qos::DomainParticipantQos QosProvider::participant_qos() const {
   return participant_qos(default_profile());
@@ -56,7 +61,9 @@ dds::domain::qos::DomainParticipantQos QosProvider::participant_qos() const {
 dds::domain::qos::DomainParticipantQos QosProvider::participant_qos(const std::string& id) const {
   return library_->profile(id).participant;
 }
-dds::topic::qos::TopicQos QosProvider::topic_qos() const { return topic_qos(default_profile()); }
+dds::topic::qos::TopicQos QosProvider::topic_qos() const {
+  return topic_qos(default_profile());
+}
 dds::topic::qos::TopicQos QosProvider::topic_qos(const std::string& id) const {
   return library_->profile(id).topic;
 }
