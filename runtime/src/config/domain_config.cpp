@@ -334,19 +334,19 @@ DomainConfig parse(std::string_view yaml, const std::string& source, std::option
   Parsed p;
   p.root_line = core::line_of(root);
   const auto& all = fields();
-  core::walk_fields(r, root, "", core::specs_of(all),
-                    [&](std::size_t i, const YAML::Node& n, const std::string& key) {
-                      p.lines[key] = core::line_of(n);
-                      if (all[i].key == "members") {
-                        p.config.members =
-                            read_records(r, n, key, member_fields(), "id", p.member_lines);
-                      } else if (all[i].key == "contacts") {
-                        std::vector<int> unused;
-                        p.config.contacts = read_records(r, n, key, address_fields(), "", unused);
-                      } else {
-                        all[i].set(p.config, core::read_value(r, n, key, all[i]));
-                      }
-                    });
+  core::walk_fields(
+      r, root, "", core::specs_of(all),
+      [&](std::size_t i, const YAML::Node& name, const YAML::Node& n, const std::string& key) {
+        p.lines[key] = core::line_of(name);
+        if (all[i].key == "members") {
+          p.config.members = read_records(r, n, key, member_fields(), "id", p.member_lines);
+        } else if (all[i].key == "contacts") {
+          std::vector<int> unused;
+          p.config.contacts = read_records(r, n, key, address_fields(), "", unused);
+        } else {
+          all[i].set(p.config, core::read_value(r, n, key, all[i]));
+        }
+      });
   if (node_id) p.config.node_id = *node_id;
   if (domain_id) {
     if (p.lines.contains("domain_id") && p.config.domain_id != *domain_id)

@@ -166,7 +166,7 @@ void walk(const YamlReader& r, const YAML::Node& map, const std::string& path,
     const auto leaf = std::find_if(specs.begin(), specs.end(),
                                    [&](const FieldSpec* s) { return s->key == full; });
     if (leaf != specs.end()) {
-      visit(static_cast<std::size_t>(leaf - specs.begin()), kv.second, key);
+      visit(static_cast<std::size_t>(leaf - specs.begin()), kv.first, kv.second, key);
     } else {
       walk(r, kv.second, key, specs, full + ".", visit);
     }

@@ -68,9 +68,9 @@ inline constexpr std::int64_t kNoUpperBound = INT64_MAX;
 [[nodiscard]] std::string describe_type(const FieldSpec& spec);
 
 // Checks `map` (at key path `path`) holds only the dotted keys of `specs` and calls
-// visit(index, value node, key path) for every leaf present, in file order.
-using FieldVisitor =
-    std::function<void(std::size_t index, const YAML::Node& value, const std::string& key)>;
+// visit(index, key node, value node, key path) for every leaf present, in file order.
+using FieldVisitor = std::function<void(std::size_t index, const YAML::Node& key_node,
+                                        const YAML::Node& value, const std::string& key)>;
 void walk_fields(const YamlReader& r, const YAML::Node& map, const std::string& path,
                  std::span<const FieldSpec* const> specs, const FieldVisitor& visit);
 
@@ -98,7 +98,7 @@ std::vector<std::size_t> read_fields(const YamlReader& r, const YAML::Node& map,
                                      T& out) {
   std::vector<std::size_t> set;
   walk_fields(r, map, path, specs_of(fields),
-              [&](std::size_t i, const YAML::Node& n, const std::string& key) {
+              [&](std::size_t i, const YAML::Node&, const YAML::Node& n, const std::string& key) {
                 fields[i].set(out, read_value(r, n, key, fields[i]));
                 set.push_back(i);
               });

@@ -174,7 +174,7 @@ class Loader {
           all.begin());
       core::walk_fields(
           r, kv.second, path, all[s].specs,
-          [&](std::size_t i, const YAML::Node& value, const std::string& vkey) {
+          [&](std::size_t i, const YAML::Node&, const YAML::Node& value, const std::string& vkey) {
             p.settings.push_back(Setting{s, i, core::read_value(r, value, vkey, *all[s].specs[i]),
                                          r.source(), core::line_of(value), vkey});
           });
