@@ -26,7 +26,7 @@ std::string quoted(const std::string& s) {
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
-    } else if (u < 0x20 || u >= 0x7f) {
+    } else if (u < 0x20 || u == 0x7f) {  // bytes >= 0x80 (UTF-8) pass through unchanged
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", u);
       out += buf;

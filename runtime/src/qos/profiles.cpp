@@ -306,9 +306,10 @@ ProfileLibrary ProfileLibrary::load(const fs::path& file,
 }
 
 ProfileLibrary ProfileLibrary::parse(std::string_view yaml, const std::string& source,
-                                     const std::vector<fs::path>& search_path) {
+                                     const std::vector<fs::path>& search_path,
+                                     const fs::path& include_dir) {
   try {
-    return build_library(yaml, source, fs::path("."), std::nullopt, search_path);
+    return build_library(yaml, source, include_dir, std::nullopt, search_path);
   } catch (const YamlError& e) {
     throw dds::core::InvalidArgumentError(e.what());
   }

@@ -46,10 +46,11 @@ class ProfileLibrary {
   // names not found next to the including file are looked up, in order.
   [[nodiscard]] static ProfileLibrary load(const std::filesystem::path& file,
                                            const std::vector<std::filesystem::path>& search_path);
-  // The same for YAML text; `source` names it in errors; included names are looked up
-  // relative to the current directory, then on `search_path`.
+  // The same for YAML text; `source` names it in errors; included names are looked up in
+  // `include_dir`, then on `search_path`.
   [[nodiscard]] static ProfileLibrary parse(std::string_view yaml, const std::string& source,
-                                            const std::vector<std::filesystem::path>& search_path);
+                                            const std::vector<std::filesystem::path>& search_path,
+                                            const std::filesystem::path& include_dir = ".");
 
   // Throws dds::core::InvalidArgumentError naming the source and the known profiles when
   // there is no profile `name`.
