@@ -6,24 +6,12 @@
 
 #include "qos/checks.hpp"
 #include "qos/schema.hpp"
+#include "qos_names.hpp"
 #include "support.hpp"
 
-using namespace dds::core::policy;
-using dds::core::Duration;
-using dds::pub::qos::DataWriterQos;
-using dds::pub::qos::PublisherQos;
-using dds::sub::qos::DataReaderQos;
-using dds::sub::qos::SubscriberQos;
-using dds::topic::qos::TopicQos;
-using spindle::policy::Consistency;
-using spindle::policy::Engine;
 namespace sq = spindle::qos;
 
 namespace {
-
-Duration ms(std::uint64_t n) {
-  return Duration::from_millisecs(n);
-}
 
 template <class Q>
 std::string message_of(const Q& q) {
@@ -296,7 +284,6 @@ TEST_CASE("partitions: names, wildcards, and the default partition", "[checks]")
 }
 
 TEST_CASE("effective consistency: durability raises the level", "[checks]") {
-  using spindle::policy::ConsistencyKind;
   CHECK(sq::effective_consistency(Durability::Volatile(), Consistency::Unordered()) ==
         ConsistencyKind::UNORDERED);
   CHECK(sq::effective_consistency(Durability::TransientLocal(), Consistency::Atomic()) ==

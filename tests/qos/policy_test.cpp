@@ -2,27 +2,7 @@
 // operators, named constructors, policy ids, and which entity holds which policy.
 #include <catch2/catch.hpp>
 
-#include <dds/core/policy/CorePolicy.hpp>
-#include <dds/domain/qos/DomainParticipantQos.hpp>
-#include <dds/pub/qos/DataWriterQos.hpp>
-#include <dds/pub/qos/PublisherQos.hpp>
-#include <dds/sub/qos/DataReaderQos.hpp>
-#include <dds/sub/qos/SubscriberQos.hpp>
-#include <dds/topic/qos/TopicQos.hpp>
-#include <spindle/policy/Consistency.hpp>
-#include <spindle/policy/Engine.hpp>
-
-using namespace dds::core::policy;
-using dds::core::Duration;
-using dds::domain::qos::DomainParticipantQos;
-using dds::pub::qos::DataWriterQos;
-using dds::pub::qos::PublisherQos;
-using dds::sub::qos::DataReaderQos;
-using dds::sub::qos::SubscriberQos;
-using dds::topic::qos::TopicQos;
-using spindle::policy::Consistency;
-using spindle::policy::ConsistencyKind;
-using spindle::policy::Engine;
+#include "qos_names.hpp"
 
 namespace {
 

@@ -8,22 +8,13 @@
 
 #include "qos/checks.hpp"
 #include "qos/profiles.hpp"
+#include "qos_names.hpp"
 #include "support.hpp"
 
-using namespace dds::core::policy;
-using dds::core::Duration;
 using dds::core::QosProvider;
-using spindle::policy::Consistency;
-using spindle::policy::ConsistencyKind;
-using spindle::policy::Engine;
-using spindle::policy::FsyncKind;
 namespace sq = spindle::qos;
 
 namespace {
-
-Duration ms(std::uint64_t n) {
-  return Duration::from_millisecs(n);
-}
 
 QosProvider shipped(const std::string& file, const std::string& profile = "") {
   return QosProvider((qos_test::profile_dir() / file).string(), profile);
@@ -248,33 +239,37 @@ TEST_CASE("profile errors: unknown keys at every level", "[profiles][errors]") {
         "p.yaml:6: profiles.a.publisher.partition: given twice");
 }
 
+// A writer section's body (after "version: 1\nprofiles:\n  a:\n    writer:\n", so the
+// body starts on line 5) and the exact error.
+const std::vector<std::pair<std::string, std::string>> kWriterErrors = {
+    {"history: {depth: deep}", "profiles.a.writer.history.depth: expected an integer, got 'deep'"},
+    {"history: {kind: keep_some}",
+     "profiles.a.writer.history.kind: expected keep_last or keep_all, got 'keep_some'"},
+    {"history: 3", "profiles.a.writer.history: expected a mapping, got '3'"},
+    {"deadline: {period: 10}",
+     "profiles.a.writer.deadline.period: expected a duration (an integer with ns, us, ms, s or "
+     "min, or 0, or infinite), got '10'"},
+    {"writer_data_lifecycle: {autodispose_unregistered_instances: 1}",
+     "profiles.a.writer.writer_data_lifecycle.autodispose_unregistered_instances: expected "
+     "true or false, got '1'"},
+    {"resource_limits: {max_samples: 0}",
+     "profiles.a.writer.resource_limits.max_samples: must be >= 1 or unlimited, got 0"},
+    {"engine: {window_size: 70000}",
+     "profiles.a.writer.engine.window_size: must be in 1..65536, got 70000"},
+    {"consistency: {kind: eventual}",
+     "profiles.a.writer.consistency.kind: expected unordered, atomic, volatile or logged, got "
+     "'eventual'"},
+    {"user_data: {value: [1, 2]}",
+     "profiles.a.writer.user_data.value: expected a string, got a list"},
+};
+
 TEST_CASE("profile errors: wrong types and out-of-range values", "[profiles][errors]") {
   Scratch s;
-  const std::string head = "version: 1\nprofiles:\n  a:\n    writer:\n";
-  CHECK(s.invalid(head + "      history: {depth: deep}\n") ==
-        "p.yaml:5: profiles.a.writer.history.depth: expected an integer, got 'deep'");
-  CHECK(s.invalid(head + "      history: {kind: keep_some}\n") ==
-        "p.yaml:5: profiles.a.writer.history.kind: expected keep_last or keep_all, got "
-        "'keep_some'");
-  CHECK(s.invalid(head + "      history: 3\n") ==
-        "p.yaml:5: profiles.a.writer.history: expected a mapping, got '3'");
-  CHECK(s.invalid(head + "      deadline: {period: 10}\n") ==
-        "p.yaml:5: profiles.a.writer.deadline.period: expected a duration (an integer with ns, "
-        "us, ms, s or min, or 0, or infinite), got '10'");
-  CHECK(
-      s.invalid(head + "      writer_data_lifecycle: {autodispose_unregistered_instances: 1}\n") ==
-      "p.yaml:5: profiles.a.writer.writer_data_lifecycle.autodispose_unregistered_instances: "
-      "expected true or false, got '1'");
-  CHECK(s.invalid(head + "      resource_limits: {max_samples: 0}\n") ==
-        "p.yaml:5: profiles.a.writer.resource_limits.max_samples: must be >= 1 or unlimited, "
-        "got 0");
-  CHECK(s.invalid(head + "      engine: {window_size: 70000}\n") ==
-        "p.yaml:5: profiles.a.writer.engine.window_size: must be in 1..65536, got 70000");
-  CHECK(s.invalid(head + "      consistency: {kind: eventual}\n") ==
-        "p.yaml:5: profiles.a.writer.consistency.kind: expected unordered, atomic, volatile or "
-        "logged, got 'eventual'");
-  CHECK(s.invalid(head + "      user_data: {value: [1, 2]}\n") ==
-        "p.yaml:5: profiles.a.writer.user_data.value: expected a string, got a list");
+  for (const auto& [body, message] : kWriterErrors) {
+    INFO(body);
+    CHECK(s.invalid("version: 1\nprofiles:\n  a:\n    writer:\n      " + body + "\n") ==
+          "p.yaml:5: " + message);
+  }
   CHECK(s.invalid("version: 1\nprofiles:\n  a:\n    subscriber:\n      partition: {names: x}\n") ==
         "p.yaml:5: profiles.a.subscriber.partition.names: expected a list of strings, got 'x'");
   CHECK(s.invalid("version: 1\nprofiles: [a]\n") ==

@@ -15,16 +15,13 @@ namespace spindle::config {
 
 namespace fs = std::filesystem;
 
+namespace {
+// TransportKind's names, in its order: to_string() and the schema's choices.
+constexpr std::string_view kTransportNames[] = {"tcp", "shm", "rdma"};
+}  // namespace
+
 std::string_view to_string(TransportKind t) noexcept {
-  switch (t) {
-    case TransportKind::tcp:
-      return "tcp";
-    case TransportKind::shm:
-      return "shm";
-    case TransportKind::rdma:
-      return "rdma";
-  }
-  return "?";
+  return kTransportNames[static_cast<std::size_t>(t)];
 }
 
 std::vector<Member> DomainConfig::initial_members() const {
@@ -59,12 +56,7 @@ template <class T>
 Field<T> field(std::string key, ValueType type, std::int64_t lo, std::int64_t hi,
                std::string_view doc, std::function<Value(const T&)> get,
                std::function<void(T&, const Value&)> set) {
-  Field<T> f;
-  f.key = std::move(key);
-  f.type = type;
-  f.lo = lo;
-  f.hi = hi;
-  f.doc = doc;
+  auto f = core::make_field<T>(std::move(key), type, lo, hi, doc);
   f.get = std::move(get);
   f.set = std::move(set);
   return f;
@@ -88,14 +80,52 @@ Field<T> text(std::string key, std::string_view doc, std::string T::*member) {
       [member](T& t, const Value& v) { t.*member = std::get<std::string>(v); });
 }
 
-Field<DomainConfig> span(std::string key, std::int64_t lo, std::int64_t hi, std::string_view doc,
-                         nanoseconds EngineSettings::*member) {
-  return field<DomainConfig>(
-      "engine." + key, ValueType::duration, lo, hi, doc,
-      [member](const DomainConfig& c) -> Value { return dds::core::Duration(c.engine.*member); },
-      [member](DomainConfig& c, const Value& v) {
-        c.engine.*member = std::get<dds::core::Duration>(v).to_chrono();
-      });
+template <class T>
+Field<T> span(std::string key, std::int64_t lo, std::int64_t hi, std::string_view doc,
+              nanoseconds T::*member) {
+  return field<T>(
+      std::move(key), ValueType::duration, lo, hi, doc,
+      [member](const T& t) -> Value { return dds::core::Duration(t.*member); },
+      [member](T& t, const Value& v) { t.*member = std::get<dds::core::Duration>(v).to_chrono(); });
+}
+
+const std::vector<Field<EngineSettings>>& engine_fields() {
+  using E = EngineSettings;
+  static const std::vector<Field<E>> fields = {
+      integer<E>("window_size", 1, group::kMaxWindow,
+                 "SMC ring slots per sender (topics may override with the engine QoS policy).",
+                 &E::window_size),
+      integer<E>("slot_size", 1, group::kMaxPayload,
+                 "Payload bytes per SMC slot; larger samples go by RDMC.", &E::slot_size),
+      span<E>("idle_spin", 0, 10 * kS, "How long the predicate thread busy-polls before it sleeps.",
+              &E::idle_spin),
+      span<E>("sleep_slice", 1 * kUs, 10 * kS, "Longest single sleep of an idle predicate thread.",
+              &E::sleep_slice),
+      span<E>("heartbeat_interval", 0, 600 * kS,
+              "Heartbeat period of the failure detector; 0 turns heartbeats off.",
+              &E::heartbeat_interval),
+      span<E>("suspicion_timeout", 1 * kMs, 3600 * kS,
+              "Heartbeat silence after which a peer is suspected; longer than "
+              "heartbeat_interval.",
+              &E::suspicion_timeout),
+      span<E>("connect_timeout", 1 * kMs, 3600 * kS,
+              "How long connecting to the other members may take before giving up.",
+              &E::connect_timeout)};
+  return fields;
+}
+
+const std::vector<Field<Address>>& node_fields() {
+  static const std::vector<Field<Address>> fields = {
+      text<Address>("host",
+                    "This node's host; with members listed it defaults to (and must equal) "
+                    "its entry's.",
+                    &Address::host),
+      integer<Address>("port", 0, 65535,
+                       "This node's TCP port; 0 lets the system pick (one-member domain "
+                       "only). With members listed it defaults to (and must equal) its "
+                       "entry's.",
+                       &Address::port)};
+  return fields;
 }
 
 const std::vector<Field<Member>>& member_fields() {
@@ -113,9 +143,13 @@ const std::vector<Field<Address>>& address_fields() {
   return fields;
 }
 
+// A list of records; the loader reads it (read_records), the table documents it.
 template <class R>
-std::vector<core::FieldSpec> record_specs(const std::vector<Field<R>>& fields) {
-  return {fields.begin(), fields.end()};
+Field<DomainConfig> records(std::string key, std::string_view doc,
+                            const std::vector<Field<R>>& record_fields) {
+  auto f = core::make_field<DomainConfig>(std::move(key), ValueType::records, 0, 0, doc);
+  f.record_fields.assign(record_fields.begin(), record_fields.end());
+  return f;
 }
 
 const std::vector<Field<DomainConfig>>& fields() {
@@ -139,77 +173,32 @@ const std::vector<Field<DomainConfig>>& fields() {
         [](DomainConfig& c, const Value& v) {
           c.transport = static_cast<TransportKind>(std::get<std::int64_t>(v));
         });
-    transport.choices = {"tcp", "shm", "rdma"};
+    transport.choices = {std::begin(kTransportNames), std::end(kTransportNames)};
     f.push_back(std::move(transport));
     f.push_back(integer<DomainConfig>(
         "node.id", 0, UINT32_MAX,
         "This process's node id; SPINDLE_NODE_ID overrides it. With members listed, it picks "
         "this node's entry.",
         &DomainConfig::node_id));
-    f.push_back(field<DomainConfig>(
-        "node.host", ValueType::text, 1, 0,
-        "This node's host; with members listed it defaults to (and must equal) its entry's.",
-        [](const DomainConfig& c) -> Value { return c.node.host; },
-        [](DomainConfig& c, const Value& v) { c.node.host = std::get<std::string>(v); }));
-    f.push_back(field<DomainConfig>(
-        "node.port", ValueType::integer, 0, 65535,
-        "This node's TCP port; 0 lets the system pick (one-member domain only). With members "
-        "listed it defaults to (and must equal) its entry's.",
-        [](const DomainConfig& c) -> Value { return std::int64_t{c.node.port}; },
-        [](DomainConfig& c, const Value& v) {
-          c.node.port = static_cast<std::uint16_t>(std::get<std::int64_t>(v));
-        }));
-    auto members = field<DomainConfig>(
-        "members", ValueType::records, 0, 0,
-        "The members of the first view, this node among them. Left out: this node alone. "
-        "Exclusive with contacts.",
-        [](const DomainConfig&) -> Value { return std::int64_t{0}; },
-        [](DomainConfig&, const Value&) {});
-    members.record_fields = record_specs(member_fields());
-    f.push_back(std::move(members));
-    auto contacts = field<DomainConfig>(
-        "contacts", ValueType::records, 0, 0,
-        "Join a running domain through any of these members (the leader or one that "
-        "redirects). Exclusive with members.",
-        [](const DomainConfig&) -> Value { return std::int64_t{0}; },
-        [](DomainConfig&, const Value&) {});
-    contacts.record_fields = record_specs(address_fields());
-    f.push_back(std::move(contacts));
+    for (const auto& n : node_fields())
+      f.push_back(core::lift<DomainConfig>(
+          n, "node", [](auto& c) -> auto& { return c.node; }));
+    f.push_back(records("members",
+                        "The members of the first view, this node among them. Left out: this "
+                        "node alone. Exclusive with contacts.",
+                        member_fields()));
+    f.push_back(records("contacts",
+                        "Join a running domain through any of these members (the leader or one "
+                        "that redirects). Exclusive with members.",
+                        address_fields()));
     f.push_back(text<DomainConfig>(
         "shm.namespace",
         "Prefix of the shared-memory segment names (letters, digits, '_', '-', '.'); "
         "domains on one host need different ones.",
         &DomainConfig::shm_namespace));
-    f.push_back(field<DomainConfig>(
-        "engine.window_size", ValueType::integer, 1, group::kMaxWindow,
-        "SMC ring slots per sender (topics may override with the engine QoS policy).",
-        [](const DomainConfig& c) -> Value { return std::int64_t{c.engine.window_size}; },
-        [](DomainConfig& c, const Value& v) {
-          c.engine.window_size = static_cast<std::uint32_t>(std::get<std::int64_t>(v));
-        }));
-    f.push_back(field<DomainConfig>(
-        "engine.slot_size", ValueType::integer, 1, group::kMaxPayload,
-        "Payload bytes per SMC slot; larger samples go by RDMC.",
-        [](const DomainConfig& c) -> Value { return std::int64_t{c.engine.slot_size}; },
-        [](DomainConfig& c, const Value& v) {
-          c.engine.slot_size = static_cast<std::uint32_t>(std::get<std::int64_t>(v));
-        }));
-    f.push_back(span("idle_spin", 0, 10 * kS,
-                     "How long the predicate thread busy-polls before it sleeps.",
-                     &EngineSettings::idle_spin));
-    f.push_back(span("sleep_slice", 1 * kUs, 10 * kS,
-                     "Longest single sleep of an idle predicate thread.",
-                     &EngineSettings::sleep_slice));
-    f.push_back(span("heartbeat_interval", 0, 600 * kS,
-                     "Heartbeat period of the failure detector; 0 turns heartbeats off.",
-                     &EngineSettings::heartbeat_interval));
-    f.push_back(span("suspicion_timeout", 1 * kMs, 3600 * kS,
-                     "Heartbeat silence after which a peer is suspected; longer than "
-                     "heartbeat_interval.",
-                     &EngineSettings::suspicion_timeout));
-    f.push_back(span("connect_timeout", 1 * kMs, 3600 * kS,
-                     "How long connecting to the other members may take before giving up.",
-                     &EngineSettings::connect_timeout));
+    for (const auto& e : engine_fields())
+      f.push_back(core::lift<DomainConfig>(
+          e, "engine", [](auto& c) -> auto& { return c.engine; }));
     return f;
   }();
   return all;

@@ -50,12 +50,8 @@ struct Address {
   friend bool operator==(const Address&, const Address&) = default;
 };
 
-struct Member {
-  NodeId id = 0;
-  std::string host = "127.0.0.1";
-  std::uint16_t port = 0;
-  friend bool operator==(const Member&, const Member&) = default;
-};
+// A member of the first view: the group layer's member description.
+using Member = group::Member;
 
 // Engine knobs shared by every subgroup of the domain (QoS profiles may override the ring
 // per topic with the Engine policy).

@@ -59,6 +59,31 @@ struct Field : FieldSpec {
 
 inline constexpr std::int64_t kNoUpperBound = INT64_MAX;
 
+// A field without accessors yet.
+template <class T>
+[[nodiscard]] Field<T> make_field(std::string key, ValueType type, std::int64_t lo, std::int64_t hi,
+                                  std::string_view doc) {
+  Field<T> f;
+  f.key = std::move(key);
+  f.type = type;
+  f.lo = lo;
+  f.hi = hi;
+  f.doc = doc;
+  return f;
+}
+
+// Field `f` of a part of T (a policy of a QoS, a sub-struct) as a field of T with key
+// "prefix.key". `part` maps a T& or const T& to the part: [](auto& t) -> auto& {...}.
+template <class T, class Part, class PartOf>
+[[nodiscard]] Field<T> lift(const Field<Part>& f, const std::string& prefix, PartOf part) {
+  Field<T> g;
+  static_cast<FieldSpec&>(g) = f;
+  g.key = prefix + "." + f.key;
+  g.get = [get = f.get, part](const T& t) { return get(part(t)); };
+  g.set = [set = f.set, part](T& t, const Value& v) { set(part(t), v); };
+  return g;
+}
+
 // Reads one scalar (or list) as the spec says; errors name `key`.
 [[nodiscard]] Value read_value(const YamlReader& r, const YAML::Node& n, const std::string& key,
                                const FieldSpec& spec);

@@ -23,21 +23,9 @@ struct PolicyDef {
 };
 
 template <class P>
-Field<P> make(std::string key, ValueType type, std::int64_t lo, std::int64_t hi,
-              std::string_view doc) {
-  Field<P> f;
-  f.key = std::move(key);
-  f.type = type;
-  f.lo = lo;
-  f.hi = hi;
-  f.doc = doc;
-  return f;
-}
-
-template <class P>
 Field<P> duration(std::string key, std::string_view doc, const Duration& (P::*get)() const,
                   P& (P::*set)(const Duration&)) {
-  auto f = make<P>(std::move(key), ValueType::duration, 0, core::kNoUpperBound, doc);
+  auto f = core::make_field<P>(std::move(key), ValueType::duration, 0, core::kNoUpperBound, doc);
   f.get = [get](const P& p) -> Value { return (p.*get)(); };
   f.set = [set](P& p, const Value& v) { (p.*set)(std::get<Duration>(v)); };
   return f;
@@ -46,7 +34,7 @@ Field<P> duration(std::string key, std::string_view doc, const Duration& (P::*ge
 template <class P, class Int>
 Field<P> number(std::string key, ValueType type, std::int64_t lo, std::int64_t hi,
                 std::string_view doc, Int (P::*get)() const, P& (P::*set)(Int)) {
-  auto f = make<P>(std::move(key), type, lo, hi, doc);
+  auto f = core::make_field<P>(std::move(key), type, lo, hi, doc);
   f.get = [get](const P& p) -> Value { return static_cast<std::int64_t>((p.*get)()); };
   f.set = [set](P& p, const Value& v) { (p.*set)(static_cast<Int>(std::get<std::int64_t>(v))); };
   return f;
@@ -60,7 +48,7 @@ Field<P> count(std::string key, std::string_view doc, std::int32_t (P::*get)() c
 
 template <class P>
 Field<P> flag(std::string key, std::string_view doc, bool (P::*get)() const, P& (P::*set)(bool)) {
-  auto f = make<P>(std::move(key), ValueType::boolean, 0, 0, doc);
+  auto f = core::make_field<P>(std::move(key), ValueType::boolean, 0, 0, doc);
   f.get = [get](const P& p) -> Value { return (p.*get)(); };
   f.set = [set](P& p, const Value& v) { (p.*set)(std::get<bool>(v)); };
   return f;
@@ -70,7 +58,7 @@ Field<P> flag(std::string key, std::string_view doc, bool (P::*get)() const, P& 
 template <class P, class Kind>
 Field<P> kind(std::string key, std::string_view doc, std::vector<std::string_view> choices,
               Kind (P::*get)() const, P& (P::*set)(typename Kind::type)) {
-  auto f = make<P>(std::move(key), ValueType::choice, 0, 0, doc);
+  auto f = core::make_field<P>(std::move(key), ValueType::choice, 0, 0, doc);
   f.choices = std::move(choices);
   f.get = [get](const P& p) -> Value { return static_cast<std::int64_t>((p.*get)().underlying()); };
   f.set = [set](P& p, const Value& v) {
@@ -81,7 +69,7 @@ Field<P> kind(std::string key, std::string_view doc, std::vector<std::string_vie
 
 template <class P>
 Field<P> bytes(std::string_view doc) {
-  auto f = make<P>("value", ValueType::text, 0, 0, doc);
+  auto f = core::make_field<P>("value", ValueType::text, 0, 0, doc);
   f.get = [](const P& p) -> Value { return std::string(p.begin(), p.end()); };
   f.set = [](P& p, const Value& v) {
     const auto& s = std::get<std::string>(v);
@@ -238,9 +226,10 @@ PolicyDef<pol::TimeBasedFilter> define() {
 template <>
 PolicyDef<pol::Partition> define() {
   using P = pol::Partition;
-  auto f = make<P>("names", ValueType::text_list, 0, 0,
-                   "Partition names; fnmatch wildcards (*, ?, [..]) allowed; [] is the default "
-                   "partition \"\".");
+  auto f = core::make_field<P>(
+      "names", ValueType::text_list, 0, 0,
+      "Partition names; fnmatch wildcards (*, ?, [..]) allowed; [] is the default "
+      "partition \"\".");
   f.get = [](const P& p) -> Value { return p.name(); };
   f.set = [](P& p, const Value& v) { p.name(std::get<std::vector<std::string>>(v)); };
   return {"partition", "The logical partitions of a publisher or subscriber.", {f}};
@@ -357,15 +346,10 @@ PolicyDef<sp::Engine> define() {
 
 template <class Q, class P>
 void append_policy(std::vector<Field<Q>>& out) {
-  auto def = define<P>();
-  for (auto& f : def.fields) {
-    Field<Q> g;
-    static_cast<core::FieldSpec&>(g) = f;
-    g.key = std::string(def.name) + "." + f.key;
-    g.get = [get = f.get](const Q& q) { return get(q.template policy<P>()); };
-    g.set = [set = f.set](Q& q, const Value& v) { set(q.template policy<P>(), v); };
-    out.push_back(std::move(g));
-  }
+  const auto def = define<P>();
+  for (const auto& f : def.fields)
+    out.push_back(core::lift<Q>(
+        f, std::string(def.name), [](auto& q) -> auto& { return q.template policy<P>(); }));
 }
 
 template <class Q, class... P>

@@ -87,16 +87,6 @@ class Consistency {
 
 namespace dds::core::policy {
 
-template <>
-struct policy_id<spindle::policy::Consistency> {
-  static constexpr QosPolicyId value = 0x8001;
-};
-template <>
-struct policy_name<spindle::policy::Consistency> {
-  static const std::string& name() {
-    static const std::string policy_name_string = "Consistency";
-    return policy_name_string;
-  }
-};
+SPINDLE_DDS_POLICY_TRAITS(spindle::policy::Consistency, 0x8001, "Consistency");
 
 }  // namespace dds::core::policy

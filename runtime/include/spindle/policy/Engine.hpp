@@ -77,16 +77,6 @@ class Engine {
 
 namespace dds::core::policy {
 
-template <>
-struct policy_id<spindle::policy::Engine> {
-  static constexpr QosPolicyId value = 0x8002;
-};
-template <>
-struct policy_name<spindle::policy::Engine> {
-  static const std::string& name() {
-    static const std::string policy_name_string = "Engine";
-    return policy_name_string;
-  }
-};
+SPINDLE_DDS_POLICY_TRAITS(spindle::policy::Engine, 0x8002, "Engine");
 
 }  // namespace dds::core::policy

@@ -571,48 +571,47 @@ class ReaderDataLifecycle {
 
 // policy_id<P>::value: the specification's QosPolicyId of P; policy_name<P>::name(): its
 // name as the specification writes it without "QosPolicy" ("Reliability"). Vendor policies
-// (spindle/policy/...) specialize both with ids from 0x8000 up.
+// (spindle/policy/...) specialize both, with ids from 0x8000 up, through
+// SPINDLE_DDS_POLICY_TRAITS (used inside namespace dds::core::policy).
 template <class Policy>
 struct policy_id;
 template <class Policy>
 struct policy_name;
 
-#define SPINDLE_DDS_POLICY_TRAITS(Policy, Id)                \
-  template <>                                                \
-  struct policy_id<Policy> {                                 \
-    static constexpr QosPolicyId value = Id;                 \
-  };                                                         \
-  template <>                                                \
-  struct policy_name<Policy> {                               \
-    static const std::string& name() {                       \
-      static const std::string policy_name_string = #Policy; \
-      return policy_name_string;                             \
-    }                                                        \
+#define SPINDLE_DDS_POLICY_TRAITS(Policy, Id, Name)       \
+  template <>                                             \
+  struct policy_id<Policy> {                              \
+    static constexpr QosPolicyId value = Id;              \
+  };                                                      \
+  template <>                                             \
+  struct policy_name<Policy> {                            \
+    static const std::string& name() {                    \
+      static const std::string policy_name_string = Name; \
+      return policy_name_string;                          \
+    }                                                     \
   }
 
-SPINDLE_DDS_POLICY_TRAITS(UserData, 1);
-SPINDLE_DDS_POLICY_TRAITS(Durability, 2);
-SPINDLE_DDS_POLICY_TRAITS(Presentation, 3);
-SPINDLE_DDS_POLICY_TRAITS(Deadline, 4);
-SPINDLE_DDS_POLICY_TRAITS(LatencyBudget, 5);
-SPINDLE_DDS_POLICY_TRAITS(Ownership, 6);
-SPINDLE_DDS_POLICY_TRAITS(OwnershipStrength, 7);
-SPINDLE_DDS_POLICY_TRAITS(Liveliness, 8);
-SPINDLE_DDS_POLICY_TRAITS(TimeBasedFilter, 9);
-SPINDLE_DDS_POLICY_TRAITS(Partition, 10);
-SPINDLE_DDS_POLICY_TRAITS(Reliability, 11);
-SPINDLE_DDS_POLICY_TRAITS(DestinationOrder, 12);
-SPINDLE_DDS_POLICY_TRAITS(History, 13);
-SPINDLE_DDS_POLICY_TRAITS(ResourceLimits, 14);
-SPINDLE_DDS_POLICY_TRAITS(EntityFactory, 15);
-SPINDLE_DDS_POLICY_TRAITS(WriterDataLifecycle, 16);
-SPINDLE_DDS_POLICY_TRAITS(ReaderDataLifecycle, 17);
-SPINDLE_DDS_POLICY_TRAITS(TopicData, 18);
-SPINDLE_DDS_POLICY_TRAITS(GroupData, 19);
-SPINDLE_DDS_POLICY_TRAITS(TransportPriority, 20);
-SPINDLE_DDS_POLICY_TRAITS(Lifespan, 21);
-SPINDLE_DDS_POLICY_TRAITS(DurabilityService, 22);
-
-#undef SPINDLE_DDS_POLICY_TRAITS
+SPINDLE_DDS_POLICY_TRAITS(UserData, 1, "UserData");
+SPINDLE_DDS_POLICY_TRAITS(Durability, 2, "Durability");
+SPINDLE_DDS_POLICY_TRAITS(Presentation, 3, "Presentation");
+SPINDLE_DDS_POLICY_TRAITS(Deadline, 4, "Deadline");
+SPINDLE_DDS_POLICY_TRAITS(LatencyBudget, 5, "LatencyBudget");
+SPINDLE_DDS_POLICY_TRAITS(Ownership, 6, "Ownership");
+SPINDLE_DDS_POLICY_TRAITS(OwnershipStrength, 7, "OwnershipStrength");
+SPINDLE_DDS_POLICY_TRAITS(Liveliness, 8, "Liveliness");
+SPINDLE_DDS_POLICY_TRAITS(TimeBasedFilter, 9, "TimeBasedFilter");
+SPINDLE_DDS_POLICY_TRAITS(Partition, 10, "Partition");
+SPINDLE_DDS_POLICY_TRAITS(Reliability, 11, "Reliability");
+SPINDLE_DDS_POLICY_TRAITS(DestinationOrder, 12, "DestinationOrder");
+SPINDLE_DDS_POLICY_TRAITS(History, 13, "History");
+SPINDLE_DDS_POLICY_TRAITS(ResourceLimits, 14, "ResourceLimits");
+SPINDLE_DDS_POLICY_TRAITS(EntityFactory, 15, "EntityFactory");
+SPINDLE_DDS_POLICY_TRAITS(WriterDataLifecycle, 16, "WriterDataLifecycle");
+SPINDLE_DDS_POLICY_TRAITS(ReaderDataLifecycle, 17, "ReaderDataLifecycle");
+SPINDLE_DDS_POLICY_TRAITS(TopicData, 18, "TopicData");
+SPINDLE_DDS_POLICY_TRAITS(GroupData, 19, "GroupData");
+SPINDLE_DDS_POLICY_TRAITS(TransportPriority, 20, "TransportPriority");
+SPINDLE_DDS_POLICY_TRAITS(Lifespan, 21, "Lifespan");
+SPINDLE_DDS_POLICY_TRAITS(DurabilityService, 22, "DurabilityService");
 
 }  // namespace dds::core::policy
