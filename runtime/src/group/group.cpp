@@ -3,10 +3,9 @@
 // the source, the 1-based line and the dotted key path.
 #include "group/group.hpp"
 
-#include <yaml-cpp/yaml.h>
+#include "core/yaml_reader.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -25,86 +24,36 @@ std::optional<std::size_t> GroupDescription::rank_of(NodeId id) const noexcept {
 
 namespace {
 
-class Reader {
- public:
-  explicit Reader(std::string_view source) : source_(source) {}
+using Reader = core::YamlReader;
 
-  [[noreturn]] void fail(const YAML::Node& at, const std::string& key,
-                         const std::string& what) const {
-    std::ostringstream os;
-    os << source_;
-    if (at.IsDefined() && at.Mark().line >= 0) os << ':' << at.Mark().line + 1;
-    os << ": " << key << ": " << what;
-    throw GroupError(os.str());
-  }
+std::vector<NodeId> ids(const Reader& r, const YAML::Node& n, const std::string& key) {
+  if (!n.IsSequence()) r.fail(n, key, "expected a list of member ids");
+  std::vector<NodeId> out;
+  for (std::size_t i = 0; i < n.size(); ++i)
+    out.push_back(
+        r.integer<NodeId>(n[i], Reader::item(key, i), 0, std::numeric_limits<NodeId>::max()));
+  return out;
+}
 
-  void expect_map(const YAML::Node& n, const std::string& key,
-                  std::initializer_list<std::string_view> allowed) const {
-    if (!n.IsMap()) fail(n, key, "expected a mapping");
-    for (const auto& kv : n) {
-      const auto name = kv.first.as<std::string>();
-      if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-        std::string list;
-        for (auto a : allowed)
-          list += (list.empty() ? "" : ", ") + std::string(a);
-        fail(kv.first, join(key, name), "unknown key (allowed: " + list + ")");
-      }
-    }
-  }
+constexpr std::string_view kOrderings[] = {"atomic", "unordered"};  // Ordering's order
 
-  template <class T>
-  T integer(const YAML::Node& n, const std::string& key, T lo, T hi) const {
-    if (!n.IsScalar()) fail(n, key, "expected an integer");
-    long long v = 0;
-    try {
-      std::size_t used = 0;
-      const auto text = n.Scalar();
-      v = std::stoll(text, &used, 10);
-      if (used != text.size()) throw std::invalid_argument(text);
-    } catch (const std::exception&) {
-      fail(n, key, "expected an integer, got '" + n.Scalar() + "'");
-    }
-    if (v < static_cast<long long>(lo) || v > static_cast<long long>(hi)) {
-      fail(n, key,
-           "must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " +
-               std::to_string(v));
-    }
-    return static_cast<T>(v);
-  }
-
-  std::string text(const YAML::Node& n, const std::string& key) const {
-    if (!n.IsScalar()) fail(n, key, "expected a string");
-    return n.Scalar();
-  }
-
-  std::vector<NodeId> ids(const YAML::Node& n, const std::string& key) const {
-    if (!n.IsSequence()) fail(n, key, "expected a list of member ids");
-    std::vector<NodeId> out;
-    for (std::size_t i = 0; i < n.size(); ++i)
-      out.push_back(integer<NodeId>(n[i], key + "[" + std::to_string(i) + "]", 0,
-                                    std::numeric_limits<NodeId>::max()));
-    return out;
-  }
-
-  static std::string join(const std::string& a, const std::string& b) {
-    return a.empty() ? b : a + "." + b;
-  }
-
- private:
-  std::string source_;
-};
+GroupDescription parse(std::string_view yaml, std::string_view source);
 
 }  // namespace
 
 GroupDescription parse_group(std::string_view yaml, std::string_view source) {
-  Reader r(source);
-  YAML::Node root;
   try {
-    root = YAML::Load(std::string(yaml));
-  } catch (const YAML::Exception& e) {
-    throw GroupError(std::string(source) + ":" + std::to_string(e.mark.line + 1) +
-                     ": syntax: " + e.msg);
+    return parse(yaml, source);
+  } catch (const core::YamlError& e) {
+    throw GroupError(e.what());
   }
+}
+
+namespace {
+
+GroupDescription parse(std::string_view yaml, std::string_view source) {
+  Reader r{std::string(source)};
+  const YAML::Node root = core::parse_yaml(yaml, r.source());
   r.expect_map(root, "", {"version", "epoch", "members", "subgroups", "knobs"});
   if (!root["version"]) r.fail(root, "version", "missing (this reader knows version 1)");
   (void)r.integer<int>(root["version"], "version", 1, 1);
@@ -139,22 +88,14 @@ GroupDescription parse_group(std::string_view yaml, std::string_view source) {
       Subgroup sg;
       sg.name = s["name"] ? r.text(s["name"], key + ".name") : "subgroup" + std::to_string(i);
       if (!s["members"]) r.fail(s, key + ".members", "missing");
-      sg.members = r.ids(s["members"], key + ".members");
-      sg.senders = s["senders"] ? r.ids(s["senders"], key + ".senders") : sg.members;
+      sg.members = ids(r, s["members"], key + ".members");
+      sg.senders = s["senders"] ? ids(r, s["senders"], key + ".senders") : sg.members;
       if (auto w = s["window_size"])
         sg.window_size = r.integer<std::uint32_t>(w, key + ".window_size", 1, kMaxWindow);
       if (auto p = s["max_payload"])
         sg.max_payload = r.integer<std::uint32_t>(p, key + ".max_payload", 1, kMaxPayload);
-      if (auto o = s["ordering"]) {
-        const auto v = r.text(o, key + ".ordering");
-        if (v == "atomic") {
-          sg.ordering = Ordering::atomic;
-        } else if (v == "unordered") {
-          sg.ordering = Ordering::unordered;
-        } else {
-          r.fail(o, key + ".ordering", "expected atomic or unordered, got '" + v + "'");
-        }
-      }
+      if (auto o = s["ordering"])
+        sg.ordering = static_cast<Ordering>(r.choice(o, key + ".ordering", kOrderings));
       // Cross-references are checked here, where the line is still known.
       std::set<NodeId> seen;
       for (std::size_t k = 0; k < sg.members.size(); ++k) {
@@ -197,12 +138,16 @@ GroupDescription parse_group(std::string_view yaml, std::string_view source) {
   return g;
 }
 
+}  // namespace
+
 GroupDescription load_group(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw GroupError(file.string() + ": cannot open the group file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_group(ss.str(), file.string());
+  std::string text;
+  try {
+    text = core::read_text_file(file, "group file");
+  } catch (const core::YamlError& e) {
+    throw GroupError(e.what());
+  }
+  return parse_group(text, file.string());
 }
 
 void validate(const GroupDescription& g, std::string_view source) {

@@ -1,0 +1,491 @@
+// The domain file: schema table, loader, checks, renderer and lookup (domain_config.hpp).
+#include "config/domain_config.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include <spindle/policy/Engine.hpp>
+
+#include "core/yaml_reader.hpp"
+#include "core/yaml_schema.hpp"
+
+namespace spindle::config {
+
+namespace fs = std::filesystem;
+
+namespace {
+// TransportKind's names, in its order: to_string() and the schema's choices.
+constexpr std::string_view kTransportNames[] = {"tcp", "shm", "rdma"};
+}  // namespace
+
+std::string_view to_string(TransportKind t) noexcept {
+  return kTransportNames[static_cast<std::size_t>(t)];
+}
+
+std::vector<Member> DomainConfig::initial_members() const {
+  if (!members.empty()) return members;
+  return {Member{node_id, node.host, node.port}};
+}
+
+group::Knobs DomainConfig::knobs() const {
+  using std::chrono::duration_cast;
+  group::Knobs k;
+  k.idle_spin = duration_cast<std::chrono::microseconds>(engine.idle_spin);
+  k.sleep_slice = duration_cast<std::chrono::microseconds>(engine.sleep_slice);
+  k.heartbeat_interval = duration_cast<std::chrono::milliseconds>(engine.heartbeat_interval);
+  k.suspicion_timeout = duration_cast<std::chrono::milliseconds>(engine.suspicion_timeout);
+  return k;
+}
+
+namespace {
+
+using core::Field;
+using core::Value;
+using core::ValueType;
+using core::YamlError;
+using core::YamlReader;
+using std::chrono::nanoseconds;
+
+constexpr std::int64_t kUs = 1'000;
+constexpr std::int64_t kMs = 1'000'000;
+constexpr std::int64_t kS = 1'000'000'000;
+
+template <class T>
+Field<T> field(std::string key, ValueType type, std::int64_t lo, std::int64_t hi,
+               std::string_view doc, std::function<Value(const T&)> get,
+               std::function<void(T&, const Value&)> set) {
+  auto f = core::make_field<T>(std::move(key), type, lo, hi, doc);
+  f.get = std::move(get);
+  f.set = std::move(set);
+  return f;
+}
+
+// An integer member of T.
+template <class T, class Int>
+Field<T> integer(std::string key, std::int64_t lo, std::int64_t hi, std::string_view doc,
+                 Int T::*member) {
+  return field<T>(
+      std::move(key), ValueType::integer, lo, hi, doc,
+      [member](const T& t) -> Value { return static_cast<std::int64_t>(t.*member); },
+      [member](T& t, const Value& v) { t.*member = static_cast<Int>(std::get<std::int64_t>(v)); });
+}
+
+template <class T>
+Field<T> text(std::string key, std::string_view doc, std::string T::*member) {
+  return field<T>(
+      std::move(key), ValueType::text, 1, 0, doc,
+      [member](const T& t) -> Value { return t.*member; },
+      [member](T& t, const Value& v) { t.*member = std::get<std::string>(v); });
+}
+
+template <class T>
+Field<T> span(std::string key, std::int64_t lo, std::int64_t hi, std::string_view doc,
+              nanoseconds T::*member) {
+  return field<T>(
+      std::move(key), ValueType::duration, lo, hi, doc,
+      [member](const T& t) -> Value { return dds::core::Duration(t.*member); },
+      [member](T& t, const Value& v) { t.*member = std::get<dds::core::Duration>(v).to_chrono(); });
+}
+
+const std::vector<Field<EngineSettings>>& engine_fields() {
+  using E = EngineSettings;
+  static const std::vector<Field<E>> fields = {
+      integer<E>("window_size", 1, group::kMaxWindow,
+                 "SMC ring slots per sender (topics may override with the engine QoS policy).",
+                 &E::window_size),
+      integer<E>("slot_size", 1, group::kMaxPayload,
+                 "Payload bytes per SMC slot; larger samples go by RDMC.", &E::slot_size),
+      span<E>("idle_spin", 0, 10 * kS, "How long the predicate thread busy-polls before it sleeps.",
+              &E::idle_spin),
+      span<E>("sleep_slice", 1 * kUs, 10 * kS, "Longest single sleep of an idle predicate thread.",
+              &E::sleep_slice),
+      span<E>("heartbeat_interval", 0, 600 * kS,
+              "Heartbeat period of the failure detector; 0 turns heartbeats off.",
+              &E::heartbeat_interval),
+      span<E>("suspicion_timeout", 1 * kMs, 3600 * kS,
+              "Heartbeat silence after which a peer is suspected; longer than "
+              "heartbeat_interval.",
+              &E::suspicion_timeout),
+      span<E>("connect_timeout", 1 * kMs, 3600 * kS,
+              "How long connecting to the other members may take before giving up.",
+              &E::connect_timeout)};
+  return fields;
+}
+
+const std::vector<Field<Address>>& node_fields() {
+  static const std::vector<Field<Address>> fields = {
+      text<Address>("host",
+                    "This node's host; with members listed it defaults to (and must equal) "
+                    "its entry's.",
+                    &Address::host),
+      integer<Address>("port", 0, 65535,
+                       "This node's TCP port; 0 lets the system pick (one-member domain "
+                       "only). With members listed it defaults to (and must equal) its "
+                       "entry's.",
+                       &Address::port)};
+  return fields;
+}
+
+const std::vector<Field<Member>>& member_fields() {
+  static const std::vector<Field<Member>> fields = {
+      integer<Member>("id", 0, UINT32_MAX, "The member's node id (required, unique).", &Member::id),
+      text<Member>("host", "Host name or IP address.", &Member::host),
+      integer<Member>("port", 0, 65535, "TCP port (tcp, rdma connection setup).", &Member::port)};
+  return fields;
+}
+
+const std::vector<Field<Address>>& address_fields() {
+  static const std::vector<Field<Address>> fields = {
+      text<Address>("host", "Host name or IP address of a running member.", &Address::host),
+      integer<Address>("port", 1, 65535, "Its TCP port.", &Address::port)};
+  return fields;
+}
+
+// A list of records; the loader reads it (read_records), the table documents it.
+template <class R>
+Field<DomainConfig> records(std::string key, std::string_view doc,
+                            const std::vector<Field<R>>& record_fields) {
+  auto f = core::make_field<DomainConfig>(std::move(key), ValueType::records, 0, 0, doc);
+  f.record_fields.assign(record_fields.begin(), record_fields.end());
+  return f;
+}
+
+const std::vector<Field<DomainConfig>>& fields() {
+  static const std::vector<Field<DomainConfig>> all = [] {
+    std::vector<Field<DomainConfig>> f;
+    f.push_back(field<DomainConfig>(
+        "version", ValueType::integer, kDomainFormatVersion, kDomainFormatVersion,
+        "Required; the format version. This loader reads version 1.",
+        [](const DomainConfig&) -> Value { return std::int64_t{kDomainFormatVersion}; },
+        [](DomainConfig&, const Value&) {}));
+    f.push_back(integer<DomainConfig>(
+        "domain_id", 0, INT32_MAX,
+        "The domain this file configures; a participant of another domain refuses it. Left "
+        "out: the file serves any domain.",
+        &DomainConfig::domain_id));
+    auto transport = field<DomainConfig>(
+        "transport", ValueType::choice, 0, 0,
+        "tcp (any hosts), shm (shared memory, one host), rdma (verbs; connection setup over "
+        "TCP).",
+        [](const DomainConfig& c) -> Value { return static_cast<std::int64_t>(c.transport); },
+        [](DomainConfig& c, const Value& v) {
+          c.transport = static_cast<TransportKind>(std::get<std::int64_t>(v));
+        });
+    transport.choices = {std::begin(kTransportNames), std::end(kTransportNames)};
+    f.push_back(std::move(transport));
+    f.push_back(integer<DomainConfig>(
+        "node.id", 0, UINT32_MAX,
+        "This process's node id; SPINDLE_NODE_ID overrides it. With members listed, it picks "
+        "this node's entry.",
+        &DomainConfig::node_id));
+    for (const auto& n : node_fields())
+      f.push_back(core::lift<DomainConfig>(
+          n, "node", [](auto& c) -> auto& { return c.node; }));
+    f.push_back(records("members",
+                        "The members of the first view, this node among them. Left out: this "
+                        "node alone. Exclusive with contacts.",
+                        member_fields()));
+    f.push_back(records("contacts",
+                        "Join a running domain through any of these members (the leader or one "
+                        "that redirects). Exclusive with members.",
+                        address_fields()));
+    f.push_back(text<DomainConfig>(
+        "shm.namespace",
+        "Prefix of the shared-memory segment names (letters, digits, '_', '-', '.'); "
+        "domains on one host need different ones.",
+        &DomainConfig::shm_namespace));
+    for (const auto& e : engine_fields())
+      f.push_back(core::lift<DomainConfig>(
+          e, "engine", [](auto& c) -> auto& { return c.engine; }));
+    return f;
+  }();
+  return all;
+}
+
+// Reads a list of records; every record's keys are checked, `required` must be present.
+template <class R>
+std::vector<R> read_records(const YamlReader& r, const YAML::Node& n, const std::string& key,
+                            const std::vector<Field<R>>& fields, std::string_view required,
+                            std::vector<int>& lines) {
+  if (!n.IsSequence()) r.fail(n, key, "expected a list of mappings, got " + core::shown(n));
+  std::vector<R> out;
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    const auto item = YamlReader::item(key, i);
+    R rec;
+    const auto set = core::read_fields(r, n[i], item, fields, rec);
+    const bool has_required = std::any_of(set.begin(), set.end(),
+                                          [&](std::size_t k) { return fields[k].key == required; });
+    if (!required.empty() && !has_required)
+      r.fail(n[i], item + "." + std::string(required), "missing");
+    out.push_back(std::move(rec));
+    lines.push_back(core::line_of(n[i]));
+  }
+  return out;
+}
+
+bool valid_namespace(std::string_view ns) {
+  return std::all_of(ns.begin(), ns.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
+  });
+}
+
+struct Parsed {
+  DomainConfig config;
+  std::map<std::string, int, std::less<>> lines;  // key -> line, for the keys the file set
+  std::vector<int> member_lines;
+  int root_line = 0;
+  int line(std::string_view key) const {
+    const auto it = lines.find(key);
+    return it == lines.end() ? root_line : it->second;
+  }
+};
+
+void check(const YamlReader& r, Parsed& p, bool node_from_env) {
+  auto& c = p.config;
+  const auto fail = [&](std::string_view key, const std::string& what) {
+    r.fail_at_line(p.line(key), std::string(key), what);
+  };
+  if (!c.members.empty() && !c.contacts.empty())
+    fail("contacts", "a node lists the members or joins through contacts, not both");
+  if (!valid_namespace(c.shm_namespace))
+    fail("shm.namespace", "only letters, digits, '_', '-' and '.', got '" + c.shm_namespace + "'");
+  std::map<NodeId, std::size_t> ids;
+  std::map<std::pair<std::string, std::uint16_t>, std::size_t> addresses;
+  for (std::size_t i = 0; i < c.members.size(); ++i) {
+    const auto& m = c.members[i];
+    const auto key = YamlReader::item("members", i);
+    const int line = p.member_lines[i];
+    if (auto [it, fresh] = ids.emplace(m.id, i); !fresh)
+      r.fail_at_line(line, key + ".id",
+                     "id " + std::to_string(m.id) + " appears twice (first at line " +
+                         std::to_string(p.member_lines[it->second]) + ")");
+    if (c.transport == TransportKind::shm) {
+      if (m.host != c.members.front().host)
+        r.fail_at_line(line, key + ".host",
+                       "the shm transport needs every member on one host: '" + m.host +
+                           "' differs from members[0].host '" + c.members.front().host + "'");
+      continue;
+    }
+    if (c.members.size() > 1 && m.port == 0)
+      r.fail_at_line(line, key + ".port",
+                     "a member of a multi-member domain needs a port (0 would let the system "
+                     "pick one its peers cannot know)");
+    if (auto [it, fresh] = addresses.emplace(std::pair(m.host, m.port), i); !fresh)
+      r.fail_at_line(line, key,
+                     "address " + m.host + ":" + std::to_string(m.port) + " is also members[" +
+                         std::to_string(it->second) + "]'s");
+  }
+  if (!c.members.empty()) {
+    const auto self = std::find_if(c.members.begin(), c.members.end(),
+                                   [&](const Member& m) { return m.id == c.node_id; });
+    if (self == c.members.end()) {
+      std::string list;
+      for (const auto& m : c.members)
+        list += (list.empty() ? "" : ", ") + std::to_string(m.id);
+      fail(node_from_env || !p.lines.contains("node.id") ? "members" : "node.id",
+           "node " + std::to_string(c.node_id) + (node_from_env ? " (SPINDLE_NODE_ID)" : "") +
+               " is not a member (ids: " + list + ")");
+    }
+    const auto self_key =
+        YamlReader::item("members", static_cast<std::size_t>(self - c.members.begin()));
+    if (p.lines.contains("node.host") && c.node.host != self->host)
+      fail("node.host",
+           "'" + c.node.host + "' contradicts " + self_key + ".host '" + self->host + "'");
+    if (p.lines.contains("node.port") && c.node.port != self->port)
+      fail("node.port", std::to_string(c.node.port) + " contradicts " + self_key + ".port " +
+                            std::to_string(self->port));
+    c.node = Address{self->host, self->port};
+  }
+  const auto ring = std::uint64_t{c.engine.window_size} * c.engine.slot_size;
+  if (ring > spindle::policy::Engine::kMaxRingBytes)
+    fail(p.lines.contains("engine.window_size") ? "engine.window_size" : "engine.slot_size",
+         "window_size (" + std::to_string(c.engine.window_size) + ") x slot_size (" +
+             std::to_string(c.engine.slot_size) + ") = " + std::to_string(ring) +
+             " bytes per sender ring, more than the limit of " +
+             std::to_string(spindle::policy::Engine::kMaxRingBytes));
+  const auto& e = c.engine;
+  if (e.heartbeat_interval.count() > 0 && e.suspicion_timeout <= e.heartbeat_interval)
+    fail(p.lines.contains("engine.suspicion_timeout") ? "engine.suspicion_timeout"
+                                                      : "engine.heartbeat_interval",
+         "suspicion_timeout (" + core::format_duration(e.suspicion_timeout) +
+             ") must be longer than heartbeat_interval (" +
+             core::format_duration(e.heartbeat_interval) + ")");
+}
+
+DomainConfig parse(std::string_view yaml, const std::string& source, std::optional<NodeId> node_id,
+                   std::optional<std::uint32_t> domain_id) {
+  const YamlReader r(source);
+  const YAML::Node root = core::parse_yaml(yaml, source);
+  core::check_version(r, root, kDomainFormatVersion);
+  Parsed p;
+  p.root_line = core::line_of(root);
+  const auto& all = fields();
+  core::walk_fields(
+      r, root, "", core::specs_of(all),
+      [&](std::size_t i, const YAML::Node& name, const YAML::Node& n, const std::string& key) {
+        p.lines[key] = core::line_of(name);
+        if (all[i].key == "members") {
+          p.config.members = read_records(r, n, key, member_fields(), "id", p.member_lines);
+        } else if (all[i].key == "contacts") {
+          std::vector<int> unused;
+          p.config.contacts = read_records(r, n, key, address_fields(), "", unused);
+        } else {
+          all[i].set(p.config, core::read_value(r, n, key, all[i]));
+        }
+      });
+  if (node_id) p.config.node_id = *node_id;
+  if (domain_id) {
+    if (p.lines.contains("domain_id") && p.config.domain_id != *domain_id)
+      r.fail_at_line(p.line("domain_id"), "domain_id",
+                     "this file is for domain " + std::to_string(p.config.domain_id) +
+                         ", the participant joins domain " + std::to_string(*domain_id));
+    p.config.domain_id = *domain_id;
+  }
+  check(r, p, node_id.has_value());
+  return p.config;
+}
+
+template <class F>
+auto as_config_error(F&& f) {
+  try {
+    return f();
+  } catch (const YamlError& e) {
+    throw ConfigError(e.what());
+  }
+}
+
+std::optional<NodeId> node_override(const LookupEnvironment& env) {
+  const auto v = env.getenv("SPINDLE_NODE_ID");
+  if (!v) return std::nullopt;
+  long long id = 0;
+  if (!core::parse_integer(*v, id) || id < 0 || id > UINT32_MAX)
+    throw ConfigError("SPINDLE_NODE_ID: expected a node id (0..4294967295), got '" + *v + "'");
+  return static_cast<NodeId>(id);
+}
+
+bool looks_inline(std::string_view v) {
+  return v.find('\n') != std::string_view::npos || v.front() == '{' ||
+         v.find(": ") != std::string_view::npos;
+}
+
+}  // namespace
+
+DomainConfig parse_domain_config(std::string_view yaml, const std::string& source,
+                                 std::optional<NodeId> node_id) {
+  return as_config_error([&] { return parse(yaml, source, node_id, std::nullopt); });
+}
+
+DomainConfig load_domain_config(const fs::path& file, std::optional<NodeId> node_id) {
+  return as_config_error([&] {
+    return parse(core::read_text_file(file, "domain file"), file.string(), node_id, std::nullopt);
+  });
+}
+
+std::string to_yaml(const DomainConfig& c) {
+  const auto& all = fields();
+  const auto specs = core::specs_of(all);
+  const auto values = core::render_values(all, c);
+  std::string out = core::render_block(specs, values, 0);
+  auto records = [&out](std::string_view key, const auto& list, const auto& rec_fields) {
+    out += std::string(key) + ":";
+    if (list.empty()) out += " []";
+    out += "\n";
+    const auto rec_specs = core::specs_of(rec_fields);
+    for (const auto& item : list)
+      out += "  - " + core::render_flow(rec_specs, core::render_values(rec_fields, item)) + "\n";
+  };
+  records("members", c.members, member_fields());
+  records("contacts", c.contacts, address_fields());
+  return out;
+}
+
+std::vector<fs::path> default_config_files(
+    const std::function<std::optional<std::string>(const char*)>& getenv) {
+  std::vector<fs::path> out{fs::path("spindle.yaml")};
+  if (const auto xdg = getenv("XDG_CONFIG_HOME"); xdg && !xdg->empty()) {
+    out.push_back(fs::path(*xdg) / "spindle" / "domain.yaml");
+  } else if (const auto home = getenv("HOME"); home && !home->empty()) {
+    out.push_back(fs::path(*home) / ".config" / "spindle" / "domain.yaml");
+  }
+  out.emplace_back("/etc/spindle/domain.yaml");
+  return out;
+}
+
+LookupEnvironment LookupEnvironment::process() {
+  LookupEnvironment env;
+  env.getenv = [](const char* name) -> std::optional<std::string> {
+    if (const char* v = std::getenv(name)) return std::string(v);
+    return std::nullopt;
+  };
+  env.default_files = default_config_files(env.getenv);
+  return env;
+}
+
+FoundDomainConfig find_domain_config(std::uint32_t domain_id) {
+  return find_domain_config(domain_id, LookupEnvironment::process());
+}
+
+FoundDomainConfig find_domain_config(std::uint32_t domain_id, const LookupEnvironment& env) {
+  const auto node = node_override(env);
+  auto from_file = [&](const fs::path& file, ConfigOrigin origin, std::string_view how) {
+    return as_config_error([&] {
+      std::string text;
+      try {
+        text = core::read_text_file(file, "domain file");
+      } catch (const YamlError& e) {
+        throw YamlError(e.source(), 0, "", e.problem() + std::string(how));
+      }
+      return FoundDomainConfig{parse(text, file.string(), node, domain_id), origin, file.string()};
+    });
+  };
+  if (const auto v = env.getenv("SPINDLE_CONFIG"); v && !v->empty()) {
+    constexpr std::string_view kScheme = "file://";
+    if (v->rfind(kScheme, 0) == 0)
+      return from_file(v->substr(kScheme.size()), ConfigOrigin::env_uri, " (SPINDLE_CONFIG)");
+    if (looks_inline(*v)) {
+      return as_config_error([&] {
+        return FoundDomainConfig{parse(*v, "SPINDLE_CONFIG", node, domain_id),
+                                 ConfigOrigin::env_inline, "SPINDLE_CONFIG"};
+      });
+    }
+    return from_file(*v, ConfigOrigin::env_path, " (SPINDLE_CONFIG)");
+  }
+  for (const auto& file : env.default_files) {
+    std::error_code ec;
+    if (fs::is_regular_file(file, ec)) return from_file(file, ConfigOrigin::default_file, "");
+  }
+  FoundDomainConfig found;
+  found.config.domain_id = domain_id;
+  if (node) found.config.node_id = *node;
+  found.source = "built-in defaults";
+  return found;
+}
+
+std::string schema_markdown() {
+  std::string out =
+      "# Domain file schema (version 1)\n\n"
+      "<!-- Generated from runtime/src/config/domain_config.cpp by `qos_schema_doc`; do not "
+      "edit. The test qos.schema_doc fails when this file and the code differ. -->\n\n"
+      "Durations are an integer with a unit (`ns`, `us`, `ms`, `s`, `min`), or `0`. Unknown "
+      "keys, repeated keys, wrong types, out-of-range values and contradictions are errors "
+      "naming the file, the line and the key. Every key is optional except `version`; the "
+      "defaults make a one-member domain on 127.0.0.1. How a participant finds its file: "
+      "docs/qos.md, \"The domain file\".\n\n"
+      "| key | accepts | default | meaning |\n|---|---|---|---|\n";
+  const DomainConfig defaults;
+  for (const auto& f : fields()) {
+    const auto value =
+        f.type == ValueType::records ? std::string("[]") : core::render_value(f, f.get(defaults));
+    out += "| `" + f.key + "` | " + core::markdown_cell(core::describe_type(f)) + " | `" + value +
+           "` | " + core::markdown_cell(f.doc) + " |\n";
+    for (const auto& r : f.record_fields)
+      out += "| `" + f.key + "[]." + r.key + "` | " + core::markdown_cell(core::describe_type(r)) +
+             " | | " + core::markdown_cell(r.doc) + " |\n";
+  }
+  return out;
+}
+
+}  // namespace spindle::config

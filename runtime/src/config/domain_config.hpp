@@ -1,0 +1,133 @@
+// The domain file: which domain a participant joins, over which transport, as which node,
+// with which peers, and the engine knobs (DESIGN §7, §9, §10). Every setting has a default
+// that works on one machine: without any file a participant is node 0, the only member of
+// its domain, on 127.0.0.1 over TCP. Schema: docs/domain-schema.md (generated from the
+// table in domain_config.cpp); guide: docs/qos.md.
+//
+// Lookup (find_domain_config), like Cyclone DDS's CYCLONEDDS_URI:
+//   1. SPINDLE_CONFIG, if set and not empty: a path, a file:// URI, or the YAML text itself
+//      (a value holding a newline, starting with '{', or holding ": " is YAML text);
+//   2. ./spindle.yaml;
+//   3. $XDG_CONFIG_HOME/spindle/domain.yaml ($HOME/.config/spindle/domain.yaml when
+//      XDG_CONFIG_HOME is unset);
+//   4. /etc/spindle/domain.yaml;
+//   5. the built-in defaults.
+// SPINDLE_NODE_ID, when set, replaces node.id, so several processes can share one file
+// that lists every member.
+//
+// Errors throw ConfigError naming the file, the line and the key
+// ("spindle.yaml:7: members[1].id: id 2 appears twice (first at line 5)").
+//
+// Threading: plain values and pure functions; find_domain_config reads the environment
+// and the file system and may run on any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <dds/core/Exception.hpp>
+#include <spindle/transport/transport.hpp>
+
+#include "group/group.hpp"
+
+namespace spindle::config {
+
+using transport::NodeId;
+
+enum class TransportKind : std::uint8_t { tcp, shm, rdma };
+[[nodiscard]] std::string_view to_string(TransportKind t) noexcept;
+
+// A node's TCP/RDMA address. Port 0 lets the system pick (only for a one-member domain).
+struct Address {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  friend bool operator==(const Address&, const Address&) = default;
+};
+
+// A member of the first view: the group layer's member description.
+using Member = group::Member;
+
+// Engine knobs shared by every subgroup of the domain (QoS profiles may override the ring
+// per topic with the Engine policy).
+struct EngineSettings {
+  std::uint32_t window_size = 100;  // SMC slots per sender
+  std::uint32_t slot_size = 1024;   // bytes of payload per slot
+  std::chrono::nanoseconds idle_spin = std::chrono::milliseconds(1);
+  std::chrono::nanoseconds sleep_slice = std::chrono::milliseconds(1);
+  std::chrono::nanoseconds heartbeat_interval = std::chrono::milliseconds(100);  // 0: off
+  std::chrono::nanoseconds suspicion_timeout = std::chrono::seconds(1);
+  std::chrono::nanoseconds connect_timeout = std::chrono::seconds(5);
+  friend bool operator==(const EngineSettings&, const EngineSettings&) = default;
+};
+
+struct DomainConfig {
+  std::uint32_t domain_id = 0;
+  TransportKind transport = TransportKind::tcp;
+  NodeId node_id = 0;                     // this process's member id
+  Address node;                           // this node's address (from its members entry if listed)
+  std::vector<Member> members;            // the initial view; empty: this node alone
+  std::vector<Address> contacts;          // or: join a running domain through any of these
+  std::string shm_namespace = "spindle";  // prefix of shared-memory segment names
+  EngineSettings engine;
+
+  // The members of the first view: `members`, or this node alone.
+  [[nodiscard]] std::vector<Member> initial_members() const;
+  // The knobs in the group layer's form.
+  [[nodiscard]] group::Knobs knobs() const;
+  friend bool operator==(const DomainConfig&, const DomainConfig&) = default;
+};
+
+// The one format version this loader reads.
+inline constexpr int kDomainFormatVersion = 1;
+
+class ConfigError : public dds::core::Error {
+ public:
+  using dds::core::Error::Error;
+};
+
+// Parses a domain file's text; `source` names it in errors. `node_id`, when set, replaces
+// the file's node.id (SPINDLE_NODE_ID) before the checks.
+[[nodiscard]] DomainConfig parse_domain_config(std::string_view yaml, const std::string& source,
+                                               std::optional<NodeId> node_id = std::nullopt);
+[[nodiscard]] DomainConfig load_domain_config(const std::filesystem::path& file,
+                                              std::optional<NodeId> node_id = std::nullopt);
+// YAML that parse_domain_config reads back to an equal value.
+[[nodiscard]] std::string to_yaml(const DomainConfig& config);
+
+// Where a configuration came from.
+enum class ConfigOrigin : std::uint8_t { env_path, env_uri, env_inline, default_file, built_in };
+
+struct FoundDomainConfig {
+  DomainConfig config;
+  ConfigOrigin origin = ConfigOrigin::built_in;
+  std::string source;  // the file, "SPINDLE_CONFIG" for inline text, "built-in defaults"
+};
+
+// What the lookup reads: the environment and the default file locations.
+struct LookupEnvironment {
+  std::function<std::optional<std::string>(const char* name)> getenv;
+  std::vector<std::filesystem::path> default_files;  // tried in order
+  // The process's environment and the default locations it implies.
+  [[nodiscard]] static LookupEnvironment process();
+};
+
+// The default locations for an environment: ./spindle.yaml, the XDG file, /etc.
+[[nodiscard]] std::vector<std::filesystem::path> default_config_files(
+    const std::function<std::optional<std::string>(const char*)>& getenv);
+
+// Finds and loads the configuration for `domain_id` (lookup order above). A file that
+// names another domain_id is an error; a file without domain_id serves any domain.
+[[nodiscard]] FoundDomainConfig find_domain_config(std::uint32_t domain_id);
+[[nodiscard]] FoundDomainConfig find_domain_config(std::uint32_t domain_id,
+                                                   const LookupEnvironment& env);
+
+// The schema document (docs/domain-schema.md).
+[[nodiscard]] std::string schema_markdown();
+
+}  // namespace spindle::config

@@ -1,0 +1,22 @@
+# Checks that SOURCE fails to compile with MESSAGE in the diagnostics, and compiles with
+# -DSPINDLE_CONTROL. Run: cmake -DCXX=... -DINCLUDE=... -DSOURCE=... -DMESSAGE=... -P this
+foreach(mode control broken)
+  set(defs)
+  if(mode STREQUAL "control")
+    set(defs -DSPINDLE_CONTROL)
+  endif()
+  execute_process(COMMAND ${CXX} -std=c++20 -fsyntax-only -I${INCLUDE} ${defs} ${SOURCE}
+                  RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out)
+  if(mode STREQUAL "control" AND NOT rc EQUAL 0)
+    message(FATAL_ERROR "the control build must compile:\n${err}")
+  endif()
+  if(mode STREQUAL "broken")
+    if(rc EQUAL 0)
+      message(FATAL_ERROR "${SOURCE} compiled but must not")
+    endif()
+    string(FIND "${err}" "${MESSAGE}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "the diagnostics do not say '${MESSAGE}':\n${err}")
+    endif()
+  endif()
+endforeach()
