@@ -13,11 +13,20 @@ namespace {
 
 std::string compose(const std::string& source, int line, const std::string& key,
                     const std::string& problem) {
+  // Appends one piece at a time: GCC 12 at -O3 reports a false -Wrestrict overlap for
+  // `":" + std::to_string(line)` (GCC bug 105329).
   std::string m = source;
-  if (line > 0) m += ":" + std::to_string(line);
+  if (line > 0) {
+    m += ':';
+    m += std::to_string(line);
+  }
   m += ": ";
-  if (!key.empty()) m += key + ": ";
-  return m + problem;
+  if (!key.empty()) {
+    m += key;
+    m += ": ";
+  }
+  m += problem;
+  return m;
 }
 
 }  // namespace

@@ -6,3 +6,10 @@ target_sources(spindle_runtime PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/condition.cpp
   ${CMAKE_CURRENT_LIST_DIR}/waitset.cpp
   ${CMAKE_CURRENT_LIST_DIR}/entity_delegate.cpp)
+
+# The participant engine: slot wire format, listener/timer thread, the Domain (transport,
+# SST, SMC and predicate thread of one participant; topic-to-subgroup mapping).
+target_sources(spindle_runtime PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/wire.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dispatcher.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/domain.cpp)

@@ -440,7 +440,7 @@ class SubgroupEngine {
 };
 
 Smc::Smc(sst::Sst& sst, sst::Predicates& predicates, DeliveryUpcall upcall)
-    : sst_(&sst), predicates_(&predicates), upcall_(std::move(upcall)) {
+    : predicates_(&predicates), upcall_(std::move(upcall)) {
   const auto& g = sst.group();
   engines_.resize(g.subgroups.size());
   for (std::uint32_t s = 0; s < g.subgroups.size(); ++s) {

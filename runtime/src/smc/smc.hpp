@@ -146,7 +146,6 @@ class Smc {
   [[nodiscard]] std::uint64_t delivered_count(std::uint32_t subgroup) const;
 
  private:
-  sst::Sst* sst_;
   sst::Predicates* predicates_;
   DeliveryUpcall upcall_;
   std::vector<std::unique_ptr<SubgroupEngine>> engines_;  // null where not a member

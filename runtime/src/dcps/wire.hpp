@@ -1,0 +1,86 @@
+// What a DCPS sample looks like inside an SMC slot (docs/dcps-wire.md): a fixed header,
+// then the sample's encapsulated CDR (data, dispose, unregister) or a builtin message
+// (discovery, liveliness). Topics that map to the same subgroup are multiplexed by the
+// header's topic id; a reader keeps what its topic id and matched writers select.
+//
+//   SampleHeader (48 bytes, host byte order: every member of a domain shares it)
+//   +--------+-----+------+----------+---------------------+---------------------+
+//   | magic  | ver | kind | flags    | topic (u64)         | writer (u64 guid)   |
+//   | u16    | u8  | u8   | u32      |                     |                     |
+//   +--------+-----+------+----------+---------------------+---------------------+
+//   | source timestamp (i64 ns)      | key hash (16 bytes)                       |
+//   +--------------------------------+-------------------------------------------+
+//   then `payload` bytes up to the slot's committed size.
+//
+// Everything read from a slot is untrusted (another process wrote it): parse() checks the
+// size, magic, version and kind and says what is wrong.
+//
+// Threading: plain data and pure functions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <spindle/cdr/serialize.hpp>
+
+namespace spindle::dcps {
+
+inline constexpr std::uint16_t kWireMagic = 0x5344;  // "SD"
+inline constexpr std::uint8_t kWireVersion = 1;
+
+enum class SampleKind : std::uint8_t {
+  nothing = 0,  // a slot whose writer failed after reserving it; skipped
+  data = 1,
+  dispose = 2,
+  unregister = 3,
+  // Builtin messages (topic = 0): the payload is a discovery record (discovery.hpp).
+  announce_writer = 16,
+  announce_reader = 17,
+  retire_writer = 18,
+  retire_reader = 19,
+  liveliness = 20,  // a writer's manual liveliness assertion (no payload)
+};
+[[nodiscard]] std::string_view to_string(SampleKind k) noexcept;
+
+// Header flags.
+inline constexpr std::uint32_t kFlagKeyOnly =
+    1u << 0;  // dispose/unregister: payload is the key holder
+
+struct SampleHeader {
+  std::uint16_t magic = kWireMagic;
+  std::uint8_t version = kWireVersion;
+  SampleKind kind = SampleKind::data;
+  std::uint32_t flags = 0;
+  std::uint64_t topic = 0;
+  std::uint64_t writer = 0;
+  std::int64_t source_time_ns = 0;
+  cdr::KeyHash key{};
+};
+static_assert(sizeof(SampleHeader) == 48);
+
+struct ParsedSample {
+  SampleHeader header;
+  std::span<const std::byte> payload;
+};
+
+// Checks and splits a slot's bytes; on failure returns nullopt and says why in `error`.
+[[nodiscard]] std::optional<ParsedSample> parse(std::span<const std::byte> slot,
+                                                std::string& error);
+
+// A topic's id on the wire: FNV-1a 64 of its name (0 is reserved for builtin messages).
+[[nodiscard]] std::uint64_t topic_id(std::string_view name) noexcept;
+
+// Writer/reader guids: the node id in the high half, a per-participant serial below.
+[[nodiscard]] constexpr std::uint64_t make_guid(std::uint32_t node, std::uint32_t serial) noexcept {
+  return (std::uint64_t{node} << 32) | serial;
+}
+[[nodiscard]] constexpr std::uint32_t guid_node(std::uint64_t guid) noexcept {
+  return static_cast<std::uint32_t>(guid >> 32);
+}
+
+}  // namespace spindle::dcps
