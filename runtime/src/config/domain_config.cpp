@@ -424,11 +424,12 @@ LookupEnvironment LookupEnvironment::process() {
   return env;
 }
 
-FoundDomainConfig find_domain_config(std::uint32_t domain_id) {
+FoundDomainConfig find_domain_config(std::optional<std::uint32_t> domain_id) {
   return find_domain_config(domain_id, LookupEnvironment::process());
 }
 
-FoundDomainConfig find_domain_config(std::uint32_t domain_id, const LookupEnvironment& env) {
+FoundDomainConfig find_domain_config(std::optional<std::uint32_t> domain_id,
+                                     const LookupEnvironment& env) {
   const auto node = node_override(env);
   auto from_file = [&](const fs::path& file, ConfigOrigin origin, std::string_view how) {
     return as_config_error([&] {
@@ -458,7 +459,7 @@ FoundDomainConfig find_domain_config(std::uint32_t domain_id, const LookupEnviro
     if (fs::is_regular_file(file, ec)) return from_file(file, ConfigOrigin::default_file, "");
   }
   FoundDomainConfig found;
-  found.config.domain_id = domain_id;
+  found.config.domain_id = domain_id.value_or(0);
   if (node) found.config.node_id = *node;
   found.source = "built-in defaults";
   return found;

@@ -122,9 +122,10 @@ struct LookupEnvironment {
     const std::function<std::optional<std::string>(const char*)>& getenv);
 
 // Finds and loads the configuration for `domain_id` (lookup order above). A file that
-// names another domain_id is an error; a file without domain_id serves any domain.
-[[nodiscard]] FoundDomainConfig find_domain_config(std::uint32_t domain_id);
-[[nodiscard]] FoundDomainConfig find_domain_config(std::uint32_t domain_id,
+// names another domain_id is an error; a file without domain_id serves any domain. With
+// nullopt (dds::domain::default_id()) the file's domain_id applies, else 0.
+[[nodiscard]] FoundDomainConfig find_domain_config(std::optional<std::uint32_t> domain_id);
+[[nodiscard]] FoundDomainConfig find_domain_config(std::optional<std::uint32_t> domain_id,
                                                    const LookupEnvironment& env);
 
 // The schema document (docs/domain-schema.md).

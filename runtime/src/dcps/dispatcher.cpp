@@ -7,7 +7,9 @@
 
 namespace spindle::dcps {
 
-Dispatcher::Dispatcher() : thread_([this] { run(); }) {}
+Dispatcher::Dispatcher() : state_(std::make_shared<State>()) {
+  thread_ = std::thread([s = state_] { run(s); });
+}
 
 Dispatcher::~Dispatcher() {
   stop();
@@ -15,74 +17,79 @@ Dispatcher::~Dispatcher() {
 
 void Dispatcher::post(Job job) {
   {
-    std::lock_guard lock(mu_);
-    if (stopping_) return;
-    jobs_.push_back(std::move(job));
+    std::lock_guard lock(state_->mu);
+    if (state_->stopping) return;
+    state_->jobs.push_back(std::move(job));
   }
-  cv_.notify_one();
+  state_->cv.notify_one();
 }
 
 Dispatcher::TimerId Dispatcher::schedule(Clock::time_point when, Job job) {
   TimerId id = 0;
   {
-    std::lock_guard lock(mu_);
-    if (stopping_) return 0;
-    id = next_timer_++;
-    timers_.emplace(when, std::pair{id, std::move(job)});
-    timer_at_.emplace(id, when);
+    std::lock_guard lock(state_->mu);
+    if (state_->stopping) return 0;
+    id = state_->next_timer++;
+    state_->timers.emplace(when, std::pair{id, std::move(job)});
+    state_->timer_at.emplace(id, when);
   }
-  cv_.notify_one();
+  state_->cv.notify_one();
   return id;
 }
 
 bool Dispatcher::cancel(TimerId id) {
-  std::lock_guard lock(mu_);
-  auto at = timer_at_.find(id);
-  if (at == timer_at_.end()) return false;
-  auto [first, last] = timers_.equal_range(at->second);
+  std::lock_guard lock(state_->mu);
+  auto at = state_->timer_at.find(id);
+  if (at == state_->timer_at.end()) return false;
+  auto [first, last] = state_->timers.equal_range(at->second);
   for (auto it = first; it != last; ++it) {
     if (it->second.first == id) {
-      timers_.erase(it);
+      state_->timers.erase(it);
       break;
     }
   }
-  timer_at_.erase(at);
+  state_->timer_at.erase(at);
   return true;
 }
 
 void Dispatcher::stop() {
   {
-    std::lock_guard lock(mu_);
-    if (stopping_ && !thread_.joinable()) return;
-    stopping_ = true;
+    std::lock_guard lock(state_->mu);
+    state_->stopping = true;
   }
-  cv_.notify_one();
-  if (thread_.joinable() && std::this_thread::get_id() != thread_.get_id()) thread_.join();
+  state_->cv.notify_one();
+  if (!thread_.joinable()) return;
+  if (on_dispatcher_thread()) {
+    thread_.detach();  // called from a job: the thread ends after it, holding the state
+  } else {
+    thread_.join();
+  }
 }
 
 bool Dispatcher::on_dispatcher_thread() const noexcept {
   return std::this_thread::get_id() == thread_.get_id();
 }
 
-void Dispatcher::run() {
-  std::unique_lock lock(mu_);
+void Dispatcher::run(const std::shared_ptr<State>& state) {
+  State& s = *state;
+  std::unique_lock lock(s.mu);
   for (;;) {
     Job job;
-    if (!jobs_.empty()) {
-      job = std::move(jobs_.front());
-      jobs_.pop_front();
-    } else if (!timers_.empty() && timers_.begin()->first <= Clock::now()) {
-      auto it = timers_.begin();
+    if (!s.jobs.empty()) {
+      job = std::move(s.jobs.front());
+      s.jobs.pop_front();
+    } else if (s.stopping) {
+      return;  // pending timers are dropped
+    } else if (!s.timers.empty() && s.timers.begin()->first <= Clock::now()) {
+      auto it = s.timers.begin();
       job = std::move(it->second.second);
-      timer_at_.erase(it->second.first);
-      timers_.erase(it);
-    } else if (stopping_) {
-      return;
-    } else if (!timers_.empty()) {
-      cv_.wait_until(lock, timers_.begin()->first);
+      s.timer_at.erase(it->second.first);
+      s.timers.erase(it);
+    } else if (!s.timers.empty()) {
+      s.cv.wait_until(lock, s.timers.begin()->first);
       continue;
     } else {
-      cv_.wait(lock);
+      s.cv.wait(lock);
       continue;
     }
     lock.unlock();
@@ -94,6 +101,7 @@ void Dispatcher::run() {
     } catch (...) {
       std::cerr << "spindle: a listener threw a non-standard exception\n";
     }
+    job = nullptr;  // destroy what it captured before taking the lock again
     lock.lock();
   }
 }

@@ -5,8 +5,10 @@
 //
 // Threading: post()/schedule()/cancel() from any thread; jobs run on the dispatcher's
 // thread, in post order, timers when due. A job may post or schedule more. stop() (or the
-// destructor) runs what is queued, then joins. Lock order: mu_ is a leaf, never held while
-// a job runs.
+// destructor) runs what is queued, then joins — or, when called from a job (the last
+// reference to a participant dropped inside a listener), lets the thread finish on its
+// own: the queue lives in a state the thread shares. Lock order: the state's mutex is a
+// leaf, never held while a job runs.
 #pragma once
 
 #include <chrono>
@@ -15,6 +17,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -42,15 +45,18 @@ class Dispatcher {
   [[nodiscard]] bool on_dispatcher_thread() const noexcept;
 
  private:
-  void run();
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<Job> jobs;
+    std::multimap<Clock::time_point, std::pair<TimerId, Job>> timers;
+    std::map<TimerId, Clock::time_point> timer_at;
+    TimerId next_timer = 1;
+    bool stopping = false;
+  };
+  static void run(const std::shared_ptr<State>& state);
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Job> jobs_;
-  std::multimap<Clock::time_point, std::pair<TimerId, Job>> timers_;
-  std::map<TimerId, Clock::time_point> timer_at_;
-  TimerId next_timer_ = 1;
-  bool stopping_ = false;
+  std::shared_ptr<State> state_;
   std::thread thread_;
 };
 

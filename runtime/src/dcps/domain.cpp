@@ -108,6 +108,10 @@ std::string_view Domain::transport_kind() const noexcept {
   return transport_->kind();
 }
 
+std::uint64_t Domain::in_flight(std::uint32_t subgroup) const noexcept {
+  return smc_->in_flight(subgroup);
+}
+
 std::uint32_t Domain::max_payload(std::uint32_t subgroup) const noexcept {
   return group_.subgroups.at(subgroup).max_payload -
          static_cast<std::uint32_t>(sizeof(SampleHeader));

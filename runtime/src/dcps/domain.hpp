@@ -99,6 +99,8 @@ class Domain {
   [[nodiscard]] const group::GroupDescription& group() const noexcept { return group_; }
   [[nodiscard]] std::string_view transport_kind() const noexcept;
 
+  // Messages this node sent in `subgroup` that some member has not delivered yet.
+  [[nodiscard]] std::uint64_t in_flight(std::uint32_t subgroup) const noexcept;
   // The largest payload (after the header) one slot of `subgroup` takes.
   [[nodiscard]] std::uint32_t max_payload(std::uint32_t subgroup) const noexcept;
 

@@ -1,0 +1,160 @@
+// dds::pub::DataWriter<T>: publishes samples of T on a topic (DDS-PSM-Cxx §7.5.3). A write
+// serializes the sample with idlc's generated CDR codec straight into an SMC ring slot of
+// the topic's subgroup — no intermediate buffer — and returns; delivery to every matched
+// reader of every member follows the topic's consistency level. A write blocks while the
+// ring is full, up to reliability.max_blocking_time (then TimeoutError); a sample larger
+// than a slot is refused with PreconditionNotMetError until RDMC lands.
+//
+// Threading: every operation may be called from any thread, concurrently (concurrent
+// writes are ordered by the moment each reserved its slot).
+#pragma once
+
+#include <iterator>
+#include <memory>
+
+#include <dds/core/InstanceHandle.hpp>
+#include <dds/core/Time.hpp>
+#include <dds/core/status/State.hpp>
+#include <dds/pub/AnyDataWriter.hpp>
+#include <dds/pub/DataWriterListener.hpp>
+#include <dds/pub/Publisher.hpp>
+#include <dds/topic/Topic.hpp>
+#include <spindle/detail/dcps.hpp>
+#include <spindle/detail/type_support.hpp>
+
+namespace dds::pub {
+
+template <typename T>
+class DataWriter : public AnyDataWriter {
+ public:
+  using DataType = T;
+
+  DataWriter(const dds::core::null_type& n) : AnyDataWriter(n) {}  // NOLINT
+  DataWriter(const Publisher& pub, const dds::topic::Topic<T>& topic)
+      : DataWriter(pub, topic, pub.default_datawriter_qos()) {}
+  DataWriter(const Publisher& pub, const dds::topic::Topic<T>& topic, const qos::DataWriterQos& q,
+             DataWriterListener<T>* listener = nullptr,
+             const dds::core::status::StatusMask& mask = dds::core::status::StatusMask::all())
+      : AnyDataWriter(pub.core().create_writer(topic.core_ptr(), q)) {
+    if (listener != nullptr) this->listener(listener, mask);
+  }
+  explicit DataWriter(std::shared_ptr<Core> core) : AnyDataWriter(std::move(core)) {}
+
+  // --- writing ---------------------------------------------------------------------------
+  void write(const T& sample) { core().write(&sample, dds::core::Time::now(), {}); }
+  void write(const T& sample, const dds::core::Time& timestamp) {
+    core().write(&sample, timestamp, {});
+  }
+  void write(const T& sample, const dds::core::InstanceHandle& h) {
+    core().write(&sample, dds::core::Time::now(), h);
+  }
+  void write(const T& sample, const dds::core::InstanceHandle& h,
+             const dds::core::Time& timestamp) {
+    core().write(&sample, timestamp, h);
+  }
+  template <typename FWIterator>
+  void write(const FWIterator& begin, const FWIterator& end) {
+    for (auto it = begin; it != end; ++it)
+      write(*it);
+  }
+  DataWriter& operator<<(const T& sample) {
+    write(sample);
+    return *this;
+  }
+
+  // --- instances -------------------------------------------------------------------------
+  dds::core::InstanceHandle register_instance(const T& key) {
+    return core().register_instance(&key, dds::core::Time::now());
+  }
+  dds::core::InstanceHandle register_instance(const T& key, const dds::core::Time& timestamp) {
+    return core().register_instance(&key, timestamp);
+  }
+  DataWriter& unregister_instance(const dds::core::InstanceHandle& h) {
+    core().unregister_instance(h, dds::core::Time::now());
+    return *this;
+  }
+  DataWriter& unregister_instance(const dds::core::InstanceHandle& h,
+                                  const dds::core::Time& timestamp) {
+    core().unregister_instance(h, timestamp);
+    return *this;
+  }
+  DataWriter& unregister_instance(const T& key) { return unregister_instance(checked_lookup(key)); }
+  DataWriter& dispose_instance(const dds::core::InstanceHandle& h) {
+    core().dispose_instance(h, dds::core::Time::now());
+    return *this;
+  }
+  DataWriter& dispose_instance(const dds::core::InstanceHandle& h,
+                               const dds::core::Time& timestamp) {
+    core().dispose_instance(h, timestamp);
+    return *this;
+  }
+  DataWriter& dispose_instance(const T& key) { return dispose_instance(checked_lookup(key)); }
+  [[nodiscard]] dds::core::InstanceHandle lookup_instance(const T& key) const {
+    return core().lookup_instance(&key);
+  }
+  // The key fields of instance `h`, into `key`.
+  T& key_value(T& key, const dds::core::InstanceHandle& h) {
+    key = *std::static_pointer_cast<const T>(core().key_value(h));
+    return key;
+  }
+
+  // --- entity ----------------------------------------------------------------------------
+  [[nodiscard]] dds::topic::Topic<T> topic() const { return dds::topic::Topic<T>(core().topic()); }
+  DataWriter& operator<<(const qos::DataWriterQos& q) {
+    qos(q);
+    return *this;
+  }
+  using AnyDataWriter::qos;
+
+  void listener(DataWriterListener<T>* l, const dds::core::status::StatusMask& mask) {
+    if (l == nullptr) {
+      core().listener(nullptr, mask);
+      return;
+    }
+    core().listener(std::make_shared<Hook>(l, core_ptr()), mask);
+  }
+  [[nodiscard]] DataWriterListener<T>* listener() const {
+    auto* h = dynamic_cast<Hook*>(core().listener().get());
+    return h == nullptr ? nullptr : h->target();
+  }
+
+ private:
+  dds::core::InstanceHandle checked_lookup(const T& key) const {
+    auto h = lookup_instance(key);
+    if (h.is_nil()) throw dds::core::PreconditionNotMetError("DataWriter: unknown instance");
+    return h;
+  }
+
+  class Hook final : public spindle::detail::WriterListenerHook {
+   public:
+    Hook(DataWriterListener<T>* l, const std::shared_ptr<Core>& c) : l_(l), core_(c) {}
+    DataWriterListener<T>* target() const noexcept { return l_; }
+    void on_offered_deadline_missed(
+        const dds::core::status::OfferedDeadlineMissedStatus& s) override {
+      with([&](DataWriter<T>& w) { l_->on_offered_deadline_missed(w, s); });
+    }
+    void on_offered_incompatible_qos(
+        const dds::core::status::OfferedIncompatibleQosStatus& s) override {
+      with([&](DataWriter<T>& w) { l_->on_offered_incompatible_qos(w, s); });
+    }
+    void on_liveliness_lost(const dds::core::status::LivelinessLostStatus& s) override {
+      with([&](DataWriter<T>& w) { l_->on_liveliness_lost(w, s); });
+    }
+    void on_publication_matched(const dds::core::status::PublicationMatchedStatus& s) override {
+      with([&](DataWriter<T>& w) { l_->on_publication_matched(w, s); });
+    }
+
+   private:
+    template <class F>
+    void with(F&& f) {
+      if (auto c = core_.lock()) {
+        DataWriter<T> w(c);
+        f(w);
+      }
+    }
+    DataWriterListener<T>* l_;
+    std::weak_ptr<Core> core_;
+  };
+};
+
+}  // namespace dds::pub

@@ -1,0 +1,241 @@
+// The entity cores: the untyped runtime behind the PSM's typed classes. DomainParticipant,
+// Topic<T>, Publisher, DataWriter<T>, Subscriber and DataReader<T> are thin reference
+// types (dds::core::Reference) over these delegates; the typed templates pass samples as
+// `const void*` with a TypeSupport table (type_support.hpp) and adapt typed listeners to
+// the hooks below. The implementations live in runtime/src/dcps (entities.hpp).
+//
+// Not part of the DDS API. Threading: every member may be called from any application
+// thread, concurrently; listeners (the hooks) are called on the participant's listener
+// thread, never on a protocol thread, with no runtime lock held.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <dds/core/Duration.hpp>
+#include <dds/core/InstanceHandle.hpp>
+#include <dds/core/Time.hpp>
+#include <dds/core/status/State.hpp>
+#include <dds/core/status/Status.hpp>
+#include <dds/domain/qos/DomainParticipantQos.hpp>
+#include <dds/pub/qos/DataWriterQos.hpp>
+#include <dds/pub/qos/PublisherQos.hpp>
+#include <dds/sub/qos/DataReaderQos.hpp>
+#include <dds/sub/qos/SubscriberQos.hpp>
+#include <dds/sub/status/DataState.hpp>
+#include <dds/topic/qos/TopicQos.hpp>
+#include <spindle/detail/entity_delegate.hpp>
+#include <spindle/detail/sample_sink.hpp>
+#include <spindle/detail/type_support.hpp>
+
+namespace dds::domain {
+class DomainParticipantListener;
+}
+namespace dds::pub {
+class PublisherListener;
+}
+namespace dds::sub {
+class SubscriberListener;
+}
+namespace spindle::dcps {
+class HistoryCache;
+}
+
+namespace spindle::detail {
+
+class TopicCore;
+class PublisherCore;
+class SubscriberCore;
+class WriterCore;
+class ReaderCore;
+
+// Typed listeners, adapted by the templates (DataWriter<T>::listener(...), ...).
+class TopicListenerHook {
+ public:
+  virtual ~TopicListenerHook() = default;
+  virtual void on_inconsistent_topic(const dds::core::status::InconsistentTopicStatus& s) = 0;
+};
+
+class WriterListenerHook {
+ public:
+  virtual ~WriterListenerHook() = default;
+  virtual void on_offered_deadline_missed(
+      const dds::core::status::OfferedDeadlineMissedStatus& s) = 0;
+  virtual void on_offered_incompatible_qos(
+      const dds::core::status::OfferedIncompatibleQosStatus& s) = 0;
+  virtual void on_liveliness_lost(const dds::core::status::LivelinessLostStatus& s) = 0;
+  virtual void on_publication_matched(const dds::core::status::PublicationMatchedStatus& s) = 0;
+};
+
+class ReaderListenerHook {
+ public:
+  virtual ~ReaderListenerHook() = default;
+  virtual void on_requested_deadline_missed(
+      const dds::core::status::RequestedDeadlineMissedStatus& s) = 0;
+  virtual void on_requested_incompatible_qos(
+      const dds::core::status::RequestedIncompatibleQosStatus& s) = 0;
+  virtual void on_sample_rejected(const dds::core::status::SampleRejectedStatus& s) = 0;
+  virtual void on_liveliness_changed(const dds::core::status::LivelinessChangedStatus& s) = 0;
+  virtual void on_data_available() = 0;
+  virtual void on_subscription_matched(const dds::core::status::SubscriptionMatchedStatus& s) = 0;
+  virtual void on_sample_lost(const dds::core::status::SampleLostStatus& s) = 0;
+};
+
+class ParticipantCore : public EntityDelegate {
+ public:
+  using EntityDelegate::EntityDelegate;
+
+  [[nodiscard]] virtual std::uint32_t domain_id() const = 0;
+  [[nodiscard]] virtual dds::domain::qos::DomainParticipantQos qos() const = 0;
+  virtual void qos(const dds::domain::qos::DomainParticipantQos& q) = 0;
+  [[nodiscard]] virtual dds::topic::qos::TopicQos default_topic_qos() const = 0;
+  virtual void default_topic_qos(const dds::topic::qos::TopicQos& q) = 0;
+  [[nodiscard]] virtual dds::pub::qos::PublisherQos default_publisher_qos() const = 0;
+  virtual void default_publisher_qos(const dds::pub::qos::PublisherQos& q) = 0;
+  [[nodiscard]] virtual dds::sub::qos::SubscriberQos default_subscriber_qos() const = 0;
+  virtual void default_subscriber_qos(const dds::sub::qos::SubscriberQos& q) = 0;
+
+  // Throws PreconditionNotMetError if `name` exists with another type.
+  virtual std::shared_ptr<TopicCore> create_topic(const std::string& name, const TypeSupport& type,
+                                                  const dds::topic::qos::TopicQos& q) = 0;
+  // Null when no topic of that name was created here.
+  [[nodiscard]] virtual std::shared_ptr<TopicCore> find_topic(const std::string& name) const = 0;
+  virtual std::shared_ptr<PublisherCore> create_publisher(const dds::pub::qos::PublisherQos& q) = 0;
+  virtual std::shared_ptr<SubscriberCore> create_subscriber(
+      const dds::sub::qos::SubscriberQos& q) = 0;
+
+  virtual void assert_liveliness() = 0;
+  [[nodiscard]] virtual dds::core::Time current_time() const = 0;
+  [[nodiscard]] virtual bool contains_entity(dds::core::InstanceHandle h) const = 0;
+  // Closes every contained entity (DomainParticipant::close_contained_entities).
+  virtual void close_contained_entities() = 0;
+
+  virtual void listener(dds::domain::DomainParticipantListener* l,
+                        const dds::core::status::StatusMask& mask) = 0;
+  [[nodiscard]] virtual dds::domain::DomainParticipantListener* listener() const = 0;
+
+  // Spindle: this participant's member id and transport ("tcp", "shm", "rdma").
+  [[nodiscard]] virtual std::uint32_t node_id() const = 0;
+  [[nodiscard]] virtual std::string transport_kind() const = 0;
+};
+
+class TopicCore : public EntityDelegate {
+ public:
+  using EntityDelegate::EntityDelegate;
+  [[nodiscard]] virtual const std::string& name() const = 0;
+  [[nodiscard]] virtual const TypeSupport& type() const = 0;
+  [[nodiscard]] virtual std::shared_ptr<ParticipantCore> participant() const = 0;
+  [[nodiscard]] virtual dds::topic::qos::TopicQos qos() const = 0;
+  virtual void qos(const dds::topic::qos::TopicQos& q) = 0;
+  virtual void listener(std::shared_ptr<TopicListenerHook> hook,
+                        const dds::core::status::StatusMask& mask) = 0;
+};
+
+class PublisherCore : public EntityDelegate {
+ public:
+  using EntityDelegate::EntityDelegate;
+  [[nodiscard]] virtual std::shared_ptr<ParticipantCore> participant() const = 0;
+  [[nodiscard]] virtual dds::pub::qos::PublisherQos qos() const = 0;
+  virtual void qos(const dds::pub::qos::PublisherQos& q) = 0;
+  [[nodiscard]] virtual dds::pub::qos::DataWriterQos default_datawriter_qos() const = 0;
+  virtual void default_datawriter_qos(const dds::pub::qos::DataWriterQos& q) = 0;
+  virtual std::shared_ptr<WriterCore> create_writer(const std::shared_ptr<TopicCore>& topic,
+                                                    const dds::pub::qos::DataWriterQos& q) = 0;
+  virtual void wait_for_acknowledgments(const dds::core::Duration& timeout) = 0;
+  virtual void listener(dds::pub::PublisherListener* l,
+                        const dds::core::status::StatusMask& mask) = 0;
+  [[nodiscard]] virtual dds::pub::PublisherListener* listener() const = 0;
+};
+
+class SubscriberCore : public EntityDelegate {
+ public:
+  using EntityDelegate::EntityDelegate;
+  [[nodiscard]] virtual std::shared_ptr<ParticipantCore> participant() const = 0;
+  [[nodiscard]] virtual dds::sub::qos::SubscriberQos qos() const = 0;
+  virtual void qos(const dds::sub::qos::SubscriberQos& q) = 0;
+  [[nodiscard]] virtual dds::sub::qos::DataReaderQos default_datareader_qos() const = 0;
+  virtual void default_datareader_qos(const dds::sub::qos::DataReaderQos& q) = 0;
+  virtual std::shared_ptr<ReaderCore> create_reader(const std::shared_ptr<TopicCore>& topic,
+                                                    const dds::sub::qos::DataReaderQos& q) = 0;
+  // Readers of this subscriber holding samples in `state` (find_datareaders / get_datareaders).
+  [[nodiscard]] virtual std::vector<std::shared_ptr<ReaderCore>> readers_with(
+      const dds::sub::status::DataState& state) const = 0;
+  virtual void notify_datareaders() = 0;
+  virtual void listener(dds::sub::SubscriberListener* l,
+                        const dds::core::status::StatusMask& mask) = 0;
+  [[nodiscard]] virtual dds::sub::SubscriberListener* listener() const = 0;
+};
+
+class WriterCore : public EntityDelegate {
+ public:
+  using EntityDelegate::EntityDelegate;
+  [[nodiscard]] virtual const TypeSupport& type() const = 0;
+  [[nodiscard]] virtual std::shared_ptr<TopicCore> topic() const = 0;
+  [[nodiscard]] virtual std::shared_ptr<PublisherCore> publisher() const = 0;
+  [[nodiscard]] virtual dds::pub::qos::DataWriterQos qos() const = 0;
+  virtual void qos(const dds::pub::qos::DataWriterQos& q) = 0;
+
+  // `handle` nil: the instance is the sample's key. A non-nil handle must be the one the
+  // sample's key gives (PreconditionNotMetError otherwise).
+  virtual void write(const void* sample, const dds::core::Time& timestamp,
+                     dds::core::InstanceHandle handle) = 0;
+  virtual dds::core::InstanceHandle register_instance(const void* key_holder,
+                                                      const dds::core::Time& timestamp) = 0;
+  virtual void unregister_instance(dds::core::InstanceHandle h,
+                                   const dds::core::Time& timestamp) = 0;
+  virtual void dispose_instance(dds::core::InstanceHandle h, const dds::core::Time& timestamp) = 0;
+  [[nodiscard]] virtual dds::core::InstanceHandle lookup_instance(const void* key_holder) const = 0;
+  // The instance's key holder sample (the last sample written or registered for it);
+  // throws InvalidArgumentError for an unknown handle.
+  [[nodiscard]] virtual std::shared_ptr<const void> key_value(
+      dds::core::InstanceHandle h) const = 0;
+  virtual void assert_liveliness() = 0;
+  virtual void wait_for_acknowledgments(const dds::core::Duration& timeout) = 0;
+  [[nodiscard]] virtual dds::core::InstanceHandleSeq matched_subscriptions() const = 0;
+  virtual void listener(std::shared_ptr<WriterListenerHook> hook,
+                        const dds::core::status::StatusMask& mask) = 0;
+  [[nodiscard]] virtual std::shared_ptr<WriterListenerHook> listener() const = 0;
+};
+
+class ReaderCore : public EntityDelegate {
+ public:
+  using EntityDelegate::EntityDelegate;
+  [[nodiscard]] virtual const TypeSupport& type() const = 0;
+  [[nodiscard]] virtual std::shared_ptr<TopicCore> topic() const = 0;
+  [[nodiscard]] virtual std::shared_ptr<SubscriberCore> subscriber() const = 0;
+  [[nodiscard]] virtual dds::sub::qos::DataReaderQos qos() const = 0;
+  virtual void qos(const dds::sub::qos::DataReaderQos& q) = 0;
+  [[nodiscard]] virtual std::shared_ptr<spindle::dcps::HistoryCache> history_cache() const = 0;
+
+  enum class Scope : std::uint8_t { all, instance, next_instance };
+  struct Selection {
+    dds::sub::status::DataState state = dds::sub::status::DataState::any();
+    Scope scope = Scope::all;
+    dds::core::InstanceHandle instance;
+    std::int32_t max_samples = -1;  // LENGTH_UNLIMITED
+  };
+  // Throws InvalidArgumentError for Scope::instance with an unknown handle.
+  virtual void read(const Selection& selection, SampleSink& sink) = 0;
+  virtual void take(const Selection& selection, SampleSink& sink) = 0;
+  [[nodiscard]] virtual dds::core::InstanceHandle lookup_instance(const void* key_holder) const = 0;
+  [[nodiscard]] virtual std::shared_ptr<const void> key_value(
+      dds::core::InstanceHandle h) const = 0;
+  [[nodiscard]] virtual dds::core::InstanceHandleSeq matched_publications() const = 0;
+  virtual void wait_for_historical_data(const dds::core::Duration& timeout) = 0;
+  virtual void listener(std::shared_ptr<ReaderListenerHook> hook,
+                        const dds::core::status::StatusMask& mask) = 0;
+  [[nodiscard]] virtual std::shared_ptr<ReaderListenerHook> listener() const = 0;
+};
+
+// Creates a participant: finds its domain file (SPINDLE_CONFIG, ...), builds the transport
+// and joins the domain's group. Defined by the Spindle::dds library, which links the
+// transports. Throws dds::core::Error with what went wrong (unreachable members, bad file).
+std::shared_ptr<ParticipantCore> create_participant(
+    std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& q);
+
+// The domain id a participant created with dds::domain::default_id() joins.
+inline constexpr std::uint32_t kDefaultDomain = 0xffffffffu;
+
+}  // namespace spindle::detail

@@ -1,0 +1,1142 @@
+// Publisher, Subscriber, DataWriter and DataReader cores (see entities.hpp).
+#include <algorithm>
+#include <iostream>
+#include <thread>
+
+#include <dds/domain/DomainParticipantListener.hpp>
+#include <dds/pub/AnyDataWriter.hpp>
+#include <dds/sub/AnyDataReader.hpp>
+#include <dds/sub/Subscriber.hpp>
+
+#include "dcps/entities.hpp"
+#include "qos/checks.hpp"
+
+namespace spindle::dcps {
+
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+namespace policy = dds::core::policy;
+
+bool has(const StatusMask& mask, const StatusMask& bit) {
+  return (mask & bit).any();
+}
+
+SteadyClock::duration to_steady(const dds::core::Duration& d) {
+  return std::chrono::duration_cast<SteadyClock::duration>(d.to_chrono());
+}
+
+bool unordered(const dds::core::policy::Durability& d, const spindle::policy::Consistency& c) {
+  return qos::effective_consistency(d, c) == spindle::policy::ConsistencyKind::UNORDERED;
+}
+
+HistoryCacheConfig cache_config(const dds::sub::qos::DataReaderQos& q) {
+  HistoryCacheConfig c;
+  const auto& h = q.policy<policy::History>();
+  c.keep_all = h.kind() == policy::HistoryKind::KEEP_ALL;
+  c.depth = h.depth();
+  const auto& rl = q.policy<policy::ResourceLimits>();
+  c.max_samples = rl.max_samples();
+  c.max_instances = rl.max_instances();
+  c.max_samples_per_instance = rl.max_samples_per_instance();
+  c.by_source_timestamp = q.policy<policy::DestinationOrder>().kind() ==
+                          policy::DestinationOrderKind::BY_SOURCE_TIMESTAMP;
+  c.exclusive_ownership = q.policy<policy::Ownership>().kind() == policy::OwnershipKind::EXCLUSIVE;
+  c.minimum_separation = q.policy<policy::TimeBasedFilter>().minimum_separation();
+  const auto& rdl = q.policy<policy::ReaderDataLifecycle>();
+  c.autopurge_nowriter_samples_delay = rdl.autopurge_nowriter_samples_delay();
+  c.autopurge_disposed_samples_delay = rdl.autopurge_disposed_samples_delay();
+  return c;
+}
+
+template <class Core>
+std::shared_ptr<Core> self_of(Core* c) {
+  return std::static_pointer_cast<Core>(c->shared_from_this());
+}
+
+}  // namespace
+
+// ----------------------------------------------------------------------------- Publisher
+
+Publisher::Publisher(std::shared_ptr<Participant> p, const dds::pub::qos::PublisherQos& q,
+                     InstanceHandle h)
+    : PublisherCore(h), participant_(std::move(p)), qos_(q) {}
+
+dds::pub::qos::PublisherQos Publisher::qos() const {
+  std::lock_guard lock(mu_);
+  return qos_;
+}
+void Publisher::qos(const dds::pub::qos::PublisherQos& q) {
+  check_open();
+  qos::check_consistent(q);
+  std::lock_guard lock(mu_);
+  qos::check_changeable(qos_, q);
+  qos_ = q;
+}
+dds::pub::qos::DataWriterQos Publisher::default_datawriter_qos() const {
+  std::lock_guard lock(mu_);
+  return default_writer_qos_;
+}
+void Publisher::default_datawriter_qos(const dds::pub::qos::DataWriterQos& q) {
+  qos::check_consistent(q);
+  std::lock_guard lock(mu_);
+  default_writer_qos_ = q;
+}
+
+std::shared_ptr<detail::WriterCore> Publisher::create_writer(
+    const std::shared_ptr<detail::TopicCore>& topic, const dds::pub::qos::DataWriterQos& q) {
+  check_open();
+  auto t = std::dynamic_pointer_cast<Topic>(topic);
+  if (!t || &t->owner() != participant_.get()) {
+    throw dds::core::PreconditionNotMetError(
+        "DataWriter: the topic belongs to another participant");
+  }
+  qos::check_consistent(q);
+  auto w = std::make_shared<Writer>(self_of<Publisher>(this), t, q, participant_->next_handle(),
+                                    participant_->next_guid());
+  {
+    std::lock_guard lock(mu_);
+    std::erase_if(writers_, [](const auto& x) { return x.expired(); });
+    writers_.push_back(w);
+  }
+  participant_->announce(w);
+  w->start_timers();
+  return w;
+}
+
+void Publisher::wait_for_acknowledgments(const dds::core::Duration& timeout) {
+  check_open();
+  auto& d = participant_->domain();
+  const auto until =
+      SteadyClock::now() + to_steady(std::min(timeout, dds::core::Duration(3600, 0)));
+  while (d.in_flight(kAtomicSubgroup) + d.in_flight(kUnorderedSubgroup) > 0) {
+    if (SteadyClock::now() >= until) {
+      throw dds::core::TimeoutError(
+          "wait_for_acknowledgments: samples are still waiting for some member to deliver them");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+void Publisher::listener(dds::pub::PublisherListener* l, const StatusMask& mask) {
+  std::lock_guard lock(mu_);
+  listener_ = l;
+  mask_ = mask;
+}
+dds::pub::PublisherListener* Publisher::listener() const {
+  std::lock_guard lock(mu_);
+  return listener_;
+}
+dds::pub::PublisherListener* Publisher::listener_for(const StatusMask& status) const {
+  std::lock_guard lock(mu_);
+  return listener_ != nullptr && has(mask_, status) ? listener_ : nullptr;
+}
+
+void Publisher::close() {
+  if (is_closed()) return;
+  std::vector<std::shared_ptr<Writer>> ws;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& w : writers_)
+      if (auto s = w.lock()) ws.push_back(s);
+  }
+  for (auto& w : ws)
+    w->close();
+  PublisherCore::close();
+}
+
+// ---------------------------------------------------------------------------- Subscriber
+
+Subscriber::Subscriber(std::shared_ptr<Participant> p, const dds::sub::qos::SubscriberQos& q,
+                       InstanceHandle h)
+    : SubscriberCore(h), participant_(std::move(p)), qos_(q) {}
+
+dds::sub::qos::SubscriberQos Subscriber::qos() const {
+  std::lock_guard lock(mu_);
+  return qos_;
+}
+void Subscriber::qos(const dds::sub::qos::SubscriberQos& q) {
+  check_open();
+  qos::check_consistent(q);
+  std::lock_guard lock(mu_);
+  qos::check_changeable(qos_, q);
+  qos_ = q;
+}
+dds::sub::qos::DataReaderQos Subscriber::default_datareader_qos() const {
+  std::lock_guard lock(mu_);
+  return default_reader_qos_;
+}
+void Subscriber::default_datareader_qos(const dds::sub::qos::DataReaderQos& q) {
+  qos::check_consistent(q);
+  std::lock_guard lock(mu_);
+  default_reader_qos_ = q;
+}
+
+std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
+    const std::shared_ptr<detail::TopicCore>& topic, const dds::sub::qos::DataReaderQos& q) {
+  check_open();
+  auto t = std::dynamic_pointer_cast<Topic>(topic);
+  if (!t || &t->owner() != participant_.get()) {
+    throw dds::core::PreconditionNotMetError(
+        "DataReader: the topic belongs to another participant");
+  }
+  qos::check_consistent(q);
+  auto r = std::make_shared<Reader>(self_of<Subscriber>(this), t, q, participant_->next_handle(),
+                                    participant_->next_guid());
+  {
+    std::lock_guard lock(mu_);
+    std::erase_if(readers_, [](const auto& x) { return x.expired(); });
+    readers_.push_back(r);
+  }
+  participant_->domain().subscribe(topic_id(t->name()), r.get());
+  participant_->announce(r);
+  r->start_timers();
+  return r;
+}
+
+std::vector<std::shared_ptr<detail::ReaderCore>> Subscriber::readers_with(
+    const dds::sub::status::DataState& state) const {
+  std::vector<std::shared_ptr<detail::ReaderCore>> out;
+  std::lock_guard lock(mu_);
+  for (const auto& w : readers_) {
+    auto r = w.lock();
+    if (r && !r->is_closed() && r->history_cache()->has_matching(state)) out.push_back(r);
+  }
+  return out;
+}
+
+void Subscriber::notify_datareaders() {
+  for (auto& r : readers_with(dds::sub::status::DataState::new_data()))
+    std::static_pointer_cast<Reader>(r)->raise_data_available();
+}
+
+void Subscriber::listener(dds::sub::SubscriberListener* l, const StatusMask& mask) {
+  std::lock_guard lock(mu_);
+  listener_ = l;
+  mask_ = mask;
+}
+dds::sub::SubscriberListener* Subscriber::listener() const {
+  std::lock_guard lock(mu_);
+  return listener_;
+}
+dds::sub::SubscriberListener* Subscriber::listener_for(const StatusMask& status) const {
+  std::lock_guard lock(mu_);
+  return listener_ != nullptr && has(mask_, status) ? listener_ : nullptr;
+}
+
+void Subscriber::close() {
+  if (is_closed()) return;
+  std::vector<std::shared_ptr<Reader>> rs;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& r : readers_)
+      if (auto s = r.lock()) rs.push_back(s);
+  }
+  for (auto& r : rs)
+    r->close();
+  SubscriberCore::close();
+}
+
+void Subscriber::data_arrived(const std::shared_ptr<Reader>& reader) {
+  const auto on_readers = StatusMask::data_on_readers();
+  statuses().set_changes(on_readers);
+  reader->statuses().set_changes(StatusMask::data_available());
+  dds::sub::SubscriberListener* l = listener_for(on_readers);
+  if (l == nullptr) l = participant_->listener_for(on_readers);
+  if (l == nullptr) {
+    reader->raise_data_available();
+    return;
+  }
+  auto self = self_of<Subscriber>(this);
+  participant_->dispatcher().post([l, self] {
+    dds::sub::Subscriber s(self);
+    l->on_data_on_readers(s);
+  });
+}
+
+// -------------------------------------------------------------------------------- Writer
+
+Writer::Writer(std::shared_ptr<Publisher> pub, std::shared_ptr<Topic> topic,
+               const dds::pub::qos::DataWriterQos& q, InstanceHandle h, std::uint64_t guid)
+    : WriterCore(h),
+      publisher_(std::move(pub)),
+      topic_(std::move(topic)),
+      guid_(guid),
+      topic_id_(topic_id(topic_->name())),
+      qos_(q) {
+  subgroup_ = subgroup_for(
+      unordered(q.policy<policy::Durability>(), q.policy<spindle::policy::Consistency>()));
+  last_assert_ = SteadyClock::now();
+}
+
+Writer::~Writer() {
+  close();
+}
+
+void Writer::close() {
+  if (is_closed()) return;
+  // Unregister (and, with autodispose, dispose) what is still registered, then retire.
+  std::vector<InstanceHandle> live;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [k, i] : instances_)
+      live.push_back(i.handle);
+  }
+  for (auto h : live) {
+    try {
+      unregister_instance(h, dds::core::Time::now());
+    } catch (const dds::core::Exception& e) {
+      std::cerr << "spindle: closing a writer of '" << topic_->name()
+                << "': unregister failed: " << e.what() << '\n';
+    }
+  }
+  auto& d = publisher_->owner().dispatcher();
+  d.cancel(deadline_timer_);
+  d.cancel(liveliness_timer_);
+  publisher_->owner().retire_writer(guid_, subgroup_);
+  WriterCore::close();
+}
+
+dds::pub::qos::DataWriterQos Writer::qos() const {
+  std::lock_guard lock(mu_);
+  return qos_;
+}
+void Writer::qos(const dds::pub::qos::DataWriterQos& q) {
+  check_open();
+  qos::check_consistent(q);
+  std::lock_guard lock(mu_);
+  qos::check_changeable(qos_, q);
+  qos_ = q;
+}
+
+WriterRecord Writer::record() const {
+  WriterRecord r;
+  r.guid = guid_;
+  r.topic_name = topic_->name();
+  r.type_name = std::string(topic_->type().type_name);
+  r.qos = qos();
+  r.publisher_qos = publisher_->qos();
+  return r;
+}
+
+bool Writer::manual_by_participant() const {
+  std::lock_guard lock(mu_);
+  return qos_.policy<policy::Liveliness>().kind() == policy::LivelinessKind::MANUAL_BY_PARTICIPANT;
+}
+
+SteadyClock::time_point Writer::deadline() const {
+  dds::core::Duration block;
+  {
+    std::lock_guard lock(mu_);
+    block = qos_.policy<policy::Reliability>().max_blocking_time();
+  }
+  if (block.is_infinite() || block > dds::core::Duration(86400, 0)) {
+    return SteadyClock::now() + std::chrono::hours(24);
+  }
+  return SteadyClock::now() + to_steady(block);
+}
+
+Writer::Instance& Writer::instance_for(const void* sample, const cdr::KeyHash& key, bool& created) {
+  auto it = instances_.find(key);
+  created = it == instances_.end();
+  if (!created) return it->second;
+  Instance i;
+  i.handle = publisher_->owner().next_handle();
+  const auto& t = topic_->type();
+  i.key_holder.resize(t.size(sample));
+  (void)t.serialize(sample, i.key_holder);
+  by_handle_[i.handle.value()] = key;
+  return instances_.emplace(key, std::move(i)).first->second;
+}
+
+void Writer::send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Time& ts,
+                  std::span<const std::byte> payload, const void* sample) {
+  SampleHeader h;
+  h.kind = kind;
+  h.topic = topic_id_;
+  h.writer = guid_;
+  h.source_time_ns = ts.to_nanosecs();
+  h.key = key;
+  auto& domain = publisher_->owner().domain();
+  if (sample == nullptr) {
+    domain.publish(
+        subgroup_, h, payload.size(),
+        [&](std::span<std::byte> out) { std::copy(payload.begin(), payload.end(), out.begin()); },
+        deadline());
+    return;
+  }
+  const auto& t = topic_->type();
+  std::size_t size = 0;
+  try {
+    size = t.size(sample);
+  } catch (const std::exception& e) {
+    throw dds::core::InvalidDataError("DataWriter<" + std::string(t.type_name) +
+                                      ">: the sample cannot be serialized: " + e.what());
+  }
+  domain.publish(
+      subgroup_, h, size,
+      [&](std::span<std::byte> out) {
+        const auto r = t.serialize(sample, out);
+        if (!r.ok()) {
+          throw dds::core::InvalidDataError("DataWriter<" + std::string(t.type_name) +
+                                            ">: the sample cannot be serialized: " + r.detail);
+        }
+      },
+      deadline());
+}
+
+void Writer::write(const void* sample, const dds::core::Time& ts, InstanceHandle handle) {
+  check_open();
+  if (!is_enabled()) throw dds::core::NotEnabledError("DataWriter: not enabled");
+  const auto& t = topic_->type();
+  cdr::KeyHash key{};
+  try {
+    if (t.keyed) key = t.key_hash(sample);
+  } catch (const std::exception& e) {
+    throw dds::core::InvalidDataError("DataWriter<" + std::string(t.type_name) +
+                                      ">: the key cannot be serialized: " + e.what());
+  }
+  {
+    std::lock_guard lock(mu_);
+    bool created = false;
+    Instance& i = instance_for(sample, key, created);
+    if (!handle.is_nil() && handle != i.handle) {
+      if (created) {
+        by_handle_.erase(i.handle.value());
+        instances_.erase(key);
+      }
+      throw dds::core::PreconditionNotMetError(
+          "DataWriter::write: the instance handle does not belong to the sample's key");
+    }
+    i.registered = true;
+    i.last_write = SteadyClock::now();
+    last_assert_ = i.last_write;
+    liveliness_lost_reported_ = false;
+  }
+  send(SampleKind::data, key, ts, {}, sample);
+}
+
+InstanceHandle Writer::register_instance(const void* key_holder, const dds::core::Time&) {
+  check_open();
+  const auto& t = topic_->type();
+  cdr::KeyHash key{};
+  if (t.keyed) key = t.key_hash(key_holder);
+  std::lock_guard lock(mu_);
+  bool created = false;
+  Instance& i = instance_for(key_holder, key, created);
+  i.registered = true;
+  return i.handle;
+}
+
+void Writer::lifecycle(InstanceHandle h, const dds::core::Time& ts, bool dispose) {
+  check_open();
+  cdr::KeyHash key{};
+  std::vector<std::byte> holder;
+  bool autodispose = false;
+  {
+    std::lock_guard lock(mu_);
+    auto k = by_handle_.find(h.value());
+    if (k == by_handle_.end()) {
+      throw dds::core::PreconditionNotMetError(
+          std::string(dispose ? "dispose_instance" : "unregister_instance") +
+          ": the instance is not registered with this writer");
+    }
+    key = k->second;
+    holder = instances_.at(key).key_holder;
+    autodispose = qos_.policy<policy::WriterDataLifecycle>().autodispose_unregistered_instances();
+    if (!dispose) {
+      instances_.erase(key);
+      by_handle_.erase(k);
+    }
+  }
+  if (dispose || autodispose) send(SampleKind::dispose, key, ts, holder, nullptr);
+  if (!dispose) send(SampleKind::unregister, key, ts, holder, nullptr);
+}
+
+void Writer::unregister_instance(InstanceHandle h, const dds::core::Time& ts) {
+  lifecycle(h, ts, false);
+}
+
+void Writer::dispose_instance(InstanceHandle h, const dds::core::Time& ts) {
+  lifecycle(h, ts, true);
+}
+
+InstanceHandle Writer::lookup_instance(const void* key_holder) const {
+  const auto& t = topic_->type();
+  cdr::KeyHash key{};
+  if (t.keyed) key = t.key_hash(key_holder);
+  std::lock_guard lock(mu_);
+  auto it = instances_.find(key);
+  return it == instances_.end() ? InstanceHandle::nil() : it->second.handle;
+}
+
+std::shared_ptr<const void> Writer::key_value(InstanceHandle h) const {
+  std::vector<std::byte> holder;
+  {
+    std::lock_guard lock(mu_);
+    auto k = by_handle_.find(h.value());
+    if (k == by_handle_.end()) {
+      throw dds::core::InvalidArgumentError("DataWriter::key_value: unknown instance handle");
+    }
+    holder = instances_.at(k->second).key_holder;
+  }
+  std::string error;
+  auto data = topic_->type().deserialize(holder, error);
+  if (!data) throw dds::core::Error("DataWriter::key_value: " + error);
+  return data;
+}
+
+void Writer::assert_liveliness() {
+  check_open();
+  {
+    std::lock_guard lock(mu_);
+    last_assert_ = SteadyClock::now();
+    liveliness_lost_reported_ = false;
+  }
+  SampleHeader h;
+  h.kind = SampleKind::liveliness;
+  h.writer = guid_;
+  h.source_time_ns = dds::core::Time::now().to_nanosecs();
+  publisher_->owner().domain().publish(
+      subgroup_, h, 0, [](std::span<std::byte>) {}, deadline());
+}
+
+void Writer::wait_for_acknowledgments(const dds::core::Duration& timeout) {
+  publisher_->wait_for_acknowledgments(timeout);
+}
+
+dds::core::InstanceHandleSeq Writer::matched_subscriptions() const {
+  dds::core::InstanceHandleSeq out;
+  std::lock_guard lock(mu_);
+  for (auto g : readers_)
+    out.emplace_back(g);
+  return out;
+}
+
+void Writer::listener(std::shared_ptr<detail::WriterListenerHook> hook, const StatusMask& mask) {
+  std::lock_guard lock(mu_);
+  hook_ = std::move(hook);
+  mask_ = mask;
+}
+std::shared_ptr<detail::WriterListenerHook> Writer::listener() const {
+  std::lock_guard lock(mu_);
+  return hook_;
+}
+
+// A writer status: to the writer's listener, else the publisher's, else the participant's;
+// with none listening it stays pending for status_changes() and StatusConditions.
+template <class S, class Record, class HookCall, class AnyCall>
+void Writer::event(const StatusMask& bit, Record record, HookCall hook_call, AnyCall any_call) {
+  std::shared_ptr<detail::WriterListenerHook> hook;
+  {
+    std::lock_guard lock(mu_);
+    if (hook_ && has(mask_, bit)) hook = hook_;
+  }
+  dds::pub::AnyDataWriterListener* any = nullptr;
+  if (!hook) any = publisher_->listener_for(bit);
+  if (!hook && any == nullptr) any = publisher_->owner().listener_for(bit);
+  const S s = record(hook != nullptr || any != nullptr);
+  auto& d = publisher_->owner().dispatcher();
+  if (hook) {
+    d.post([hook, s, hook_call] { hook_call(*hook, s); });
+  } else if (any != nullptr) {
+    auto self = std::static_pointer_cast<WriterCore>(shared_from_this());
+    d.post([any, self, s, any_call] {
+      dds::pub::AnyDataWriter w(self);
+      any_call(*any, w, s);
+    });
+  }
+}
+
+void Writer::matched(std::uint64_t reader_guid, int delta) {
+  {
+    std::lock_guard lock(mu_);
+    if (delta > 0) {
+      readers_.insert(reader_guid);
+    } else {
+      readers_.erase(reader_guid);
+    }
+  }
+  using S = dds::core::status::PublicationMatchedStatus;
+  event<S>(
+      StatusMask::publication_matched(),
+      [&](bool consume) {
+        return statuses().publication_matched(delta, InstanceHandle(reader_guid), consume);
+      },
+      [](detail::WriterListenerHook& h, const S& s) { h.on_publication_matched(s); },
+      [](dds::pub::AnyDataWriterListener& l, dds::pub::AnyDataWriter& w, const S& s) {
+        l.on_publication_matched(w, s);
+      });
+}
+
+void Writer::incompatible(const std::vector<dds::core::policy::QosPolicyId>& ids) {
+  using S = dds::core::status::OfferedIncompatibleQosStatus;
+  event<S>(
+      StatusMask::offered_incompatible_qos(),
+      [&](bool consume) { return statuses().offered_incompatible_qos(ids, consume); },
+      [](detail::WriterListenerHook& h, const S& s) { h.on_offered_incompatible_qos(s); },
+      [](dds::pub::AnyDataWriterListener& l, dds::pub::AnyDataWriter& w, const S& s) {
+        l.on_offered_incompatible_qos(w, s);
+      });
+}
+
+// Timers hold the writer weakly: one that fires while the writer goes does nothing.
+void Writer::start_timers() {
+  const auto q = qos();
+  auto& d = publisher_->owner().dispatcher();
+  const std::weak_ptr<Writer> weak = std::static_pointer_cast<Writer>(shared_from_this());
+  if (const auto period = q.policy<policy::Deadline>().period(); !period.is_infinite()) {
+    deadline_timer_ = d.schedule(SteadyClock::now() + to_steady(period), [weak] {
+      if (auto w = weak.lock()) w->check_deadlines();
+    });
+  }
+  const auto& live = q.policy<policy::Liveliness>();
+  if (live.kind() != policy::LivelinessKind::AUTOMATIC && !live.lease_duration().is_infinite()) {
+    liveliness_timer_ = d.schedule(SteadyClock::now() + to_steady(live.lease_duration()), [weak] {
+      if (auto w = weak.lock()) w->check_liveliness();
+    });
+  }
+}
+
+void Writer::check_deadlines() {
+  if (is_closed()) return;
+  const auto period = to_steady(qos().policy<policy::Deadline>().period());
+  const auto now = SteadyClock::now();
+  std::vector<InstanceHandle> missed;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [k, i] : instances_) {
+      if (now - i.last_write >= period) {
+        missed.push_back(i.handle);
+        i.last_write = now;
+      }
+    }
+  }
+  using S = dds::core::status::OfferedDeadlineMissedStatus;
+  for (auto h : missed) {
+    event<S>(
+        StatusMask::offered_deadline_missed(),
+        [&](bool consume) { return statuses().offered_deadline_missed(h, consume); },
+        [](detail::WriterListenerHook& hk, const S& s) { hk.on_offered_deadline_missed(s); },
+        [](dds::pub::AnyDataWriterListener& l, dds::pub::AnyDataWriter& w, const S& s) {
+          l.on_offered_deadline_missed(w, s);
+        });
+  }
+  const std::weak_ptr<Writer> weak = std::static_pointer_cast<Writer>(shared_from_this());
+  deadline_timer_ = publisher_->owner().dispatcher().schedule(now + period, [weak] {
+    if (auto w = weak.lock()) w->check_deadlines();
+  });
+}
+
+void Writer::check_liveliness() {
+  if (is_closed()) return;
+  const auto lease = to_steady(qos().policy<policy::Liveliness>().lease_duration());
+  const auto now = SteadyClock::now();
+  bool lost = false;
+  {
+    std::lock_guard lock(mu_);
+    if (now - last_assert_ >= lease && !liveliness_lost_reported_) {
+      liveliness_lost_reported_ = true;
+      lost = true;
+    }
+  }
+  if (lost) {
+    using S = dds::core::status::LivelinessLostStatus;
+    event<S>(
+        StatusMask::liveliness_lost(),
+        [&](bool consume) { return statuses().liveliness_lost(consume); },
+        [](detail::WriterListenerHook& h, const S& s) { h.on_liveliness_lost(s); },
+        [](dds::pub::AnyDataWriterListener& l, dds::pub::AnyDataWriter& w, const S& s) {
+          l.on_liveliness_lost(w, s);
+        });
+  }
+  const std::weak_ptr<Writer> weak = std::static_pointer_cast<Writer>(shared_from_this());
+  liveliness_timer_ = publisher_->owner().dispatcher().schedule(
+      now + std::max<SteadyClock::duration>(lease / 4, std::chrono::milliseconds(1)), [weak] {
+        if (auto w = weak.lock()) w->check_liveliness();
+      });
+}
+
+// -------------------------------------------------------------------------------- Reader
+
+Reader::Reader(std::shared_ptr<Subscriber> sub, std::shared_ptr<Topic> topic,
+               const dds::sub::qos::DataReaderQos& q, InstanceHandle h, std::uint64_t guid)
+    : ReaderCore(h),
+      subscriber_(std::move(sub)),
+      topic_(std::move(topic)),
+      guid_(guid),
+      topic_id_(topic_id(topic_->name())),
+      cache_(std::make_shared<HistoryCache>(cache_config(q))),
+      qos_(q) {
+  subgroup_ = subgroup_for(
+      unordered(q.policy<policy::Durability>(), q.policy<spindle::policy::Consistency>()));
+}
+
+Reader::~Reader() {
+  close();
+}
+
+void Reader::close() {
+  if (is_closed()) return;
+  auto& owner = subscriber_->owner();
+  owner.domain().unsubscribe(topic_id_, this);  // waits for a delivery in progress
+  auto& d = owner.dispatcher();
+  d.cancel(deadline_timer_);
+  d.cancel(liveliness_timer_);
+  d.cancel(expiry_timer_);
+  owner.retire_reader(guid_, subgroup_);
+  ReaderCore::close();
+}
+
+dds::sub::qos::DataReaderQos Reader::qos() const {
+  std::lock_guard lock(mu_);
+  return qos_;
+}
+void Reader::qos(const dds::sub::qos::DataReaderQos& q) {
+  check_open();
+  qos::check_consistent(q);
+  std::lock_guard lock(mu_);
+  qos::check_changeable(qos_, q);
+  qos_ = q;
+}
+
+ReaderRecord Reader::record() const {
+  ReaderRecord r;
+  r.guid = guid_;
+  r.topic_name = topic_->name();
+  r.type_name = std::string(topic_->type().type_name);
+  r.qos = qos();
+  r.subscriber_qos = subscriber_->qos();
+  return r;
+}
+
+namespace {
+ReadSelection to_cache(const detail::ReaderCore::Selection& s) {
+  ReadSelection r;
+  r.state = s.state;
+  r.instance = s.instance;
+  r.max_samples = s.max_samples;
+  switch (s.scope) {
+    case detail::ReaderCore::Scope::all:
+      r.scope = ReadSelection::Scope::all;
+      break;
+    case detail::ReaderCore::Scope::instance:
+      r.scope = ReadSelection::Scope::instance;
+      break;
+    case detail::ReaderCore::Scope::next_instance:
+      r.scope = ReadSelection::Scope::next_instance;
+      break;
+  }
+  return r;
+}
+}  // namespace
+
+void Reader::read(const Selection& selection, detail::SampleSink& sink) {
+  check_open();
+  if (cache_->read(to_cache(selection), sink) == ReadStatus::bad_instance) {
+    throw dds::core::InvalidArgumentError("DataReader::read: unknown instance handle");
+  }
+  on_read();
+}
+
+void Reader::take(const Selection& selection, detail::SampleSink& sink) {
+  check_open();
+  if (cache_->take(to_cache(selection), sink) == ReadStatus::bad_instance) {
+    throw dds::core::InvalidArgumentError("DataReader::take: unknown instance handle");
+  }
+  on_read();
+}
+
+void Reader::on_read() {
+  statuses().clear_changes(StatusMask::data_available());
+  subscriber_->statuses().clear_changes(StatusMask::data_on_readers());
+}
+
+InstanceHandle Reader::lookup_instance(const void* key_holder) const {
+  const auto& t = topic_->type();
+  cdr::KeyHash key{};
+  if (t.keyed) key = t.key_hash(key_holder);
+  return cache_->lookup_instance(key);
+}
+
+std::shared_ptr<const void> Reader::key_value(InstanceHandle h) const {
+  return cache_->instance_key_data(h);
+}
+
+dds::core::InstanceHandleSeq Reader::matched_publications() const {
+  dds::core::InstanceHandleSeq out;
+  std::lock_guard lock(mu_);
+  for (const auto& [g, w] : writers_)
+    out.push_back(w.handle);
+  return out;
+}
+
+void Reader::wait_for_historical_data(const dds::core::Duration&) {
+  // VOLATILE readers (and, until the storage issue, every reader) have no history to wait
+  // for: a reader sees what is written after it matched.
+  check_open();
+}
+
+void Reader::listener(std::shared_ptr<detail::ReaderListenerHook> hook, const StatusMask& mask) {
+  std::lock_guard lock(mu_);
+  hook_ = std::move(hook);
+  mask_ = mask;
+}
+std::shared_ptr<detail::ReaderListenerHook> Reader::listener() const {
+  std::lock_guard lock(mu_);
+  return hook_;
+}
+
+// A reader status: to the reader's listener, else the subscriber's, else the participant's.
+template <class S, class Record, class HookCall, class AnyCall>
+void Reader::event(const StatusMask& bit, Record record, HookCall hook_call, AnyCall any_call) {
+  std::shared_ptr<detail::ReaderListenerHook> hook;
+  {
+    std::lock_guard lock(mu_);
+    if (hook_ && has(mask_, bit)) hook = hook_;
+  }
+  dds::sub::AnyDataReaderListener* any = nullptr;
+  if (!hook) any = subscriber_->listener_for(bit);
+  if (!hook && any == nullptr) any = subscriber_->owner().listener_for(bit);
+  const S s = record(hook != nullptr || any != nullptr);
+  auto& d = subscriber_->owner().dispatcher();
+  if (hook) {
+    d.post([hook, s, hook_call] { hook_call(*hook, s); });
+  } else if (any != nullptr) {
+    auto self = std::static_pointer_cast<ReaderCore>(shared_from_this());
+    d.post([any, self, s, any_call] {
+      dds::sub::AnyDataReader r(self);
+      any_call(*any, r, s);
+    });
+  }
+}
+
+void Reader::raise_data_available() {
+  const auto bit = StatusMask::data_available();
+  std::shared_ptr<detail::ReaderListenerHook> hook;
+  {
+    std::lock_guard lock(mu_);
+    if (hook_ && has(mask_, bit)) hook = hook_;
+  }
+  dds::sub::AnyDataReaderListener* any = nullptr;
+  if (!hook) any = subscriber_->listener_for(bit);
+  if (!hook && any == nullptr) any = subscriber_->owner().listener_for(bit);
+  if (!hook && any == nullptr) return;
+  // One call pending at a time: a fast stream must not queue a call per batch.
+  if (data_available_posted_.exchange(true)) return;
+  auto weak = std::weak_ptr<ReaderCore>(std::static_pointer_cast<ReaderCore>(shared_from_this()));
+  subscriber_->owner().dispatcher().post([this, weak, hook, any] {
+    auto self = weak.lock();
+    if (!self) return;
+    data_available_posted_.store(false);
+    if (hook) {
+      hook->on_data_available();
+    } else {
+      dds::sub::AnyDataReader r(self);
+      any->on_data_available(r);
+    }
+  });
+}
+
+void Reader::raise_sample_lost(const std::string& why) {
+  std::cerr << "spindle: reader of '" << topic_->name() << "' lost a sample: " << why << '\n';
+  using S = dds::core::status::SampleLostStatus;
+  event<S>(
+      StatusMask::sample_lost(), [&](bool consume) { return statuses().sample_lost(1, consume); },
+      [](detail::ReaderListenerHook& h, const S& s) { h.on_sample_lost(s); },
+      [](dds::sub::AnyDataReaderListener& l, dds::sub::AnyDataReader& r, const S& s) {
+        l.on_sample_lost(r, s);
+      });
+}
+
+void Reader::matched(const WriterRecord& w) {
+  MatchedWriter m;
+  m.handle = InstanceHandle(w.guid);
+  m.strength = w.qos.policy<policy::OwnershipStrength>().value();
+  m.lifespan = w.qos.policy<policy::Lifespan>().duration();
+  const auto& live = w.qos.policy<policy::Liveliness>();
+  m.manual_liveliness = live.kind() != policy::LivelinessKind::AUTOMATIC;
+  m.lease = live.lease_duration();
+  m.last_seen = SteadyClock::now();
+  bool start_watch = false;
+  {
+    std::lock_guard lock(mu_);
+    writers_[w.guid] = m;
+    start_watch = m.manual_liveliness && !m.lease.is_infinite() && liveliness_timer_ == 0;
+  }
+  if (start_watch) watch_liveliness(SteadyClock::now() + std::chrono::milliseconds(20));
+  using S = dds::core::status::SubscriptionMatchedStatus;
+  event<S>(
+      StatusMask::subscription_matched(),
+      [&](bool consume) { return statuses().subscription_matched(+1, m.handle, consume); },
+      [](detail::ReaderListenerHook& h, const S& s) { h.on_subscription_matched(s); },
+      [](dds::sub::AnyDataReaderListener& l, dds::sub::AnyDataReader& r, const S& s) {
+        l.on_subscription_matched(r, s);
+      });
+  using L = dds::core::status::LivelinessChangedStatus;
+  event<L>(
+      StatusMask::liveliness_changed(),
+      [&](bool consume) { return statuses().liveliness_changed(+1, 0, m.handle, consume); },
+      [](detail::ReaderListenerHook& h, const L& s) { h.on_liveliness_changed(s); },
+      [](dds::sub::AnyDataReaderListener& l, dds::sub::AnyDataReader& r, const L& s) {
+        l.on_liveliness_changed(r, s);
+      });
+}
+
+void Reader::unmatched(std::uint64_t writer_guid) {
+  bool alive = false;
+  {
+    std::lock_guard lock(mu_);
+    auto it = writers_.find(writer_guid);
+    if (it == writers_.end()) return;
+    alive = it->second.alive;
+    writers_.erase(it);
+  }
+  const InstanceHandle h(writer_guid);
+  if (cache_->writer_lost(h, dds::core::Time::now()) > 0) {
+    if (auto self = std::static_pointer_cast<Reader>(weak_from_this().lock())) {
+      subscriber_->data_arrived(self);
+    }
+  }
+  using S = dds::core::status::SubscriptionMatchedStatus;
+  event<S>(
+      StatusMask::subscription_matched(),
+      [&](bool consume) { return statuses().subscription_matched(-1, h, consume); },
+      [](detail::ReaderListenerHook& hk, const S& s) { hk.on_subscription_matched(s); },
+      [](dds::sub::AnyDataReaderListener& l, dds::sub::AnyDataReader& r, const S& s) {
+        l.on_subscription_matched(r, s);
+      });
+  using L = dds::core::status::LivelinessChangedStatus;
+  event<L>(
+      StatusMask::liveliness_changed(),
+      [&](bool consume) {
+        return statuses().liveliness_changed(alive ? -1 : 0, alive ? 0 : -1, h, consume);
+      },
+      [](detail::ReaderListenerHook& hk, const L& s) { hk.on_liveliness_changed(s); },
+      [](dds::sub::AnyDataReaderListener& l, dds::sub::AnyDataReader& r, const L& s) {
+        l.on_liveliness_changed(r, s);
+      });
+}
+
+void Reader::incompatible(const std::vector<dds::core::policy::QosPolicyId>& ids) {
+  using S = dds::core::status::RequestedIncompatibleQosStatus;
+  event<S>(
+      StatusMask::requested_incompatible_qos(),
+      [&](bool consume) { return statuses().requested_incompatible_qos(ids, consume); },
+      [](detail::ReaderListenerHook& h, const S& s) { h.on_requested_incompatible_qos(s); },
+      [](dds::sub::AnyDataReaderListener& l, dds::sub::AnyDataReader& r, const S& s) {
+        l.on_requested_incompatible_qos(r, s);
+      });
+}
+
+void Reader::writer_asserted(std::uint64_t writer_guid) {
+  bool revived = false;
+  {
+    std::lock_guard lock(mu_);
+    auto it = writers_.find(writer_guid);
+    if (it == writers_.end()) return;
+    it->second.last_seen = SteadyClock::now();
+    if (!it->second.alive) {
+      it->second.alive = true;
+      revived = true;
+    }
+  }
+  if (!revived) return;
+  using L = dds::core::status::LivelinessChangedStatus;
+  event<L>(
+      StatusMask::liveliness_changed(),
+      [&](bool consume) {
+        return statuses().liveliness_changed(+1, -1, InstanceHandle(writer_guid), consume);
+      },
+      [](detail::ReaderListenerHook& h, const L& s) { h.on_liveliness_changed(s); },
+      [](dds::sub::AnyDataReaderListener& l, dds::sub::AnyDataReader& r, const L& s) {
+        l.on_liveliness_changed(r, s);
+      });
+}
+
+void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
+  const auto& hdr = sample.header;
+  Change c;
+  {
+    std::lock_guard lock(mu_);
+    auto it = writers_.find(hdr.writer);
+    if (it == writers_.end()) return;  // not matched (yet, or any more): not for us
+    c.ownership_strength = it->second.strength;
+    c.lifespan = it->second.lifespan;
+    it->second.last_seen = SteadyClock::now();
+  }
+  if (hdr.kind == SampleKind::data) writer_asserted(hdr.writer);
+  c.key = hdr.key;
+  c.writer = InstanceHandle(hdr.writer);
+  c.source_timestamp = dds::core::Time::from_nanosecs(hdr.source_time_ns);
+  c.reception_timestamp = dds::core::Time::now();
+  std::string error;
+  switch (hdr.kind) {
+    case SampleKind::data:
+      c.kind = ChangeKind::data;
+      c.data = topic_->type().deserialize(sample.payload, error);
+      if (!c.data) {
+        raise_sample_lost("a sample from writer " + std::to_string(hdr.writer) +
+                          " does not decode as " + std::string(topic_->type().type_name) + ": " +
+                          error);
+        return;
+      }
+      break;
+    case SampleKind::dispose:
+    case SampleKind::unregister:
+      c.kind = hdr.kind == SampleKind::dispose ? ChangeKind::dispose : ChangeKind::unregister;
+      if (!sample.payload.empty()) c.data = topic_->type().deserialize(sample.payload, error);
+      break;
+    default:
+      return;
+  }
+  pending_.push_back(std::move(c));
+}
+
+void Reader::on_batch_end() {
+  if (pending_.empty()) return;
+  results_.resize(pending_.size());
+  cache_->insert_batch(pending_, results_);
+  pending_.clear();
+  bool available = false;
+  const auto now = SteadyClock::now();
+  for (const auto& r : results_) {
+    available = available || r.data_available;
+    if (r.outcome == InsertOutcome::accepted) {
+      std::lock_guard lock(mu_);
+      instance_seen_[r.instance.value()] = now;
+    }
+    if (r.outcome == InsertOutcome::rejected) {
+      using S = dds::core::status::SampleRejectedStatus;
+      event<S>(
+          StatusMask::sample_rejected(),
+          [&](bool consume) {
+            return statuses().sample_rejected(r.reject_reason, r.instance, consume);
+          },
+          [](detail::ReaderListenerHook& h, const S& s) { h.on_sample_rejected(s); },
+          [](dds::sub::AnyDataReaderListener& l, dds::sub::AnyDataReader& rd, const S& s) {
+            l.on_sample_rejected(rd, s);
+          });
+    }
+  }
+  if (available) {
+    if (auto self = std::static_pointer_cast<Reader>(weak_from_this().lock())) {
+      subscriber_->data_arrived(self);
+    }
+  }
+  schedule_expiry();
+}
+
+void Reader::schedule_expiry() {
+  const auto next = cache_->next_expiry();
+  if (!next.is_valid()) return;
+  std::lock_guard lock(mu_);
+  if (expiry_at_.is_valid() && expiry_at_ <= next) return;
+  expiry_at_ = next;
+  auto& d = subscriber_->owner().dispatcher();
+  d.cancel(expiry_timer_);
+  const auto wall = dds::core::Time::now();
+  const auto delay = next > wall ? next - wall : dds::core::Duration::zero();
+  const std::weak_ptr<Reader> weak = std::static_pointer_cast<Reader>(weak_from_this().lock());
+  expiry_timer_ = d.schedule(SteadyClock::now() + to_steady(delay), [weak] {
+    auto r = weak.lock();
+    if (!r) return;
+    {
+      std::lock_guard l(r->mu_);
+      r->expiry_at_ = dds::core::Time::invalid();
+    }
+    if (r->is_closed()) return;
+    r->cache_->expire(dds::core::Time::now());
+    r->schedule_expiry();
+  });
+}
+
+// Timers hold the reader weakly: one that fires while the reader goes does nothing.
+void Reader::start_timers() {
+  const auto period = qos().policy<policy::Deadline>().period();
+  if (period.is_infinite()) return;
+  const std::weak_ptr<Reader> weak = std::static_pointer_cast<Reader>(shared_from_this());
+  deadline_timer_ =
+      subscriber_->owner().dispatcher().schedule(SteadyClock::now() + to_steady(period), [weak] {
+        if (auto r = weak.lock()) r->check_deadlines();
+      });
+}
+
+void Reader::watch_liveliness(SteadyClock::time_point at) {
+  const std::weak_ptr<Reader> weak = std::static_pointer_cast<Reader>(shared_from_this());
+  const auto id = subscriber_->owner().dispatcher().schedule(at, [weak] {
+    if (auto r = weak.lock()) r->check_liveliness();
+  });
+  std::lock_guard lock(mu_);
+  liveliness_timer_ = id;
+}
+
+void Reader::check_deadlines() {
+  if (is_closed()) return;
+  const auto period = to_steady(qos().policy<policy::Deadline>().period());
+  const auto now = SteadyClock::now();
+  std::vector<InstanceHandle> missed;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [h, seen] : instance_seen_) {
+      if (now - seen >= period) {
+        missed.emplace_back(h);
+        seen = now;
+      }
+    }
+  }
+  using S = dds::core::status::RequestedDeadlineMissedStatus;
+  for (auto h : missed) {
+    event<S>(
+        StatusMask::requested_deadline_missed(),
+        [&](bool consume) { return statuses().requested_deadline_missed(h, consume); },
+        [](detail::ReaderListenerHook& hk, const S& s) { hk.on_requested_deadline_missed(s); },
+        [](dds::sub::AnyDataReaderListener& l, dds::sub::AnyDataReader& r, const S& s) {
+          l.on_requested_deadline_missed(r, s);
+        });
+  }
+  const std::weak_ptr<Reader> weak = std::static_pointer_cast<Reader>(shared_from_this());
+  deadline_timer_ = subscriber_->owner().dispatcher().schedule(now + period, [weak] {
+    if (auto r = weak.lock()) r->check_deadlines();
+  });
+}
+
+// Writers with manual liveliness that stayed silent for their lease are not alive; their
+// instances lose them as writers (NOT_ALIVE_NO_WRITERS once no writer is left).
+void Reader::check_liveliness() {
+  if (is_closed()) return;
+  const auto now = SteadyClock::now();
+  std::vector<std::uint64_t> lost;
+  bool watching = false;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [g, w] : writers_) {
+      if (!w.manual_liveliness || w.lease.is_infinite()) continue;
+      watching = true;
+      if (w.alive && now - w.last_seen >= to_steady(w.lease)) {
+        w.alive = false;
+        lost.push_back(g);
+      }
+    }
+    if (!watching) liveliness_timer_ = 0;  // matched() starts it again
+  }
+  for (auto g : lost) {
+    const InstanceHandle h(g);
+    if (cache_->writer_lost(h, dds::core::Time::now()) > 0) {
+      if (auto self = std::static_pointer_cast<Reader>(weak_from_this().lock())) {
+        subscriber_->data_arrived(self);
+      }
+    }
+    using L = dds::core::status::LivelinessChangedStatus;
+    event<L>(
+        StatusMask::liveliness_changed(),
+        [&](bool consume) { return statuses().liveliness_changed(-1, +1, h, consume); },
+        [](detail::ReaderListenerHook& hk, const L& s) { hk.on_liveliness_changed(s); },
+        [](dds::sub::AnyDataReaderListener& l, dds::sub::AnyDataReader& r, const L& s) {
+          l.on_liveliness_changed(r, s);
+        });
+  }
+  if (watching) watch_liveliness(now + std::chrono::milliseconds(20));
+}
+
+}  // namespace spindle::dcps

@@ -1,0 +1,370 @@
+// The DCPS entities over the participant engine (Domain): participant, topic, publisher,
+// subscriber, writer, reader; discovery and matching; statuses and listener routing.
+//
+// Discovery. Creating a writer or reader multicasts a record (discovery.hpp) in the
+// subgroup its data will use; deleting it multicasts a retirement. Every participant —
+// the announcer included, since SMC delivers a member's own messages — processes these on
+// the predicate thread in delivery order, so in an atomic subgroup every member matches
+// the same endpoints at the same point of the message order: a reader receives exactly
+// the samples written after its announcement, everywhere. Matching (same topic name and
+// type, partitions, RxO rules) updates only local entities' statuses.
+//
+// Samples. A writer serializes straight into an SMC slot (Domain::publish); a reader's
+// TopicSink::on_sample keeps samples of matched writers, deserializes each once and
+// applies the batch to its HistoryCache at the end of the upcall.
+//
+// Listeners. A status event goes to the entity's listener if its mask has the status, else
+// to the publisher's/subscriber's, else to the participant's; the call is posted to the
+// participant's Dispatcher (never run on the predicate thread). DATA_ON_READERS on a
+// subscriber's or participant's listener takes precedence over DATA_AVAILABLE.
+//
+// Threading and lock order: Participant::mu_ (entity registry and discovery tables) before
+// a Writer's or Reader's mu_; no lock is held while calling the StatusBook (its own leaf
+// lock), the HistoryCache, Domain::publish or a listener. Application threads create and
+// use entities; the predicate thread runs on_builtin/on_sample/on_batch_end; timers and
+// listeners run on the Dispatcher.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <spindle/detail/dcps.hpp>
+
+#include "dcps/discovery.hpp"
+#include "dcps/domain.hpp"
+#include "dcps/history_cache.hpp"
+
+namespace spindle::dcps {
+
+class Participant;
+class Topic;
+class Publisher;
+class Subscriber;
+class Writer;
+class Reader;
+
+using dds::core::InstanceHandle;
+using dds::core::status::StatusMask;
+
+// What a writer or reader knows of a matched remote (or local) peer.
+struct MatchedWriter {
+  InstanceHandle handle;
+  std::int32_t strength = 0;
+  dds::core::Duration lifespan = dds::core::Duration::infinite();
+  bool manual_liveliness = false;
+  dds::core::Duration lease = dds::core::Duration::infinite();
+  bool alive = true;
+  std::chrono::steady_clock::time_point last_seen{};
+};
+
+class Participant final : public detail::ParticipantCore {
+ public:
+  Participant(std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& qos,
+              std::unique_ptr<Domain> domain);
+  ~Participant() override;
+
+  // ParticipantCore
+  std::uint32_t domain_id() const override { return domain_id_; }
+  dds::domain::qos::DomainParticipantQos qos() const override;
+  void qos(const dds::domain::qos::DomainParticipantQos& q) override;
+  dds::topic::qos::TopicQos default_topic_qos() const override;
+  void default_topic_qos(const dds::topic::qos::TopicQos& q) override;
+  dds::pub::qos::PublisherQos default_publisher_qos() const override;
+  void default_publisher_qos(const dds::pub::qos::PublisherQos& q) override;
+  dds::sub::qos::SubscriberQos default_subscriber_qos() const override;
+  void default_subscriber_qos(const dds::sub::qos::SubscriberQos& q) override;
+  std::shared_ptr<detail::TopicCore> create_topic(const std::string& name,
+                                                  const detail::TypeSupport& type,
+                                                  const dds::topic::qos::TopicQos& q) override;
+  std::shared_ptr<detail::TopicCore> find_topic(const std::string& name) const override;
+  std::shared_ptr<detail::PublisherCore> create_publisher(
+      const dds::pub::qos::PublisherQos& q) override;
+  std::shared_ptr<detail::SubscriberCore> create_subscriber(
+      const dds::sub::qos::SubscriberQos& q) override;
+  void assert_liveliness() override;
+  dds::core::Time current_time() const override { return dds::core::Time::now(); }
+  bool contains_entity(InstanceHandle h) const override;
+  void close_contained_entities() override;
+  void listener(dds::domain::DomainParticipantListener* l, const StatusMask& mask) override;
+  dds::domain::DomainParticipantListener* listener() const override;
+  std::uint32_t node_id() const override { return domain_->node(); }
+  std::string transport_kind() const override { return std::string(domain_->transport_kind()); }
+  void close() override;
+
+  // For the entities.
+  Domain& domain() noexcept { return *domain_; }
+  Dispatcher& dispatcher() noexcept { return domain_->dispatcher(); }
+  std::uint64_t next_guid();
+  InstanceHandle next_handle();
+  // The participant listener, if its mask has `status` (caller posts the call).
+  dds::domain::DomainParticipantListener* listener_for(const StatusMask& status) const;
+
+  void announce(const std::shared_ptr<Writer>& w);
+  void announce(const std::shared_ptr<Reader>& r);
+  void retire_writer(std::uint64_t guid, std::uint32_t subgroup);
+  void retire_reader(std::uint64_t guid, std::uint32_t subgroup);
+  void forget(const Topic* t);
+
+ private:
+  void on_builtin(const ParsedSample& s, NodeId sender);
+  void on_suspicion(NodeId node, const std::string& why);
+  void on_writer_record(WriterRecord rec);
+  void on_reader_record(ReaderRecord rec);
+  void on_retired(std::uint64_t guid, bool writer);
+  void match(const WriterRecord& w, const ReaderRecord& r);
+  void check_topic_type(const std::string& topic, const std::string& type);
+
+  const std::uint32_t domain_id_;
+  std::unique_ptr<Domain> domain_;
+  std::atomic<std::uint32_t> serial_{0};
+  std::atomic<std::uint64_t> handles_{0};
+
+  mutable std::mutex mu_;
+  dds::domain::qos::DomainParticipantQos qos_;
+  dds::topic::qos::TopicQos default_topic_qos_;
+  dds::pub::qos::PublisherQos default_publisher_qos_;
+  dds::sub::qos::SubscriberQos default_subscriber_qos_;
+  dds::domain::DomainParticipantListener* listener_ = nullptr;
+  StatusMask listener_mask_;
+  std::map<std::string, std::weak_ptr<Topic>> topics_;
+  std::vector<std::weak_ptr<Publisher>> publishers_;
+  std::vector<std::weak_ptr<Subscriber>> subscribers_;
+  std::map<std::uint64_t, std::weak_ptr<Writer>> local_writers_;
+  std::map<std::uint64_t, std::weak_ptr<Reader>> local_readers_;
+  // Every endpoint announced in the domain and not retired (local ones included).
+  std::map<std::uint64_t, WriterRecord> writers_;
+  std::map<std::uint64_t, ReaderRecord> readers_;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> matched_;        // (writer, reader)
+  std::set<std::pair<std::string, std::string>> inconsistent_seen_;  // (topic, type)
+};
+
+class Topic final : public detail::TopicCore {
+ public:
+  Topic(std::shared_ptr<Participant> p, std::string name, const detail::TypeSupport& type,
+        const dds::topic::qos::TopicQos& q, InstanceHandle h);
+  ~Topic() override;
+  const std::string& name() const override { return name_; }
+  const detail::TypeSupport& type() const override { return *type_; }
+  std::shared_ptr<detail::ParticipantCore> participant() const override { return participant_; }
+  dds::topic::qos::TopicQos qos() const override;
+  void qos(const dds::topic::qos::TopicQos& q) override;
+  void listener(std::shared_ptr<detail::TopicListenerHook> hook, const StatusMask& mask) override;
+  // Another member uses this name with another type.
+  void raise_inconsistent();
+  Participant& owner() const { return *participant_; }
+
+ private:
+  const std::shared_ptr<Participant> participant_;
+  const std::string name_;
+  const detail::TypeSupport* type_;
+  mutable std::mutex mu_;
+  dds::topic::qos::TopicQos qos_;
+  std::shared_ptr<detail::TopicListenerHook> hook_;
+  StatusMask mask_;
+};
+
+class Publisher final : public detail::PublisherCore {
+ public:
+  Publisher(std::shared_ptr<Participant> p, const dds::pub::qos::PublisherQos& q, InstanceHandle h);
+  std::shared_ptr<detail::ParticipantCore> participant() const override { return participant_; }
+  dds::pub::qos::PublisherQos qos() const override;
+  void qos(const dds::pub::qos::PublisherQos& q) override;
+  dds::pub::qos::DataWriterQos default_datawriter_qos() const override;
+  void default_datawriter_qos(const dds::pub::qos::DataWriterQos& q) override;
+  std::shared_ptr<detail::WriterCore> create_writer(const std::shared_ptr<detail::TopicCore>& topic,
+                                                    const dds::pub::qos::DataWriterQos& q) override;
+  void wait_for_acknowledgments(const dds::core::Duration& timeout) override;
+  void listener(dds::pub::PublisherListener* l, const StatusMask& mask) override;
+  dds::pub::PublisherListener* listener() const override;
+  void close() override;
+  dds::pub::PublisherListener* listener_for(const StatusMask& status) const;
+  Participant& owner() const { return *participant_; }
+
+ private:
+  const std::shared_ptr<Participant> participant_;
+  mutable std::mutex mu_;
+  dds::pub::qos::PublisherQos qos_;
+  dds::pub::qos::DataWriterQos default_writer_qos_;
+  dds::pub::PublisherListener* listener_ = nullptr;
+  StatusMask mask_;
+  std::vector<std::weak_ptr<Writer>> writers_;
+};
+
+class Subscriber final : public detail::SubscriberCore {
+ public:
+  Subscriber(std::shared_ptr<Participant> p, const dds::sub::qos::SubscriberQos& q,
+             InstanceHandle h);
+  std::shared_ptr<detail::ParticipantCore> participant() const override { return participant_; }
+  dds::sub::qos::SubscriberQos qos() const override;
+  void qos(const dds::sub::qos::SubscriberQos& q) override;
+  dds::sub::qos::DataReaderQos default_datareader_qos() const override;
+  void default_datareader_qos(const dds::sub::qos::DataReaderQos& q) override;
+  std::shared_ptr<detail::ReaderCore> create_reader(const std::shared_ptr<detail::TopicCore>& topic,
+                                                    const dds::sub::qos::DataReaderQos& q) override;
+  std::vector<std::shared_ptr<detail::ReaderCore>> readers_with(
+      const dds::sub::status::DataState& state) const override;
+  void notify_datareaders() override;
+  void listener(dds::sub::SubscriberListener* l, const StatusMask& mask) override;
+  dds::sub::SubscriberListener* listener() const override;
+  void close() override;
+  dds::sub::SubscriberListener* listener_for(const StatusMask& status) const;
+  Participant& owner() const { return *participant_; }
+  // A reader of this subscriber has new data: DATA_ON_READERS, or the readers' own
+  // DATA_AVAILABLE when nobody listens for DATA_ON_READERS.
+  void data_arrived(const std::shared_ptr<Reader>& reader);
+
+ private:
+  const std::shared_ptr<Participant> participant_;
+  mutable std::mutex mu_;
+  dds::sub::qos::SubscriberQos qos_;
+  dds::sub::qos::DataReaderQos default_reader_qos_;
+  dds::sub::SubscriberListener* listener_ = nullptr;
+  StatusMask mask_;
+  std::vector<std::weak_ptr<Reader>> readers_;
+};
+
+class Writer final : public detail::WriterCore {
+ public:
+  Writer(std::shared_ptr<Publisher> pub, std::shared_ptr<Topic> topic,
+         const dds::pub::qos::DataWriterQos& q, InstanceHandle h, std::uint64_t guid);
+  ~Writer() override;
+  const detail::TypeSupport& type() const override { return topic_->type(); }
+  std::shared_ptr<detail::TopicCore> topic() const override { return topic_; }
+  std::shared_ptr<detail::PublisherCore> publisher() const override { return publisher_; }
+  dds::pub::qos::DataWriterQos qos() const override;
+  void qos(const dds::pub::qos::DataWriterQos& q) override;
+  void write(const void* sample, const dds::core::Time& ts, InstanceHandle handle) override;
+  InstanceHandle register_instance(const void* key_holder, const dds::core::Time& ts) override;
+  void unregister_instance(InstanceHandle h, const dds::core::Time& ts) override;
+  void dispose_instance(InstanceHandle h, const dds::core::Time& ts) override;
+  InstanceHandle lookup_instance(const void* key_holder) const override;
+  std::shared_ptr<const void> key_value(InstanceHandle h) const override;
+  void assert_liveliness() override;
+  void wait_for_acknowledgments(const dds::core::Duration& timeout) override;
+  dds::core::InstanceHandleSeq matched_subscriptions() const override;
+  void listener(std::shared_ptr<detail::WriterListenerHook> hook, const StatusMask& mask) override;
+  std::shared_ptr<detail::WriterListenerHook> listener() const override;
+  void close() override;
+
+  std::uint64_t guid() const noexcept { return guid_; }
+  std::uint32_t subgroup() const noexcept { return subgroup_; }
+  WriterRecord record() const;
+  bool manual_by_participant() const;
+  // After construction (timers hold the writer weakly).
+  void start_timers();
+  // Matching (predicate thread, through the participant).
+  void matched(std::uint64_t reader_guid, int delta);
+  void incompatible(const std::vector<dds::core::policy::QosPolicyId>& ids);
+
+ private:
+  struct Instance {
+    InstanceHandle handle;
+    std::vector<std::byte> key_holder;  // CDR of the first sample registered/written for it
+    std::chrono::steady_clock::time_point last_write{};
+    bool registered = false;
+  };
+  Instance& instance_for(const void* sample, const cdr::KeyHash& key, bool& created);
+  void send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Time& ts,
+            std::span<const std::byte> payload, const void* sample);
+  void lifecycle(InstanceHandle h, const dds::core::Time& ts, bool dispose);
+  void check_deadlines();
+  void check_liveliness();
+  template <class S, class Record, class HookCall, class AnyCall>
+  void event(const StatusMask& bit, Record record, HookCall hook_call, AnyCall any_call);
+  std::chrono::steady_clock::time_point deadline() const;
+
+  const std::shared_ptr<Publisher> publisher_;
+  const std::shared_ptr<Topic> topic_;
+  const std::uint64_t guid_;
+  const std::uint64_t topic_id_;
+  std::uint32_t subgroup_ = kAtomicSubgroup;
+  mutable std::mutex mu_;
+  dds::pub::qos::DataWriterQos qos_;
+  std::map<cdr::KeyHash, Instance> instances_;
+  std::map<std::uint64_t, cdr::KeyHash> by_handle_;
+  std::set<std::uint64_t> readers_;
+  std::shared_ptr<detail::WriterListenerHook> hook_;
+  StatusMask mask_;
+  std::chrono::steady_clock::time_point last_assert_{};
+  bool liveliness_lost_reported_ = false;
+  Dispatcher::TimerId deadline_timer_ = 0, liveliness_timer_ = 0;
+  bool announced_ = false;
+};
+
+class Reader final : public detail::ReaderCore, public TopicSink {
+ public:
+  Reader(std::shared_ptr<Subscriber> sub, std::shared_ptr<Topic> topic,
+         const dds::sub::qos::DataReaderQos& q, InstanceHandle h, std::uint64_t guid);
+  ~Reader() override;
+  const detail::TypeSupport& type() const override { return topic_->type(); }
+  std::shared_ptr<detail::TopicCore> topic() const override { return topic_; }
+  std::shared_ptr<detail::SubscriberCore> subscriber() const override { return subscriber_; }
+  dds::sub::qos::DataReaderQos qos() const override;
+  void qos(const dds::sub::qos::DataReaderQos& q) override;
+  std::shared_ptr<HistoryCache> history_cache() const override { return cache_; }
+  void read(const Selection& selection, detail::SampleSink& sink) override;
+  void take(const Selection& selection, detail::SampleSink& sink) override;
+  InstanceHandle lookup_instance(const void* key_holder) const override;
+  std::shared_ptr<const void> key_value(InstanceHandle h) const override;
+  dds::core::InstanceHandleSeq matched_publications() const override;
+  void wait_for_historical_data(const dds::core::Duration& timeout) override;
+  void listener(std::shared_ptr<detail::ReaderListenerHook> hook, const StatusMask& mask) override;
+  std::shared_ptr<detail::ReaderListenerHook> listener() const override;
+  void close() override;
+
+  // TopicSink (predicate thread).
+  void on_sample(const ParsedSample& sample, NodeId sender) override;
+  void on_batch_end() override;
+
+  std::uint64_t guid() const noexcept { return guid_; }
+  std::uint32_t subgroup() const noexcept { return subgroup_; }
+  ReaderRecord record() const;
+  // Matching (predicate thread, through the participant).
+  void matched(const WriterRecord& w);
+  void unmatched(std::uint64_t writer_guid);
+  void incompatible(const std::vector<dds::core::policy::QosPolicyId>& ids);
+  void writer_asserted(std::uint64_t writer_guid);
+  // After construction (timers hold the reader weakly).
+  void start_timers();
+  // Raise DATA_AVAILABLE on this reader (its listener, else the subscriber's, else the
+  // participant's).
+  void raise_data_available();
+  void raise_sample_lost(const std::string& why);
+
+ private:
+  template <class S, class Record, class HookCall, class AnyCall>
+  void event(const StatusMask& bit, Record record, HookCall hook_call, AnyCall any_call);
+  void on_read();
+  void check_deadlines();
+  void check_liveliness();
+  void watch_liveliness(std::chrono::steady_clock::time_point at);
+  void schedule_expiry();
+
+  const std::shared_ptr<Subscriber> subscriber_;
+  const std::shared_ptr<Topic> topic_;
+  const std::uint64_t guid_;
+  const std::uint64_t topic_id_;
+  std::uint32_t subgroup_ = kAtomicSubgroup;
+  std::shared_ptr<HistoryCache> cache_;
+  mutable std::mutex mu_;
+  dds::sub::qos::DataReaderQos qos_;
+  std::map<std::uint64_t, MatchedWriter> writers_;
+  std::shared_ptr<detail::ReaderListenerHook> hook_;
+  StatusMask mask_;
+  std::map<std::uint64_t, std::chrono::steady_clock::time_point> instance_seen_;
+  Dispatcher::TimerId deadline_timer_ = 0, liveliness_timer_ = 0, expiry_timer_ = 0;
+  dds::core::Time expiry_at_ = dds::core::Time::invalid();
+  // Predicate thread only: the batch being collected.
+  std::vector<Change> pending_;
+  std::vector<InsertResult> results_;
+  std::atomic<bool> subscribed_{false};
+  std::atomic<bool> data_available_posted_{false};  // coalesces DATA_AVAILABLE calls
+};
+
+}  // namespace spindle::dcps

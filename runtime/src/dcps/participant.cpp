@@ -1,0 +1,534 @@
+// DomainParticipant and Topic: entity registry, discovery records in and out, matching
+// (see entities.hpp).
+#include <algorithm>
+#include <iostream>
+
+#include <dds/domain/DomainParticipantListener.hpp>
+#include <dds/pub/AnyDataWriter.hpp>
+#include <dds/sub/AnyDataReader.hpp>
+#include <dds/topic/Topic.hpp>
+
+#include "dcps/entities.hpp"
+#include "qos/checks.hpp"
+
+namespace spindle::dcps {
+
+namespace {
+
+bool has(const StatusMask& mask, const StatusMask& bit) {
+  return (mask & bit).any();
+}
+
+// Discovery records that fail to decode are reported here: they come from another
+// process, so they are logged with the sender, never trusted, never fatal.
+void report_bad_record(NodeId sender, SampleKind kind, const std::string& error) {
+  std::cerr << "spindle: dropped a " << to_string(kind) << " record from node " << sender << ": "
+            << error << '\n';
+}
+
+}  // namespace
+
+Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& qos,
+                         std::unique_ptr<Domain> domain)
+    : ParticipantCore(InstanceHandle(1), true),
+      domain_id_(domain_id),
+      domain_(std::move(domain)),
+      qos_(qos) {
+  handles_.store(1);
+  domain_->set_builtin_handler(
+      [this](const ParsedSample& s, NodeId sender) { on_builtin(s, sender); });
+  domain_->set_suspicion_handler(
+      [this](NodeId node, const std::string& why) { on_suspicion(node, why); });
+}
+
+Participant::~Participant() {
+  close();
+  domain_.reset();  // stops the predicate and listener threads before members go
+}
+
+void Participant::close() {
+  if (is_closed()) return;
+  close_contained_entities();
+  ParticipantCore::close();
+}
+
+void Participant::close_contained_entities() {
+  std::vector<std::shared_ptr<EntityDelegate>> children;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [g, w] : local_writers_)
+      if (auto e = w.lock()) children.push_back(e);
+    for (auto& [g, r] : local_readers_)
+      if (auto e = r.lock()) children.push_back(e);
+    for (auto& p : publishers_)
+      if (auto e = p.lock()) children.push_back(e);
+    for (auto& s : subscribers_)
+      if (auto e = s.lock()) children.push_back(e);
+    for (auto& [n, t] : topics_)
+      if (auto e = t.lock()) children.push_back(e);
+  }
+  for (auto& c : children)
+    c->close();
+}
+
+dds::domain::qos::DomainParticipantQos Participant::qos() const {
+  std::lock_guard lock(mu_);
+  return qos_;
+}
+void Participant::qos(const dds::domain::qos::DomainParticipantQos& q) {
+  check_open();
+  qos::check_consistent(q);
+  std::lock_guard lock(mu_);
+  qos_ = q;
+}
+dds::topic::qos::TopicQos Participant::default_topic_qos() const {
+  std::lock_guard lock(mu_);
+  return default_topic_qos_;
+}
+void Participant::default_topic_qos(const dds::topic::qos::TopicQos& q) {
+  qos::check_consistent(q);
+  std::lock_guard lock(mu_);
+  default_topic_qos_ = q;
+}
+dds::pub::qos::PublisherQos Participant::default_publisher_qos() const {
+  std::lock_guard lock(mu_);
+  return default_publisher_qos_;
+}
+void Participant::default_publisher_qos(const dds::pub::qos::PublisherQos& q) {
+  qos::check_consistent(q);
+  std::lock_guard lock(mu_);
+  default_publisher_qos_ = q;
+}
+dds::sub::qos::SubscriberQos Participant::default_subscriber_qos() const {
+  std::lock_guard lock(mu_);
+  return default_subscriber_qos_;
+}
+void Participant::default_subscriber_qos(const dds::sub::qos::SubscriberQos& q) {
+  qos::check_consistent(q);
+  std::lock_guard lock(mu_);
+  default_subscriber_qos_ = q;
+}
+
+std::uint64_t Participant::next_guid() {
+  return make_guid(domain_->node(), serial_.fetch_add(1) + 1);
+}
+
+InstanceHandle Participant::next_handle() {
+  return InstanceHandle(handles_.fetch_add(1) + 1);
+}
+
+std::shared_ptr<detail::TopicCore> Participant::create_topic(const std::string& name,
+                                                             const detail::TypeSupport& type,
+                                                             const dds::topic::qos::TopicQos& q) {
+  check_open();
+  if (name.empty() || name.size() > 256) {
+    throw dds::core::InvalidArgumentError("Topic: a name of 1 to 256 characters is required, got " +
+                                          std::to_string(name.size()));
+  }
+  qos::check_consistent(q);
+  auto self = std::static_pointer_cast<Participant>(shared_from_this());
+  std::lock_guard lock(mu_);
+  if (auto it = topics_.find(name); it != topics_.end()) {
+    if (auto existing = it->second.lock()) {
+      if (existing->type().type_name != type.type_name) {
+        throw dds::core::PreconditionNotMetError(
+            "Topic '" + name + "' already exists in this participant with type '" +
+            std::string(existing->type().type_name) + "', not '" + std::string(type.type_name) +
+            "'");
+      }
+      return existing;
+    }
+  }
+  auto t = std::make_shared<Topic>(self, name, type, q, next_handle());
+  topics_[name] = t;
+  return t;
+}
+
+std::shared_ptr<detail::TopicCore> Participant::find_topic(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  auto it = topics_.find(name);
+  return it == topics_.end() ? nullptr : it->second.lock();
+}
+
+void Participant::forget(const Topic* t) {
+  std::lock_guard lock(mu_);
+  auto it = topics_.find(t->name());
+  if (it != topics_.end() && (it->second.expired() || it->second.lock().get() == t)) {
+    topics_.erase(it);
+  }
+}
+
+std::shared_ptr<detail::PublisherCore> Participant::create_publisher(
+    const dds::pub::qos::PublisherQos& q) {
+  check_open();
+  qos::check_consistent(q);
+  auto p = std::make_shared<Publisher>(std::static_pointer_cast<Participant>(shared_from_this()), q,
+                                       next_handle());
+  std::lock_guard lock(mu_);
+  std::erase_if(publishers_, [](const auto& w) { return w.expired(); });
+  publishers_.push_back(p);
+  return p;
+}
+
+std::shared_ptr<detail::SubscriberCore> Participant::create_subscriber(
+    const dds::sub::qos::SubscriberQos& q) {
+  check_open();
+  qos::check_consistent(q);
+  auto s = std::make_shared<Subscriber>(std::static_pointer_cast<Participant>(shared_from_this()),
+                                        q, next_handle());
+  std::lock_guard lock(mu_);
+  std::erase_if(subscribers_, [](const auto& w) { return w.expired(); });
+  subscribers_.push_back(s);
+  return s;
+}
+
+void Participant::assert_liveliness() {
+  check_open();
+  std::vector<std::shared_ptr<Writer>> writers;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [g, w] : local_writers_)
+      if (auto sw = w.lock()) writers.push_back(sw);
+  }
+  for (auto& w : writers) {
+    if (w->manual_by_participant()) w->assert_liveliness();
+  }
+}
+
+bool Participant::contains_entity(InstanceHandle h) const {
+  std::lock_guard lock(mu_);
+  auto is = [&](const auto& weak) {
+    auto e = weak.lock();
+    return e && e->instance_handle() == h;
+  };
+  for (auto& [n, t] : topics_)
+    if (is(t)) return true;
+  for (auto& p : publishers_)
+    if (is(p)) return true;
+  for (auto& s : subscribers_)
+    if (is(s)) return true;
+  for (auto& [g, w] : local_writers_)
+    if (is(w)) return true;
+  for (auto& [g, r] : local_readers_)
+    if (is(r)) return true;
+  return false;
+}
+
+void Participant::listener(dds::domain::DomainParticipantListener* l, const StatusMask& mask) {
+  std::lock_guard lock(mu_);
+  listener_ = l;
+  listener_mask_ = mask;
+}
+
+dds::domain::DomainParticipantListener* Participant::listener() const {
+  std::lock_guard lock(mu_);
+  return listener_;
+}
+
+dds::domain::DomainParticipantListener* Participant::listener_for(const StatusMask& status) const {
+  std::lock_guard lock(mu_);
+  return listener_ != nullptr && has(listener_mask_, status) ? listener_ : nullptr;
+}
+
+// ------------------------------------------------------------------------- discovery out
+
+void Participant::announce(const std::shared_ptr<Writer>& w) {
+  const auto bytes = encode(w->record());
+  {
+    std::lock_guard lock(mu_);
+    local_writers_[w->guid()] = w;
+  }
+  SampleHeader h;
+  h.kind = SampleKind::announce_writer;
+  h.writer = w->guid();
+  h.source_time_ns = dds::core::Time::now().to_nanosecs();
+  domain_->publish(
+      w->subgroup(), h, bytes.size(),
+      [&](std::span<std::byte> out) { std::copy(bytes.begin(), bytes.end(), out.begin()); },
+      Domain::Clock::now() + std::chrono::seconds(10));
+}
+
+void Participant::announce(const std::shared_ptr<Reader>& r) {
+  const auto bytes = encode(r->record());
+  {
+    std::lock_guard lock(mu_);
+    local_readers_[r->guid()] = r;
+  }
+  SampleHeader h;
+  h.kind = SampleKind::announce_reader;
+  h.writer = r->guid();
+  h.source_time_ns = dds::core::Time::now().to_nanosecs();
+  domain_->publish(
+      r->subgroup(), h, bytes.size(),
+      [&](std::span<std::byte> out) { std::copy(bytes.begin(), bytes.end(), out.begin()); },
+      Domain::Clock::now() + std::chrono::seconds(10));
+}
+
+namespace {
+void publish_retirement(Domain& d, SampleKind kind, std::uint64_t guid, std::uint32_t subgroup) {
+  SampleHeader h;
+  h.kind = kind;
+  h.writer = guid;
+  h.source_time_ns = dds::core::Time::now().to_nanosecs();
+  try {
+    d.publish(
+        subgroup, h, 0, [](std::span<std::byte>) {},
+        Domain::Clock::now() + std::chrono::seconds(1));
+  } catch (const dds::core::Exception& e) {
+    // The ring stayed full: peers will unmatch the endpoint when this node leaves.
+    std::cerr << "spindle: could not announce the end of endpoint " << guid << ": " << e.what()
+              << '\n';
+  }
+}
+}  // namespace
+
+void Participant::retire_writer(std::uint64_t guid, std::uint32_t subgroup) {
+  {
+    std::lock_guard lock(mu_);
+    local_writers_.erase(guid);
+  }
+  publish_retirement(*domain_, SampleKind::retire_writer, guid, subgroup);
+}
+
+void Participant::retire_reader(std::uint64_t guid, std::uint32_t subgroup) {
+  {
+    std::lock_guard lock(mu_);
+    local_readers_.erase(guid);
+  }
+  publish_retirement(*domain_, SampleKind::retire_reader, guid, subgroup);
+}
+
+// -------------------------------------------------------------------------- discovery in
+
+void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
+  std::string error;
+  switch (s.header.kind) {
+    case SampleKind::announce_writer: {
+      auto rec = decode_writer(s.payload, error);
+      if (!rec) return report_bad_record(sender, s.header.kind, error);
+      if (rec->guid != s.header.writer) {
+        return report_bad_record(sender, s.header.kind, "guid differs from the sample header's");
+      }
+      on_writer_record(std::move(*rec));
+      return;
+    }
+    case SampleKind::announce_reader: {
+      auto rec = decode_reader(s.payload, error);
+      if (!rec) return report_bad_record(sender, s.header.kind, error);
+      if (rec->guid != s.header.writer) {
+        return report_bad_record(sender, s.header.kind, "guid differs from the sample header's");
+      }
+      on_reader_record(std::move(*rec));
+      return;
+    }
+    case SampleKind::retire_writer:
+      on_retired(s.header.writer, true);
+      return;
+    case SampleKind::retire_reader:
+      on_retired(s.header.writer, false);
+      return;
+    case SampleKind::liveliness: {
+      std::vector<std::shared_ptr<Reader>> readers;
+      {
+        std::lock_guard lock(mu_);
+        for (const auto& [pair_w, pair_r] : matched_) {
+          if (pair_w != s.header.writer) continue;
+          auto it = local_readers_.find(pair_r);
+          if (it == local_readers_.end()) continue;
+          if (auto r = it->second.lock()) readers.push_back(r);
+        }
+      }
+      for (auto& r : readers)
+        r->writer_asserted(s.header.writer);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+namespace {
+using Actions = std::vector<std::function<void()>>;
+void run(Actions& actions) {
+  for (auto& a : actions)
+    a();
+}
+}  // namespace
+
+void Participant::on_writer_record(WriterRecord rec) {
+  Actions actions;
+  std::shared_ptr<Topic> inconsistent;
+  {
+    std::lock_guard lock(mu_);
+    if (auto t = topics_.find(rec.topic_name); t != topics_.end()) {
+      auto topic = t->second.lock();
+      if (topic && topic->type().type_name != rec.type_name &&
+          inconsistent_seen_.emplace(rec.topic_name, rec.type_name).second) {
+        inconsistent = topic;
+      }
+    }
+    const auto [it, added] = writers_.insert_or_assign(rec.guid, std::move(rec));
+    (void)added;
+    for (const auto& [rg, rr] : readers_) {
+      if (rr.topic_name != it->second.topic_name) continue;
+      // Collected under the lock, run after it (events take other locks).
+      const WriterRecord& w = it->second;
+      const ReaderRecord& r = rr;
+      auto lw = local_writers_.contains(w.guid) ? local_writers_[w.guid].lock() : nullptr;
+      auto lr = local_readers_.contains(r.guid) ? local_readers_[r.guid].lock() : nullptr;
+      if (!lw && !lr) continue;
+      if (w.type_name != r.type_name) continue;
+      if (!qos::partitions_match(w.publisher_qos.policy<dds::core::policy::Partition>(),
+                                 r.subscriber_qos.policy<dds::core::policy::Partition>())) {
+        continue;
+      }
+      auto ids = qos::incompatible_policies(w.publisher_qos, w.qos, r.subscriber_qos, r.qos);
+      if (!ids.empty()) {
+        if (lw) actions.emplace_back([lw, ids] { lw->incompatible(ids); });
+        if (lr) actions.emplace_back([lr, ids] { lr->incompatible(ids); });
+        continue;
+      }
+      if (!matched_.emplace(w.guid, r.guid).second) continue;
+      if (lw) actions.emplace_back([lw, rg = r.guid] { lw->matched(rg, +1); });
+      if (lr) actions.emplace_back([lr, w] { lr->matched(w); });
+    }
+  }
+  if (inconsistent) inconsistent->raise_inconsistent();
+  run(actions);
+}
+
+void Participant::on_reader_record(ReaderRecord rec) {
+  Actions actions;
+  std::shared_ptr<Topic> inconsistent;
+  {
+    std::lock_guard lock(mu_);
+    if (auto t = topics_.find(rec.topic_name); t != topics_.end()) {
+      auto topic = t->second.lock();
+      if (topic && topic->type().type_name != rec.type_name &&
+          inconsistent_seen_.emplace(rec.topic_name, rec.type_name).second) {
+        inconsistent = topic;
+      }
+    }
+    const auto [it, added] = readers_.insert_or_assign(rec.guid, std::move(rec));
+    (void)added;
+    const ReaderRecord& r = it->second;
+    auto lr = local_readers_.contains(r.guid) ? local_readers_[r.guid].lock() : nullptr;
+    for (const auto& [wg, w] : writers_) {
+      if (w.topic_name != r.topic_name) continue;
+      auto lw = local_writers_.contains(w.guid) ? local_writers_[w.guid].lock() : nullptr;
+      if (!lw && !lr) continue;
+      if (w.type_name != r.type_name) continue;
+      if (!qos::partitions_match(w.publisher_qos.policy<dds::core::policy::Partition>(),
+                                 r.subscriber_qos.policy<dds::core::policy::Partition>())) {
+        continue;
+      }
+      auto ids = qos::incompatible_policies(w.publisher_qos, w.qos, r.subscriber_qos, r.qos);
+      if (!ids.empty()) {
+        if (lw) actions.emplace_back([lw, ids] { lw->incompatible(ids); });
+        if (lr) actions.emplace_back([lr, ids] { lr->incompatible(ids); });
+        continue;
+      }
+      if (!matched_.emplace(w.guid, r.guid).second) continue;
+      if (lw) actions.emplace_back([lw, rg = r.guid] { lw->matched(rg, +1); });
+      if (lr) actions.emplace_back([lr, w] { lr->matched(w); });
+    }
+  }
+  if (inconsistent) inconsistent->raise_inconsistent();
+  run(actions);
+}
+
+void Participant::on_retired(std::uint64_t guid, bool writer) {
+  Actions actions;
+  {
+    std::lock_guard lock(mu_);
+    if (writer) {
+      writers_.erase(guid);
+    } else {
+      readers_.erase(guid);
+    }
+    for (auto it = matched_.begin(); it != matched_.end();) {
+      const auto [wg, rg] = *it;
+      if ((writer ? wg : rg) != guid) {
+        ++it;
+        continue;
+      }
+      it = matched_.erase(it);
+      if (auto w = local_writers_.find(wg); w != local_writers_.end()) {
+        if (auto lw = w->second.lock()) actions.emplace_back([lw, rg] { lw->matched(rg, -1); });
+      }
+      if (auto r = local_readers_.find(rg); r != local_readers_.end()) {
+        if (auto lr = r->second.lock()) actions.emplace_back([lr, wg] { lr->unmatched(wg); });
+      }
+    }
+  }
+  run(actions);
+}
+
+void Participant::on_suspicion(NodeId node, const std::string& why) {
+  // Until view changes exist a suspected member is gone for good: its endpoints unmatch.
+  std::vector<std::pair<std::uint64_t, bool>> gone;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [g, w] : writers_)
+      if (guid_node(g) == node) gone.emplace_back(g, true);
+    for (const auto& [g, r] : readers_)
+      if (guid_node(g) == node) gone.emplace_back(g, false);
+  }
+  if (!gone.empty()) {
+    std::cerr << "spindle: domain " << domain_id_ << ": member " << node << " suspected (" << why
+              << "); its " << gone.size() << " endpoint(s) are unmatched\n";
+  }
+  for (auto [g, w] : gone)
+    on_retired(g, w);
+}
+
+// --------------------------------------------------------------------------------- Topic
+
+Topic::Topic(std::shared_ptr<Participant> p, std::string name, const detail::TypeSupport& type,
+             const dds::topic::qos::TopicQos& q, InstanceHandle h)
+    : TopicCore(h), participant_(std::move(p)), name_(std::move(name)), type_(&type), qos_(q) {}
+
+Topic::~Topic() {
+  participant_->forget(this);
+}
+
+dds::topic::qos::TopicQos Topic::qos() const {
+  std::lock_guard lock(mu_);
+  return qos_;
+}
+
+void Topic::qos(const dds::topic::qos::TopicQos& q) {
+  check_open();
+  qos::check_consistent(q);
+  std::lock_guard lock(mu_);
+  qos::check_changeable(qos_, q);
+  qos_ = q;
+}
+
+void Topic::listener(std::shared_ptr<detail::TopicListenerHook> hook, const StatusMask& mask) {
+  std::lock_guard lock(mu_);
+  hook_ = std::move(hook);
+  mask_ = mask;
+}
+
+void Topic::raise_inconsistent() {
+  const auto bit = StatusMask::inconsistent_topic();
+  std::shared_ptr<detail::TopicListenerHook> hook;
+  {
+    std::lock_guard lock(mu_);
+    if (hook_ && has(mask_, bit)) hook = hook_;
+  }
+  auto* dl = hook ? nullptr : participant_->listener_for(bit);
+  const auto s = statuses().inconsistent_topic(hook != nullptr || dl != nullptr);
+  if (hook) {
+    participant_->dispatcher().post([hook, s] { hook->on_inconsistent_topic(s); });
+  } else if (dl != nullptr) {
+    auto self = std::static_pointer_cast<TopicCore>(shared_from_this());
+    participant_->dispatcher().post([dl, self, s] {
+      dds::topic::AnyTopic t(self);
+      dl->on_inconsistent_topic(t, s);
+    });
+  }
+}
+
+}  // namespace spindle::dcps
