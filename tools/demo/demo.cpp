@@ -1,101 +1,338 @@
-// Spindle DDS demo. Until the DCPS runtime lands this shows the first thing a user touches:
-// the avionics types of idl/ compiled by idlc, each sample serialized into a
-// pre-allocated slot as the runtime will do, decoded back and compared, in both byte
-// orders, with its DDS key hash.
-#include <spindle/cdr/serialize.hpp>
-#include <spindle/topic_traits.hpp>
+// spindle-demo: the README's main job. Three participant processes on loopback join one
+// domain over TCP (or shared memory). Two of them are redundant flight-management
+// computers publishing the flight state of the same aircraft — one DDS instance, two
+// writers — and all three read it with the `atomic` QoS profile. Each member takes every
+// sample, digests their order and publishes a report on a second topic; every member
+// checks that all three saw the same samples in the same order. The parent process prints
+// the reports, throughput and latency, and exits 0 only if everything agreed.
+//
+//   spindle-demo [--samples N] [--transport tcp|shm]        (the parent: starts 3 members)
+//   spindle-demo --member                                     (one member; env below)
+//
+// A member finds its domain file through SPINDLE_CONFIG and its id through SPINDLE_NODE_ID,
+// as any Spindle DDS application does. Every wait is bounded.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-#include <array>
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
-#include <span>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
 
-#include "Sequence.hpp"
-#include "ShapeType.hpp"
+#include <dds/dds.hpp>
+
 #include "avionics.hpp"
+#include "demo_report.hpp"
 
 namespace {
 
-std::string hex(std::span<const uint8_t> bytes) {
-  std::string out;
-  char buf[4];
-  for (auto b : bytes) {
-    std::snprintf(buf, sizeof buf, "%02x", b);
-    out += buf;
-  }
-  return out;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr std::uint32_t kMembers = 3;
+constexpr std::uint32_t kWriters = 2;   // members 0 and 1
+constexpr std::uint32_t kAircraft = 7;  // the one aircraft both computers report
+constexpr auto kDeadline = 90s;
+
+std::int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
-template <class T>
-bool round_trip(const T& sample) {
-  using traits = spindle::topic_traits<T>;
+// FNV-1a over the (writer, sequence) pairs in the order a member took them.
+struct Digest {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  void add(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= (v >> (8 * i)) & 0xff;
+      h *= 0x100000001b3ULL;
+    }
+  }
+};
+
+template <class Pred>
+bool wait_until(Pred pred, Clock::time_point deadline) {
+  while (!pred()) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+[[noreturn]] void die(const std::string& why) {
+  std::cout << "FAIL " << why << std::endl;
+  std::exit(1);
+}
+
+// ------------------------------------------------------------------------------- member
+int member(std::uint64_t samples) {
+  const auto deadline = Clock::now() + kDeadline;
+  dds::domain::DomainParticipant dp(dds::domain::default_id());
+  const std::uint32_t me = dp.node_id();
+
+  // The shipped `atomic` profile; the reader keeps every sample (the demo checks them all)
+  // and a writer may wait longer for a full ring than an avionics loop would.
+  dds::core::QosProvider profiles(std::string(SPINDLE_SOURCE_QOS_DIR) + "/atomic.yaml", "atomic");
+  auto topic_qos = profiles.topic_qos();
+  auto writer_qos = profiles.datawriter_qos();
+  writer_qos << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(10));
+  auto reader_qos = profiles.datareader_qos();
+  reader_qos << dds::core::policy::History::KeepAll()
+             << dds::core::policy::ResourceLimits(dds::core::LENGTH_UNLIMITED,
+                                                  dds::core::LENGTH_UNLIMITED,
+                                                  dds::core::LENGTH_UNLIMITED);
+
+  dds::topic::Topic<Avionics::FlightState> flight(dp, "FlightState", topic_qos);
+  dds::topic::Topic<SpindleDemo::MemberReport> reports(dp, "DemoReport", topic_qos);
+  dds::pub::Publisher pub(dp, profiles.publisher_qos());
+  dds::sub::Subscriber sub(dp, profiles.subscriber_qos());
+  dds::sub::DataReader<Avionics::FlightState> reader(sub, flight, reader_qos);
+  dds::sub::DataReader<SpindleDemo::MemberReport> report_reader(sub, reports, reader_qos);
+  dds::pub::DataWriter<SpindleDemo::MemberReport> report_writer(pub, reports, writer_qos);
+  dds::pub::DataWriter<Avionics::FlightState> writer = dds::core::null;
+  if (me < kWriters) writer = dds::pub::DataWriter<Avionics::FlightState>(pub, flight, writer_qos);
+
+  // Everyone matched with everyone before the first sample: writers see 3 readers, readers
+  // see 2 writers (their own process's included).
+  const bool matched = wait_until(
+      [&] {
+        if (!writer.is_nil() && writer.publication_matched_status().current_count() < 3)
+          return false;
+        return reader.subscription_matched_status().current_count() == kWriters &&
+               report_writer.publication_matched_status().current_count() == 3 &&
+               report_reader.subscription_matched_status().current_count() == 3;
+      },
+      deadline);
+  if (!matched) die("node " + std::to_string(me) + ": endpoints did not match in time");
+
+  // The writers publish while every member takes, on a WaitSet woken by a ReadCondition.
+  std::thread publisher;
+  if (!writer.is_nil()) {
+    publisher = std::thread([&] {
+      Avionics::FlightState s;
+      s.aircraft_id(kAircraft);
+      s.callsign(me == 0 ? "FMS-A" : "FMS-B");
+      s.phase(Avionics::FlightPhase::CRUISE);
+      for (std::uint64_t i = 0; i < samples; ++i) {
+        s.timestamp_ns(static_cast<std::uint64_t>(wall_ns()));
+        s.position(Avionics::Position(47.0 + 1e-6 * static_cast<double>(i), 8.5, 11000.0f));
+        s.heading_deg(static_cast<float>(i % 360));
+        s.ground_speed_mps(230.0f);
+        s.vertical_speed_mps(static_cast<float>(i & 1));
+        writer.write(s);
+      }
+    });
+  }
+
+  dds::core::cond::WaitSet ws;
+  dds::sub::cond::ReadCondition has_data(reader, dds::sub::status::DataState::any());
+  ws += has_data;
+  Digest digest;
+  std::vector<double> latency_us;
+  latency_us.reserve(samples * kWriters);
+  std::map<std::string, std::uint64_t> next_seq;  // per writer: samples must arrive in order
+  std::uint64_t received = 0;
+  std::int64_t first_ns = 0, last_ns = 0;
+  const std::uint64_t expected = samples * kWriters;
+  while (received < expected) {
+    if (Clock::now() > deadline) {
+      die("node " + std::to_string(me) + ": took " + std::to_string(received) + " of " +
+          std::to_string(expected) + " samples before the deadline");
+    }
+    try {
+      ws.wait(dds::core::Duration::from_millisecs(500));
+    } catch (const dds::core::TimeoutError&) {
+      continue;
+    }
+    for (const auto& s : reader.take()) {
+      if (!s.info().valid()) continue;
+      const auto now = wall_ns();
+      const auto& d = s.data();
+      const std::string who(d.callsign());
+      // Per-writer FIFO: the writer's samples carry increasing timestamps.
+      auto& seq = next_seq[who];
+      ++seq;
+      digest.add(who == "FMS-A" ? 1 : 2);
+      digest.add(d.timestamp_ns());
+      latency_us.push_back(static_cast<double>(now - static_cast<std::int64_t>(d.timestamp_ns())) /
+                           1e3);
+      if (first_ns == 0) first_ns = now;
+      last_ns = now;
+      ++received;
+    }
+  }
+  if (publisher.joinable()) publisher.join();
+
+  std::sort(latency_us.begin(), latency_us.end());
+  auto pct = [&](double q) {
+    return latency_us.empty() ? 0.0
+                              : latency_us[static_cast<std::size_t>(
+                                    q * static_cast<double>(latency_us.size() - 1))];
+  };
+  SpindleDemo::MemberReport mine;
+  mine.node(me);
+  mine.received(received);
+  mine.order_digest(digest.h);
+  const double secs = static_cast<double>(std::max<std::int64_t>(last_ns - first_ns, 1)) / 1e9;
+  mine.samples_per_s(static_cast<double>(received) / secs);
+  mine.latency_p50_us(pct(0.5));
+  mine.latency_p99_us(pct(0.99));
+  report_writer.write(mine);
+
+  // Every member's report, as this member received them.
+  std::map<std::uint32_t, SpindleDemo::MemberReport> all;
+  const bool reported = wait_until(
+      [&] {
+        for (const auto& s : report_reader.take())
+          if (s.info().valid()) all[s.data().node()] = s.data();
+        return all.size() == kMembers;
+      },
+      deadline);
+  if (!reported) die("node " + std::to_string(me) + ": reports missing");
+  bool same = true;
+  for (const auto& [node, r] : all)
+    same = same && r.order_digest() == digest.h && r.received() == expected;
+  std::cout << "REPORT node=" << me << " received=" << received << " digest=" << std::hex
+            << digest.h << std::dec << " samples_per_s=" << mine.samples_per_s()
+            << " p50_us=" << mine.latency_p50_us() << " p99_us=" << mine.latency_p99_us()
+            << " all_agree=" << (same ? 1 : 0) << std::endl;
+  // Leave together: nobody's participant goes while another still reads reports.
+  std::this_thread::sleep_for(300ms);
+  return same ? 0 : 2;
+}
+
+// ------------------------------------------------------------------------------- parent
+std::uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    die("cannot find a free loopback port");
+  }
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+std::string field(const std::string& line, const std::string& key) {
+  const auto at = line.find(" " + key + "=");
+  if (at == std::string::npos) return "";
+  const auto start = at + key.size() + 2;
+  return line.substr(start, line.find(' ', start) - start);
+}
+
+int parent(std::uint64_t samples, const std::string& transport) {
+  namespace fs = std::filesystem;
+  const auto dir = fs::temp_directory_path() / ("spindle-demo-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto file = dir / "domain.yaml";
+  {
+    std::ofstream out(file);
+    out << "# Written by spindle-demo: three members on loopback.\n"
+        << "version: 1\ndomain_id: 0\ntransport: " << transport << "\n"
+        << "shm: {namespace: spindle-demo-" << ::getpid() << "}\nmembers:\n";
+    for (std::uint32_t i = 0; i < kMembers; ++i)
+      out << "  - {id: " << i << ", host: 127.0.0.1, port: " << free_port() << "}\n";
+    out << "engine: {window_size: 256, slot_size: 1024, connect_timeout: 20s}\n";
+  }
+  std::cout << "Spindle DDS demo: 3 participants on loopback over " << transport << ", domain file "
+            << file << "\n"
+            << "  FMS-A (node 0) and FMS-B (node 1) publish Avionics::FlightState of aircraft "
+            << kAircraft << ", " << samples << " samples each, QoS profile 'atomic'\n"
+            << "  every node reads every sample and checks the order against the others\n"
+            << std::flush;
+
+  char exe[4096] = {};
+  const auto n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) die("cannot find my own executable");
+  std::vector<FILE*> children;
+  for (std::uint32_t i = 0; i < kMembers; ++i) {
+    const std::string cmd = "SPINDLE_CONFIG='" + file.string() +
+                            "' SPINDLE_NODE_ID=" + std::to_string(i) + " '" +
+                            std::string(exe, static_cast<std::size_t>(n)) +
+                            "' --member --samples " + std::to_string(samples);
+    FILE* f = ::popen(cmd.c_str(), "r");
+    if (f == nullptr) die("cannot start member " + std::to_string(i));
+    children.push_back(f);
+  }
+  std::vector<std::string> lines;
+  int failures = 0;
+  for (auto* f : children) {
+    char buf[1024];
+    std::string report;
+    while (std::fgets(buf, sizeof buf, f) != nullptr) {
+      std::string l(buf);
+      if (!l.empty() && l.back() == '\n') l.pop_back();
+      if (l.rfind("REPORT", 0) == 0) report = l;
+      if (l.rfind("FAIL", 0) == 0) std::cout << "  " << l << "\n";
+    }
+    const int status = ::pclose(f);
+    if (status != 0 || report.empty()) ++failures;
+    lines.push_back(report);
+  }
+  fs::remove_all(dir);
+
+  std::cout << "\n  node  received  order digest      samples/s   latency p50 µs   p99 µs\n";
+  std::string digest;
+  bool agree = failures == 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const auto& l = lines[i];
+    if (l.empty()) {
+      std::cout << "  " << i << "     (no report)\n";
+      continue;
+    }
+    std::printf("  %-4s  %-8s  %-16s  %-10.0f  %-15.1f  %.1f\n", field(l, "node").c_str(),
+                field(l, "received").c_str(), field(l, "digest").c_str(),
+                std::stod(field(l, "samples_per_s")), std::stod(field(l, "p50_us")),
+                std::stod(field(l, "p99_us")));
+    if (digest.empty()) digest = field(l, "digest");
+    agree = agree && field(l, "digest") == digest && field(l, "all_agree") == "1";
+  }
   std::cout << "\n"
-            << traits::type_name << (traits::is_keyed ? " (keyed)" : "") << "\n  " << sample
-            << "\n";
-  std::cout << "  max serialized size: ";
-  if (traits::is_bounded) {
-    std::cout << traits::max_serialized_size << " bytes\n";
-  } else {
-    std::cout << "unbounded\n";
-  }
-  bool ok = true;
-  for (auto e : {spindle::cdr::Endianness::Big, spindle::cdr::Endianness::Little}) {
-    std::array<std::byte, 4096> slot{};  // stands in for an SMC ring slot
-    const auto w = spindle::cdr::serialize(sample, std::span<std::byte>(slot), e);
-    T back;
-    const auto r = spindle::cdr::deserialize(std::span<const std::byte>(slot.data(), w.size), back);
-    const bool same = w.ok() && r.ok() && back == sample;
-    std::cout << "  " << (e == spindle::cdr::Endianness::Big ? "CDR_BE" : "CDR_LE") << ": "
-              << w.size << " bytes, decoded " << (same ? "identical" : "DIFFERENT") << "\n";
-    ok = ok && same;
-  }
-  if (traits::is_keyed) {
-    const auto kh = spindle::cdr::key_hash(sample);
-    std::cout << "  key hash: " << hex(kh) << (traits::key_hash_is_md5 ? " (md5)" : "") << "\n";
-  }
-  return ok;
+            << (agree ? "OK: every subscriber saw the same " + std::to_string(samples * kWriters) +
+                            " samples in the same order"
+                      : "FAILED: the members did not agree (see above)")
+            << std::endl;
+  return agree ? 0 : 1;
 }
 
 }  // namespace
 
-int main() {
-  std::cout << "Spindle DDS: idlc-generated avionics types, CDR round trip\n";
-  Avionics::FlightState fs;
-  fs.aircraft_id(42);
-  fs.callsign("SPN042");
-  fs.timestamp_ns(1'700'000'000'000'000'000ULL);
-  fs.position(Avionics::Position(48.3538, 11.7861, 10668.0F));
-  fs.heading_deg(271.5F);
-  fs.ground_speed_mps(231.0F);
-  fs.vertical_speed_mps(-1.5F);
-  fs.phase(Avionics::FlightPhase::CRUISE);
-  fs.status(Avionics::SystemStatus::AUTOPILOT_ENGAGED |
-            Avionics::SystemStatus::AUTOTHROTTLE_ENGAGED);
-
-  Avionics::AirData ad;
-  ad.aircraft_id(42);
-  ad.timestamp_ns(fs.timestamp_ns());
-  ad.indicated_airspeed_mps(140.2F);
-  ad.true_airspeed_mps(231.7F);
-  ad.mach(0.78F);
-  ad.static_pressure_pa(23842.0F);
-  ad.total_air_temperature_k(244.1F);
-  ad.angle_of_attack_deg(2.1F);
-  ad.sideslip_deg(0.2F);
-
-  Avionics::Navigation nav;
-  nav.aircraft_id(42);
-  nav.source(Avionics::NavSource::GPS);
-  nav.timestamp_ns(fs.timestamp_ns());
-  nav.fix().position(fs.position());
-  nav.route({Avionics::Waypoint("MUN", Avionics::Position(48.35, 11.79, 453)),
-             Avionics::Waypoint("KPT", Avionics::Position(47.95, 10.37, 0)),
-             Avionics::Waypoint("ZRH", Avionics::Position(47.46, 8.55, 432))});
-  nav.active_leg(1);
-
-  ShapeType shape("BLUE", 10, 20, 30);
-
-  const bool ok = round_trip(fs) && round_trip(ad) && round_trip(nav) && round_trip(shape);
-  std::cout << "\n" << (ok ? "all samples round-tripped identically" : "ROUND TRIP FAILED") << "\n";
-  return ok ? 0 : 1;
+int main(int argc, char** argv) {
+  std::uint64_t samples = 20000;
+  std::string transport = "tcp";
+  bool is_member = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--member") {
+      is_member = true;
+    } else if (a == "--samples" && i + 1 < argc) {
+      samples = std::stoull(argv[++i]);
+    } else if (a == "--transport" && i + 1 < argc) {
+      transport = argv[++i];
+    } else {
+      std::cerr << "usage: spindle-demo [--samples N] [--transport tcp|shm]\n";
+      return 2;
+    }
+  }
+  try {
+    return is_member ? member(samples) : parent(samples, transport);
+  } catch (const dds::core::Exception& e) {
+    std::cout << "FAIL " << e.what() << std::endl;
+    return 1;
+  }
 }

@@ -71,7 +71,7 @@ Domain::Domain(const config::DomainConfig& config, std::unique_ptr<transport::Tr
       std::lock_guard lock(sinks_mu_);
       h = on_suspicion_;
     }
-    if (h) h(r.node, r.detail);
+    if (h) h(r.node, r.reason == transport::SuspicionReason::peer_left, r.detail);
   });
   const auto timeout =
       std::chrono::duration_cast<std::chrono::milliseconds>(config_.engine.connect_timeout);

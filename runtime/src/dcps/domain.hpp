@@ -85,7 +85,8 @@ class Domain {
  public:
   using Clock = std::chrono::steady_clock;
   using BuiltinHandler = std::function<void(const ParsedSample&, NodeId sender)>;
-  using SuspicionHandler = std::function<void(NodeId node, const std::string& why)>;
+  // `left`: the member disconnected cleanly (its participant closed) rather than failed.
+  using SuspicionHandler = std::function<void(NodeId node, bool left, const std::string& why)>;
 
   // Connects to every configured member (blocking up to engine.connect_timeout) and starts
   // the predicate thread. Throws dds::core::Error naming the members it could not reach.

@@ -113,7 +113,7 @@ class Participant final : public detail::ParticipantCore {
 
  private:
   void on_builtin(const ParsedSample& s, NodeId sender);
-  void on_suspicion(NodeId node, const std::string& why);
+  void on_suspicion(NodeId node, bool left, const std::string& why);
   void on_writer_record(WriterRecord rec);
   void on_reader_record(ReaderRecord rec);
   void on_retired(std::uint64_t guid, bool writer);

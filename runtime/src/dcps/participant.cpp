@@ -38,7 +38,7 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
   domain_->set_builtin_handler(
       [this](const ParsedSample& s, NodeId sender) { on_builtin(s, sender); });
   domain_->set_suspicion_handler(
-      [this](NodeId node, const std::string& why) { on_suspicion(node, why); });
+      [this](NodeId node, bool left, const std::string& why) { on_suspicion(node, left, why); });
 }
 
 Participant::~Participant() {
@@ -464,7 +464,7 @@ void Participant::on_retired(std::uint64_t guid, bool writer) {
   run(actions);
 }
 
-void Participant::on_suspicion(NodeId node, const std::string& why) {
+void Participant::on_suspicion(NodeId node, bool left, const std::string& why) {
   // Until view changes exist a suspected member is gone for good: its endpoints unmatch.
   std::vector<std::pair<std::uint64_t, bool>> gone;
   {
@@ -474,7 +474,7 @@ void Participant::on_suspicion(NodeId node, const std::string& why) {
     for (const auto& [g, r] : readers_)
       if (guid_node(g) == node) gone.emplace_back(g, false);
   }
-  if (!gone.empty()) {
+  if (!gone.empty() && !left) {
     std::cerr << "spindle: domain " << domain_id_ << ": member " << node << " suspected (" << why
               << "); its " << gone.size() << " endpoint(s) are unmatched\n";
   }

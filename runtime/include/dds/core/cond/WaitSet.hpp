@@ -39,8 +39,9 @@ class WaitSet : public dds::core::Reference<spindle::dcps::WaitSetDelegate> {
 
   // The attached conditions that are true; waits until there is one. Throws TimeoutError
   // when `timeout` passes first.
-  [[nodiscard]] ConditionSeq wait(const dds::core::Duration& timeout);
-  [[nodiscard]] ConditionSeq wait();
+  // Not [[nodiscard]]: PSM code often waits only to be woken and then reads.
+  ConditionSeq wait(const dds::core::Duration& timeout);
+  ConditionSeq wait();
   // The same into `triggered` (cleared first), which is returned.
   ConditionSeq& wait(ConditionSeq& triggered, const dds::core::Duration& timeout);
   ConditionSeq& wait(ConditionSeq& triggered);
