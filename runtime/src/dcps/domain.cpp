@@ -117,9 +117,8 @@ std::uint32_t Domain::max_payload(std::uint32_t subgroup) const noexcept {
          static_cast<std::uint32_t>(sizeof(SampleHeader));
 }
 
-void Domain::publish(std::uint32_t subgroup, const SampleHeader& header, std::size_t payload_size,
-                     const std::function<void(std::span<std::byte>)>& fill,
-                     Clock::time_point deadline) {
+Domain::Slot Domain::reserve(std::uint32_t subgroup, std::size_t payload_size,
+                             Clock::time_point deadline) {
   if (payload_size > max_payload(subgroup)) {
     throw dds::core::PreconditionNotMetError(
         "sample of " + std::to_string(payload_size) + " bytes does not fit a slot of " +
@@ -142,20 +141,37 @@ void Domain::publish(std::uint32_t subgroup, const SampleHeader& header, std::si
       throw dds::core::PreconditionNotMetError("this node cannot send in subgroup " +
                                                std::to_string(subgroup));
   }
-  std::memcpy(r.data, &header, sizeof header);
+  return Slot{subgroup, r.data + sizeof(SampleHeader),
+              r.capacity - static_cast<std::uint32_t>(sizeof(SampleHeader)), r.index, r.data};
+}
+
+void Domain::commit(const Slot& slot, const SampleHeader& header, std::size_t payload_size) {
+  std::memcpy(slot.base, &header, sizeof header);
+  smc::Reservation r{smc::ReserveStatus::ok, slot.base,
+                     slot.capacity + static_cast<std::uint32_t>(sizeof(SampleHeader)), slot.index};
+  smc_->commit(slot.subgroup, r, static_cast<std::uint32_t>(sizeof(SampleHeader) + payload_size));
+  published_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Domain::abandon(const Slot& slot) {
+  SampleHeader empty;
+  empty.kind = SampleKind::nothing;
+  commit(slot, empty, 0);
+}
+
+void Domain::publish(std::uint32_t subgroup, const SampleHeader& header, std::size_t payload_size,
+                     const std::function<void(std::span<std::byte>)>& fill,
+                     Clock::time_point deadline) {
+  const Slot slot = reserve(subgroup, payload_size, deadline);
   try {
-    fill(std::span<std::byte>(r.data + sizeof header, payload_size));
+    fill(std::span<std::byte>(slot.payload, payload_size));
   } catch (...) {
     // A reserved slot must be committed (the ring is ordered by reservation): commit it
-    // as an empty message, which parse() lets through and every reader skips.
-    SampleHeader empty;
-    empty.kind = SampleKind::nothing;
-    std::memcpy(r.data, &empty, sizeof empty);
-    smc_->commit(subgroup, r, sizeof empty);
+    // as an empty message, which every reader skips.
+    abandon(slot);
     throw;
   }
-  smc_->commit(subgroup, r, size);
-  published_.fetch_add(1, std::memory_order_relaxed);
+  commit(slot, header, payload_size);
 }
 
 void Domain::subscribe(std::uint64_t topic, TopicSink* sink) {

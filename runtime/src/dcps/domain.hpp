@@ -114,6 +114,24 @@ class Domain {
   void publish(std::uint32_t subgroup, const SampleHeader& header, std::size_t payload_size,
                const std::function<void(std::span<std::byte>)>& fill, Clock::time_point deadline);
 
+  // A slot reserved for a loan (DataWriter::loan_sample): the application builds the
+  // payload in place, then commit() or abandon(). Move-only; one per loaned sample.
+  struct Slot {
+    std::uint32_t subgroup = 0;
+    std::byte* payload = nullptr;  // 64-byte aligned, `capacity` bytes
+    std::uint32_t capacity = 0;
+    std::uint64_t index = 0;
+    std::byte* base = nullptr;  // where the header goes
+  };
+  // Reserves a slot for `payload_size` bytes (sleeping while the ring is full, until
+  // `deadline`). Same errors as publish().
+  [[nodiscard]] Slot reserve(std::uint32_t subgroup, std::size_t payload_size,
+                             Clock::time_point deadline);
+  // Publishes a reserved slot with `header` and `payload_size` bytes of payload.
+  void commit(const Slot& slot, const SampleHeader& header, std::size_t payload_size);
+  // Publishes a reserved slot as an empty message that readers skip (a returned loan).
+  void abandon(const Slot& slot);
+
   void subscribe(std::uint64_t topic, TopicSink* sink);
   void unsubscribe(std::uint64_t topic, TopicSink* sink);
   // Builtin messages (discovery, liveliness), in delivery order. Set before publishing.

@@ -275,6 +275,14 @@ Writer::~Writer() {
 
 void Writer::close() {
   if (is_closed()) return;
+  // Loans still out are returned: their slots must be committed for the ring to move.
+  std::map<const void*, Domain::Slot> loans;
+  {
+    std::lock_guard lock(mu_);
+    loans.swap(loans_);
+  }
+  for (auto& [p, slot] : loans)
+    publisher_->owner().domain().abandon(slot);
   // Unregister (and, with autodispose, dispose) what is still registered, then retire.
   std::vector<InstanceHandle> live;
   {
@@ -385,9 +393,7 @@ void Writer::send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Tim
       deadline());
 }
 
-void Writer::write(const void* sample, const dds::core::Time& ts, InstanceHandle handle) {
-  check_open();
-  if (!is_enabled()) throw dds::core::NotEnabledError("DataWriter: not enabled");
+cdr::KeyHash Writer::note_write(const void* sample, InstanceHandle handle) {
   const auto& t = topic_->type();
   cdr::KeyHash key{};
   try {
@@ -396,24 +402,92 @@ void Writer::write(const void* sample, const dds::core::Time& ts, InstanceHandle
     throw dds::core::InvalidDataError("DataWriter<" + std::string(t.type_name) +
                                       ">: the key cannot be serialized: " + e.what());
   }
+  std::lock_guard lock(mu_);
+  bool created = false;
+  Instance& i = instance_for(sample, key, created);
+  if (!handle.is_nil() && handle != i.handle) {
+    if (created) {
+      by_handle_.erase(i.handle.value());
+      instances_.erase(key);
+    }
+    throw dds::core::PreconditionNotMetError(
+        "DataWriter::write: the instance handle does not belong to the sample's key");
+  }
+  i.registered = true;
+  i.last_write = SteadyClock::now();
+  last_assert_ = i.last_write;
+  liveliness_lost_reported_ = false;
+  return key;
+}
+
+void Writer::write(const void* sample, const dds::core::Time& ts, InstanceHandle handle) {
+  check_open();
+  if (!is_enabled()) throw dds::core::NotEnabledError("DataWriter: not enabled");
+  const auto key = note_write(sample, handle);
+  send(SampleKind::data, key, ts, {}, sample);
+}
+
+void* Writer::loan() {
+  check_open();
+  const auto& t = topic_->type();
+  if (t.native_size == 0) {
+    throw dds::core::UnsupportedError(
+        "DataWriter<" + std::string(t.type_name) +
+        ">::loan_sample: only samples of self-contained types (no strings, sequences, "
+        "optional members or unions) can be built in an SMC slot; use write()");
+  }
+  auto slot = publisher_->owner().domain().reserve(subgroup_, t.native_size, deadline());
+  std::lock_guard lock(mu_);
+  loans_.emplace(slot.payload, slot);
+  return slot.payload;
+}
+
+bool Writer::is_loan(const void* sample) const {
+  std::lock_guard lock(mu_);
+  return loans_.contains(sample);
+}
+
+void Writer::write_loan(const void* sample, const dds::core::Time& ts) {
+  check_open();
+  Domain::Slot slot;
   {
     std::lock_guard lock(mu_);
-    bool created = false;
-    Instance& i = instance_for(sample, key, created);
-    if (!handle.is_nil() && handle != i.handle) {
-      if (created) {
-        by_handle_.erase(i.handle.value());
-        instances_.erase(key);
-      }
-      throw dds::core::PreconditionNotMetError(
-          "DataWriter::write: the instance handle does not belong to the sample's key");
+    auto it = loans_.find(sample);
+    if (it == loans_.end()) {
+      throw dds::core::PreconditionNotMetError("DataWriter: the sample is not on loan");
     }
-    i.registered = true;
-    i.last_write = SteadyClock::now();
-    last_assert_ = i.last_write;
-    liveliness_lost_reported_ = false;
+    slot = it->second;
+    loans_.erase(it);
   }
-  send(SampleKind::data, key, ts, {}, sample);
+  cdr::KeyHash key{};
+  try {
+    key = note_write(sample, {});
+  } catch (...) {
+    publisher_->owner().domain().abandon(slot);
+    throw;
+  }
+  SampleHeader h;
+  h.kind = SampleKind::data;
+  h.flags = kFlagNative;
+  h.topic = topic_id_;
+  h.writer = guid_;
+  h.source_time_ns = ts.to_nanosecs();
+  h.key = key;
+  publisher_->owner().domain().commit(slot, h, topic_->type().native_size);
+}
+
+void Writer::return_loan(const void* sample) {
+  Domain::Slot slot;
+  {
+    std::lock_guard lock(mu_);
+    auto it = loans_.find(sample);
+    if (it == loans_.end()) {
+      throw dds::core::PreconditionNotMetError("DataWriter: the sample is not on loan");
+    }
+    slot = it->second;
+    loans_.erase(it);
+  }
+  publisher_->owner().domain().abandon(slot);
 }
 
 InstanceHandle Writer::register_instance(const void* key_holder, const dds::core::Time&) {
@@ -974,7 +1048,8 @@ void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
   switch (hdr.kind) {
     case SampleKind::data:
       c.kind = ChangeKind::data;
-      c.data = topic_->type().deserialize(sample.payload, error);
+      c.data = (hdr.flags & kFlagNative) != 0 ? topic_->type().from_native(sample.payload, error)
+                                              : topic_->type().deserialize(sample.payload, error);
       if (!c.data) {
         raise_sample_lost("a sample from writer " + std::to_string(hdr.writer) +
                           " does not decode as " + std::string(topic_->type().type_name) + ": " +

@@ -245,6 +245,10 @@ class Writer final : public detail::WriterCore {
   void dispose_instance(InstanceHandle h, const dds::core::Time& ts) override;
   InstanceHandle lookup_instance(const void* key_holder) const override;
   std::shared_ptr<const void> key_value(InstanceHandle h) const override;
+  void* loan() override;
+  bool is_loan(const void* sample) const override;
+  void write_loan(const void* sample, const dds::core::Time& ts) override;
+  void return_loan(const void* sample) override;
   void assert_liveliness() override;
   void wait_for_acknowledgments(const dds::core::Duration& timeout) override;
   dds::core::InstanceHandleSeq matched_subscriptions() const override;
@@ -270,6 +274,8 @@ class Writer final : public detail::WriterCore {
     bool registered = false;
   };
   Instance& instance_for(const void* sample, const cdr::KeyHash& key, bool& created);
+  // Checks the sample's key against `handle` and notes the write; returns the key hash.
+  cdr::KeyHash note_write(const void* sample, InstanceHandle handle);
   void send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Time& ts,
             std::span<const std::byte> payload, const void* sample);
   void lifecycle(InstanceHandle h, const dds::core::Time& ts, bool dispose);
@@ -288,6 +294,7 @@ class Writer final : public detail::WriterCore {
   dds::pub::qos::DataWriterQos qos_;
   std::map<cdr::KeyHash, Instance> instances_;
   std::map<std::uint64_t, cdr::KeyHash> by_handle_;
+  std::map<const void*, Domain::Slot> loans_;
   std::set<std::uint64_t> readers_;
   std::shared_ptr<detail::WriterListenerHook> hook_;
   StatusMask mask_;

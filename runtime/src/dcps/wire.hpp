@@ -48,8 +48,9 @@ enum class SampleKind : std::uint8_t {
 [[nodiscard]] std::string_view to_string(SampleKind k) noexcept;
 
 // Header flags.
-inline constexpr std::uint32_t kFlagKeyOnly =
-    1u << 0;  // dispose/unregister: payload is the key holder
+// The payload is the sample's own bytes (a loaned sample of a trivially copyable type,
+// built in the slot), not CDR. Members of a domain share their byte order and layout.
+inline constexpr std::uint32_t kFlagNative = 1u << 1;
 
 struct SampleHeader {
   std::uint16_t magic = kWireMagic;

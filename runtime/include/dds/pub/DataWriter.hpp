@@ -11,6 +11,7 @@
 
 #include <iterator>
 #include <memory>
+#include <new>
 
 #include <dds/core/InstanceHandle.hpp>
 #include <dds/core/Time.hpp>
@@ -41,8 +42,14 @@ class DataWriter : public AnyDataWriter {
   explicit DataWriter(std::shared_ptr<Core> core) : AnyDataWriter(std::move(core)) {}
 
   // --- writing ---------------------------------------------------------------------------
-  void write(const T& sample) { core().write(&sample, dds::core::Time::now(), {}); }
+  void write(const T& sample) { write(sample, dds::core::Time::now()); }
   void write(const T& sample, const dds::core::Time& timestamp) {
+    if constexpr (spindle::detail::is_self_contained<T>) {
+      if (core().is_loan(&sample)) {
+        core().write_loan(&sample, timestamp);
+        return;
+      }
+    }
     core().write(&sample, timestamp, {});
   }
   void write(const T& sample, const dds::core::InstanceHandle& h) {
@@ -61,6 +68,22 @@ class DataWriter : public AnyDataWriter {
     write(sample);
     return *this;
   }
+
+  // --- loans (zero copy) -------------------------------------------------------------------
+  // A sample constructed directly in an SMC slot of the topic's ring: fill it and write() it
+  // (published in place, no serialization, no copy), or return_loan() it. Only for
+  // self-contained types (primitives, enums, fixed arrays and structs of them — no
+  // strings, sequences, optional members or unions); others throw UnsupportedError.
+  // Blocks while the ring is full, like write().
+  T& loan_sample() {
+    if constexpr (spindle::detail::is_self_contained<T>) {
+      return *::new (core().loan()) T();
+    } else {
+      (void)core().loan();  // throws UnsupportedError naming the type
+      throw dds::core::UnsupportedError("DataWriter::loan_sample: unsupported type");
+    }
+  }
+  void return_loan(T& sample) { core().return_loan(&sample); }
 
   // --- instances -------------------------------------------------------------------------
   dds::core::InstanceHandle register_instance(const T& key) {

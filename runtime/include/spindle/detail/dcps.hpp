@@ -191,6 +191,16 @@ class WriterCore : public EntityDelegate {
   // throws InvalidArgumentError for an unknown handle.
   [[nodiscard]] virtual std::shared_ptr<const void> key_value(
       dds::core::InstanceHandle h) const = 0;
+  // Loans (DataWriter<T>::loan_sample): a slot reserved for type().native_size bytes,
+  // 64-byte aligned, in which the typed writer constructs the sample. Blocks like write().
+  // UnsupportedError when the type is not self-contained (type_support.hpp).
+  [[nodiscard]] virtual void* loan() = 0;
+  [[nodiscard]] virtual bool is_loan(const void* sample) const = 0;
+  // Publishes a loaned sample in place (no copy) and ends the loan.
+  virtual void write_loan(const void* sample, const dds::core::Time& timestamp) = 0;
+  // Ends a loan without publishing.
+  virtual void return_loan(const void* sample) = 0;
+
   virtual void assert_liveliness() = 0;
   virtual void wait_for_acknowledgments(const dds::core::Duration& timeout) = 0;
   [[nodiscard]] virtual dds::core::InstanceHandleSeq matched_subscriptions() const = 0;

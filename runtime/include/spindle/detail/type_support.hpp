@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include <spindle/cdr/serialize.hpp>
 #include <spindle/topic_traits.hpp>
@@ -30,7 +32,18 @@ struct TypeSupport {
   // Reads a sample from untrusted bytes; null (and `error` set) when they are malformed.
   std::shared_ptr<const void> (*deserialize)(std::span<const std::byte> in,
                                              std::string& error) = nullptr;
+  // A sample's own bytes (loaned samples of trivially copyable types are built in the SMC
+  // slot and travel as they are): sizeof(T), or 0 when T cannot travel that way.
+  std::size_t native_size = 0;
+  // Copies a native sample out of untrusted bytes (size checked); null when it cannot.
+  std::shared_ptr<const void> (*from_native)(std::span<const std::byte> in,
+                                             std::string& error) = nullptr;
 };
+
+// Types whose bytes are the whole sample: no pointers inside (strings, sequences, optional
+// members and unions are not), so a loaned sample can be built in the slot itself.
+template <class T>
+inline constexpr bool is_self_contained = std::is_trivially_copyable_v<T> && !std::is_pointer_v<T>;
 
 template <class T>
 const TypeSupport& type_support() {
@@ -52,6 +65,22 @@ const TypeSupport& type_support() {
           return nullptr;
         }
         return std::shared_ptr<const T>(std::move(sample));
+      },
+      is_self_contained<T> ? sizeof(T) : 0,
+      [](std::span<const std::byte> in, std::string& error) -> std::shared_ptr<const void> {
+        if constexpr (is_self_contained<T>) {
+          if (in.size() != sizeof(T)) {
+            error = "native sample of " + std::to_string(in.size()) + " bytes, expected " +
+                    std::to_string(sizeof(T));
+            return nullptr;
+          }
+          auto sample = std::make_shared<T>();
+          std::memcpy(static_cast<void*>(sample.get()), in.data(), sizeof(T));
+          return std::shared_ptr<const T>(std::move(sample));
+        } else {
+          error = "this type does not travel in native layout";
+          return nullptr;
+        }
       },
   };
   return table;
