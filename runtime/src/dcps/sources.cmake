@@ -13,3 +13,7 @@ target_sources(spindle_runtime PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/wire.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dispatcher.cpp
   ${CMAKE_CURRENT_LIST_DIR}/domain.cpp)
+
+# Discovery records: the writer/reader announcements every participant multicasts and
+# decodes (untrusted bytes; fuzzed by tests/fuzz/discovery_record.cpp).
+target_sources(spindle_runtime PRIVATE ${CMAKE_CURRENT_LIST_DIR}/discovery.cpp)

@@ -1,0 +1,130 @@
+// Discovery records: how a participant announces one of its DataWriters or DataReaders to
+// every member of the domain. The record is the payload of an SMC slot whose SampleHeader
+// (wire.hpp) has kind announce_writer or announce_reader. It carries everything a remote
+// participant needs to match the entity and run its side of the protocol: topic and type
+// names, and every policy of the entity's QoS and of its publisher's or subscriber's QoS,
+// so the receiver can call spindle::qos::incompatible_policies() and partitions_match() and
+// use the remote writer's lifespan, ownership strength, liveliness lease, and so on.
+//
+// Every participant decodes every record, and another process wrote the bytes, so decoding
+// trusts nothing: it never reads out of bounds, allocates at most what the limits below
+// allow, and on bad input returns nullopt with one message naming the field, the value and
+// its offset ("reader record: qos.history.depth: 0 at offset 84 is below 1"). A record that
+// decodes is also consistent (spindle::qos::find_inconsistency finds nothing), and the
+// format is canonical: encode(decode(b)) == b for every accepted b.
+//
+// Format (version 1): little-endian, packed (no alignment, no padding); spec with the
+// rationale in docs/dcps-wire.md, "Discovery records".
+//
+//    0         1         2                                       10
+//   +---------+---------+---------------------------------------+
+//   | version | kind    | guid (u64): node id << 32 | serial    |
+//   | u8 = 1  | u8      |                                       |
+//   +---------+---------+---------------------------------------+
+//   10: topic_name str | type_name str | qos | group qos | end (no trailing bytes)
+//
+//   kind        1 writer record, 2 reader record
+//   qos         DataWriterQos (writer) or DataReaderQos (reader): the policies below, in
+//               the order the QoS class lists them
+//   group qos   PublisherQos (writer) or SubscriberQos (reader), likewise
+//
+//   str   u32 length | length bytes, no terminator    names: length <= 256
+//   bytes u32 length | length bytes                    length <= 65536
+//   dur   i32 sec | u32 nanosec                        sec >= 0 and nanosec < 1e9, or
+//                                                      infinite: 0x7fffffff, 0x7fffffff
+//   enum  u8, the enumerator's position in its PSM enumeration (VOLATILE = 0, ...)
+//   bool  u8, 0 or 1
+//   limit i32 >= -1 (-1 = LENGTH_UNLIMITED)
+//
+//   policy                 fields                                           writer reader group
+//   user_data              value: bytes                                       1      1
+//   durability             kind: enum 0..3                                    2      2
+//   durability_service     service_cleanup_delay: dur, history_kind: enum     3
+//                          0..1, history_depth: i32 (>= 1 with KEEP_LAST),
+//                          max_samples, max_instances,
+//                          max_samples_per_instance: limit
+//   deadline               period: dur                                        4      3
+//   latency_budget         duration: dur                                      5      4
+//   liveliness             kind: enum 0..2, lease_duration: dur               6      5
+//   reliability            kind: enum 0..1, max_blocking_time: dur            7      6
+//   destination_order      kind: enum 0..1                                    8      7
+//   history                kind: enum 0..1, depth: i32 (>= 1 with KEEP_LAST)  9      8
+//   resource_limits        max_samples, max_instances,                       10      9
+//                          max_samples_per_instance: limit
+//   transport_priority     value: i32                                        11
+//   lifespan               duration: dur                                     12
+//   ownership              kind: enum 0..1                                   13     10
+//   ownership_strength     value: i32                                        14
+//   writer_data_lifecycle  autodispose_unregistered_instances: bool          15
+//   time_based_filter      minimum_separation: dur                                  11
+//   reader_data_lifecycle  autopurge_nowriter_samples_delay: dur,                   12
+//                          autopurge_disposed_samples_delay: dur
+//   consistency            kind: enum 0..3, fsync: enum 0..2,                16     13
+//                          fsync_period: dur
+//   engine                 window_size, max_payload, rdmc_block_size: u32,   17     14
+//                          rdmc_algorithm: enum 0..3
+//   presentation           access_scope: enum 0..2, coherent_access: bool,                1
+//                          ordered_access: bool
+//   partition              names: u32 count (<= 64), count x str (<= 256)                 2
+//   group_data             value: bytes                                                   3
+//   entity_factory         autoenable_created_entities: bool                              4
+//
+// With default QoS, a writer record is 153 bytes plus its two names, a reader record 145.
+// Field paths in error messages are "<section>.<policy>.<field>" with the profile schema's
+// keys (qos.history.depth, publisher_qos.partition.names[2], topic_name).
+//
+// Threading: plain data and pure functions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <dds/pub/qos/DataWriterQos.hpp>
+#include <dds/pub/qos/PublisherQos.hpp>
+#include <dds/sub/qos/DataReaderQos.hpp>
+#include <dds/sub/qos/SubscriberQos.hpp>
+
+namespace spindle::dcps {
+
+inline constexpr std::uint8_t kDiscoveryVersion = 1;
+// Record limits; a decoder rejects larger values before allocating anything for them.
+inline constexpr std::size_t kMaxNameBytes = 256;        // topic, type and partition names
+inline constexpr std::size_t kMaxPartitions = 64;        // names in one Partition policy
+inline constexpr std::size_t kMaxDataBytes = 64 * 1024;  // UserData, GroupData
+
+struct WriterRecord {
+  std::uint64_t guid = 0;  // make_guid(node, serial), wire.hpp
+  std::string topic_name;
+  std::string type_name;
+  dds::pub::qos::DataWriterQos qos;
+  dds::pub::qos::PublisherQos publisher_qos;
+  friend bool operator==(const WriterRecord&, const WriterRecord&) = default;
+};
+
+struct ReaderRecord {
+  std::uint64_t guid = 0;
+  std::string topic_name;
+  std::string type_name;
+  dds::sub::qos::DataReaderQos qos;
+  dds::sub::qos::SubscriberQos subscriber_qos;
+  friend bool operator==(const ReaderRecord&, const ReaderRecord&) = default;
+};
+
+// The record's bytes. The QoS should be consistent (the entity layer checks it before an
+// entity exists); a name, partition list or byte sequence beyond the limits above throws
+// dds::core::InvalidArgumentError naming the field, since no peer would accept the record.
+[[nodiscard]] std::vector<std::byte> encode(const WriterRecord& r);
+[[nodiscard]] std::vector<std::byte> encode(const ReaderRecord& r);
+
+// The record in `bytes`, or nullopt with `error` saying what is wrong (see above). `error`
+// is left alone on success.
+[[nodiscard]] std::optional<WriterRecord> decode_writer(std::span<const std::byte> bytes,
+                                                        std::string& error);
+[[nodiscard]] std::optional<ReaderRecord> decode_reader(std::span<const std::byte> bytes,
+                                                        std::string& error);
+
+}  // namespace spindle::dcps
