@@ -236,6 +236,15 @@ template <class Io>
 std::int32_t limit(Io& io, std::string_view field, std::int32_t v) {
   return io.integer(field, v, dds::core::LENGTH_UNLIMITED, std::string_view(" (LENGTH_UNLIMITED)"));
 }
+// max_samples, max_instances, max_samples_per_instance: the same three in ResourceLimits
+// and DurabilityService.
+template <class Io, class P>
+void limits(Io& io, std::string_view policy, P& p) {
+  p.max_samples(limit(io, cat(policy, ".max_samples"), p.max_samples()));
+  p.max_instances(limit(io, cat(policy, ".max_instances"), p.max_instances()));
+  p.max_samples_per_instance(
+      limit(io, cat(policy, ".max_samples_per_instance"), p.max_samples_per_instance()));
+}
 // The least history depth `kind` allows.
 constexpr std::int32_t least_depth(pol::HistoryKind kind) noexcept {
   return kind == pol::HistoryKind::KEEP_LAST ? 1 : std::numeric_limits<std::int32_t>::lowest();
@@ -261,10 +270,7 @@ void fields(Io& io, pol::DurabilityService& p) {
                                 pol::HistoryKind::KEEP_ALL));
   p.history_depth(io.integer("durability_service.history_depth", p.history_depth(),
                              least_depth(p.history_kind())));
-  p.max_samples(limit(io, "durability_service.max_samples", p.max_samples()));
-  p.max_instances(limit(io, "durability_service.max_instances", p.max_instances()));
-  p.max_samples_per_instance(
-      limit(io, "durability_service.max_samples_per_instance", p.max_samples_per_instance()));
+  limits(io, "durability_service", p);
 }
 template <class Io>
 void fields(Io& io, pol::Deadline& p) {
@@ -296,10 +302,7 @@ void fields(Io& io, pol::History& p) {
 }
 template <class Io>
 void fields(Io& io, pol::ResourceLimits& p) {
-  p.max_samples(limit(io, "resource_limits.max_samples", p.max_samples()));
-  p.max_instances(limit(io, "resource_limits.max_instances", p.max_instances()));
-  p.max_samples_per_instance(
-      limit(io, "resource_limits.max_samples_per_instance", p.max_samples_per_instance()));
+  limits(io, "resource_limits", p);
 }
 template <class Io>
 void fields(Io& io, pol::TransportPriority& p) {

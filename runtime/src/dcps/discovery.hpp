@@ -69,7 +69,7 @@
 //   group_data             value: bytes                                                   3
 //   entity_factory         autoenable_created_entities: bool                              4
 //
-// With default QoS, a writer record is 153 bytes plus its two names, a reader record 145.
+// With default QoS, a writer record is 153 bytes plus its two names, a reader record 135.
 // Field paths in error messages are "<section>.<policy>.<field>" with the profile schema's
 // keys (qos.history.depth, publisher_qos.partition.names[2], topic_name).
 //

@@ -1,0 +1,641 @@
+// Discovery records (dcps/discovery.hpp): the bytes follow the documented layout, every
+// policy survives a round trip, every kind of bad input is rejected with its exact message,
+// and mutated encodings are either decoded (and then re-encode to the same bytes) or
+// rejected. Also keeps the fuzzer's seed corpus (tests/fuzz/corpus/discovery_record/) equal
+// to the current encodings; SPINDLE_WRITE_CORPUS=1 rewrites it.
+//
+// Threading: single-threaded.
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <initializer_list>
+#include <iterator>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <dds/core/Exception.hpp>
+
+#include "dcps/discovery.hpp"
+#include "dcps/wire.hpp"
+#include "qos/checks.hpp"
+#include "qos/schema.hpp"
+
+namespace {
+
+namespace pol = dds::core::policy;
+namespace sp = spindle::policy;
+using dds::core::Duration;
+using spindle::dcps::ReaderRecord;
+using spindle::dcps::WriterRecord;
+using Bytes = std::vector<std::byte>;
+
+// The layout as discovery.hpp and docs/dcps-wire.md state it, written independently of
+// the codec: little-endian, packed.
+class Layout {
+ public:
+  Layout& u8(std::uint8_t v) {
+    bytes_.push_back(std::byte{v});
+    return *this;
+  }
+  Layout& u32(std::uint32_t v) { return le(v, 4); }
+  Layout& i32(std::int32_t v) { return u32(static_cast<std::uint32_t>(v)); }
+  Layout& u64(std::uint64_t v) { return le(v, 8); }
+  Layout& dur(std::int32_t sec, std::uint32_t nanosec) { return i32(sec).u32(nanosec); }
+  Layout& infinite() { return dur(0x7fffffff, 0x7fffffff); }
+  Layout& str(std::string_view s) {
+    u32(static_cast<std::uint32_t>(s.size()));
+    for (const char c : s)
+      u8(static_cast<std::uint8_t>(c));
+    return *this;
+  }
+  Layout& data(std::initializer_list<std::uint8_t> b) {
+    u32(static_cast<std::uint32_t>(b.size()));
+    for (const auto v : b)
+      u8(v);
+    return *this;
+  }
+  [[nodiscard]] const Bytes& bytes() const { return bytes_; }
+
+ private:
+  Layout& le(std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i)
+      u8(static_cast<std::uint8_t>(v >> (8 * i)));
+    return *this;
+  }
+  Bytes bytes_;
+};
+
+// A writer with every field of every policy away from its default (infinite where the
+// default is finite), consistent as a whole.
+WriterRecord full_writer() {
+  WriterRecord r;
+  r.guid = spindle::dcps::make_guid(7, 3);
+  r.topic_name = "Telemetry";
+  r.type_name = "avionics::AirData";
+  const std::vector<std::uint8_t> user{1, 2, 3, 0, 255};
+  r.qos << pol::UserData(user.begin(), user.end()) << pol::Durability::Persistent()
+        << pol::DurabilityService(Duration(2, 5), pol::HistoryKind::KEEP_ALL, 7, 100, 10, 20)
+        << pol::Deadline(Duration(1, 500)) << pol::LatencyBudget(Duration::infinite())
+        << pol::Liveliness::ManualByTopic(Duration(3, 0))
+        << pol::Reliability::BestEffort(Duration(0, 250'000'000))
+        << pol::DestinationOrder::SourceTimestamp() << pol::History(pol::HistoryKind::KEEP_ALL, 4)
+        << pol::ResourceLimits(1000, 50, 20) << pol::TransportPriority(-7)
+        << pol::Lifespan(Duration(60, 0)) << pol::Ownership::Exclusive()
+        << pol::OwnershipStrength(42)
+        << pol::WriterDataLifecycle::ManuallyDisposeUnregisteredInstances()
+        << sp::Consistency::LoggedPeriodicFsync(Duration(0, 5'000'000))
+        << sp::Engine(64, 4096, 65536, sp::RdmcAlgorithm::CHAIN);
+  const std::vector<std::uint8_t> group{9, 8};
+  r.publisher_qos << pol::Presentation::GroupAccessScope(true, true)
+                  << pol::Partition(dds::core::StringSeq{"a", "sensors/*", ""})
+                  << pol::GroupData(group.begin(), group.end())
+                  << pol::EntityFactory::ManuallyEnable();
+  return r;
+}
+
+Bytes full_writer_layout() {
+  Layout l;
+  l.u8(1).u8(1).u64(0x0000'0007'0000'0003).str("Telemetry").str("avionics::AirData");
+  l.data({1, 2, 3, 0, 255})  // user_data
+      .u8(3)                 // durability
+      .dur(2, 5)
+      .u8(1)
+      .i32(7)
+      .i32(100)
+      .i32(10)
+      .i32(20)      // durability_service
+      .dur(1, 500)  // deadline
+      .infinite()   // latency_budget
+      .u8(2)
+      .dur(3, 0)  // liveliness
+      .u8(0)
+      .dur(0, 250'000'000)  // reliability
+      .u8(1)                // destination_order
+      .u8(1)
+      .i32(4)  // history
+      .i32(1000)
+      .i32(50)
+      .i32(20)     // resource_limits
+      .i32(-7)     // transport_priority
+      .dur(60, 0)  // lifespan
+      .u8(1)       // ownership
+      .i32(42)     // ownership_strength
+      .u8(0)       // writer_data_lifecycle
+      .u8(3)
+      .u8(1)
+      .dur(0, 5'000'000)  // consistency
+      .u32(64)
+      .u32(4096)
+      .u32(65536)
+      .u8(1);  // engine
+  l.u8(2)
+      .u8(1)
+      .u8(1)  // presentation
+      .u32(3)
+      .str("a")
+      .str("sensors/*")
+      .str("")       // partition
+      .data({9, 8})  // group_data
+      .u8(0);        // entity_factory
+  return l.bytes();
+}
+
+ReaderRecord full_reader() {
+  ReaderRecord r;
+  r.guid = spindle::dcps::make_guid(0xfffffffe, 0x80000001);
+  r.topic_name = "Telemetry";
+  r.type_name = "avionics::AirData";
+  const std::vector<std::uint8_t> user{7};
+  r.qos << pol::UserData(user.begin(), user.end()) << pol::Durability::Transient()
+        << pol::Deadline(Duration(2, 0)) << pol::LatencyBudget(Duration(0, 1))
+        << pol::Liveliness::ManualByParticipant(Duration(10, 0))
+        << pol::Reliability::Reliable(Duration::infinite())
+        << pol::DestinationOrder::SourceTimestamp() << pol::History(pol::HistoryKind::KEEP_ALL, 3)
+        << pol::ResourceLimits(500, 5, 100) << pol::Ownership::Exclusive()
+        << pol::TimeBasedFilter(Duration(0, 100'000'000))
+        << pol::ReaderDataLifecycle(Duration(5, 0), Duration(6, 0))
+        << sp::Consistency(sp::ConsistencyKind::VOLATILE, sp::FsyncKind::NEVER, Duration(1, 0))
+        << sp::Engine(10, 512, 4096, sp::RdmcAlgorithm::SEQUENTIAL);
+  const std::vector<std::uint8_t> group{0};
+  r.subscriber_qos << pol::Presentation::TopicAccessScope(true, true)
+                   << pol::Partition(std::string("x")) << pol::GroupData(group.begin(), group.end())
+                   << pol::EntityFactory::ManuallyEnable();
+  return r;
+}
+
+Bytes full_reader_layout() {
+  Layout l;
+  l.u8(1).u8(2).u64(0xffff'fffe'8000'0001).str("Telemetry").str("avionics::AirData");
+  l.data({7})     // user_data
+      .u8(2)      // durability
+      .dur(2, 0)  // deadline
+      .dur(0, 1)  // latency_budget
+      .u8(1)
+      .dur(10, 0)  // liveliness
+      .u8(1)
+      .infinite()  // reliability
+      .u8(1)       // destination_order
+      .u8(1)
+      .i32(3)  // history
+      .i32(500)
+      .i32(5)
+      .i32(100)             // resource_limits
+      .u8(1)                // ownership
+      .dur(0, 100'000'000)  // time_based_filter
+      .dur(5, 0)
+      .dur(6, 0)  // reader_data_lifecycle
+      .u8(2)
+      .u8(2)
+      .dur(1, 0)  // consistency
+      .u32(10)
+      .u32(512)
+      .u32(4096)
+      .u8(0);  // engine
+  l.u8(1)
+      .u8(1)
+      .u8(1)  // presentation
+      .u32(1)
+      .str("x")   // partition
+      .data({0})  // group_data
+      .u8(0);     // entity_factory
+  return l.bytes();
+}
+
+template <class Record>
+Record named(std::string topic, std::string type) {
+  Record r;
+  r.guid = spindle::dcps::make_guid(1, 2);
+  r.topic_name = std::move(topic);
+  r.type_name = std::move(type);
+  return r;
+}
+
+// The decode function of a record type.
+std::optional<WriterRecord> decode(const WriterRecord&, std::span<const std::byte> b,
+                                   std::string& e) {
+  return spindle::dcps::decode_writer(b, e);
+}
+std::optional<ReaderRecord> decode(const ReaderRecord&, std::span<const std::byte> b,
+                                   std::string& e) {
+  return spindle::dcps::decode_reader(b, e);
+}
+
+// Every field of every policy of `q` differs from the default QoS, by the profile schema
+// (which lists each policy's fields once, qos/schema.hpp).
+template <class Qos>
+void check_every_field_differs_from_default(const Qos& q) {
+  const Qos defaults;
+  for (const auto& f : spindle::qos::section_fields<Qos>()) {
+    INFO(f.key);
+    CHECK(f.get(q) != f.get(defaults));
+  }
+}
+
+// Each policy of the decoded QoS equals the original's.
+template <class Qos>
+void check_policies_equal(const Qos& got, const Qos& want) {
+  [&]<class... P>(std::type_identity<std::tuple<P...>>) {
+    (
+        [&] {
+          INFO(pol::policy_name<P>::name());
+          CHECK(got.template policy<P>() == want.template policy<P>());
+        }(),
+        ...);
+  }(std::type_identity<typename Qos::policy_types>{});
+}
+
+template <class Record>
+Record round_trip(const Record& r) {
+  std::string error;
+  const auto got = decode(r, spindle::dcps::encode(r), error);
+  INFO(error);
+  REQUIRE(got);
+  CHECK(error.empty());
+  return *got;
+}
+
+// The error decoding `bytes` as a Record gives; "" when it decodes.
+template <class Record>
+std::string error_of(const Bytes& bytes) {
+  std::string error;
+  if (decode(Record{}, bytes, error)) return "";
+  return error;
+}
+
+void put_u32(Bytes& b, std::size_t at, std::uint32_t v) {
+  for (std::size_t i = 0; i < 4; ++i)
+    b.at(at + i) = static_cast<std::byte>((v >> (8 * i)) & 0xffu);
+}
+Bytes truncated(Bytes b, std::size_t size) {
+  b.resize(size);
+  return b;
+}
+Bytes with_byte(Bytes b, std::size_t at, std::uint8_t v) {
+  b.at(at) = std::byte{v};
+  return b;
+}
+Bytes with_u32(Bytes b, std::size_t at, std::uint32_t v) {
+  put_u32(b, at, v);
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("discovery: default-QoS records are laid out as documented and round-trip",
+          "[dcps][discovery]") {
+  const auto w = named<WriterRecord>("T", "X");
+  const auto wb = spindle::dcps::encode(w);
+  CHECK(wb.size() == 153 + 2);
+  CHECK(std::vector(wb.begin(), wb.begin() + 20) ==
+        Layout().u8(1).u8(1).u64(0x0000'0001'0000'0002).str("T").str("X").bytes());
+  const auto wd = round_trip(w);
+  CHECK(wd == w);
+  check_policies_equal(wd.qos, w.qos);
+  check_policies_equal(wd.publisher_qos, w.publisher_qos);
+
+  const auto r = named<ReaderRecord>("", "");
+  CHECK(spindle::dcps::encode(r).size() == 135);
+  const auto rd = round_trip(r);
+  CHECK(rd == r);
+  check_policies_equal(rd.qos, r.qos);
+  check_policies_equal(rd.subscriber_qos, r.subscriber_qos);
+}
+
+TEST_CASE("discovery: a writer record with every policy set is laid out as documented",
+          "[dcps][discovery]") {
+  const auto w = full_writer();
+  check_every_field_differs_from_default(w.qos);
+  check_every_field_differs_from_default(w.publisher_qos);
+  CHECK(spindle::dcps::encode(w) == full_writer_layout());
+  const auto got = round_trip(w);
+  check_policies_equal(got.qos, w.qos);
+  check_policies_equal(got.publisher_qos, w.publisher_qos);
+  CHECK(got == w);
+}
+
+TEST_CASE("discovery: a reader record with every policy set is laid out as documented",
+          "[dcps][discovery]") {
+  const auto r = full_reader();
+  check_every_field_differs_from_default(r.qos);
+  check_every_field_differs_from_default(r.subscriber_qos);
+  CHECK(spindle::dcps::encode(r) == full_reader_layout());
+  const auto got = round_trip(r);
+  check_policies_equal(got.qos, r.qos);
+  check_policies_equal(got.subscriber_qos, r.subscriber_qos);
+  CHECK(got == r);
+}
+
+TEST_CASE("discovery: values at the limits round-trip", "[dcps][discovery]") {
+  auto w = named<WriterRecord>(std::string(256, 't'), std::string(256, 'y'));
+  dds::core::StringSeq names;
+  for (int i = 0; i < 64; ++i)
+    names.push_back(std::string(256, static_cast<char>('a' + i % 26)));
+  const std::vector<std::uint8_t> data(64 * 1024, 0xab);
+  w.guid = ~std::uint64_t{0};
+  w.qos << pol::UserData(data.begin(), data.end()) << pol::TransportPriority(INT32_MIN)
+        << pol::OwnershipStrength(INT32_MAX)
+        << pol::Deadline(Duration(Duration::kInfiniteSec, 999'999'999))
+        << pol::Lifespan(Duration(0, 999'999'999))
+        << sp::Engine(sp::Engine::kMaxWindowSize, 4096, sp::Engine::kMaxRdmcBlockSize,
+                      sp::RdmcAlgorithm::BINOMIAL_TREE);
+  w.publisher_qos << pol::Partition(names) << pol::GroupData(data.begin(), data.end());
+  CHECK(round_trip(w) == w);
+
+  auto r = named<ReaderRecord>("t", "y");
+  r.qos << pol::History::KeepLast(INT32_MAX) << pol::Durability::Persistent()
+        << pol::Liveliness(pol::LivelinessKind::MANUAL_BY_TOPIC, Duration(0, 1))
+        << pol::TimeBasedFilter(Duration::infinite())
+        << sp::Consistency(sp::ConsistencyKind::LOGGED, sp::FsyncKind::PERIODIC,
+                           Duration(Duration::kInfiniteSec, 0));
+  r.subscriber_qos << pol::Partition(names);
+  CHECK(round_trip(r) == r);
+}
+
+TEST_CASE("discovery: encode refuses what no peer would accept", "[dcps][discovery]") {
+  using E = dds::core::InvalidArgumentError;
+  auto w = named<WriterRecord>(std::string(257, 't'), "X");
+  CHECK_THROWS_WITH(spindle::dcps::encode(w),
+                    "writer record: topic_name: 257 bytes, more than the limit of 256");
+  CHECK_THROWS_AS(spindle::dcps::encode(w), E);
+
+  auto r = named<ReaderRecord>("T", "X");
+  const std::vector<std::uint8_t> big(64 * 1024 + 1);
+  r.qos << pol::UserData(big.begin(), big.end());
+  CHECK_THROWS_WITH(
+      spindle::dcps::encode(r),
+      "reader record: qos.user_data.value: 65537 bytes, more than the limit of 65536");
+
+  r = named<ReaderRecord>("T", "X");
+  r.subscriber_qos << pol::Partition(dds::core::StringSeq(65, "p"));
+  CHECK_THROWS_WITH(spindle::dcps::encode(r),
+                    "reader record: subscriber_qos.partition.names: 65 names, more than the limit "
+                    "of 64");
+  r.subscriber_qos << pol::Partition(dds::core::StringSeq{"a", std::string(300, 'p')});
+  CHECK_THROWS_WITH(spindle::dcps::encode(r),
+                    "reader record: subscriber_qos.partition.names[1]: 300 bytes, more than the "
+                    "limit of 256");
+}
+
+// Offsets below are those of a default-QoS record with topic "T" and type "X": the QoS
+// starts at 20 (version, kind, guid, two 5-byte strings); see the table in discovery.hpp.
+TEST_CASE("discovery: truncated records name the field and the offset", "[dcps][discovery]") {
+  const auto w = spindle::dcps::encode(named<WriterRecord>("T", "X"));
+  REQUIRE(w.size() == 155);
+  const std::pair<std::size_t, std::string> cases[] = {
+      {0, "writer record: version: truncated at offset 0 (1 byte needed, 0 left)"},
+      {1, "writer record: kind: truncated at offset 1 (1 byte needed, 0 left)"},
+      {5, "writer record: guid: truncated at offset 2 (8 bytes needed, 3 left)"},
+      {12, "writer record: topic_name: truncated at offset 10 (4 bytes needed, 2 left)"},
+      {14, "writer record: topic_name: truncated at offset 14 (1 byte needed, 0 left)"},
+      {22, "writer record: qos.user_data.value: truncated at offset 20 (4 bytes needed, 2 left)"},
+      {54, "writer record: qos.deadline.period: truncated at offset 54 (4 bytes needed, 0 left)"},
+      {88, "writer record: qos.history.depth: truncated at offset 86 (4 bytes needed, 2 left)"},
+      {142,
+       "writer record: qos.engine.rdmc_algorithm: truncated at offset 142 (1 byte needed, 0 "
+       "left)"},
+      {148,
+       "writer record: publisher_qos.partition.names: truncated at offset 146 (4 bytes needed, 2 "
+       "left)"},
+      {154,
+       "writer record: publisher_qos.entity_factory.autoenable_created_entities: truncated at "
+       "offset 154 (1 byte needed, 0 left)"},
+  };
+  for (const auto& [size, message] : cases) {
+    INFO(size);
+    CHECK(error_of<WriterRecord>(truncated(w, size)) == message);
+  }
+
+  auto with_partitions = named<ReaderRecord>("T", "X");
+  with_partitions.subscriber_qos << pol::Partition(dds::core::StringSeq{"ab", "cdef"});
+  const auto r = spindle::dcps::encode(with_partitions);
+  // The partition count is at 128, "ab" at 132, "cdef" at 138 (its bytes at 142).
+  CHECK(error_of<ReaderRecord>(truncated(r, 144)) ==
+        "reader record: subscriber_qos.partition.names[1]: truncated at offset 142 (4 bytes "
+        "needed, 2 left)");
+  CHECK(error_of<ReaderRecord>(truncated(r, r.size() - 1)) ==
+        "reader record: subscriber_qos.entity_factory.autoenable_created_entities: truncated at "
+        "offset 150 (1 byte needed, 0 left)");
+}
+
+TEST_CASE("discovery: bad fields are rejected with field, value and offset", "[dcps][discovery]") {
+  const auto w = spindle::dcps::encode(named<WriterRecord>("T", "X"));
+  const auto r = spindle::dcps::encode(named<ReaderRecord>("T", "X"));
+  Bytes trailing = w;
+  trailing.insert(trailing.end(), 3, std::byte{0});
+  const std::tuple<std::string_view, Bytes, std::string> writer_cases[] = {
+      {"version", with_byte(w, 0, 2), "writer record: version: 2 at offset 0, this node reads 1"},
+      {"kind of the other record", r, "writer record: kind: 2 at offset 1 is a reader record"},
+      {"unknown kind", with_byte(w, 1, 9),
+       "writer record: kind: 9 at offset 1 is not a record kind (1 writer, 2 reader)"},
+      {"name length", with_u32(w, 10, 257),
+       "writer record: topic_name: length 257 at offset 10 is above the limit of 256"},
+      {"name length beyond the input", with_u32(w, 15, 200),
+       "writer record: type_name: truncated at offset 19 (200 bytes needed, 136 left)"},
+      {"user data length", with_u32(w, 20, 65537),
+       "writer record: qos.user_data.value: length 65537 at offset 20 is above the limit of "
+       "65536"},
+      {"partition count", with_u32(w, 146, 65),
+       "writer record: publisher_qos.partition.names: 65 names at offset 146 are more than the "
+       "limit of 64"},
+      {"huge partition count", with_u32(w, 146, 0xffffffff),
+       "writer record: publisher_qos.partition.names: 4294967295 names at offset 146 are more "
+       "than the limit of 64"},
+      {"enum", with_byte(w, 24, 4),
+       "writer record: qos.durability.kind: 4 at offset 24 is out of range 0..3"},
+      {"enum", with_byte(w, 75, 2),
+       "writer record: qos.reliability.kind: 2 at offset 75 is out of range 0..1"},
+      {"vendor enum", with_byte(w, 121, 3),
+       "writer record: qos.consistency.fsync: 3 at offset 121 is out of range 0..2"},
+      {"vendor enum", with_byte(w, 142, 0xff),
+       "writer record: qos.engine.rdmc_algorithm: 255 at offset 142 is out of range 0..3"},
+      {"group enum", with_byte(w, 143, 3),
+       "writer record: publisher_qos.presentation.access_scope: 3 at offset 143 is out of range "
+       "0..2"},
+      {"boolean", with_byte(w, 119, 2),
+       "writer record: qos.writer_data_lifecycle.autodispose_unregistered_instances: 2 at offset "
+       "119 is not a boolean (0 or 1)"},
+      {"boolean", with_byte(w, 145, 0x80),
+       "writer record: publisher_qos.presentation.ordered_access: 128 at offset 145 is not a "
+       "boolean (0 or 1)"},
+      {"nanosec", with_u32(w, 54, 1'000'000'000),
+       "writer record: qos.deadline.period: nanosec 1000000000 at offset 54 is not below 1e9"},
+      {"nanosec of the infinite sec", with_u32(w, 54, 0x7ffffffe),
+       "writer record: qos.deadline.period: nanosec 2147483646 at offset 54 is not below 1e9"},
+      {"negative sec", with_u32(w, 58, 0xffffffff),
+       "writer record: qos.latency_budget.duration: sec -1 at offset 58 is negative"},
+      {"history depth", with_u32(w, 86, 0),
+       "writer record: qos.history.depth: 0 at offset 86 is below 1"},
+      {"durability service depth", with_u32(w, 34, 0xfffffff6),
+       "writer record: qos.durability_service.history_depth: -10 at offset 34 is below 1"},
+      {"resource limit", with_u32(w, 90, 0xfffffffe),
+       "writer record: qos.resource_limits.max_samples: -2 at offset 90 is below -1 "
+       "(LENGTH_UNLIMITED)"},
+      {"durability service limit", with_u32(w, 46, 0x80000000),
+       "writer record: qos.durability_service.max_samples_per_instance: -2147483648 at offset 46 "
+       "is below -1 (LENGTH_UNLIMITED)"},
+      {"trailing bytes", trailing, "writer record: 3 trailing bytes at offset 155"},
+  };
+  for (const auto& [what, bytes, message] : writer_cases) {
+    INFO(what);
+    CHECK(error_of<WriterRecord>(bytes) == message);
+  }
+
+  CHECK(error_of<ReaderRecord>(w) == "reader record: kind: 1 at offset 1 is a writer record");
+  CHECK(error_of<ReaderRecord>(with_u32(r, 61, 0xffffffff)) ==
+        "reader record: qos.history.depth: -1 at offset 61 is below 1");
+  CHECK(error_of<ReaderRecord>(with_byte(r, 77, 2)) ==
+        "reader record: qos.ownership.kind: 2 at offset 77 is out of range 0..1");
+  CHECK(error_of<ReaderRecord>(with_u32(r, 90, 1'500'000'000)) ==
+        "reader record: qos.reader_data_lifecycle.autopurge_nowriter_samples_delay: nanosec "
+        "1500000000 at offset 90 is not below 1e9");
+}
+
+TEST_CASE("discovery: values the checks allow are accepted", "[dcps][discovery]") {
+  const auto w = spindle::dcps::encode(named<WriterRecord>("T", "X"));
+  std::string error;
+  // KEEP_ALL ignores the depth; the largest finite duration is not infinite.
+  const auto keep_all = spindle::dcps::decode_writer(with_u32(with_byte(w, 85, 1), 86, 0), error);
+  INFO(error);
+  REQUIRE(keep_all);
+  CHECK(keep_all->qos.policy<pol::History>() == pol::History(pol::HistoryKind::KEEP_ALL, 0));
+  auto longest = with_u32(w, 50, 0x7fffffff);
+  put_u32(longest, 54, 999'999'999);
+  const auto got = spindle::dcps::decode_writer(longest, error);
+  REQUIRE(got);
+  CHECK(got->qos.policy<pol::Deadline>().period() == Duration(Duration::kInfiniteSec, 999'999'999));
+  CHECK_FALSE(got->qos.policy<pol::Deadline>().period().is_infinite());
+}
+
+TEST_CASE("discovery: a record with inconsistent QoS is rejected with the inconsistency",
+          "[dcps][discovery]") {
+  auto w = named<WriterRecord>("T", "X");
+  w.qos << pol::History::KeepLast(8) << pol::ResourceLimits(100, 10, 4);
+  CHECK(error_of<WriterRecord>(spindle::dcps::encode(w)) ==
+        "writer record: qos: inconsistent: History.depth (8) > "
+        "ResourceLimits.max_samples_per_instance (4)");
+
+  w = named<WriterRecord>("T", "X");
+  w.qos << pol::ResourceLimits(0, -1, -1);
+  CHECK(error_of<WriterRecord>(spindle::dcps::encode(w)) ==
+        "writer record: qos: inconsistent: ResourceLimits.max_samples must be > 0 or "
+        "LENGTH_UNLIMITED, got 0");
+
+  auto r = named<ReaderRecord>("T", "X");
+  r.qos << sp::Engine(0, 1024, 1u << 20, sp::RdmcAlgorithm::CHAIN);
+  CHECK(error_of<ReaderRecord>(spindle::dcps::encode(r)) ==
+        "reader record: qos: inconsistent: Engine.window_size must be in 1..65536, got 0");
+
+  r = named<ReaderRecord>("T", "X");
+  r.qos << pol::Deadline(Duration(1, 0)) << pol::TimeBasedFilter(Duration(2, 0));
+  CHECK(error_of<ReaderRecord>(spindle::dcps::encode(r)) ==
+        "reader record: qos: inconsistent: Deadline.period (1s) < "
+        "TimeBasedFilter.minimum_separation (2s)");
+}
+
+// Flips, overwrites, truncates, inserts and removes bytes of valid encodings. Every result
+// must be decoded or rejected with a message; a decoded one must be consistent and be the
+// only encoding of its record (the format is canonical). ASan/UBSan (the sanitize preset)
+// catch any read out of bounds on the way.
+TEST_CASE("discovery: mutated records are decoded or rejected, never misread",
+          "[dcps][discovery]") {
+  auto partitions = named<ReaderRecord>("T", "X");
+  partitions.subscriber_qos << pol::Partition(dds::core::StringSeq{"a", "bb", "ccc"});
+  const std::vector<Bytes> seeds = {
+      spindle::dcps::encode(named<WriterRecord>("T", "X")),
+      spindle::dcps::encode(named<ReaderRecord>("", "")), spindle::dcps::encode(full_writer()),
+      spindle::dcps::encode(full_reader()), spindle::dcps::encode(partitions)};
+  std::mt19937_64 rng(0x5d15c0);
+  auto below = [&](std::size_t n) {
+    return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+  };
+  constexpr std::uint8_t kInteresting[] = {0, 1, 2, 3, 4, 0x7f, 0x80, 0xfe, 0xff};
+  int accepted = 0;
+  int rejected = 0;
+  int misread = 0;
+  for (int i = 0; i < 5000; ++i) {
+    Bytes b = seeds[below(seeds.size())];
+    const auto mutations = 1 + below(3);
+    for (std::size_t m = 0; m < mutations && !b.empty(); ++m) {
+      const auto at = below(b.size());
+      switch (below(6)) {
+        case 0:
+          b[at] ^= std::byte{static_cast<std::uint8_t>(1u << below(8))};
+          break;
+        case 1:
+          b[at] = std::byte{kInteresting[below(std::size(kInteresting))]};
+          break;
+        case 2:
+          b[at] = static_cast<std::byte>(below(256));
+          break;
+        case 3:
+          b.resize(at);
+          break;
+        case 4:
+          b.insert(b.begin() + static_cast<std::ptrdiff_t>(at), static_cast<std::byte>(below(256)));
+          break;
+        default:
+          b.erase(b.begin() + static_cast<std::ptrdiff_t>(at));
+          break;
+      }
+    }
+    auto tally = [&](const auto& decoded, const std::string& error, std::string_view prefix) {
+      if (decoded) {
+        ++accepted;
+        if (!error.empty() || spindle::dcps::encode(*decoded) != b ||
+            spindle::qos::find_inconsistency(decoded->qos))
+          ++misread;
+      } else {
+        ++rejected;
+        if (!error.starts_with(prefix)) ++misread;
+      }
+    };
+    std::string werror;
+    std::string rerror;
+    tally(spindle::dcps::decode_writer(b, werror), werror, "writer record: ");
+    tally(spindle::dcps::decode_reader(b, rerror), rerror, "reader record: ");
+  }
+  CHECK(misread == 0);
+  CHECK(accepted > 100);
+  CHECK(rejected > 1000);
+}
+
+// The fuzzer's seed corpus is the encoding of these records; a change of format shows here
+// first. SPINDLE_WRITE_CORPUS=1 rewrites the files (after a deliberate format change).
+TEST_CASE("discovery: the fuzz seed corpus holds current encodings", "[dcps][discovery]") {
+  auto partitions = named<WriterRecord>("Flight/State", "avionics::FlightState");
+  partitions.publisher_qos << pol::Partition(dds::core::StringSeq{"cockpit", "*"});
+  const std::pair<std::string, Bytes> seeds[] = {
+      {"writer_default", spindle::dcps::encode(named<WriterRecord>("T", "X"))},
+      {"reader_default", spindle::dcps::encode(named<ReaderRecord>("T", "X"))},
+      {"writer_full", spindle::dcps::encode(full_writer())},
+      {"reader_full", spindle::dcps::encode(full_reader())},
+      {"writer_partitions", spindle::dcps::encode(partitions)},
+  };
+  const auto dir = std::filesystem::path(SPINDLE_SOURCE_DIR) / "tests/fuzz/corpus/discovery_record";
+  const bool write = std::getenv("SPINDLE_WRITE_CORPUS") != nullptr;
+  for (const auto& [name, bytes] : seeds) {
+    INFO(name);
+    const auto path = dir / name;
+    if (write) {
+      std::filesystem::create_directories(dir);
+      std::ofstream(path, std::ios::binary)
+          .write(reinterpret_cast<const char*>(bytes.data()),  // NOLINT
+                 static_cast<std::streamsize>(bytes.size()));
+    }
+    std::ifstream in(path, std::ios::binary);
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    Bytes file;
+    for (const char c : text)
+      file.push_back(static_cast<std::byte>(c));
+    CHECK(file == bytes);
+  }
+}
