@@ -22,8 +22,11 @@ group::GroupDescription layout(const config::DomainConfig& config) {
     g.members.push_back(group::Member{m.id, m.host, m.port});
     ids.push_back(m.id);
   }
+  // Discovery records travel in the data subgroups too: a slot always has room for a
+  // record with default QoS and reasonable names (about 150 bytes plus the names).
+  const std::uint32_t slot = std::max<std::uint32_t>(config.engine.slot_size, kMinSlotPayload);
   const std::uint32_t payload =
-      std::min<std::uint32_t>(group::kMaxPayload, config.engine.slot_size + sizeof(SampleHeader));
+      std::min<std::uint32_t>(group::kMaxPayload, slot + sizeof(SampleHeader));
   for (auto [name, ordering] : {std::pair{"atomic", group::Ordering::atomic},
                                 std::pair{"unordered", group::Ordering::unordered}}) {
     group::Subgroup s;

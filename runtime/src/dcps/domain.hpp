@@ -51,6 +51,10 @@ namespace spindle::dcps {
 
 using transport::NodeId;
 
+// The smallest slot payload the layout gives, whatever engine.slot_size says: room for a
+// discovery record (discovery.hpp) with default QoS and names of a usual length.
+inline constexpr std::uint32_t kMinSlotPayload = 512;
+
 // The two subgroups of the static layout.
 inline constexpr std::uint32_t kAtomicSubgroup = 0;
 inline constexpr std::uint32_t kUnorderedSubgroup = 1;

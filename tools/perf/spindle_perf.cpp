@@ -1,0 +1,421 @@
+// spindle-perf: Spindle DDS measured through the DCPS API the way /work/shared/peers
+// measures Cyclone DDS (ddsperf) and Fast DDS, printing the same lines:
+//
+//   peer=spindle transport=<tcp|shm> size=<bytes> subs=<n> metric=<m> value=<x>
+//
+//   lat: two processes; `ping` writes a sample, `pong` writes it back, ping measures the
+//        round trip (latency_us_p50, latency_us_p99). KEEP_LAST 1, reliable.
+//   thr: one publisher streams for --duration seconds to `subs` subscriber processes;
+//        each counts what it received (throughput_msgs_s, throughput_MBps per subscriber,
+//        averaged). KEEP_ALL, reliable.
+// Sizes are whole samples as ddsperf counts them: a 12-byte header and size-12 octets.
+// The engine gets slots sized for the largest sample (domain file `engine.slot_size`).
+//
+//   spindle-perf [--transport tcp|shm] [--sizes 64,1024,10240,102400,1048576]
+//                [--subs 1,3] [--tests lat,thr] [--duration S] [--warmup S]
+//   spindle-perf --role ping|pong|pub|sub ...   (internal: one process of a run)
+//
+// Every process of a run finds the run's domain file through SPINDLE_CONFIG and its id
+// through SPINDLE_NODE_ID. Every wait is bounded.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <dds/dds.hpp>
+
+#include "perf.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+using Sample = SpindlePerf::KeyedSeq;
+constexpr std::size_t kHeader = 12;
+
+struct Options {
+  std::string transport = "tcp";
+  std::vector<std::size_t> sizes{64, 1024, 10240, 102400, 1048576};
+  std::vector<std::uint32_t> subs{1, 3};
+  std::vector<std::string> tests{"lat", "thr"};
+  double duration = 2.0;
+  double warmup = 1.0;
+  std::string role;
+  std::size_t size = 64;
+};
+
+[[noreturn]] void die(const std::string& why) {
+  std::cout << "FAIL " << why << std::endl;
+  std::exit(1);
+}
+
+template <class Pred>
+bool wait_until(Pred pred, Clock::duration limit) {
+  const auto deadline = Clock::now() + limit;
+  while (!pred()) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+Sample make_sample(std::size_t size) {
+  Sample s;
+  s.keyval(0);
+  s.baggage().assign(size > kHeader ? size - kHeader : 0, 0x5a);
+  return s;
+}
+
+// ------------------------------------------------------------------------ run processes
+dds::sub::qos::DataReaderQos reader_qos(const dds::sub::Subscriber& sub, bool keep_all) {
+  auto q = sub.default_datareader_qos();
+  q << dds::core::policy::Reliability::Reliable();
+  if (keep_all) {
+    q << dds::core::policy::History::KeepAll()
+      << dds::core::policy::ResourceLimits(dds::core::LENGTH_UNLIMITED, dds::core::LENGTH_UNLIMITED,
+                                           dds::core::LENGTH_UNLIMITED);
+  } else {
+    q << dds::core::policy::History::KeepLast(1);
+  }
+  return q;
+}
+
+dds::pub::qos::DataWriterQos writer_qos(const dds::pub::Publisher& pub, bool keep_all) {
+  auto q = pub.default_datawriter_qos();
+  q << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(10));
+  if (keep_all) {
+    q << dds::core::policy::History::KeepAll();
+  } else {
+    q << dds::core::policy::History::KeepLast(1);
+  }
+  return q;
+}
+
+// ping (node 0) / pong (node 1): round trips on topics "ping" and "pong".
+int latency_role(const Options& o) {
+  const bool ping = o.role == "ping";
+  dds::domain::DomainParticipant dp(dds::domain::default_id());
+  dds::topic::Topic<Sample> t_ping(dp, "perf_ping"), t_pong(dp, "perf_pong");
+  dds::pub::Publisher pub(dp);
+  dds::sub::Subscriber sub(dp);
+  dds::pub::DataWriter<Sample> w(pub, ping ? t_ping : t_pong, writer_qos(pub, false));
+  dds::sub::DataReader<Sample> r(sub, ping ? t_pong : t_ping, reader_qos(sub, false));
+  if (!wait_until([&] { return w.publication_matched_status().current_count() >= 1; }, 30s)) {
+    die("no peer matched");
+  }
+  dds::core::cond::WaitSet ws;
+  dds::sub::cond::ReadCondition rc(r, dds::sub::status::DataState::any());
+  ws += rc;
+  Sample s = make_sample(o.size);
+  if (!ping) {
+    // Echo until a sample with seq 0xffffffff says stop (or nothing comes for 30 s).
+    auto last = Clock::now();
+    for (;;) {
+      try {
+        ws.wait(dds::core::Duration::from_millisecs(200));
+      } catch (const dds::core::TimeoutError&) {
+        if (Clock::now() - last > 30s) die("pong: ping went silent");
+        continue;
+      }
+      for (const auto& in : r.take()) {
+        if (!in.info().valid()) continue;
+        last = Clock::now();
+        if (in.data().seq() == 0xffffffffu) {
+          std::this_thread::sleep_for(100ms);
+          return 0;
+        }
+        w.write(in.data());
+      }
+    }
+  }
+  std::vector<double> rtt;
+  const auto warm_end = Clock::now() + std::chrono::duration<double>(o.warmup);
+  const auto end = warm_end + std::chrono::duration<double>(o.duration);
+  std::uint32_t seq = 0;
+  while (Clock::now() < end) {
+    s.seq(++seq);
+    const auto t0 = Clock::now();
+    w.write(s);
+    bool got = false;
+    while (!got) {
+      try {
+        ws.wait(dds::core::Duration::from_secs(5));
+      } catch (const dds::core::TimeoutError&) {
+        die("ping: no echo of " + std::to_string(seq) + " within 5 s");
+      }
+      for (const auto& in : r.take())
+        got = got || (in.info().valid() && in.data().seq() == seq);
+    }
+    if (t0 >= warm_end)
+      rtt.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+  }
+  s.seq(0xffffffffu);
+  w.write(s);
+  std::sort(rtt.begin(), rtt.end());
+  auto pct = [&](double q) {
+    return rtt.empty() ? -1.0
+                       : rtt[static_cast<std::size_t>(q * static_cast<double>(rtt.size() - 1))];
+  };
+  std::cout << "RESULT p50=" << pct(0.5) << " p99=" << pct(0.99) << " n=" << rtt.size()
+            << std::endl;
+  std::this_thread::sleep_for(200ms);
+  return 0;
+}
+
+// pub (node 0) streams to sub (nodes 1..n).
+int throughput_role(const Options& o, std::uint32_t subs) {
+  const bool pub_role = o.role == "pub";
+  dds::domain::DomainParticipant dp(dds::domain::default_id());
+  dds::topic::Topic<Sample> topic(dp, "perf_thr");
+  dds::topic::Topic<Sample> done_topic(dp, "perf_thr_done");
+  dds::pub::Publisher pub(dp);
+  dds::sub::Subscriber sub(dp);
+  if (pub_role) {
+    dds::pub::DataWriter<Sample> w(pub, topic, writer_qos(pub, true));
+    dds::sub::DataReader<Sample> done(sub, done_topic, reader_qos(sub, true));
+    if (!wait_until(
+            [&] {
+              return w.publication_matched_status().current_count() >=
+                     static_cast<std::int32_t>(subs);
+            },
+            30s)) {
+      die("pub: subscribers did not match");
+    }
+    Sample s = make_sample(o.size);
+    const auto end = Clock::now() + std::chrono::duration<double>(o.warmup + o.duration);
+    std::uint32_t seq = 0;
+    while (Clock::now() < end) {
+      s.seq(++seq);
+      w.write(s);
+    }
+    s.seq(0xffffffffu);
+    w.write(s);
+    // Stay until every subscriber says it is done.
+    std::uint32_t finished = 0;
+    if (!wait_until(
+            [&] {
+              finished += done.take().length();
+              return finished >= subs;
+            },
+            60s)) {
+      die("pub: subscribers did not finish");
+    }
+    std::this_thread::sleep_for(100ms);
+    return 0;
+  }
+  dds::sub::DataReader<Sample> r(sub, topic, reader_qos(sub, true));
+  dds::pub::DataWriter<Sample> done(pub, done_topic, writer_qos(pub, true));
+  dds::core::cond::WaitSet ws;
+  dds::sub::cond::ReadCondition rc(r, dds::sub::status::DataState::any());
+  ws += rc;
+  std::uint64_t count = 0;
+  Clock::time_point start{};
+  bool measuring = false, stop = false;
+  const auto warm = std::chrono::duration<double>(o.warmup);
+  Clock::time_point first{};
+  auto last = Clock::now();
+  while (!stop) {
+    try {
+      ws.wait(dds::core::Duration::from_millisecs(200));
+    } catch (const dds::core::TimeoutError&) {
+      if (Clock::now() - last > 30s) die("sub: the publisher went silent");
+      continue;
+    }
+    const auto now = Clock::now();
+    last = now;
+    for (const auto& in : r.take()) {
+      if (!in.info().valid()) continue;
+      if (in.data().seq() == 0xffffffffu) {
+        stop = true;
+        break;
+      }
+      if (first == Clock::time_point{}) first = now;
+      if (!measuring && now - first >= warm) {
+        measuring = true;
+        start = now;
+      }
+      if (measuring) ++count;
+    }
+  }
+  const double secs = measuring ? std::chrono::duration<double>(last - start).count() : 0;
+  std::cout << "RESULT msgs_s=" << (secs > 0 ? static_cast<double>(count) / secs : 0.0)
+            << " n=" << count << std::endl;
+  done.write(make_sample(kHeader));
+  std::this_thread::sleep_for(200ms);
+  return 0;
+}
+
+// -------------------------------------------------------------------------- coordinator
+std::uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    die("cannot find a free loopback port");
+  }
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+double value_of(const std::string& line, const std::string& key) {
+  const auto at = line.find(key + "=");
+  return at == std::string::npos ? -1 : std::stod(line.substr(at + key.size() + 1));
+}
+
+// Starts `roles.size()` processes (node i plays roles[i]) and returns their RESULT lines.
+std::vector<std::string> run(const Options& o, const std::vector<std::string>& roles,
+                             std::size_t size, std::uint32_t subs) {
+  namespace fs = std::filesystem;
+  static int serial = 0;
+  const auto file = fs::temp_directory_path() / ("spindle-perf-" + std::to_string(::getpid()) +
+                                                 "-" + std::to_string(++serial) + ".yaml");
+  // Slots for the largest sample; fewer of them as samples grow (memory: every member
+  // holds every member's ring).
+  const std::size_t slot = size + 64;
+  const std::size_t window = std::clamp<std::size_t>((std::size_t{32} << 20) / slot, 8, 256);
+  {
+    std::ofstream out(file);
+    out << "version: 1\ntransport: " << o.transport << "\nshm: {namespace: spindle-perf-"
+        << ::getpid() << "-" << serial << "}\nmembers:\n";
+    for (std::size_t i = 0; i < roles.size(); ++i)
+      out << "  - {id: " << i << ", host: 127.0.0.1, port: " << free_port() << "}\n";
+    out << "engine: {window_size: " << window << ", slot_size: " << slot
+        << ", connect_timeout: 20s}\n";
+  }
+  char exe[4096] = {};
+  const auto n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  std::vector<FILE*> procs;
+  for (std::size_t i = 0; i < roles.size(); ++i) {
+    std::ostringstream cmd;
+    cmd << "SPINDLE_CONFIG='" << file.string() << "' SPINDLE_NODE_ID=" << i << " '"
+        << std::string(exe, static_cast<std::size_t>(std::max<ssize_t>(n, 0))) << "' --role "
+        << roles[i] << " --size " << size << " --subs " << subs << " --duration " << o.duration
+        << " --warmup " << o.warmup;
+    procs.push_back(::popen(cmd.str().c_str(), "r"));
+  }
+  std::vector<std::string> results;
+  for (auto* f : procs) {
+    if (f == nullptr) continue;
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, f) != nullptr) {
+      std::string l(buf);
+      if (l.rfind("RESULT", 0) == 0) results.push_back(l);
+      if (l.rfind("FAIL", 0) == 0) std::cerr << "spindle-perf: " << l;
+    }
+    ::pclose(f);
+  }
+  fs::remove(file);
+  return results;
+}
+
+void line(const Options& o, std::size_t size, std::uint32_t subs, const std::string& metric,
+          double value) {
+  std::cout << "peer=spindle transport=" << o.transport << " size=" << size << " subs=" << subs
+            << " metric=" << metric << " value=" << value << std::endl;
+}
+
+int coordinator(const Options& o) {
+  int failures = 0;
+  for (const auto& test : o.tests) {
+    for (auto size : o.sizes) {
+      if (test == "lat") {
+        const auto r = run(o, {"ping", "pong"}, size, 1);
+        if (r.empty()) {
+          ++failures;
+          continue;
+        }
+        line(o, size, 1, "latency_us_p50", value_of(r[0], "p50"));
+        line(o, size, 1, "latency_us_p99", value_of(r[0], "p99"));
+        continue;
+      }
+      for (auto subs : o.subs) {
+        std::vector<std::string> roles{"pub"};
+        for (std::uint32_t i = 0; i < subs; ++i)
+          roles.emplace_back("sub");
+        const auto r = run(o, roles, size, subs);
+        if (r.size() != subs) {
+          ++failures;
+          continue;
+        }
+        double rate = 0;
+        for (const auto& l : r)
+          rate += value_of(l, "msgs_s") / subs;
+        line(o, size, subs, "throughput_msgs_s", rate);
+        line(o, size, subs, "throughput_MBps", rate * static_cast<double>(size) / 1e6);
+      }
+    }
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+template <class T>
+std::vector<T> list(const std::string& s) {
+  std::vector<T> out;
+  std::istringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    std::istringstream v(item);
+    T x{};
+    v >> x;
+    out.push_back(x);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--transport") {
+      o.transport = v;
+    } else if (k == "--sizes") {
+      o.sizes = list<std::size_t>(v);
+    } else if (k == "--subs") {
+      o.subs = list<std::uint32_t>(v);
+    } else if (k == "--tests") {
+      o.tests = list<std::string>(v);
+    } else if (k == "--duration") {
+      o.duration = std::stod(v);
+    } else if (k == "--warmup") {
+      o.warmup = std::stod(v);
+    } else if (k == "--role") {
+      o.role = v;
+    } else if (k == "--size") {
+      o.size = std::stoul(v);
+    } else {
+      std::cerr << "usage: spindle-perf [--transport tcp|shm] [--sizes a,b] [--subs 1,3] "
+                   "[--tests lat,thr] [--duration S] [--warmup S]\n";
+      return 2;
+    }
+  }
+  if ((argc - 1) % 2 != 0) {
+    std::cerr << "spindle-perf: every option takes a value\n";
+    return 2;
+  }
+  try {
+    if (o.role == "ping" || o.role == "pong") return latency_role(o);
+    if (o.role == "pub" || o.role == "sub")
+      return throughput_role(o, o.subs.empty() ? 1 : o.subs[0]);
+    return coordinator(o);
+  } catch (const dds::core::Exception& e) {
+    std::cout << "FAIL " << e.what() << std::endl;
+    return 1;
+  }
+}
