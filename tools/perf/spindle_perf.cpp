@@ -13,6 +13,7 @@
 //
 //   spindle-perf [--transport tcp|shm] [--sizes 64,1024,10240,102400,1048576]
 //                [--subs 1,3] [--tests lat,thr] [--duration S] [--warmup S]
+//                [--consistency atomic|unordered]   (peer=spindle or peer=spindle-unordered)
 //   spindle-perf --role ping|pong|pub|sub ...   (internal: one process of a run)
 //
 // Every process of a run finds the run's domain file through SPINDLE_CONFIG and its id
@@ -52,9 +53,17 @@ struct Options {
   std::vector<std::string> tests{"lat", "thr"};
   double duration = 2.0;
   double warmup = 1.0;
+  std::string consistency = "atomic";  // or unordered
   std::string role;
   std::size_t size = 64;
 };
+
+const Options* g_options = nullptr;  // the process's options, for the QoS helpers
+
+spindle::policy::Consistency consistency() {
+  return g_options->consistency == "unordered" ? spindle::policy::Consistency::Unordered()
+                                               : spindle::policy::Consistency::Atomic();
+}
 
 [[noreturn]] void die(const std::string& why) {
   std::cout << "FAIL " << why << std::endl;
@@ -81,7 +90,7 @@ Sample make_sample(std::size_t size) {
 // ------------------------------------------------------------------------ run processes
 dds::sub::qos::DataReaderQos reader_qos(const dds::sub::Subscriber& sub, bool keep_all) {
   auto q = sub.default_datareader_qos();
-  q << dds::core::policy::Reliability::Reliable();
+  q << dds::core::policy::Reliability::Reliable() << consistency();
   if (keep_all) {
     q << dds::core::policy::History::KeepAll()
       << dds::core::policy::ResourceLimits(dds::core::LENGTH_UNLIMITED, dds::core::LENGTH_UNLIMITED,
@@ -94,7 +103,8 @@ dds::sub::qos::DataReaderQos reader_qos(const dds::sub::Subscriber& sub, bool ke
 
 dds::pub::qos::DataWriterQos writer_qos(const dds::pub::Publisher& pub, bool keep_all) {
   auto q = pub.default_datawriter_qos();
-  q << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(10));
+  q << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(10))
+    << consistency();
   if (keep_all) {
     q << dds::core::policy::History::KeepAll();
   } else {
@@ -305,7 +315,7 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
     cmd << "SPINDLE_CONFIG='" << file.string() << "' SPINDLE_NODE_ID=" << i << " '"
         << std::string(exe, static_cast<std::size_t>(std::max<ssize_t>(n, 0))) << "' --role "
         << roles[i] << " --size " << size << " --subs " << subs << " --duration " << o.duration
-        << " --warmup " << o.warmup;
+        << " --warmup " << o.warmup << " --consistency " << o.consistency;
     procs.push_back(::popen(cmd.str().c_str(), "r"));
   }
   std::vector<std::string> results;
@@ -325,7 +335,9 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
 
 void line(const Options& o, std::size_t size, std::uint32_t subs, const std::string& metric,
           double value) {
-  std::cout << "peer=spindle transport=" << o.transport << " size=" << size << " subs=" << subs
+  // The peer name carries the consistency level when it is not the default.
+  std::cout << "peer=spindle" << (o.consistency == "atomic" ? "" : "-" + o.consistency)
+            << " transport=" << o.transport << " size=" << size << " subs=" << subs
             << " metric=" << metric << " value=" << value << std::endl;
 }
 
@@ -395,6 +407,12 @@ int main(int argc, char** argv) {
       o.duration = std::stod(v);
     } else if (k == "--warmup") {
       o.warmup = std::stod(v);
+    } else if (k == "--consistency") {
+      if (v != "atomic" && v != "unordered") {
+        std::cerr << "spindle-perf: --consistency is atomic or unordered, not '" << v << "'\n";
+        return 2;
+      }
+      o.consistency = v;
     } else if (k == "--role") {
       o.role = v;
     } else if (k == "--size") {
@@ -409,6 +427,7 @@ int main(int argc, char** argv) {
     std::cerr << "spindle-perf: every option takes a value\n";
     return 2;
   }
+  g_options = &o;
   try {
     if (o.role == "ping" || o.role == "pong") return latency_role(o);
     if (o.role == "pub" || o.role == "sub")
