@@ -85,8 +85,14 @@ int run(const Options& opt) {
   matched.enabled_statuses(dds::core::status::StatusMask::publication_matched());
   dds::core::cond::WaitSet waitset;
   waitset += matched;
-  while (writer.publication_matched_status().current_count() == 0) {
-    waitset.wait(remaining(deadline));  // throws dds::core::TimeoutError at the deadline
+  try {
+    while (writer.publication_matched_status().current_count() == 0) {
+      waitset.wait(remaining(deadline));  // throws dds::core::TimeoutError at the deadline
+    }
+  } catch (const dds::core::TimeoutError&) {
+    std::cerr << "[publisher] no subscriber matched within " << opt.timeout.count() << " s"
+              << std::endl;
+    return EXIT_FAILURE;
   }
 
   std::cout << "[publisher] writing " << opt.samples << " readings of " << opt.sensors << " sensors"
