@@ -5,7 +5,7 @@
 // code idlc generated from sensor.idl are used.
 //
 //   sensor_publisher [--samples N] [--sensors K] [--timeout SECONDS]
-//                    [--qos FILE] [--profile NAME]
+//                    [--qos FILE] [--profile NAME] [--quiet]          (options.hpp)
 //
 // The domain file comes from SPINDLE_CONFIG (or ./spindle.yaml), the node id from
 // SPINDLE_NODE_ID; see README.md beside this file.
@@ -17,44 +17,12 @@
 
 #include <dds/dds.hpp>
 
+#include "options.hpp"
 #include "sensor.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct Options {
-  std::uint64_t samples = 10;
-  std::uint32_t sensors = 4;
-  std::chrono::seconds timeout{60};
-  std::string qos_file = "atomic.yaml";  // a profile shipped with Spindle DDS
-  std::string profile = "atomic";
-};
-
-bool parse(int argc, char** argv, Options& o) {
-  try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      const bool has_value = i + 1 < argc;
-      if (a == "--samples" && has_value) {
-        o.samples = std::stoull(argv[++i]);
-      } else if (a == "--sensors" && has_value) {
-        o.sensors = static_cast<std::uint32_t>(std::stoul(argv[++i]));
-      } else if (a == "--timeout" && has_value) {
-        o.timeout = std::chrono::seconds(std::stoul(argv[++i]));
-      } else if (a == "--qos" && has_value) {
-        o.qos_file = argv[++i];
-      } else if (a == "--profile" && has_value) {
-        o.profile = argv[++i];
-      } else {
-        return false;
-      }
-    }
-  } catch (const std::exception&) {
-    return false;  // not a number
-  }
-  return o.sensors > 0;
-}
 
 // What is left of the run's time budget, as the DDS duration blocking calls take.
 dds::core::Duration remaining(Clock::time_point deadline) {
@@ -68,7 +36,7 @@ std::uint64_t now_ns() {
                                         .count());
 }
 
-int run(const Options& opt) {
+int run(const example::Options& opt) {
   const auto deadline = Clock::now() + opt.timeout;
 
   // Every entity's QoS from one profile of a YAML file (docs/qos.md).
@@ -80,7 +48,7 @@ int run(const Options& opt) {
   dds::pub::DataWriter<Sensors::Reading> writer(publisher, topic, qos.datawriter_qos());
 
   // Wait for a subscriber: a WaitSet woken by the writer's PUBLICATION_MATCHED status.
-  std::cout << "[publisher] waiting for a subscriber" << std::endl;
+  if (!opt.quiet) std::cout << "[publisher] waiting for a subscriber" << std::endl;
   dds::core::cond::StatusCondition matched(writer);
   matched.enabled_statuses(dds::core::status::StatusMask::publication_matched());
   dds::core::cond::WaitSet waitset;
@@ -128,21 +96,10 @@ int run(const Options& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options opt;
-  if (!parse(argc, argv, opt)) {
-    std::cerr << "usage: sensor_publisher [--samples N] [--sensors K] [--timeout SECONDS]\n"
-                 "                        [--qos FILE] [--profile NAME]\n";
+  example::Options opt;
+  if (!example::parse_options(argc, argv, opt)) {
+    std::cerr << "usage: sensor_publisher " << example::kUsage << "\n";
     return 2;
   }
-  try {
-    return run(opt);
-  } catch (const dds::core::TimeoutError& e) {
-    std::cerr << "[publisher] timed out after " << opt.timeout.count() << " s: " << e.what()
-              << std::endl;
-  } catch (const dds::core::Exception& e) {
-    std::cerr << "[publisher] DDS error: " << e.what() << std::endl;
-  } catch (const std::exception& e) {
-    std::cerr << "[publisher] error: " << e.what() << std::endl;
-  }
-  return EXIT_FAILURE;
+  return example::run_reporting("[publisher]", [&] { return run(opt); });
 }

@@ -4,12 +4,13 @@
 // each sensor's readings arrived in the order they were written. Only the standard DCPS
 // API (<dds/dds.hpp>) and the code idlc generated from sensor.idl are used.
 //
-//   sensor_subscriber [--samples N] [--timeout SECONDS] [--qos FILE] [--profile NAME]
-//                     [--quiet]
+//   sensor_subscriber [--samples N] [--sensors K] [--timeout SECONDS]
+//                     [--qos FILE] [--profile NAME] [--quiet]         (options.hpp)
 //
 // Exit status 0 when all N readings arrived intact, 1 otherwise (timeout, a gap, a
 // duplicate, a DDS error). The domain file comes from SPINDLE_CONFIG (or ./spindle.yaml),
 // the node id from SPINDLE_NODE_ID; see README.md beside this file.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -20,44 +21,12 @@
 
 #include <dds/dds.hpp>
 
+#include "options.hpp"
 #include "sensor.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct Options {
-  std::uint64_t samples = 10;
-  std::chrono::seconds timeout{60};
-  std::string qos_file = "atomic.yaml";  // a profile shipped with Spindle DDS
-  std::string profile = "atomic";
-  bool quiet = false;
-};
-
-bool parse(int argc, char** argv, Options& o) {
-  try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      const bool has_value = i + 1 < argc;
-      if (a == "--samples" && has_value) {
-        o.samples = std::stoull(argv[++i]);
-      } else if (a == "--timeout" && has_value) {
-        o.timeout = std::chrono::seconds(std::stoul(argv[++i]));
-      } else if (a == "--qos" && has_value) {
-        o.qos_file = argv[++i];
-      } else if (a == "--profile" && has_value) {
-        o.profile = argv[++i];
-      } else if (a == "--quiet") {
-        o.quiet = true;
-      } else {
-        return false;
-      }
-    }
-  } catch (const std::exception&) {
-    return false;  // not a number
-  }
-  return true;
-}
 
 // Checks what arrives: every serial number once, and per sensor in increasing order.
 class Tally {
@@ -94,7 +63,7 @@ class Tally {
   std::uint64_t count_ = 0;
 };
 
-int run(const Options& opt) {
+int run(const example::Options& opt) {
   const auto deadline = Clock::now() + opt.timeout;
 
   dds::core::QosProvider qos(opt.qos_file, opt.profile);
@@ -144,6 +113,12 @@ int run(const Options& opt) {
       }
     }
   }
+  const std::uint64_t sensors = std::min<std::uint64_t>(opt.sensors, opt.samples);
+  if (tally.sensors() != sensors) {
+    std::cerr << "[subscriber] FAILED: readings of " << tally.sensors() << " sensors, expected "
+              << sensors << std::endl;
+    return EXIT_FAILURE;
+  }
   std::cout << "[subscriber] received " << tally.count() << " of " << opt.samples
             << " readings from " << tally.sensors() << " sensors, in order" << std::endl;
   return EXIT_SUCCESS;
@@ -152,18 +127,10 @@ int run(const Options& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options opt;
-  if (!parse(argc, argv, opt)) {
-    std::cerr << "usage: sensor_subscriber [--samples N] [--timeout SECONDS] [--qos FILE]\n"
-                 "                         [--profile NAME] [--quiet]\n";
+  example::Options opt;
+  if (!example::parse_options(argc, argv, opt)) {
+    std::cerr << "usage: sensor_subscriber " << example::kUsage << "\n";
     return 2;
   }
-  try {
-    return run(opt);
-  } catch (const dds::core::Exception& e) {
-    std::cerr << "[subscriber] DDS error: " << e.what() << std::endl;
-  } catch (const std::exception& e) {
-    std::cerr << "[subscriber] error: " << e.what() << std::endl;
-  }
-  return EXIT_FAILURE;
+  return example::run_reporting("[subscriber]", [&] { return run(opt); });
 }
