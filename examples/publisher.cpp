@@ -63,8 +63,10 @@ int run(const example::Options& opt) {
     return EXIT_FAILURE;
   }
 
-  std::cout << "[publisher] writing " << opt.samples << " readings of " << opt.sensors << " sensors"
-            << std::endl;
+  if (!opt.quiet) {
+    std::cout << "[publisher] writing " << opt.samples << " readings of " << opt.sensors
+              << " sensors" << std::endl;
+  }
   Sensors::Reading reading;
   reading.unit("degC");
   for (std::uint64_t i = 0; i < opt.samples; ++i) {
