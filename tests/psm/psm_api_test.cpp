@@ -166,32 +166,41 @@ class ParticipantListener : public dds::domain::NoOpDomainParticipantListener {}
 }  // namespace
 
 TEST_CASE("psm: listeners on the reader, the writer and the participant", "[psm]") {
+  dds::domain::DomainParticipant participant(dds::domain::default_id());
+  ParticipantListener pl;
+  participant.listener(&pl, dds::core::status::StatusMask::none());
+  dds::topic::Topic<ShapeType> topic(participant, "Square");
+  dds::sub::Subscriber subscriber(participant);
+
+  // The listener comes with the reader, before any writer exists: it hears the match.
   ShapeListener listener;
   dds::core::status::StatusMask mask = dds::core::status::StatusMask::data_available();
   mask << dds::core::status::StatusMask::subscription_matched();
-  Shapes s(reliable_keep_all(), &listener, mask);
+  dds::sub::DataReader<ShapeType> reader(subscriber, topic, reliable_keep_all(), &listener, mask);
 
+  dds::pub::Publisher publisher(participant);
+  dds::pub::DataWriter<ShapeType> writer(publisher, topic);
   WriterListener wl;
-  s.writer.listener(&wl, dds::core::status::StatusMask::publication_matched());
-  ParticipantListener pl;
-  s.participant.listener(&pl, dds::core::status::StatusMask::none());
-  s.matched();
+  writer.listener(&wl, dds::core::status::StatusMask::publication_matched());
+  CHECK(writer.listener() == &wl);
   CHECK(eventually([&] { return listener.matched > 0; }));
+  CHECK(eventually([&] { return writer.publication_matched_status().current_count() > 0; }));
 
   for (int i = 0; i < 10; ++i)
-    s.writer.write(ShapeType("GREEN", i, i, 5));
+    writer.write(ShapeType("GREEN", i, i, 5));
   CHECK(eventually([&] { return listener.received == 10; }));
 
-  s.reader.listener(nullptr, dds::core::status::StatusMask::none());
-  CHECK(s.reader.listener() == nullptr);
+  reader.listener(nullptr, dds::core::status::StatusMask::none());
+  CHECK(reader.listener() == nullptr);
 
   FullListener full;
-  s.reader.listener(&full, dds::core::status::StatusMask::data_available());
-  s.writer.write(ShapeType("GREEN", 0, 0, 5));
+  reader.listener(&full, dds::core::status::StatusMask::data_available());
+  writer.write(ShapeType("GREEN", 0, 0, 5));
   CHECK(eventually([&] { return full.calls > 0; }));
-  s.reader.listener(nullptr, dds::core::status::StatusMask::none());
-  s.writer.listener(nullptr, dds::core::status::StatusMask::none());
-  s.participant.listener(nullptr, dds::core::status::StatusMask::none());
+  reader.listener(nullptr, dds::core::status::StatusMask::none());
+  writer.listener(nullptr, dds::core::status::StatusMask::none());
+  participant.listener(nullptr, dds::core::status::StatusMask::none());
+  retire(writer, reader);
 }
 
 TEST_CASE("psm: a throughput-style WaitSet loop with status, read and guard conditions", "[psm]") {
