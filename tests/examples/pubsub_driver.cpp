@@ -118,6 +118,10 @@ int run(const Options& o) {
   const int pub_status = finish(
       *pub, "publisher", std::max(deadline, std::chrono::steady_clock::now() + 5s), pub_last);
   fs::remove_all(dir);
+  // Segments of a killed shm member stay behind; the namespace is this run's own.
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/dev/shm", ec))
+    if (e.path().filename().string().rfind(name + ".", 0) == 0) fs::remove(e.path(), ec);
 
   std::string expected = "received ";
   expected += o.samples + " of " + o.samples + " readings";
