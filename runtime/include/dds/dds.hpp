@@ -37,5 +37,6 @@
 #include <dds/sub/status/DataState.hpp>
 #include <dds/topic/Topic.hpp>
 #include <dds/topic/TopicListener.hpp>
+#include <dds/topic/find.hpp>
 #include <spindle/policy/Consistency.hpp>
 #include <spindle/policy/Engine.hpp>

@@ -4,7 +4,7 @@
 // DESTINATION_ORDER, TIME_BASED_FILTER, LIFESPAN, READER_DATA_LIFECYCLE). read() and take()
 // return LoanedSamples<T> that share the cached objects (no copy of T);
 //   reader.select().state(DataState::new_data()).instance(h).max_samples(10).take()
-// narrows a read or take.
+// narrows a read or take; read(iterator)/take(iterator) copy Samples out instead.
 //
 // Threading: every operation may be called from any thread, concurrently with deliveries.
 #pragma once
@@ -76,6 +76,26 @@ class DataReader : public AnyDataReader {
   [[nodiscard]] LoanedSamples<T> read() { return run({}, false); }
   [[nodiscard]] LoanedSamples<T> take() { return run({}, true); }
 
+  // The PSM's copying forms: up to `max_samples` Samples into [sfit, ...), or every sample
+  // through a back-insert iterator (`reader.take(std::back_inserter(vec))`). Each Sample
+  // shares its data with the reader's cache, as in LoanedSamples. Return how many.
+  template <typename SamplesFWIterator>
+  std::uint32_t read(SamplesFWIterator sfit, std::uint32_t max_samples) {
+    return copy(select().max_samples(max_samples).read(), sfit);
+  }
+  template <typename SamplesFWIterator>
+  std::uint32_t take(SamplesFWIterator sfit, std::uint32_t max_samples) {
+    return copy(select().max_samples(max_samples).take(), sfit);
+  }
+  template <typename SamplesBIIterator>
+  std::uint32_t read(SamplesBIIterator sbit) {
+    return copy(read(), sbit);
+  }
+  template <typename SamplesBIIterator>
+  std::uint32_t take(SamplesBIIterator sbit) {
+    return copy(take(), sbit);
+  }
+
   [[nodiscard]] dds::core::InstanceHandle lookup_instance(const T& key) const {
     return core().lookup_instance(&key);
   }
@@ -108,6 +128,12 @@ class DataReader : public AnyDataReader {
   }
 
  private:
+  template <typename OutIterator>
+  static std::uint32_t copy(const LoanedSamples<T>& samples, OutIterator out) {
+    for (const auto& s : samples)
+      *out++ = s;
+    return samples.length();
+  }
   LoanedSamples<T> run(const typename Core::Selection& sel, bool take) const {
     LoanedSamples<T> out;
     spindle::detail::LoanedSamplesSink<T> sink(out);

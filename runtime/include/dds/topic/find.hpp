@@ -1,0 +1,41 @@
+// dds::topic::find: the topic of a given name that a participant already has
+// (DDS-PSM-Cxx §7.5.2; DCPS lookup_topicdescription). Lets one part of a program reach a
+// topic another part created without passing it around:
+//
+//   auto t = dds::topic::find<dds::topic::Topic<Sensors::Reading>>(participant, "Readings");
+//   if (t == dds::core::null) ...   // no such topic in this participant
+//
+// Threading: may be called from any thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include <dds/core/Exception.hpp>
+#include <dds/core/types.hpp>
+#include <dds/domain/DomainParticipant.hpp>
+#include <dds/topic/Topic.hpp>
+#include <spindle/detail/type_support.hpp>
+
+namespace dds::topic {
+
+// The participant's topic `topic_name` as TOPIC (Topic<T> or AnyTopic), or dds::core::null
+// when it has none. InvalidDowncastError when the topic exists with a type other than T.
+template <typename TOPIC>
+TOPIC find(const dds::domain::DomainParticipant& dp, const std::string& topic_name) {
+  std::shared_ptr<spindle::detail::TopicCore> core = dp.core().find_topic(topic_name);
+  if (!core) return TOPIC(dds::core::null);
+  if constexpr (requires { typename TOPIC::DataType; }) {
+    const auto wanted = spindle::detail::type_support<typename TOPIC::DataType>().type_name;
+    if (core->type().type_name != wanted) {
+      std::string msg = "dds::topic::find: topic '";
+      msg += topic_name + "' has type '" + std::string(core->type().type_name) + "', not '" +
+             std::string(wanted) + "'";
+      throw dds::core::InvalidDowncastError(msg);
+    }
+  }
+  return TOPIC(std::move(core));
+}
+
+}  // namespace dds::topic
