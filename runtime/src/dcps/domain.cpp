@@ -100,9 +100,14 @@ Domain::Domain(const config::DomainConfig& config, std::unique_ptr<transport::Tr
   loop_->start();
 }
 
-Domain::~Domain() {
-  dispatcher_.stop();
+void Domain::stop() {
+  // The predicate thread first: it posts to the dispatcher, never the other way round.
   if (loop_) loop_->stop();
+  dispatcher_.stop();
+}
+
+Domain::~Domain() {
+  stop();
   smc_.reset();
   transport_->disconnect();
 }

@@ -146,6 +146,11 @@ class Domain {
   [[nodiscard]] Dispatcher& dispatcher() noexcept { return dispatcher_; }
   [[nodiscard]] DomainStats stats() const;
 
+  // Stops the predicate thread (no more deliveries, discovery or suspicion callbacks),
+  // then the listener thread (after the jobs already queued). Idempotent; the owner calls
+  // it before it goes, so no callback reaches a half-destroyed owner.
+  void stop();
+
  private:
   void on_deliver(std::uint32_t subgroup, std::span<const smc::Message> batch);
 

@@ -84,7 +84,8 @@ void Publisher::default_datawriter_qos(const dds::pub::qos::DataWriterQos& q) {
 }
 
 std::shared_ptr<detail::WriterCore> Publisher::create_writer(
-    const std::shared_ptr<detail::TopicCore>& topic, const dds::pub::qos::DataWriterQos& q) {
+    const std::shared_ptr<detail::TopicCore>& topic, const dds::pub::qos::DataWriterQos& q,
+    const detail::WriterHookFactory& listener, const StatusMask& mask) {
   check_open();
   auto t = std::dynamic_pointer_cast<Topic>(topic);
   if (!t || &t->owner() != participant_.get()) {
@@ -99,6 +100,7 @@ std::shared_ptr<detail::WriterCore> Publisher::create_writer(
     std::erase_if(writers_, [](const auto& x) { return x.expired(); });
     writers_.push_back(w);
   }
+  if (listener) w->listener(listener(w), mask);  // before the first match can happen
   participant_->announce(w);
   w->start_timers();
   return w;
@@ -173,7 +175,8 @@ void Subscriber::default_datareader_qos(const dds::sub::qos::DataReaderQos& q) {
 }
 
 std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
-    const std::shared_ptr<detail::TopicCore>& topic, const dds::sub::qos::DataReaderQos& q) {
+    const std::shared_ptr<detail::TopicCore>& topic, const dds::sub::qos::DataReaderQos& q,
+    const detail::ReaderHookFactory& listener, const StatusMask& mask) {
   check_open();
   auto t = std::dynamic_pointer_cast<Topic>(topic);
   if (!t || &t->owner() != participant_.get()) {
@@ -188,6 +191,7 @@ std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
     std::erase_if(readers_, [](const auto& x) { return x.expired(); });
     readers_.push_back(r);
   }
+  if (listener) r->listener(listener(r), mask);  // before the first match can happen
   participant_->domain().subscribe(topic_id(t->name()), r.get());
   participant_->announce(r);
   r->start_timers();
@@ -970,6 +974,7 @@ void Reader::unmatched(std::uint64_t writer_guid) {
   if (cache_->writer_lost(h, dds::core::Time::now()) > 0) {
     if (auto self = std::static_pointer_cast<Reader>(weak_from_this().lock())) {
       subscriber_->data_arrived(self);
+      subscriber_->owner().release_later(std::move(self));
     }
   }
   using S = dds::core::status::SubscriptionMatchedStatus;
@@ -1097,6 +1102,7 @@ void Reader::on_batch_end() {
   if (available) {
     if (auto self = std::static_pointer_cast<Reader>(weak_from_this().lock())) {
       subscriber_->data_arrived(self);
+      subscriber_->owner().release_later(std::move(self));
     }
   }
   schedule_expiry();
@@ -1200,6 +1206,7 @@ void Reader::check_liveliness() {
     if (cache_->writer_lost(h, dds::core::Time::now()) > 0) {
       if (auto self = std::static_pointer_cast<Reader>(weak_from_this().lock())) {
         subscriber_->data_arrived(self);
+        subscriber_->owner().release_later(std::move(self));
       }
     }
     using L = dds::core::status::LivelinessChangedStatus;

@@ -105,6 +105,9 @@ class Participant final : public detail::ParticipantCore {
   // The participant listener, if its mask has `status` (caller posts the call).
   dds::domain::DomainParticipantListener* listener_for(const StatusMask& status) const;
 
+  // Drops `keep` on the listener thread: see release_later() in participant.cpp.
+  void release_later(std::shared_ptr<void> keep);
+
   void announce(const std::shared_ptr<Writer>& w);
   void announce(const std::shared_ptr<Reader>& r);
   void retire_writer(std::uint64_t guid, std::uint32_t subgroup);
@@ -112,6 +115,10 @@ class Participant final : public detail::ParticipantCore {
   void forget(const Topic* t);
 
  private:
+  using Actions = std::vector<std::function<void()>>;
+  // Runs matching actions collected under mu_, then hands them (and the entity references
+  // they hold) to release_later().
+  void run(Actions& actions);
   void on_builtin(const ParsedSample& s, NodeId sender);
   void on_suspicion(NodeId node, bool left, const std::string& why);
   void on_writer_record(WriterRecord rec);
@@ -178,7 +185,9 @@ class Publisher final : public detail::PublisherCore {
   dds::pub::qos::DataWriterQos default_datawriter_qos() const override;
   void default_datawriter_qos(const dds::pub::qos::DataWriterQos& q) override;
   std::shared_ptr<detail::WriterCore> create_writer(const std::shared_ptr<detail::TopicCore>& topic,
-                                                    const dds::pub::qos::DataWriterQos& q) override;
+                                                    const dds::pub::qos::DataWriterQos& q,
+                                                    const detail::WriterHookFactory& listener,
+                                                    const StatusMask& mask) override;
   void wait_for_acknowledgments(const dds::core::Duration& timeout) override;
   void listener(dds::pub::PublisherListener* l, const StatusMask& mask) override;
   dds::pub::PublisherListener* listener() const override;
@@ -206,7 +215,9 @@ class Subscriber final : public detail::SubscriberCore {
   dds::sub::qos::DataReaderQos default_datareader_qos() const override;
   void default_datareader_qos(const dds::sub::qos::DataReaderQos& q) override;
   std::shared_ptr<detail::ReaderCore> create_reader(const std::shared_ptr<detail::TopicCore>& topic,
-                                                    const dds::sub::qos::DataReaderQos& q) override;
+                                                    const dds::sub::qos::DataReaderQos& q,
+                                                    const detail::ReaderHookFactory& listener,
+                                                    const StatusMask& mask) override;
   std::vector<std::shared_ptr<detail::ReaderCore>> readers_with(
       const dds::sub::status::DataState& state) const override;
   void notify_datareaders() override;

@@ -43,7 +43,10 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
 
 Participant::~Participant() {
   close();
-  domain_.reset();  // stops the predicate and listener threads before members go
+  // Threads first, while `domain_` still points at the engine their callbacks reach us
+  // through (reset() clears the pointer before the engine's destructor runs).
+  domain_->stop();
+  domain_.reset();
 }
 
 void Participant::close() {
@@ -340,6 +343,7 @@ void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
       }
       for (auto& r : readers)
         r->writer_asserted(s.header.writer);
+      release_later(std::make_shared<decltype(readers)>(std::move(readers)));
       return;
     }
     default:
@@ -347,13 +351,18 @@ void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
   }
 }
 
-namespace {
-using Actions = std::vector<std::function<void()>>;
-void run(Actions& actions) {
+void Participant::release_later(std::shared_ptr<void> keep) {
+  // A reference the predicate thread took may be the last one (the application dropped
+  // the entity meanwhile); destroying an entity there would wait on the delivery lock the
+  // thread holds, or join the thread from itself. The listener thread may destroy it.
+  dispatcher().post([k = std::move(keep)] {});
+}
+
+void Participant::run(Actions& actions) {
   for (auto& a : actions)
     a();
+  release_later(std::make_shared<Actions>(std::move(actions)));
 }
-}  // namespace
 
 void Participant::on_writer_record(WriterRecord rec) {
   Actions actions;
