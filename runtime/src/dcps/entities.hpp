@@ -149,6 +149,7 @@ class Participant final : public detail::ParticipantCore {
   std::map<std::uint64_t, ReaderRecord> readers_;
   std::set<std::pair<std::uint64_t, std::uint64_t>> matched_;        // (writer, reader)
   std::set<std::pair<std::string, std::string>> inconsistent_seen_;  // (topic, type)
+  std::set<NodeId> left_;  // members that said goodbye (participant_left)
 };
 
 class Topic final : public detail::TopicCore {

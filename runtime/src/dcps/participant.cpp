@@ -1,7 +1,9 @@
 // DomainParticipant and Topic: entity registry, discovery records in and out, matching
 // (see entities.hpp).
 #include <algorithm>
+#include <chrono>
 #include <iostream>
+#include <thread>
 
 #include <dds/domain/DomainParticipantListener.hpp>
 #include <dds/pub/AnyDataWriter.hpp>
@@ -52,6 +54,23 @@ Participant::~Participant() {
 void Participant::close() {
   if (is_closed()) return;
   close_contained_entities();
+  // Goodbye, in both subgroups: members that see it expect this node's connections to go.
+  for (std::uint32_t sg : {kAtomicSubgroup, kUnorderedSubgroup}) {
+    SampleHeader h;
+    h.kind = SampleKind::participant_left;
+    h.writer = make_guid(domain_->node(), 0);
+    h.source_time_ns = dds::core::Time::now().to_nanosecs();
+    try {
+      domain_->publish(
+          sg, h, 0, [](std::span<std::byte>) {}, Domain::Clock::now() + std::chrono::seconds(1));
+    } catch (const dds::core::Exception&) {
+      // The ring stayed full (a member stopped delivering): leave without the goodbye.
+    }
+  }
+  // The unordered goodbye is delivered on receipt: give it a moment to get everywhere.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+  while (domain_->in_flight(kUnorderedSubgroup) > 0 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
   ParticipantCore::close();
 }
 
@@ -330,6 +349,11 @@ void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
     case SampleKind::retire_reader:
       on_retired(s.header.writer, false);
       return;
+    case SampleKind::participant_left: {
+      std::lock_guard lock(mu_);
+      left_.insert(sender);
+      return;
+    }
     case SampleKind::liveliness: {
       std::vector<std::shared_ptr<Reader>> readers;
       {
@@ -478,6 +502,7 @@ void Participant::on_suspicion(NodeId node, bool left, const std::string& why) {
   std::vector<std::pair<std::uint64_t, bool>> gone;
   {
     std::lock_guard lock(mu_);
+    left = left || left_.contains(node);
     for (const auto& [g, w] : writers_)
       if (guid_node(g) == node) gone.emplace_back(g, true);
     for (const auto& [g, r] : readers_)

@@ -23,6 +23,8 @@ std::string_view to_string(SampleKind k) noexcept {
       return "retire_reader";
     case SampleKind::liveliness:
       return "liveliness";
+    case SampleKind::participant_left:
+      return "participant_left";
   }
   return "unknown";
 }
@@ -39,6 +41,7 @@ bool known(std::uint8_t k) noexcept {
     case SampleKind::retire_writer:
     case SampleKind::retire_reader:
     case SampleKind::liveliness:
+    case SampleKind::participant_left:
       return true;
   }
   return false;

@@ -43,7 +43,8 @@ enum class SampleKind : std::uint8_t {
   announce_reader = 17,
   retire_writer = 18,
   retire_reader = 19,
-  liveliness = 20,  // a writer's manual liveliness assertion (no payload)
+  liveliness = 20,        // a writer's manual liveliness assertion (no payload)
+  participant_left = 21,  // the sending participant is closing (no payload)
 };
 [[nodiscard]] std::string_view to_string(SampleKind k) noexcept;
 
