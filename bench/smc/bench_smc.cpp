@@ -213,10 +213,9 @@ int member(const std::map<std::string, std::string>& a) {
             return 6;
           }
         }
-        // Refused everywhere: try again at once (yielding), as the predicate loop retries a
-        // refused flush on its next step; sleeping on the doorbell left tcp links idle.
-        (void)tk;
-        if (!progressed) std::this_thread::yield();
+        // Refused everywhere: sleep until back-pressure eases (a yielding retry loop was
+        // slower on tcp: on two cores it starves the transport's I/O threads).
+        if (!progressed) t.wait(tk, 1ms);
         if (delayed && progressed) busy_wait(std::chrono::microseconds(r.delay_us));
       }
       sent = slowest() * batch;
