@@ -92,8 +92,9 @@ std::shared_ptr<detail::WriterCore> Publisher::create_writer(
         "DataWriter: the topic belongs to another participant");
   }
   qos::check_consistent(q);
-  auto w = std::make_shared<Writer>(self_of<Publisher>(this), t, q, participant_->next_handle(),
-                                    participant_->next_guid());
+  // The writer's handle is its guid: what readers see as its publication handle.
+  const auto guid = participant_->next_guid();
+  auto w = std::make_shared<Writer>(self_of<Publisher>(this), t, q, InstanceHandle(guid), guid);
   {
     std::lock_guard lock(mu_);
     std::erase_if(writers_, [](const auto& x) { return x.expired(); });
@@ -181,8 +182,9 @@ std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
         "DataReader: the topic belongs to another participant");
   }
   qos::check_consistent(q);
-  auto r = std::make_shared<Reader>(self_of<Subscriber>(this), t, q, participant_->next_handle(),
-                                    participant_->next_guid());
+  // The reader's handle is its guid: what writers see as its subscription handle.
+  const auto guid = participant_->next_guid();
+  auto r = std::make_shared<Reader>(self_of<Subscriber>(this), t, q, InstanceHandle(guid), guid);
   {
     std::lock_guard lock(mu_);
     std::erase_if(readers_, [](const auto& x) { return x.expired(); });
@@ -341,7 +343,7 @@ Writer::Instance& Writer::instance_for(const void* sample, const cdr::KeyHash& k
   created = it == instances_.end();
   if (!created) return it->second;
   Instance i;
-  i.handle = publisher_->owner().next_handle();
+  i.handle = publisher_->owner().next_instance_handle();
   const auto& t = topic_->type();
   i.key_holder.resize(t.size(sample));
   (void)t.serialize(sample, i.key_holder);
@@ -396,6 +398,7 @@ void Writer::write(const void* sample, const dds::core::Time& ts, InstanceHandle
     throw dds::core::InvalidDataError("DataWriter<" + std::string(t.type_name) +
                                       ">: the key cannot be serialized: " + e.what());
   }
+  InstanceHandle created_handle;
   {
     std::lock_guard lock(mu_);
     bool created = false;
@@ -408,12 +411,28 @@ void Writer::write(const void* sample, const dds::core::Time& ts, InstanceHandle
       throw dds::core::PreconditionNotMetError(
           "DataWriter::write: the instance handle does not belong to the sample's key");
     }
+    if (created) created_handle = i.handle;
     i.registered = true;
     i.last_write = SteadyClock::now();
     last_assert_ = i.last_write;
     liveliness_lost_reported_ = false;
   }
-  send(SampleKind::data, key, ts, {}, sample);
+  try {
+    send(SampleKind::data, key, ts, {}, sample);
+  } catch (...) {
+    // A failed write (larger than a slot, ring full, not serializable) must not leave behind
+    // an instance it created: no reader heard of it, and its key holder — this very sample —
+    // would be refused again when close() sends the unregister.
+    if (!created_handle.is_nil()) {
+      std::lock_guard lock(mu_);
+      auto it = instances_.find(key);
+      if (it != instances_.end() && it->second.handle == created_handle) {
+        by_handle_.erase(created_handle.value());
+        instances_.erase(it);
+      }
+    }
+    throw;
+  }
 }
 
 InstanceHandle Writer::register_instance(const void* key_holder, const dds::core::Time&) {

@@ -101,7 +101,10 @@ class Participant final : public detail::ParticipantCore {
   Domain& domain() noexcept { return *domain_; }
   Dispatcher& dispatcher() noexcept { return domain_->dispatcher(); }
   std::uint64_t next_guid();
+  // A new entity's handle (topic, publisher, subscriber); writers and readers use their guid.
   InstanceHandle next_handle();
+  // A new instance handle for a writer's instance (a namespace of its own).
+  InstanceHandle next_instance_handle();
   // The participant listener, if its mask has `status` (caller posts the call).
   dds::domain::DomainParticipantListener* listener_for(const StatusMask& status) const;
 

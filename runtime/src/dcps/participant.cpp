@@ -30,11 +30,12 @@ void report_bad_record(NodeId sender, SampleKind kind, const std::string& error)
 
 Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& qos,
                          std::unique_ptr<Domain> domain)
-    : ParticipantCore(InstanceHandle(1), true),
+    // The participant's own handle is its serial 1 (see next_handle()).
+    : ParticipantCore(InstanceHandle(make_guid(domain->node(), 1)), true),
       domain_id_(domain_id),
       domain_(std::move(domain)),
       qos_(qos) {
-  handles_.store(1);
+  serial_.store(1);
   domain_->set_builtin_handler(
       [this](const ParsedSample& s, NodeId sender) { on_builtin(s, sender); });
   domain_->set_suspicion_handler(
@@ -113,7 +114,16 @@ std::uint64_t Participant::next_guid() {
   return make_guid(domain_->node(), serial_.fetch_add(1) + 1);
 }
 
+// Entity handles come from the guid serials: a writer's or reader's handle is its guid —
+// the handle peers see in matched_subscriptions(), matched_publications(), the matched
+// statuses and SampleInfo::publication_handle() — so every entity of this participant
+// must draw from the same serials to keep handles unique (across the domain too: the
+// node id is in the top bits).
 InstanceHandle Participant::next_handle() {
+  return InstanceHandle(next_guid());
+}
+
+InstanceHandle Participant::next_instance_handle() {
   return InstanceHandle(handles_.fetch_add(1) + 1);
 }
 

@@ -1,0 +1,174 @@
+// DCPS behaviour, single participant: listeners fire once per event, with the right
+// counts, on the right entity — the reader's own listener before the subscriber's before
+// the participant's, DATA_ON_READERS before DATA_AVAILABLE — and only for the statuses in
+// their mask. Public API only.
+#include "api_fixture.hpp"
+
+namespace dcps_api {
+namespace {
+
+using dds::core::status::StatusMask;
+
+TEST_CASE("on_data_available fires once per delivered sample batch", "[listeners]") {
+  Recorder rec;  // outlives the participant, whose listener thread calls it
+  Participant p;
+  auto reader = p.reader();
+  reader.listener(&rec, StatusMask::data_available());
+  auto writer = p.writer();
+  wait_matched(writer, reader);
+
+  writer.write(flight(1, 1));
+  flush(writer);
+  REQUIRE(eventually([&] { return rec.count("reader.data_available") == 1; }));
+  CHECK(stays([&] { return rec.count("reader.data_available") == 1; }));
+  CHECK(reader.take().length() == 1);
+
+  writer.write(flight(1, 2));
+  flush(writer);
+  REQUIRE(eventually([&] { return rec.count("reader.data_available") == 2; }));
+  CHECK(stays([&] { return rec.total() == 2; }));
+}
+
+TEST_CASE("on_publication_matched and on_subscription_matched report counts as peers come and go",
+          "[listeners]") {
+  Recorder wrec, rrec;
+  Participant p;
+  // The listeners are given at creation, so they hear the very first match.
+  Reader reader(p.sub, p.topic, reader_qos(), &rrec, StatusMask::subscription_matched());
+  Writer writer(p.pub, p.topic, writer_qos(), &wrec, StatusMask::publication_matched());
+  REQUIRE(eventually([&] {
+    return wrec.count("writer.publication_matched") == 1 &&
+           rrec.count("reader.subscription_matched") == 1;
+  }));
+  auto pm = wrec.publication_matched();
+  CHECK(pm.current_count() == 1);
+  CHECK(pm.current_count_change() == 1);
+  CHECK(pm.total_count() == 1);
+  CHECK(pm.total_count_change() == 1);
+  auto sm = rrec.subscription_matched();
+  CHECK(sm.current_count() == 1);
+  CHECK(sm.total_count() == 1);
+  CHECK(sm.last_publication_handle() == writer.instance_handle());
+
+  // A second reader: one more call, counts 2/2.
+  Reader second = p.reader();
+  REQUIRE(eventually([&] { return wrec.count("writer.publication_matched") == 2; }));
+  pm = wrec.publication_matched();
+  CHECK(pm.current_count() == 2);
+  CHECK(pm.total_count() == 2);
+  CHECK(pm.current_count_change() == 1);
+  CHECK(pm.last_subscription_handle() == second.instance_handle());
+
+  // It goes: current back to 1, total stays 2.
+  second.close();
+  REQUIRE(eventually([&] { return wrec.count("writer.publication_matched") == 3; }));
+  pm = wrec.publication_matched();
+  CHECK(pm.current_count() == 1);
+  CHECK(pm.current_count_change() == -1);
+  CHECK(pm.total_count() == 2);
+  CHECK(pm.total_count_change() == 0);
+
+  // The writer goes: the reader hears it once.
+  writer.close();
+  REQUIRE(eventually([&] { return rrec.count("reader.subscription_matched") == 2; }));
+  sm = rrec.subscription_matched();
+  CHECK(sm.current_count() == 0);
+  CHECK(sm.current_count_change() == -1);
+  CHECK(sm.total_count() == 1);
+  CHECK(stays([&] { return wrec.total() == 3 && rrec.total() == 2; }));
+}
+
+TEST_CASE("DATA_AVAILABLE goes to the reader's listener, else the subscriber's, else the "
+          "participant's",
+          "[listeners]") {
+  Recorder on_reader, on_sub, on_dp;
+  Participant p;
+  const auto mask = StatusMask::data_available();
+  p.dp.listener(&on_dp, mask);
+  p.sub.listener(&on_sub, mask);
+  auto reader = p.reader();
+  auto writer = p.writer();
+  wait_matched(writer, reader);
+
+  SECTION("the reader's own listener first") {
+    reader.listener(&on_reader, mask);
+    writer.write(flight(1, 1));
+    flush(writer);
+    REQUIRE(eventually([&] { return on_reader.count("reader.data_available") == 1; }));
+    CHECK(stays([&] { return on_sub.total() == 0 && on_dp.total() == 0; }));
+  }
+  SECTION("the subscriber's when the reader has none") {
+    writer.write(flight(1, 1));
+    flush(writer);
+    REQUIRE(eventually([&] { return on_sub.count("any.data_available") == 1; }));
+    CHECK(on_sub.readers() == std::vector<dds::core::InstanceHandle>{reader.instance_handle()});
+    CHECK(stays([&] { return on_reader.total() == 0 && on_dp.total() == 0; }));
+  }
+  SECTION("the participant's when neither listens") {
+    p.sub.listener(nullptr, StatusMask::none());
+    writer.write(flight(1, 1));
+    flush(writer);
+    REQUIRE(eventually([&] { return on_dp.count("any.data_available") == 1; }));
+    CHECK(on_dp.readers() == std::vector<dds::core::InstanceHandle>{reader.instance_handle()});
+    CHECK(stays([&] { return on_reader.total() == 0 && on_sub.total() == 0; }));
+  }
+  SECTION("a listener whose mask lacks DATA_AVAILABLE passes it on") {
+    reader.listener(&on_reader, StatusMask::subscription_matched());
+    p.sub.listener(&on_sub, StatusMask::sample_lost());
+    writer.write(flight(1, 1));
+    flush(writer);
+    REQUIRE(eventually([&] { return on_dp.count("any.data_available") == 1; }));
+    CHECK(stays([&] { return on_reader.total() == 0 && on_sub.total() == 0; }));
+  }
+}
+
+TEST_CASE("DATA_ON_READERS takes precedence over DATA_AVAILABLE; notify_datareaders passes it on",
+          "[listeners]") {
+  Recorder on_reader, on_sub, on_dp;
+  Participant p;
+  auto reader = p.reader();
+  reader.listener(&on_reader, StatusMask::data_available());
+  auto writer = p.writer();
+  wait_matched(writer, reader);
+
+  SECTION("the subscriber's on_data_on_readers, not the reader's on_data_available") {
+    p.sub.listener(&on_sub, StatusMask::data_on_readers());
+    writer.write(flight(1, 1));
+    flush(writer);
+    REQUIRE(eventually([&] { return on_sub.count("any.data_on_readers") == 1; }));
+    CHECK(stays([&] { return on_reader.total() == 0 && on_sub.total() == 1; }));
+  }
+  SECTION("the participant's on_data_on_readers when the subscriber has no listener") {
+    p.dp.listener(&on_dp, StatusMask::data_on_readers());
+    writer.write(flight(1, 1));
+    flush(writer);
+    REQUIRE(eventually([&] { return on_dp.count("any.data_on_readers") == 1; }));
+    CHECK(stays([&] { return on_reader.total() == 0 && on_dp.total() == 1; }));
+  }
+  SECTION("notify_datareaders() from on_data_on_readers calls the reader's listener") {
+    on_sub.on_readers_action = [](dds::sub::Subscriber& s) { s.notify_datareaders(); };
+    p.sub.listener(&on_sub, StatusMask::data_on_readers());
+    writer.write(flight(1, 1));
+    flush(writer);
+    REQUIRE(eventually([&] { return on_reader.count("reader.data_available") == 1; }));
+    CHECK(on_sub.count("any.data_on_readers") == 1);
+    CHECK(reader.take().length() == 1);
+  }
+}
+
+TEST_CASE("a writer listener with an empty mask leaves PUBLICATION_MATCHED to the publisher's",
+          "[listeners]") {
+  Recorder on_writer, on_pub;
+  Participant p;
+  p.pub.listener(&on_pub, StatusMask::publication_matched());
+  Writer writer(p.pub, p.topic, writer_qos(), &on_writer, StatusMask::none());
+  auto reader = p.reader();
+  REQUIRE(eventually([&] { return on_pub.count("any.publication_matched") == 1; }));
+  CHECK(on_pub.publication_matched().current_count() == 1);
+  CHECK(stays([&] { return on_writer.total() == 0 && on_pub.total() == 1; }));
+  // Heard by a listener, the status is not left pending.
+  CHECK_FALSE((writer.status_changes() & StatusMask::publication_matched()).any());
+}
+
+}  // namespace
+}  // namespace dcps_api
