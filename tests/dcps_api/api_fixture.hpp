@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -101,22 +102,60 @@ struct Participant {
   Reader reader(const dds::sub::qos::DataReaderQos& q = reader_qos()) {
     return Reader(sub, topic, q);
   }
+  // A reader, then a writer, once they matched each other:
+  //   auto [reader, writer] = p.matched_pair();
+  std::pair<Reader, Writer> matched_pair(const dds::sub::qos::DataReaderQos& rq = reader_qos(),
+                                         const dds::pub::qos::DataWriterQos& wq = writer_qos());
 };
 
 // Until `writer` matches `readers` readers and `reader` matches `writers` writers (counted
 // without reading the statuses, so their change fields stay untouched).
-inline void wait_matched(const dds::pub::AnyDataWriter& writer, const dds::sub::AnyDataReader& reader,
-                         std::size_t readers = 1, std::size_t writers = 1) {
+inline void wait_matched(const dds::pub::AnyDataWriter& writer,
+                         const dds::sub::AnyDataReader& reader, std::size_t readers = 1,
+                         std::size_t writers = 1) {
   REQUIRE(eventually([&] {
     return writer.matched_subscriptions().size() == readers &&
            reader.matched_publications().size() == writers;
   }));
 }
 
+inline std::pair<Reader, Writer> Participant::matched_pair(const dds::sub::qos::DataReaderQos& rq,
+                                                           const dds::pub::qos::DataWriterQos& wq) {
+  auto r = reader(rq);
+  auto w = writer(wq);
+  wait_matched(w, r);
+  return {r, w};
+}
+
 // Until every sample this participant wrote was delivered (in a one-member domain: is in
 // the readers' caches).
 inline void flush(dds::pub::AnyDataWriter& writer) {
   writer.wait_for_acknowledgments(dds::core::Duration::from_secs(5));
+}
+
+// Writes `samples`, then flushes.
+template <class W, class... S>
+void deliver(W& writer, const S&... samples) {
+  (writer.write(samples), ...);
+  flush(writer);
+}
+
+// Writes samples 1..n of `aircraft`, then flushes.
+template <class W>
+void deliver_series(W& writer, std::uint32_t aircraft, std::uint64_t n) {
+  for (std::uint64_t i = 1; i <= n; ++i)
+    writer.write(flight(aircraft, i));
+  flush(writer);
+}
+
+// The four counts of a publication or subscription matched status.
+template <class S>
+void check_matched(const S& s, std::int32_t current, std::int32_t current_change,
+                   std::int32_t total, std::int32_t total_change) {
+  CHECK(s.current_count() == current);
+  CHECK(s.current_count_change() == current_change);
+  CHECK(s.total_count() == total);
+  CHECK(s.total_count_change() == total_change);
 }
 
 // Records every listener callback it gets: counts by name, and the last status of each

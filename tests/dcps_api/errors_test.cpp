@@ -20,8 +20,7 @@ class ScopedConfig {
   ScopedConfig& operator=(const ScopedConfig&) = delete;
 };
 
-TEST_CASE("a sample larger than an SMC slot is refused with PreconditionNotMetError",
-          "[errors]") {
+TEST_CASE("a sample larger than an SMC slot is refused with PreconditionNotMetError", "[errors]") {
   dds::domain::DomainParticipant dp = dds::core::null;
   {
     const ScopedConfig config("{version: 1, engine: {slot_size: 512}}");

@@ -10,9 +10,7 @@ namespace {
 
 TEST_CASE("KEEP_LAST n keeps the last n samples of each instance", "[history]") {
   Participant p;
-  auto reader = p.reader(reader_qos(policy::History::KeepLast(3)));
-  auto writer = p.writer();
-  wait_matched(writer, reader);
+  auto [reader, writer] = p.matched_pair(reader_qos(policy::History::KeepLast(3)));
   for (std::uint64_t i = 1; i <= 5; ++i) {
     writer.write(flight(1, i));
     writer.write(flight(2, 100 + i));
@@ -48,12 +46,8 @@ TEST_CASE("RESOURCE_LIMITS max_samples_per_instance rejects samples under KEEP_A
   Participant p;
   auto q = reader_qos(policy::History::KeepAll());
   q << policy::ResourceLimits(dds::core::LENGTH_UNLIMITED, dds::core::LENGTH_UNLIMITED, 2);
-  auto reader = p.reader(q);
-  auto writer = p.writer();
-  wait_matched(writer, reader);
-  for (std::uint64_t i = 1; i <= 4; ++i)
-    writer.write(flight(3, i));
-  flush(writer);
+  auto [reader, writer] = p.matched_pair(q);
+  deliver_series(writer, 3, 4);
 
   REQUIRE(eventually([&] {
     return (reader.status_changes() & dds::core::status::StatusMask::sample_rejected()).any();
@@ -68,8 +62,7 @@ TEST_CASE("RESOURCE_LIMITS max_samples_per_instance rejects samples under KEEP_A
   CHECK(reader.sample_rejected_status().total_count_change() == 0);
   // The first two were kept; once taken, the instance has room again.
   CHECK(seqs(reader.take()) == std::vector<std::uint64_t>{1, 2});
-  writer.write(flight(3, 5));
-  flush(writer);
+  deliver(writer, flight(3, 5));
   CHECK(seqs(reader.take()) == std::vector<std::uint64_t>{5});
   CHECK(reader.sample_rejected_status().total_count() == 2);
 }
@@ -89,8 +82,7 @@ TEST_CASE("RESOURCE_LIMITS max_instances and max_samples reject with their own r
   wait_matched(writer, r_samples, 2);
   for (std::uint32_t id = 1; id <= 3; ++id)
     writer.write(flight(id, id));
-  writer.write(flight(1, 4));
-  flush(writer);
+  deliver(writer, flight(1, 4));
 
   // Instances 1 and 2 fit; instance 3 does not (samples 1, 2 and 4 are kept).
   REQUIRE(eventually([&] { return r_instances.sample_rejected_status().total_count() == 1; }));
@@ -109,12 +101,8 @@ TEST_CASE("RESOURCE_LIMITS max_instances and max_samples reject with their own r
 
 TEST_CASE("read marks samples READ and keeps them; take removes them", "[read_take]") {
   Participant p;
-  auto reader = p.reader();
-  auto writer = p.writer();
-  wait_matched(writer, reader);
-  for (std::uint64_t i = 1; i <= 3; ++i)
-    writer.write(flight(1, i));
-  flush(writer);
+  auto [reader, writer] = p.matched_pair();
+  deliver_series(writer, 1, 3);
 
   const auto first = reader.read();
   REQUIRE(first.length() == 3);
@@ -132,8 +120,7 @@ TEST_CASE("read marks samples READ and keeps them; take removes them", "[read_ta
   }
   CHECK(reader.select().state(status::DataState::new_data()).read().length() == 0);
 
-  writer.write(flight(1, 4));
-  flush(writer);
+  deliver(writer, flight(1, 4));
   CHECK(seqs(reader.select().state(status::DataState::new_data()).take()) ==
         std::vector<std::uint64_t>{4});
   CHECK(seqs(reader.take()) == std::vector<std::uint64_t>{1, 2, 3});
@@ -143,17 +130,12 @@ TEST_CASE("read marks samples READ and keeps them; take removes them", "[read_ta
 
 TEST_CASE("select().state() selects by sample, view and instance state", "[read_take]") {
   Participant p;
-  auto reader = p.reader();
-  auto writer = p.writer();
-  wait_matched(writer, reader);
-  writer.write(flight(1, 1));
-  writer.write(flight(2, 2));
-  flush(writer);
+  auto [reader, writer] = p.matched_pair();
+  deliver(writer, flight(1, 1), flight(2, 2));
   // Seeing instance 1 makes it NOT_NEW; instance 2 stays NEW.
   CHECK(seqs(reader.select().instance(reader.lookup_instance(flight(1, 0))).read()) ==
         std::vector<std::uint64_t>{1});
-  writer.write(flight(1, 3));
-  flush(writer);
+  deliver(writer, flight(1, 3));
 
   const status::DataState new_view(status::SampleState::any(), status::ViewState::new_view(),
                                    status::InstanceState::any());
@@ -170,13 +152,8 @@ TEST_CASE("select().state() selects by sample, view and instance state", "[read_
 TEST_CASE("select().instance(h) reads one instance; an unknown handle is an invalid argument",
           "[read_take]") {
   Participant p;
-  auto reader = p.reader();
-  auto writer = p.writer();
-  wait_matched(writer, reader);
-  writer.write(flight(10, 1));
-  writer.write(flight(20, 2));
-  writer.write(flight(10, 3));
-  flush(writer);
+  auto [reader, writer] = p.matched_pair();
+  deliver(writer, flight(10, 1), flight(20, 2), flight(10, 3));
   const auto h = reader.lookup_instance(flight(10, 0));
   REQUIRE_FALSE(h.is_nil());
   const auto got = reader.select().instance(h).take();
@@ -188,12 +165,9 @@ TEST_CASE("select().instance(h) reads one instance; an unknown handle is an inva
                   dds::core::InvalidArgumentError);
 }
 
-TEST_CASE("select().next_instance(h) visits every instance once, in handle order",
-          "[read_take]") {
+TEST_CASE("select().next_instance(h) visits every instance once, in handle order", "[read_take]") {
   Participant p;
-  auto reader = p.reader();
-  auto writer = p.writer();
-  wait_matched(writer, reader);
+  auto [reader, writer] = p.matched_pair();
   for (std::uint32_t id : {5u, 3u, 9u})
     for (std::uint64_t i = 0; i < 2; ++i)
       writer.write(flight(id, id * 10 + i));
@@ -220,12 +194,8 @@ TEST_CASE("select().next_instance(h) visits every instance once, in handle order
 
 TEST_CASE("select().max_samples(n) returns at most n samples, oldest first", "[read_take]") {
   Participant p;
-  auto reader = p.reader();
-  auto writer = p.writer();
-  wait_matched(writer, reader);
-  for (std::uint64_t i = 1; i <= 5; ++i)
-    writer.write(flight(1, i));
-  flush(writer);
+  auto [reader, writer] = p.matched_pair();
+  deliver_series(writer, 1, 5);
   CHECK(seqs(reader.select().max_samples(2).read()) == std::vector<std::uint64_t>{1, 2});
   CHECK(seqs(reader.select().max_samples(2).take()) == std::vector<std::uint64_t>{1, 2});
   CHECK(seqs(reader.select().max_samples(10).take()) == std::vector<std::uint64_t>{3, 4, 5});

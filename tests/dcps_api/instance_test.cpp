@@ -24,11 +24,8 @@ const dds::sub::Sample<FlightState>& newest(const Samples& samples) {
 TEST_CASE("dispose makes an instance NOT_ALIVE_DISPOSED with an invalid sample carrying the key",
           "[instances]") {
   Participant p;
-  auto reader = p.reader();
-  auto writer = p.writer();
-  wait_matched(writer, reader);
-  writer.write(flight(4, 1));
-  flush(writer);
+  auto [reader, writer] = p.matched_pair();
+  deliver(writer, flight(4, 1));
   CHECK(reader.read().length() == 1);
   writer.dispose_instance(writer.lookup_instance(flight(4, 0)));
   flush(writer);
@@ -52,11 +49,8 @@ TEST_CASE("dispose makes an instance NOT_ALIVE_DISPOSED with an invalid sample c
 TEST_CASE("unregistering without autodispose makes an instance NOT_ALIVE_NO_WRITERS",
           "[instances]") {
   Participant p;
-  auto reader = p.reader();
-  auto writer = p.writer(manual_dispose());
-  wait_matched(writer, reader);
-  writer.write(flight(5, 1));
-  flush(writer);
+  auto [reader, writer] = p.matched_pair(reader_qos(), manual_dispose());
+  deliver(writer, flight(5, 1));
   CHECK(reader.read().length() == 1);
   writer.unregister_instance(writer.lookup_instance(flight(5, 0)));
   flush(writer);
@@ -73,9 +67,7 @@ TEST_CASE("unregistering without autodispose makes an instance NOT_ALIVE_NO_WRIT
 
 TEST_CASE("unregistering with autodispose (the default) disposes the instance", "[instances]") {
   Participant p;
-  auto reader = p.reader();
-  auto writer = p.writer();
-  wait_matched(writer, reader);
+  auto [reader, writer] = p.matched_pair();
   writer.write(flight(5, 1));
   writer.unregister_instance(writer.lookup_instance(flight(5, 0)));
   flush(writer);
@@ -89,11 +81,8 @@ TEST_CASE("unregistering with autodispose (the default) disposes the instance", 
 TEST_CASE("an instance written again after dispose or no-writers starts a new generation",
           "[instances]") {
   Participant p;
-  auto reader = p.reader();
-  auto writer = p.writer(manual_dispose());
-  wait_matched(writer, reader);
-  writer.write(flight(6, 1));
-  flush(writer);
+  auto [reader, writer] = p.matched_pair(reader_qos(), manual_dispose());
+  deliver(writer, flight(6, 1));
   const auto h = reader.lookup_instance(flight(6, 0));
   {
     const auto s = newest(reader.read());
@@ -103,8 +92,7 @@ TEST_CASE("an instance written again after dispose or no-writers starts a new ge
 
   // Disposed, then alive again: disposed generation 1, a new view of the same instance.
   writer.dispose_instance(writer.lookup_instance(flight(6, 0)));
-  writer.write(flight(6, 2));
-  flush(writer);
+  deliver(writer, flight(6, 2));
   {
     const auto s = newest(reader.select().state(status::DataState::new_data()).read());
     CHECK(s.data().timestamp_ns() == 2);
@@ -119,8 +107,7 @@ TEST_CASE("an instance written again after dispose or no-writers starts a new ge
   writer.unregister_instance(writer.lookup_instance(flight(6, 0)));
   flush(writer);
   CHECK(newest(reader.read()).info().state().instance_state() == IS::not_alive_no_writers());
-  writer.write(flight(6, 3));
-  flush(writer);
+  deliver(writer, flight(6, 3));
   {
     const auto s = newest(reader.select().state(status::DataState::new_data()).read());
     CHECK(s.data().timestamp_ns() == 3);
@@ -141,8 +128,7 @@ TEST_CASE("closing a writer disposes its instances with autodispose, else leaves
   wait_matched(leaving, reader, 1, 2);
   disposing.write(flight(1, 1));
   disposing.write(flight(2, 2));
-  leaving.write(flight(3, 3));
-  flush(leaving);
+  deliver(leaving, flight(3, 3));
   disposing.close();
   leaving.close();
 
@@ -161,9 +147,7 @@ TEST_CASE("closing a writer disposes its instances with autodispose, else leaves
 
 TEST_CASE("register_instance and lookup_instance agree; key_value returns the key", "[keys]") {
   Participant p;
-  auto reader = p.reader();
-  auto writer = p.writer();
-  wait_matched(writer, reader);
+  auto [reader, writer] = p.matched_pair();
 
   CHECK(writer.lookup_instance(flight(42, 0)).is_nil());
   CHECK(reader.lookup_instance(flight(42, 0)).is_nil());
@@ -190,9 +174,7 @@ TEST_CASE("register_instance and lookup_instance agree; key_value returns the ke
 
 TEST_CASE("writing with another instance's handle is refused and delivers nothing", "[keys]") {
   Participant p;
-  auto reader = p.reader();
-  auto writer = p.writer();
-  wait_matched(writer, reader);
+  auto [reader, writer] = p.matched_pair();
   const auto h1 = writer.register_instance(flight(1, 0));
   CHECK_THROWS_AS(writer.write(flight(2, 1), h1), dds::core::PreconditionNotMetError);
   CHECK(writer.lookup_instance(flight(2, 0)).is_nil());

@@ -17,14 +17,12 @@ TEST_CASE("on_data_available fires once per delivered sample batch", "[listeners
   auto writer = p.writer();
   wait_matched(writer, reader);
 
-  writer.write(flight(1, 1));
-  flush(writer);
+  deliver(writer, flight(1, 1));
   REQUIRE(eventually([&] { return rec.count("reader.data_available") == 1; }));
   CHECK(stays([&] { return rec.count("reader.data_available") == 1; }));
   CHECK(reader.take().length() == 1);
 
-  writer.write(flight(1, 2));
-  flush(writer);
+  deliver(writer, flight(1, 2));
   REQUIRE(eventually([&] { return rec.count("reader.data_available") == 2; }));
   CHECK(stays([&] { return rec.total() == 2; }));
 }
@@ -41,10 +39,7 @@ TEST_CASE("on_publication_matched and on_subscription_matched report counts as p
            rrec.count("reader.subscription_matched") == 1;
   }));
   auto pm = wrec.publication_matched();
-  CHECK(pm.current_count() == 1);
-  CHECK(pm.current_count_change() == 1);
-  CHECK(pm.total_count() == 1);
-  CHECK(pm.total_count_change() == 1);
+  check_matched(pm, 1, 1, 1, 1);
   auto sm = rrec.subscription_matched();
   CHECK(sm.current_count() == 1);
   CHECK(sm.total_count() == 1);
@@ -63,10 +58,7 @@ TEST_CASE("on_publication_matched and on_subscription_matched report counts as p
   second.close();
   REQUIRE(eventually([&] { return wrec.count("writer.publication_matched") == 3; }));
   pm = wrec.publication_matched();
-  CHECK(pm.current_count() == 1);
-  CHECK(pm.current_count_change() == -1);
-  CHECK(pm.total_count() == 2);
-  CHECK(pm.total_count_change() == 0);
+  check_matched(pm, 1, -1, 2, 0);
 
   // The writer goes: the reader hears it once.
   writer.close();
@@ -78,36 +70,32 @@ TEST_CASE("on_publication_matched and on_subscription_matched report counts as p
   CHECK(stays([&] { return wrec.total() == 3 && rrec.total() == 2; }));
 }
 
-TEST_CASE("DATA_AVAILABLE goes to the reader's listener, else the subscriber's, else the "
-          "participant's",
-          "[listeners]") {
+TEST_CASE(
+    "DATA_AVAILABLE goes to the reader's listener, else the subscriber's, else the "
+    "participant's",
+    "[listeners]") {
   Recorder on_reader, on_sub, on_dp;
   Participant p;
   const auto mask = StatusMask::data_available();
   p.dp.listener(&on_dp, mask);
   p.sub.listener(&on_sub, mask);
-  auto reader = p.reader();
-  auto writer = p.writer();
-  wait_matched(writer, reader);
+  auto [reader, writer] = p.matched_pair();
 
   SECTION("the reader's own listener first") {
     reader.listener(&on_reader, mask);
-    writer.write(flight(1, 1));
-    flush(writer);
+    deliver(writer, flight(1, 1));
     REQUIRE(eventually([&] { return on_reader.count("reader.data_available") == 1; }));
     CHECK(stays([&] { return on_sub.total() == 0 && on_dp.total() == 0; }));
   }
   SECTION("the subscriber's when the reader has none") {
-    writer.write(flight(1, 1));
-    flush(writer);
+    deliver(writer, flight(1, 1));
     REQUIRE(eventually([&] { return on_sub.count("any.data_available") == 1; }));
     CHECK(on_sub.readers() == std::vector<dds::core::InstanceHandle>{reader.instance_handle()});
     CHECK(stays([&] { return on_reader.total() == 0 && on_dp.total() == 0; }));
   }
   SECTION("the participant's when neither listens") {
     p.sub.listener(nullptr, StatusMask::none());
-    writer.write(flight(1, 1));
-    flush(writer);
+    deliver(writer, flight(1, 1));
     REQUIRE(eventually([&] { return on_dp.count("any.data_available") == 1; }));
     CHECK(on_dp.readers() == std::vector<dds::core::InstanceHandle>{reader.instance_handle()});
     CHECK(stays([&] { return on_reader.total() == 0 && on_sub.total() == 0; }));
@@ -115,8 +103,7 @@ TEST_CASE("DATA_AVAILABLE goes to the reader's listener, else the subscriber's, 
   SECTION("a listener whose mask lacks DATA_AVAILABLE passes it on") {
     reader.listener(&on_reader, StatusMask::subscription_matched());
     p.sub.listener(&on_sub, StatusMask::sample_lost());
-    writer.write(flight(1, 1));
-    flush(writer);
+    deliver(writer, flight(1, 1));
     REQUIRE(eventually([&] { return on_dp.count("any.data_available") == 1; }));
     CHECK(stays([&] { return on_reader.total() == 0 && on_sub.total() == 0; }));
   }
@@ -133,23 +120,20 @@ TEST_CASE("DATA_ON_READERS takes precedence over DATA_AVAILABLE; notify_dataread
 
   SECTION("the subscriber's on_data_on_readers, not the reader's on_data_available") {
     p.sub.listener(&on_sub, StatusMask::data_on_readers());
-    writer.write(flight(1, 1));
-    flush(writer);
+    deliver(writer, flight(1, 1));
     REQUIRE(eventually([&] { return on_sub.count("any.data_on_readers") == 1; }));
     CHECK(stays([&] { return on_reader.total() == 0 && on_sub.total() == 1; }));
   }
   SECTION("the participant's on_data_on_readers when the subscriber has no listener") {
     p.dp.listener(&on_dp, StatusMask::data_on_readers());
-    writer.write(flight(1, 1));
-    flush(writer);
+    deliver(writer, flight(1, 1));
     REQUIRE(eventually([&] { return on_dp.count("any.data_on_readers") == 1; }));
     CHECK(stays([&] { return on_reader.total() == 0 && on_dp.total() == 1; }));
   }
   SECTION("notify_datareaders() from on_data_on_readers calls the reader's listener") {
     on_sub.on_readers_action = [](dds::sub::Subscriber& s) { s.notify_datareaders(); };
     p.sub.listener(&on_sub, StatusMask::data_on_readers());
-    writer.write(flight(1, 1));
-    flush(writer);
+    deliver(writer, flight(1, 1));
     REQUIRE(eventually([&] { return on_reader.count("reader.data_available") == 1; }));
     CHECK(on_sub.count("any.data_on_readers") == 1);
     CHECK(reader.take().length() == 1);

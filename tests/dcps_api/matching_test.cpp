@@ -25,10 +25,7 @@ TEST_CASE("matched statuses count current and total; reading resets the change f
   }));
 
   auto pm = writer.publication_matched_status();
-  CHECK(pm.current_count() == 2);
-  CHECK(pm.current_count_change() == 2);
-  CHECK(pm.total_count() == 2);
-  CHECK(pm.total_count_change() == 2);
+  check_matched(pm, 2, 2, 2, 2);
   pm = writer.publication_matched_status();
   CHECK(pm.current_count() == 2);
   CHECK(pm.current_count_change() == 0);
@@ -46,15 +43,11 @@ TEST_CASE("matched statuses count current and total; reading resets the change f
   r1.close();
   REQUIRE(eventually([&] { return writer.matched_subscriptions().size() == 1; }));
   pm = writer.publication_matched_status();
-  CHECK(pm.current_count() == 1);
-  CHECK(pm.current_count_change() == -1);
-  CHECK(pm.total_count() == 2);
-  CHECK(pm.total_count_change() == 0);
+  check_matched(pm, 1, -1, 2, 0);
   CHECK(writer.matched_subscriptions() == dds::core::InstanceHandleSeq{r2.instance_handle()});
 
   // A sample's publication handle names the writer.
-  writer.write(flight(1, 1));
-  flush(writer);
+  deliver(writer, flight(1, 1));
   const auto got = r2.take();
   REQUIRE(got.length() == 1);
   CHECK(got[0].info().publication_handle() == writer.instance_handle());
@@ -71,7 +64,8 @@ struct Incompatible {
 std::vector<Incompatible> incompatible_cases() {
   namespace sp = spindle::policy;
   std::vector<Incompatible> out;
-  auto add = [&](const char* what, auto offered, auto requested, dds::core::policy::QosPolicyId id) {
+  auto add = [&](const char* what, auto offered, auto requested,
+                 dds::core::policy::QosPolicyId id) {
     Incompatible c{what, writer_qos(), dds::sub::qos::DataReaderQos(), id};
     c.offered << offered;
     c.requested << requested;
@@ -99,9 +93,10 @@ std::vector<Incompatible> incompatible_cases() {
   return out;
 }
 
-TEST_CASE("incompatible QoS raises OFFERED_ and REQUESTED_INCOMPATIBLE_QOS with the policy id, "
-          "and no match",
-          "[matching][incompatible]") {
+TEST_CASE(
+    "incompatible QoS raises OFFERED_ and REQUESTED_INCOMPATIBLE_QOS with the policy id, "
+    "and no match",
+    "[matching][incompatible]") {
   for (const auto& c : incompatible_cases()) {
     DYNAMIC_SECTION(c.what) {
       Participant p;
@@ -127,8 +122,7 @@ TEST_CASE("incompatible QoS raises OFFERED_ and REQUESTED_INCOMPATIBLE_QOS with 
       CHECK(reader.matched_publications().empty());
       CHECK(writer.publication_matched_status().total_count() == 0);
       CHECK(reader.subscription_matched_status().total_count() == 0);
-      writer.write(flight(1, 1));
-      flush(writer);
+      deliver(writer, flight(1, 1));
       CHECK(stays([&] { return reader.read().length() == 0; }, 50ms));
     }
   }
@@ -152,8 +146,7 @@ TEST_CASE("a writer and a reader whose partitions do not match neither match nor
   Reader default_partition = p.reader();
 
   wait_matched(writer, together);
-  writer.write(flight(1, 1));
-  flush(writer);
+  deliver(writer, flight(1, 1));
   CHECK(seqs(together.take()) == std::vector<std::uint64_t>{1});
   CHECK(apart.read().length() == 0);
   CHECK(default_partition.read().length() == 0);
@@ -161,8 +154,7 @@ TEST_CASE("a writer and a reader whose partitions do not match neither match nor
   CHECK(default_partition.matched_publications().empty());
   CHECK(apart.requested_incompatible_qos_status().total_count() == 0);
   CHECK(writer.offered_incompatible_qos_status().total_count() == 0);
-  CHECK(writer.matched_subscriptions() ==
-        dds::core::InstanceHandleSeq{together.instance_handle()});
+  CHECK(writer.matched_subscriptions() == dds::core::InstanceHandleSeq{together.instance_handle()});
 }
 
 }  // namespace

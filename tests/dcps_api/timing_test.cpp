@@ -18,11 +18,8 @@ TEST_CASE("a silent instance misses its deadline on the writer and on the reader
   wq << deadline;
   auto rq = reader_qos();
   rq << deadline;
-  auto reader = p.reader(rq);
-  auto writer = p.writer(wq);
-  wait_matched(writer, reader);
-  writer.write(flight(8, 1));
-  flush(writer);
+  auto [reader, writer] = p.matched_pair(rq, wq);
+  deliver(writer, flight(8, 1));
   const auto wh = writer.lookup_instance(flight(8, 0));
   const auto rh = reader.lookup_instance(flight(8, 0));
 
@@ -43,9 +40,7 @@ TEST_CASE("an instance written faster than its deadline never misses it", "[timi
   wq << deadline;
   auto rq = reader_qos(policy::History::KeepLast(1));
   rq << deadline;
-  auto reader = p.reader(rq);
-  auto writer = p.writer(wq);
-  wait_matched(writer, reader);
+  auto [reader, writer] = p.matched_pair(rq, wq);
   for (std::uint64_t i = 0; i < 50; ++i) {
     writer.write(flight(8, i));
     std::this_thread::sleep_for(20ms);
@@ -61,11 +56,8 @@ TEST_CASE("a manual-liveliness writer that stays silent loses liveliness; assert
   wq << policy::Liveliness::ManualByTopic(Duration::from_millisecs(100));
   auto rq = reader_qos();
   rq << policy::Liveliness::ManualByTopic(Duration::from_millisecs(100));
-  auto reader = p.reader(rq);
-  auto writer = p.writer(wq);
-  wait_matched(writer, reader);
-  writer.write(flight(9, 1));
-  flush(writer);
+  auto [reader, writer] = p.matched_pair(rq, wq);
+  deliver(writer, flight(9, 1));
 
   REQUIRE(eventually([&] { return writer.liveliness_lost_status().total_count() >= 1; }));
   REQUIRE(eventually([&] {
@@ -119,8 +111,7 @@ TEST_CASE("a sample expires from the reader after its writer's lifespan", "[timi
   REQUIRE(eventually([&] { return seqs(reader.read()) == std::vector<std::uint64_t>{2}; }));
 }
 
-TEST_CASE("exclusive ownership keeps the strongest writer's samples until it goes",
-          "[ownership]") {
+TEST_CASE("exclusive ownership keeps the strongest writer's samples until it goes", "[ownership]") {
   Participant p;
   auto exclusive = [](std::int32_t strength) {
     auto q = writer_qos();
@@ -148,8 +139,7 @@ TEST_CASE("exclusive ownership keeps the strongest writer's samples until it goe
 
   // The owner goes: the weaker writer takes over.
   strong.close();
-  weak.write(flight(1, 6, "WEAK"));
-  flush(weak);
+  deliver(weak, flight(1, 6, "WEAK"));
   REQUIRE(eventually([&] { return seqs(reader.read()).size() == 1; }));
   const auto after = reader.take();
   CHECK(seqs(after) == std::vector<std::uint64_t>{6});

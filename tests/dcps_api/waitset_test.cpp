@@ -23,9 +23,7 @@ bool contains(const WaitSet::ConditionSeq& seq, const Condition& c) {
 
 TEST_CASE("a ReadCondition wakes a WaitSet when a sample arrives", "[waitset]") {
   Participant p;
-  auto reader = p.reader();
-  auto writer = p.writer();
-  wait_matched(writer, reader);
+  auto [reader, writer] = p.matched_pair();
   ReadCondition has_data(reader, status::DataState::new_data());
   WaitSet ws;
   ws += has_data;
@@ -111,9 +109,7 @@ TEST_CASE("WaitSet::wait throws TimeoutError after its timeout when nothing trig
 
 TEST_CASE("WaitSet::dispatch runs the handler of the condition that triggered", "[waitset]") {
   Participant p;
-  auto reader = p.reader();
-  auto writer = p.writer();
-  wait_matched(writer, reader);
+  auto [reader, writer] = p.matched_pair();
   int taken = 0;
   int guarded = 0;
   ReadCondition has_data(reader, status::DataState::new_data(),
@@ -122,9 +118,7 @@ TEST_CASE("WaitSet::dispatch runs the handler of the condition that triggered", 
   WaitSet ws;
   ws += has_data;
   ws += guard;
-  writer.write(flight(1, 1));
-  writer.write(flight(1, 2));
-  flush(writer);
+  deliver(writer, flight(1, 1), flight(1, 2));
   ws.dispatch(dds::core::Duration::from_secs(5));
   CHECK(taken == 2);
   CHECK(guarded == 0);
