@@ -60,6 +60,29 @@ TEST_CASE("a sample larger than an SMC slot is refused with PreconditionNotMetEr
   CHECK(got[0].data().payload().size() == 100);
 }
 
+TEST_CASE("an endpoint whose discovery record does not fit a slot is refused, naming the fix",
+          "[errors]") {
+  dds::domain::DomainParticipant dp = dds::core::null;
+  {
+    const ScopedConfig config("{version: 1, engine: {slot_size: 64}}");
+    dp = dds::domain::DomainParticipant(dds::domain::default_id());
+  }
+  dds::topic::Topic<FlightState> topic(dp, "FlightState");
+  dds::sub::Subscriber sub(dp);
+  try {
+    Reader reader(sub, topic, reader_qos());
+    FAIL("a reader was announced in a 64-byte slot");
+  } catch (const dds::core::PreconditionNotMetError& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find("DataReader of topic 'FlightState'") != std::string::npos);
+    CHECK(what.find("discovery record") != std::string::npos);
+    CHECK(what.find("engine.slot_size") != std::string::npos);
+  }
+  // The participant is still usable.
+  CHECK_NOTHROW(dds::pub::Publisher(dp));
+}
+
 TEST_CASE("a second topic of the same name with another type is refused", "[errors]") {
   Participant p;
   try {

@@ -115,6 +115,9 @@ class Participant final : public detail::ParticipantCore {
   void forget(const Topic* t);
 
  private:
+  // Multicasts one endpoint's discovery record; `who` names the endpoint in errors.
+  void publish_record(SampleKind kind, std::uint64_t guid, std::uint32_t subgroup,
+                      const std::vector<std::byte>& bytes, const std::string& who);
   void on_builtin(const ParsedSample& s, NodeId sender);
   void on_suspicion(NodeId node, bool left, const std::string& why);
   void on_writer_record(WriterRecord rec);

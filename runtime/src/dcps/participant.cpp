@@ -243,33 +243,46 @@ dds::domain::DomainParticipantListener* Participant::listener_for(const StatusMa
 // ------------------------------------------------------------------------- discovery out
 
 void Participant::announce(const std::shared_ptr<Writer>& w) {
-  const auto bytes = encode(w->record());
   {
     std::lock_guard lock(mu_);
     local_writers_[w->guid()] = w;
   }
-  SampleHeader h;
-  h.kind = SampleKind::announce_writer;
-  h.writer = w->guid();
-  h.source_time_ns = dds::core::Time::now().to_nanosecs();
-  domain_->publish(
-      w->subgroup(), h, bytes.size(),
-      [&](std::span<std::byte> out) { std::copy(bytes.begin(), bytes.end(), out.begin()); },
-      Domain::Clock::now() + std::chrono::seconds(10));
+  const auto rec = w->record();
+  publish_record(SampleKind::announce_writer, rec.guid, w->subgroup(), encode(rec),
+                 "DataWriter of topic '" + rec.topic_name + "'");
 }
 
 void Participant::announce(const std::shared_ptr<Reader>& r) {
-  const auto bytes = encode(r->record());
   {
     std::lock_guard lock(mu_);
     local_readers_[r->guid()] = r;
   }
+  const auto rec = r->record();
+  publish_record(SampleKind::announce_reader, rec.guid, r->subgroup(), encode(rec),
+                 "DataReader of topic '" + rec.topic_name + "'");
+}
+
+void Participant::publish_record(SampleKind kind, std::uint64_t guid, std::uint32_t subgroup,
+                                 const std::vector<std::byte>& bytes, const std::string& who) {
+  // A discovery record travels in one slot, like a sample. It carries the endpoint's QoS,
+  // names and partitions, so a very small engine.slot_size cannot hold it: say so here,
+  // rather than let publish() report a "sample" the application never wrote.
+  if (bytes.size() > domain_->max_payload(subgroup)) {
+    std::string msg = who;
+    msg += ": its discovery record (";
+    msg += std::to_string(bytes.size());
+    msg += " bytes: QoS, topic and type names, partitions) does not fit a slot of ";
+    msg += std::to_string(domain_->max_payload(subgroup));
+    msg += " bytes; raise engine.slot_size in the domain file to at least ";
+    msg += std::to_string(bytes.size());
+    throw dds::core::PreconditionNotMetError(msg);
+  }
   SampleHeader h;
-  h.kind = SampleKind::announce_reader;
-  h.writer = r->guid();
+  h.kind = kind;
+  h.writer = guid;
   h.source_time_ns = dds::core::Time::now().to_nanosecs();
   domain_->publish(
-      r->subgroup(), h, bytes.size(),
+      subgroup, h, bytes.size(),
       [&](std::span<std::byte> out) { std::copy(bytes.begin(), bytes.end(), out.begin()); },
       Domain::Clock::now() + std::chrono::seconds(10));
 }
