@@ -93,6 +93,10 @@ Domain::Domain(const config::DomainConfig& config, std::unique_ptr<transport::Tr
         << ". Start every member's participant, or check SPINDLE_CONFIG / SPINDLE_NODE_ID.";
     throw dds::core::Error(msg.str());
   }
+}
+
+void Domain::start() {
+  if (loop_) return;
   loop_ = std::make_unique<sst::PredicateLoop>(*sst_, *predicates_);
   loop_->start();
 }

@@ -40,6 +40,7 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
       [this](const ParsedSample& s, NodeId sender) { on_builtin(s, sender); });
   domain_->set_suspicion_handler(
       [this](NodeId node, bool left, const std::string& why) { on_suspicion(node, left, why); });
+  domain_->start();  // only now: nothing delivered may miss the handlers above
 }
 
 Participant::~Participant() {
