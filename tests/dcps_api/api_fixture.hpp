@@ -184,6 +184,15 @@ class Recorder : public virtual dds::domain::NoOpDomainParticipantListener,
     std::lock_guard lock(mu_);
     return sub_matched_;
   }
+  // The last incompatible policy id, and the last SAMPLE_REJECTED total_count, heard.
+  dds::core::policy::QosPolicyId last_policy() const {
+    std::lock_guard lock(mu_);
+    return last_policy_;
+  }
+  std::int32_t last_total() const {
+    std::lock_guard lock(mu_);
+    return last_total_;
+  }
   // The readers an AnyDataReader callback named.
   std::vector<dds::core::InstanceHandle> readers() const {
     std::lock_guard lock(mu_);
@@ -225,6 +234,52 @@ class Recorder : public virtual dds::domain::NoOpDomainParticipantListener,
     ++counts_["any.publication_matched"];
     pub_matched_ = s;
   }
+  void on_requested_incompatible_qos(
+      Reader&, const dds::core::status::RequestedIncompatibleQosStatus& s) override {
+    std::lock_guard lock(mu_);
+    ++counts_["reader.requested_incompatible_qos"];
+    last_policy_ = s.last_policy_id();
+  }
+  void on_offered_incompatible_qos(
+      Writer&, const dds::core::status::OfferedIncompatibleQosStatus& s) override {
+    std::lock_guard lock(mu_);
+    ++counts_["writer.offered_incompatible_qos"];
+    last_policy_ = s.last_policy_id();
+  }
+  void on_sample_rejected(Reader&, const dds::core::status::SampleRejectedStatus& s) override {
+    std::lock_guard lock(mu_);
+    ++counts_["reader.sample_rejected"];
+    last_total_ = s.total_count();
+  }
+  void on_requested_deadline_missed(
+      dds::sub::AnyDataReader&, const dds::core::status::RequestedDeadlineMissedStatus&) override {
+    note("any.requested_deadline_missed");
+  }
+  // The other overload of each name above (one of a name hides the rest).
+  void on_requested_incompatible_qos(
+      dds::sub::AnyDataReader&, const dds::core::status::RequestedIncompatibleQosStatus&) override {
+    note("any.requested_incompatible_qos");
+  }
+  void on_offered_incompatible_qos(
+      dds::pub::AnyDataWriter&, const dds::core::status::OfferedIncompatibleQosStatus&) override {
+    note("any.offered_incompatible_qos");
+  }
+  void on_sample_rejected(dds::sub::AnyDataReader&,
+                          const dds::core::status::SampleRejectedStatus&) override {
+    note("any.sample_rejected");
+  }
+  void on_requested_deadline_missed(
+      Reader&, const dds::core::status::RequestedDeadlineMissedStatus&) override {
+    note("reader.requested_deadline_missed");
+  }
+  void on_offered_deadline_missed(Writer&,
+                                  const dds::core::status::OfferedDeadlineMissedStatus&) override {
+    note("writer.offered_deadline_missed");
+  }
+  void on_offered_deadline_missed(dds::pub::AnyDataWriter&,
+                                  const dds::core::status::OfferedDeadlineMissedStatus&) override {
+    note("any.offered_deadline_missed");
+  }
   void on_data_on_readers(dds::sub::Subscriber& s) override {
     note("any.data_on_readers");
     if (on_readers_action) on_readers_action(s);
@@ -240,6 +295,8 @@ class Recorder : public virtual dds::domain::NoOpDomainParticipantListener,
   dds::core::status::PublicationMatchedStatus pub_matched_;
   dds::core::status::SubscriptionMatchedStatus sub_matched_;
   std::vector<dds::core::InstanceHandle> readers_;
+  dds::core::policy::QosPolicyId last_policy_ = 0;
+  std::int32_t last_total_ = 0;
 };
 
 }  // namespace dcps_api

@@ -154,5 +154,79 @@ TEST_CASE("a writer listener with an empty mask leaves PUBLICATION_MATCHED to th
   CHECK_FALSE((writer.status_changes() & StatusMask::publication_matched()).any());
 }
 
+TEST_CASE("SUBSCRIPTION_MATCHED goes to the subscriber's listener, else the participant's",
+          "[listeners]") {
+  Recorder on_sub, on_dp;
+  Participant p;
+  p.dp.listener(&on_dp, StatusMask::subscription_matched() | StatusMask::publication_matched());
+  SECTION("the subscriber's") {
+    p.sub.listener(&on_sub, StatusMask::subscription_matched());
+    auto [reader, writer] = p.matched_pair();
+    REQUIRE(eventually([&] { return on_sub.count("any.subscription_matched") == 1; }));
+    REQUIRE(eventually([&] { return on_dp.count("any.publication_matched") == 1; }));
+    CHECK(on_sub.subscription_matched().current_count() == 1);
+    CHECK(stays([&] { return on_sub.total() == 1 && on_dp.total() == 1; }));
+  }
+  SECTION("the participant's") {
+    auto [reader, writer] = p.matched_pair();
+    REQUIRE(eventually([&] { return on_dp.count("any.subscription_matched") == 1; }));
+    REQUIRE(eventually([&] { return on_dp.count("any.publication_matched") == 1; }));
+    CHECK(stays([&] { return on_sub.total() == 0 && on_dp.total() == 2; }));
+  }
+}
+
+TEST_CASE("incompatible QoS calls each side's listener once, with the policy id", "[listeners]") {
+  Recorder on_writer, on_reader;
+  Participant p;
+  auto rq = reader_qos();
+  rq << spindle::policy::Consistency::Atomic();
+  auto wq = writer_qos();
+  wq << spindle::policy::Consistency::Unordered();
+  Reader reader(p.sub, p.topic, rq, &on_reader, StatusMask::requested_incompatible_qos());
+  Writer writer(p.pub, p.topic, wq, &on_writer, StatusMask::offered_incompatible_qos());
+  const auto id = dds::core::policy::policy_id<spindle::policy::Consistency>::value;
+  REQUIRE(eventually([&] {
+    return on_writer.count("writer.offered_incompatible_qos") == 1 &&
+           on_reader.count("reader.requested_incompatible_qos") == 1;
+  }));
+  CHECK(on_writer.last_policy() == id);
+  CHECK(on_reader.last_policy() == id);
+  CHECK(stays([&] { return on_writer.total() == 1 && on_reader.total() == 1; }));
+}
+
+TEST_CASE("SAMPLE_REJECTED calls the reader's listener once per rejected sample", "[listeners]") {
+  Recorder rec;
+  Participant p;
+  auto rq = reader_qos(policy::History::KeepAll());
+  rq << policy::ResourceLimits(dds::core::LENGTH_UNLIMITED, dds::core::LENGTH_UNLIMITED, 1);
+  Reader reader(p.sub, p.topic, rq, &rec, StatusMask::sample_rejected());
+  auto writer = p.writer();
+  wait_matched(writer, reader);
+  deliver_series(writer, 1, 4);
+  REQUIRE(eventually([&] { return rec.count("reader.sample_rejected") == 3; }));
+  CHECK(rec.last_total() == 3);
+  CHECK(stays([&] { return rec.total() == 3; }));
+  // Heard by the listener, the status is not also left pending.
+  CHECK_FALSE((reader.status_changes() & StatusMask::sample_rejected()).any());
+}
+
+TEST_CASE("deadline misses go to the participant's listener when no other listens", "[listeners]") {
+  Recorder on_dp;
+  Participant p;
+  p.dp.listener(&on_dp,
+                StatusMask::requested_deadline_missed() | StatusMask::offered_deadline_missed());
+  const policy::Deadline deadline(dds::core::Duration::from_millisecs(50));
+  auto rq = reader_qos();
+  rq << deadline;
+  auto wq = writer_qos();
+  wq << deadline;
+  auto [reader, writer] = p.matched_pair(rq, wq);
+  deliver(writer, flight(1, 1));
+  REQUIRE(eventually([&] {
+    return on_dp.count("any.requested_deadline_missed") >= 1 &&
+           on_dp.count("any.offered_deadline_missed") >= 1;
+  }));
+}
+
 }  // namespace
 }  // namespace dcps_api
