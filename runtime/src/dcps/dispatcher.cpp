@@ -86,7 +86,10 @@ void Dispatcher::run(const std::shared_ptr<State>& state) {
       s.timer_at.erase(it->second.first);
       s.timers.erase(it);
     } else if (!s.timers.empty()) {
-      s.cv.wait_until(lock, s.timers.begin()->first);
+      // A copy: wait_until reads its deadline again after waking, and a cancel() meanwhile
+      // may have erased the timer that held it.
+      const Clock::time_point next = s.timers.begin()->first;
+      s.cv.wait_until(lock, next);
       continue;
     } else {
       s.cv.wait(lock);
