@@ -108,6 +108,10 @@ Domain::~Domain() {
   transport_->disconnect();
 }
 
+bool Domain::on_predicate_thread() const noexcept {
+  return loop_ && loop_->on_loop_thread();
+}
+
 std::string_view Domain::transport_kind() const noexcept {
   return transport_->kind();
 }

@@ -126,6 +126,8 @@ class Domain {
   void set_suspicion_handler(SuspicionHandler handler);
 
   [[nodiscard]] Dispatcher& dispatcher() noexcept { return dispatcher_; }
+  // True on the predicate thread (in a delivery, discovery or suspicion upcall).
+  [[nodiscard]] bool on_predicate_thread() const noexcept;
   [[nodiscard]] DomainStats stats() const;
 
  private:

@@ -94,7 +94,8 @@ std::shared_ptr<detail::WriterCore> Publisher::create_writer(
   qos::check_consistent(q);
   // The writer's handle is its guid: what readers see as its publication handle.
   const auto guid = participant_->next_guid();
-  auto w = std::make_shared<Writer>(self_of<Publisher>(this), t, q, InstanceHandle(guid), guid);
+  auto w = make_entity<Writer>(participant_->domain(), self_of<Publisher>(this), t, q,
+                               InstanceHandle(guid), guid);
   {
     std::lock_guard lock(mu_);
     std::erase_if(writers_, [](const auto& x) { return x.expired(); });
@@ -184,7 +185,8 @@ std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
   qos::check_consistent(q);
   // The reader's handle is its guid: what writers see as its subscription handle.
   const auto guid = participant_->next_guid();
-  auto r = std::make_shared<Reader>(self_of<Subscriber>(this), t, q, InstanceHandle(guid), guid);
+  auto r = make_entity<Reader>(participant_->domain(), self_of<Subscriber>(this), t, q,
+                               InstanceHandle(guid), guid);
   {
     std::lock_guard lock(mu_);
     std::erase_if(readers_, [](const auto& x) { return x.expired(); });

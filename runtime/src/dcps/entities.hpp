@@ -63,6 +63,25 @@ struct MatchedWriter {
   std::chrono::steady_clock::time_point last_seen{};
 };
 
+// Makes an entity whose destruction never runs on the predicate thread. A delivery,
+// discovery or suspicion upcall holds entities for a moment (the writer it matches, the
+// reader it delivers to); if the application drops its last reference meanwhile, the
+// upcall's is the last. Destroying the entity there would deadlock (Reader::close()
+// unsubscribes under the lock the upcall holds) or, when the participant goes with it,
+// join the predicate thread from itself. Such a destruction is handed to the dispatcher
+// thread, which is built to run even the participant's end (Dispatcher::stop() from a job).
+// `domain` outlives the call: the entity being destroyed still holds its participant.
+template <class T, class... Args>
+std::shared_ptr<T> make_entity(Domain& domain, Args&&... args) {
+  return std::shared_ptr<T>(new T(std::forward<Args>(args)...), [&domain](T* entity) {
+    if (domain.on_predicate_thread()) {
+      domain.dispatcher().post([entity] { delete entity; });
+    } else {
+      delete entity;
+    }
+  });
+}
+
 class Participant final : public detail::ParticipantCore {
  public:
   Participant(std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& qos,

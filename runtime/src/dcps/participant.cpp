@@ -150,7 +150,7 @@ std::shared_ptr<detail::TopicCore> Participant::create_topic(const std::string& 
       return existing;
     }
   }
-  auto t = std::make_shared<Topic>(self, name, type, q, next_handle());
+  auto t = make_entity<Topic>(*domain_, self, name, type, q, next_handle());
   topics_[name] = t;
   return t;
 }
@@ -173,8 +173,8 @@ std::shared_ptr<detail::PublisherCore> Participant::create_publisher(
     const dds::pub::qos::PublisherQos& q) {
   check_open();
   qos::check_consistent(q);
-  auto p = std::make_shared<Publisher>(std::static_pointer_cast<Participant>(shared_from_this()), q,
-                                       next_handle());
+  auto p = make_entity<Publisher>(
+      *domain_, std::static_pointer_cast<Participant>(shared_from_this()), q, next_handle());
   std::lock_guard lock(mu_);
   std::erase_if(publishers_, [](const auto& w) { return w.expired(); });
   publishers_.push_back(p);
@@ -185,8 +185,8 @@ std::shared_ptr<detail::SubscriberCore> Participant::create_subscriber(
     const dds::sub::qos::SubscriberQos& q) {
   check_open();
   qos::check_consistent(q);
-  auto s = std::make_shared<Subscriber>(std::static_pointer_cast<Participant>(shared_from_this()),
-                                        q, next_handle());
+  auto s = make_entity<Subscriber>(
+      *domain_, std::static_pointer_cast<Participant>(shared_from_this()), q, next_handle());
   std::lock_guard lock(mu_);
   std::erase_if(subscribers_, [](const auto& w) { return w.expired(); });
   subscribers_.push_back(s);
