@@ -91,6 +91,13 @@ inline dds::sub::qos::DataReaderQos reader_qos(
 
 // One participant with a FlightState topic, a publisher and a subscriber.
 struct Participant {
+  Participant() = default;
+  Participant(const Participant&) = delete;
+  Participant& operator=(const Participant&) = delete;
+  // Closed explicitly, as DDS applications delete their participant: once close() returns
+  // no listener runs, so Recorders declared before the fixture may go next.
+  ~Participant() { dp.close(); }
+
   dds::domain::DomainParticipant dp{dds::domain::default_id()};
   dds::topic::Topic<FlightState> topic{dp, "FlightState"};
   dds::pub::Publisher pub{dp};

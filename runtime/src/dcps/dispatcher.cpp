@@ -2,6 +2,7 @@
 #include "dcps/dispatcher.hpp"
 
 #include <exception>
+#include <future>
 #include <iostream>
 #include <utility>
 
@@ -50,6 +51,19 @@ bool Dispatcher::cancel(TimerId id) {
   }
   state_->timer_at.erase(at);
   return true;
+}
+
+void Dispatcher::drain() {
+  if (on_dispatcher_thread()) return;
+  std::promise<void> done;
+  auto ran = done.get_future();
+  {
+    std::lock_guard lock(state_->mu);
+    if (state_->stopping) return;
+    state_->jobs.push_back([&done] { done.set_value(); });
+  }
+  state_->cv.notify_one();
+  ran.wait();  // stop() runs queued jobs too, so this cannot wait forever
 }
 
 void Dispatcher::stop() {

@@ -84,7 +84,8 @@ void Publisher::default_datawriter_qos(const dds::pub::qos::DataWriterQos& q) {
 }
 
 std::shared_ptr<detail::WriterCore> Publisher::create_writer(
-    const std::shared_ptr<detail::TopicCore>& topic, const dds::pub::qos::DataWriterQos& q) {
+    const std::shared_ptr<detail::TopicCore>& topic, const dds::pub::qos::DataWriterQos& q,
+    const detail::WriterHookFactory& hook, const StatusMask& mask) {
   check_open();
   auto t = std::dynamic_pointer_cast<Topic>(topic);
   if (!t || &t->owner() != participant_.get()) {
@@ -101,6 +102,7 @@ std::shared_ptr<detail::WriterCore> Publisher::create_writer(
     std::erase_if(writers_, [](const auto& x) { return x.expired(); });
     writers_.push_back(w);
   }
+  if (hook) w->listener(hook(w), mask);  // before the announcement: it hears every match
   participant_->announce(w);
   w->start_timers();
   return w;
@@ -144,6 +146,7 @@ void Publisher::close() {
   }
   for (auto& w : ws)
     w->close();
+  listener(nullptr, StatusMask::none());  // a closed entity calls no listener
   PublisherCore::close();
 }
 
@@ -175,7 +178,8 @@ void Subscriber::default_datareader_qos(const dds::sub::qos::DataReaderQos& q) {
 }
 
 std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
-    const std::shared_ptr<detail::TopicCore>& topic, const dds::sub::qos::DataReaderQos& q) {
+    const std::shared_ptr<detail::TopicCore>& topic, const dds::sub::qos::DataReaderQos& q,
+    const detail::ReaderHookFactory& hook, const StatusMask& mask) {
   check_open();
   auto t = std::dynamic_pointer_cast<Topic>(topic);
   if (!t || &t->owner() != participant_.get()) {
@@ -192,6 +196,7 @@ std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
     std::erase_if(readers_, [](const auto& x) { return x.expired(); });
     readers_.push_back(r);
   }
+  if (hook) r->listener(hook(r), mask);  // before the announcement: it hears every match
   participant_->domain().subscribe(topic_id(t->name()), r.get());
   participant_->announce(r);
   r->start_timers();
@@ -238,23 +243,27 @@ void Subscriber::close() {
   }
   for (auto& r : rs)
     r->close();
+  listener(nullptr, StatusMask::none());  // a closed entity calls no listener
   SubscriberCore::close();
 }
 
-void Subscriber::data_arrived(const std::shared_ptr<Reader>& reader) {
+void Subscriber::data_arrived(Reader& reader) {
   const auto on_readers = StatusMask::data_on_readers();
   statuses().set_changes(on_readers);
-  reader->statuses().set_changes(StatusMask::data_available());
+  reader.statuses().set_changes(StatusMask::data_available());
   dds::sub::SubscriberListener* l = listener_for(on_readers);
   if (l == nullptr) l = participant_->listener_for(on_readers);
   if (l == nullptr) {
-    reader->raise_data_available();
+    reader.raise_data_available();
     return;
   }
-  auto self = self_of<Subscriber>(this);
-  participant_->dispatcher().post([l, self] {
-    dds::sub::Subscriber s(self);
-    l->on_data_on_readers(s);
+  // Weak until the job runs: the predicate thread must not end up holding the last
+  // reference (see make_entity()).
+  participant_->dispatcher().post([l, weak = weak_from_this()] {
+    if (auto self = weak.lock()) {
+      dds::sub::Subscriber s(std::static_pointer_cast<SubscriberCore>(self));
+      l->on_data_on_readers(s);
+    }
   });
 }
 
@@ -298,6 +307,7 @@ void Writer::close() {
   d.cancel(deadline_timer_);
   d.cancel(liveliness_timer_);
   publisher_->owner().retire_writer(guid_, subgroup_);
+  listener(nullptr, StatusMask::none());  // a closed entity calls no listener
   WriterCore::close();
 }
 
@@ -706,6 +716,7 @@ void Reader::close() {
   d.cancel(liveliness_timer_);
   d.cancel(expiry_timer_);
   owner.retire_reader(guid_, subgroup_);
+  listener(nullptr, StatusMask::none());  // a closed entity calls no listener
   ReaderCore::close();
 }
 
@@ -845,15 +856,14 @@ void Reader::raise_data_available() {
   if (!hook && any == nullptr) return;
   // One call pending at a time: a fast stream must not queue a call per batch.
   if (data_available_posted_.exchange(true)) return;
-  auto weak = std::weak_ptr<ReaderCore>(std::static_pointer_cast<ReaderCore>(shared_from_this()));
-  subscriber_->owner().dispatcher().post([this, weak, hook, any] {
+  subscriber_->owner().dispatcher().post([this, weak = weak_from_this(), hook, any] {
     auto self = weak.lock();
     if (!self) return;
     data_available_posted_.store(false);
     if (hook) {
       hook->on_data_available();
     } else {
-      dds::sub::AnyDataReader r(self);
+      dds::sub::AnyDataReader r(std::static_pointer_cast<ReaderCore>(self));
       any->on_data_available(r);
     }
   });
@@ -915,9 +925,7 @@ void Reader::unmatched(std::uint64_t writer_guid) {
   }
   const InstanceHandle h(writer_guid);
   if (cache_->writer_lost(h, dds::core::Time::now()) > 0) {
-    if (auto self = std::static_pointer_cast<Reader>(weak_from_this().lock())) {
-      subscriber_->data_arrived(self);
-    }
+    subscriber_->data_arrived(*this);
   }
   using S = dds::core::status::SubscriptionMatchedStatus;
   event<S>(
@@ -1041,9 +1049,7 @@ void Reader::on_batch_end() {
     }
   }
   if (available) {
-    if (auto self = std::static_pointer_cast<Reader>(weak_from_this().lock())) {
-      subscriber_->data_arrived(self);
-    }
+    subscriber_->data_arrived(*this);
   }
   schedule_expiry();
 }
@@ -1144,9 +1150,7 @@ void Reader::check_liveliness() {
   for (auto g : lost) {
     const InstanceHandle h(g);
     if (cache_->writer_lost(h, dds::core::Time::now()) > 0) {
-      if (auto self = std::static_pointer_cast<Reader>(weak_from_this().lock())) {
-        subscriber_->data_arrived(self);
-      }
+      subscriber_->data_arrived(*this);
     }
     using L = dds::core::status::LivelinessChangedStatus;
     event<L>(

@@ -203,7 +203,9 @@ class Publisher final : public detail::PublisherCore {
   dds::pub::qos::DataWriterQos default_datawriter_qos() const override;
   void default_datawriter_qos(const dds::pub::qos::DataWriterQos& q) override;
   std::shared_ptr<detail::WriterCore> create_writer(const std::shared_ptr<detail::TopicCore>& topic,
-                                                    const dds::pub::qos::DataWriterQos& q) override;
+                                                    const dds::pub::qos::DataWriterQos& q,
+                                                    const detail::WriterHookFactory& hook,
+                                                    const StatusMask& mask) override;
   void wait_for_acknowledgments(const dds::core::Duration& timeout) override;
   void listener(dds::pub::PublisherListener* l, const StatusMask& mask) override;
   dds::pub::PublisherListener* listener() const override;
@@ -231,7 +233,9 @@ class Subscriber final : public detail::SubscriberCore {
   dds::sub::qos::DataReaderQos default_datareader_qos() const override;
   void default_datareader_qos(const dds::sub::qos::DataReaderQos& q) override;
   std::shared_ptr<detail::ReaderCore> create_reader(const std::shared_ptr<detail::TopicCore>& topic,
-                                                    const dds::sub::qos::DataReaderQos& q) override;
+                                                    const dds::sub::qos::DataReaderQos& q,
+                                                    const detail::ReaderHookFactory& hook,
+                                                    const StatusMask& mask) override;
   std::vector<std::shared_ptr<detail::ReaderCore>> readers_with(
       const dds::sub::status::DataState& state) const override;
   void notify_datareaders() override;
@@ -242,7 +246,7 @@ class Subscriber final : public detail::SubscriberCore {
   Participant& owner() const { return *participant_; }
   // A reader of this subscriber has new data: DATA_ON_READERS, or the readers' own
   // DATA_AVAILABLE when nobody listens for DATA_ON_READERS.
-  void data_arrived(const std::shared_ptr<Reader>& reader);
+  void data_arrived(Reader& reader);
 
  private:
   const std::shared_ptr<Participant> participant_;

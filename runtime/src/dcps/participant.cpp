@@ -48,9 +48,16 @@ Participant::~Participant() {
   domain_.reset();  // stops the predicate and listener threads before members go
 }
 
+// After close() returns no listener of this participant or its entities runs again: the
+// entities are closed (and drop their listeners), and the callbacks already queued run
+// first — so an application may destroy its listener objects next. (The participant
+// itself may outlive its last reference for a moment, when an upcall held that: see
+// make_entity().) From a listener, close() cannot wait for the queue it runs in.
 void Participant::close() {
   if (is_closed()) return;
   close_contained_entities();
+  listener(nullptr, StatusMask::none());
+  domain_->dispatcher().drain();
   ParticipantCore::close();
 }
 

@@ -35,8 +35,7 @@ class DataWriter : public AnyDataWriter {
   DataWriter(const Publisher& pub, const dds::topic::Topic<T>& topic, const qos::DataWriterQos& q,
              DataWriterListener<T>* listener = nullptr,
              const dds::core::status::StatusMask& mask = dds::core::status::StatusMask::all())
-      : AnyDataWriter(pub.core().create_writer(topic.core_ptr(), q)) {
-    if (listener != nullptr) this->listener(listener, mask);
+      : AnyDataWriter(pub.core().create_writer(topic.core_ptr(), q, hook_factory(listener), mask)) {
   }
   explicit DataWriter(std::shared_ptr<Core> core) : AnyDataWriter(std::move(core)) {}
 
@@ -123,6 +122,12 @@ class DataWriter : public AnyDataWriter {
     auto h = lookup_instance(key);
     if (h.is_nil()) throw dds::core::PreconditionNotMetError("DataWriter: unknown instance");
     return h;
+  }
+
+  // The listener goes in before the writer is announced (spindle::detail::WriterHookFactory).
+  static spindle::detail::WriterHookFactory hook_factory(DataWriterListener<T>* l) {
+    if (l == nullptr) return {};
+    return [l](const std::shared_ptr<Core>& c) { return std::make_shared<Hook>(l, c); };
   }
 
   class Hook final : public spindle::detail::WriterListenerHook {

@@ -36,8 +36,7 @@ class DataReader : public AnyDataReader {
   DataReader(const Subscriber& sub, const dds::topic::Topic<T>& topic, const qos::DataReaderQos& q,
              DataReaderListener<T>* listener = nullptr,
              const dds::core::status::StatusMask& mask = dds::core::status::StatusMask::all())
-      : AnyDataReader(sub.core().create_reader(topic.core_ptr(), q)) {
-    if (listener != nullptr) this->listener(listener, mask);
+      : AnyDataReader(sub.core().create_reader(topic.core_ptr(), q, hook_factory(listener), mask)) {
   }
   explicit DataReader(std::shared_ptr<Core> core) : AnyDataReader(std::move(core)) {}
   explicit DataReader(const dds::core::Entity& e) : AnyDataReader(e) {}
@@ -117,6 +116,12 @@ class DataReader : public AnyDataReader {
       core().read(sel, sink);
     }
     return out;
+  }
+
+  // The listener goes in before the reader is announced (spindle::detail::ReaderHookFactory).
+  static spindle::detail::ReaderHookFactory hook_factory(DataReaderListener<T>* l) {
+    if (l == nullptr) return {};
+    return [l](const std::shared_ptr<Core>& c) { return std::make_shared<Hook>(l, c); };
   }
 
   class Hook final : public spindle::detail::ReaderListenerHook {
