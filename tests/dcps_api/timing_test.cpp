@@ -35,13 +35,15 @@ TEST_CASE("a silent instance misses its deadline on the writer and on the reader
 
 TEST_CASE("an instance written faster than its deadline never misses it", "[timing]") {
   Participant p;
-  const policy::Deadline deadline(Duration::from_millisecs(400));
+  // A write every 20 ms against a 1 s deadline: only a stall of a second (a loaded machine
+  // under the sanitizers has shown 400 ms) could miss it.
+  const policy::Deadline deadline(Duration::from_secs(1));
   auto wq = writer_qos();
   wq << deadline;
   auto rq = reader_qos(policy::History::KeepLast(1));
   rq << deadline;
   auto [reader, writer] = p.matched_pair(rq, wq);
-  for (std::uint64_t i = 0; i < 50; ++i) {
+  for (std::uint64_t i = 0; i < 60; ++i) {
     writer.write(flight(8, i));
     std::this_thread::sleep_for(20ms);
   }
