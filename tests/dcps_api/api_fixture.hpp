@@ -113,6 +113,14 @@ struct Participant {
   //   auto [reader, writer] = p.matched_pair();
   std::pair<Reader, Writer> matched_pair(const dds::sub::qos::DataReaderQos& rq = reader_qos(),
                                          const dds::pub::qos::DataWriterQos& wq = writer_qos());
+  // The same with `policies` added to both the reader's and the writer's QoS.
+  template <class... P>
+  std::pair<Reader, Writer> matched_pair_with(const P&... policies) {
+    auto rq = reader_qos();
+    auto wq = writer_qos();
+    ((rq << policies, wq << policies), ...);
+    return matched_pair(rq, wq);
+  }
 };
 
 // Until `writer` matches `readers` readers and `reader` matches `writers` writers (counted

@@ -157,6 +157,8 @@ TEST_CASE("register_instance and lookup_instance agree; key_value returns the ke
   CHECK(writer.register_instance(flight(42, 1)) == h);
   FlightState key;
   CHECK(writer.key_value(key, h).aircraft_id() == 42);
+  CHECK_THROWS_AS(writer.key_value(key, dds::core::InstanceHandle(123456789)),
+                  dds::core::InvalidArgumentError);
 
   writer.write(flight(42, 7), h);
   flush(writer);

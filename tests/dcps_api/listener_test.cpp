@@ -215,12 +215,8 @@ TEST_CASE("deadline misses go to the participant's listener when no other listen
   Participant p;
   p.dp.listener(&on_dp,
                 StatusMask::requested_deadline_missed() | StatusMask::offered_deadline_missed());
-  const policy::Deadline deadline(dds::core::Duration::from_millisecs(50));
-  auto rq = reader_qos();
-  rq << deadline;
-  auto wq = writer_qos();
-  wq << deadline;
-  auto [reader, writer] = p.matched_pair(rq, wq);
+  auto [reader, writer] =
+      p.matched_pair_with(policy::Deadline(dds::core::Duration::from_millisecs(50)));
   deliver(writer, flight(1, 1));
   REQUIRE(eventually([&] {
     return on_dp.count("any.requested_deadline_missed") >= 1 &&

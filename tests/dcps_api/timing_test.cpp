@@ -13,12 +13,7 @@ using IS = status::InstanceState;
 
 TEST_CASE("a silent instance misses its deadline on the writer and on the reader", "[timing]") {
   Participant p;
-  const policy::Deadline deadline(Duration::from_millisecs(50));
-  auto wq = writer_qos();
-  wq << deadline;
-  auto rq = reader_qos();
-  rq << deadline;
-  auto [reader, writer] = p.matched_pair(rq, wq);
+  auto [reader, writer] = p.matched_pair_with(policy::Deadline(Duration::from_millisecs(50)));
   deliver(writer, flight(8, 1));
   const auto wh = writer.lookup_instance(flight(8, 0));
   const auto rh = reader.lookup_instance(flight(8, 0));
@@ -37,12 +32,8 @@ TEST_CASE("an instance written faster than its deadline never misses it", "[timi
   Participant p;
   // A write every 20 ms against a 1 s deadline: only a stall of a second (a loaded machine
   // under the sanitizers has shown 400 ms) could miss it.
-  const policy::Deadline deadline(Duration::from_secs(1));
-  auto wq = writer_qos();
-  wq << deadline;
-  auto rq = reader_qos(policy::History::KeepLast(1));
-  rq << deadline;
-  auto [reader, writer] = p.matched_pair(rq, wq);
+  auto [reader, writer] =
+      p.matched_pair_with(policy::Deadline(Duration::from_secs(1)), policy::History::KeepLast(1));
   for (std::uint64_t i = 0; i < 60; ++i) {
     writer.write(flight(8, i));
     std::this_thread::sleep_for(20ms);
@@ -54,11 +45,8 @@ TEST_CASE("an instance written faster than its deadline never misses it", "[timi
 TEST_CASE("a manual-liveliness writer that stays silent loses liveliness; asserting revives it",
           "[timing][liveliness]") {
   Participant p;
-  auto wq = writer_qos();
-  wq << policy::Liveliness::ManualByTopic(Duration::from_millisecs(100));
-  auto rq = reader_qos();
-  rq << policy::Liveliness::ManualByTopic(Duration::from_millisecs(100));
-  auto [reader, writer] = p.matched_pair(rq, wq);
+  auto [reader, writer] =
+      p.matched_pair_with(policy::Liveliness::ManualByTopic(Duration::from_millisecs(100)));
   deliver(writer, flight(9, 1));
 
   REQUIRE(eventually([&] { return writer.liveliness_lost_status().total_count() >= 1; }));
