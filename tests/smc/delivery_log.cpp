@@ -103,7 +103,7 @@ std::vector<std::string> check(const std::vector<SubgroupSpec>& subgroups,
           fail(who + "payload of message " + std::to_string(d.index) + " from " +
                std::to_string(d.sender) + " differs from what was sent");
         }
-        if (spec.atomic) {
+        if (spec.atomic && d.seq >= 0) {
           if (d.seq <= last_seq)
             fail(who + "global seq not increasing at position " + std::to_string(k));
           const auto rank = static_cast<std::int64_t>(sit - spec.senders.begin());
@@ -182,6 +182,17 @@ NodeLog read_log(const std::filesystem::path& file) {
     }
   }
   return log;
+}
+
+std::filesystem::path log_path(const std::filesystem::path& dir, std::uint32_t i) {
+  return dir / ("node" + std::to_string(i) + ".log");
+}
+
+std::vector<NodeLog> read_logs(const std::filesystem::path& dir, std::uint32_t n) {
+  std::vector<NodeLog> logs;
+  for (std::uint32_t i = 0; i < n; ++i)
+    logs.push_back(read_log(log_path(dir, i)));
+  return logs;
 }
 
 }  // namespace spindle::testing

@@ -21,7 +21,7 @@ namespace spindle::testing {
 
 struct Sent {
   std::uint32_t subgroup = 0;
-  std::uint32_t sender = 0;  // node id
+  std::uint32_t sender = 0;  // node id (SMC logs) or writer id (DCPS logs)
   std::uint64_t index = 0;
   std::uint32_t size = 0;
   std::uint32_t checksum = 0;
@@ -29,8 +29,10 @@ struct Sent {
 
 struct Delivered {
   std::uint32_t subgroup = 0;
-  std::uint32_t sender = 0;  // node id
+  std::uint32_t sender = 0;  // node id (SMC logs) or writer id (DCPS logs)
   std::uint64_t index = 0;
+  // SMC's global sequence number; -1 where the logger cannot see it (a DCPS reader): the
+  // identical order of an atomic subgroup is then checked by (sender, index) alone.
   std::int64_t seq = -1;
   std::uint32_t size = 0;
   std::uint32_t checksum = 0;
@@ -62,5 +64,8 @@ std::vector<std::string> check(const std::vector<SubgroupSpec>& subgroups,
 
 void write_log(const std::filesystem::path& file, const NodeLog& log);
 NodeLog read_log(const std::filesystem::path& file);
+// The logs `dir`/node0.log ... node<n-1>.log of a multi-process run.
+std::filesystem::path log_path(const std::filesystem::path& dir, std::uint32_t i);
+std::vector<NodeLog> read_logs(const std::filesystem::path& dir, std::uint32_t n);
 
 }  // namespace spindle::testing

@@ -100,6 +100,17 @@ int Process::wait(Deadline deadline) {
   }
 }
 
+std::vector<std::string> wait_all(const std::vector<std::unique_ptr<Process>>& procs,
+                                  Deadline deadline) {
+  std::vector<std::string> errors;
+  for (std::size_t i = 0; i < procs.size(); ++i) {
+    const int rc = procs[i]->wait(deadline);
+    if (rc != 0)
+      errors.push_back("node " + std::to_string(i) + " exited with " + std::to_string(rc));
+  }
+  return errors;
+}
+
 std::string self_dir() {
   char exe[4096] = {};
   const auto n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);

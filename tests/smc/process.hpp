@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,10 @@ class Process {
   bool reaped_ = false;
   int status_ = -1;
 };
+
+// Waits for every child (bounded by `deadline`); a message for each that did not exit 0.
+std::vector<std::string> wait_all(const std::vector<std::unique_ptr<Process>>& procs,
+                                  Deadline deadline);
 
 // The path of the running executable (to spawn helpers that sit beside it).
 std::string self_dir();

@@ -58,7 +58,7 @@ std::vector<std::string> run(const Config& c, const std::string& kind) {
                                   "--id",
                                   std::to_string(100 + i),
                                   "--log",
-                                  (dir / ("node" + std::to_string(i) + ".log")).string(),
+                                  tst::log_path(dir, i).string(),
                                   "--ns",
                                   "smc" + std::to_string(::getpid()) + c.name,
                                   "--timeout-ms",
@@ -92,15 +92,9 @@ std::vector<std::string> run(const Config& c, const std::string& kind) {
   std::ofstream(file) << sg::to_yaml(g);
   for (auto& p : procs)
     p->send("go " + file.string());
-  for (std::uint32_t i = 0; i < c.processes; ++i) {
-    const int rc = procs[i]->wait(deadline);
-    if (rc != 0)
-      errors.push_back("node " + std::to_string(i) + " exited with " + std::to_string(rc));
-  }
+  errors = tst::wait_all(procs, deadline);
   if (!errors.empty()) return errors;
-  std::vector<tst::NodeLog> logs;
-  for (std::uint32_t i = 0; i < c.processes; ++i)
-    logs.push_back(tst::read_log(dir / ("node" + std::to_string(i) + ".log")));
+  const auto logs = tst::read_logs(dir, c.processes);
   errors = tst::check(tst::specs_of(g), logs, true);
   std::size_t delivered = 0;
   for (const auto& l : logs)
@@ -110,7 +104,7 @@ std::vector<std::string> run(const Config& c, const std::string& kind) {
   // The same verdict from the command-line checker.
   std::vector<std::string> check_argv{tst::self_dir() + "/smc_delivery_check", file.string()};
   for (std::uint32_t i = 0; i < c.processes; ++i)
-    check_argv.push_back((dir / ("node" + std::to_string(i) + ".log")).string());
+    check_argv.push_back(tst::log_path(dir, i).string());
   tst::Process checker(check_argv);
   const int check_rc = checker.wait(deadline);
   if (errors.empty() && check_rc != 0)

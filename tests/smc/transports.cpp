@@ -1,6 +1,11 @@
 // Transport factory for multi-process SMC runs (see transports.hpp).
 #include "transports.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <stdexcept>
 
 #if SPINDLE_HAVE_TCP
@@ -45,6 +50,21 @@ std::vector<std::string> available_transports() {
   out.push_back("tcp");
 #endif
   return out;
+}
+
+std::uint16_t free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error("socket() failed");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  // Port 0: the kernel picks a free one, which getsockname() reports.
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  ::close(fd);
+  if (!ok) throw std::runtime_error("no free loopback port");
+  return ntohs(addr.sin_port);
 }
 
 }  // namespace spindle::testing

@@ -1,5 +1,6 @@
 // Builds a transport by name for the multi-process tests and the benchmark: "tcp"
-// (loopback) and, when built, "shm". Threading: control thread only.
+// (loopback) and, when built, "shm"; finds free loopback ports for domain files.
+// Threading: control thread only.
 #pragma once
 
 #include <cstdint>
@@ -20,5 +21,7 @@ struct Made {
 Made make_transport(const std::string& kind, transport::NodeId id, const std::string& ns);
 // Transports compiled into this build, in the order tests run them.
 std::vector<std::string> available_transports();
+// A TCP port on 127.0.0.1 that was free a moment ago, for domain files listing members.
+std::uint16_t free_loopback_port();
 
 }  // namespace spindle::testing

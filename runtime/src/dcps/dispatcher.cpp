@@ -2,6 +2,7 @@
 #include "dcps/dispatcher.hpp"
 
 #include <exception>
+#include <future>
 #include <iostream>
 #include <utility>
 
@@ -52,6 +53,19 @@ bool Dispatcher::cancel(TimerId id) {
   return true;
 }
 
+void Dispatcher::drain() {
+  if (on_dispatcher_thread()) return;
+  std::promise<void> done;
+  auto ran = done.get_future();
+  {
+    std::lock_guard lock(state_->mu);
+    if (state_->stopping) return;
+    state_->jobs.push_back([&done] { done.set_value(); });
+  }
+  state_->cv.notify_one();
+  ran.wait();  // stop() runs queued jobs too, so this cannot wait forever
+}
+
 void Dispatcher::stop() {
   {
     std::lock_guard lock(state_->mu);
@@ -86,7 +100,10 @@ void Dispatcher::run(const std::shared_ptr<State>& state) {
       s.timer_at.erase(it->second.first);
       s.timers.erase(it);
     } else if (!s.timers.empty()) {
-      s.cv.wait_until(lock, s.timers.begin()->first);
+      // A copy: wait_until reads its deadline again after waking, and a cancel() meanwhile
+      // may have erased the timer that held it.
+      const Clock::time_point next = s.timers.begin()->first;
+      s.cv.wait_until(lock, next);
       continue;
     } else {
       s.cv.wait(lock);

@@ -39,6 +39,9 @@ class Dispatcher {
   TimerId schedule(Clock::time_point when, Job job);
   // True if the timer had not run yet.
   bool cancel(TimerId id);
+  // Waits until every job posted before the call has run (timers aside). Returns at once
+  // on the dispatcher's own thread, or once stopping.
+  void drain();
   // Runs the queued jobs (not pending timers) and joins. Idempotent.
   void stop();
   // True on the dispatcher's own thread (a listener calling back into the runtime).

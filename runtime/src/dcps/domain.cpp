@@ -96,6 +96,10 @@ Domain::Domain(const config::DomainConfig& config, std::unique_ptr<transport::Tr
         << ". Start every member's participant, or check SPINDLE_CONFIG / SPINDLE_NODE_ID.";
     throw dds::core::Error(msg.str());
   }
+}
+
+void Domain::start() {
+  if (loop_) return;
   loop_ = std::make_unique<sst::PredicateLoop>(*sst_, *predicates_);
   loop_->start();
 }
@@ -110,6 +114,10 @@ Domain::~Domain() {
   stop();
   smc_.reset();
   transport_->disconnect();
+}
+
+bool Domain::on_predicate_thread() const noexcept {
+  return loop_ && loop_->on_loop_thread();
 }
 
 std::string_view Domain::transport_kind() const noexcept {

@@ -92,9 +92,13 @@ class Domain {
   // `left`: the member disconnected cleanly (its participant closed) rather than failed.
   using SuspicionHandler = std::function<void(NodeId node, bool left, const std::string& why)>;
 
-  // Connects to every configured member (blocking up to engine.connect_timeout) and starts
-  // the predicate thread. Throws dds::core::Error naming the members it could not reach.
+  // Connects to every configured member (blocking up to engine.connect_timeout). Throws
+  // dds::core::Error naming the members it could not reach.
   Domain(const config::DomainConfig& config, std::unique_ptr<transport::Transport> transport);
+  // Starts the predicate thread: deliveries begin. Call it once the builtin and suspicion
+  // handlers are set — peers may have sent already, and an `unordered` message delivered
+  // before the builtin handler exists would be dropped (a discovery record lost for good).
+  void start();
   ~Domain();
   Domain(const Domain&) = delete;
   Domain& operator=(const Domain&) = delete;
@@ -138,12 +142,14 @@ class Domain {
 
   void subscribe(std::uint64_t topic, TopicSink* sink);
   void unsubscribe(std::uint64_t topic, TopicSink* sink);
-  // Builtin messages (discovery, liveliness), in delivery order. Set before publishing.
+  // Builtin messages (discovery, liveliness), in delivery order. Set before start().
   void set_builtin_handler(BuiltinHandler handler);
   // A member suspected by the transport or by missing heartbeats (predicate thread).
   void set_suspicion_handler(SuspicionHandler handler);
 
   [[nodiscard]] Dispatcher& dispatcher() noexcept { return dispatcher_; }
+  // True on the predicate thread (in a delivery, discovery or suspicion upcall).
+  [[nodiscard]] bool on_predicate_thread() const noexcept;
   [[nodiscard]] DomainStats stats() const;
 
   // Stops the predicate thread (no more deliveries, discovery or suspicion callbacks),

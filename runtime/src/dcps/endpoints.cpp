@@ -85,7 +85,7 @@ void Publisher::default_datawriter_qos(const dds::pub::qos::DataWriterQos& q) {
 
 std::shared_ptr<detail::WriterCore> Publisher::create_writer(
     const std::shared_ptr<detail::TopicCore>& topic, const dds::pub::qos::DataWriterQos& q,
-    const detail::WriterHookFactory& listener, const StatusMask& mask) {
+    const detail::WriterHookFactory& hook, const StatusMask& mask) {
   check_open();
   auto t = std::dynamic_pointer_cast<Topic>(topic);
   if (!t || &t->owner() != participant_.get()) {
@@ -93,14 +93,16 @@ std::shared_ptr<detail::WriterCore> Publisher::create_writer(
         "DataWriter: the topic belongs to another participant");
   }
   qos::check_consistent(q);
-  auto w = std::make_shared<Writer>(self_of<Publisher>(this), t, q, participant_->next_handle(),
-                                    participant_->next_guid());
+  // The writer's handle is its guid: what readers see as its publication handle.
+  const auto guid = participant_->next_guid();
+  auto w = make_entity<Writer>(participant_->domain(), self_of<Publisher>(this), t, q,
+                               InstanceHandle(guid), guid);
   {
     std::lock_guard lock(mu_);
     std::erase_if(writers_, [](const auto& x) { return x.expired(); });
     writers_.push_back(w);
   }
-  if (listener) w->listener(listener(w), mask);  // before the first match can happen
+  if (hook) w->listener(hook(w), mask);  // before the announcement: it hears every match
   participant_->announce(w);
   w->start_timers();
   return w;
@@ -144,6 +146,7 @@ void Publisher::close() {
   }
   for (auto& w : ws)
     w->close();
+  listener(nullptr, StatusMask::none());  // a closed entity calls no listener
   PublisherCore::close();
 }
 
@@ -176,7 +179,7 @@ void Subscriber::default_datareader_qos(const dds::sub::qos::DataReaderQos& q) {
 
 std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
     const std::shared_ptr<detail::TopicCore>& topic, const dds::sub::qos::DataReaderQos& q,
-    const detail::ReaderHookFactory& listener, const StatusMask& mask) {
+    const detail::ReaderHookFactory& hook, const StatusMask& mask) {
   check_open();
   auto t = std::dynamic_pointer_cast<Topic>(topic);
   if (!t || &t->owner() != participant_.get()) {
@@ -184,14 +187,16 @@ std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
         "DataReader: the topic belongs to another participant");
   }
   qos::check_consistent(q);
-  auto r = std::make_shared<Reader>(self_of<Subscriber>(this), t, q, participant_->next_handle(),
-                                    participant_->next_guid());
+  // The reader's handle is its guid: what writers see as its subscription handle.
+  const auto guid = participant_->next_guid();
+  auto r = make_entity<Reader>(participant_->domain(), self_of<Subscriber>(this), t, q,
+                               InstanceHandle(guid), guid);
   {
     std::lock_guard lock(mu_);
     std::erase_if(readers_, [](const auto& x) { return x.expired(); });
     readers_.push_back(r);
   }
-  if (listener) r->listener(listener(r), mask);  // before the first match can happen
+  if (hook) r->listener(hook(r), mask);  // before the announcement: it hears every match
   participant_->domain().subscribe(topic_id(t->name()), r.get());
   participant_->announce(r);
   r->start_timers();
@@ -238,23 +243,27 @@ void Subscriber::close() {
   }
   for (auto& r : rs)
     r->close();
+  listener(nullptr, StatusMask::none());  // a closed entity calls no listener
   SubscriberCore::close();
 }
 
-void Subscriber::data_arrived(const std::shared_ptr<Reader>& reader) {
+void Subscriber::data_arrived(Reader& reader) {
   const auto on_readers = StatusMask::data_on_readers();
   statuses().set_changes(on_readers);
-  reader->statuses().set_changes(StatusMask::data_available());
+  reader.statuses().set_changes(StatusMask::data_available());
   dds::sub::SubscriberListener* l = listener_for(on_readers);
   if (l == nullptr) l = participant_->listener_for(on_readers);
   if (l == nullptr) {
-    reader->raise_data_available();
+    reader.raise_data_available();
     return;
   }
-  auto self = self_of<Subscriber>(this);
-  participant_->dispatcher().post([l, self] {
-    dds::sub::Subscriber s(self);
-    l->on_data_on_readers(s);
+  // Weak until the job runs: the predicate thread must not end up holding the last
+  // reference (see make_entity()).
+  participant_->dispatcher().post([l, weak = weak_from_this()] {
+    if (auto self = weak.lock()) {
+      dds::sub::Subscriber s(std::static_pointer_cast<SubscriberCore>(self));
+      l->on_data_on_readers(s);
+    }
   });
 }
 
@@ -306,6 +315,7 @@ void Writer::close() {
   d.cancel(deadline_timer_);
   d.cancel(liveliness_timer_);
   publisher_->owner().retire_writer(guid_, subgroup_);
+  listener(nullptr, StatusMask::none());  // a closed entity calls no listener
   WriterCore::close();
 }
 
@@ -353,7 +363,7 @@ Writer::Instance& Writer::instance_for(const void* sample, const cdr::KeyHash& k
   created = it == instances_.end();
   if (!created) return it->second;
   Instance i;
-  i.handle = publisher_->owner().next_handle();
+  i.handle = publisher_->owner().next_instance_handle();
   const auto& t = topic_->type();
   i.key_holder.resize(t.size(sample));
   (void)t.serialize(sample, i.key_holder);
@@ -397,7 +407,8 @@ void Writer::send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Tim
       deadline());
 }
 
-cdr::KeyHash Writer::note_write(const void* sample, InstanceHandle handle) {
+cdr::KeyHash Writer::note_write(const void* sample, InstanceHandle handle,
+                                InstanceHandle& created) {
   const auto& t = topic_->type();
   cdr::KeyHash key{};
   try {
@@ -407,16 +418,17 @@ cdr::KeyHash Writer::note_write(const void* sample, InstanceHandle handle) {
                                       ">: the key cannot be serialized: " + e.what());
   }
   std::lock_guard lock(mu_);
-  bool created = false;
-  Instance& i = instance_for(sample, key, created);
+  bool is_new = false;
+  Instance& i = instance_for(sample, key, is_new);
   if (!handle.is_nil() && handle != i.handle) {
-    if (created) {
+    if (is_new) {
       by_handle_.erase(i.handle.value());
       instances_.erase(key);
     }
     throw dds::core::PreconditionNotMetError(
         "DataWriter::write: the instance handle does not belong to the sample's key");
   }
+  created = is_new ? i.handle : InstanceHandle::nil();
   i.registered = true;
   i.last_write = SteadyClock::now();
   last_assert_ = i.last_write;
@@ -424,11 +436,30 @@ cdr::KeyHash Writer::note_write(const void* sample, InstanceHandle handle) {
   return key;
 }
 
+// A failed write (larger than a slot, ring full, not serializable) must not leave behind an
+// instance it created: no reader heard of it, and its key holder — that very sample — would
+// be refused again when close() sends the unregister.
+void Writer::forget_created(const cdr::KeyHash& key, InstanceHandle created) {
+  if (created.is_nil()) return;
+  std::lock_guard lock(mu_);
+  auto it = instances_.find(key);
+  if (it != instances_.end() && it->second.handle == created) {
+    by_handle_.erase(created.value());
+    instances_.erase(it);
+  }
+}
+
 void Writer::write(const void* sample, const dds::core::Time& ts, InstanceHandle handle) {
   check_open();
   if (!is_enabled()) throw dds::core::NotEnabledError("DataWriter: not enabled");
-  const auto key = note_write(sample, handle);
-  send(SampleKind::data, key, ts, {}, sample);
+  InstanceHandle created;
+  const auto key = note_write(sample, handle, created);
+  try {
+    send(SampleKind::data, key, ts, {}, sample);
+  } catch (...) {
+    forget_created(key, created);
+    throw;
+  }
 }
 
 void* Writer::loan() {
@@ -451,21 +482,24 @@ bool Writer::is_loan(const void* sample) const {
   return loans_.contains(sample);
 }
 
+Domain::Slot Writer::end_loan(const void* sample) {
+  std::lock_guard lock(mu_);
+  auto it = loans_.find(sample);
+  if (it == loans_.end()) {
+    throw dds::core::PreconditionNotMetError("DataWriter: the sample is not on loan");
+  }
+  const Domain::Slot slot = it->second;
+  loans_.erase(it);
+  return slot;
+}
+
 void Writer::write_loan(const void* sample, const dds::core::Time& ts) {
   check_open();
-  Domain::Slot slot;
-  {
-    std::lock_guard lock(mu_);
-    auto it = loans_.find(sample);
-    if (it == loans_.end()) {
-      throw dds::core::PreconditionNotMetError("DataWriter: the sample is not on loan");
-    }
-    slot = it->second;
-    loans_.erase(it);
-  }
+  const Domain::Slot slot = end_loan(sample);
   cdr::KeyHash key{};
   try {
-    key = note_write(sample, {});
+    InstanceHandle created;
+    key = note_write(sample, {}, created);
   } catch (...) {
     publisher_->owner().domain().abandon(slot);
     throw;
@@ -481,17 +515,7 @@ void Writer::write_loan(const void* sample, const dds::core::Time& ts) {
 }
 
 void Writer::return_loan(const void* sample) {
-  Domain::Slot slot;
-  {
-    std::lock_guard lock(mu_);
-    auto it = loans_.find(sample);
-    if (it == loans_.end()) {
-      throw dds::core::PreconditionNotMetError("DataWriter: the sample is not on loan");
-    }
-    slot = it->second;
-    loans_.erase(it);
-  }
-  publisher_->owner().domain().abandon(slot);
+  publisher_->owner().domain().abandon(end_loan(sample));
 }
 
 InstanceHandle Writer::register_instance(const void* key_holder, const dds::core::Time&) {
@@ -763,6 +787,7 @@ void Reader::close() {
   d.cancel(liveliness_timer_);
   d.cancel(expiry_timer_);
   owner.retire_reader(guid_, subgroup_);
+  listener(nullptr, StatusMask::none());  // a closed entity calls no listener
   ReaderCore::close();
 }
 
@@ -902,15 +927,14 @@ void Reader::raise_data_available() {
   if (!hook && any == nullptr) return;
   // One call pending at a time: a fast stream must not queue a call per batch.
   if (data_available_posted_.exchange(true)) return;
-  auto weak = std::weak_ptr<ReaderCore>(std::static_pointer_cast<ReaderCore>(shared_from_this()));
-  subscriber_->owner().dispatcher().post([this, weak, hook, any] {
+  subscriber_->owner().dispatcher().post([this, weak = weak_from_this(), hook, any] {
     auto self = weak.lock();
     if (!self) return;
     data_available_posted_.store(false);
     if (hook) {
       hook->on_data_available();
     } else {
-      dds::sub::AnyDataReader r(self);
+      dds::sub::AnyDataReader r(std::static_pointer_cast<ReaderCore>(self));
       any->on_data_available(r);
     }
   });
@@ -972,10 +996,7 @@ void Reader::unmatched(std::uint64_t writer_guid) {
   }
   const InstanceHandle h(writer_guid);
   if (cache_->writer_lost(h, dds::core::Time::now()) > 0) {
-    if (auto self = std::static_pointer_cast<Reader>(weak_from_this().lock())) {
-      subscriber_->data_arrived(self);
-      subscriber_->owner().release_later(std::move(self));
-    }
+    subscriber_->data_arrived(*this);
   }
   using S = dds::core::status::SubscriptionMatchedStatus;
   event<S>(
@@ -1100,10 +1121,7 @@ void Reader::on_batch_end() {
     }
   }
   if (available) {
-    if (auto self = std::static_pointer_cast<Reader>(weak_from_this().lock())) {
-      subscriber_->data_arrived(self);
-      subscriber_->owner().release_later(std::move(self));
-    }
+    subscriber_->data_arrived(*this);
   }
   schedule_expiry();
 }
@@ -1204,10 +1222,7 @@ void Reader::check_liveliness() {
   for (auto g : lost) {
     const InstanceHandle h(g);
     if (cache_->writer_lost(h, dds::core::Time::now()) > 0) {
-      if (auto self = std::static_pointer_cast<Reader>(weak_from_this().lock())) {
-        subscriber_->data_arrived(self);
-        subscriber_->owner().release_later(std::move(self));
-      }
+      subscriber_->data_arrived(*this);
     }
     using L = dds::core::status::LivelinessChangedStatus;
     event<L>(

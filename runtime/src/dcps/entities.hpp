@@ -63,6 +63,25 @@ struct MatchedWriter {
   std::chrono::steady_clock::time_point last_seen{};
 };
 
+// Makes an entity whose destruction never runs on the predicate thread. A delivery,
+// discovery or suspicion upcall holds entities for a moment (the writer it matches, the
+// reader it delivers to); if the application drops its last reference meanwhile, the
+// upcall's is the last. Destroying the entity there would deadlock (Reader::close()
+// unsubscribes under the lock the upcall holds) or, when the participant goes with it,
+// join the predicate thread from itself. Such a destruction is handed to the dispatcher
+// thread, which is built to run even the participant's end (Dispatcher::stop() from a job).
+// `domain` outlives the call: the entity being destroyed still holds its participant.
+template <class T, class... Args>
+std::shared_ptr<T> make_entity(Domain& domain, Args&&... args) {
+  return std::shared_ptr<T>(new T(std::forward<Args>(args)...), [&domain](T* entity) {
+    if (domain.on_predicate_thread()) {
+      domain.dispatcher().post([entity] { delete entity; });
+    } else {
+      delete entity;
+    }
+  });
+}
+
 class Participant final : public detail::ParticipantCore {
  public:
   Participant(std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& qos,
@@ -101,7 +120,10 @@ class Participant final : public detail::ParticipantCore {
   Domain& domain() noexcept { return *domain_; }
   Dispatcher& dispatcher() noexcept { return domain_->dispatcher(); }
   std::uint64_t next_guid();
+  // A new entity's handle (topic, publisher, subscriber); writers and readers use their guid.
   InstanceHandle next_handle();
+  // A new instance handle for a writer's instance (a namespace of its own).
+  InstanceHandle next_instance_handle();
   // The participant listener, if its mask has `status` (caller posts the call).
   dds::domain::DomainParticipantListener* listener_for(const StatusMask& status) const;
 
@@ -119,6 +141,9 @@ class Participant final : public detail::ParticipantCore {
   // Runs matching actions collected under mu_, then hands them (and the entity references
   // they hold) to release_later().
   void run(Actions& actions);
+  // Multicasts one endpoint's discovery record; `who` names the endpoint in errors.
+  void publish_record(SampleKind kind, std::uint64_t guid, std::uint32_t subgroup,
+                      const std::vector<std::byte>& bytes, const std::string& who);
   void on_builtin(const ParsedSample& s, NodeId sender);
   void on_suspicion(NodeId node, bool left, const std::string& why);
   void on_writer_record(WriterRecord rec);
@@ -187,7 +212,7 @@ class Publisher final : public detail::PublisherCore {
   void default_datawriter_qos(const dds::pub::qos::DataWriterQos& q) override;
   std::shared_ptr<detail::WriterCore> create_writer(const std::shared_ptr<detail::TopicCore>& topic,
                                                     const dds::pub::qos::DataWriterQos& q,
-                                                    const detail::WriterHookFactory& listener,
+                                                    const detail::WriterHookFactory& hook,
                                                     const StatusMask& mask) override;
   void wait_for_acknowledgments(const dds::core::Duration& timeout) override;
   void listener(dds::pub::PublisherListener* l, const StatusMask& mask) override;
@@ -217,7 +242,7 @@ class Subscriber final : public detail::SubscriberCore {
   void default_datareader_qos(const dds::sub::qos::DataReaderQos& q) override;
   std::shared_ptr<detail::ReaderCore> create_reader(const std::shared_ptr<detail::TopicCore>& topic,
                                                     const dds::sub::qos::DataReaderQos& q,
-                                                    const detail::ReaderHookFactory& listener,
+                                                    const detail::ReaderHookFactory& hook,
                                                     const StatusMask& mask) override;
   std::vector<std::shared_ptr<detail::ReaderCore>> readers_with(
       const dds::sub::status::DataState& state) const override;
@@ -229,7 +254,7 @@ class Subscriber final : public detail::SubscriberCore {
   Participant& owner() const { return *participant_; }
   // A reader of this subscriber has new data: DATA_ON_READERS, or the readers' own
   // DATA_AVAILABLE when nobody listens for DATA_ON_READERS.
-  void data_arrived(const std::shared_ptr<Reader>& reader);
+  void data_arrived(Reader& reader);
 
  private:
   const std::shared_ptr<Participant> participant_;
@@ -286,8 +311,12 @@ class Writer final : public detail::WriterCore {
     bool registered = false;
   };
   Instance& instance_for(const void* sample, const cdr::KeyHash& key, bool& created);
-  // Checks the sample's key against `handle` and notes the write; returns the key hash.
-  cdr::KeyHash note_write(const void* sample, InstanceHandle handle);
+  // Checks the sample's key against `handle` and notes the write; returns the key hash and
+  // sets `created` to the instance's handle if this write created it (else nil).
+  cdr::KeyHash note_write(const void* sample, InstanceHandle handle, InstanceHandle& created);
+  void forget_created(const cdr::KeyHash& key, InstanceHandle created);
+  // Removes a loan from the book (PreconditionNotMetError if `sample` is not one).
+  Domain::Slot end_loan(const void* sample);
   void send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Time& ts,
             std::span<const std::byte> payload, const void* sample);
   void lifecycle(InstanceHandle h, const dds::core::Time& ts, bool dispose);

@@ -32,15 +32,17 @@ void report_bad_record(NodeId sender, SampleKind kind, const std::string& error)
 
 Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& qos,
                          std::unique_ptr<Domain> domain)
-    : ParticipantCore(InstanceHandle(1), true),
+    // The participant's own handle is its serial 1 (see next_handle()).
+    : ParticipantCore(InstanceHandle(make_guid(domain->node(), 1)), true),
       domain_id_(domain_id),
       domain_(std::move(domain)),
       qos_(qos) {
-  handles_.store(1);
+  serial_.store(1);
   domain_->set_builtin_handler(
       [this](const ParsedSample& s, NodeId sender) { on_builtin(s, sender); });
   domain_->set_suspicion_handler(
       [this](NodeId node, bool left, const std::string& why) { on_suspicion(node, left, why); });
+  domain_->start();  // only now: nothing delivered may miss the handlers above
 }
 
 Participant::~Participant() {
@@ -51,6 +53,11 @@ Participant::~Participant() {
   domain_.reset();
 }
 
+// After close() returns no listener of this participant or its entities runs again: the
+// entities are closed (and drop their listeners), and the callbacks already queued run
+// first — so an application may destroy its listener objects next. (The participant
+// itself may outlive its last reference for a moment, when an upcall held that: see
+// make_entity().) From a listener, close() cannot wait for the queue it runs in.
 void Participant::close() {
   if (is_closed()) return;
   close_contained_entities();
@@ -71,6 +78,8 @@ void Participant::close() {
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
   while (domain_->in_flight(kUnorderedSubgroup) > 0 && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(std::chrono::microseconds(200));
+  listener(nullptr, StatusMask::none());
+  domain_->dispatcher().drain();
   ParticipantCore::close();
 }
 
@@ -135,7 +144,16 @@ std::uint64_t Participant::next_guid() {
   return make_guid(domain_->node(), serial_.fetch_add(1) + 1);
 }
 
+// Entity handles come from the guid serials: a writer's or reader's handle is its guid —
+// the handle peers see in matched_subscriptions(), matched_publications(), the matched
+// statuses and SampleInfo::publication_handle() — so every entity of this participant
+// must draw from the same serials to keep handles unique (across the domain too: the
+// node id is in the top bits).
 InstanceHandle Participant::next_handle() {
+  return InstanceHandle(next_guid());
+}
+
+InstanceHandle Participant::next_instance_handle() {
   return InstanceHandle(handles_.fetch_add(1) + 1);
 }
 
@@ -161,7 +179,7 @@ std::shared_ptr<detail::TopicCore> Participant::create_topic(const std::string& 
       return existing;
     }
   }
-  auto t = std::make_shared<Topic>(self, name, type, q, next_handle());
+  auto t = make_entity<Topic>(*domain_, self, name, type, q, next_handle());
   topics_[name] = t;
   return t;
 }
@@ -184,8 +202,8 @@ std::shared_ptr<detail::PublisherCore> Participant::create_publisher(
     const dds::pub::qos::PublisherQos& q) {
   check_open();
   qos::check_consistent(q);
-  auto p = std::make_shared<Publisher>(std::static_pointer_cast<Participant>(shared_from_this()), q,
-                                       next_handle());
+  auto p = make_entity<Publisher>(
+      *domain_, std::static_pointer_cast<Participant>(shared_from_this()), q, next_handle());
   std::lock_guard lock(mu_);
   std::erase_if(publishers_, [](const auto& w) { return w.expired(); });
   publishers_.push_back(p);
@@ -196,8 +214,8 @@ std::shared_ptr<detail::SubscriberCore> Participant::create_subscriber(
     const dds::sub::qos::SubscriberQos& q) {
   check_open();
   qos::check_consistent(q);
-  auto s = std::make_shared<Subscriber>(std::static_pointer_cast<Participant>(shared_from_this()),
-                                        q, next_handle());
+  auto s = make_entity<Subscriber>(
+      *domain_, std::static_pointer_cast<Participant>(shared_from_this()), q, next_handle());
   std::lock_guard lock(mu_);
   std::erase_if(subscribers_, [](const auto& w) { return w.expired(); });
   subscribers_.push_back(s);
@@ -255,33 +273,46 @@ dds::domain::DomainParticipantListener* Participant::listener_for(const StatusMa
 // ------------------------------------------------------------------------- discovery out
 
 void Participant::announce(const std::shared_ptr<Writer>& w) {
-  const auto bytes = encode(w->record());
   {
     std::lock_guard lock(mu_);
     local_writers_[w->guid()] = w;
   }
-  SampleHeader h;
-  h.kind = SampleKind::announce_writer;
-  h.writer = w->guid();
-  h.source_time_ns = dds::core::Time::now().to_nanosecs();
-  domain_->publish(
-      w->subgroup(), h, bytes.size(),
-      [&](std::span<std::byte> out) { std::copy(bytes.begin(), bytes.end(), out.begin()); },
-      Domain::Clock::now() + std::chrono::seconds(10));
+  const auto rec = w->record();
+  publish_record(SampleKind::announce_writer, rec.guid, w->subgroup(), encode(rec),
+                 "DataWriter of topic '" + rec.topic_name + "'");
 }
 
 void Participant::announce(const std::shared_ptr<Reader>& r) {
-  const auto bytes = encode(r->record());
   {
     std::lock_guard lock(mu_);
     local_readers_[r->guid()] = r;
   }
+  const auto rec = r->record();
+  publish_record(SampleKind::announce_reader, rec.guid, r->subgroup(), encode(rec),
+                 "DataReader of topic '" + rec.topic_name + "'");
+}
+
+void Participant::publish_record(SampleKind kind, std::uint64_t guid, std::uint32_t subgroup,
+                                 const std::vector<std::byte>& bytes, const std::string& who) {
+  // A discovery record travels in one slot, like a sample. It carries the endpoint's QoS,
+  // names and partitions, so a very small engine.slot_size cannot hold it: say so here,
+  // rather than let publish() report a "sample" the application never wrote.
+  if (bytes.size() > domain_->max_payload(subgroup)) {
+    std::string msg = who;
+    msg += ": its discovery record (";
+    msg += std::to_string(bytes.size());
+    msg += " bytes: QoS, topic and type names, partitions) does not fit a slot of ";
+    msg += std::to_string(domain_->max_payload(subgroup));
+    msg += " bytes; raise engine.slot_size in the domain file to at least ";
+    msg += std::to_string(bytes.size());
+    throw dds::core::PreconditionNotMetError(msg);
+  }
   SampleHeader h;
-  h.kind = SampleKind::announce_reader;
-  h.writer = r->guid();
+  h.kind = kind;
+  h.writer = guid;
   h.source_time_ns = dds::core::Time::now().to_nanosecs();
   domain_->publish(
-      r->subgroup(), h, bytes.size(),
+      subgroup, h, bytes.size(),
       [&](std::span<std::byte> out) { std::copy(bytes.begin(), bytes.end(), out.begin()); },
       Domain::Clock::now() + std::chrono::seconds(10));
 }

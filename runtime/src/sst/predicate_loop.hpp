@@ -41,6 +41,10 @@ class PredicateLoop {
   void start();
   void stop();
   [[nodiscard]] bool running() const noexcept { return thread_.joinable(); }
+  // True when called from the loop's own thread (an upcall).
+  [[nodiscard]] bool on_loop_thread() const noexcept {
+    return std::this_thread::get_id() == thread_.get_id();
+  }
   // Read after stop() (or from the loop's own thread).
   [[nodiscard]] const LoopStats& stats() const noexcept { return stats_; }
 

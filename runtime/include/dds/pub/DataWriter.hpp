@@ -151,6 +151,8 @@ class DataWriter : public AnyDataWriter {
     return h;
   }
 
+  // The listener goes in before the writer is announced (spindle::detail::WriterHookFactory).
+
   class Hook final : public spindle::detail::WriterListenerHook {
    public:
     Hook(DataWriterListener<T>* l, const std::shared_ptr<Core>& c) : l_(l), core_(c) {}

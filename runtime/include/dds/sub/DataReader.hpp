@@ -148,6 +148,8 @@ class DataReader : public AnyDataReader {
     return out;
   }
 
+  // The listener goes in before the reader is announced (spindle::detail::ReaderHookFactory).
+
   class Hook final : public spindle::detail::ReaderListenerHook {
    public:
     Hook(DataReaderListener<T>* l, const std::shared_ptr<Core>& c) : l_(l), core_(c) {}

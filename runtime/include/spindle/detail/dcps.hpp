@@ -84,6 +84,14 @@ class ReaderListenerHook {
   virtual void on_sample_lost(const dds::core::status::SampleLostStatus& s) = 0;
 };
 
+// Makes the listener hook of a new writer or reader from its core. create_writer and
+// create_reader install it before the entity is announced, so that a listener given at
+// creation hears the entity's very first match (set afterwards, it could miss it).
+using WriterHookFactory =
+    std::function<std::shared_ptr<WriterListenerHook>(const std::shared_ptr<WriterCore>&)>;
+using ReaderHookFactory =
+    std::function<std::shared_ptr<ReaderListenerHook>(const std::shared_ptr<ReaderCore>&)>;
+
 class ParticipantCore : public EntityDelegate {
  public:
   using EntityDelegate::EntityDelegate;
@@ -134,13 +142,6 @@ class TopicCore : public EntityDelegate {
                         const dds::core::status::StatusMask& mask) = 0;
 };
 
-// Builds a typed listener hook for an entity that exists but is not announced yet, so a
-// listener given to a constructor hears the entity's first matches.
-using WriterHookFactory =
-    std::function<std::shared_ptr<WriterListenerHook>(const std::shared_ptr<WriterCore>&)>;
-using ReaderHookFactory =
-    std::function<std::shared_ptr<ReaderListenerHook>(const std::shared_ptr<ReaderCore>&)>;
-
 class PublisherCore : public EntityDelegate {
  public:
   using EntityDelegate::EntityDelegate;
@@ -149,10 +150,11 @@ class PublisherCore : public EntityDelegate {
   virtual void qos(const dds::pub::qos::PublisherQos& q) = 0;
   [[nodiscard]] virtual dds::pub::qos::DataWriterQos default_datawriter_qos() const = 0;
   virtual void default_datawriter_qos(const dds::pub::qos::DataWriterQos& q) = 0;
-  virtual std::shared_ptr<WriterCore> create_writer(
-      const std::shared_ptr<TopicCore>& topic, const dds::pub::qos::DataWriterQos& q,
-      const WriterHookFactory& listener = {},
-      const dds::core::status::StatusMask& mask = dds::core::status::StatusMask::all()) = 0;
+  // `hook` may be empty (no listener); else its listener gets the statuses in `mask`.
+  virtual std::shared_ptr<WriterCore> create_writer(const std::shared_ptr<TopicCore>& topic,
+                                                    const dds::pub::qos::DataWriterQos& q,
+                                                    const WriterHookFactory& hook,
+                                                    const dds::core::status::StatusMask& mask) = 0;
   virtual void wait_for_acknowledgments(const dds::core::Duration& timeout) = 0;
   virtual void listener(dds::pub::PublisherListener* l,
                         const dds::core::status::StatusMask& mask) = 0;
@@ -167,10 +169,11 @@ class SubscriberCore : public EntityDelegate {
   virtual void qos(const dds::sub::qos::SubscriberQos& q) = 0;
   [[nodiscard]] virtual dds::sub::qos::DataReaderQos default_datareader_qos() const = 0;
   virtual void default_datareader_qos(const dds::sub::qos::DataReaderQos& q) = 0;
-  virtual std::shared_ptr<ReaderCore> create_reader(
-      const std::shared_ptr<TopicCore>& topic, const dds::sub::qos::DataReaderQos& q,
-      const ReaderHookFactory& listener = {},
-      const dds::core::status::StatusMask& mask = dds::core::status::StatusMask::all()) = 0;
+  // `hook` may be empty (no listener); else its listener gets the statuses in `mask`.
+  virtual std::shared_ptr<ReaderCore> create_reader(const std::shared_ptr<TopicCore>& topic,
+                                                    const dds::sub::qos::DataReaderQos& q,
+                                                    const ReaderHookFactory& hook,
+                                                    const dds::core::status::StatusMask& mask) = 0;
   // Readers of this subscriber holding samples in `state` (find_datareaders / get_datareaders).
   [[nodiscard]] virtual std::vector<std::shared_ptr<ReaderCore>> readers_with(
       const dds::sub::status::DataState& state) const = 0;

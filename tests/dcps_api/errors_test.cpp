@@ -1,0 +1,208 @@
+// DCPS behaviour, single participant: the errors the API promises — a sample larger than
+// an SMC slot, a topic name reused with another type, inconsistent QoS, a closed entity,
+// a null entity — and the Spindle consistency policy: an `unordered` topic delivers too.
+// Public API only (plus setenv for the domain file, as an application's launcher would).
+#include <cstdlib>
+#include <string>
+
+#include "Sequence.hpp"
+#include "api_fixture.hpp"
+
+namespace dcps_api {
+namespace {
+
+// Sets SPINDLE_CONFIG for the participants created in its lifetime.
+class ScopedConfig {
+ public:
+  explicit ScopedConfig(const char* yaml) { ::setenv("SPINDLE_CONFIG", yaml, 1); }
+  ~ScopedConfig() { ::unsetenv("SPINDLE_CONFIG"); }
+  ScopedConfig(const ScopedConfig&) = delete;
+  ScopedConfig& operator=(const ScopedConfig&) = delete;
+};
+
+TEST_CASE("a sample larger than an SMC slot is refused with PreconditionNotMetError", "[errors]") {
+  dds::domain::DomainParticipant dp = dds::core::null;
+  {
+    const ScopedConfig config("{version: 1, engine: {slot_size: 512}}");
+    dp = dds::domain::DomainParticipant(dds::domain::default_id());
+  }
+  dds::topic::Topic<Bench::Sequence> topic(dp, "Sequence");
+  dds::pub::Publisher pub(dp);
+  dds::sub::Subscriber sub(dp);
+  dds::sub::DataReader<Bench::Sequence> reader(sub, topic, reader_qos());
+  dds::pub::DataWriter<Bench::Sequence> writer(pub, topic, writer_qos());
+  wait_matched(writer, reader);
+
+  Bench::Sequence big;
+  big.writer_id(1);
+  big.payload(std::vector<std::uint8_t>(4096, 0xab));
+  try {
+    writer.write(big);
+    FAIL("a 4 KB sample went into a 512-byte slot");
+  } catch (const dds::core::PreconditionNotMetError& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find("slot") != std::string::npos);
+    CHECK(what.find("engine.slot_size") != std::string::npos);
+  }
+  // The failed write registered nothing (closing the writer later has nothing to send).
+  CHECK(writer.lookup_instance(big).is_nil());
+  // The writer still works for samples that fit, and nothing of the big one arrives.
+  Bench::Sequence small;
+  small.writer_id(1);
+  small.seq(2);
+  small.payload(std::vector<std::uint8_t>(100, 0xcd));
+  writer.write(small);
+  flush(writer);
+  const auto got = reader.take();
+  REQUIRE(got.length() == 1);
+  CHECK(got[0].data().seq() == 2);
+  CHECK(got[0].data().payload().size() == 100);
+}
+
+TEST_CASE("an endpoint whose discovery record does not fit a slot is refused, naming the fix",
+          "[errors]") {
+  dds::domain::DomainParticipant dp = dds::core::null;
+  {
+    const ScopedConfig config("{version: 1, engine: {slot_size: 64}}");
+    dp = dds::domain::DomainParticipant(dds::domain::default_id());
+  }
+  dds::topic::Topic<FlightState> topic(dp, "FlightState");
+  dds::sub::Subscriber sub(dp);
+  try {
+    Reader reader(sub, topic, reader_qos());
+    FAIL("a reader was announced in a 64-byte slot");
+  } catch (const dds::core::PreconditionNotMetError& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find("DataReader of topic 'FlightState'") != std::string::npos);
+    CHECK(what.find("discovery record") != std::string::npos);
+    CHECK(what.find("engine.slot_size") != std::string::npos);
+  }
+  // The participant is still usable.
+  CHECK_NOTHROW(dds::pub::Publisher(dp));
+}
+
+TEST_CASE("a second topic of the same name with another type is refused", "[errors]") {
+  Participant p;
+  try {
+    dds::topic::Topic<Bench::Sequence> clash(p.dp, "FlightState");
+    FAIL("two types under one topic name");
+  } catch (const dds::core::PreconditionNotMetError& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find("FlightState") != std::string::npos);
+  }
+  // The same name and type gives the same topic.
+  dds::topic::Topic<FlightState> again(p.dp, "FlightState");
+  CHECK(again.name() == p.topic.name());
+  CHECK(again.type_name() == p.topic.type_name());
+}
+
+TEST_CASE("inconsistent QoS is refused with InconsistentPolicyError", "[errors]") {
+  Participant p;
+  SECTION("history depth above max_samples_per_instance") {
+    auto q = reader_qos(policy::History::KeepLast(5));
+    q << policy::ResourceLimits(dds::core::LENGTH_UNLIMITED, dds::core::LENGTH_UNLIMITED, 2);
+    CHECK_THROWS_AS(p.reader(q), dds::core::InconsistentPolicyError);
+  }
+  SECTION("a deadline shorter than the time-based filter") {
+    auto q = reader_qos();
+    q << policy::Deadline(dds::core::Duration::from_millisecs(10))
+      << policy::TimeBasedFilter(dds::core::Duration::from_millisecs(100));
+    CHECK_THROWS_AS(p.reader(q), dds::core::InconsistentPolicyError);
+  }
+  SECTION("a zero lease on a writer") {
+    auto q = writer_qos();
+    q << policy::Liveliness::ManualByTopic(dds::core::Duration::zero());
+    CHECK_THROWS_AS(p.writer(q), dds::core::InconsistentPolicyError);
+  }
+  SECTION("set on an existing reader, which keeps its QoS") {
+    auto reader = p.reader();
+    auto q = reader.qos();
+    q << policy::Deadline(dds::core::Duration::from_millisecs(10))
+      << policy::TimeBasedFilter(dds::core::Duration::from_millisecs(100));
+    CHECK_THROWS_AS(reader.qos(q), dds::core::InconsistentPolicyError);
+    CHECK(reader.qos().policy<policy::Deadline>().period().is_infinite());
+  }
+}
+
+TEST_CASE("a closed entity refuses to be used with AlreadyClosedError", "[errors]") {
+  Participant p;
+  auto reader = p.reader();
+  auto writer = p.writer();
+  SECTION("a writer") {
+    writer.close();
+    CHECK_THROWS_AS(writer.write(flight(1, 1)), dds::core::AlreadyClosedError);
+    CHECK_THROWS_AS(writer.register_instance(flight(1, 1)), dds::core::AlreadyClosedError);
+    CHECK_THROWS_AS(writer.assert_liveliness(), dds::core::AlreadyClosedError);
+  }
+  SECTION("a reader") {
+    reader.close();
+    CHECK_THROWS_AS(reader.take(), dds::core::AlreadyClosedError);
+    CHECK_THROWS_AS(reader.read(), dds::core::AlreadyClosedError);
+    CHECK_THROWS_AS(dds::core::cond::StatusCondition(reader), dds::core::AlreadyClosedError);
+  }
+  SECTION("a publisher, and the writers it contained") {
+    p.pub.close();
+    CHECK_THROWS_AS(p.writer(), dds::core::AlreadyClosedError);
+    CHECK_THROWS_AS(writer.write(flight(1, 1)), dds::core::AlreadyClosedError);
+  }
+  SECTION("a participant, and everything it contained") {
+    p.dp.close();
+    CHECK_THROWS_AS(dds::pub::Publisher(p.dp), dds::core::AlreadyClosedError);
+    CHECK_THROWS_AS(dds::topic::Topic<FlightState>(p.dp, "Other"), dds::core::AlreadyClosedError);
+    CHECK_THROWS_AS(writer.write(flight(1, 1)), dds::core::AlreadyClosedError);
+    CHECK_THROWS_AS(reader.take(), dds::core::AlreadyClosedError);
+    CHECK_THROWS_AS(p.reader(), dds::core::AlreadyClosedError);
+  }
+}
+
+TEST_CASE("a null entity refuses to be used with NullReferenceError", "[errors]") {
+  dds::domain::DomainParticipant dp = dds::core::null;
+  Writer writer = dds::core::null;
+  Reader reader = dds::core::null;
+  dds::core::cond::WaitSet ws = dds::core::null;
+  CHECK(dp.is_nil());
+  CHECK_THROWS_AS(dds::pub::Publisher(dp), dds::core::NullReferenceError);
+  CHECK_THROWS_AS(dds::topic::Topic<FlightState>(dp, "T"), dds::core::NullReferenceError);
+  CHECK_THROWS_AS(writer.write(flight(1, 1)), dds::core::NullReferenceError);
+  CHECK_THROWS_AS(reader.take(), dds::core::NullReferenceError);
+  CHECK_THROWS_AS(reader.instance_handle(), dds::core::NullReferenceError);
+  CHECK_THROWS_AS(dds::sub::cond::ReadCondition(reader, status::DataState::any()),
+                  dds::core::NullReferenceError);
+  CHECK_THROWS_AS(dds::core::cond::StatusCondition(writer), dds::core::NullReferenceError);
+  CHECK_THROWS_AS(ws.wait(dds::core::Duration::from_millisecs(1)), dds::core::NullReferenceError);
+}
+
+TEST_CASE("an unordered topic delivers every sample in each writer's order", "[consistency]") {
+  Participant p;
+  auto wq = writer_qos();
+  wq << spindle::policy::Consistency::Unordered();
+  auto rq = reader_qos();
+  rq << spindle::policy::Consistency::Unordered();
+  auto reader = p.reader(rq);
+  auto w1 = p.writer(wq);
+  auto w2 = p.writer(wq);
+  wait_matched(w1, reader, 1, 2);
+  wait_matched(w2, reader, 1, 2);
+  for (std::uint64_t i = 0; i < 200; ++i) {
+    w1.write(flight(1, i));
+    w2.write(flight(2, 1000 + i));
+  }
+  flush(w1);
+  std::vector<std::uint64_t> from1, from2;
+  for (const auto& s : reader.take()) {
+    REQUIRE(s.info().valid());
+    (s.data().aircraft_id() == 1 ? from1 : from2).push_back(s.data().timestamp_ns());
+  }
+  REQUIRE(from1.size() == 200);
+  REQUIRE(from2.size() == 200);
+  for (std::uint64_t i = 0; i < 200; ++i) {
+    CHECK(from1[i] == i);
+    CHECK(from2[i] == 1000 + i);
+  }
+}
+
+}  // namespace
+}  // namespace dcps_api

@@ -1,0 +1,161 @@
+// DCPS behaviour, single participant: matching. Matched statuses (current and total
+// counts, change fields reset by reading), matched_publications/matched_subscriptions,
+// incompatible QoS (OFFERED_/REQUESTED_INCOMPATIBLE_QOS with the failing policy's id, and
+// no match, so no data), and partitions. Public API only.
+#include <algorithm>
+
+#include "api_fixture.hpp"
+
+namespace dcps_api {
+namespace {
+
+bool has(const dds::core::InstanceHandleSeq& seq, const dds::core::InstanceHandle& h) {
+  return std::find(seq.begin(), seq.end(), h) != seq.end();
+}
+
+TEST_CASE("matched statuses count current and total; reading resets the change fields",
+          "[matching]") {
+  Participant p;
+  auto writer = p.writer();
+  auto r1 = p.reader();
+  auto r2 = p.reader();
+  REQUIRE(eventually([&] { return writer.matched_subscriptions().size() == 2; }));
+  REQUIRE(eventually([&] {
+    return r1.matched_publications().size() == 1 && r2.matched_publications().size() == 1;
+  }));
+
+  auto pm = writer.publication_matched_status();
+  check_matched(pm, 2, 2, 2, 2);
+  pm = writer.publication_matched_status();
+  CHECK(pm.current_count() == 2);
+  CHECK(pm.current_count_change() == 0);
+  CHECK(pm.total_count_change() == 0);
+
+  const auto subs = writer.matched_subscriptions();
+  CHECK(has(subs, r1.instance_handle()));
+  CHECK(has(subs, r2.instance_handle()));
+  CHECK(r1.matched_publications() == dds::core::InstanceHandleSeq{writer.instance_handle()});
+  const auto sm = r1.subscription_matched_status();
+  CHECK(sm.current_count() == 1);
+  CHECK(sm.total_count() == 1);
+  CHECK(sm.last_publication_handle() == writer.instance_handle());
+
+  r1.close();
+  REQUIRE(eventually([&] { return writer.matched_subscriptions().size() == 1; }));
+  pm = writer.publication_matched_status();
+  check_matched(pm, 1, -1, 2, 0);
+  CHECK(writer.matched_subscriptions() == dds::core::InstanceHandleSeq{r2.instance_handle()});
+
+  // A sample's publication handle names the writer.
+  deliver(writer, flight(1, 1));
+  const auto got = r2.take();
+  REQUIRE(got.length() == 1);
+  CHECK(got[0].info().publication_handle() == writer.instance_handle());
+  CHECK(has(r2.matched_publications(), got[0].info().publication_handle()));
+}
+
+struct Incompatible {
+  const char* what;
+  dds::pub::qos::DataWriterQos offered;
+  dds::sub::qos::DataReaderQos requested;
+  dds::core::policy::QosPolicyId id;
+};
+
+std::vector<Incompatible> incompatible_cases() {
+  namespace sp = spindle::policy;
+  std::vector<Incompatible> out;
+  auto add = [&](const char* what, auto offered, auto requested,
+                 dds::core::policy::QosPolicyId id) {
+    Incompatible c{what, writer_qos(), dds::sub::qos::DataReaderQos(), id};
+    c.offered << offered;
+    c.requested << requested;
+    out.push_back(c);
+  };
+  add("BEST_EFFORT writer, RELIABLE reader", policy::Reliability::BestEffort(),
+      policy::Reliability::Reliable(), dds::core::policy::policy_id<policy::Reliability>::value);
+  add("VOLATILE writer, TRANSIENT_LOCAL reader", policy::Durability::Volatile(),
+      policy::Durability::TransientLocal(),
+      dds::core::policy::policy_id<policy::Durability>::value);
+  add("deadline 200 ms offered, 100 ms requested",
+      policy::Deadline(dds::core::Duration::from_millisecs(200)),
+      policy::Deadline(dds::core::Duration::from_millisecs(100)),
+      dds::core::policy::policy_id<policy::Deadline>::value);
+  add("SHARED writer, EXCLUSIVE reader", policy::Ownership::Shared(),
+      policy::Ownership::Exclusive(), dds::core::policy::policy_id<policy::Ownership>::value);
+  add("AUTOMATIC writer, MANUAL_BY_TOPIC reader", policy::Liveliness::Automatic(),
+      policy::Liveliness::ManualByTopic(dds::core::Duration::from_secs(1)),
+      dds::core::policy::policy_id<policy::Liveliness>::value);
+  add("BY_RECEPTION writer, BY_SOURCE reader", policy::DestinationOrder::ReceptionTimestamp(),
+      policy::DestinationOrder::SourceTimestamp(),
+      dds::core::policy::policy_id<policy::DestinationOrder>::value);
+  add("UNORDERED writer, ATOMIC reader", sp::Consistency::Unordered(), sp::Consistency::Atomic(),
+      dds::core::policy::policy_id<sp::Consistency>::value);
+  return out;
+}
+
+TEST_CASE(
+    "incompatible QoS raises OFFERED_ and REQUESTED_INCOMPATIBLE_QOS with the policy id, "
+    "and no match",
+    "[matching][incompatible]") {
+  for (const auto& c : incompatible_cases()) {
+    DYNAMIC_SECTION(c.what) {
+      Participant p;
+      auto writer = p.writer(c.offered);
+      auto reader = p.reader(c.requested);
+      REQUIRE(eventually([&] {
+        return writer.offered_incompatible_qos_status().total_count() == 1 &&
+               reader.requested_incompatible_qos_status().total_count() == 1;
+      }));
+      // The getters above reset the change fields but not the rest.
+      const auto offered = writer.offered_incompatible_qos_status();
+      CHECK(offered.total_count_change() == 0);
+      CHECK(offered.last_policy_id() == c.id);
+      REQUIRE(offered.policies().size() == 1);
+      CHECK(offered.policies()[0].policy_id() == c.id);
+      CHECK(offered.policies()[0].count() == 1);
+      const auto requested = reader.requested_incompatible_qos_status();
+      CHECK(requested.last_policy_id() == c.id);
+      REQUIRE(requested.policies().size() == 1);
+      CHECK(requested.policies()[0].policy_id() == c.id);
+
+      CHECK(writer.matched_subscriptions().empty());
+      CHECK(reader.matched_publications().empty());
+      CHECK(writer.publication_matched_status().total_count() == 0);
+      CHECK(reader.subscription_matched_status().total_count() == 0);
+      deliver(writer, flight(1, 1));
+      CHECK(stays([&] { return reader.read().length() == 0; }, 50ms));
+    }
+  }
+}
+
+TEST_CASE("a writer and a reader whose partitions do not match neither match nor complain",
+          "[matching][partition]") {
+  Participant p;
+  dds::pub::qos::PublisherQos pq;
+  pq << policy::Partition("cockpit");
+  dds::sub::qos::SubscriberQos other;
+  other << policy::Partition("cabin");
+  dds::sub::qos::SubscriberQos wildcard;
+  wildcard << policy::Partition("cock*");
+  dds::pub::Publisher pub(p.dp, pq);
+  dds::sub::Subscriber elsewhere(p.dp, other);
+  dds::sub::Subscriber matching(p.dp, wildcard);
+  Writer writer(pub, p.topic, writer_qos());
+  Reader apart(elsewhere, p.topic, reader_qos());
+  Reader together(matching, p.topic, reader_qos());
+  Reader default_partition = p.reader();
+
+  wait_matched(writer, together);
+  deliver(writer, flight(1, 1));
+  CHECK(seqs(together.take()) == std::vector<std::uint64_t>{1});
+  CHECK(apart.read().length() == 0);
+  CHECK(default_partition.read().length() == 0);
+  CHECK(apart.matched_publications().empty());
+  CHECK(default_partition.matched_publications().empty());
+  CHECK(apart.requested_incompatible_qos_status().total_count() == 0);
+  CHECK(writer.offered_incompatible_qos_status().total_count() == 0);
+  CHECK(writer.matched_subscriptions() == dds::core::InstanceHandleSeq{together.instance_handle()});
+}
+
+}  // namespace
+}  // namespace dcps_api
