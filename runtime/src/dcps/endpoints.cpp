@@ -770,8 +770,11 @@ Reader::Reader(std::shared_ptr<Subscriber> sub, std::shared_ptr<Topic> topic,
       topic_id_(topic_id(topic_->name())),
       cache_(std::make_shared<HistoryCache>(cache_config(q))),
       qos_(q) {
-  subgroup_ = subgroup_for(
-      unordered(q.policy<policy::Durability>(), q.policy<spindle::policy::Consistency>()));
+  // A reader takes data from whichever subgroup its writers use; its announcement goes in
+  // the atomic one, so that in the total order it has a definite place among every atomic
+  // writer's samples (it receives exactly those after it, at every member). Unordered
+  // writers give no order across senders, so nothing better exists for them.
+  subgroup_ = kAtomicSubgroup;
 }
 
 Reader::~Reader() {

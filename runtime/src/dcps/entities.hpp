@@ -1,8 +1,10 @@
 // The DCPS entities over the participant engine (Domain): participant, topic, publisher,
 // subscriber, writer, reader; discovery and matching; statuses and listener routing.
 //
-// Discovery. Creating a writer or reader multicasts a record (discovery.hpp) in the
-// subgroup its data will use; deleting it multicasts a retirement. Every participant —
+// Discovery. Creating a writer multicasts a record (discovery.hpp) in the subgroup its data
+// will use (so its samples follow it, FIFO); a reader's record goes in the atomic subgroup
+// (so it is totally ordered with every atomic writer's samples); deleting either
+// multicasts a retirement the same way. Every participant —
 // the announcer included, since SMC delivers a member's own messages — processes these on
 // the predicate thread in delivery order, so in an atomic subgroup every member matches
 // the same endpoints at the same point of the message order: a reader receives exactly
