@@ -11,9 +11,6 @@
 //
 // A member finds its domain file through SPINDLE_CONFIG and its id through SPINDLE_NODE_ID,
 // as any Spindle DDS application does. Every wait is bounded.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,6 +31,7 @@
 
 #include "avionics.hpp"
 #include "demo_report.hpp"
+#include "local_domain.hpp"
 
 namespace {
 
@@ -214,20 +212,6 @@ int member(std::uint64_t samples) {
 }
 
 // ------------------------------------------------------------------------------- parent
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    die("cannot find a free loopback port");
-  }
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 std::string field(const std::string& line, const std::string& key) {
   const auto at = line.find(" " + key + "=");
   if (at == std::string::npos) return "";
@@ -240,15 +224,9 @@ int parent(std::uint64_t samples, const std::string& transport) {
   const auto dir = fs::temp_directory_path() / ("spindle-demo-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const auto file = dir / "domain.yaml";
-  {
-    std::ofstream out(file);
-    out << "# Written by spindle-demo: three members on loopback.\n"
-        << "version: 1\ndomain_id: 0\ntransport: " << transport << "\n"
-        << "shm: {namespace: spindle-demo-" << ::getpid() << "}\nmembers:\n";
-    for (std::uint32_t i = 0; i < kMembers; ++i)
-      out << "  - {id: " << i << ", host: 127.0.0.1, port: " << free_port() << "}\n";
-    out << "engine: {window_size: 256, slot_size: 1024, connect_timeout: 20s}\n";
-  }
+  spindle::tools::write_domain_file(
+      file, {transport, kMembers, "spindle-demo-" + std::to_string(::getpid()), 256, 1024,
+             "Written by spindle-demo: three members on loopback."});
   std::cout << "Spindle DDS demo: 3 participants on loopback over " << transport << ", domain file "
             << file << "\n"
             << "  FMS-A (node 0) and FMS-B (node 1) publish Avionics::FlightState of aircraft "
@@ -256,19 +234,10 @@ int parent(std::uint64_t samples, const std::string& transport) {
             << "  every node reads every sample and checks the order against the others\n"
             << std::flush;
 
-  char exe[4096] = {};
-  const auto n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) die("cannot find my own executable");
   std::vector<FILE*> children;
-  for (std::uint32_t i = 0; i < kMembers; ++i) {
-    const std::string cmd = "SPINDLE_CONFIG='" + file.string() +
-                            "' SPINDLE_NODE_ID=" + std::to_string(i) + " '" +
-                            std::string(exe, static_cast<std::size_t>(n)) +
-                            "' --member --samples " + std::to_string(samples);
-    FILE* f = ::popen(cmd.c_str(), "r");
-    if (f == nullptr) die("cannot start member " + std::to_string(i));
-    children.push_back(f);
-  }
+  for (std::uint32_t i = 0; i < kMembers; ++i)
+    children.push_back(
+        spindle::tools::start_member(file, i, "--member --samples " + std::to_string(samples)));
   std::vector<std::string> lines;
   int failures = 0;
   for (auto* f : children) {
@@ -332,6 +301,9 @@ int main(int argc, char** argv) {
   try {
     return is_member ? member(samples) : parent(samples, transport);
   } catch (const dds::core::Exception& e) {
+    std::cout << "FAIL " << e.what() << std::endl;
+    return 1;
+  } catch (const std::exception& e) {
     std::cout << "FAIL " << e.what() << std::endl;
     return 1;
   }

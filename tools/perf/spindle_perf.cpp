@@ -18,9 +18,6 @@
 //
 // Every process of a run finds the run's domain file through SPINDLE_CONFIG and its id
 // through SPINDLE_NODE_ID. Every wait is bounded.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,6 +34,7 @@
 
 #include <dds/dds.hpp>
 
+#include "local_domain.hpp"
 #include "perf.hpp"
 
 namespace {
@@ -268,20 +266,6 @@ int throughput_role(const Options& o, std::uint32_t subs) {
 }
 
 // -------------------------------------------------------------------------- coordinator
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    die("cannot find a free loopback port");
-  }
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 double value_of(const std::string& line, const std::string& key) {
   const auto at = line.find(key + "=");
   return at == std::string::npos ? -1 : std::stod(line.substr(at + key.size() + 1));
@@ -298,25 +282,16 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
   // holds every member's ring).
   const std::size_t slot = std::min<std::size_t>(size + 64, std::size_t{1} << 20);
   const std::size_t window = std::clamp<std::size_t>((std::size_t{32} << 20) / slot, 8, 256);
-  {
-    std::ofstream out(file);
-    out << "version: 1\ntransport: " << o.transport << "\nshm: {namespace: spindle-perf-"
-        << ::getpid() << "-" << serial << "}\nmembers:\n";
-    for (std::size_t i = 0; i < roles.size(); ++i)
-      out << "  - {id: " << i << ", host: 127.0.0.1, port: " << free_port() << "}\n";
-    out << "engine: {window_size: " << window << ", slot_size: " << slot
-        << ", connect_timeout: 20s}\n";
-  }
-  char exe[4096] = {};
-  const auto n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  spindle::tools::write_domain_file(
+      file, {o.transport, roles.size(),
+             "spindle-perf-" + std::to_string(::getpid()) + "-" + std::to_string(serial), window,
+             slot, "Written by spindle-perf for one run."});
   std::vector<FILE*> procs;
   for (std::size_t i = 0; i < roles.size(); ++i) {
-    std::ostringstream cmd;
-    cmd << "SPINDLE_CONFIG='" << file.string() << "' SPINDLE_NODE_ID=" << i << " '"
-        << std::string(exe, static_cast<std::size_t>(std::max<ssize_t>(n, 0))) << "' --role "
-        << roles[i] << " --size " << size << " --subs " << subs << " --duration " << o.duration
-        << " --warmup " << o.warmup << " --consistency " << o.consistency;
-    procs.push_back(::popen(cmd.str().c_str(), "r"));
+    std::ostringstream args;
+    args << "--role " << roles[i] << " --size " << size << " --subs " << subs << " --duration "
+         << o.duration << " --warmup " << o.warmup << " --consistency " << o.consistency;
+    procs.push_back(spindle::tools::start_member(file, i, args.str()));
   }
   std::vector<std::string> results;
   for (auto* f : procs) {
@@ -441,6 +416,9 @@ int main(int argc, char** argv) {
       return throughput_role(o, o.subs.empty() ? 1 : o.subs[0]);
     return coordinator(o);
   } catch (const dds::core::Exception& e) {
+    std::cout << "FAIL " << e.what() << std::endl;
+    return 1;
+  } catch (const std::exception& e) {
     std::cout << "FAIL " << e.what() << std::endl;
     return 1;
   }

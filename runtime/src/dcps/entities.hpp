@@ -129,9 +129,6 @@ class Participant final : public detail::ParticipantCore {
   // The participant listener, if its mask has `status` (caller posts the call).
   dds::domain::DomainParticipantListener* listener_for(const StatusMask& status) const;
 
-  // Drops `keep` on the listener thread: see release_later() in participant.cpp.
-  void release_later(std::shared_ptr<void> keep);
-
   void announce(const std::shared_ptr<Writer>& w);
   void announce(const std::shared_ptr<Reader>& r);
   void retire_writer(std::uint64_t guid, std::uint32_t subgroup);
@@ -140,8 +137,7 @@ class Participant final : public detail::ParticipantCore {
 
  private:
   using Actions = std::vector<std::function<void()>>;
-  // Runs matching actions collected under mu_, then hands them (and the entity references
-  // they hold) to release_later().
+  // Runs matching actions collected under mu_ (after it is released).
   void run(Actions& actions);
   // Multicasts one endpoint's discovery record; `who` names the endpoint in errors.
   void publish_record(SampleKind kind, std::uint64_t guid, std::uint32_t subgroup,

@@ -398,7 +398,6 @@ void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
       }
       for (auto& r : readers)
         r->writer_asserted(s.header.writer);
-      release_later(std::make_shared<decltype(readers)>(std::move(readers)));
       return;
     }
     default:
@@ -406,17 +405,11 @@ void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
   }
 }
 
-void Participant::release_later(std::shared_ptr<void> keep) {
-  // A reference the predicate thread took may be the last one (the application dropped
-  // the entity meanwhile); destroying an entity there would wait on the delivery lock the
-  // thread holds, or join the thread from itself. The listener thread may destroy it.
-  dispatcher().post([k = std::move(keep)] {});
-}
-
 void Participant::run(Actions& actions) {
+  // The references the actions hold may be the last ones; make_entity()'s deleter moves
+  // such a destruction off this (the predicate) thread.
   for (auto& a : actions)
     a();
-  release_later(std::make_shared<Actions>(std::move(actions)));
 }
 
 void Participant::on_writer_record(WriterRecord rec) {
