@@ -69,9 +69,13 @@ TEST_CASE("an endpoint whose discovery record does not fit a slot is refused, na
   }
   dds::topic::Topic<FlightState> topic(dp, "FlightState");
   dds::sub::Subscriber sub(dp);
+  // Slots never go below 512 bytes (room for an ordinary record); 2 KiB of user data do not
+  // fit that.
+  auto qos = reader_qos();
+  qos << dds::core::policy::UserData(dds::core::ByteSeq(2048, 0x42));
   try {
-    Reader reader(sub, topic, reader_qos());
-    FAIL("a reader was announced in a 64-byte slot");
+    Reader reader(sub, topic, qos);
+    FAIL("a reader with 2 KiB of user data was announced in a 512-byte slot");
   } catch (const dds::core::PreconditionNotMetError& e) {
     const std::string what = e.what();
     INFO(what);
