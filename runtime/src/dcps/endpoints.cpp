@@ -63,24 +63,17 @@ Publisher::Publisher(std::shared_ptr<Participant> p, const dds::pub::qos::Publis
     : PublisherCore(h), participant_(std::move(p)), qos_(q) {}
 
 dds::pub::qos::PublisherQos Publisher::qos() const {
-  std::lock_guard lock(mu_);
-  return qos_;
+  return qos_.get();
 }
 void Publisher::qos(const dds::pub::qos::PublisherQos& q) {
   check_open();
-  qos::check_consistent(q);
-  std::lock_guard lock(mu_);
-  qos::check_changeable(qos_, q);
-  qos_ = q;
+  qos_.set_own(q);
 }
 dds::pub::qos::DataWriterQos Publisher::default_datawriter_qos() const {
-  std::lock_guard lock(mu_);
-  return default_writer_qos_;
+  return default_writer_qos_.get();
 }
 void Publisher::default_datawriter_qos(const dds::pub::qos::DataWriterQos& q) {
-  qos::check_consistent(q);
-  std::lock_guard lock(mu_);
-  default_writer_qos_ = q;
+  default_writer_qos_.set_default(q);
 }
 
 std::shared_ptr<detail::WriterCore> Publisher::create_writer(
@@ -157,24 +150,17 @@ Subscriber::Subscriber(std::shared_ptr<Participant> p, const dds::sub::qos::Subs
     : SubscriberCore(h), participant_(std::move(p)), qos_(q) {}
 
 dds::sub::qos::SubscriberQos Subscriber::qos() const {
-  std::lock_guard lock(mu_);
-  return qos_;
+  return qos_.get();
 }
 void Subscriber::qos(const dds::sub::qos::SubscriberQos& q) {
   check_open();
-  qos::check_consistent(q);
-  std::lock_guard lock(mu_);
-  qos::check_changeable(qos_, q);
-  qos_ = q;
+  qos_.set_own(q);
 }
 dds::sub::qos::DataReaderQos Subscriber::default_datareader_qos() const {
-  std::lock_guard lock(mu_);
-  return default_reader_qos_;
+  return default_reader_qos_.get();
 }
 void Subscriber::default_datareader_qos(const dds::sub::qos::DataReaderQos& q) {
-  qos::check_consistent(q);
-  std::lock_guard lock(mu_);
-  default_reader_qos_ = q;
+  default_reader_qos_.set_default(q);
 }
 
 std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
@@ -320,15 +306,11 @@ void Writer::close() {
 }
 
 dds::pub::qos::DataWriterQos Writer::qos() const {
-  std::lock_guard lock(mu_);
-  return qos_;
+  return qos_.get();
 }
 void Writer::qos(const dds::pub::qos::DataWriterQos& q) {
   check_open();
-  qos::check_consistent(q);
-  std::lock_guard lock(mu_);
-  qos::check_changeable(qos_, q);
-  qos_ = q;
+  qos_.set_own(q);
 }
 
 WriterRecord Writer::record() const {
@@ -342,16 +324,15 @@ WriterRecord Writer::record() const {
 }
 
 bool Writer::manual_by_participant() const {
-  std::lock_guard lock(mu_);
-  return qos_.policy<policy::Liveliness>().kind() == policy::LivelinessKind::MANUAL_BY_PARTICIPANT;
+  return qos_.read([](const auto& q) {
+    return q.template policy<policy::Liveliness>().kind() ==
+           policy::LivelinessKind::MANUAL_BY_PARTICIPANT;
+  });
 }
 
 SteadyClock::time_point Writer::deadline() const {
-  dds::core::Duration block;
-  {
-    std::lock_guard lock(mu_);
-    block = qos_.policy<policy::Reliability>().max_blocking_time();
-  }
+  const dds::core::Duration block = qos_.read(
+      [](const auto& q) { return q.template policy<policy::Reliability>().max_blocking_time(); });
   if (block.is_infinite() || block > dds::core::Duration(86400, 0)) {
     return SteadyClock::now() + std::chrono::hours(24);
   }
@@ -545,7 +526,9 @@ void Writer::lifecycle(InstanceHandle h, const dds::core::Time& ts, bool dispose
     }
     key = k->second;
     holder = instances_.at(key).key_holder;
-    autodispose = qos_.policy<policy::WriterDataLifecycle>().autodispose_unregistered_instances();
+    autodispose = qos_.read([](const auto& q) {
+      return q.template policy<policy::WriterDataLifecycle>().autodispose_unregistered_instances();
+    });
     if (!dispose) {
       instances_.erase(key);
       by_handle_.erase(k);
@@ -795,15 +778,11 @@ void Reader::close() {
 }
 
 dds::sub::qos::DataReaderQos Reader::qos() const {
-  std::lock_guard lock(mu_);
-  return qos_;
+  return qos_.get();
 }
 void Reader::qos(const dds::sub::qos::DataReaderQos& q) {
   check_open();
-  qos::check_consistent(q);
-  std::lock_guard lock(mu_);
-  qos::check_changeable(qos_, q);
-  qos_ = q;
+  qos_.set_own(q);
 }
 
 ReaderRecord Reader::record() const {

@@ -41,6 +41,7 @@
 #include "dcps/discovery.hpp"
 #include "dcps/domain.hpp"
 #include "dcps/history_cache.hpp"
+#include "qos/checks.hpp"
 
 namespace spindle::dcps {
 
@@ -73,6 +74,42 @@ struct MatchedWriter {
 // join the predicate thread from itself. Such a destruction is handed to the dispatcher
 // thread, which is built to run even the participant's end (Dispatcher::stop() from a job).
 // `domain` outlives the call: the entity being destroyed still holds its participant.
+// One QoS value of an entity (its own, or a default it gives its children): read under a
+// lock of its own, replaced only when consistent — and, for an entity's own QoS, only in
+// the policies that may change after enable (qos/checks.hpp). read() looks at parts of it
+// without copying the whole QoS (the writer reads its blocking time on every write).
+template <class Q>
+class QosCell {
+ public:
+  explicit QosCell(Q q) : q_(std::move(q)) {}
+  [[nodiscard]] Q get() const {
+    std::lock_guard lock(mu_);
+    return q_;
+  }
+  template <class F>
+  [[nodiscard]] auto read(F&& f) const {
+    std::lock_guard lock(mu_);
+    return f(q_);
+  }
+  // A default for children: any consistent QoS.
+  void set_default(const Q& q) {
+    qos::check_consistent(q);
+    std::lock_guard lock(mu_);
+    q_ = q;
+  }
+  // The entity's own QoS: consistent, and changing only what may change.
+  void set_own(const Q& q) {
+    qos::check_consistent(q);
+    std::lock_guard lock(mu_);
+    qos::check_changeable(q_, q);
+    q_ = q;
+  }
+
+ private:
+  mutable std::mutex mu_;  // a leaf
+  Q q_;
+};
+
 template <class T, class... Args>
 std::shared_ptr<T> make_entity(Domain& domain, Args&&... args) {
   return std::shared_ptr<T>(new T(std::forward<Args>(args)...), [&domain](T* entity) {
@@ -156,10 +193,10 @@ class Participant final : public detail::ParticipantCore {
   std::atomic<std::uint64_t> handles_{0};
 
   mutable std::mutex mu_;
-  dds::domain::qos::DomainParticipantQos qos_;
-  dds::topic::qos::TopicQos default_topic_qos_;
-  dds::pub::qos::PublisherQos default_publisher_qos_;
-  dds::sub::qos::SubscriberQos default_subscriber_qos_;
+  QosCell<dds::domain::qos::DomainParticipantQos> qos_;
+  QosCell<dds::topic::qos::TopicQos> default_topic_qos_{{}};
+  QosCell<dds::pub::qos::PublisherQos> default_publisher_qos_{{}};
+  QosCell<dds::sub::qos::SubscriberQos> default_subscriber_qos_{{}};
   dds::domain::DomainParticipantListener* listener_ = nullptr;
   StatusMask listener_mask_;
   std::map<std::string, std::weak_ptr<Topic>> topics_;
@@ -194,8 +231,8 @@ class Topic final : public detail::TopicCore {
   const std::shared_ptr<Participant> participant_;
   const std::string name_;
   const detail::TypeSupport* type_;
+  QosCell<dds::topic::qos::TopicQos> qos_;
   mutable std::mutex mu_;
-  dds::topic::qos::TopicQos qos_;
   std::shared_ptr<detail::TopicListenerHook> hook_;
   StatusMask mask_;
 };
@@ -221,9 +258,9 @@ class Publisher final : public detail::PublisherCore {
 
  private:
   const std::shared_ptr<Participant> participant_;
+  QosCell<dds::pub::qos::PublisherQos> qos_;
+  QosCell<dds::pub::qos::DataWriterQos> default_writer_qos_{{}};
   mutable std::mutex mu_;
-  dds::pub::qos::PublisherQos qos_;
-  dds::pub::qos::DataWriterQos default_writer_qos_;
   dds::pub::PublisherListener* listener_ = nullptr;
   StatusMask mask_;
   std::vector<std::weak_ptr<Writer>> writers_;
@@ -256,9 +293,9 @@ class Subscriber final : public detail::SubscriberCore {
 
  private:
   const std::shared_ptr<Participant> participant_;
+  QosCell<dds::sub::qos::SubscriberQos> qos_;
+  QosCell<dds::sub::qos::DataReaderQos> default_reader_qos_{{}};
   mutable std::mutex mu_;
-  dds::sub::qos::SubscriberQos qos_;
-  dds::sub::qos::DataReaderQos default_reader_qos_;
   dds::sub::SubscriberListener* listener_ = nullptr;
   StatusMask mask_;
   std::vector<std::weak_ptr<Reader>> readers_;
@@ -329,8 +366,8 @@ class Writer final : public detail::WriterCore {
   const std::uint64_t guid_;
   const std::uint64_t topic_id_;
   std::uint32_t subgroup_ = kAtomicSubgroup;
+  QosCell<dds::pub::qos::DataWriterQos> qos_;
   mutable std::mutex mu_;
-  dds::pub::qos::DataWriterQos qos_;
   std::map<cdr::KeyHash, Instance> instances_;
   std::map<std::uint64_t, cdr::KeyHash> by_handle_;
   std::map<const void*, Domain::Slot> loans_;
@@ -398,8 +435,8 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   const std::uint64_t topic_id_;
   std::uint32_t subgroup_ = kAtomicSubgroup;
   std::shared_ptr<HistoryCache> cache_;
+  QosCell<dds::sub::qos::DataReaderQos> qos_;
   mutable std::mutex mu_;
-  dds::sub::qos::DataReaderQos qos_;
   std::map<std::uint64_t, MatchedWriter> writers_;
   std::shared_ptr<detail::ReaderListenerHook> hook_;
   StatusMask mask_;

@@ -103,41 +103,29 @@ void Participant::close_contained_entities() {
 }
 
 dds::domain::qos::DomainParticipantQos Participant::qos() const {
-  std::lock_guard lock(mu_);
-  return qos_;
+  return qos_.get();
 }
 void Participant::qos(const dds::domain::qos::DomainParticipantQos& q) {
   check_open();
-  qos::check_consistent(q);
-  std::lock_guard lock(mu_);
-  qos_ = q;
+  qos_.set_own(q);
 }
 dds::topic::qos::TopicQos Participant::default_topic_qos() const {
-  std::lock_guard lock(mu_);
-  return default_topic_qos_;
+  return default_topic_qos_.get();
 }
 void Participant::default_topic_qos(const dds::topic::qos::TopicQos& q) {
-  qos::check_consistent(q);
-  std::lock_guard lock(mu_);
-  default_topic_qos_ = q;
+  default_topic_qos_.set_default(q);
 }
 dds::pub::qos::PublisherQos Participant::default_publisher_qos() const {
-  std::lock_guard lock(mu_);
-  return default_publisher_qos_;
+  return default_publisher_qos_.get();
 }
 void Participant::default_publisher_qos(const dds::pub::qos::PublisherQos& q) {
-  qos::check_consistent(q);
-  std::lock_guard lock(mu_);
-  default_publisher_qos_ = q;
+  default_publisher_qos_.set_default(q);
 }
 dds::sub::qos::SubscriberQos Participant::default_subscriber_qos() const {
-  std::lock_guard lock(mu_);
-  return default_subscriber_qos_;
+  return default_subscriber_qos_.get();
 }
 void Participant::default_subscriber_qos(const dds::sub::qos::SubscriberQos& q) {
-  qos::check_consistent(q);
-  std::lock_guard lock(mu_);
-  default_subscriber_qos_ = q;
+  default_subscriber_qos_.set_default(q);
 }
 
 std::uint64_t Participant::next_guid() {
@@ -551,16 +539,12 @@ Topic::~Topic() {
 }
 
 dds::topic::qos::TopicQos Topic::qos() const {
-  std::lock_guard lock(mu_);
-  return qos_;
+  return qos_.get();
 }
 
 void Topic::qos(const dds::topic::qos::TopicQos& q) {
   check_open();
-  qos::check_consistent(q);
-  std::lock_guard lock(mu_);
-  qos::check_changeable(qos_, q);
-  qos_ = q;
+  qos_.set_own(q);
 }
 
 void Topic::listener(std::shared_ptr<detail::TopicListenerHook> hook, const StatusMask& mask) {
