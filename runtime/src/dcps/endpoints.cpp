@@ -90,11 +90,7 @@ std::shared_ptr<detail::WriterCore> Publisher::create_writer(
   const auto guid = participant_->next_guid();
   auto w = make_entity<Writer>(participant_->domain(), self_of<Publisher>(this), t, q,
                                InstanceHandle(guid), guid);
-  {
-    std::lock_guard lock(mu_);
-    std::erase_if(writers_, [](const auto& x) { return x.expired(); });
-    writers_.push_back(w);
-  }
+  writers_.add(w);
   if (hook) w->listener(hook(w), mask);  // before the announcement: it hears every match
   participant_->announce(w);
   w->start_timers();
@@ -116,29 +112,18 @@ void Publisher::wait_for_acknowledgments(const dds::core::Duration& timeout) {
 }
 
 void Publisher::listener(dds::pub::PublisherListener* l, const StatusMask& mask) {
-  std::lock_guard lock(mu_);
-  listener_ = l;
-  mask_ = mask;
+  listener_.set(l, mask);
 }
 dds::pub::PublisherListener* Publisher::listener() const {
-  std::lock_guard lock(mu_);
-  return listener_;
+  return listener_.get();
 }
 dds::pub::PublisherListener* Publisher::listener_for(const StatusMask& status) const {
-  std::lock_guard lock(mu_);
-  return listener_ != nullptr && has(mask_, status) ? listener_ : nullptr;
+  return listener_.for_status(status);
 }
 
 void Publisher::close() {
   if (is_closed()) return;
-  std::vector<std::shared_ptr<Writer>> ws;
-  {
-    std::lock_guard lock(mu_);
-    for (auto& w : writers_)
-      if (auto s = w.lock()) ws.push_back(s);
-  }
-  for (auto& w : ws)
-    w->close();
+  writers_.close_all();
   listener(nullptr, StatusMask::none());  // a closed entity calls no listener
   PublisherCore::close();
 }
@@ -177,11 +162,7 @@ std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
   const auto guid = participant_->next_guid();
   auto r = make_entity<Reader>(participant_->domain(), self_of<Subscriber>(this), t, q,
                                InstanceHandle(guid), guid);
-  {
-    std::lock_guard lock(mu_);
-    std::erase_if(readers_, [](const auto& x) { return x.expired(); });
-    readers_.push_back(r);
-  }
+  readers_.add(r);
   if (hook) r->listener(hook(r), mask);  // before the announcement: it hears every match
   participant_->domain().subscribe(topic_id(t->name()), r.get());
   participant_->announce(r);
@@ -192,11 +173,8 @@ std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
 std::vector<std::shared_ptr<detail::ReaderCore>> Subscriber::readers_with(
     const dds::sub::status::DataState& state) const {
   std::vector<std::shared_ptr<detail::ReaderCore>> out;
-  std::lock_guard lock(mu_);
-  for (const auto& w : readers_) {
-    auto r = w.lock();
-    if (r && !r->is_closed() && r->history_cache()->has_matching(state)) out.push_back(r);
-  }
+  for (auto& r : readers_.alive())
+    if (!r->is_closed() && r->history_cache()->has_matching(state)) out.push_back(std::move(r));
   return out;
 }
 
@@ -206,29 +184,18 @@ void Subscriber::notify_datareaders() {
 }
 
 void Subscriber::listener(dds::sub::SubscriberListener* l, const StatusMask& mask) {
-  std::lock_guard lock(mu_);
-  listener_ = l;
-  mask_ = mask;
+  listener_.set(l, mask);
 }
 dds::sub::SubscriberListener* Subscriber::listener() const {
-  std::lock_guard lock(mu_);
-  return listener_;
+  return listener_.get();
 }
 dds::sub::SubscriberListener* Subscriber::listener_for(const StatusMask& status) const {
-  std::lock_guard lock(mu_);
-  return listener_ != nullptr && has(mask_, status) ? listener_ : nullptr;
+  return listener_.for_status(status);
 }
 
 void Subscriber::close() {
   if (is_closed()) return;
-  std::vector<std::shared_ptr<Reader>> rs;
-  {
-    std::lock_guard lock(mu_);
-    for (auto& r : readers_)
-      if (auto s = r.lock()) rs.push_back(s);
-  }
-  for (auto& r : rs)
-    r->close();
+  readers_.close_all();
   listener(nullptr, StatusMask::none());  // a closed entity calls no listener
   SubscriberCore::close();
 }

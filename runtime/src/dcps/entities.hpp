@@ -21,10 +21,10 @@
 // subscriber's or participant's listener takes precedence over DATA_AVAILABLE.
 //
 // Threading and lock order: Participant::mu_ (entity registry and discovery tables) before
-// a Writer's or Reader's mu_; no lock is held while calling the StatusBook (its own leaf
-// lock), the HistoryCache, Domain::publish or a listener. Application threads create and
-// use entities; the predicate thread runs on_builtin/on_sample/on_batch_end; timers and
-// listeners run on the Dispatcher.
+// a Writer's or Reader's mu_; QosCell, ListenerSlot and Children lock leaves of their own; no lock
+// is held while calling the StatusBook (its own leaf lock), the HistoryCache, Domain::publish or a
+// listener. Application threads create and use entities; the predicate thread runs
+// on_builtin/on_sample/on_batch_end; timers and listeners run on the Dispatcher.
 #pragma once
 
 #include <atomic>
@@ -110,6 +110,58 @@ class QosCell {
   Q q_;
 };
 
+// A non-typed listener (participant's, publisher's, subscriber's) and its status mask.
+// The application owns the listener object; calls go through the dispatcher.
+template <class L>
+class ListenerSlot {
+ public:
+  void set(L* l, const StatusMask& mask) {
+    std::lock_guard lock(mu_);
+    l_ = l;
+    mask_ = mask;
+  }
+  [[nodiscard]] L* get() const {
+    std::lock_guard lock(mu_);
+    return l_;
+  }
+  // The listener, if its mask has `status`.
+  [[nodiscard]] L* for_status(const StatusMask& status) const {
+    std::lock_guard lock(mu_);
+    return l_ != nullptr && (mask_ & status).any() ? l_ : nullptr;
+  }
+
+ private:
+  mutable std::mutex mu_;  // a leaf
+  L* l_ = nullptr;
+  StatusMask mask_;
+};
+
+// The entities a publisher or subscriber created, held weakly (the application owns them).
+template <class T>
+class Children {
+ public:
+  void add(const std::shared_ptr<T>& child) {
+    std::lock_guard lock(mu_);
+    std::erase_if(list_, [](const auto& w) { return w.expired(); });
+    list_.push_back(child);
+  }
+  [[nodiscard]] std::vector<std::shared_ptr<T>> alive() const {
+    std::vector<std::shared_ptr<T>> out;
+    std::lock_guard lock(mu_);
+    for (const auto& w : list_)
+      if (auto c = w.lock()) out.push_back(std::move(c));
+    return out;
+  }
+  void close_all() const {
+    for (const auto& c : alive())
+      c->close();
+  }
+
+ private:
+  mutable std::mutex mu_;  // a leaf
+  std::vector<std::weak_ptr<T>> list_;
+};
+
 template <class T, class... Args>
 std::shared_ptr<T> make_entity(Domain& domain, Args&&... args) {
   return std::shared_ptr<T>(new T(std::forward<Args>(args)...), [&domain](T* entity) {
@@ -184,8 +236,8 @@ class Participant final : public detail::ParticipantCore {
   void on_writer_record(WriterRecord rec);
   void on_reader_record(ReaderRecord rec);
   void on_retired(std::uint64_t guid, bool writer);
-  void match(const WriterRecord& w, const ReaderRecord& r);
-  void check_topic_type(const std::string& topic, const std::string& type);
+  void match(const WriterRecord& w, const ReaderRecord& r, Actions& out);
+  std::shared_ptr<Topic> inconsistent_topic(const std::string& topic, const std::string& type);
 
   const std::uint32_t domain_id_;
   std::unique_ptr<Domain> domain_;
@@ -197,8 +249,7 @@ class Participant final : public detail::ParticipantCore {
   QosCell<dds::topic::qos::TopicQos> default_topic_qos_{{}};
   QosCell<dds::pub::qos::PublisherQos> default_publisher_qos_{{}};
   QosCell<dds::sub::qos::SubscriberQos> default_subscriber_qos_{{}};
-  dds::domain::DomainParticipantListener* listener_ = nullptr;
-  StatusMask listener_mask_;
+  ListenerSlot<dds::domain::DomainParticipantListener> listener_;
   std::map<std::string, std::weak_ptr<Topic>> topics_;
   std::vector<std::weak_ptr<Publisher>> publishers_;
   std::vector<std::weak_ptr<Subscriber>> subscribers_;
@@ -260,10 +311,8 @@ class Publisher final : public detail::PublisherCore {
   const std::shared_ptr<Participant> participant_;
   QosCell<dds::pub::qos::PublisherQos> qos_;
   QosCell<dds::pub::qos::DataWriterQos> default_writer_qos_{{}};
-  mutable std::mutex mu_;
-  dds::pub::PublisherListener* listener_ = nullptr;
-  StatusMask mask_;
-  std::vector<std::weak_ptr<Writer>> writers_;
+  ListenerSlot<dds::pub::PublisherListener> listener_;
+  Children<Writer> writers_;
 };
 
 class Subscriber final : public detail::SubscriberCore {
@@ -295,10 +344,8 @@ class Subscriber final : public detail::SubscriberCore {
   const std::shared_ptr<Participant> participant_;
   QosCell<dds::sub::qos::SubscriberQos> qos_;
   QosCell<dds::sub::qos::DataReaderQos> default_reader_qos_{{}};
-  mutable std::mutex mu_;
-  dds::sub::SubscriberListener* listener_ = nullptr;
-  StatusMask mask_;
-  std::vector<std::weak_ptr<Reader>> readers_;
+  ListenerSlot<dds::sub::SubscriberListener> listener_;
+  Children<Reader> readers_;
 };
 
 class Writer final : public detail::WriterCore {

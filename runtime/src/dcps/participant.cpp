@@ -243,19 +243,15 @@ bool Participant::contains_entity(InstanceHandle h) const {
 }
 
 void Participant::listener(dds::domain::DomainParticipantListener* l, const StatusMask& mask) {
-  std::lock_guard lock(mu_);
-  listener_ = l;
-  listener_mask_ = mask;
+  listener_.set(l, mask);
 }
 
 dds::domain::DomainParticipantListener* Participant::listener() const {
-  std::lock_guard lock(mu_);
-  return listener_;
+  return listener_.get();
 }
 
 dds::domain::DomainParticipantListener* Participant::listener_for(const StatusMask& status) const {
-  std::lock_guard lock(mu_);
-  return listener_ != nullptr && has(listener_mask_, status) ? listener_ : nullptr;
+  return listener_.for_status(status);
 }
 
 // ------------------------------------------------------------------------- discovery out
@@ -400,43 +396,49 @@ void Participant::run(Actions& actions) {
     a();
 }
 
+// Another member uses a topic name we have with another type: INCONSISTENT_TOPIC, once per
+// (topic, type). Called with mu_ held; the caller raises the status after releasing it.
+std::shared_ptr<Topic> Participant::inconsistent_topic(const std::string& topic,
+                                                       const std::string& type) {
+  auto t = topics_.find(topic);
+  if (t == topics_.end()) return nullptr;
+  auto local = t->second.lock();
+  if (!local || local->type().type_name == type) return nullptr;
+  return inconsistent_seen_.emplace(topic, type).second ? local : nullptr;
+}
+
+// One writer against one reader of the same topic (mu_ held): what the local side(s) must
+// hear is collected into `out` and run after the lock is released (events take other
+// locks).
+void Participant::match(const WriterRecord& w, const ReaderRecord& r, Actions& out) {
+  auto lw = local_writers_.contains(w.guid) ? local_writers_[w.guid].lock() : nullptr;
+  auto lr = local_readers_.contains(r.guid) ? local_readers_[r.guid].lock() : nullptr;
+  if (!lw && !lr) return;  // neither is ours: their own participants match them
+  if (w.type_name != r.type_name) return;
+  if (!qos::partitions_match(w.publisher_qos.policy<dds::core::policy::Partition>(),
+                             r.subscriber_qos.policy<dds::core::policy::Partition>())) {
+    return;
+  }
+  auto ids = qos::incompatible_policies(w.publisher_qos, w.qos, r.subscriber_qos, r.qos);
+  if (!ids.empty()) {
+    if (lw) out.emplace_back([lw, ids] { lw->incompatible(ids); });
+    if (lr) out.emplace_back([lr, ids] { lr->incompatible(ids); });
+    return;
+  }
+  if (!matched_.emplace(w.guid, r.guid).second) return;
+  if (lw) out.emplace_back([lw, rg = r.guid] { lw->matched(rg, +1); });
+  if (lr) out.emplace_back([lr, w] { lr->matched(w); });
+}
+
 void Participant::on_writer_record(WriterRecord rec) {
   Actions actions;
   std::shared_ptr<Topic> inconsistent;
   {
     std::lock_guard lock(mu_);
-    if (auto t = topics_.find(rec.topic_name); t != topics_.end()) {
-      auto topic = t->second.lock();
-      if (topic && topic->type().type_name != rec.type_name &&
-          inconsistent_seen_.emplace(rec.topic_name, rec.type_name).second) {
-        inconsistent = topic;
-      }
-    }
-    const auto [it, added] = writers_.insert_or_assign(rec.guid, std::move(rec));
-    (void)added;
-    for (const auto& [rg, rr] : readers_) {
-      if (rr.topic_name != it->second.topic_name) continue;
-      // Collected under the lock, run after it (events take other locks).
-      const WriterRecord& w = it->second;
-      const ReaderRecord& r = rr;
-      auto lw = local_writers_.contains(w.guid) ? local_writers_[w.guid].lock() : nullptr;
-      auto lr = local_readers_.contains(r.guid) ? local_readers_[r.guid].lock() : nullptr;
-      if (!lw && !lr) continue;
-      if (w.type_name != r.type_name) continue;
-      if (!qos::partitions_match(w.publisher_qos.policy<dds::core::policy::Partition>(),
-                                 r.subscriber_qos.policy<dds::core::policy::Partition>())) {
-        continue;
-      }
-      auto ids = qos::incompatible_policies(w.publisher_qos, w.qos, r.subscriber_qos, r.qos);
-      if (!ids.empty()) {
-        if (lw) actions.emplace_back([lw, ids] { lw->incompatible(ids); });
-        if (lr) actions.emplace_back([lr, ids] { lr->incompatible(ids); });
-        continue;
-      }
-      if (!matched_.emplace(w.guid, r.guid).second) continue;
-      if (lw) actions.emplace_back([lw, rg = r.guid] { lw->matched(rg, +1); });
-      if (lr) actions.emplace_back([lr, w] { lr->matched(w); });
-    }
+    inconsistent = inconsistent_topic(rec.topic_name, rec.type_name);
+    const WriterRecord& w = writers_.insert_or_assign(rec.guid, std::move(rec)).first->second;
+    for (const auto& [rg, r] : readers_)
+      if (r.topic_name == w.topic_name) match(w, r, actions);
   }
   if (inconsistent) inconsistent->raise_inconsistent();
   run(actions);
@@ -447,36 +449,10 @@ void Participant::on_reader_record(ReaderRecord rec) {
   std::shared_ptr<Topic> inconsistent;
   {
     std::lock_guard lock(mu_);
-    if (auto t = topics_.find(rec.topic_name); t != topics_.end()) {
-      auto topic = t->second.lock();
-      if (topic && topic->type().type_name != rec.type_name &&
-          inconsistent_seen_.emplace(rec.topic_name, rec.type_name).second) {
-        inconsistent = topic;
-      }
-    }
-    const auto [it, added] = readers_.insert_or_assign(rec.guid, std::move(rec));
-    (void)added;
-    const ReaderRecord& r = it->second;
-    auto lr = local_readers_.contains(r.guid) ? local_readers_[r.guid].lock() : nullptr;
-    for (const auto& [wg, w] : writers_) {
-      if (w.topic_name != r.topic_name) continue;
-      auto lw = local_writers_.contains(w.guid) ? local_writers_[w.guid].lock() : nullptr;
-      if (!lw && !lr) continue;
-      if (w.type_name != r.type_name) continue;
-      if (!qos::partitions_match(w.publisher_qos.policy<dds::core::policy::Partition>(),
-                                 r.subscriber_qos.policy<dds::core::policy::Partition>())) {
-        continue;
-      }
-      auto ids = qos::incompatible_policies(w.publisher_qos, w.qos, r.subscriber_qos, r.qos);
-      if (!ids.empty()) {
-        if (lw) actions.emplace_back([lw, ids] { lw->incompatible(ids); });
-        if (lr) actions.emplace_back([lr, ids] { lr->incompatible(ids); });
-        continue;
-      }
-      if (!matched_.emplace(w.guid, r.guid).second) continue;
-      if (lw) actions.emplace_back([lw, rg = r.guid] { lw->matched(rg, +1); });
-      if (lr) actions.emplace_back([lr, w] { lr->matched(w); });
-    }
+    inconsistent = inconsistent_topic(rec.topic_name, rec.type_name);
+    const ReaderRecord& r = readers_.insert_or_assign(rec.guid, std::move(rec)).first->second;
+    for (const auto& [wg, w] : writers_)
+      if (w.topic_name == r.topic_name) match(w, r, actions);
   }
   if (inconsistent) inconsistent->raise_inconsistent();
   run(actions);
