@@ -18,10 +18,6 @@ namespace {
 using SteadyClock = std::chrono::steady_clock;
 namespace policy = dds::core::policy;
 
-bool has(const StatusMask& mask, const StatusMask& bit) {
-  return (mask & bit).any();
-}
-
 SteadyClock::duration to_steady(const dds::core::Duration& d) {
   return std::chrono::duration_cast<SteadyClock::duration>(d.to_chrono());
 }
@@ -47,6 +43,24 @@ HistoryCacheConfig cache_config(const dds::sub::qos::DataReaderQos& q) {
   c.autopurge_nowriter_samples_delay = rdl.autopurge_nowriter_samples_delay();
   c.autopurge_disposed_samples_delay = rdl.autopurge_disposed_samples_delay();
   return c;
+}
+
+// Records a status event — consumed when someone listens — and posts the call to the
+// typed `hook`, else to the untyped parent-or-participant listener `any` (given the
+// entity as AnyEntity, made from `self()`), on the listener thread.
+template <class AnyEntity, class Hook, class AnyListener, class Record, class HookCall,
+          class AnyCall, class Self>
+void post_status(Dispatcher& d, std::shared_ptr<Hook> hook, AnyListener* any, Record record,
+                 HookCall hook_call, AnyCall any_call, Self self) {
+  const auto s = record(hook != nullptr || any != nullptr);
+  if (hook) {
+    d.post([hook, s, hook_call] { hook_call(*hook, s); });
+  } else if (any != nullptr) {
+    d.post([any, core = self(), s, any_call] {
+      AnyEntity e(core);
+      any_call(*any, e, s);
+    });
+  }
 }
 
 template <class Core>
@@ -577,7 +591,7 @@ std::shared_ptr<detail::WriterListenerHook> Writer::listener() const {
 
 // A writer status: to the writer's listener, else the publisher's, else the participant's;
 // with none listening it stays pending for status_changes() and StatusConditions.
-template <class S, class Record, class HookCall, class AnyCall>
+template <class Record, class HookCall, class AnyCall>
 void Writer::event(const StatusMask& bit, Record record, HookCall hook_call, AnyCall any_call) {
   std::shared_ptr<detail::WriterListenerHook> hook;
   {
@@ -587,17 +601,9 @@ void Writer::event(const StatusMask& bit, Record record, HookCall hook_call, Any
   dds::pub::AnyDataWriterListener* any = nullptr;
   if (!hook) any = publisher_->listener_for(bit);
   if (!hook && any == nullptr) any = publisher_->owner().listener_for(bit);
-  const S s = record(hook != nullptr || any != nullptr);
-  auto& d = publisher_->owner().dispatcher();
-  if (hook) {
-    d.post([hook, s, hook_call] { hook_call(*hook, s); });
-  } else if (any != nullptr) {
-    auto self = std::static_pointer_cast<WriterCore>(shared_from_this());
-    d.post([any, self, s, any_call] {
-      dds::pub::AnyDataWriter w(self);
-      any_call(*any, w, s);
-    });
-  }
+  post_status<dds::pub::AnyDataWriter>(
+      publisher_->owner().dispatcher(), std::move(hook), any, record, hook_call, any_call,
+      [this] { return std::static_pointer_cast<WriterCore>(shared_from_this()); });
 }
 
 void Writer::matched(std::uint64_t reader_guid, int delta) {
@@ -610,7 +616,7 @@ void Writer::matched(std::uint64_t reader_guid, int delta) {
     }
   }
   using S = dds::core::status::PublicationMatchedStatus;
-  event<S>(
+  event(
       StatusMask::publication_matched(),
       [&](bool consume) {
         return statuses().publication_matched(delta, InstanceHandle(reader_guid), consume);
@@ -623,7 +629,7 @@ void Writer::matched(std::uint64_t reader_guid, int delta) {
 
 void Writer::incompatible(const std::vector<dds::core::policy::QosPolicyId>& ids) {
   using S = dds::core::status::OfferedIncompatibleQosStatus;
-  event<S>(
+  event(
       StatusMask::offered_incompatible_qos(),
       [&](bool consume) { return statuses().offered_incompatible_qos(ids, consume); },
       [](detail::WriterListenerHook& h, const S& s) { h.on_offered_incompatible_qos(s); },
@@ -666,7 +672,7 @@ void Writer::check_deadlines() {
   }
   using S = dds::core::status::OfferedDeadlineMissedStatus;
   for (auto h : missed) {
-    event<S>(
+    event(
         StatusMask::offered_deadline_missed(),
         [&](bool consume) { return statuses().offered_deadline_missed(h, consume); },
         [](detail::WriterListenerHook& hk, const S& s) { hk.on_offered_deadline_missed(s); },
@@ -694,7 +700,7 @@ void Writer::check_liveliness() {
   }
   if (lost) {
     using S = dds::core::status::LivelinessLostStatus;
-    event<S>(
+    event(
         StatusMask::liveliness_lost(),
         [&](bool consume) { return statuses().liveliness_lost(consume); },
         [](detail::WriterListenerHook& h, const S& s) { h.on_liveliness_lost(s); },
@@ -840,7 +846,7 @@ std::shared_ptr<detail::ReaderListenerHook> Reader::listener() const {
 }
 
 // A reader status: to the reader's listener, else the subscriber's, else the participant's.
-template <class S, class Record, class HookCall, class AnyCall>
+template <class Record, class HookCall, class AnyCall>
 void Reader::event(const StatusMask& bit, Record record, HookCall hook_call, AnyCall any_call) {
   std::shared_ptr<detail::ReaderListenerHook> hook;
   {
@@ -850,17 +856,9 @@ void Reader::event(const StatusMask& bit, Record record, HookCall hook_call, Any
   dds::sub::AnyDataReaderListener* any = nullptr;
   if (!hook) any = subscriber_->listener_for(bit);
   if (!hook && any == nullptr) any = subscriber_->owner().listener_for(bit);
-  const S s = record(hook != nullptr || any != nullptr);
-  auto& d = subscriber_->owner().dispatcher();
-  if (hook) {
-    d.post([hook, s, hook_call] { hook_call(*hook, s); });
-  } else if (any != nullptr) {
-    auto self = std::static_pointer_cast<ReaderCore>(shared_from_this());
-    d.post([any, self, s, any_call] {
-      dds::sub::AnyDataReader r(self);
-      any_call(*any, r, s);
-    });
-  }
+  post_status<dds::sub::AnyDataReader>(
+      subscriber_->owner().dispatcher(), std::move(hook), any, record, hook_call, any_call,
+      [this] { return std::static_pointer_cast<ReaderCore>(shared_from_this()); });
 }
 
 void Reader::raise_data_available() {
@@ -892,7 +890,7 @@ void Reader::raise_data_available() {
 void Reader::raise_sample_lost(const std::string& why) {
   std::cerr << "spindle: reader of '" << topic_->name() << "' lost a sample: " << why << '\n';
   using S = dds::core::status::SampleLostStatus;
-  event<S>(
+  event(
       StatusMask::sample_lost(), [&](bool consume) { return statuses().sample_lost(1, consume); },
       [](detail::ReaderListenerHook& h, const S& s) { h.on_sample_lost(s); },
       [](dds::sub::AnyDataReaderListener& l, dds::sub::AnyDataReader& r, const S& s) {
@@ -917,7 +915,7 @@ void Reader::matched(const WriterRecord& w) {
   }
   if (start_watch) watch_liveliness(SteadyClock::now() + std::chrono::milliseconds(20));
   using S = dds::core::status::SubscriptionMatchedStatus;
-  event<S>(
+  event(
       StatusMask::subscription_matched(),
       [&](bool consume) { return statuses().subscription_matched(+1, m.handle, consume); },
       [](detail::ReaderListenerHook& h, const S& s) { h.on_subscription_matched(s); },
@@ -925,7 +923,7 @@ void Reader::matched(const WriterRecord& w) {
         l.on_subscription_matched(r, s);
       });
   using L = dds::core::status::LivelinessChangedStatus;
-  event<L>(
+  event(
       StatusMask::liveliness_changed(),
       [&](bool consume) { return statuses().liveliness_changed(+1, 0, m.handle, consume); },
       [](detail::ReaderListenerHook& h, const L& s) { h.on_liveliness_changed(s); },
@@ -948,7 +946,7 @@ void Reader::unmatched(std::uint64_t writer_guid) {
     subscriber_->data_arrived(*this);
   }
   using S = dds::core::status::SubscriptionMatchedStatus;
-  event<S>(
+  event(
       StatusMask::subscription_matched(),
       [&](bool consume) { return statuses().subscription_matched(-1, h, consume); },
       [](detail::ReaderListenerHook& hk, const S& s) { hk.on_subscription_matched(s); },
@@ -956,7 +954,7 @@ void Reader::unmatched(std::uint64_t writer_guid) {
         l.on_subscription_matched(r, s);
       });
   using L = dds::core::status::LivelinessChangedStatus;
-  event<L>(
+  event(
       StatusMask::liveliness_changed(),
       [&](bool consume) {
         return statuses().liveliness_changed(alive ? -1 : 0, alive ? 0 : -1, h, consume);
@@ -969,7 +967,7 @@ void Reader::unmatched(std::uint64_t writer_guid) {
 
 void Reader::incompatible(const std::vector<dds::core::policy::QosPolicyId>& ids) {
   using S = dds::core::status::RequestedIncompatibleQosStatus;
-  event<S>(
+  event(
       StatusMask::requested_incompatible_qos(),
       [&](bool consume) { return statuses().requested_incompatible_qos(ids, consume); },
       [](detail::ReaderListenerHook& h, const S& s) { h.on_requested_incompatible_qos(s); },
@@ -992,7 +990,7 @@ void Reader::writer_asserted(std::uint64_t writer_guid) {
   }
   if (!revived) return;
   using L = dds::core::status::LivelinessChangedStatus;
-  event<L>(
+  event(
       StatusMask::liveliness_changed(),
       [&](bool consume) {
         return statuses().liveliness_changed(+1, -1, InstanceHandle(writer_guid), consume);
@@ -1058,7 +1056,7 @@ void Reader::on_batch_end() {
     }
     if (r.outcome == InsertOutcome::rejected) {
       using S = dds::core::status::SampleRejectedStatus;
-      event<S>(
+      event(
           StatusMask::sample_rejected(),
           [&](bool consume) {
             return statuses().sample_rejected(r.reject_reason, r.instance, consume);
@@ -1135,7 +1133,7 @@ void Reader::check_deadlines() {
   }
   using S = dds::core::status::RequestedDeadlineMissedStatus;
   for (auto h : missed) {
-    event<S>(
+    event(
         StatusMask::requested_deadline_missed(),
         [&](bool consume) { return statuses().requested_deadline_missed(h, consume); },
         [](detail::ReaderListenerHook& hk, const S& s) { hk.on_requested_deadline_missed(s); },
@@ -1174,7 +1172,7 @@ void Reader::check_liveliness() {
       subscriber_->data_arrived(*this);
     }
     using L = dds::core::status::LivelinessChangedStatus;
-    event<L>(
+    event(
         StatusMask::liveliness_changed(),
         [&](bool consume) { return statuses().liveliness_changed(-1, +1, h, consume); },
         [](detail::ReaderListenerHook& hk, const L& s) { hk.on_liveliness_changed(s); },

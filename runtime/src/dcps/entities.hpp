@@ -74,6 +74,11 @@ struct MatchedWriter {
 // join the predicate thread from itself. Such a destruction is handed to the dispatcher
 // thread, which is built to run even the participant's end (Dispatcher::stop() from a job).
 // `domain` outlives the call: the entity being destroyed still holds its participant.
+// Whether `mask` has the status bit `bit`.
+[[nodiscard]] inline bool has(const StatusMask& mask, const StatusMask& bit) {
+  return (mask & bit).any();
+}
+
 // One QoS value of an entity (its own, or a default it gives its children): read under a
 // lock of its own, replaced only when consistent — and, for an entity's own QoS, only in
 // the policies that may change after enable (qos/checks.hpp). read() looks at parts of it
@@ -127,7 +132,7 @@ class ListenerSlot {
   // The listener, if its mask has `status`.
   [[nodiscard]] L* for_status(const StatusMask& status) const {
     std::lock_guard lock(mu_);
-    return l_ != nullptr && (mask_ & status).any() ? l_ : nullptr;
+    return l_ != nullptr && has(mask_, status) ? l_ : nullptr;
   }
 
  private:
@@ -404,7 +409,7 @@ class Writer final : public detail::WriterCore {
   void lifecycle(InstanceHandle h, const dds::core::Time& ts, bool dispose);
   void check_deadlines();
   void check_liveliness();
-  template <class S, class Record, class HookCall, class AnyCall>
+  template <class Record, class HookCall, class AnyCall>
   void event(const StatusMask& bit, Record record, HookCall hook_call, AnyCall any_call);
   std::chrono::steady_clock::time_point deadline() const;
 
@@ -468,7 +473,7 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   void raise_sample_lost(const std::string& why);
 
  private:
-  template <class S, class Record, class HookCall, class AnyCall>
+  template <class Record, class HookCall, class AnyCall>
   void event(const StatusMask& bit, Record record, HookCall hook_call, AnyCall any_call);
   void on_read();
   void check_deadlines();

@@ -17,10 +17,6 @@ namespace spindle::dcps {
 
 namespace {
 
-bool has(const StatusMask& mask, const StatusMask& bit) {
-  return (mask & bit).any();
-}
-
 // Discovery records that fail to decode are reported here: they come from another
 // process, so they are logged with the sender, never trusted, never fatal.
 void report_bad_record(NodeId sender, SampleKind kind, const std::string& error) {
