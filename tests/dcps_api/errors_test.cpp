@@ -7,6 +7,7 @@
 
 #include "Sequence.hpp"
 #include "api_fixture.hpp"
+#include "transports.hpp"
 
 namespace dcps_api {
 namespace {
@@ -205,6 +206,34 @@ TEST_CASE("an unordered topic delivers every sample in each writer's order", "[c
   for (std::uint64_t i = 0; i < 200; ++i) {
     CHECK(from1[i] == i);
     CHECK(from2[i] == 1000 + i);
+  }
+}
+
+}  // namespace
+}  // namespace dcps_api
+
+namespace dcps_api {
+namespace {
+
+TEST_CASE("a participant that cannot reach a listed member says which, and how to fix it",
+          "[errors]") {
+  // Member 1 is listed but never starts (nothing listens on its port).
+  const std::string yaml = "{version: 1, node: {id: 0}, members: [{id: 0, host: 127.0.0.1, port: " +
+                           std::to_string(spindle::testing::free_loopback_port()) +
+                           "}, {id: 1, host: 127.0.0.1, port: " +
+                           std::to_string(spindle::testing::free_loopback_port()) +
+                           "}], engine: {connect_timeout: 300ms}}";
+  const ScopedConfig config(yaml.c_str());
+  try {
+    dds::domain::DomainParticipant dp(dds::domain::default_id());
+    FAIL("a participant joined without member 1");
+  } catch (const dds::core::Error& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find("node 0 could not reach every member over tcp within 300 ms") !=
+          std::string::npos);
+    CHECK(what.find("members: 1 (127.0.0.1:") != std::string::npos);
+    CHECK(what.find("SPINDLE_CONFIG / SPINDLE_NODE_ID") != std::string::npos);
   }
 }
 
