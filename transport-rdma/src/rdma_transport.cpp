@@ -32,6 +32,7 @@
 #include <spindle/transport/rdma.hpp>
 
 #include "transport/aligned_buffer.hpp"
+#include "transport/event_queue.hpp"
 
 namespace spindle::transport {
 
@@ -426,7 +427,6 @@ class RdmaTransport::Impl {
     reap();  // flush completions that still name these peers
     peers_.clear();
     connected_ = false;
-    std::lock_guard lock(events_mu_);
     events_.clear();
   }
 
@@ -608,20 +608,14 @@ class RdmaTransport::Impl {
   }
 
   void push_event(Event e) {
-    std::lock_guard lock(events_mu_);
-    events_.push_back(std::move(e));
+    events_.push(std::move(e));
     activity_.fetch_add(1);
   }
 
   std::size_t poll(std::vector<Event>& out) {
     handle_cm_events();
     reap();
-    std::lock_guard lock(events_mu_);
-    const std::size_t n = events_.size();
-    for (auto& e : events_)
-      out.push_back(std::move(e));
-    events_.clear();
-    return n;
+    return events_.drain(out);
   }
 
   // A local wake-up: the eventfd is written only while some thread sleeps in wait()
@@ -680,8 +674,7 @@ class RdmaTransport::Impl {
   std::atomic<std::uint64_t> activity_{0};
   int wake_fd_ = -1;  // notify() -> wait()
   std::atomic<int> sleepers_{0};
-  std::mutex events_mu_;
-  std::vector<Event> events_;
+  EventQueue events_;
 };
 
 RdmaTransport::RdmaTransport(RdmaConfig config)

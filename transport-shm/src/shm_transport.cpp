@@ -25,6 +25,7 @@
 
 #include "segment.hpp"
 #include "transport/aligned_buffer.hpp"
+#include "transport/event_queue.hpp"
 
 namespace spindle::transport {
 
@@ -333,7 +334,6 @@ class ShmTransport::Impl {
       if (p->control) Doorbell(&p->ctl()->doorbell, true).ring();
     }
     old.clear();  // unmaps; our rings are unlinked
-    std::lock_guard el(events_mu_);
     events_.clear();
   }
 
@@ -420,8 +420,11 @@ class ShmTransport::Impl {
   void drain_rings() {
     for (auto& [id, p] : peers_) {
       if (!p->in_ring || p->suspected.load(std::memory_order_relaxed)) continue;
-      std::unique_lock lock(p->mu);
       auto* ring = std::launder(reinterpret_cast<RingData*>(p->in_ring->payload()));
+      // Nothing arrived (the usual case, checked on every poll): no lock.
+      if (ring->head.load(std::memory_order_acquire) == ring->tail.load(std::memory_order_relaxed))
+        continue;
+      std::unique_lock lock(p->mu);
       const std::byte* data = p->in_ring->payload() + kRingDataOffset;
       const std::uint64_t cap = ring->capacity;
       bool freed = false;
@@ -469,19 +472,11 @@ class ShmTransport::Impl {
 
   std::size_t poll(std::vector<Event>& out) {
     drain_rings();
-    std::lock_guard lock(events_mu_);
-    const std::size_t n = events_.size();
-    for (auto& e : events_)
-      out.push_back(std::move(e));
-    events_.clear();
-    return n;
+    return events_.drain(out);
   }
 
   void push_event(Event e) {
-    {
-      std::lock_guard lock(events_mu_);
-      events_.push_back(std::move(e));
-    }
+    events_.push(std::move(e));
     doorbell_->ring();
   }
 
@@ -539,8 +534,7 @@ class ShmTransport::Impl {
   bool stop_ = false;
   std::thread monitor_;
 
-  std::mutex events_mu_;
-  std::vector<Event> events_;
+  EventQueue events_;
 };
 
 ShmTransport::ShmTransport(ShmConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}

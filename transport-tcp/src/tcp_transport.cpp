@@ -31,6 +31,7 @@
 
 #include "frame.hpp"
 #include "transport/aligned_buffer.hpp"
+#include "transport/event_queue.hpp"
 
 namespace spindle::transport {
 
@@ -277,7 +278,6 @@ class TcpTransport::Impl {
     std::lock_guard lock(mu_);
     peers_.clear();
     connected_ = false;
-    std::lock_guard el(events_mu_);
     events_.clear();
   }
 
@@ -368,12 +368,7 @@ class TcpTransport::Impl {
   }
 
   std::size_t poll(std::vector<Event>& out) {
-    std::lock_guard lock(events_mu_);
-    const std::size_t n = events_.size();
-    for (auto& e : events_)
-      out.push_back(std::move(e));
-    events_.clear();
-    return n;
+    return events_.drain(out);
   }
 
   std::optional<RegionDescriptor> remote_region(NodeId peer, RegionId id) const {
@@ -397,10 +392,7 @@ class TcpTransport::Impl {
       std::lock_guard pl(p->mu);
       if (p->retired) return;
     }
-    {
-      std::lock_guard lock(events_mu_);
-      events_.push_back(std::move(e));
-    }
+    events_.push(std::move(e));
     doorbell_.ring();
   }
 
@@ -415,10 +407,7 @@ class TcpTransport::Impl {
       c = p->conn.lock();
       if (p->retired) return;
     }
-    {
-      std::lock_guard lock(events_mu_);
-      events_.push_back(Suspicion{p->addr.id, reason, std::move(detail)});
-    }
+    events_.push(Suspicion{p->addr.id, reason, std::move(detail)});
     doorbell_.ring();
     cv_.notify_all();
     if (c) asio::post(io_, [this, c] { close(c); });
@@ -751,8 +740,7 @@ class TcpTransport::Impl {
   std::set<std::shared_ptr<Conn>> conns_;  // I/O thread only
   std::uint64_t strangers_refused_ = 0;
 
-  std::mutex events_mu_;
-  std::vector<Event> events_;
+  EventQueue events_;
 };
 
 TcpTransport::TcpTransport(TcpConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <limits>
 #include <stdexcept>
+#include <thread>
 
 namespace spindle::smc {
 
@@ -19,6 +20,11 @@ void Histogram::add(std::uint64_t n) noexcept {
 }
 
 namespace {
+constexpr auto kReserveSpin = std::chrono::microseconds(20);
+// A send batch pushes at most this many bytes (and at least one slot): a larger push holds
+// the predicate thread in one copy (shm, tcp) long enough to delay the counters and
+// deliveries that free slots; 256 KiB keeps a 10 KB window of 100 flowing.
+constexpr std::size_t kMaxPushBytes = std::size_t{256} << 10;
 constexpr std::size_t kNumSent = offsetof(sst::SenderGuardRow, num_sent);
 constexpr std::size_t kRounds = offsetof(sst::SenderGuardRow, rounds);
 constexpr std::size_t kReceived = offsetof(sst::CountersRow, received_num);
@@ -48,6 +54,7 @@ class SubgroupEngine {
     w_ = sg.window_size;
     max_payload_ = sg.max_payload;
     stride_ = layout.slot_stride(index);
+    max_batch_ = std::clamp<std::uint64_t>(kMaxPushBytes / stride_, 1, w_);
     me_ = sst.my_rank();
     for (auto id : sg.members) {
       const std::size_t r = *g.rank_of(id);
@@ -117,13 +124,22 @@ class SubgroupEngine {
   }
 
   // reserve(), sleeping while the ring is full until a slot frees or `deadline` passes.
+  // It first yield-spins for kReserveSpin: slots usually free within a few microseconds
+  // (one delivery round), and a writer put to sleep takes a futex wake-up and a context
+  // switch to resume, during which its ring runs dry (shm, 2 members all sending: atomic/raw
+  // median 0.58 without the spin, 0.65 with 20 us).
   Reservation reserve_wait(std::uint32_t size, std::chrono::steady_clock::time_point deadline) {
+    const auto spin_until = std::chrono::steady_clock::now() + kReserveSpin;
     for (;;) {
       const std::uint32_t ticket = space_.ticket();
       Reservation r = reserve(size);
       if (r.status != ReserveStatus::full) return r;
       const auto now = std::chrono::steady_clock::now();
       if (now >= deadline) return r;
+      if (now < spin_until) {
+        std::this_thread::yield();  // the predicate thread that frees slots may need the core
+        continue;
+      }
       space_.wait(ticket, deadline - now);
     }
   }
@@ -149,11 +165,13 @@ class SubgroupEngine {
     return committed_[sent_ % w_].load(std::memory_order_acquire) == sent_ + 1;
   }
 
-  // Send predicate's trigger: every committed contiguous slot in one batch.
+  // Send predicate's trigger: every committed contiguous slot in one batch (up to kMaxPushBytes;
+  // the predicate stays true for the rest).
   void send() {
     const std::uint64_t first = sent_;
     std::uint64_t last = first;
-    while (last - first < w_ && committed_[last % w_].load(std::memory_order_acquire) == last + 1)
+    while (last - first < max_batch_ &&
+           committed_[last % w_].load(std::memory_order_acquire) == last + 1)
       ++last;
     const std::uint64_t n = last - first;
     const std::size_t rank = *my_sender_;
@@ -372,7 +390,7 @@ class SubgroupEngine {
   void push_counters() {
     counters_dirty_ = false;
     for (auto r : others_)
-      sst_->push_guard(r, my_counters_, counters_len_);
+      sst_->push_status(r, my_counters_, counters_len_);
   }
 
   void set_unordered_count(std::size_t sender, std::uint64_t count) {
@@ -407,6 +425,7 @@ class SubgroupEngine {
   std::uint32_t w_ = 1;
   std::uint32_t max_payload_ = 0;
   std::size_t stride_ = 0;
+  std::uint64_t max_batch_ = 1;  // slots per send batch
   std::size_t me_ = 0;
   std::vector<std::size_t> members_;   // SST ranks of the subgroup's members
   std::vector<std::size_t> counters_;  // their counters offsets (same order)

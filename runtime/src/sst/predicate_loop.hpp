@@ -35,8 +35,8 @@ class PredicateLoop {
   PredicateLoop(const PredicateLoop&) = delete;
   PredicateLoop& operator=(const PredicateLoop&) = delete;
 
-  // One evaluation step; true if it did any work.
-  bool run_once();
+  // One evaluation step (with the timers); true if it did any work.
+  bool run_once() { return step(true); }
 
   void start();
   void stop();
@@ -50,6 +50,7 @@ class PredicateLoop {
 
  private:
   void run(std::stop_token st);
+  bool step(bool timers);
   Sst* sst_;
   Predicates* predicates_;
   LoopStats stats_;

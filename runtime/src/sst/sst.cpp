@@ -89,24 +89,40 @@ transport::Status Sst::connect(std::chrono::milliseconds timeout) {
   return st;
 }
 
-void Sst::push_data(std::size_t rank, std::size_t offset, std::size_t len) {
-  if (rank == my_rank_ || suspected_[rank] || len == 0) return;
-  auto& q = queues_[rank];
-  if (q.data.empty() && q.guards.empty()) dirty_.push_back(rank);
-  q.data.push_back(Range{offset, len});
-}
-
-void Sst::push_guard(std::size_t rank, std::size_t offset, std::size_t len) {
-  if (rank == my_rank_ || suspected_[rank] || len == 0) return;
-  auto& q = queues_[rank];
-  if (q.data.empty() && q.guards.empty()) dirty_.push_back(rank);
-  auto it = std::lower_bound(q.guards.begin(), q.guards.end(), offset,
+namespace {
+// Adds [offset, +len) to a sorted list of unique offsets (a repeat widens the entry).
+template <class Range>
+void add_unique(std::vector<Range>& v, std::size_t offset, std::size_t len) {
+  auto it = std::lower_bound(v.begin(), v.end(), offset,
                              [](const Range& r, std::size_t o) { return r.offset < o; });
-  if (it != q.guards.end() && it->offset == offset) {
+  if (it != v.end() && it->offset == offset) {
     it->len = std::max(it->len, len);
     return;
   }
-  q.guards.insert(it, Range{offset, len});
+  v.insert(it, Range{offset, len});
+}
+}  // namespace
+
+Sst::PeerQueue* Sst::queue_for(std::size_t rank) {
+  if (rank == my_rank_ || suspected_[rank]) return nullptr;
+  auto& q = queues_[rank];
+  if (q.empty()) dirty_.push_back(rank);
+  return &q;
+}
+
+void Sst::push_data(std::size_t rank, std::size_t offset, std::size_t len) {
+  if (len == 0) return;
+  if (auto* q = queue_for(rank)) q->data.push_back(Range{offset, len});
+}
+
+void Sst::push_guard(std::size_t rank, std::size_t offset, std::size_t len) {
+  if (len == 0) return;
+  if (auto* q = queue_for(rank)) add_unique(q->guards, offset, len);
+}
+
+void Sst::push_status(std::size_t rank, std::size_t offset, std::size_t len) {
+  if (len == 0) return;
+  if (auto* q = queue_for(rank)) add_unique(q->status, offset, len);
 }
 
 void Sst::push_guard_to(std::span<const std::size_t> ranks, std::size_t offset, std::size_t len) {
@@ -149,6 +165,11 @@ bool Sst::flush_peer(std::size_t rank, PeerQueue& q) {
   };
   // A refused write may suspect the peer, which empties its queue under our feet: check
   // before touching the queue again.
+  std::size_t k = 0;
+  for (; k < q.status.size(); ++k)
+    if (!issue(q.status[k], false)) break;
+  if (suspected_[rank]) return wrote;
+  q.status.erase(q.status.begin(), q.status.begin() + static_cast<std::ptrdiff_t>(k));
   std::size_t i = 0;
   for (; i < q.data.size(); ++i)
     if (!issue(q.data[i], true)) break;
@@ -171,7 +192,7 @@ bool Sst::flush() {
     const std::size_t rank = dirty_[i];
     auto& q = queues_[rank];
     if (flush_peer(rank, q)) wrote = true;
-    if (!q.data.empty() || !q.guards.empty()) dirty_[keep++] = rank;
+    if (!q.empty()) dirty_[keep++] = rank;
   }
   dirty_.resize(keep);
   if (wrote) ++stats_.flushes;
@@ -188,8 +209,7 @@ void Sst::set_barrier(std::uint64_t value) {
 void Sst::suspect(std::size_t rank, transport::SuspicionReason why, std::string detail) {
   if (rank >= suspected_.size() || rank == my_rank_ || suspected_[rank]) return;
   suspected_[rank] = 1;
-  queues_[rank].data.clear();
-  queues_[rank].guards.clear();
+  queues_[rank] = PeerQueue{};
   const std::size_t off = layout_.control(my_rank_);
   const auto mask = load<std::uint64_t>(off + offsetof(ControlRow, suspected));
   store<std::uint64_t>(off + offsetof(ControlRow, suspected), mask | (std::uint64_t{1} << rank));

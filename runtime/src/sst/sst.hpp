@@ -8,15 +8,18 @@
 // gives them their own lock-free path into slots. No locks: peers write other rows while
 // we read them; each field is read with one acquire load (transport.hpp memory model).
 //
-// Pushes. A predicate trigger calls push_data() for bulk ranges (slot rings) and
-// push_guard() for counters. Nothing is written until flush(), which the predicate loop
-// calls after the whole evaluation step (Spindle §III-C). Per peer, flush() writes every
-// queued data range in FIFO order, and only when all of them were accepted, every queued
-// guard in ascending offset order, reading the current (monotonic) value at that moment.
-// So a guard never becomes visible before the data it covers, a repeated guard push in one
-// step costs one write, and within a row a lower-offset guard (num_sent) always lands
-// before a higher one (rounds) pushed in the same flush. A peer that answers `retry`
-// keeps the rest of its queue, in order, for the next flush.
+// Pushes. A predicate trigger calls push_data() for bulk ranges (slot rings),
+// push_guard() for counters that publish data (num_sent, rounds), and push_status() for
+// counters that publish none of ours (received_num, delivered_num: what we have seen of
+// others). Nothing is written until flush(), which the predicate loop calls after the whole
+// evaluation step (Spindle §III-C). Per peer, flush() first writes every queued status,
+// then every queued data range in FIFO order, and only when all of them were accepted,
+// every queued guard; statuses and guards in ascending offset order, each reading the
+// current (monotonic) value at that moment. So a guard never becomes visible before the
+// data it covers, a status never waits behind a bulk copy (it is what frees the peer's
+// slots), a repeated push in one step costs one write, and within a row a lower-offset
+// guard (num_sent) always lands before a higher one (rounds) pushed in the same flush.
+// A peer that answers `retry` keeps the rest of its queue, in order, for the next flush.
 //
 // Suspicion. A peer is suspected when the transport reports it (Suspicion event) or when
 // its heartbeat column has not moved for knobs.suspicion_timeout. The suspicion is
@@ -100,6 +103,7 @@ class Sst {
   // --- pushes (predicate thread) ------------------------------------------------------
   void push_data(std::size_t rank, std::size_t offset, std::size_t len);
   void push_guard(std::size_t rank, std::size_t offset, std::size_t len);
+  void push_status(std::size_t rank, std::size_t offset, std::size_t len);
   void push_guard_to(std::span<const std::size_t> ranks, std::size_t offset, std::size_t len);
   // Issues the queued pushes; returns true if it wrote anything.
   bool flush();
@@ -151,9 +155,14 @@ class Sst {
     std::size_t len;
   };
   struct PeerQueue {
+    std::vector<Range> status;  // sorted by offset, unique offsets
     std::vector<Range> data;
     std::vector<Range> guards;  // sorted by offset, unique offsets
+    [[nodiscard]] bool empty() const noexcept {
+      return status.empty() && data.empty() && guards.empty();
+    }
   };
+  PeerQueue* queue_for(std::size_t rank);
   bool flush_peer(std::size_t rank, PeerQueue& q);
 
   transport::Transport* transport_;
