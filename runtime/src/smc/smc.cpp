@@ -21,10 +21,6 @@ void Histogram::add(std::uint64_t n) noexcept {
 
 namespace {
 constexpr auto kReserveSpin = std::chrono::microseconds(20);
-// A send batch pushes at most this many bytes (and at least one slot): a larger push holds
-// the predicate thread in one copy (shm, tcp) long enough to delay the counters and
-// deliveries that free slots; 256 KiB keeps a 10 KB window of 100 flowing.
-constexpr std::size_t kMaxPushBytes = std::size_t{256} << 10;
 constexpr std::size_t kNumSent = offsetof(sst::SenderGuardRow, num_sent);
 constexpr std::size_t kRounds = offsetof(sst::SenderGuardRow, rounds);
 constexpr std::size_t kReceived = offsetof(sst::CountersRow, received_num);
