@@ -248,8 +248,7 @@ TEST_CASE("sst: a guard never lands before the data queued ahead of it, over see
   }
 }
 
-TEST_CASE("sst: a status goes out ahead of the data queued before it, over seeds",
-          "[sst][push]") {
+TEST_CASE("sst: a status goes out ahead of the data queued before it, over seeds", "[sst][push]") {
   // push_status (received/delivered counters) must not wait behind a bulk copy: whenever
   // the peer sees the data of step v, it already sees a status of at least v.
   const auto seeds = sim::Seeds::from_env(200);
@@ -279,7 +278,8 @@ TEST_CASE("sst: a status goes out ahead of the data queued before it, over seeds
       std::uint64_t v = 0;
       std::memcpy(&v, p.b->at(c.slots + data_len - 8), 8);
       const auto status = p.b->load<std::uint64_t>(c.counters);
-      if (status < v) failure = "data " + std::to_string(v) + " before status " + std::to_string(status);
+      if (status < v)
+        failure = "data " + std::to_string(v) + " before status " + std::to_string(status);
       seen = v;
       return false;
     });

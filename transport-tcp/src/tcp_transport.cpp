@@ -367,9 +367,7 @@ class TcpTransport::Impl {
     return Status::ok;
   }
 
-  std::size_t poll(std::vector<Event>& out) {
-    return events_.drain(out);
-  }
+  std::size_t poll(std::vector<Event>& out) { return events_.drain(out); }
 
   std::optional<RegionDescriptor> remote_region(NodeId peer, RegionId id) const {
     auto p = find(peer);
