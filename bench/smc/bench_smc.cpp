@@ -216,10 +216,6 @@ int member(const std::map<std::string, std::string>& a) {
           const std::uint64_t first = (got[p] * batch) % r.window;
           const std::uint64_t head = std::min<std::uint64_t>(batch, r.window - first);
           const std::size_t off = mine + static_cast<std::size_t>(first) * r.size;
-          if (got[p] == low && r.size >= 8) {
-            const std::int64_t ts = now_ns();
-            std::memcpy(raw_base + off, &ts, 8);
-          }
           auto s = t.write(g.members[p].id, kRawRegion, off, kRawRegion, off,
                            static_cast<std::size_t>(head) * r.size);
           if (s == st::Status::ok && head < batch) {
