@@ -1,6 +1,7 @@
 // DCPS behaviour, single participant: the errors the API promises — a sample larger than
-// an SMC slot, a topic name reused with another type, inconsistent QoS, a closed entity,
-// a null entity — and the Spindle consistency policy: an `unordered` topic delivers too.
+// an SMC slot, a topic name reused with another type, a topic of another participant,
+// inconsistent QoS, a closed entity, a null entity — and the Spindle consistency policy:
+// an `unordered` topic delivers too.
 // Public API only (plus setenv for the domain file, as an application's launcher would).
 #include <cstdlib>
 #include <string>
@@ -102,6 +103,26 @@ TEST_CASE("a second topic of the same name with another type is refused", "[erro
   dds::topic::Topic<FlightState> again(p.dp, "FlightState");
   CHECK(again.name() == p.topic.name());
   CHECK(again.type_name() == p.topic.type_name());
+}
+
+TEST_CASE("a writer or reader on another participant's topic is refused, naming the entity",
+          "[errors]") {
+  Participant p;
+  dds::domain::DomainParticipant other(p.dp.domain_id() + 1);
+  dds::topic::Topic<FlightState> foreign(other, "FlightState");
+  auto refusal = [](auto create) {
+    try {
+      create();
+    } catch (const dds::core::PreconditionNotMetError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(refusal([&] { Writer w(p.pub, foreign, writer_qos()); }) ==
+        "DataWriter: the topic belongs to another participant");
+  CHECK(refusal([&] { Reader r(p.sub, foreign, reader_qos()); }) ==
+        "DataReader: the topic belongs to another participant");
+  other.close();
 }
 
 TEST_CASE("inconsistent QoS is refused with InconsistentPolicyError", "[errors]") {

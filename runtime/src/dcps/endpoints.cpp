@@ -68,6 +68,18 @@ std::shared_ptr<Core> self_of(Core* c) {
   return std::static_pointer_cast<Core>(c->shared_from_this());
 }
 
+// `topic` as a topic of participant `p`, or PreconditionNotMet naming the entity
+// (`what`) that was to be created on it.
+std::shared_ptr<Topic> own_topic(const std::shared_ptr<detail::TopicCore>& topic,
+                                 const Participant& p, const char* what) {
+  auto t = std::dynamic_pointer_cast<Topic>(topic);
+  if (!t || &t->owner() != &p) {
+    throw dds::core::PreconditionNotMetError(std::string(what) +
+                                             ": the topic belongs to another participant");
+  }
+  return t;
+}
+
 }  // namespace
 
 // ----------------------------------------------------------------------------- Publisher
@@ -94,11 +106,7 @@ std::shared_ptr<detail::WriterCore> Publisher::create_writer(
     const std::shared_ptr<detail::TopicCore>& topic, const dds::pub::qos::DataWriterQos& q,
     const detail::WriterHookFactory& hook, const StatusMask& mask) {
   check_open();
-  auto t = std::dynamic_pointer_cast<Topic>(topic);
-  if (!t || &t->owner() != participant_.get()) {
-    throw dds::core::PreconditionNotMetError(
-        "DataWriter: the topic belongs to another participant");
-  }
+  auto t = own_topic(topic, *participant_, "DataWriter");
   qos::check_consistent(q);
   // The writer's handle is its guid: what readers see as its publication handle.
   const auto guid = participant_->next_guid();
@@ -166,11 +174,7 @@ std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
     const std::shared_ptr<detail::TopicCore>& topic, const dds::sub::qos::DataReaderQos& q,
     const detail::ReaderHookFactory& hook, const StatusMask& mask) {
   check_open();
-  auto t = std::dynamic_pointer_cast<Topic>(topic);
-  if (!t || &t->owner() != participant_.get()) {
-    throw dds::core::PreconditionNotMetError(
-        "DataReader: the topic belongs to another participant");
-  }
+  auto t = own_topic(topic, *participant_, "DataReader");
   qos::check_consistent(q);
   // The reader's handle is its guid: what writers see as its subscription handle.
   const auto guid = participant_->next_guid();
