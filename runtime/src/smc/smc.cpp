@@ -246,7 +246,7 @@ class SubgroupEngine {
       // The headers of the new messages were just written by the sender's core: start
       // fetching them all now, so delivery finds them in cache instead of missing in series.
       for (std::uint64_t r = c.real_seen; r < n; ++r)
-        __builtin_prefetch(sst_->at(slot_offset(c.slots, r)));
+        __builtin_prefetch(&header(c.slots, r));
       if (atomic_) {
         if (n > c.real_seen) c.last_round_plus1 = header(c.slots, n - 1).round + 1;
         c.rounds_seen = rounds;

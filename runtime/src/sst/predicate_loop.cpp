@@ -34,8 +34,9 @@ void PredicateLoop::run(std::stop_token st) {
   // the transport's wake-up source. Peers' writes ring it, and so do local commits while
   // the loop dozes (Sst::nudge). The sleep slice still starts short and doubles up to
   // knobs.sleep_slice: timers (heartbeats, suspicion timeouts) need the loop now and then.
-  // The idle spin yields the core every kYieldEvery: on a small machine the peer's
-  // predicate thread, which this one is waiting for, may be queued behind it. Yielding on
+  // The idle spin yields the core when it starts and then every kYieldEvery: on a small
+  // machine the peer's predicate thread, which this one is waiting for, or the application
+  // thread that fills the freed slots, may be queued behind it. Yielding on
   // every round instead cost a third of a core in sched_yield calls (perf, shm, 2 members
   // all sending) and delayed the next look at memory by a scheduler pass.
   const auto& k = sst_->group().knobs;
@@ -48,13 +49,11 @@ void PredicateLoop::run(std::stop_token st) {
   std::chrono::nanoseconds slice = kFirstSlice;
   std::uint64_t sleeps = 0;
   std::uint64_t n = 0;
-  bool worked_since_yield = false;
   while (!st.stop_requested()) {
     // Timers and the idle clock every kClockEvery steps: a clock read costs as much as an
     // idle step (22 % of the CPU time of busy shm members went to clock_gettime).
     const bool timers = ++n % kClockEvery == 0;
     if (step(timers)) {
-      worked_since_yield = true;
       idle_since.reset();
       slice = kFirstSlice;
       continue;
@@ -64,11 +63,11 @@ void PredicateLoop::run(std::stop_token st) {
       continue;
     }
     const auto now = std::chrono::steady_clock::now();
-    if (!idle_since) idle_since = now;
+    const bool idle_starts = !idle_since;
+    if (idle_starts) idle_since = now;
     if (now - *idle_since < k.idle_spin) {
-      if (worked_since_yield || now - last_yield >= kYieldEvery) {
+      if (idle_starts || now - last_yield >= kYieldEvery) {
         std::this_thread::yield();
-        worked_since_yield = false;
         last_yield = now;
       } else {
         core::cpu_relax();
@@ -78,9 +77,9 @@ void PredicateLoop::run(std::stop_token st) {
     // Doze: from here on a local commit rings the transport; look once more first, so a
     // commit published before the flag was seen is not slept through.
     // The wake-up ticket is taken only here, not on every step: peers bump it with every
-    // write, and a loop reading it each round holds its cache line shared, so every one of
-    // their writes paid a cross-core miss to bump it (5 % of the CPU time of busy shm
-    // members). A ring after the ticket ends the sleep; one before it is seen by this check.
+    // write, and a loop reading it each round kept its cache line shared, so each of their
+    // writes had to take it back (no throughput change measured). A ring after the ticket
+    // ends the sleep; one before it is seen by this check.
     sst_->set_dozing(true);
     const std::uint64_t ticket = t.activity();
     if (run_once()) {
