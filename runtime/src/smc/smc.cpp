@@ -157,6 +157,17 @@ class SubgroupEngine {
   [[nodiscard]] const sst::SlotHeader& header(std::size_t slots, std::uint64_t r) const noexcept {
     return *reinterpret_cast<const sst::SlotHeader*>(sst_->at(slot_offset(slots, r)));
   }
+  // fn(r, k, slot) for every message r in [first, last) of the ring at `slots`, k = r % w_:
+  // one division for the range instead of one per message (a 64-bit division costs about as
+  // much as the rest of the per-message work of delivery).
+  template <class F>
+  void for_slots(std::size_t slots, std::uint64_t first, std::uint64_t last, F&& fn) const {
+    auto k = static_cast<std::size_t>(first % w_);
+    for (std::uint64_t r = first; r < last; ++r) {
+      fn(r, k, sst_->at(slots + k * stride_));
+      if (++k == w_) k = 0;
+    }
+  }
 
   bool send_ready() const noexcept {
     return committed_[sent_ % w_].load(std::memory_order_acquire) == sent_ + 1;
@@ -172,12 +183,11 @@ class SubgroupEngine {
       ++last;
     const std::uint64_t n = last - first;
     const std::size_t rank = *my_sender_;
-    for (std::uint64_t r = first; r < last; ++r) {
-      auto* h = reinterpret_cast<sst::SlotHeader*>(sst_->at(slot_offset(my_slots_, r)));
-      h->round = rounds_;
-      round_of_[r % w_] = rounds_;
+    for_slots(my_slots_, first, last, [&](std::uint64_t, std::size_t k, std::byte* slot) {
+      reinterpret_cast<sst::SlotHeader*>(slot)->round = rounds_;
+      round_of_[k] = rounds_;
       ++rounds_;
-    }
+    });
     sent_ = last;
     sst_->store<std::uint64_t>(my_guard_ + kNumSent, sent_);
     if (atomic_) {
@@ -212,8 +222,9 @@ class SubgroupEngine {
     if (!atomic_) {
       // Unordered: delivered to ourselves on send (on receipt).
       batch_.clear();
-      for (std::uint64_t r = first; r < last; ++r)
-        batch_.push_back(make_message(rank, r, -1));
+      for_slots(my_slots_, first, last, [&](std::uint64_t r, std::size_t, std::byte* slot) {
+        batch_.push_back(make_message(rank, r, -1, slot));
+      });
       senders_[rank].deliver_next = last;
       set_unordered_count(rank, last);
       emit();
@@ -245,16 +256,18 @@ class SubgroupEngine {
       taken += n - c.real_seen;
       // The headers of the new messages were just written by the sender's core: start
       // fetching them all now, so delivery finds them in cache instead of missing in series.
-      for (std::uint64_t r = c.real_seen; r < n; ++r)
-        __builtin_prefetch(&header(c.slots, r));
+      for_slots(c.slots, c.real_seen, n, [](std::uint64_t, std::size_t, const std::byte* slot) {
+        __builtin_prefetch(slot);
+      });
       if (atomic_) {
         if (n > c.real_seen) c.last_round_plus1 = header(c.slots, n - 1).round + 1;
         c.rounds_seen = rounds;
         c.real_seen = n;
         c.rr = std::max(c.rounds_seen, c.last_round_plus1);
       } else {
-        for (std::uint64_t r = c.real_seen; r < n; ++r)
-          batch_.push_back(make_message(i, r, -1));
+        for_slots(c.slots, c.real_seen, n, [&](std::uint64_t r, std::size_t, std::byte* slot) {
+          batch_.push_back(make_message(i, r, -1, slot));
+        });
         c.real_seen = n;
         c.deliver_next = n;
         set_unordered_count(i, n);
@@ -330,14 +343,23 @@ class SubgroupEngine {
   void deliver() {
     const std::int64_t stable = stable_;
     batch_.clear();
-    const auto n = static_cast<std::int64_t>(senders_.size());
+    // Global seq g is message `g / n` of sender `g % n`: walk both without dividing.
+    const auto n = senders_.size();
+    const auto first = static_cast<std::uint64_t>(delivered_num_ + 1);
+    auto i = static_cast<std::size_t>(first % n);
+    std::uint64_t round = first / n;
     for (std::int64_t g = delivered_num_ + 1; g <= stable; ++g) {
-      const auto i = static_cast<std::size_t>(g % n);
-      const auto round = static_cast<std::uint64_t>(g / n);
       auto& c = senders_[i];
-      if (c.deliver_next < c.real_seen && header(c.slots, c.deliver_next).round == round) {
-        batch_.push_back(make_message(i, c.deliver_next, g));
-        ++c.deliver_next;
+      if (c.deliver_next < c.real_seen) {
+        const std::byte* slot = sst_->at(slot_offset(c.slots, c.deliver_next));
+        if (reinterpret_cast<const sst::SlotHeader*>(slot)->round == round) {
+          batch_.push_back(make_message(i, c.deliver_next, g, slot));
+          ++c.deliver_next;
+        }
+      }
+      if (++i == n) {
+        i = 0;
+        ++round;
       }
     }
     delivered_num_ = stable;
@@ -373,9 +395,11 @@ class SubgroupEngine {
             std::min(min_delivered, sst_->load<std::int64_t>(counters_[k] + kDelivered));
       }
       const auto n = senders_.size();
-      while (freed < sent_ &&
-             static_cast<std::int64_t>(round_of_[freed % w_] * n + rank) <= min_delivered)
+      auto k = static_cast<std::size_t>(freed % w_);
+      while (freed < sent_ && static_cast<std::int64_t>(round_of_[k] * n + rank) <= min_delivered) {
         ++freed;
+        if (++k == w_) k = 0;
+      }
     } else {
       std::uint64_t min_count = sent_;
       for (std::size_t k = 0; k < members_.size(); ++k) {
@@ -399,9 +423,9 @@ class SubgroupEngine {
     counters_dirty_ = true;
   }
 
-  Message make_message(std::size_t sender, std::uint64_t r, std::int64_t seq) const {
-    const auto& c = senders_[sender];
-    const std::byte* slot = sst_->at(slot_offset(c.slots, r));
+  // Message r of `sender`, whose slot starts at `slot`.
+  Message make_message(std::size_t sender, std::uint64_t r, std::int64_t seq,
+                       const std::byte* slot) const {
     const auto& h = *reinterpret_cast<const sst::SlotHeader*>(slot);
     const std::uint32_t size = std::min(h.size, max_payload_);
     return Message{index_,
