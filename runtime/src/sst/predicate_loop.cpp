@@ -38,15 +38,21 @@ void PredicateLoop::run(std::stop_token st) {
   // knobs.sleep_slice: timers (heartbeats, suspicion timeouts) need the loop now and then.
   // The idle spin yields the core at its first step and then every kYieldEvery: on a small
   // machine the peer's predicate thread, which this one is waiting for, or the application
-  // thread that fills the freed slots, may be queued behind it. The first yield needs no
-  // clock read, so it comes at once instead of at the next timed step (up to kClockEvery
-  // idle steps later, while the application waited: shm, 2 members all sending, 8
-  // alternating runs, atomic/raw median 0.60 against 0.56). Yielding on every round
-  // instead cost a third of a core in sched_yield calls (perf, shm, 2 members all sending)
-  // and delayed the next look at memory by a scheduler pass.
+  // thread that fills the freed slots, may be queued behind it. The first yield comes at
+  // once, not at the next timed step (up to kClockEvery idle steps later, while the
+  // application waited: shm, 2 members all sending, 8 alternating runs, atomic/raw median
+  // 0.60 against 0.56). Yielding on every round instead cost a third of a core in
+  // sched_yield calls (perf, shm, 2 members all sending) and delayed the next look at memory
+  // by a scheduler pass. But when a yield did run another thread (it took longer than
+  // kOtherRan), the core is shared with work: the loop then yields at every timed idle check
+  // instead of pausing 20 us on a core another member's predicate thread needs (perf, shm,
+  // 3 members one sending: a receiver sharing the sender's CPU spent 29 % of its time in
+  // the pause loop; atomic/raw median 0.41 -> 0.54 over 4 alternating runs, 4 one
+  // 0.44 -> 0.54, 3 all 0.49 -> 0.51, 2 members unchanged).
   const auto& k = sst_->group().knobs;
   constexpr std::chrono::nanoseconds kFirstSlice = std::chrono::microseconds(50);
   constexpr std::chrono::nanoseconds kYieldEvery = std::chrono::microseconds(20);
+  constexpr std::chrono::nanoseconds kOtherRan = std::chrono::microseconds(2);
   constexpr std::uint64_t kClockEvery = 16;
   auto& t = sst_->transport();
   std::optional<std::chrono::steady_clock::time_point> idle_since;
@@ -54,8 +60,15 @@ void PredicateLoop::run(std::stop_token st) {
   std::chrono::nanoseconds slice = kFirstSlice;
   std::uint64_t sleeps = 0;
   std::uint64_t n = 0;
-  bool worked = false;   // the last step did work: yield at the next idle one
-  bool yielded = false;  // that yield has not been stamped with the clock yet
+  bool worked = false;     // the last step did work: yield at the next idle one
+  bool contended = false;  // the last yield ran another thread: yield at every idle check
+  // Yields and notes whether another thread ran meanwhile (a yield nobody took returns in
+  // well under a microsecond; a switch there and back alone takes longer).
+  auto yield = [&](std::chrono::steady_clock::time_point before) {
+    std::this_thread::yield();
+    last_yield = std::chrono::steady_clock::now();
+    contended = last_yield - before > kOtherRan;
+  };
   while (!st.stop_requested()) {
     // Timers and the idle clock every kClockEvery steps: a clock read costs as much as an
     // idle step (22 % of the CPU time of busy shm members went to clock_gettime).
@@ -67,8 +80,7 @@ void PredicateLoop::run(std::stop_token st) {
       continue;
     }
     if (std::exchange(worked, false)) {
-      std::this_thread::yield();
-      yielded = true;
+      yield(std::chrono::steady_clock::now());
       continue;
     }
     if (!timers) {
@@ -77,11 +89,9 @@ void PredicateLoop::run(std::stop_token st) {
     }
     const auto now = std::chrono::steady_clock::now();
     if (!idle_since) idle_since = now;
-    if (std::exchange(yielded, false)) last_yield = now;
     if (now - *idle_since < k.idle_spin) {
-      if (now - last_yield >= kYieldEvery) {
-        std::this_thread::yield();
-        last_yield = now;
+      if (contended || now - last_yield >= kYieldEvery) {
+        yield(now);
       } else {
         core::cpu_relax();
       }
