@@ -158,8 +158,7 @@ class SubgroupEngine {
     return *reinterpret_cast<const sst::SlotHeader*>(sst_->at(slot_offset(slots, r)));
   }
   // fn(r, k, slot) for every message r in [first, last) of the ring at `slots`, k = r % w_:
-  // one division for the range instead of one per message (a 64-bit division costs about as
-  // much as the rest of the per-message work of delivery).
+  // one 64-bit division for the range instead of one per message.
   template <class F>
   void for_slots(std::size_t slots, std::uint64_t first, std::uint64_t last, F&& fn) const {
     auto k = static_cast<std::size_t>(first % w_);
