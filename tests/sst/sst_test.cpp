@@ -205,8 +205,16 @@ struct Pair {
 };
 }  // namespace
 
-TEST_CASE("sst: a guard never lands before the data queued ahead of it, over seeds",
-          "[sst][push]") {
+namespace {
+constexpr std::uint64_t kVersions = 300;
+
+// Streams versions 1..kVersions from a to b, over seeds, on a channel small enough that
+// writes are refused now and then. Each version fills four slots of subgroup 0 with its
+// number, then `queue(p, c, v)` stores and queues what the test orders behind or ahead of
+// that data. `observe(p, c, seen, failure)` looks at b after every delivery and returns the
+// version it now sees (setting `failure` on a violation); `after(p)` runs once b saw them all.
+template <class Queue, class Observe, class After>
+void stream_versions(Queue queue, Observe observe, After after) {
   const auto seeds = sim::Seeds::from_env(200);
   for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
     sim::Config cfg;
@@ -214,80 +222,76 @@ TEST_CASE("sst: a guard never lands before the data queued ahead of it, over see
     cfg.channel_bytes = 600;  // small: forces retry
     Pair p(cfg);
     const auto& c = p.a->layout().columns(0, 0);
-    std::uint64_t version = 0;
-    std::string failure;
-    std::uint64_t seen = 0;
-    p.net.set_actor(1, [&] {
-      if (version < 300) {
-        ++version;
-        // Data: four slots filled with the version; then the guard.
-        for (std::size_t k = 0; k < 4 * p.a->layout().slot_stride(0); k += 8)
-          std::memcpy(p.a->at(c.slots + k), &version, 8);
-        p.a->store<std::uint64_t>(c.guard, version);
-        p.a->push_data(1, c.slots, 4 * p.a->layout().slot_stride(0));
-        p.a->push_guard(1, c.guard, 8);
-        p.a->push_guard(1, c.guard, 8);  // a repeat costs nothing
-      }
-      p.a->flush();
-      return version < 300 || p.a->has_pending();
-    });
-    p.net.set_actor(2, [&] {
-      const auto g = p.b->load<std::uint64_t>(c.guard);
-      if (g < seen) failure = "guard went backwards";
-      seen = g;
-      std::uint64_t v = 0;
-      std::memcpy(&v, p.b->at(c.slots + 4 * p.b->layout().slot_stride(0) - 8), 8);
-      if (v < g) failure = "guard " + std::to_string(g) + " over data " + std::to_string(v);
-      return false;
-    });
-    p.net.run_until([&] { return seen == 300; }, 10s);
-    INFO("replay: " << sim::replay_command(seed, Catch::getResultCapture().getCurrentTestName()));
-    REQUIRE(failure.empty());
-    REQUIRE(seen == 300);
-    CHECK(p.a->stats().guard_writes <= p.a->stats().data_writes);
-  }
-}
-
-TEST_CASE("sst: a status goes out ahead of the data queued before it, over seeds", "[sst][push]") {
-  // push_status (received/delivered counters) must not wait behind a bulk copy: whenever
-  // the peer sees the data of step v, it already sees a status of at least v.
-  const auto seeds = sim::Seeds::from_env(200);
-  for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
-    sim::Config cfg;
-    cfg.seed = seed;
-    cfg.channel_bytes = 600;  // small: data is refused now and then, statuses keep going
-    Pair p(cfg);
-    const auto& c = p.a->layout().columns(0, 0);
     const std::size_t data_len = 4 * p.a->layout().slot_stride(0);
     std::uint64_t version = 0;
     std::string failure;
     std::uint64_t seen = 0;
     p.net.set_actor(1, [&] {
-      if (version < 300) {
+      if (version < kVersions) {
         ++version;
         for (std::size_t k = 0; k < data_len; k += 8)
           std::memcpy(p.a->at(c.slots + k), &version, 8);
-        p.a->store<std::uint64_t>(c.counters, version);
-        p.a->push_data(1, c.slots, data_len);
-        p.a->push_status(1, c.counters, 8);
+        queue(p, c, version);
       }
       p.a->flush();
-      return version < 300 || p.a->has_pending();
+      return version < kVersions || p.a->has_pending();
     });
     p.net.set_actor(2, [&] {
-      std::uint64_t v = 0;
-      std::memcpy(&v, p.b->at(c.slots + data_len - 8), 8);
-      const auto status = p.b->load<std::uint64_t>(c.counters);
-      if (status < v)
-        failure = "data " + std::to_string(v) + " before status " + std::to_string(status);
-      seen = v;
+      seen = observe(p, c, seen, failure);
       return false;
     });
-    p.net.run_until([&] { return seen == 300; }, 10s);
+    p.net.run_until([&] { return seen == kVersions; }, 10s);
     INFO("replay: " << sim::replay_command(seed, Catch::getResultCapture().getCurrentTestName()));
     REQUIRE(failure.empty());
-    REQUIRE(seen == 300);
+    REQUIRE(seen == kVersions);
+    after(p);
   }
+}
+
+// The last version b's copy of the four data slots shows.
+std::uint64_t data_version(const Pair& p, const sst::SubgroupColumns& c) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, p.b->at(c.slots + 4 * p.b->layout().slot_stride(0) - 8), 8);
+  return v;
+}
+}  // namespace
+
+TEST_CASE("sst: a guard never lands before the data queued ahead of it, over seeds",
+          "[sst][push]") {
+  stream_versions(
+      [](Pair& p, const sst::SubgroupColumns& c, std::uint64_t version) {
+        p.a->store<std::uint64_t>(c.guard, version);
+        p.a->push_data(1, c.slots, 4 * p.a->layout().slot_stride(0));
+        p.a->push_guard(1, c.guard, 8);
+        p.a->push_guard(1, c.guard, 8);  // a repeat costs nothing
+      },
+      [](const Pair& p, const sst::SubgroupColumns& c, std::uint64_t seen, std::string& failure) {
+        const auto g = p.b->load<std::uint64_t>(c.guard);
+        if (g < seen) failure = "guard went backwards";
+        const auto v = data_version(p, c);
+        if (v < g) failure = "guard " + std::to_string(g) + " over data " + std::to_string(v);
+        return g;
+      },
+      [](const Pair& p) { CHECK(p.a->stats().guard_writes <= p.a->stats().data_writes); });
+}
+
+TEST_CASE("sst: a status goes out ahead of the data queued before it, over seeds", "[sst][push]") {
+  // push_status (received/delivered counters) must not wait behind a bulk copy: whenever
+  // the peer sees the data of step v, it already sees a status of at least v.
+  stream_versions(
+      [](Pair& p, const sst::SubgroupColumns& c, std::uint64_t version) {
+        p.a->store<std::uint64_t>(c.counters, version);
+        p.a->push_data(1, c.slots, 4 * p.a->layout().slot_stride(0));
+        p.a->push_status(1, c.counters, 8);
+      },
+      [](const Pair& p, const sst::SubgroupColumns& c, std::uint64_t, std::string& failure) {
+        const auto v = data_version(p, c);
+        const auto status = p.b->load<std::uint64_t>(c.counters);
+        if (status < v)
+          failure = "data " + std::to_string(v) + " before status " + std::to_string(status);
+        return v;
+      },
+      [](const Pair&) {});
 }
 
 TEST_CASE("sst: a silent peer is suspected by heartbeat timeout and reported once",
