@@ -30,6 +30,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -550,9 +551,11 @@ int coordinator(const std::map<std::string, std::string>& a, const std::string& 
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  // Every figure is paired with its reference inside each repetition (the reference run
-  // right before it), and ratios are the median of the per-pair ratios: on a shared
-  // machine the load drifts between repetitions, much less within a pair.
+  // Every figure is bracketed by references: raw runs right before and right after it
+  // (consecutive repetitions share one), and each ratio divides by the mean of the two.
+  // Ratios are the median of the per-repetition ratios. On a shared machine the load drifts
+  // from run to run; a reference on each side cancels a steady drift, which a reference on
+  // one side only would count against (or for) the figure.
   auto report = [&](const RunSpec& r, bool hist) {
     RunSpec ref = r;
     ref.mode = "raw";
@@ -564,21 +567,33 @@ int coordinator(const std::map<std::string, std::string>& a, const std::string& 
     const bool vs_atomic = r.mode == "unordered";
     std::vector<Aggregate> runs;
     std::vector<double> raw_bytes, raw_msgs, ratios, ratios_atomic, atomic_ratios;
-    for (std::size_t i = 0; i < reps; ++i) {
-      const Aggregate raw = run(ref, self);
-      const Aggregate at = vs_atomic ? run(atomic, self) : Aggregate{};
-      Aggregate x = run(r, self);
-      if (!raw.ok || !x.ok || (vs_atomic && !at.ok)) {
-        ++failures;
-        line(r, "failed", 1);
-        return;
-      }
+    auto reference = [&]() -> std::optional<Aggregate> {
+      Aggregate raw = run(ref, self);
+      if (!raw.ok) return std::nullopt;
       raw_bytes.push_back(raw.bytes_s);
       raw_msgs.push_back(raw.msgs_s);
-      if (raw.bytes_s > 0) ratios.push_back(x.bytes_s / raw.bytes_s);
+      return raw;
+    };
+    auto before = reference();
+    for (std::size_t i = 0; before && i < reps; ++i) {
+      const Aggregate at = vs_atomic ? run(atomic, self) : Aggregate{};
+      Aggregate x = run(r, self);
+      const auto after = reference();
+      if (!after || !x.ok || (vs_atomic && !at.ok)) {
+        before.reset();
+        break;
+      }
+      const double raw_mean = (before->bytes_s + after->bytes_s) / 2;
+      if (raw_mean > 0) ratios.push_back(x.bytes_s / raw_mean);
       if (vs_atomic && at.bytes_s > 0) ratios_atomic.push_back(x.bytes_s / at.bytes_s);
-      if (vs_atomic && raw.bytes_s > 0) atomic_ratios.push_back(at.bytes_s / raw.bytes_s);
+      if (vs_atomic && raw_mean > 0) atomic_ratios.push_back(at.bytes_s / raw_mean);
       runs.push_back(std::move(x));
+      before = after;
+    }
+    if (!before) {
+      ++failures;
+      line(r, "failed", 1);
+      return;
     }
     std::sort(runs.begin(), runs.end(),
               [](const Aggregate& x, const Aggregate& y) { return x.bytes_s < y.bytes_s; });
