@@ -575,12 +575,13 @@ int coordinator(const std::map<std::string, std::string>& a, const std::string& 
       return raw;
     };
     auto before = reference();
-    for (std::size_t i = 0; before && i < reps; ++i) {
+    bool ok = before.has_value();
+    for (std::size_t i = 0; ok && i < reps; ++i) {
       const Aggregate at = vs_atomic ? run(atomic, self) : Aggregate{};
       Aggregate x = run(r, self);
       const auto after = reference();
       if (!after || !x.ok || (vs_atomic && !at.ok)) {
-        before.reset();
+        ok = false;
         break;
       }
       const double raw_mean = (before->bytes_s + after->bytes_s) / 2;
@@ -590,7 +591,7 @@ int coordinator(const std::map<std::string, std::string>& a, const std::string& 
       runs.push_back(std::move(x));
       before = after;
     }
-    if (!before) {
+    if (!ok) {
       ++failures;
       line(r, "failed", 1);
       return;
