@@ -567,12 +567,13 @@ int coordinator(const std::map<std::string, std::string>& a, const std::string& 
     const bool vs_atomic = r.mode == "unordered";
     std::vector<Aggregate> runs;
     std::vector<double> raw_bytes, raw_msgs, ratios, ratios_atomic, atomic_ratios;
-    auto reference = [&]() -> std::optional<Aggregate> {
-      Aggregate raw = run(ref, self);
+    // One reference run: its bytes/s, or nothing if it failed.
+    auto reference = [&]() -> std::optional<double> {
+      const Aggregate raw = run(ref, self);
       if (!raw.ok) return std::nullopt;
       raw_bytes.push_back(raw.bytes_s);
       raw_msgs.push_back(raw.msgs_s);
-      return raw;
+      return raw.bytes_s;
     };
     auto before = reference();
     bool ok = before.has_value();
@@ -584,7 +585,7 @@ int coordinator(const std::map<std::string, std::string>& a, const std::string& 
         ok = false;
         break;
       }
-      const double raw_mean = (before->bytes_s + after->bytes_s) / 2;
+      const double raw_mean = (*before + *after) / 2;
       if (raw_mean > 0) ratios.push_back(x.bytes_s / raw_mean);
       if (vs_atomic && at.bytes_s > 0) ratios_atomic.push_back(x.bytes_s / at.bytes_s);
       if (vs_atomic && raw_mean > 0) atomic_ratios.push_back(at.bytes_s / raw_mean);
