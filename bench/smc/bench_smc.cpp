@@ -17,10 +17,12 @@
 // send/receive/delivery batch means and histograms (batch_hist_<stage>_le<N> = fraction).
 //
 // Usage: bench_smc [--quick|--smoke] [--transports tcp,shm] [--duration-ms T] [--reps N]
-//                  [--no-pin]   (members are pinned one per CPU unless given; see pin_to_cpu)
-//        bench_smc --role node ...   (internal: one member)
+//        bench_smc --one [--transport T --procs N --senders all|half|one --size B ...]
+//        bench_smc --help     (every option; members are pinned one per CPU unless --no-pin)
 #include <sched.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -79,28 +81,21 @@ std::vector<std::uint32_t> sender_ranks(const RunSpec& r) {
   return out;
 }
 
-std::string arg(const std::map<std::string, std::string>& a, const std::string& k,
-                const std::string& dflt) {
-  auto it = a.find(k);
-  return it == a.end() ? dflt : it->second;
-}
-
-RunSpec spec_from(const std::map<std::string, std::string>& a) {
-  RunSpec r;
-  r.transport = arg(a, "--transport", r.transport);
-  r.procs = static_cast<std::uint32_t>(std::stoul(arg(a, "--procs", "3")));
-  r.size = static_cast<std::uint32_t>(std::stoul(arg(a, "--size", "10240")));
-  r.senders = arg(a, "--senders", "all");
-  r.window = static_cast<std::uint32_t>(std::stoul(arg(a, "--window", "100")));
-  r.subgroups = static_cast<std::uint32_t>(std::stoul(arg(a, "--subgroups", "1")));
-  r.mode = arg(a, "--mode", "atomic");
-  r.delay_us = static_cast<std::uint32_t>(std::stoul(arg(a, "--delay-us", "0")));
-  r.duration_ms = static_cast<std::uint32_t>(std::stoul(arg(a, "--duration-ms", "400")));
-  r.pace_us = static_cast<std::uint32_t>(std::stoul(arg(a, "--pace-us", "0")));
-  r.idle_spin_us = static_cast<std::uint32_t>(std::stoul(arg(a, "--idle-spin-us", "1000")));
-  r.pin = arg(a, "--pin", a.contains("--no-pin") ? "0" : "1") != "0";
-  return r;
-}
+// The command line: a coordinator's (what to measure) or, with --role node, one member's
+// (the coordinator passes its RunSpec on).
+struct Options {
+  RunSpec spec;
+  bool one = false;                     // just the configuration given, not the sweep
+  bool hist = false;                    // print batch histograms too
+  bool quick = false;                   // 3 members only
+  bool smoke = false;                   // a few short runs (the CTest smoke test)
+  std::vector<std::string> transports;  // empty: every one built
+  std::optional<std::size_t> reps;      // default 3 (1 with --smoke)
+  bool duration_given = false;          // else 400 ms phases (60 with --smoke)
+  std::string role;                     // "node": one member (internal)
+  st::NodeId id = 0;
+  std::string ns = "bench";
+};
 
 // ----------------------------------------------------------------------------- member
 constexpr st::RegionId kRawRegion = 0x5241'5700;
@@ -155,11 +150,11 @@ void pin_to_cpu(st::NodeId id) {
   }
 }
 
-int member(const std::map<std::string, std::string>& a) {
-  const RunSpec r = spec_from(a);
-  const auto id = static_cast<st::NodeId>(std::stoul(arg(a, "--id", "0")));
+int member(const Options& o) {
+  const RunSpec& r = o.spec;
+  const auto id = o.id;
   if (r.pin) pin_to_cpu(id);
-  auto made = tst::make_transport(r.transport, id, arg(a, "--ns", "bench"));
+  auto made = tst::make_transport(r.transport, id, o.ns);
   std::cout << "ready " << made.port << std::endl;
   std::string word, path;
   if (!(std::cin >> word >> path) || word != "go") return 3;
@@ -423,38 +418,37 @@ Aggregate run(const RunSpec& r, const std::string& self) {
   std::vector<std::unique_ptr<tst::Process>> procs;
   const std::string ns = "bench" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
   for (std::uint32_t i = 0; i < r.procs; ++i) {
-    procs.push_back(
-        std::make_unique<tst::Process>(std::vector<std::string>{self,
-                                                                "--role",
-                                                                "node",
-                                                                "--id",
-                                                                std::to_string(i),
-                                                                "--ns",
-                                                                ns,
-                                                                "--transport",
-                                                                r.transport,
-                                                                "--procs",
-                                                                std::to_string(r.procs),
-                                                                "--size",
-                                                                std::to_string(r.size),
-                                                                "--senders",
-                                                                r.senders,
-                                                                "--window",
-                                                                std::to_string(r.window),
-                                                                "--subgroups",
-                                                                std::to_string(r.subgroups),
-                                                                "--mode",
-                                                                r.mode,
-                                                                "--delay-us",
-                                                                std::to_string(r.delay_us),
-                                                                "--duration-ms",
-                                                                std::to_string(r.duration_ms),
-                                                                "--pace-us",
-                                                                std::to_string(r.pace_us),
-                                                                "--idle-spin-us",
-                                                                std::to_string(r.idle_spin_us),
-                                                                "--pin",
-                                                                r.pin ? "1" : "0"}));
+    std::vector<std::string> argv = {self,
+                                     "--role",
+                                     "node",
+                                     "--id",
+                                     std::to_string(i),
+                                     "--ns",
+                                     ns,
+                                     "--transport",
+                                     r.transport,
+                                     "--procs",
+                                     std::to_string(r.procs),
+                                     "--size",
+                                     std::to_string(r.size),
+                                     "--senders",
+                                     r.senders,
+                                     "--window",
+                                     std::to_string(r.window),
+                                     "--subgroups",
+                                     std::to_string(r.subgroups),
+                                     "--mode",
+                                     r.mode,
+                                     "--delay-us",
+                                     std::to_string(r.delay_us),
+                                     "--duration-ms",
+                                     std::to_string(r.duration_ms),
+                                     "--pace-us",
+                                     std::to_string(r.pace_us),
+                                     "--idle-spin-us",
+                                     std::to_string(r.idle_spin_us)};
+    if (!r.pin) argv.emplace_back("--no-pin");
+    procs.push_back(std::make_unique<tst::Process>(std::move(argv)));
   }
   for (std::uint32_t i = 0; i < r.procs; ++i) {
     auto line = procs[i]->read_line(deadline);
@@ -530,22 +524,14 @@ void line(const RunSpec& r, const std::string& metric, double value) {
             << (r.pace_us ? " pace_us=" + std::to_string(r.pace_us) : std::string()) << std::endl;
 }
 
-int coordinator(const std::map<std::string, std::string>& a, const std::string& self) {
-  const bool smoke = a.contains("--smoke");
-  const bool quick = a.contains("--quick") || smoke;
-  const auto duration =
-      static_cast<std::uint32_t>(std::stoul(arg(a, "--duration-ms", smoke ? "60" : "400")));
-  std::vector<std::string> kinds;
-  if (a.contains("--transports")) {
-    std::istringstream is(a.at("--transports"));
-    std::string k;
-    while (std::getline(is, k, ','))
-      kinds.push_back(k);
-  } else {
-    kinds = tst::available_transports();
-  }
+int coordinator(const Options& o, const std::string& self) {
+  const bool smoke = o.smoke;
+  const bool quick = o.quick || smoke;
+  const std::uint32_t duration = o.duration_given ? o.spec.duration_ms : smoke ? 60 : 400;
+  const std::vector<std::string> kinds =
+      o.transports.empty() ? tst::available_transports() : o.transports;
   int failures = 0;
-  const auto reps = static_cast<std::size_t>(std::stoul(arg(a, "--reps", smoke ? "1" : "3")));
+  const std::size_t reps = o.reps.value_or(smoke ? 1 : 3);
   auto median = [](std::vector<double> v) {
     if (v.empty()) return -1.0;
     std::sort(v.begin(), v.end());
@@ -630,13 +616,13 @@ int coordinator(const std::map<std::string, std::string>& a, const std::string& 
     }
   };
 
-  if (a.contains("--one")) {
+  if (o.one) {
     // One configuration from the command line (--transport, --procs, --size, ...).
-    report(spec_from(a), a.contains("--hist"));
+    report(o.spec, o.hist);
     return failures == 0 ? 0 : 1;
   }
   for (const auto& kind : kinds) {
-    RunSpec base = spec_from(a);
+    RunSpec base = o.spec;
     base.transport = kind;
     base.duration_ms = duration;
     if (smoke) {
@@ -703,21 +689,72 @@ int coordinator(const std::map<std::string, std::string>& a, const std::string& 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::map<std::string, std::string> a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    if (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) {
-      a[k] = argv[i + 1];
-      ++i;
-    } else {
-      a[k] = "1";
-    }
-  }
+  CLI::App app{
+      "bench_smc: the Spindle paper's SMC experiments on this machine (2-4 member processes,\n"
+      "shm and tcp), with the raw transport measured in the same run as the reference.\n"
+      "Without --one it runs the whole sweep."};
+  Options o;
+  RunSpec& r = o.spec;
+  const std::vector<std::string> built = tst::available_transports();
+  const auto one_of = [](std::vector<std::string> v) { return CLI::IsMember(std::move(v)); };
+  app.add_flag("--one", o.one, "Measure only the configuration given by the options below");
+  app.add_flag("--hist", o.hist, "With --one: print the batch-size histograms too");
+  app.add_flag("--quick", o.quick, "Sweep with 3 members only");
+  app.add_flag("--smoke", o.smoke, "A few short runs (the CTest smoke test)");
+  app.add_option("--transports", o.transports, "Sweep these transports (default: all built)")
+      ->delimiter(',')
+      ->check(one_of(built));
+  app.add_option("--reps", o.reps, "Repetitions per figure (default 3, 1 with --smoke)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
+  app.add_option("--transport", r.transport, "With --one: the transport")
+      ->check(one_of(built))
+      ->capture_default_str();
+  app.add_option("--procs", r.procs, "Member processes")
+      ->check(CLI::Range(2u, 64u))
+      ->capture_default_str();
+  app.add_option("--size", r.size, "Message size in bytes")
+      ->check(CLI::Range(1u, sg::kMaxPayload))
+      ->capture_default_str();
+  app.add_option("--senders", r.senders, "Which members send")
+      ->check(one_of({"all", "half", "one"}))
+      ->capture_default_str();
+  app.add_option("--window", r.window, "SMC window size (slots per sender)")
+      ->check(CLI::Range(1u, sg::kMaxWindow))
+      ->capture_default_str();
+  app.add_option("--subgroups", r.subgroups,
+                 "Subgroups of all members; subgroup 0 carries the load")
+      ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
+  app.add_option("--mode", r.mode, "What to measure against the raw reference")
+      ->check(one_of({"atomic", "unordered", "raw"}))
+      ->capture_default_str();
+  app.add_option("--delay-us", r.delay_us, "The last sender waits this long after each send")
+      ->capture_default_str();
+  const auto* duration = app.add_option("--duration-ms", r.duration_ms,
+                                        "Length of each run (default 400, 60 with --smoke)")
+                             ->check(CLI::Range(1u, 3'600'000u));
+  app.add_option("--pace-us", r.pace_us, "Senders send one message per this many microseconds")
+      ->capture_default_str();
+  app.add_option("--idle-spin-us", r.idle_spin_us, "knobs.idle_spin of every member")
+      ->capture_default_str();
+  bool no_pin = false;
+  app.add_flag("--no-pin", no_pin, "Leave members unpinned (default: member i on CPU i)");
+  // Internal: how the coordinator starts a member.
+  app.add_option("--role", o.role)->check(one_of({"node"}))->group("");
+  app.add_option("--id", o.id)->group("");
+  app.add_option("--ns", o.ns)->group("");
   try {
-    if (arg(a, "--role", "") == "node") return member(a);
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  r.pin = !no_pin;
+  o.duration_given = duration->count() > 0;
+  try {
+    if (o.role == "node") return member(o);
     char exe[4096] = {};
     const auto n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-    return coordinator(a, std::string(exe, n > 0 ? static_cast<std::size_t>(n) : 0));
+    return coordinator(o, std::string(exe, n > 0 ? static_cast<std::size_t>(n) : 0));
   } catch (const std::exception& e) {
     std::cerr << "bench_smc: " << e.what() << '\n';
     return 2;
