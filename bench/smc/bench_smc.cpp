@@ -90,8 +90,7 @@ struct Options {
   bool quick = false;                   // 3 members only
   bool smoke = false;                   // a few short runs (the CTest smoke test)
   std::vector<std::string> transports;  // empty: every one built
-  std::optional<std::size_t> reps;      // default 3 (1 with --smoke)
-  bool duration_given = false;          // else 400 ms phases (60 with --smoke)
+  std::size_t reps = 3;                 // 1 with --smoke unless given
   std::string role;                     // "node": one member (internal)
   st::NodeId id = 0;
   std::string ns = "bench";
@@ -527,11 +526,10 @@ void line(const RunSpec& r, const std::string& metric, double value) {
 int coordinator(const Options& o, const std::string& self) {
   const bool smoke = o.smoke;
   const bool quick = o.quick || smoke;
-  const std::uint32_t duration = o.duration_given ? o.spec.duration_ms : smoke ? 60 : 400;
   const std::vector<std::string> kinds =
       o.transports.empty() ? tst::available_transports() : o.transports;
   int failures = 0;
-  const std::size_t reps = o.reps.value_or(smoke ? 1 : 3);
+  const std::size_t reps = o.reps;
   auto median = [](std::vector<double> v) {
     if (v.empty()) return -1.0;
     std::sort(v.begin(), v.end());
@@ -624,7 +622,6 @@ int coordinator(const Options& o, const std::string& self) {
   for (const auto& kind : kinds) {
     RunSpec base = o.spec;
     base.transport = kind;
-    base.duration_ms = duration;
     if (smoke) {
       RunSpec r = base;
       r.procs = 2;
@@ -704,8 +701,9 @@ int main(int argc, char** argv) {
   app.add_option("--transports", o.transports, "Sweep these transports (default: all built)")
       ->delimiter(',')
       ->check(one_of(built));
-  app.add_option("--reps", o.reps, "Repetitions per figure (default 3, 1 with --smoke)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
+  const auto* reps =
+      app.add_option("--reps", o.reps, "Repetitions per figure (default 3, 1 with --smoke)")
+          ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
   app.add_option("--transport", r.transport, "With --one: the transport")
       ->check(one_of(built))
       ->capture_default_str();
@@ -749,7 +747,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   r.pin = !no_pin;
-  o.duration_given = duration->count() > 0;
+  if (o.smoke && reps->count() == 0) o.reps = 1;
+  if (o.smoke && duration->count() == 0) r.duration_ms = 60;
   try {
     if (o.role == "node") return member(o);
     char exe[4096] = {};
