@@ -417,35 +417,24 @@ Aggregate run(const RunSpec& r, const std::string& self) {
   std::vector<std::unique_ptr<tst::Process>> procs;
   const std::string ns = "bench" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
   for (std::uint32_t i = 0; i < r.procs; ++i) {
-    std::vector<std::string> argv = {self,
-                                     "--role",
-                                     "node",
-                                     "--id",
-                                     std::to_string(i),
-                                     "--ns",
-                                     ns,
-                                     "--transport",
-                                     r.transport,
-                                     "--procs",
-                                     std::to_string(r.procs),
-                                     "--size",
-                                     std::to_string(r.size),
-                                     "--senders",
-                                     r.senders,
-                                     "--window",
-                                     std::to_string(r.window),
-                                     "--subgroups",
-                                     std::to_string(r.subgroups),
-                                     "--mode",
-                                     r.mode,
-                                     "--delay-us",
-                                     std::to_string(r.delay_us),
-                                     "--duration-ms",
-                                     std::to_string(r.duration_ms),
-                                     "--pace-us",
-                                     std::to_string(r.pace_us),
-                                     "--idle-spin-us",
-                                     std::to_string(r.idle_spin_us)};
+    // The member's RunSpec, option by option.
+    const std::pair<const char*, std::string> spec[] = {
+        {"--transport", r.transport},
+        {"--procs", std::to_string(r.procs)},
+        {"--size", std::to_string(r.size)},
+        {"--senders", r.senders},
+        {"--window", std::to_string(r.window)},
+        {"--subgroups", std::to_string(r.subgroups)},
+        {"--mode", r.mode},
+        {"--delay-us", std::to_string(r.delay_us)},
+        {"--duration-ms", std::to_string(r.duration_ms)},
+        {"--pace-us", std::to_string(r.pace_us)},
+        {"--idle-spin-us", std::to_string(r.idle_spin_us)}};
+    std::vector<std::string> argv = {self, "--role", "node", "--id", std::to_string(i), "--ns", ns};
+    for (const auto& [option, value] : spec) {
+      argv.emplace_back(option);
+      argv.push_back(value);
+    }
     if (!r.pin) argv.emplace_back("--no-pin");
     procs.push_back(std::make_unique<tst::Process>(std::move(argv)));
   }
