@@ -6,10 +6,11 @@
 // Threading: the transport owns one I/O thread that reads every stream, applies incoming
 // frames to region memory, sends queued frames, heartbeats and raises suspicions. The one
 // exception: on a quiet link the first few frames (one SST flush: data, guard, counters)
-// are sent by the calling thread itself (a non-blocking send under the peer's mutex, only while the I/O thread is not
-// writing that stream), which saves a thread wake-up per hop. The contract's
-// rules apply (transport.hpp): one control thread; data-plane calls from any thread. Lock
-// order: Impl::mu_ (view, peers) before Peer::mu (queues) before Impl::events_mu_.
+// are sent by the calling thread itself (a non-blocking send under the peer's mutex, only
+// while the I/O thread is not writing that stream), which saves a thread wake-up per hop.
+// The contract's rules apply (transport.hpp): one control thread; data-plane calls from
+// any thread. Lock order: Impl::mu_ (view, peers) before Peer::mu (queues) before
+// Impl::events_mu_.
 //
 // Bounded memory: per peer at most max_queued_bytes wait to be sent (write()/send_block()
 // return retry beyond it; one oversized write is accepted when the queue is empty), plus
