@@ -134,54 +134,56 @@ bool Sst::has_pending() const noexcept {
   return !dirty_.empty();
 }
 
+// One write_batch per peer: status rows, then data, then the guards that publish it (a
+// guard only after all of its data: the batch stops at the first refused op).
 bool Sst::flush_peer(std::size_t rank, PeerQueue& q) {
   const NodeId peer = node_of(rank);
-  bool wrote = false;
-  auto issue = [&](const Range& r, bool data) -> bool {
-    const auto st = transport_->write(peer, region_, r.offset, region_, r.offset, r.len);
-    switch (st) {
-      case transport::Status::ok:
-        wrote = true;
-        if (data) {
-          ++stats_.data_writes;
-          stats_.data_bytes += r.len;
-        } else {
-          ++stats_.guard_writes;
-        }
-        return true;
-      case transport::Status::retry:
-        ++stats_.retries;
-        return false;
-      case transport::Status::peer_suspected:
-      case transport::Status::closed:
-        suspect(rank, transport::SuspicionReason::connection_lost,
-                "write refused: " + std::string(transport::to_string(st)));
-        return false;
-      case transport::Status::invalid:
-        throw std::logic_error("sst: invalid write of [" + std::to_string(r.offset) + ", +" +
-                               std::to_string(r.len) + ") to node " + std::to_string(peer));
-    }
-    return false;
+  ops_.clear();
+  auto add = [&](const std::vector<Range>& v) {
+    for (const auto& r : v)
+      ops_.push_back(transport::WriteOp{region_, r.offset, region_, r.offset, r.len});
   };
-  // A refused write may suspect the peer, which empties its queue under our feet: check
-  // before touching the queue again.
-  std::size_t k = 0;
-  for (; k < q.status.size(); ++k)
-    if (!issue(q.status[k], false)) break;
-  if (suspected_[rank]) return wrote;
-  q.status.erase(q.status.begin(), q.status.begin() + static_cast<std::ptrdiff_t>(k));
-  std::size_t i = 0;
-  for (; i < q.data.size(); ++i)
-    if (!issue(q.data[i], true)) break;
-  if (suspected_[rank]) return wrote;
-  q.data.erase(q.data.begin(), q.data.begin() + static_cast<std::ptrdiff_t>(i));
-  if (!q.data.empty()) return wrote;  // guards wait for their data
-  std::size_t g = 0;
-  for (; g < q.guards.size(); ++g)
-    if (!issue(q.guards[g], false)) break;
-  if (suspected_[rank]) return wrote;
-  q.guards.erase(q.guards.begin(), q.guards.begin() + static_cast<std::ptrdiff_t>(g));
-  return wrote;
+  add(q.status);
+  add(q.data);
+  add(q.guards);
+  const auto res = transport_->write_batch(peer, ops_);
+  switch (res.status) {
+    case transport::Status::ok:
+      break;
+    case transport::Status::retry:
+      ++stats_.retries;
+      break;
+    case transport::Status::peer_suspected:
+    case transport::Status::closed:
+      // Empties the peer's queue: nothing below may touch it.
+      suspect(rank, transport::SuspicionReason::connection_lost,
+              "write refused: " + std::string(transport::to_string(res.status)));
+      return res.posted > 0;
+    case transport::Status::invalid: {
+      const auto& op = ops_[res.posted];
+      throw std::logic_error("sst: invalid write of [" + std::to_string(op.local_offset) + ", +" +
+                             std::to_string(op.length) + ") to node " + std::to_string(peer));
+    }
+  }
+  // Drop what was posted, queue by queue, in the order the ops were built.
+  std::size_t left = res.posted;
+  auto take = [&](std::vector<Range>& v, bool data) {
+    const std::size_t n = std::min(left, v.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      if (data) {
+        ++stats_.data_writes;
+        stats_.data_bytes += v[i].len;
+      } else {
+        ++stats_.guard_writes;
+      }
+    }
+    v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
+    left -= n;
+  };
+  take(q.status, false);
+  take(q.data, true);
+  take(q.guards, false);
+  return res.posted > 0;
 }
 
 bool Sst::flush() {

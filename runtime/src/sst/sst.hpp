@@ -173,7 +173,8 @@ class Sst {
   transport::RegionId region_ = 0;
   std::byte* base_ = nullptr;
   std::vector<PeerQueue> queues_;
-  std::vector<std::size_t> dirty_;  // ranks with a non-empty queue
+  std::vector<std::size_t> dirty_;       // ranks with a non-empty queue
+  std::vector<transport::WriteOp> ops_;  // flush_peer's batch, kept to reuse its capacity
   std::vector<char> suspected_;
   std::vector<std::uint64_t> last_heartbeat_;
   std::vector<std::chrono::nanoseconds> heartbeat_seen_at_;

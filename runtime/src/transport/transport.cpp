@@ -12,6 +12,16 @@
 
 namespace spindle::transport {
 
+WriteBatchResult Transport::write_batch(NodeId peer, std::span<const WriteOp> ops) {
+  WriteBatchResult r;
+  for (const auto& op : ops) {
+    r.status = write(peer, op.local, op.local_offset, op.remote, op.remote_offset, op.length);
+    if (r.status != Status::ok) return r;
+    ++r.posted;
+  }
+  return r;
+}
+
 std::string_view to_string(Status s) noexcept {
   switch (s) {
     case Status::ok:

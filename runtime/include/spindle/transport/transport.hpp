@@ -108,6 +108,20 @@ struct BlockSent {
 
 using Event = std::variant<Suspicion, BlockReceived, BlockSent>;
 
+// One write of a batch (Transport::write_batch): the arguments of one write() call.
+struct WriteOp {
+  RegionId local = 0;
+  std::uint64_t local_offset = 0;
+  RegionId remote = 0;
+  std::uint64_t remote_offset = 0;
+  std::size_t length = 0;
+};
+
+struct WriteBatchResult {
+  std::size_t posted = 0;      // ops[0, posted) were posted, in order
+  Status status = Status::ok;  // why ops[posted] was not; ok when all were
+};
+
 // A local region: memory peers write into, and the source of our own writes. Aligned to
 // 64 bytes, zero-filled at creation, valid until the transport is destroyed.
 struct LocalRegion {
@@ -154,6 +168,13 @@ class Transport {
   [[nodiscard]] virtual Status write(NodeId peer, RegionId local, std::uint64_t local_offset,
                                      RegionId remote, std::uint64_t remote_offset,
                                      std::size_t length) = 0;
+
+  // Several writes to one peer in one call: posts ops in order, exactly as that many write()
+  // calls would, and stops at the first one refused. Returns how many were posted and the
+  // status of the first refused op (ok when all were). Frame-based transports send the
+  // posted ops together (tcp: one send for an SST flush instead of one per write); the
+  // default just calls write() per op.
+  [[nodiscard]] virtual WriteBatchResult write_batch(NodeId peer, std::span<const WriteOp> ops);
 
   // Two-sided: sends `length` bytes with a 32-bit immediate; it lands in the oldest receive
   // the peer posted for us. Blocks to one peer arrive in the order sent; relative to writes
