@@ -123,21 +123,31 @@ void explore(std::uint64_t default_seeds, Make make, Check check) {
   }
 }
 
-SimRun order_run(std::uint32_t members) {
+// With batch, each data write and its guard are posted as one write_batch.
+SimRun order_run(std::uint32_t members, bool batch = false) {
   SimRun r;
   r.scenario = "order";
   r.members = members;
-  r.args = {{"duration_us", "1000"}, {"settle_us", "200"}, {"min_updates", "20"}};
+  r.args = {{"duration_us", "1000"},
+            {"settle_us", "200"},
+            {"min_updates", "20"},
+            {"batch", batch ? "1" : "0"}};
   return r;
 }
 
 }  // namespace
 
-TEST_CASE("sim conformance: writes to one peer are seen in order, data before guard, 2-4 members",
-          "[sim][conformance][order]") {
+TEST_CASE(
+    "sim conformance: writes to one peer are seen in order, data before guard, 2-4 members, single "
+    "and batched",
+    "[sim][conformance][order]") {
   std::uint64_t updates = 0, runs = 0, words = 0;
   explore(
-      600, [](std::uint64_t seed) { return order_run(2 + static_cast<std::uint32_t>(seed % 3)); },
+      600,
+      [](std::uint64_t seed) {
+        // Seeds alternate in groups of three between single writes and batches.
+        return order_run(2 + static_cast<std::uint32_t>(seed % 3), (seed / 3) % 2 == 1);
+      },
       [&](const SimRun& r) {
         for (const auto& facts : r.results) {
           INFO(facts);

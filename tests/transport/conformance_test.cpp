@@ -125,6 +125,19 @@ TEST_CASE("4 processes: every member streams to three peers in order, data befor
   }
 }
 
+TEST_CASE("3 processes: data and guard posted as one write_batch are seen in order",
+          "[conformance][order][batch]") {
+  Cluster c(3, "order",
+            {"duration_us=800000", "min_updates=200000", "suspicion_ms=3000", "batch=1"});
+  for (std::size_t i = 0; i < 3; ++i) {
+    auto line = c.ok(i);
+    INFO(line);
+    CHECK(field(line, "sent") >= 200000);
+    CHECK(field(line, "words_checked") == (field(line, "observed") - field(line, "lapped")) * 32);
+    CHECK(field(line, "words_checked") > 0);
+  }
+}
+
 TEST_CASE("writes of 1 byte to 8 MB land whole, at both region edges", "[conformance][sizes]") {
   Cluster c(2, "sizes");
   c.ok(0);

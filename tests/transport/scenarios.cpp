@@ -4,6 +4,8 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
+#include <span>
 #include <stdexcept>
 #include <utility>
 
@@ -167,7 +169,9 @@ class Base : public Scenario {
 // torn word (bytes inside one write have no order; tcp lands a frame by recv()) cannot
 // pass for a stale one. Runs for duration_us and until min_updates were posted; with
 // victim=<id>, that member streams until the harness kills (or crashes) it, and the
-// survivors must suspect it and keep streaming to each other for settle_us.
+// survivors must suspect it and keep streaming to each other for settle_us. With batch=1
+// each data write and its guard are posted as one write_batch (what remains of it after
+// back-pressure is posted again).
 class Order : public Base {
  public:
   explicit Order(Member& m)
@@ -176,6 +180,7 @@ class Order : public Base {
         settle_(std::chrono::microseconds(m.arg("settle_us", 500'000))),
         victim_(m.arg("victim", -1)),
         min_updates_(static_cast<std::uint64_t>(m.arg("min_updates", 0))),
+        batch_(m.arg("batch", 0) != 0),
         written_(kMaxNodes),
         last_(kMaxNodes, 0),
         done_posted_(kMaxNodes, false) {
@@ -214,11 +219,28 @@ class Order : public Base {
       w.phase = 1;
     }
     const std::uint64_t row = m_.id * kStride;
-    if (w.phase == 1) {
+    if (batch_) {
+      const std::array<WriteOp, 2> ops{
+          WriteOp{staging, 0, kTable, row + (w.k % kVersions) * kSlot, kSlot},
+          WriteOp{staging, kSlot, kTable, row + kVersions * kSlot, 8}};
+      const auto first = static_cast<std::size_t>(w.phase - 1);
+      const auto r = m_.t->write_batch(w.peer, std::span(ops).subspan(first));
+      w.phase += static_cast<int>(r.posted);
+      if (r.status == Status::retry) return false;
+      if (r.status != Status::ok && r.status != Status::peer_suspected) {
+        fail("write_batch to " + std::to_string(w.peer) + ": " + to_string(r.status).data());
+        return false;
+      }
+      if (r.status == Status::ok && r.posted != ops.size() - first) {
+        fail("write_batch posted " + std::to_string(r.posted) + " of " +
+             std::to_string(ops.size() - first) + " ops and said ok");
+        return false;
+      }
+    } else if (w.phase == 1) {
       if (!post(w.peer, staging, 0, kTable, row + (w.k % kVersions) * kSlot, kSlot)) return false;
       w.phase = 2;
     }
-    if (!post(w.peer, staging, kSlot, kTable, row + kVersions * kSlot, 8)) return false;
+    if (!batch_ && !post(w.peer, staging, kSlot, kTable, row + kVersions * kSlot, 8)) return false;
     written_[w.peer].store(w.k, std::memory_order_release);
     total_.fetch_add(1, std::memory_order_relaxed);
     w.phase = 0;
@@ -333,6 +355,7 @@ class Order : public Base {
   const ns duration_, settle_;
   const std::int64_t victim_;
   const std::uint64_t min_updates_;
+  const bool batch_;
   std::vector<Writer> writers_;
   std::vector<std::atomic<std::uint64_t>> written_;  // per peer: last version fully posted
   std::atomic<std::uint64_t> total_{0};
@@ -451,6 +474,26 @@ class Sizes : public Base {
            "write to an unknown region");
     expect(m_.t->write(77, kBigRegion, 0, kBigRegion, 0, 8), Status::peer_suspected,
            "write to a stranger");
+    // A batch stops at its first bad op: the ops before it are posted, none after it.
+    auto expect_batch = [&](NodeId to, std::span<const WriteOp> ops, std::size_t posted,
+                            Status want, const char* what) {
+      const auto r = m_.t->write_batch(to, ops);
+      if (r.posted != posted || r.status != want) {
+        fail(std::string(what) + ": got " + std::to_string(r.posted) + " posted, " +
+             to_string(r.status).data());
+      }
+    };
+    const WriteOp good{kBigRegion, 0, kBigRegion, 0, 8};
+    const WriteOp past_remote{kBigRegion, 0, kBigRegion, big - 7, 8};
+    const WriteOp past_local{kBigRegion, big - 7, kBigRegion, 0, 8};
+    expect_batch(other_, std::array{good, past_remote, good}, 1, Status::invalid,
+                 "batch with a write past the remote edge second");
+    expect_batch(other_, std::array{good, good, past_local}, 2, Status::invalid,
+                 "batch with a write from past the local edge third");
+    expect_batch(other_, std::array{past_local, good}, 0, Status::invalid,
+                 "batch starting with a write from past the local edge");
+    expect_batch(77, std::array{good}, 0, Status::peer_suspected, "batch to a stranger");
+    expect_batch(other_, {}, 0, Status::ok, "empty batch");
     auto rd = m_.t->remote_region(other_, kBigRegion);
     if (!rd || rd->size != big) fail("remote descriptor of the big region is wrong");
   }
