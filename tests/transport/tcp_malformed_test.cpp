@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstring>
 #include <future>
 #include <thread>
@@ -265,4 +266,82 @@ TEST_CASE("tcp: a silent peer is suspected after the heartbeat timeout", "[tcp][
   REQUIRE(ev.size() == 1);
   CHECK(std::get<st::Suspicion>(ev[0]).reason == st::SuspicionReason::heartbeat_timeout);
   CHECK(Clock::now() - start < 1s);
+}
+
+namespace {
+
+// The decoder alone, with one 4 KiB region: what a reader of region memory sees between
+// two reads of a stream.
+struct OneRegion final : tf::FrameSink {
+  std::vector<std::byte> mem = std::vector<std::byte>(kSize);
+  std::span<std::byte> region(st::RegionId id) override {
+    return id == kRegion ? std::span<std::byte>(mem) : std::span<std::byte>{};
+  }
+  void on_hello(st::NodeId, std::uint64_t, std::span<const st::RegionDescriptor>) override {}
+  BlockTarget on_block_begin(std::uint32_t, std::uint32_t) override { return {}; }
+  void on_block_end() override {}
+  void on_goodbye() override {}
+  std::uint64_t word(std::size_t off) const {
+    std::uint64_t v = 0;
+    std::memcpy(&v, mem.data() + off, 8);
+    return v;
+  }
+};
+
+std::vector<std::byte> write_frame(std::uint64_t offset, std::span<const std::byte> payload) {
+  std::vector<std::byte> f;
+  tf::encode_header(
+      f, {tf::FrameType::write, kRegion, offset, static_cast<std::uint32_t>(payload.size())});
+  f.insert(f.end(), payload.begin(), payload.end());
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("tcp: a counter split across reads is never seen torn", "[tcp][frames]") {
+  // 0x00000000000108ff -> 0x0000000000010900: a reader of the half-applied bytes would see
+  // 0x10800, a value the writer never wrote (far behind, or ahead, of the real one).
+  constexpr std::uint64_t kOld = 0x108ff, kNew = 0x10900;
+  std::array<std::byte, 8> bytes{};
+  std::memcpy(bytes.data(), &kNew, 8);
+  const auto frame = write_frame(64, bytes);
+  for (std::size_t cut = tf::kHeaderSize + 1; cut < frame.size(); ++cut) {
+    OneRegion sink;
+    std::memcpy(sink.mem.data() + 64, &kOld, 8);
+    std::vector<std::byte> stream;
+    tf::encode_hello(stream, 2, 1, {});
+    const std::size_t hello = stream.size();
+    stream.insert(stream.end(), frame.begin(), frame.end());
+    tf::FrameDecoder dec(1u << 16);
+    const auto first = std::span<const std::byte>(stream).first(hello + cut);
+    auto r = dec.feed(first, sink);
+    REQUIRE(r.state == tf::DecodeState::ok);
+    INFO("split after byte " << cut << " of the frame");
+    CHECK(sink.word(64) == kOld);
+    CHECK(dec.mid_frame());
+    r = dec.feed(std::span<const std::byte>(stream).subspan(hello + cut), sink);
+    REQUIRE(r.state == tf::DecodeState::ok);
+    CHECK(sink.word(64) == kNew);
+    CHECK_FALSE(dec.mid_frame());
+  }
+}
+
+TEST_CASE("tcp: a large write split across reads lands whole once complete", "[tcp][frames]") {
+  std::vector<std::byte> payload(1000);
+  for (std::size_t i = 0; i < payload.size(); ++i)
+    payload[i] = static_cast<std::byte>(i * 7 + 1);
+  const auto frame = write_frame(100, payload);
+  OneRegion sink;
+  std::vector<std::byte> stream;
+  tf::encode_hello(stream, 2, 1, {});
+  stream.insert(stream.end(), frame.begin(), frame.end());
+  tf::FrameDecoder dec(1u << 16);
+  // Fed 37 bytes at a time, as a slow stream would deliver it.
+  for (std::size_t pos = 0; pos < stream.size(); pos += 37) {
+    const auto n = std::min<std::size_t>(37, stream.size() - pos);
+    REQUIRE(dec.feed(std::span<const std::byte>(stream).subspan(pos, n), sink).state ==
+            tf::DecodeState::ok);
+  }
+  CHECK(std::memcmp(sink.mem.data() + 100, payload.data(), payload.size()) == 0);
+  CHECK_FALSE(dec.mid_frame());
 }

@@ -218,6 +218,10 @@ DecodeResult FrameDecoder::feed(std::span<const std::byte> in, FrameSink& sink) 
     if (take > 0) {
       if (stage_ == Stage::hello) {
         hello_.insert(hello_.end(), in.data() + pos, in.data() + pos + take);
+      } else if (stage_ == Stage::write && h_.length <= kWholeWrite &&
+                 (staged_ || take < remaining_)) {
+        std::memcpy(small_ + (h_.length - remaining_), in.data() + pos, take);
+        staged_ = true;
       } else {
         std::memcpy(dest_, in.data() + pos, take);
         dest_ += take;
@@ -226,6 +230,10 @@ DecodeResult FrameDecoder::feed(std::span<const std::byte> in, FrameSink& sink) 
       remaining_ -= take;
     }
     if (remaining_ > 0) break;
+    if (staged_) {
+      std::memcpy(dest_, small_, h_.length);  // one copy: each aligned word lands whole
+      staged_ = false;
+    }
     if (stage_ == Stage::hello) {
       if (std::memcmp(hello_.data(), kMagic, 8) != 0) {
         return fail(pos, SuspicionReason::malformed_frame, "HELLO magic is not SPNDLTCP");

@@ -120,6 +120,11 @@ class FrameDecoder {
   FrameHeader h_;
   std::uint64_t remaining_ = 0;
   std::byte* dest_ = nullptr;
+  // A WRITE of at most kWholeWrite bytes split across reads is collected here and applied
+  // whole: an 8-byte counter (an SST guard) must never be seen torn, half old, half new.
+  static constexpr std::size_t kWholeWrite = 64;
+  std::byte small_[kWholeWrite] = {};
+  bool staged_ = false;
   std::vector<std::byte> hello_;
   bool hello_seen_ = false;
   bool block_pending_ = false;  // header of a BLOCK parsed, waiting for a receive
