@@ -296,28 +296,29 @@ class TcpTransport::Impl {
   // Every op's frame goes into the peer's queue under one lock, then one flush: a batch
   // leaves in one send. The statuses are those of write() called per op, in order.
   WriteBatchResult write_batch(NodeId peer, std::span<const WriteOp> ops) {
-    // Our own side first, as write() checks it before the peer: ops[0, valid) read from a
-    // registered region within bounds.
-    std::size_t valid = 0;
-    for (; valid < ops.size(); ++valid) {
-      const auto& op = ops[valid];
+    if (ops.empty()) return {};
+    // The source of an op, or nothing when it is not a registered range.
+    auto source = [&](const WriteOp& op) -> const std::byte* {
       auto src = regions_.find(op.local);
       if (src == regions_.end() || !in_bounds(op.local_offset, op.length, src->second.size()) ||
           op.length > UINT32_MAX) {
-        break;
+        return nullptr;
       }
-    }
-    if (ops.empty()) return {};
-    if (valid == 0) return {0, Status::invalid};
+      return src->second.data() + op.local_offset;
+    };
+    // write() checks our own side before the peer.
+    if (source(ops[0]) == nullptr) return {0, Status::invalid};
     auto p = find(peer);
     if (!p) return {0, Status::peer_suspected};
     WriteBatchResult res;
     std::lock_guard lock(p->mu);
     if (p->suspected || p->closing || !p->established) return {0, Status::peer_suspected};
-    for (; res.posted < valid; ++res.posted) {
+    for (; res.posted < ops.size(); ++res.posted) {
       const auto& op = ops[res.posted];
+      const std::byte* from = source(op);
       auto r = p->remote.find(op.remote);
-      if (r == p->remote.end() || !in_bounds(op.remote_offset, op.length, r->second.size)) {
+      if (from == nullptr || r == p->remote.end() ||
+          !in_bounds(op.remote_offset, op.length, r->second.size)) {
         res.status = Status::invalid;
         break;
       }
@@ -330,10 +331,8 @@ class TcpTransport::Impl {
       tcp_frames::encode_header(p->pending,
                                 {tcp_frames::FrameType::write, op.remote, op.remote_offset,
                                  static_cast<std::uint32_t>(op.length)});
-      const std::byte* from = regions_.find(op.local)->second.data() + op.local_offset;
       p->pending.insert(p->pending.end(), from, from + op.length);
     }
-    if (res.posted == valid && valid < ops.size()) res.status = Status::invalid;
     if (res.posted > 0) flush_locked(p, static_cast<int>(res.posted));
     return res;
   }
