@@ -204,39 +204,49 @@ TEST_CASE("smc sim: a silent sender does not stall the others (nulls), and nulls
 TEST_CASE("smc sim: a sender slowed by 100 us per message does not slow the others",
           "[smc][sim][nulls]") {
   // Baseline: two fast senders. Then the same plus a third sender pacing 100 us/message.
-  auto fast = fixed(3, 16, 256, {200, 200});
-  SimCluster a(fast.group, config(11));
-  apply_plans(a, fast);
-  const auto base = run(a, fast);
-  REQUIRE(base.finished);
+  // Over several seeds: one schedule's random delays can double a run on their own (the
+  // baseline's ratio to itself under other seeds spans 0.8-2.2).
+  std::vector<double> ratios;
+  for (std::uint64_t seed = 11; seed < 19; ++seed) {
+    auto fast = fixed(3, 16, 256, {200, 200});
+    SimCluster a(fast.group, config(seed));
+    apply_plans(a, fast);
+    const auto base = run(a, fast);
+    REQUIRE(base.finished);
 
-  auto slow = fixed(3, 16, 256, {200, 200, 200});
-  slow.plans[0][2].spacing = 100us;
-  SimCluster b(slow.group, config(11));
-  apply_plans(b, slow);
-  // Time until the fast senders' 400 messages are delivered everywhere.
-  const bool ok = b.net().run_until(
-      [&] {
-        for (std::size_t r = 0; r < 3; ++r) {
-          std::uint64_t fast_delivered = 0;
-          for (const auto& d : b.node(r).log.delivered)
-            fast_delivered += d.sender != slow.group.members[2].id ? 1u : 0u;
-          if (fast_delivered < 400) return false;
-        }
-        return true;
-      },
-      20s);
-  REQUIRE(ok);
-  const auto fast_done = b.net().now();
-  INFO("baseline " << base.done_at.count() << " ns, with slow sender " << fast_done.count()
-                   << " ns");
-  // The slow sender needs >= 20 ms for its 200 messages; without nulls the fast senders'
-  // messages would be delivered at its pace.
-  CHECK(fast_done < base.done_at * 2);
-  CHECK(fast_done < 10ms);
-  const auto rest = run(b, slow);
-  CHECK(rest.finished);
-  CHECK(rest.errors.empty());
+    auto slow = fixed(3, 16, 256, {200, 200, 200});
+    slow.plans[0][2].spacing = 100us;
+    SimCluster b(slow.group, config(seed));
+    apply_plans(b, slow);
+    // Time until the fast senders' 400 messages are delivered everywhere.
+    const bool ok = b.net().run_until(
+        [&] {
+          for (std::size_t r = 0; r < 3; ++r) {
+            std::uint64_t fast_delivered = 0;
+            for (const auto& d : b.node(r).log.delivered)
+              fast_delivered += d.sender != slow.group.members[2].id ? 1u : 0u;
+            if (fast_delivered < 400) return false;
+          }
+          return true;
+        },
+        20s);
+    REQUIRE(ok);
+    const auto fast_done = b.net().now();
+    INFO("seed " << seed << ": baseline " << base.done_at.count() << " ns, with slow sender "
+                 << fast_done.count() << " ns");
+    // The slow sender needs >= 20 ms for its 200 messages; without nulls the fast senders'
+    // messages would be delivered at its pace (~8 times the baseline).
+    CHECK(fast_done < base.done_at * 3);
+    CHECK(fast_done < 10ms);
+    ratios.push_back(static_cast<double>(fast_done.count()) /
+                     static_cast<double>(base.done_at.count()));
+    const auto rest = run(b, slow);
+    CHECK(rest.finished);
+    CHECK(rest.errors.empty());
+  }
+  std::sort(ratios.begin(), ratios.end());
+  INFO("median slow-down " << ratios[ratios.size() / 2]);
+  CHECK(ratios[ratios.size() / 2] < 1.6);
 }
 
 TEST_CASE("smc sim: quiescence - once every sender is idle no further pushes happen",

@@ -122,10 +122,13 @@ TEST_CASE("sst: the row layout gives each member only the columns it needs", "[s
   // Member 11 (rank 1): in both, sender of log only.
   CHECK_FALSE(l.columns(1, 0).sender);
   CHECK(l.columns(1, 1).sender);
-  CHECK(l.slot_stride(0) == 128);  // 16-byte header + 100, padded to a line
-  CHECK(l.columns(0, 0).slots - l.columns(0, 0).guard == sizeof(sst::SenderGuardRow));
+  CHECK(l.slot_stride(0) == 128);  // 100 payload bytes, padded to a line
+  // Guard, then the 50 headers (16 bytes each, padded to a line), then the payloads.
+  const auto& c = l.columns(0, 0);
+  CHECK(c.headers - c.guard == sizeof(sst::SenderGuardRow));
+  CHECK(c.slots - c.headers == 832);
   CHECK(l.row_size(0) == sizeof(sst::ControlRow) + sizeof(sst::CountersRow) +
-                             sizeof(sst::SenderGuardRow) + 50 * 128);
+                             sizeof(sst::SenderGuardRow) + 832 + 50 * 128);
   for (std::size_t r = 0; r < 3; ++r) {
     CHECK(l.row_offset(r) % sst::kLine == 0);
     if (r + 1 < 3) CHECK(l.row_offset(r + 1) == l.row_offset(r) + l.row_size(r));

@@ -25,13 +25,15 @@ constexpr std::size_t kNumSent = offsetof(sst::SenderGuardRow, num_sent);
 constexpr std::size_t kRounds = offsetof(sst::SenderGuardRow, rounds);
 constexpr std::size_t kReceived = offsetof(sst::CountersRow, received_num);
 constexpr std::size_t kDelivered = offsetof(sst::CountersRow, delivered_num);
+constexpr std::uint64_t kHeadersPerLine = sst::kLine / sizeof(sst::SlotHeader);
 }  // namespace
 
 // Receiver-side state for one sender of the subgroup.
 struct SenderCursor {
-  std::size_t row = 0;    // the sender's SST rank
-  std::size_t guard = 0;  // offset of its SenderGuardRow
-  std::size_t slots = 0;  // offset of its slot[0]
+  std::size_t row = 0;      // the sender's SST rank
+  std::size_t guard = 0;    // offset of its SenderGuardRow
+  std::size_t headers = 0;  // offset of its header[0]
+  std::size_t slots = 0;    // offset of its slot[0]
   std::uint64_t real_seen = 0;
   std::uint64_t rounds_seen = 0;
   std::uint64_t last_round_plus1 = 0;
@@ -64,7 +66,8 @@ class SubgroupEngine {
     for (std::size_t i = 0; i < sg.senders.size(); ++i) {
       const std::size_t r = *g.rank_of(sg.senders[i]);
       const auto& c = layout.columns(r, index);
-      senders_.push_back(SenderCursor{.row = r, .guard = c.guard, .slots = c.slots});
+      senders_.push_back(
+          SenderCursor{.row = r, .guard = c.guard, .headers = c.headers, .slots = c.slots});
       sender_nodes_.push_back(sg.senders[i]);
       if (r == me_) my_sender_ = i;
     }
@@ -74,6 +77,7 @@ class SubgroupEngine {
         committed_[i].store(0, std::memory_order_relaxed);
       round_of_.assign(w_, 0);
       my_guard_ = mine.guard;
+      my_headers_ = mine.headers;
       my_slots_ = mine.slots;
     }
   }
@@ -107,12 +111,11 @@ class SubgroupEngine {
       if (r >= freed_.load(std::memory_order_acquire) + w_) return Reservation{ReserveStatus::full};
     } while (!reserved_.compare_exchange_weak(r, r + 1, std::memory_order_acq_rel,
                                               std::memory_order_relaxed));
-    std::byte* slot = sst_->at(slot_offset(my_slots_, r));
-    return Reservation{ReserveStatus::ok, slot + sizeof(sst::SlotHeader), max_payload_, r};
+    return Reservation{ReserveStatus::ok, sst_->at(slot_offset(my_slots_, r)), max_payload_, r};
   }
 
   void commit(const Reservation& res, std::uint32_t size) noexcept {
-    auto* h = reinterpret_cast<sst::SlotHeader*>(res.data - sizeof(sst::SlotHeader));
+    auto* h = my_header(static_cast<std::size_t>(res.index % w_));
     h->size = std::min(size, res.capacity);
     h->flags = 0;
     committed_[res.index % w_].store(res.index + 1, std::memory_order_release);
@@ -154,16 +157,22 @@ class SubgroupEngine {
   [[nodiscard]] std::size_t slot_offset(std::size_t slots, std::uint64_t r) const noexcept {
     return slots + static_cast<std::size_t>(r % w_) * stride_;
   }
-  [[nodiscard]] const sst::SlotHeader& header(std::size_t slots, std::uint64_t r) const noexcept {
-    return *reinterpret_cast<const sst::SlotHeader*>(sst_->at(slot_offset(slots, r)));
+  // Header of ring position k (= message index % w_) of the ring whose headers start at
+  // `headers`.
+  [[nodiscard]] const sst::SlotHeader& header(std::size_t headers, std::size_t k) const noexcept {
+    return *reinterpret_cast<const sst::SlotHeader*>(
+        sst_->at(headers + k * sizeof(sst::SlotHeader)));
   }
-  // fn(r, k, slot) for every message r in [first, last) of the ring at `slots`, k = r % w_:
-  // one 64-bit division for the range instead of one per message.
+  [[nodiscard]] sst::SlotHeader* my_header(std::size_t k) noexcept {
+    return reinterpret_cast<sst::SlotHeader*>(sst_->at(my_headers_ + k * sizeof(sst::SlotHeader)));
+  }
+  // fn(r, k) for every message r in [first, last), k = r % w_: one 64-bit division for the
+  // range instead of one per message.
   template <class F>
-  void for_slots(std::size_t slots, std::uint64_t first, std::uint64_t last, F&& fn) const {
+  void for_slots(std::uint64_t first, std::uint64_t last, F&& fn) const {
     auto k = static_cast<std::size_t>(first % w_);
     for (std::uint64_t r = first; r < last; ++r) {
-      fn(r, k, sst_->at(slots + k * stride_));
+      fn(r, k);
       if (++k == w_) k = 0;
     }
   }
@@ -182,8 +191,8 @@ class SubgroupEngine {
       ++last;
     const std::uint64_t n = last - first;
     const std::size_t rank = *my_sender_;
-    for_slots(my_slots_, first, last, [&](std::uint64_t, std::size_t k, std::byte* slot) {
-      reinterpret_cast<sst::SlotHeader*>(slot)->round = rounds_;
+    for_slots(first, last, [&](std::uint64_t, std::size_t k) {
+      my_header(k)->round = rounds_;
       round_of_[k] = rounds_;
       ++rounds_;
     });
@@ -198,14 +207,21 @@ class SubgroupEngine {
       me.rr = rounds_;
       recompute_received();
     }
-    // Slots [first, last): one write per peer, two when the range wraps around the ring.
-    // The last slot is pushed only up to the end of its payload.
+    // Slots [first, last): per peer one write of the payloads and one of their headers, two
+    // of each when the range wraps around the ring. The last payload is pushed only up to
+    // its end.
     auto queue = [&](std::uint64_t a, std::uint64_t b) {
-      const std::size_t off = slot_offset(my_slots_, a);
-      const std::size_t len = static_cast<std::size_t>(b - a - 1) * stride_ +
-                              sizeof(sst::SlotHeader) + header(my_slots_, b - 1).size;
-      for (auto r : others_)
+      const auto ka = static_cast<std::size_t>(a % w_);
+      const auto count = static_cast<std::size_t>(b - a);
+      const std::size_t off = my_slots_ + ka * stride_;
+      const std::size_t len =
+          (count - 1) * stride_ + header(my_headers_, (ka + count - 1) % w_).size;
+      const std::size_t hoff = my_headers_ + ka * sizeof(sst::SlotHeader);
+      const std::size_t hlen = count * sizeof(sst::SlotHeader);
+      for (auto r : others_) {
         sst_->push_data(r, off, len);
+        sst_->push_data(r, hoff, hlen);
+      }
     };
     const std::uint64_t wrap = (first / w_ + 1) * w_;
     if (last <= wrap) {
@@ -221,8 +237,8 @@ class SubgroupEngine {
     if (!atomic_) {
       // Unordered: delivered to ourselves on send (on receipt).
       batch_.clear();
-      for_slots(my_slots_, first, last, [&](std::uint64_t r, std::size_t, std::byte* slot) {
-        batch_.push_back(make_message(rank, r, -1, slot));
+      for_slots(first, last, [&](std::uint64_t r, std::size_t k) {
+        batch_.push_back(make_message(rank, r, k, -1));
       });
       senders_[rank].deliver_next = last;
       set_unordered_count(rank, last);
@@ -253,19 +269,21 @@ class SubgroupEngine {
       const std::uint64_t n = sst_->load<std::uint64_t>(c.guard + kNumSent);
       if (n == c.real_seen && rounds == c.rounds_seen) continue;
       taken += n - c.real_seen;
-      // The headers of the new messages were just written by the sender's core: start
-      // fetching them all now, so delivery finds them in cache instead of missing in series.
-      for_slots(c.slots, c.real_seen, n, [](std::uint64_t, std::size_t, const std::byte* slot) {
-        __builtin_prefetch(slot);
-      });
+      // The new headers were just written by the sender's core: fetch their lines at once,
+      // so the delivery walk does not miss on them in series.
+      for (std::uint64_t r = c.real_seen; r < n; r += kHeadersPerLine)
+        __builtin_prefetch(&header(c.headers, static_cast<std::size_t>(r % w_)));
+      if (n > c.real_seen)
+        __builtin_prefetch(&header(c.headers, static_cast<std::size_t>((n - 1) % w_)));
       if (atomic_) {
-        if (n > c.real_seen) c.last_round_plus1 = header(c.slots, n - 1).round + 1;
+        if (n > c.real_seen)
+          c.last_round_plus1 = header(c.headers, static_cast<std::size_t>((n - 1) % w_)).round + 1;
         c.rounds_seen = rounds;
         c.real_seen = n;
         c.rr = std::max(c.rounds_seen, c.last_round_plus1);
       } else {
-        for_slots(c.slots, c.real_seen, n, [&](std::uint64_t r, std::size_t, std::byte* slot) {
-          batch_.push_back(make_message(i, r, -1, slot));
+        for_slots(c.real_seen, n, [&](std::uint64_t r, std::size_t k) {
+          batch_.push_back(make_message(i, r, k, -1));
         });
         c.real_seen = n;
         c.deliver_next = n;
@@ -350,9 +368,9 @@ class SubgroupEngine {
     for (std::int64_t g = delivered_num_ + 1; g <= stable; ++g) {
       auto& c = senders_[i];
       if (c.deliver_next < c.real_seen) {
-        const std::byte* slot = sst_->at(slot_offset(c.slots, c.deliver_next));
-        if (reinterpret_cast<const sst::SlotHeader*>(slot)->round == round) {
-          batch_.push_back(make_message(i, c.deliver_next, g, slot));
+        const auto k = static_cast<std::size_t>(c.deliver_next % w_);
+        if (header(c.headers, k).round == round) {
+          batch_.push_back(make_message(i, c.deliver_next, k, g));
           ++c.deliver_next;
         }
       }
@@ -422,17 +440,16 @@ class SubgroupEngine {
     counters_dirty_ = true;
   }
 
-  // Message r of `sender`, whose slot starts at `slot`.
-  Message make_message(std::size_t sender, std::uint64_t r, std::int64_t seq,
-                       const std::byte* slot) const {
-    const auto& h = *reinterpret_cast<const sst::SlotHeader*>(slot);
-    const std::uint32_t size = std::min(h.size, max_payload_);
+  // Message r of `sender`, at ring position k.
+  Message make_message(std::size_t sender, std::uint64_t r, std::size_t k, std::int64_t seq) const {
+    const auto& c = senders_[sender];
+    const std::uint32_t size = std::min(header(c.headers, k).size, max_payload_);
     return Message{index_,
                    sender_nodes_[sender],
                    static_cast<std::uint32_t>(sender),
                    r,
                    seq,
-                   {slot + sizeof(sst::SlotHeader), size}};
+                   {sst_->at(c.slots + k * stride_), size}};
   }
 
   void emit() {
@@ -460,6 +477,7 @@ class SubgroupEngine {
   std::vector<NodeId> sender_nodes_;
   std::optional<std::size_t> my_sender_;
   std::size_t my_guard_ = 0;
+  std::size_t my_headers_ = 0;
   std::size_t my_slots_ = 0;
 
   // Shared with application threads.

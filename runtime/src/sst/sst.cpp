@@ -31,6 +31,8 @@ SstLayout::SstLayout(const group::GroupDescription& g) : subgroups_(g.subgroups.
         c.sender = true;
         c.guard = off + row;
         row += sizeof(SenderGuardRow);
+        c.headers = off + row;
+        row += round_up(sizeof(SlotHeader) * sg.window_size, kLine);
         c.slots = off + row;
         row += stride_[s] * sg.window_size;
       }
