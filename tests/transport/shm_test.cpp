@@ -5,6 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -56,7 +59,43 @@ pid_t spawn_owner(const std::string& prefix) {
   return pid;
 }
 
+// The VmFlags of the mapping of this process that contains `addr` ("" if none).
+std::string vm_flags(const void* addr) {
+  const auto a = reinterpret_cast<std::uintptr_t>(addr);
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    std::uintptr_t lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> lo >> dash >> hi && dash == '-' && line.find(':') > line.find(' ')) {
+      inside = lo <= a && a < hi;
+      continue;
+    }
+    if (inside && line.rfind("VmFlags:", 0) == 0) return line;
+  }
+  return "";
+}
+
 }  // namespace
+
+TEST_CASE("shm: regions of a huge page or more are advised to use huge pages", "[shm]") {
+  // Whether the kernel backs them with huge pages depends on the tmpfs behind /dev/shm;
+  // the advice itself (VmFlags "hg") is ours to give, in every process that maps them.
+  const auto prefix = unique_prefix("huge");
+  st::ShmTransport t(st::ShmConfig{1, prefix});
+  const auto big = t.create_region(1, std::size_t{4} << 20);
+  const auto small = t.create_region(2, 4096);
+  const auto big_flags = vm_flags(big.bytes.data());
+  INFO(big_flags);
+  REQUIRE_FALSE(big_flags.empty());
+  CHECK(big_flags.find(" hg") != std::string::npos);
+  const auto small_flags = vm_flags(small.bytes.data());
+  INFO(small_flags);
+  REQUIRE_FALSE(small_flags.empty());
+  CHECK(small_flags.find(" hg") == std::string::npos);
+}
 
 TEST_CASE("shm: a transport removes its segments when destroyed", "[shm]") {
   const auto prefix = unique_prefix("clean");
