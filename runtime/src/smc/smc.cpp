@@ -273,8 +273,6 @@ class SubgroupEngine {
       // so the delivery walk does not miss on them in series.
       for (std::uint64_t r = c.real_seen; r < n; r += kHeadersPerLine)
         __builtin_prefetch(&header(c.headers, static_cast<std::size_t>(r % w_)));
-      if (n > c.real_seen)
-        __builtin_prefetch(&header(c.headers, static_cast<std::size_t>((n - 1) % w_)));
       if (atomic_) {
         if (n > c.real_seen)
           c.last_round_plus1 = header(c.headers, static_cast<std::size_t>((n - 1) % w_)).round + 1;
