@@ -69,7 +69,7 @@ std::string vm_flags(const void* addr) {
     std::uintptr_t lo = 0, hi = 0;
     char dash = 0;
     std::istringstream head(line);
-    if (head >> std::hex >> lo >> dash >> hi && dash == '-' && line.find(':') > line.find(' ')) {
+    if (head >> std::hex >> lo >> dash >> hi && dash == '-') {  // a mapping's first line
       inside = lo <= a && a < hi;
       continue;
     }
