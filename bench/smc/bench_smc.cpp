@@ -6,14 +6,16 @@
 // line per figure:
 //
 //   peer=spindle-smc transport=<t> size=<bytes> subs=<receivers> metric=<m> value=<x>
-//     procs=<n> senders=<all|half|one> window=<w> subgroups=<k> mode=<atomic|unordered|raw>
+//     procs=<n> senders=<all|half|one> window=<w> subgroups=<k>
+//     mode=<atomic|unordered|raw|raw_yield>
 //     delay_us=<d>
 //
 // Metrics: throughput_msgs_s, throughput_MBps (10^6 B/s, delivered per member, averaged),
 // throughput_GBps, ratio_to_raw (median over repetitions of SMC / the raw run just before
 // it), ratio_to_atomic (unordered runs, paired the same way with an atomic run, whose
 // own ratio_to_raw is printed too),
-// latency_us_p50/p99/p999 (send to delivery, under load),
+// latency_us_p50/p99/p999 (send to delivery, under load), sender_balance (the fewest
+// messages one sender sent over the most, with two senders or more),
 // send/receive/delivery batch means and histograms (batch_hist_<stage>_le<N> = fraction).
 //
 // Usage: bench_smc [--quick|--smoke] [--transports tcp,shm] [--duration-ms T] [--reps N]
@@ -70,6 +72,13 @@ struct RunSpec {
   std::uint32_t idle_spin_us = 1000;  // knobs.idle_spin of every member
   bool pin = true;                    // member i runs on the i-th allowed CPU (mod their count)
 };
+
+// raw_yield: the raw stream, but each sender hands its core over (sched_yield) after every
+// round of writes, as a protocol thread waiting on its peers does. On a CPU shared by two
+// members it measures what the switching alone costs the copies (TLB and cache refills).
+bool is_raw(const std::string& mode) {
+  return mode == "raw" || mode == "raw_yield";
+}
 
 std::vector<std::uint32_t> sender_ranks(const RunSpec& r) {
   const std::uint32_t n = r.senders == "all"    ? r.procs
@@ -189,7 +198,8 @@ int member(const Options& o) {
 
   // Raw mode: [counters: one line per member][data: a ring of window x size per member],
   // the footprint of SMC's rings.
-  const bool raw = r.mode == "raw";
+  const bool raw = is_raw(r.mode);
+  const bool hand_over = r.mode == "raw_yield";
   const std::size_t raw_lines = 64 * g.members.size();
   const std::size_t raw_area = std::size_t{r.window} * r.size;
   std::byte* raw_base = nullptr;
@@ -264,7 +274,7 @@ int member(const Options& o) {
         // sleep: with the member pinned, a 100 us sleep left the tcp link idle once the I/O
         // thread had drained its queue (tcp, 2 members all sending: raw 2.2 GB/s sleeping,
         // 3.6 GB/s yielding).
-        if (!progressed) std::this_thread::yield();
+        if (!progressed || hand_over) std::this_thread::yield();
         if (delayed && progressed) busy_wait(std::chrono::microseconds(r.delay_us));
       }
       sent = slowest() * batch;
@@ -361,7 +371,7 @@ int member(const Options& o) {
   std::ostringstream os;
   os << "result ok=" << (ok2 && ok3 ? 1 : 0) << " msgs=" << res.msgs << " bytes=" << res.bytes
      << " elapsed_ns=" << res.elapsed_ns << " p50=" << res.p50 << " p99=" << res.p99
-     << " p999=" << res.p999;
+     << " p999=" << res.p999 << " sent=" << sent;
   for (std::uint32_t s = 0; s < g.subgroups.size(); ++s) {
     if (!node.smc().is_member(s)) continue;
     const auto& stt = node.smc().stats(s);
@@ -391,6 +401,7 @@ struct Aggregate {
   bool ok = false;
   double msgs_s = 0, bytes_s = 0, p50 = -1, p99 = -1, p999 = -1;
   std::uint64_t nulls = 0;
+  double balance = -1;  // fewest messages a sender sent / most, with 2 senders or more
   std::array<std::uint64_t, spindle::smc::Histogram::kBuckets> hist[3]{};
   std::uint64_t hist_count[3]{}, hist_total[3]{};
 };
@@ -407,7 +418,7 @@ Aggregate run(const RunSpec& r, const std::string& self) {
   g.knobs.idle_spin = std::chrono::microseconds(r.idle_spin_us);
   for (std::uint32_t i = 0; i < r.procs; ++i)
     g.members.push_back(sg::Member{i, "127.0.0.1", 0});
-  if (r.mode != "raw") {
+  if (!is_raw(r.mode)) {
     for (std::uint32_t s = 0; s < r.subgroups; ++s) {
       sg::Subgroup sub;
       sub.name = "s" + std::to_string(s);
@@ -455,7 +466,8 @@ Aggregate run(const RunSpec& r, const std::string& self) {
   std::ofstream(file) << sg::to_yaml(g);
   for (auto& p : procs)
     p->send("go " + file.string());
-  std::vector<double> p50s, p99s, p999s;
+  std::vector<double> p50s, p99s, p999s, sent;
+  const auto senders = sender_ranks(r);
   bool ok = true;
   for (std::uint32_t i = 0; i < r.procs; ++i) {
     auto line = procs[i]->read_line(deadline);
@@ -482,6 +494,8 @@ Aggregate run(const RunSpec& r, const std::string& self) {
       p999s.push_back(std::stod(kv["p999"]));
     }
     agg.nulls += std::stoull(kv["nulls"]);
+    if (std::find(senders.begin(), senders.end(), i) != senders.end())
+      sent.push_back(std::stod(kv["sent"]));
     for (int k = 0; k < 3; ++k) {
       std::istringstream hs(kv["h" + std::to_string(k)]);
       std::string part;
@@ -508,6 +522,10 @@ Aggregate run(const RunSpec& r, const std::string& self) {
   agg.p50 = mean(p50s);
   agg.p99 = p99s.empty() ? -1.0 : *std::max_element(p99s.begin(), p99s.end());
   agg.p999 = p999s.empty() ? -1.0 : *std::max_element(p999s.begin(), p999s.end());
+  if (sent.size() >= 2 && *std::max_element(sent.begin(), sent.end()) > 0) {
+    agg.balance =
+        *std::min_element(sent.begin(), sent.end()) / *std::max_element(sent.begin(), sent.end());
+  }
   agg.ok = ok;
   return agg;
 }
@@ -548,12 +566,14 @@ int coordinator(const Options& o, const std::string& self) {
     const bool vs_atomic = r.mode == "unordered";
     std::vector<Aggregate> runs;
     std::vector<double> raw_bytes, raw_msgs, ratios, ratios_atomic, atomic_ratios;
+    std::vector<double> raw_balance, atomic_balance;  // sender_balance, where measured
     // One reference run: its bytes/s, or nothing if it failed.
     auto reference = [&]() -> std::optional<double> {
       const Aggregate raw = run(ref, self);
       if (!raw.ok) return std::nullopt;
       raw_bytes.push_back(raw.bytes_s);
       raw_msgs.push_back(raw.msgs_s);
+      if (raw.balance >= 0) raw_balance.push_back(raw.balance);
       return raw.bytes_s;
     };
     auto before = reference();
@@ -570,6 +590,7 @@ int coordinator(const Options& o, const std::string& self) {
       if (raw_mean > 0) ratios.push_back(x.bytes_s / raw_mean);
       if (vs_atomic && at.bytes_s > 0) ratios_atomic.push_back(x.bytes_s / at.bytes_s);
       if (vs_atomic && raw_mean > 0) atomic_ratios.push_back(at.bytes_s / raw_mean);
+      if (vs_atomic && at.balance >= 0) atomic_balance.push_back(at.balance);
       runs.push_back(std::move(x));
       before = after;
     }
@@ -583,6 +604,7 @@ int coordinator(const Options& o, const std::string& self) {
     const Aggregate& agg = runs[runs.size() / 2];
     line(ref, "throughput_msgs_s", median(raw_msgs));
     line(ref, "throughput_MBps", median(raw_bytes) / 1e6);
+    if (!raw_balance.empty()) line(ref, "sender_balance", median(raw_balance));
     line(r, "throughput_msgs_s", agg.msgs_s);
     line(r, "throughput_MBps", agg.bytes_s / 1e6);
     line(r, "throughput_GBps", agg.bytes_s / 1e9);
@@ -596,7 +618,9 @@ int coordinator(const Options& o, const std::string& self) {
       line(r, "latency_us_p99", agg.p99);
       line(r, "latency_us_p999", agg.p999);
     }
-    line(r, "nulls", static_cast<double>(agg.nulls));
+    if (!is_raw(r.mode)) line(r, "nulls", static_cast<double>(agg.nulls));
+    if (agg.balance >= 0) line(r, "sender_balance", agg.balance);
+    if (!atomic_balance.empty()) line(atomic, "sender_balance", median(atomic_balance));
     const char* stage[3] = {"send", "receive", "delivery"};
     for (int k = 0; k < 3; ++k) {
       if (agg.hist_count[k] == 0) continue;
@@ -721,7 +745,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
   app.add_option("--mode", r.mode, "What to measure against the raw reference")
-      ->check(one_of({"atomic", "unordered", "raw"}))
+      ->check(one_of({"atomic", "unordered", "raw", "raw_yield"}))
       ->capture_default_str();
   app.add_option("--delay-us", r.delay_us, "The last sender waits this long after each send")
       ->capture_default_str();
