@@ -358,25 +358,52 @@ class ShmTransport::Impl {
 
   Status write(NodeId peer, RegionId local, std::uint64_t loff, RegionId remote, std::uint64_t roff,
                std::size_t len) {
-    auto src = regions_.find(local);
-    if (src == regions_.end() || !in_bounds(loff, len, src->second->payload_size())) {
-      return Status::invalid;
-    }
     Peer* p = find(peer);
     if (p == nullptr || p->suspected.load(std::memory_order_relaxed)) return Status::peer_suspected;
-    auto dst = p->regions.find(remote);
-    if (dst == p->regions.end() || !in_bounds(roff, len, dst->second->payload_size())) {
+    const Status s = copy(*p, WriteOp{local, loff, remote, roff, len});
+    if (s == Status::ok) Doorbell(&p->ctl()->doorbell, true).ring();
+    return s;
+  }
+
+  // The ops in order, then one ring of the peer's doorbell for all of them: a ring is a
+  // locked add on a line in the peer's segment, and the peer only needs one to wake up.
+  WriteBatchResult write_batch(NodeId peer, std::span<const WriteOp> ops) {
+    WriteBatchResult r;
+    Peer* p = find(peer);
+    if (p == nullptr || p->suspected.load(std::memory_order_relaxed)) {
+      r.status = ops.empty() ? Status::ok : Status::peer_suspected;
+      return r;
+    }
+    for (const auto& op : ops) {
+      r.status = copy(*p, op);
+      if (r.status != Status::ok) break;
+      ++r.posted;
+    }
+    if (r.posted > 0) Doorbell(&p->ctl()->doorbell, true).ring();
+    return r;
+  }
+
+  // One write's bytes into the peer's region, ordered after the earlier ones.
+  Status copy(Peer& p, const WriteOp& op) {
+    auto src = regions_.find(op.local);
+    if (src == regions_.end() ||
+        !in_bounds(op.local_offset, op.length, src->second->payload_size())) {
+      return Status::invalid;
+    }
+    auto dst = p.regions.find(op.remote);
+    if (dst == p.regions.end() ||
+        !in_bounds(op.remote_offset, op.length, dst->second->payload_size())) {
       return Status::invalid;
     }
     // Earlier writes happen-before this one's bytes (the contract's per-peer order).
     std::atomic_thread_fence(std::memory_order_release);
-    std::memcpy(dst->second->payload() + roff, src->second->payload() + loff, len);
+    std::memcpy(dst->second->payload() + op.remote_offset, src->second->payload() + op.local_offset,
+                op.length);
 #if defined(__x86_64__)
     // glibc copies large blocks with non-temporal stores, which x86 does not order with
     // later stores; the fence keeps "data before guard" true for them too.
-    if (len >= (std::size_t{64} << 10)) __builtin_ia32_sfence();
+    if (op.length >= (std::size_t{64} << 10)) __builtin_ia32_sfence();
 #endif
-    Doorbell(&p->ctl()->doorbell, true).ring();
     return Status::ok;
   }
 
@@ -583,6 +610,9 @@ std::optional<LocalRegion> ShmTransport::local_region(RegionId id) const {
 Status ShmTransport::write(NodeId peer, RegionId local, std::uint64_t local_offset, RegionId remote,
                            std::uint64_t remote_offset, std::size_t length) {
   return impl_->write(peer, local, local_offset, remote, remote_offset, length);
+}
+WriteBatchResult ShmTransport::write_batch(NodeId peer, std::span<const WriteOp> ops) {
+  return impl_->write_batch(peer, ops);
 }
 Status ShmTransport::send_block(NodeId peer, RegionId local, std::uint64_t offset,
                                 std::uint32_t length, std::uint32_t immediate) {

@@ -51,6 +51,7 @@ class ShmTransport final : public Transport {
   [[nodiscard]] Status write(NodeId peer, RegionId local, std::uint64_t local_offset,
                              RegionId remote, std::uint64_t remote_offset,
                              std::size_t length) override;
+  [[nodiscard]] WriteBatchResult write_batch(NodeId peer, std::span<const WriteOp> ops) override;
   [[nodiscard]] Status send_block(NodeId peer, RegionId local, std::uint64_t offset,
                                   std::uint32_t length, std::uint32_t immediate) override;
   [[nodiscard]] Status post_receive(NodeId peer, RegionId local, std::uint64_t offset,
