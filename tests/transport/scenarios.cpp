@@ -474,6 +474,8 @@ class Sizes : public Base {
            "write to an unknown region");
     expect(m_.t->write(77, kBigRegion, 0, kBigRegion, 0, 8), Status::peer_suspected,
            "write to a stranger");
+    expect(m_.t->write(77, kBigRegion, big - 7, kBigRegion, 0, 8), Status::invalid,
+           "write from past the local edge to a stranger (our side is checked first)");
     // A batch stops at its first bad op: the ops before it are posted, none after it.
     auto expect_batch = [&](NodeId to, std::span<const WriteOp> ops, std::size_t posted,
                             Status want, const char* what) {
@@ -493,6 +495,8 @@ class Sizes : public Base {
     expect_batch(other_, std::array{past_local, good}, 0, Status::invalid,
                  "batch starting with a write from past the local edge");
     expect_batch(77, std::array{good}, 0, Status::peer_suspected, "batch to a stranger");
+    expect_batch(77, std::array{past_local, good}, 0, Status::invalid,
+                 "batch to a stranger starting with a write from past the local edge");
     expect_batch(other_, {}, 0, Status::ok, "empty batch");
     auto rd = m_.t->remote_region(other_, kBigRegion);
     if (!rd || rd->size != big) fail("remote descriptor of the big region is wrong");

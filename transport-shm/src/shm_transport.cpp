@@ -359,23 +359,18 @@ class ShmTransport::Impl {
   Status write(NodeId peer, RegionId local, std::uint64_t loff, RegionId remote, std::uint64_t roff,
                std::size_t len) {
     Peer* p = find(peer);
-    if (p == nullptr || p->suspected.load(std::memory_order_relaxed)) return Status::peer_suspected;
-    const Status s = copy(*p, WriteOp{local, loff, remote, roff, len});
+    const Status s = copy(p, WriteOp{local, loff, remote, roff, len});
     if (s == Status::ok) Doorbell(&p->ctl()->doorbell, true).ring();
     return s;
   }
 
-  // The ops in order, then one ring of the peer's doorbell for all of them: a ring is a
-  // locked add on a line in the peer's segment, and the peer only needs one to wake up.
+  // write() per op, in order, then one ring of the peer's doorbell for all of them: a ring
+  // is a locked add on a line in the peer's segment, and the peer only needs one to wake up.
   WriteBatchResult write_batch(NodeId peer, std::span<const WriteOp> ops) {
     WriteBatchResult r;
     Peer* p = find(peer);
-    if (p == nullptr || p->suspected.load(std::memory_order_relaxed)) {
-      r.status = ops.empty() ? Status::ok : Status::peer_suspected;
-      return r;
-    }
     for (const auto& op : ops) {
-      r.status = copy(*p, op);
+      r.status = copy(p, op);
       if (r.status != Status::ok) break;
       ++r.posted;
     }
@@ -383,15 +378,17 @@ class ShmTransport::Impl {
     return r;
   }
 
-  // One write's bytes into the peer's region, ordered after the earlier ones.
-  Status copy(Peer& p, const WriteOp& op) {
+  // One write's bytes into the peer's region (`p` as find() gave it), ordered after the
+  // earlier ones. Our own side is checked before the peer.
+  Status copy(Peer* p, const WriteOp& op) {
     auto src = regions_.find(op.local);
     if (src == regions_.end() ||
         !in_bounds(op.local_offset, op.length, src->second->payload_size())) {
       return Status::invalid;
     }
-    auto dst = p.regions.find(op.remote);
-    if (dst == p.regions.end() ||
+    if (p == nullptr || p->suspected.load(std::memory_order_relaxed)) return Status::peer_suspected;
+    auto dst = p->regions.find(op.remote);
+    if (dst == p->regions.end() ||
         !in_bounds(op.remote_offset, op.length, dst->second->payload_size())) {
       return Status::invalid;
     }
