@@ -307,7 +307,8 @@ class TcpTransport::Impl {
       return src->second.data() + op.local_offset;
     };
     // write() checks our own side before the peer.
-    if (source(ops[0]) == nullptr) return {0, Status::invalid};
+    const std::byte* const first = source(ops[0]);
+    if (first == nullptr) return {0, Status::invalid};
     auto p = find(peer);
     if (!p) return {0, Status::peer_suspected};
     WriteBatchResult res;
@@ -315,7 +316,7 @@ class TcpTransport::Impl {
     if (p->suspected || p->closing || !p->established) return {0, Status::peer_suspected};
     for (; res.posted < ops.size(); ++res.posted) {
       const auto& op = ops[res.posted];
-      const std::byte* from = source(op);
+      const std::byte* from = res.posted == 0 ? first : source(op);
       auto r = p->remote.find(op.remote);
       if (from == nullptr || r == p->remote.end() ||
           !in_bounds(op.remote_offset, op.length, r->second.size)) {
