@@ -8,7 +8,7 @@
 // Output, one line per figure, in the format of the peer DDS benchmarks (/work/shared/peers):
 //   peer=spindle-raw transport=<t> size=<bytes> subs=1 metric=<m> value=<x>
 //
-// usage: spindle_transport_bench [--transport tcp,shm,rdma] [--sizes 64,1024,...]
+// usage: spindle_transport_bench [--transport tcp,shm,rdma] [--sizes 64,1024,...] (--help)
 //                                [--duration-ms 1000] [--iterations 2000] [--smoke]
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <spindle/transport/idle_waiter.hpp>
 #include <spindle/transport/rdma.hpp>
 #include <spindle/transport/shm.hpp>
@@ -249,15 +250,6 @@ void run_driver(Endpoint& e, const std::string& kind, const Options& o) {
   e.guard(kGuard, ++g);
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ','))
-    out.push_back(item);
-  return out;
-}
-
 int bench_one(const std::string& kind, const Options& o) {
   if (kind == "rdma") {
     std::string why;
@@ -298,31 +290,39 @@ int bench_one(const std::string& kind, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) die("missing value for " + a);
-      return argv[++i];
-    };
-    if (a == "--transport") {
-      o.transports = split(next());
-    } else if (a == "--sizes") {
-      o.sizes.clear();
-      for (auto& s : split(next()))
-        o.sizes.push_back(std::stoul(s));
-    } else if (a == "--duration-ms") {
-      o.duration = std::chrono::milliseconds(std::stol(next()));
-    } else if (a == "--iterations") {
-      o.iterations = std::stoi(next());
-    } else if (a == "--smoke") {
-      o.sizes = {64, 65536};
-      o.duration = 100ms;
-      o.iterations = 50;
-    } else {
-      die("unknown option " + a +
-          " (--transport tcp,shm,rdma --sizes 64,1024 --duration-ms N --iterations N --smoke)");
-    }
+  CLI::App app{
+      "spindle_transport_bench: raw transport throughput, CPU and round trip (two\n"
+      "processes on this host), one line per figure in the format of\n"
+      "/work/shared/peers."};
+  app.add_option("--transport", o.transports, "Transports to measure (rdma skips without a device)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"tcp", "shm", "rdma"}))
+      ->capture_default_str();
+  const auto* sizes = app.add_option("--sizes", o.sizes, "Message sizes in bytes")
+                          ->delimiter(',')
+                          ->check(CLI::Range(std::size_t{1}, kDataBytes))
+                          ->capture_default_str();
+  std::uint32_t duration_ms = static_cast<std::uint32_t>(o.duration.count());
+  const auto* duration =
+      app.add_option("--duration-ms", duration_ms, "Length of each throughput run")
+          ->check(CLI::Range(1u, 3'600'000u))
+          ->capture_default_str();
+  const auto* iterations =
+      app.add_option("--iterations", o.iterations, "Round trips per latency figure")
+          ->check(CLI::Range(1, 100'000'000))
+          ->capture_default_str();
+  bool smoke = false;
+  app.add_flag("--smoke", smoke,
+               "Defaults for the CTest smoke test: sizes 64,65536, 100 ms, 50 round trips");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
   }
+  o.duration = std::chrono::milliseconds(duration_ms);
+  if (smoke && sizes->count() == 0) o.sizes = {64, 65536};
+  if (smoke && duration->count() == 0) o.duration = 100ms;
+  if (smoke && iterations->count() == 0) o.iterations = 50;
   int rc = 0;
   for (const auto& kind : o.transports)
     rc |= bench_one(kind, o);

@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <dds/dds.hpp>
 
 #include "local_domain.hpp"
@@ -357,57 +358,45 @@ int coordinator(const Options& o) {
   return failures == 0 ? 0 : 1;
 }
 
-template <class T>
-std::vector<T> list(const std::string& s) {
-  std::vector<T> out;
-  std::istringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    std::istringstream v(item);
-    T x{};
-    v >> x;
-    out.push_back(x);
-  }
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--transport") {
-      o.transport = v;
-    } else if (k == "--sizes") {
-      o.sizes = list<std::size_t>(v);
-    } else if (k == "--subs") {
-      o.subs = list<std::uint32_t>(v);
-    } else if (k == "--tests") {
-      o.tests = list<std::string>(v);
-    } else if (k == "--duration") {
-      o.duration = std::stod(v);
-    } else if (k == "--warmup") {
-      o.warmup = std::stod(v);
-    } else if (k == "--consistency") {
-      if (v != "atomic" && v != "unordered") {
-        std::cerr << "spindle-perf: --consistency is atomic or unordered, not '" << v << "'\n";
-        return 2;
-      }
-      o.consistency = v;
-    } else if (k == "--role") {
-      o.role = v;
-    } else if (k == "--size") {
-      o.size = std::stoul(v);
-    } else {
-      std::cerr << "usage: spindle-perf [--transport tcp|shm] [--sizes a,b] [--subs 1,3] "
-                   "[--tests lat,thr] [--duration S] [--warmup S]\n";
-      return 2;
-    }
-  }
-  if ((argc - 1) % 2 != 0) {
-    std::cerr << "spindle-perf: every option takes a value\n";
-    return 2;
+  CLI::App app{
+      "spindle-perf: Spindle DDS latency and throughput through the DCPS API, one\n"
+      "line per figure in the format of /work/shared/peers."};
+  app.add_option("--transport", o.transport, "Transport of the run")
+      ->check(CLI::IsMember({"tcp", "shm"}))
+      ->capture_default_str();
+  app.add_option("--sizes", o.sizes, "Sample sizes in bytes, as ddsperf counts them")
+      ->delimiter(',')
+      ->check(CLI::Range(kHeader, std::size_t{64} << 20))
+      ->capture_default_str();
+  app.add_option("--subs", o.subs, "Subscriber processes of each throughput run")
+      ->delimiter(',')
+      ->check(CLI::Range(1u, 64u))
+      ->capture_default_str();
+  app.add_option("--tests", o.tests, "Which measurements: lat (round trip), thr (streaming)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"lat", "thr"}))
+      ->capture_default_str();
+  app.add_option("--duration", o.duration, "Seconds measured per figure")
+      ->check(CLI::Range(0.01, 3600.0))
+      ->capture_default_str();
+  app.add_option("--warmup", o.warmup, "Seconds run before measuring")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  app.add_option("--consistency", o.consistency,
+                 "Consistency of the topic (peer=spindle or peer=spindle-unordered)")
+      ->check(CLI::IsMember({"atomic", "unordered"}))
+      ->capture_default_str();
+  // Internal: how the coordinator starts one process of a run.
+  app.add_option("--role", o.role)->check(CLI::IsMember({"ping", "pong", "pub", "sub"}))->group("");
+  app.add_option("--size", o.size)->check(CLI::Range(kHeader, std::size_t{64} << 20))->group("");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
   }
   g_options = &o;
   try {
