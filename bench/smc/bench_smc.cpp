@@ -563,11 +563,10 @@ int coordinator(const Options& o, const std::string& self) {
   // Ratios are the median of the per-repetition ratios. On a shared machine the load drifts
   // from run to run; a reference on each side cancels a steady drift, which a reference on
   // one side only would count against (or for) the figure.
-  // What report() found: the medians it printed (ratio_to_atomic and atomic's ratio_to_raw
-  // only for unordered figures), ok false if a run failed.
+  // What report() found for --targets: medians it printed for an unordered figure (atomic's
+  // ratio_to_raw and unordered's ratio_to_atomic; -1 for other modes), ok false if a run failed.
   struct Figures {
     bool ok = false;
-    double ratio_to_raw = -1;
     double atomic_ratio_to_raw = -1;
     double ratio_to_atomic = -1;
   };
@@ -665,7 +664,7 @@ int coordinator(const Options& o, const std::string& self) {
              static_cast<double>(agg.hist[k][b]) / static_cast<double>(agg.hist_count[k]));
       }
     }
-    return Figures{true, median(ratios), vs_atomic ? median(atomic_ratios) : -1.0,
+    return Figures{true, vs_atomic ? median(atomic_ratios) : -1.0,
                    vs_atomic ? median(ratios_atomic) : -1.0};
   };
 
