@@ -20,7 +20,8 @@
 // most, with two senders or more), send/receive/delivery batch means and histograms
 // (batch_hist_<stage>_le<N> = fraction). --targets adds, per cell at its best window,
 // target_best_window, target_atomic_ratio_to_raw, target_ratio_to_atomic, target_met (1/0)
-// and target_met_window (the best window where both targets held, 0 if none).
+// and target_met_window (the best window where both targets held, 0 if none); on stderr one
+// summary line per cell (window:atomic/raw,unordered/atomic, * where both held).
 //
 // Usage: bench_smc [--quick|--smoke] [--transports tcp,shm] [--duration-ms T] [--reps N]
 //        bench_smc --targets [--windows 100,150,200,300,500] [--transports ...] [--quick]
@@ -37,6 +38,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -691,10 +693,19 @@ int coordinator(const Options& o, const std::string& self) {
         Figures at_best;
         double met_ratio = -1;
         std::uint32_t met_window = 0;
+        // One line per cell on stderr: window:atomic/raw,unordered/atomic (* where both held).
+        std::ostringstream summary;
+        summary << std::fixed << std::setprecision(2) << kind << ' ' << n << ' ' << s << ':';
         for (std::uint32_t w : o.windows) {
           RunSpec r = best;
           r.window = w;
           const Figures f = report(r, false);
+          summary << ' ' << w << ':';
+          if (f.ok) {
+            summary << f.atomic_ratio_to_raw << ',' << f.ratio_to_atomic << (both(f) ? "*" : "");
+          } else {
+            summary << "failed";
+          }
           if (f.ok && f.atomic_ratio_to_raw > at_best.atomic_ratio_to_raw) {
             at_best = f;
             best.window = w;
@@ -705,6 +716,7 @@ int coordinator(const Options& o, const std::string& self) {
           }
         }
         ++cells;
+        std::cerr << "bench_smc: " << summary.str() << '\n';
         if (!at_best.ok) continue;  // every window failed: report() printed metric=failed
         const bool ok = both(at_best);
         met += ok ? 1 : 0;
