@@ -855,7 +855,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--window", r.window, "SMC window size (slots per sender)")
       ->check(CLI::Range(1u, sg::kMaxWindow))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->excludes(targets);  // --targets sweeps --windows
   app.add_option("--subgroups", r.subgroups,
                  "Subgroups of all members; subgroup 0 carries the load")
       ->check(CLI::Range(1u, 1000u))
