@@ -677,6 +677,10 @@ int coordinator(const Options& o, const std::string& self) {
   // target_met_window, the best window among those where both held (0: none did).
   auto targets = [&](const std::string& kind) {
     constexpr double kAtomicTarget = 0.70, kUnorderedSpread = 0.10;
+    const auto both = [](const Figures& f) {
+      return f.ok && f.atomic_ratio_to_raw >= kAtomicTarget &&
+             std::abs(f.ratio_to_atomic - 1) <= kUnorderedSpread;
+    };
     std::size_t cells = 0, met = 0, any = 0;
     for (std::uint32_t n :
          quick ? std::vector<std::uint32_t>{3} : std::vector<std::uint32_t>{2, 3, 4}) {
@@ -686,10 +690,6 @@ int coordinator(const Options& o, const std::string& self) {
         best.procs = n;
         best.senders = s;
         best.mode = "unordered";
-        const auto both = [&](const Figures& f) {
-          return f.ok && f.atomic_ratio_to_raw >= kAtomicTarget &&
-                 std::abs(f.ratio_to_atomic - 1) <= kUnorderedSpread;
-        };
         Figures at_best;
         double met_ratio = -1;
         std::uint32_t met_window = 0;

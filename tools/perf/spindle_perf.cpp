@@ -44,6 +44,7 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 using Sample = SpindlePerf::KeyedSeq;
 constexpr std::size_t kHeader = 12;
+constexpr std::size_t kMaxSize = std::size_t{64} << 20;  // largest sample --sizes accepts
 
 struct Options {
   std::string transport = "tcp";
@@ -370,7 +371,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--sizes", o.sizes, "Sample sizes in bytes, as ddsperf counts them")
       ->delimiter(',')
-      ->check(CLI::Range(kHeader, std::size_t{64} << 20))
+      ->check(CLI::Range(kHeader, kMaxSize))
       ->capture_default_str();
   app.add_option("--subs", o.subs, "Subscriber processes of each throughput run")
       ->delimiter(',')
@@ -392,7 +393,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   // Internal: how the coordinator starts one process of a run.
   app.add_option("--role", o.role)->check(CLI::IsMember({"ping", "pong", "pub", "sub"}))->group("");
-  app.add_option("--size", o.size)->check(CLI::Range(kHeader, std::size_t{64} << 20))->group("");
+  app.add_option("--size", o.size)->check(CLI::Range(kHeader, kMaxSize))->group("");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

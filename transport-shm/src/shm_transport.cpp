@@ -358,13 +358,11 @@ class ShmTransport::Impl {
 
   Status write(NodeId peer, RegionId local, std::uint64_t loff, RegionId remote, std::uint64_t roff,
                std::size_t len) {
-    Peer* p = find(peer);
-    const Status s = copy(p, WriteOp{local, loff, remote, roff, len});
-    if (s == Status::ok) Doorbell(&p->ctl()->doorbell, true).ring();
-    return s;
+    const WriteOp op{local, loff, remote, roff, len};
+    return write_batch(peer, std::span<const WriteOp>(&op, 1)).status;
   }
 
-  // write() per op, in order, then one ring of the peer's doorbell for all of them: a ring
+  // copy() per op, in order, then one ring of the peer's doorbell for all of them: a ring
   // is a locked add on a line in the peer's segment, and the peer only needs one to wake up.
   WriteBatchResult write_batch(NodeId peer, std::span<const WriteOp> ops) {
     WriteBatchResult r;
