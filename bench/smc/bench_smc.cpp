@@ -48,7 +48,7 @@
 #include <thread>
 #include <vector>
 
-#include "group/group.hpp"
+#include "group/view.hpp"
 #include "process.hpp"
 #include "test_node.hpp"
 #include "transports.hpp"
@@ -422,7 +422,7 @@ Aggregate run(const RunSpec& r, const std::string& self) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("spindle-bench-smc-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  sg::GroupDescription g;
+  sg::View g;
   g.knobs.heartbeat_interval = 500ms;
   g.knobs.suspicion_timeout = 30'000ms;
   g.knobs.idle_spin = std::chrono::microseconds(r.idle_spin_us);

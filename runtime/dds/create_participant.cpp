@@ -15,8 +15,10 @@
 #endif
 
 #include "config/domain_config.hpp"
-#include "dcps/domain.hpp"
 #include "dcps/entities.hpp"
+#include "dcps/wire.hpp"
+#include "group/engine.hpp"
+#include "group/thread_runtime.hpp"
 #include "qos/checks.hpp"
 
 namespace spindle::detail {
@@ -91,8 +93,15 @@ std::shared_ptr<ParticipantCore> create_participant(
                            "): cannot start the " + std::string(config::to_string(c.transport)) +
                            " transport: " + e.what());
   }
-  auto domain = std::make_unique<dcps::Domain>(c, std::move(t));
-  return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(domain));
+  group::LayoutSettings layout;
+  layout.window_size = c.engine.window_size;
+  layout.slot_size = c.engine.slot_size;
+  layout.header_size = static_cast<std::uint32_t>(sizeof(dcps::SampleHeader));
+  layout.knobs = c.knobs();
+  auto engine = std::make_unique<group::Engine>(
+      group::first_view(c.initial_members(), layout), std::move(t),
+      std::make_unique<group::ThreadRuntime>(), ms(c.engine.connect_timeout), c.domain_id);
+  return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine));
 }
 
 }  // namespace spindle::detail

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "delivery_log.hpp"
-#include "group/group.hpp"
+#include "group/view.hpp"
 #include "test_node.hpp"
 
 int main(int argc, char** argv) {

@@ -16,7 +16,7 @@ namespace spindle::testing {
 
 class SimCluster {
  public:
-  SimCluster(const group::GroupDescription& g, transport::sim::Config cfg) : group_(g), net_(cfg) {
+  SimCluster(const group::View& g, transport::sim::Config cfg) : group_(g), net_(cfg) {
     for (const auto& m : g.members)
       net_.add_node(m.id);
     for (const auto& m : g.members) {
@@ -72,7 +72,7 @@ class SimCluster {
   std::string failure;
 
  private:
-  group::GroupDescription group_;
+  group::View group_;
   transport::sim::Network net_;
   std::vector<std::unique_ptr<TestNode>> nodes_;
 };

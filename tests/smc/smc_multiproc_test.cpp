@@ -12,7 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "delivery_log.hpp"
-#include "group/group.hpp"
+#include "group/view.hpp"
 #include "process.hpp"
 #include "test_node.hpp"
 #include "transports.hpp"
@@ -37,7 +37,7 @@ std::vector<std::string> run(const Config& c, const std::string& kind) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const auto deadline = std::chrono::steady_clock::now() + 90s;
-  sg::GroupDescription g;
+  sg::View g;
   g.knobs.heartbeat_interval = 200ms;
   g.knobs.suspicion_timeout = 10'000ms;
   for (std::uint32_t i = 0; i < c.processes; ++i)

@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "group/group.hpp"
+#include "group/view.hpp"
 #include "test_node.hpp"
 #include "transports.hpp"
 

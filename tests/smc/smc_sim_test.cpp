@@ -20,13 +20,13 @@ using namespace std::chrono_literals;
 namespace {
 
 struct Scenario {
-  sg::GroupDescription group;
+  sg::View group;
   std::vector<std::vector<std::uint64_t>> planned;  // [subgroup][sender rank] messages
   std::vector<std::vector<SendPlan>> plans;         // [subgroup][sender rank]
 };
 
-sg::GroupDescription base_group(std::uint32_t n) {
-  sg::GroupDescription g;
+sg::View base_group(std::uint32_t n) {
+  sg::View g;
   for (std::uint32_t i = 0; i < n; ++i)
     g.members.push_back(sg::Member{i * 3 + 1, "sim", 0});  // ids need not be ranks
   g.knobs.heartbeat_interval = 0ms;

@@ -39,7 +39,7 @@ TEST_CASE("smc threads: concurrent reserve/commit from many application threads"
   for (auto ordering : {sg::Ordering::atomic, sg::Ordering::unordered}) {
     auto a = tst::make_transport(kind, 1, "thr" + std::to_string(::getpid()));
     auto b = tst::make_transport(kind, 2, "thr" + std::to_string(::getpid()));
-    sg::GroupDescription g;
+    sg::View g;
     g.members = {sg::Member{1, "127.0.0.1", a.port}, sg::Member{2, "127.0.0.1", b.port}};
     g.subgroups = {sg::Subgroup{"t", {1, 2}, {1, 2}, 8, 64, ordering}};
     g.knobs.heartbeat_interval = 0ms;
@@ -133,7 +133,7 @@ TEST_CASE("smc threads: idle predicate threads sleep instead of spinning", "[smc
     INFO("transport " << kind);
     auto a = tst::make_transport(kind, 1, "idle" + std::to_string(::getpid()));
     auto b = tst::make_transport(kind, 2, "idle" + std::to_string(::getpid()));
-    sg::GroupDescription g;
+    sg::View g;
     g.members = {sg::Member{1, "127.0.0.1", a.port}, sg::Member{2, "127.0.0.1", b.port}};
     g.subgroups = {sg::Subgroup{"t", {1, 2}, {1, 2}, 16, 256, sg::Ordering::atomic}};
     tst::TestNode na(*a.transport, g, spindle::sst::steady_clock(), 1, false);
@@ -203,7 +203,7 @@ struct Pair {
     b.transport->disconnect();
   }
   tst::Made a, b;
-  sg::GroupDescription g;
+  sg::View g;
   std::unique_ptr<tst::TestNode> na, nb;
 };
 }  // namespace

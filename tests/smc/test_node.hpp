@@ -30,8 +30,8 @@ struct SendPlan {
 
 class TestNode {
  public:
-  TestNode(transport::Transport& t, const group::GroupDescription& g, sst::Clock clock,
-           std::uint64_t salt, bool record = true)
+  TestNode(transport::Transport& t, const group::View& g, sst::Clock clock, std::uint64_t salt,
+           bool record = true)
       : group_(g),
         salt_(salt),
         record_(record),
@@ -131,7 +131,7 @@ class TestNode {
                                         checksum(m.payload)});
   }
 
-  group::GroupDescription group_;
+  group::View group_;
   std::uint64_t salt_;
   bool record_;
   sst::Clock clock_;
@@ -147,7 +147,7 @@ class TestNode {
   std::uint64_t barrier_set_ = 0;
 };
 
-inline std::vector<SubgroupSpec> specs_of(const group::GroupDescription& g) {
+inline std::vector<SubgroupSpec> specs_of(const group::View& g) {
   std::vector<SubgroupSpec> out;
   for (const auto& s : g.subgroups)
     out.push_back(SubgroupSpec{s.members, s.senders, s.ordering == group::Ordering::atomic});

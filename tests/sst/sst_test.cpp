@@ -11,7 +11,7 @@
 #include <catch2/catch.hpp>
 #include <spindle/transport/sim.hpp>
 
-#include "group/group.hpp"
+#include "group/view.hpp"
 #include "sst/predicate_loop.hpp"
 #include "sst/predicates.hpp"
 #include "sst/sst.hpp"
@@ -202,7 +202,7 @@ struct Pair {
     REQUIRE(a->connect(10ms) == st::Status::ok);
     REQUIRE(b->connect(10ms) == st::Status::ok);
   }
-  sg::GroupDescription g;
+  sg::View g;
   sim::Network net;
   std::unique_ptr<sst::Sst> a, b;
 };

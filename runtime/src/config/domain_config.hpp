@@ -34,7 +34,7 @@
 #include <dds/core/Exception.hpp>
 #include <spindle/transport/transport.hpp>
 
-#include "group/group.hpp"
+#include "group/view.hpp"
 
 namespace spindle::config {
 

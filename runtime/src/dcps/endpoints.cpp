@@ -50,7 +50,7 @@ HistoryCacheConfig cache_config(const dds::sub::qos::DataReaderQos& q) {
 // entity as AnyEntity, made from `self()`), on the listener thread.
 template <class AnyEntity, class Hook, class AnyListener, class Record, class HookCall,
           class AnyCall, class Self>
-void post_status(Dispatcher& d, std::shared_ptr<Hook> hook, AnyListener* any, Record record,
+void post_status(group::Executor& d, std::shared_ptr<Hook> hook, AnyListener* any, Record record,
                  HookCall hook_call, AnyCall any_call, Self self) {
   const auto s = record(hook != nullptr || any != nullptr);
   if (hook) {
@@ -110,7 +110,7 @@ std::shared_ptr<detail::WriterCore> Publisher::create_writer(
   qos::check_consistent(q);
   // The writer's handle is its guid: what readers see as its publication handle.
   const auto guid = participant_->next_guid();
-  auto w = make_entity<Writer>(participant_->domain(), self_of<Publisher>(this), t, q,
+  auto w = make_entity<Writer>(participant_->engine(), self_of<Publisher>(this), t, q,
                                InstanceHandle(guid), guid);
   writers_.add(w);
   if (hook) w->listener(hook(w), mask);  // before the announcement: it hears every match
@@ -121,15 +121,16 @@ std::shared_ptr<detail::WriterCore> Publisher::create_writer(
 
 void Publisher::wait_for_acknowledgments(const dds::core::Duration& timeout) {
   check_open();
-  auto& d = participant_->domain();
-  const auto until =
-      SteadyClock::now() + to_steady(std::min(timeout, dds::core::Duration(3600, 0)));
-  while (d.in_flight(kAtomicSubgroup) + d.in_flight(kUnorderedSubgroup) > 0) {
-    if (SteadyClock::now() >= until) {
-      throw dds::core::TimeoutError(
-          "wait_for_acknowledgments: samples are still waiting for some member to deliver them");
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  auto& e = participant_->engine();
+  const auto until = e.runtime().now() + to_steady(std::min(timeout, dds::core::Duration(3600, 0)));
+  const auto writers = writers_.alive();
+  const bool acked = e.runtime().wait_until(until, [&] {
+    return std::all_of(writers.begin(), writers.end(),
+                       [&](const auto& w) { return e.in_flight(w->channel()) == 0; });
+  });
+  if (!acked) {
+    throw dds::core::TimeoutError(
+        "wait_for_acknowledgments: samples are still waiting for some member to deliver them");
   }
 }
 
@@ -178,11 +179,11 @@ std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
   qos::check_consistent(q);
   // The reader's handle is its guid: what writers see as its subscription handle.
   const auto guid = participant_->next_guid();
-  auto r = make_entity<Reader>(participant_->domain(), self_of<Subscriber>(this), t, q,
+  auto r = make_entity<Reader>(participant_->engine(), self_of<Subscriber>(this), t, q,
                                InstanceHandle(guid), guid);
   readers_.add(r);
   if (hook) r->listener(hook(r), mask);  // before the announcement: it hears every match
-  participant_->domain().subscribe(topic_id(t->name()), r.get());
+  participant_->router().subscribe(topic_id(t->name()), r.get());
   participant_->announce(r);
   r->start_timers();
   return r;
@@ -230,7 +231,7 @@ void Subscriber::data_arrived(Reader& reader) {
   }
   // Weak until the job runs: the predicate thread must not end up holding the last
   // reference (see make_entity()).
-  participant_->dispatcher().post([l, weak = weak_from_this()] {
+  participant_->executor().post([l, weak = weak_from_this()] {
     if (auto self = weak.lock()) {
       dds::sub::Subscriber s(std::static_pointer_cast<SubscriberCore>(self));
       l->on_data_on_readers(s);
@@ -248,9 +249,11 @@ Writer::Writer(std::shared_ptr<Publisher> pub, std::shared_ptr<Topic> topic,
       guid_(guid),
       topic_id_(topic_id(topic_->name())),
       qos_(q) {
-  subgroup_ = subgroup_for(
-      unordered(q.policy<policy::Durability>(), q.policy<spindle::policy::Consistency>()));
-  last_assert_ = SteadyClock::now();
+  channel_ = group::Channel{
+      topic_id_, unordered(q.policy<policy::Durability>(), q.policy<spindle::policy::Consistency>())
+                     ? group::Ordering::unordered
+                     : group::Ordering::atomic};
+  last_assert_ = clock_now();
 }
 
 Writer::~Writer() {
@@ -260,13 +263,13 @@ Writer::~Writer() {
 void Writer::close() {
   if (is_closed()) return;
   // Loans still out are returned: their slots must be committed for the ring to move.
-  std::map<const void*, Domain::Slot> loans;
+  std::map<const void*, Slot> loans;
   {
     std::lock_guard lock(mu_);
     loans.swap(loans_);
   }
   for (auto& [p, slot] : loans)
-    publisher_->owner().domain().abandon(slot);
+    publisher_->owner().router().abandon(slot, deadline());
   // Unregister (and, with autodispose, dispose) what is still registered, then retire.
   std::vector<InstanceHandle> live;
   {
@@ -276,16 +279,16 @@ void Writer::close() {
   }
   for (auto h : live) {
     try {
-      unregister_instance(h, dds::core::Time::now());
+      unregister_instance(h, wall_now());
     } catch (const dds::core::Exception& e) {
       std::cerr << "spindle: closing a writer of '" << topic_->name()
                 << "': unregister failed: " << e.what() << '\n';
     }
   }
-  auto& d = publisher_->owner().dispatcher();
+  auto& d = publisher_->owner().executor();
   d.cancel(deadline_timer_);
   d.cancel(liveliness_timer_);
-  publisher_->owner().retire_writer(guid_, subgroup_);
+  publisher_->owner().retire_writer(guid_, channel_);
   listener(nullptr, StatusMask::none());  // a closed entity calls no listener
   WriterCore::close();
 }
@@ -315,13 +318,13 @@ bool Writer::manual_by_participant() const {
   });
 }
 
-SteadyClock::time_point Writer::deadline() const {
+group::TimePoint Writer::deadline() const {
   const dds::core::Duration block = qos_.read(
       [](const auto& q) { return q.template policy<policy::Reliability>().max_blocking_time(); });
   if (block.is_infinite() || block > dds::core::Duration(86400, 0)) {
-    return SteadyClock::now() + std::chrono::hours(24);
+    return clock_now() + std::chrono::hours(24);
   }
-  return SteadyClock::now() + to_steady(block);
+  return clock_now() + to_steady(block);
 }
 
 Writer::Instance& Writer::instance_for(const void* sample, const cdr::KeyHash& key, bool& created) {
@@ -345,10 +348,10 @@ void Writer::send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Tim
   h.writer = guid_;
   h.source_time_ns = ts.to_nanosecs();
   h.key = key;
-  auto& domain = publisher_->owner().domain();
+  auto& router = publisher_->owner().router();
   if (sample == nullptr) {
-    domain.publish(
-        subgroup_, h, payload.size(),
+    router.publish(
+        channel_, h, payload.size(),
         [&](std::span<std::byte> out) { std::copy(payload.begin(), payload.end(), out.begin()); },
         deadline());
     return;
@@ -361,8 +364,8 @@ void Writer::send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Tim
     throw dds::core::InvalidDataError("DataWriter<" + std::string(t.type_name) +
                                       ">: the sample cannot be serialized: " + e.what());
   }
-  domain.publish(
-      subgroup_, h, size,
+  router.publish(
+      channel_, h, size,
       [&](std::span<std::byte> out) {
         const auto r = t.serialize(sample, out);
         if (!r.ok()) {
@@ -396,7 +399,7 @@ cdr::KeyHash Writer::note_write(const void* sample, InstanceHandle handle,
   }
   created = is_new ? i.handle : InstanceHandle::nil();
   i.registered = true;
-  i.last_write = SteadyClock::now();
+  i.last_write = clock_now();
   last_assert_ = i.last_write;
   liveliness_lost_reported_ = false;
   return key;
@@ -437,7 +440,7 @@ void* Writer::loan() {
         ">::loan_sample: only samples of self-contained types (no strings, sequences, "
         "optional members or unions) can be built in an SMC slot; use write()");
   }
-  auto slot = publisher_->owner().domain().reserve(subgroup_, t.native_size, deadline());
+  auto slot = publisher_->owner().router().reserve(channel_, t.native_size, deadline());
   std::lock_guard lock(mu_);
   loans_.emplace(slot.payload, slot);
   return slot.payload;
@@ -448,26 +451,26 @@ bool Writer::is_loan(const void* sample) const {
   return loans_.contains(sample);
 }
 
-Domain::Slot Writer::end_loan(const void* sample) {
+Slot Writer::end_loan(const void* sample) {
   std::lock_guard lock(mu_);
   auto it = loans_.find(sample);
   if (it == loans_.end()) {
     throw dds::core::PreconditionNotMetError("DataWriter: the sample is not on loan");
   }
-  const Domain::Slot slot = it->second;
+  const Slot slot = it->second;
   loans_.erase(it);
   return slot;
 }
 
 void Writer::write_loan(const void* sample, const dds::core::Time& ts) {
   check_open();
-  const Domain::Slot slot = end_loan(sample);
+  Slot slot = end_loan(sample);
   cdr::KeyHash key{};
   try {
     InstanceHandle created;
     key = note_write(sample, {}, created);
   } catch (...) {
-    publisher_->owner().domain().abandon(slot);
+    publisher_->owner().router().abandon(slot, deadline());
     throw;
   }
   SampleHeader h;
@@ -477,11 +480,12 @@ void Writer::write_loan(const void* sample, const dds::core::Time& ts) {
   h.writer = guid_;
   h.source_time_ns = ts.to_nanosecs();
   h.key = key;
-  publisher_->owner().domain().commit(slot, h, topic_->type().native_size);
+  publisher_->owner().router().commit(slot, h, topic_->type().native_size, deadline());
 }
 
 void Writer::return_loan(const void* sample) {
-  publisher_->owner().domain().abandon(end_loan(sample));
+  Slot slot = end_loan(sample);
+  publisher_->owner().router().abandon(slot, deadline());
 }
 
 InstanceHandle Writer::register_instance(const void* key_holder, const dds::core::Time&) {
@@ -560,15 +564,15 @@ void Writer::assert_liveliness() {
   check_open();
   {
     std::lock_guard lock(mu_);
-    last_assert_ = SteadyClock::now();
+    last_assert_ = clock_now();
     liveliness_lost_reported_ = false;
   }
   SampleHeader h;
   h.kind = SampleKind::liveliness;
   h.writer = guid_;
-  h.source_time_ns = dds::core::Time::now().to_nanosecs();
-  publisher_->owner().domain().publish(
-      subgroup_, h, 0, [](std::span<std::byte>) {}, deadline());
+  h.source_time_ns = wall_now().to_nanosecs();
+  publisher_->owner().router().publish(
+      channel_, h, 0, [](std::span<std::byte>) {}, deadline());
 }
 
 void Writer::wait_for_acknowledgments(const dds::core::Duration& timeout) {
@@ -606,7 +610,7 @@ void Writer::event(const StatusMask& bit, Record record, HookCall hook_call, Any
   if (!hook) any = publisher_->listener_for(bit);
   if (!hook && any == nullptr) any = publisher_->owner().listener_for(bit);
   post_status<dds::pub::AnyDataWriter>(
-      publisher_->owner().dispatcher(), std::move(hook), any, record, hook_call, any_call,
+      publisher_->owner().executor(), std::move(hook), any, record, hook_call, any_call,
       [this] { return std::static_pointer_cast<WriterCore>(shared_from_this()); });
 }
 
@@ -645,16 +649,16 @@ void Writer::incompatible(const std::vector<dds::core::policy::QosPolicyId>& ids
 // Timers hold the writer weakly: one that fires while the writer goes does nothing.
 void Writer::start_timers() {
   const auto q = qos();
-  auto& d = publisher_->owner().dispatcher();
+  auto& d = publisher_->owner().executor();
   const std::weak_ptr<Writer> weak = std::static_pointer_cast<Writer>(shared_from_this());
   if (const auto period = q.policy<policy::Deadline>().period(); !period.is_infinite()) {
-    deadline_timer_ = d.schedule(SteadyClock::now() + to_steady(period), [weak] {
+    deadline_timer_ = d.schedule(clock_now() + to_steady(period), [weak] {
       if (auto w = weak.lock()) w->check_deadlines();
     });
   }
   const auto& live = q.policy<policy::Liveliness>();
   if (live.kind() != policy::LivelinessKind::AUTOMATIC && !live.lease_duration().is_infinite()) {
-    liveliness_timer_ = d.schedule(SteadyClock::now() + to_steady(live.lease_duration()), [weak] {
+    liveliness_timer_ = d.schedule(clock_now() + to_steady(live.lease_duration()), [weak] {
       if (auto w = weak.lock()) w->check_liveliness();
     });
   }
@@ -663,7 +667,7 @@ void Writer::start_timers() {
 void Writer::check_deadlines() {
   if (is_closed()) return;
   const auto period = to_steady(qos().policy<policy::Deadline>().period());
-  const auto now = SteadyClock::now();
+  const auto now = clock_now();
   std::vector<InstanceHandle> missed;
   {
     std::lock_guard lock(mu_);
@@ -685,7 +689,7 @@ void Writer::check_deadlines() {
         });
   }
   const std::weak_ptr<Writer> weak = std::static_pointer_cast<Writer>(shared_from_this());
-  deadline_timer_ = publisher_->owner().dispatcher().schedule(now + period, [weak] {
+  deadline_timer_ = publisher_->owner().executor().schedule(now + period, [weak] {
     if (auto w = weak.lock()) w->check_deadlines();
   });
 }
@@ -693,7 +697,7 @@ void Writer::check_deadlines() {
 void Writer::check_liveliness() {
   if (is_closed()) return;
   const auto lease = to_steady(qos().policy<policy::Liveliness>().lease_duration());
-  const auto now = SteadyClock::now();
+  const auto now = clock_now();
   bool lost = false;
   {
     std::lock_guard lock(mu_);
@@ -713,7 +717,7 @@ void Writer::check_liveliness() {
         });
   }
   const std::weak_ptr<Writer> weak = std::static_pointer_cast<Writer>(shared_from_this());
-  liveliness_timer_ = publisher_->owner().dispatcher().schedule(
+  liveliness_timer_ = publisher_->owner().executor().schedule(
       now + std::max<SteadyClock::duration>(lease / 4, std::chrono::milliseconds(1)), [weak] {
         if (auto w = weak.lock()) w->check_liveliness();
       });
@@ -734,7 +738,7 @@ Reader::Reader(std::shared_ptr<Subscriber> sub, std::shared_ptr<Topic> topic,
   // the atomic one, so that in the total order it has a definite place among every atomic
   // writer's samples (it receives exactly those after it, at every member). Unordered
   // writers give no order across senders, so nothing better exists for them.
-  subgroup_ = kAtomicSubgroup;
+  channel_ = group::Channel{topic_id_, group::Ordering::atomic};
 }
 
 Reader::~Reader() {
@@ -744,12 +748,12 @@ Reader::~Reader() {
 void Reader::close() {
   if (is_closed()) return;
   auto& owner = subscriber_->owner();
-  owner.domain().unsubscribe(topic_id_, this);  // waits for a delivery in progress
-  auto& d = owner.dispatcher();
+  owner.router().unsubscribe(topic_id_, this);  // waits for a delivery in progress
+  auto& d = owner.executor();
   d.cancel(deadline_timer_);
   d.cancel(liveliness_timer_);
   d.cancel(expiry_timer_);
-  owner.retire_reader(guid_, subgroup_);
+  owner.retire_reader(guid_, channel_);
   listener(nullptr, StatusMask::none());  // a closed entity calls no listener
   ReaderCore::close();
 }
@@ -861,7 +865,7 @@ void Reader::event(const StatusMask& bit, Record record, HookCall hook_call, Any
   if (!hook) any = subscriber_->listener_for(bit);
   if (!hook && any == nullptr) any = subscriber_->owner().listener_for(bit);
   post_status<dds::sub::AnyDataReader>(
-      subscriber_->owner().dispatcher(), std::move(hook), any, record, hook_call, any_call,
+      subscriber_->owner().executor(), std::move(hook), any, record, hook_call, any_call,
       [this] { return std::static_pointer_cast<ReaderCore>(shared_from_this()); });
 }
 
@@ -878,7 +882,7 @@ void Reader::raise_data_available() {
   if (!hook && any == nullptr) return;
   // One call pending at a time: a fast stream must not queue a call per batch.
   if (data_available_posted_.exchange(true)) return;
-  subscriber_->owner().dispatcher().post([this, weak = weak_from_this(), hook, any] {
+  subscriber_->owner().executor().post([this, weak = weak_from_this(), hook, any] {
     auto self = weak.lock();
     if (!self) return;
     data_available_posted_.store(false);
@@ -910,14 +914,14 @@ void Reader::matched(const WriterRecord& w) {
   const auto& live = w.qos.policy<policy::Liveliness>();
   m.manual_liveliness = live.kind() != policy::LivelinessKind::AUTOMATIC;
   m.lease = live.lease_duration();
-  m.last_seen = SteadyClock::now();
+  m.last_seen = clock_now();
   bool start_watch = false;
   {
     std::lock_guard lock(mu_);
     writers_[w.guid] = m;
     start_watch = m.manual_liveliness && !m.lease.is_infinite() && liveliness_timer_ == 0;
   }
-  if (start_watch) watch_liveliness(SteadyClock::now() + std::chrono::milliseconds(20));
+  if (start_watch) watch_liveliness(clock_now() + std::chrono::milliseconds(20));
   using S = dds::core::status::SubscriptionMatchedStatus;
   event(
       StatusMask::subscription_matched(),
@@ -946,7 +950,7 @@ void Reader::unmatched(std::uint64_t writer_guid) {
     writers_.erase(it);
   }
   const InstanceHandle h(writer_guid);
-  if (cache_->writer_lost(h, dds::core::Time::now()) > 0) {
+  if (cache_->writer_lost(h, wall_now()) > 0) {
     subscriber_->data_arrived(*this);
   }
   using S = dds::core::status::SubscriptionMatchedStatus;
@@ -986,7 +990,7 @@ void Reader::writer_asserted(std::uint64_t writer_guid) {
     std::lock_guard lock(mu_);
     auto it = writers_.find(writer_guid);
     if (it == writers_.end()) return;
-    it->second.last_seen = SteadyClock::now();
+    it->second.last_seen = clock_now();
     if (!it->second.alive) {
       it->second.alive = true;
       revived = true;
@@ -1014,13 +1018,13 @@ void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
     if (it == writers_.end()) return;  // not matched (yet, or any more): not for us
     c.ownership_strength = it->second.strength;
     c.lifespan = it->second.lifespan;
-    it->second.last_seen = SteadyClock::now();
+    it->second.last_seen = clock_now();
   }
   if (hdr.kind == SampleKind::data) writer_asserted(hdr.writer);
   c.key = hdr.key;
   c.writer = InstanceHandle(hdr.writer);
   c.source_timestamp = dds::core::Time::from_nanosecs(hdr.source_time_ns);
-  c.reception_timestamp = dds::core::Time::now();
+  c.reception_timestamp = wall_now();
   std::string error;
   switch (hdr.kind) {
     case SampleKind::data:
@@ -1051,7 +1055,7 @@ void Reader::on_batch_end() {
   cache_->insert_batch(pending_, results_);
   pending_.clear();
   bool available = false;
-  const auto now = SteadyClock::now();
+  const auto now = clock_now();
   for (const auto& r : results_) {
     available = available || r.data_available;
     if (r.outcome == InsertOutcome::accepted) {
@@ -1083,12 +1087,12 @@ void Reader::schedule_expiry() {
   std::lock_guard lock(mu_);
   if (expiry_at_.is_valid() && expiry_at_ <= next) return;
   expiry_at_ = next;
-  auto& d = subscriber_->owner().dispatcher();
+  auto& d = subscriber_->owner().executor();
   d.cancel(expiry_timer_);
-  const auto wall = dds::core::Time::now();
+  const auto wall = wall_now();
   const auto delay = next > wall ? next - wall : dds::core::Duration::zero();
   const std::weak_ptr<Reader> weak = std::static_pointer_cast<Reader>(weak_from_this().lock());
-  expiry_timer_ = d.schedule(SteadyClock::now() + to_steady(delay), [weak] {
+  expiry_timer_ = d.schedule(clock_now() + to_steady(delay), [weak] {
     auto r = weak.lock();
     if (!r) return;
     {
@@ -1096,7 +1100,7 @@ void Reader::schedule_expiry() {
       r->expiry_at_ = dds::core::Time::invalid();
     }
     if (r->is_closed()) return;
-    r->cache_->expire(dds::core::Time::now());
+    r->cache_->expire(r->wall_now());
     r->schedule_expiry();
   });
 }
@@ -1107,14 +1111,14 @@ void Reader::start_timers() {
   if (period.is_infinite()) return;
   const std::weak_ptr<Reader> weak = std::static_pointer_cast<Reader>(shared_from_this());
   deadline_timer_ =
-      subscriber_->owner().dispatcher().schedule(SteadyClock::now() + to_steady(period), [weak] {
+      subscriber_->owner().executor().schedule(clock_now() + to_steady(period), [weak] {
         if (auto r = weak.lock()) r->check_deadlines();
       });
 }
 
-void Reader::watch_liveliness(SteadyClock::time_point at) {
+void Reader::watch_liveliness(group::TimePoint at) {
   const std::weak_ptr<Reader> weak = std::static_pointer_cast<Reader>(shared_from_this());
-  const auto id = subscriber_->owner().dispatcher().schedule(at, [weak] {
+  const auto id = subscriber_->owner().executor().schedule(at, [weak] {
     if (auto r = weak.lock()) r->check_liveliness();
   });
   std::lock_guard lock(mu_);
@@ -1124,7 +1128,7 @@ void Reader::watch_liveliness(SteadyClock::time_point at) {
 void Reader::check_deadlines() {
   if (is_closed()) return;
   const auto period = to_steady(qos().policy<policy::Deadline>().period());
-  const auto now = SteadyClock::now();
+  const auto now = clock_now();
   std::vector<InstanceHandle> missed;
   {
     std::lock_guard lock(mu_);
@@ -1146,7 +1150,7 @@ void Reader::check_deadlines() {
         });
   }
   const std::weak_ptr<Reader> weak = std::static_pointer_cast<Reader>(shared_from_this());
-  deadline_timer_ = subscriber_->owner().dispatcher().schedule(now + period, [weak] {
+  deadline_timer_ = subscriber_->owner().executor().schedule(now + period, [weak] {
     if (auto r = weak.lock()) r->check_deadlines();
   });
 }
@@ -1155,7 +1159,7 @@ void Reader::check_deadlines() {
 // instances lose them as writers (NOT_ALIVE_NO_WRITERS once no writer is left).
 void Reader::check_liveliness() {
   if (is_closed()) return;
-  const auto now = SteadyClock::now();
+  const auto now = clock_now();
   std::vector<std::uint64_t> lost;
   bool watching = false;
   {
@@ -1172,7 +1176,7 @@ void Reader::check_liveliness() {
   }
   for (auto g : lost) {
     const InstanceHandle h(g);
-    if (cache_->writer_lost(h, dds::core::Time::now()) > 0) {
+    if (cache_->writer_lost(h, wall_now()) > 0) {
       subscriber_->data_arrived(*this);
     }
     using L = dds::core::status::LivelinessChangedStatus;

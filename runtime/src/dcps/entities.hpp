@@ -1,8 +1,10 @@
-// The DCPS entities over the participant engine (Domain): participant, topic, publisher,
-// subscriber, writer, reader; discovery and matching; statuses and listener routing.
+// The DCPS entities over the view engine (group::Engine, reached through dcps::Router):
+// participant, topic, publisher, subscriber, writer, reader; discovery and matching;
+// statuses and listener routing.
 //
-// Discovery. Creating a writer multicasts a record (discovery.hpp) in the subgroup its data
-// will use (so its samples follow it, FIFO); a reader's record goes in the atomic subgroup
+// Discovery. Creating a writer multicasts a record (discovery.hpp) on the channel its data
+// will use (so its samples follow it, FIFO); a reader's record goes on its topic's atomic
+// channel
 // (so it is totally ordered with every atomic writer's samples); deleting either
 // multicasts a retirement the same way. Every participant —
 // the announcer included, since SMC delivers a member's own messages — processes these on
@@ -11,20 +13,22 @@
 // the samples written after its announcement, everywhere. Matching (same topic name and
 // type, partitions, RxO rules) updates only local entities' statuses.
 //
-// Samples. A writer serializes straight into an SMC slot (Domain::publish); a reader's
+// Samples. A writer serializes straight into an SMC slot (Router::publish); a reader's
 // TopicSink::on_sample keeps samples of matched writers, deserializes each once and
 // applies the batch to its HistoryCache at the end of the upcall.
 //
 // Listeners. A status event goes to the entity's listener if its mask has the status, else
 // to the publisher's/subscriber's, else to the participant's; the call is posted to the
-// participant's Dispatcher (never run on the predicate thread). DATA_ON_READERS on a
+// participant's executor (never run on the predicate thread). DATA_ON_READERS on a
 // subscriber's or participant's listener takes precedence over DATA_AVAILABLE.
 //
 // Threading and lock order: Participant::mu_ (entity registry and discovery tables) before
 // a Writer's or Reader's mu_; QosCell, ListenerSlot and Children lock leaves of their own; no lock
-// is held while calling the StatusBook (its own leaf lock), the HistoryCache, Domain::publish or a
+// is held while calling the StatusBook (its own leaf lock), the HistoryCache, Router::publish or a
 // listener. Application threads create and use entities; the predicate thread runs
-// on_builtin/on_sample/on_batch_end; timers and listeners run on the Dispatcher.
+// on_builtin/on_sample/on_batch_end; timers and listeners run on the engine's executor.
+// Time comes from the engine's Runtime (group/runtime.hpp), never from a clock directly, so
+// the entities run unchanged in the deterministic simulator.
 #pragma once
 
 #include <atomic>
@@ -39,8 +43,9 @@
 #include <spindle/detail/dcps.hpp>
 
 #include "dcps/discovery.hpp"
-#include "dcps/domain.hpp"
 #include "dcps/history_cache.hpp"
+#include "dcps/router.hpp"
+#include "group/engine.hpp"
 #include "qos/checks.hpp"
 
 namespace spindle::dcps {
@@ -72,8 +77,8 @@ struct MatchedWriter {
 // upcall's is the last. Destroying the entity there would deadlock (Reader::close()
 // unsubscribes under the lock the upcall holds) or, when the participant goes with it,
 // join the predicate thread from itself. Such a destruction is handed to the dispatcher
-// thread, which is built to run even the participant's end (Dispatcher::stop() from a job).
-// `domain` outlives the call: the entity being destroyed still holds its participant.
+// thread, which is built to run even the participant's end (Executor::stop() from a job).
+// `engine` outlives the call: the entity being destroyed still holds its participant.
 // Whether `mask` has the status bit `bit`.
 [[nodiscard]] inline bool has(const StatusMask& mask, const StatusMask& bit) {
   return (mask & bit).any();
@@ -168,10 +173,10 @@ class Children {
 };
 
 template <class T, class... Args>
-std::shared_ptr<T> make_entity(Domain& domain, Args&&... args) {
-  return std::shared_ptr<T>(new T(std::forward<Args>(args)...), [&domain](T* entity) {
-    if (domain.on_predicate_thread()) {
-      domain.dispatcher().post([entity] { delete entity; });
+std::shared_ptr<T> make_entity(group::Engine& engine, Args&&... args) {
+  return std::shared_ptr<T>(new T(std::forward<Args>(args)...), [&engine](T* entity) {
+    if (engine.on_protocol_thread()) {
+      engine.executor().post([entity] { delete entity; });
     } else {
       delete entity;
     }
@@ -181,7 +186,7 @@ std::shared_ptr<T> make_entity(Domain& domain, Args&&... args) {
 class Participant final : public detail::ParticipantCore {
  public:
   Participant(std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& qos,
-              std::unique_ptr<Domain> domain);
+              std::unique_ptr<group::Engine> engine);
   ~Participant() override;
 
   // ParticipantCore
@@ -203,18 +208,22 @@ class Participant final : public detail::ParticipantCore {
   std::shared_ptr<detail::SubscriberCore> create_subscriber(
       const dds::sub::qos::SubscriberQos& q) override;
   void assert_liveliness() override;
-  dds::core::Time current_time() const override { return dds::core::Time::now(); }
+  dds::core::Time current_time() const override { return wall_now(); }
   bool contains_entity(InstanceHandle h) const override;
   void close_contained_entities() override;
   void listener(dds::domain::DomainParticipantListener* l, const StatusMask& mask) override;
   dds::domain::DomainParticipantListener* listener() const override;
-  std::uint32_t node_id() const override { return domain_->node(); }
-  std::string transport_kind() const override { return std::string(domain_->transport_kind()); }
+  std::uint32_t node_id() const override { return engine_->node(); }
+  std::string transport_kind() const override { return std::string(engine_->transport_kind()); }
   void close() override;
 
   // For the entities.
-  Domain& domain() noexcept { return *domain_; }
-  Dispatcher& dispatcher() noexcept { return domain_->dispatcher(); }
+  group::Engine& engine() noexcept { return *engine_; }
+  Router& router() noexcept { return router_; }
+  group::Executor& executor() noexcept { return engine_->executor(); }
+  // The runtime's clocks: monotonic for deadlines and timers, wall for timestamps.
+  group::TimePoint clock_now() const noexcept { return engine_->runtime().now(); }
+  dds::core::Time wall_now() const;
   std::uint64_t next_guid();
   // A new entity's handle (topic, publisher, subscriber); writers and readers use their guid.
   InstanceHandle next_handle();
@@ -225,8 +234,8 @@ class Participant final : public detail::ParticipantCore {
 
   void announce(const std::shared_ptr<Writer>& w);
   void announce(const std::shared_ptr<Reader>& r);
-  void retire_writer(std::uint64_t guid, std::uint32_t subgroup);
-  void retire_reader(std::uint64_t guid, std::uint32_t subgroup);
+  void retire_writer(std::uint64_t guid, group::Channel channel);
+  void retire_reader(std::uint64_t guid, group::Channel channel);
   void forget(const Topic* t);
 
  private:
@@ -234,8 +243,9 @@ class Participant final : public detail::ParticipantCore {
   // Runs matching actions collected under mu_ (after it is released).
   void run(Actions& actions);
   // Multicasts one endpoint's discovery record; `who` names the endpoint in errors.
-  void publish_record(SampleKind kind, std::uint64_t guid, std::uint32_t subgroup,
+  void publish_record(SampleKind kind, std::uint64_t guid, group::Channel channel,
                       const std::vector<std::byte>& bytes, const std::string& who);
+  void publish_retirement(SampleKind kind, std::uint64_t guid, group::Channel channel);
   void on_builtin(const ParsedSample& s, NodeId sender);
   void on_suspicion(NodeId node, bool left, const std::string& why);
   void on_writer_record(WriterRecord rec);
@@ -245,7 +255,8 @@ class Participant final : public detail::ParticipantCore {
   std::shared_ptr<Topic> inconsistent_topic(const std::string& topic, const std::string& type);
 
   const std::uint32_t domain_id_;
-  std::unique_ptr<Domain> domain_;
+  std::unique_ptr<group::Engine> engine_;
+  Router router_;
   std::atomic<std::uint32_t> serial_{0};
   std::atomic<std::uint64_t> handles_{0};
 
@@ -381,7 +392,7 @@ class Writer final : public detail::WriterCore {
   void close() override;
 
   std::uint64_t guid() const noexcept { return guid_; }
-  std::uint32_t subgroup() const noexcept { return subgroup_; }
+  group::Channel channel() const noexcept { return channel_; }
   WriterRecord record() const;
   bool manual_by_participant() const;
   // After construction (timers hold the writer weakly).
@@ -403,7 +414,7 @@ class Writer final : public detail::WriterCore {
   cdr::KeyHash note_write(const void* sample, InstanceHandle handle, InstanceHandle& created);
   void forget_created(const cdr::KeyHash& key, InstanceHandle created);
   // Removes a loan from the book (PreconditionNotMetError if `sample` is not one).
-  Domain::Slot end_loan(const void* sample);
+  Slot end_loan(const void* sample);
   void send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Time& ts,
             std::span<const std::byte> payload, const void* sample);
   void lifecycle(InstanceHandle h, const dds::core::Time& ts, bool dispose);
@@ -411,24 +422,26 @@ class Writer final : public detail::WriterCore {
   void check_liveliness();
   template <class Record, class HookCall, class AnyCall>
   void event(const StatusMask& bit, Record record, HookCall hook_call, AnyCall any_call);
-  std::chrono::steady_clock::time_point deadline() const;
+  group::TimePoint deadline() const;
+  group::TimePoint clock_now() const noexcept { return publisher_->owner().clock_now(); }
+  dds::core::Time wall_now() const { return publisher_->owner().wall_now(); }
 
   const std::shared_ptr<Publisher> publisher_;
   const std::shared_ptr<Topic> topic_;
   const std::uint64_t guid_;
   const std::uint64_t topic_id_;
-  std::uint32_t subgroup_ = kAtomicSubgroup;
+  group::Channel channel_;
   QosCell<dds::pub::qos::DataWriterQos> qos_;
   mutable std::mutex mu_;
   std::map<cdr::KeyHash, Instance> instances_;
   std::map<std::uint64_t, cdr::KeyHash> by_handle_;
-  std::map<const void*, Domain::Slot> loans_;
+  std::map<const void*, Slot> loans_;
   std::set<std::uint64_t> readers_;
   std::shared_ptr<detail::WriterListenerHook> hook_;
   StatusMask mask_;
   std::chrono::steady_clock::time_point last_assert_{};
   bool liveliness_lost_reported_ = false;
-  Dispatcher::TimerId deadline_timer_ = 0, liveliness_timer_ = 0;
+  group::Executor::TimerId deadline_timer_ = 0, liveliness_timer_ = 0;
   bool announced_ = false;
 };
 
@@ -458,7 +471,7 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   void on_batch_end() override;
 
   std::uint64_t guid() const noexcept { return guid_; }
-  std::uint32_t subgroup() const noexcept { return subgroup_; }
+  group::Channel channel() const noexcept { return channel_; }
   ReaderRecord record() const;
   // Matching (predicate thread, through the participant).
   void matched(const WriterRecord& w);
@@ -480,12 +493,14 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   void check_liveliness();
   void watch_liveliness(std::chrono::steady_clock::time_point at);
   void schedule_expiry();
+  group::TimePoint clock_now() const noexcept { return subscriber_->owner().clock_now(); }
+  dds::core::Time wall_now() const { return subscriber_->owner().wall_now(); }
 
   const std::shared_ptr<Subscriber> subscriber_;
   const std::shared_ptr<Topic> topic_;
   const std::uint64_t guid_;
   const std::uint64_t topic_id_;
-  std::uint32_t subgroup_ = kAtomicSubgroup;
+  group::Channel channel_;
   std::shared_ptr<HistoryCache> cache_;
   QosCell<dds::sub::qos::DataReaderQos> qos_;
   mutable std::mutex mu_;
@@ -493,7 +508,7 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   std::shared_ptr<detail::ReaderListenerHook> hook_;
   StatusMask mask_;
   std::map<std::uint64_t, std::chrono::steady_clock::time_point> instance_seen_;
-  Dispatcher::TimerId deadline_timer_ = 0, liveliness_timer_ = 0, expiry_timer_ = 0;
+  group::Executor::TimerId deadline_timer_ = 0, liveliness_timer_ = 0, expiry_timer_ = 0;
   dds::core::Time expiry_at_ = dds::core::Time::invalid();
   // Predicate thread only: the batch being collected.
   std::vector<Change> pending_;

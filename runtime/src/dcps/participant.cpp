@@ -27,26 +27,33 @@ void report_bad_record(NodeId sender, SampleKind kind, const std::string& error)
 }  // namespace
 
 Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& qos,
-                         std::unique_ptr<Domain> domain)
+                         std::unique_ptr<group::Engine> engine)
     // The participant's own handle is its serial 1 (see next_handle()).
-    : ParticipantCore(InstanceHandle(make_guid(domain->node(), 1)), true),
+    : ParticipantCore(InstanceHandle(make_guid(engine->node(), 1)), true),
       domain_id_(domain_id),
-      domain_(std::move(domain)),
+      engine_(std::move(engine)),
+      router_(*engine_),
       qos_(qos) {
   serial_.store(1);
-  domain_->set_builtin_handler(
+  router_.set_builtin_handler(
       [this](const ParsedSample& s, NodeId sender) { on_builtin(s, sender); });
-  domain_->set_suspicion_handler(
+  router_.set_suspicion_handler(
       [this](NodeId node, bool left, const std::string& why) { on_suspicion(node, left, why); });
-  domain_->start();  // only now: nothing delivered may miss the handlers above
+  engine_->start(router_);  // only now: nothing delivered may miss the handlers above
 }
 
 Participant::~Participant() {
   close();
-  // Threads first, while `domain_` still points at the engine their callbacks reach us
+  // Threads first, while `engine_` still points at the engine their callbacks reach us
   // through (reset() clears the pointer before the engine's destructor runs).
-  domain_->stop();
-  domain_.reset();
+  engine_->stop();
+  engine_.reset();
+}
+
+dds::core::Time Participant::wall_now() const {
+  const std::int64_t ns = engine_->runtime().wall_ns();
+  return dds::core::Time(static_cast<std::int64_t>(ns / 1'000'000'000),
+                         static_cast<std::uint32_t>(ns % 1'000'000'000));
 }
 
 // After close() returns no listener of this participant or its entities runs again: the
@@ -57,25 +64,26 @@ Participant::~Participant() {
 void Participant::close() {
   if (is_closed()) return;
   close_contained_entities();
-  // Goodbye, in both subgroups: members that see it expect this node's connections to go.
-  for (std::uint32_t sg : {kAtomicSubgroup, kUnorderedSubgroup}) {
+  // Goodbye, on both orderings: members that see it expect this node's connections to go.
+  const group::Channel goodbye[] = {group::Channel{0, group::Ordering::atomic},
+                                    group::Channel{0, group::Ordering::unordered}};
+  for (const auto& channel : goodbye) {
     SampleHeader h;
     h.kind = SampleKind::participant_left;
-    h.writer = make_guid(domain_->node(), 0);
-    h.source_time_ns = dds::core::Time::now().to_nanosecs();
+    h.writer = make_guid(engine_->node(), 0);
+    h.source_time_ns = wall_now().to_nanosecs();
     try {
-      domain_->publish(
-          sg, h, 0, [](std::span<std::byte>) {}, Domain::Clock::now() + std::chrono::seconds(1));
+      router_.publish(
+          channel, h, 0, [](std::span<std::byte>) {}, clock_now() + std::chrono::seconds(1));
     } catch (const dds::core::Exception&) {
       // The ring stayed full (a member stopped delivering): leave without the goodbye.
     }
   }
   // The unordered goodbye is delivered on receipt: give it a moment to get everywhere.
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-  while (domain_->in_flight(kUnorderedSubgroup) > 0 && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  (void)engine_->runtime().wait_until(clock_now() + std::chrono::milliseconds(200),
+                                      [&] { return engine_->in_flight(goodbye[1]) == 0; });
   listener(nullptr, StatusMask::none());
-  domain_->dispatcher().drain();
+  engine_->executor().drain();
   ParticipantCore::close();
 }
 
@@ -125,7 +133,7 @@ void Participant::default_subscriber_qos(const dds::sub::qos::SubscriberQos& q) 
 }
 
 std::uint64_t Participant::next_guid() {
-  return make_guid(domain_->node(), serial_.fetch_add(1) + 1);
+  return make_guid(engine_->node(), serial_.fetch_add(1) + 1);
 }
 
 // Entity handles come from the guid serials: a writer's or reader's handle is its guid —
@@ -163,7 +171,7 @@ std::shared_ptr<detail::TopicCore> Participant::create_topic(const std::string& 
       return existing;
     }
   }
-  auto t = make_entity<Topic>(*domain_, self, name, type, q, next_handle());
+  auto t = make_entity<Topic>(*engine_, self, name, type, q, next_handle());
   topics_[name] = t;
   return t;
 }
@@ -187,7 +195,7 @@ std::shared_ptr<detail::PublisherCore> Participant::create_publisher(
   check_open();
   qos::check_consistent(q);
   auto p = make_entity<Publisher>(
-      *domain_, std::static_pointer_cast<Participant>(shared_from_this()), q, next_handle());
+      *engine_, std::static_pointer_cast<Participant>(shared_from_this()), q, next_handle());
   std::lock_guard lock(mu_);
   std::erase_if(publishers_, [](const auto& w) { return w.expired(); });
   publishers_.push_back(p);
@@ -199,7 +207,7 @@ std::shared_ptr<detail::SubscriberCore> Participant::create_subscriber(
   check_open();
   qos::check_consistent(q);
   auto s = make_entity<Subscriber>(
-      *domain_, std::static_pointer_cast<Participant>(shared_from_this()), q, next_handle());
+      *engine_, std::static_pointer_cast<Participant>(shared_from_this()), q, next_handle());
   std::lock_guard lock(mu_);
   std::erase_if(subscribers_, [](const auto& w) { return w.expired(); });
   subscribers_.push_back(s);
@@ -258,7 +266,7 @@ void Participant::announce(const std::shared_ptr<Writer>& w) {
     local_writers_[w->guid()] = w;
   }
   const auto rec = w->record();
-  publish_record(SampleKind::announce_writer, rec.guid, w->subgroup(), encode(rec),
+  publish_record(SampleKind::announce_writer, rec.guid, w->channel(), encode(rec),
                  "DataWriter of topic '" + rec.topic_name + "'");
 }
 
@@ -268,21 +276,21 @@ void Participant::announce(const std::shared_ptr<Reader>& r) {
     local_readers_[r->guid()] = r;
   }
   const auto rec = r->record();
-  publish_record(SampleKind::announce_reader, rec.guid, r->subgroup(), encode(rec),
+  publish_record(SampleKind::announce_reader, rec.guid, r->channel(), encode(rec),
                  "DataReader of topic '" + rec.topic_name + "'");
 }
 
-void Participant::publish_record(SampleKind kind, std::uint64_t guid, std::uint32_t subgroup,
+void Participant::publish_record(SampleKind kind, std::uint64_t guid, group::Channel channel,
                                  const std::vector<std::byte>& bytes, const std::string& who) {
   // A discovery record travels in one slot, like a sample. It carries the endpoint's QoS,
   // names and partitions, so a very small engine.slot_size cannot hold it: say so here,
   // rather than let publish() report a "sample" the application never wrote.
-  if (bytes.size() > domain_->max_payload(subgroup)) {
+  if (bytes.size() > router_.max_payload(channel)) {
     std::string msg = who;
     msg += ": its discovery record (";
     msg += std::to_string(bytes.size());
     msg += " bytes: QoS, topic and type names, partitions) does not fit a slot of ";
-    msg += std::to_string(domain_->max_payload(subgroup));
+    msg += std::to_string(router_.max_payload(channel));
     msg += " bytes; raise engine.slot_size in the domain file to at least ";
     msg += std::to_string(bytes.size());
     throw dds::core::PreconditionNotMetError(msg);
@@ -290,45 +298,42 @@ void Participant::publish_record(SampleKind kind, std::uint64_t guid, std::uint3
   SampleHeader h;
   h.kind = kind;
   h.writer = guid;
-  h.source_time_ns = dds::core::Time::now().to_nanosecs();
-  domain_->publish(
-      subgroup, h, bytes.size(),
+  h.source_time_ns = wall_now().to_nanosecs();
+  router_.publish(
+      channel, h, bytes.size(),
       [&](std::span<std::byte> out) { std::copy(bytes.begin(), bytes.end(), out.begin()); },
-      Domain::Clock::now() + std::chrono::seconds(10));
+      clock_now() + std::chrono::seconds(10));
 }
 
-namespace {
-void publish_retirement(Domain& d, SampleKind kind, std::uint64_t guid, std::uint32_t subgroup) {
+void Participant::publish_retirement(SampleKind kind, std::uint64_t guid, group::Channel channel) {
   SampleHeader h;
   h.kind = kind;
   h.writer = guid;
-  h.source_time_ns = dds::core::Time::now().to_nanosecs();
+  h.source_time_ns = wall_now().to_nanosecs();
   try {
-    d.publish(
-        subgroup, h, 0, [](std::span<std::byte>) {},
-        Domain::Clock::now() + std::chrono::seconds(1));
+    router_.publish(
+        channel, h, 0, [](std::span<std::byte>) {}, clock_now() + std::chrono::seconds(1));
   } catch (const dds::core::Exception& e) {
     // The ring stayed full: peers will unmatch the endpoint when this node leaves.
     std::cerr << "spindle: could not announce the end of endpoint " << guid << ": " << e.what()
               << '\n';
   }
 }
-}  // namespace
 
-void Participant::retire_writer(std::uint64_t guid, std::uint32_t subgroup) {
+void Participant::retire_writer(std::uint64_t guid, group::Channel channel) {
   {
     std::lock_guard lock(mu_);
     local_writers_.erase(guid);
   }
-  publish_retirement(*domain_, SampleKind::retire_writer, guid, subgroup);
+  publish_retirement(SampleKind::retire_writer, guid, channel);
 }
 
-void Participant::retire_reader(std::uint64_t guid, std::uint32_t subgroup) {
+void Participant::retire_reader(std::uint64_t guid, group::Channel channel) {
   {
     std::lock_guard lock(mu_);
     local_readers_.erase(guid);
   }
-  publish_retirement(*domain_, SampleKind::retire_reader, guid, subgroup);
+  publish_retirement(SampleKind::retire_reader, guid, channel);
 }
 
 // -------------------------------------------------------------------------- discovery in
@@ -535,10 +540,10 @@ void Topic::raise_inconsistent() {
   auto* dl = hook ? nullptr : participant_->listener_for(bit);
   const auto s = statuses().inconsistent_topic(hook != nullptr || dl != nullptr);
   if (hook) {
-    participant_->dispatcher().post([hook, s] { hook->on_inconsistent_topic(s); });
+    participant_->executor().post([hook, s] { hook->on_inconsistent_topic(s); });
   } else if (dl != nullptr) {
     auto self = std::static_pointer_cast<TopicCore>(shared_from_this());
-    participant_->dispatcher().post([dl, self, s] {
+    participant_->executor().post([dl, self, s] {
       dds::topic::AnyTopic t(self);
       dl->on_inconsistent_topic(t, s);
     });

@@ -7,12 +7,11 @@ target_sources(spindle_runtime PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/waitset.cpp
   ${CMAKE_CURRENT_LIST_DIR}/entity_delegate.cpp)
 
-# The participant engine: slot wire format, listener/timer thread, the Domain (transport,
-# SST, SMC and predicate thread of one participant; topic-to-subgroup mapping).
+# The DCPS end of the view engine: slot wire format, and the Router (samples into messages
+# on a topic's channel; delivered messages parsed and routed to the topic's readers).
 target_sources(spindle_runtime PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/wire.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/dispatcher.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/domain.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/router.cpp
   # The entities: participant, topic, publisher/subscriber, writer/reader, discovery.
   ${CMAKE_CURRENT_LIST_DIR}/participant.cpp
   ${CMAKE_CURRENT_LIST_DIR}/endpoints.cpp)

@@ -105,6 +105,7 @@ class SubgroupEngine {
   // --- application threads ---------------------------------------------------------------
   Reservation reserve(std::uint32_t size) noexcept {
     if (!my_sender_) return Reservation{ReserveStatus::not_sender};
+    if (wedged_.load(std::memory_order_acquire)) return Reservation{ReserveStatus::wedged};
     if (size > max_payload_) return Reservation{ReserveStatus::too_large};
     std::uint64_t r = reserved_.load(std::memory_order_relaxed);
     do {
@@ -142,6 +143,12 @@ class SubgroupEngine {
       }
       space_.wait(ticket, deadline - now);
     }
+  }
+
+  // No reservation from now on; writers sleeping in reserve_wait() return `wedged` now.
+  void wedge() noexcept {
+    wedged_.store(true, std::memory_order_release);
+    space_.ring();
   }
 
   [[nodiscard]] std::uint64_t in_flight() const noexcept {
@@ -481,6 +488,7 @@ class SubgroupEngine {
   // Shared with application threads.
   std::atomic<std::uint64_t> reserved_{0};
   std::atomic<std::uint64_t> freed_{0};
+  std::atomic<bool> wedged_{false};
   std::unique_ptr<std::atomic<std::uint64_t>[]> committed_;
   transport::DoorbellData space_bell_;  // rung when slots are freed
   transport::Doorbell space_{&space_bell_, false};
@@ -528,6 +536,11 @@ Reservation Smc::reserve_wait(std::uint32_t subgroup, std::uint32_t size,
 void Smc::commit(std::uint32_t subgroup, const Reservation& r, std::uint32_t size) noexcept {
   if (r.status != ReserveStatus::ok) return;
   engines_[subgroup]->commit(r, size);
+}
+
+void Smc::wedge() noexcept {
+  for (auto& e : engines_)
+    if (e) e->wedge();
 }
 
 std::uint64_t Smc::in_flight(std::uint32_t subgroup) const noexcept {

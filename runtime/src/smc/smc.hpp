@@ -87,6 +87,7 @@ enum class ReserveStatus : std::uint8_t {
   full,        // every slot is in flight: retry after deliveries (back-pressure)
   too_large,   // size > max_payload: give up (use RDMC)
   not_sender,  // this node is not a sender of the subgroup: caller bug
+  wedged,      // the view is ending (Smc::wedge): reserve again in the next view
 };
 
 struct [[nodiscard]] Reservation {
@@ -139,6 +140,9 @@ class Smc {
                            std::chrono::steady_clock::time_point deadline);
   // Publishes a reserved slot holding `size` bytes (size <= the reserved capacity).
   void commit(std::uint32_t subgroup, const Reservation& r, std::uint32_t size) noexcept;
+  // Ends reservations in this view (a view change begins): every later reserve() and every
+  // writer sleeping in reserve_wait() gets `wedged`. Any thread; idempotent.
+  void wedge() noexcept;
   // Messages reserved but not yet freed (delivered everywhere); 0 when quiet.
   [[nodiscard]] std::uint64_t in_flight(std::uint32_t subgroup) const noexcept;
 

@@ -41,7 +41,7 @@
 #include <optional>
 #include <vector>
 
-#include "group/group.hpp"
+#include "group/view.hpp"
 
 namespace spindle::sst {
 
@@ -96,7 +96,7 @@ struct SubgroupColumns {
 
 class SstLayout {
  public:
-  explicit SstLayout(const group::GroupDescription& g);
+  explicit SstLayout(const group::View& g);
 
   [[nodiscard]] std::size_t rows() const noexcept { return row_offset_.size(); }
   [[nodiscard]] std::size_t region_size() const noexcept { return region_size_; }

@@ -45,6 +45,7 @@ class PredicateLoop {
   [[nodiscard]] bool on_loop_thread() const noexcept {
     return std::this_thread::get_id() == thread_.get_id();
   }
+  [[nodiscard]] Sst& sst() noexcept { return *sst_; }
   // Read after stop() (or from the loop's own thread).
   [[nodiscard]] const LoopStats& stats() const noexcept { return stats_; }
 

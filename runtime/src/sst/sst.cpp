@@ -6,7 +6,7 @@
 
 namespace spindle::sst {
 
-SstLayout::SstLayout(const group::GroupDescription& g) : subgroups_(g.subgroups.size()) {
+SstLayout::SstLayout(const group::View& g) : subgroups_(g.subgroups.size()) {
   const std::size_t n = g.members.size();
   columns_.resize(n * subgroups_);
   for (const auto& s : g.subgroups)
@@ -50,7 +50,7 @@ Clock steady_clock() {
   };
 }
 
-Sst::Sst(transport::Transport& t, const group::GroupDescription& g, Clock clock)
+Sst::Sst(transport::Transport& t, const group::View& g, Clock clock)
     : transport_(&t), group_(g), layout_(g), clock_(std::move(clock)) {
   const auto rank = group_.rank_of(t.self());
   if (!rank) {

@@ -39,7 +39,7 @@
 
 #include <spindle/transport/transport.hpp>
 
-#include "group/group.hpp"
+#include "group/view.hpp"
 #include "sst/layout.hpp"
 
 namespace spindle::sst {
@@ -69,7 +69,7 @@ struct PushStats {
 class Sst {
  public:
   // Creates this view's region (control thread). `self` must be a member of `g`.
-  Sst(transport::Transport& t, const group::GroupDescription& g, Clock clock);
+  Sst(transport::Transport& t, const group::View& g, Clock clock);
   Sst(const Sst&) = delete;
   Sst& operator=(const Sst&) = delete;
 
@@ -81,7 +81,7 @@ class Sst {
   }
 
   [[nodiscard]] const SstLayout& layout() const noexcept { return layout_; }
-  [[nodiscard]] const group::GroupDescription& group() const noexcept { return group_; }
+  [[nodiscard]] const group::View& group() const noexcept { return group_; }
   [[nodiscard]] std::size_t my_rank() const noexcept { return my_rank_; }
   [[nodiscard]] std::size_t rows() const noexcept { return layout_.rows(); }
   [[nodiscard]] NodeId node_of(std::size_t rank) const { return group_.members[rank].id; }
@@ -166,7 +166,7 @@ class Sst {
   bool flush_peer(std::size_t rank, PeerQueue& q);
 
   transport::Transport* transport_;
-  group::GroupDescription group_;
+  group::View group_;
   SstLayout layout_;
   Clock clock_;
   std::size_t my_rank_ = 0;

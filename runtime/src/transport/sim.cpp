@@ -92,13 +92,13 @@ struct Posted {
   std::uint32_t capacity = 0;
 };
 
-enum class EvKind : std::uint8_t { deliver, actor, suspect };
+enum class EvKind : std::uint8_t { deliver, actor, suspect, timer };
 
 struct Ev {
   Duration at{0};
   std::uint64_t seq = 0;
   EvKind kind = EvKind::deliver;
-  NodeId a = 0;  // deliver: from; actor: node; suspect: the suspecting node
+  NodeId a = 0;  // deliver: from; actor, timer: node; suspect: the suspecting node
   NodeId b = 0;  // deliver: to;   suspect: the suspected peer
   SuspicionReason reason = SuspicionReason::crashed;
   std::uint64_t epoch = 0;  // suspect: the suspecting node's view when scheduled
@@ -118,6 +118,7 @@ struct SimTransport::State {
   bool crashed = false;
   std::function<bool()> actor;
   bool actor_scheduled = false;
+  std::set<Duration> wakes;  // times of pending timer events
   Duration slow{0};
 };
 
@@ -336,6 +337,14 @@ void Network::set_actor(NodeId id, std::function<bool()> step) {
   impl_->schedule_actor(t);
 }
 
+void Network::wake_at(NodeId id, Duration at) {
+  auto& im = *impl_;
+  auto& t = node(id);
+  const Duration when = std::max(at, im.now);
+  if (!t.state().wakes.insert(when).second) return;
+  im.push(Ev{.at = when, .kind = EvKind::timer, .a = id});
+}
+
 bool Network::step() {
   auto& im = *impl_;
   if (im.queue.empty()) return false;
@@ -355,6 +364,15 @@ bool Network::step() {
       if (t == nullptr) break;
       auto& s = t->state();
       s.actor_scheduled = false;
+      if (s.crashed || !s.actor) break;
+      if (s.actor()) im.schedule_actor(*t);
+      break;
+    }
+    case EvKind::timer: {
+      auto* t = im.find(e.a);
+      if (t == nullptr) break;
+      auto& s = t->state();
+      s.wakes.erase(e.at);
       if (s.crashed || !s.actor) break;
       if (s.actor()) im.schedule_actor(*t);
       break;

@@ -82,6 +82,9 @@ class Network {
   // stepped again after a random step time; an idle one sleeps until something reaches its
   // node (a delivery or an event), like a predicate thread on its doorbell.
   void set_actor(NodeId id, std::function<bool()> step);
+  // Steps node `id`'s actor at virtual time `at` (now, if `at` has passed) even if nothing
+  // reaches the node: its timers. One wake-up per distinct time.
+  void wake_at(NodeId id, Duration at);
 
   // Scheduler. step() runs one event and returns false if none is pending.
   bool step();

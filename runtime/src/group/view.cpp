@@ -1,7 +1,7 @@
-// YAML loading of the group description. Every map is checked against the list of keys it
+// YAML loading of a View (a group file). Every map is checked against the list of keys it
 // may hold (unknown keys are errors), every scalar is range-checked, and every error names
 // the source, the 1-based line and the dotted key path.
-#include "group/group.hpp"
+#include "group/view.hpp"
 
 #include "core/yaml_reader.hpp"
 
@@ -16,7 +16,7 @@ std::string_view to_string(Ordering o) noexcept {
   return o == Ordering::atomic ? "atomic" : "unordered";
 }
 
-std::optional<std::size_t> GroupDescription::rank_of(NodeId id) const noexcept {
+std::optional<std::size_t> View::rank_of(NodeId id) const noexcept {
   for (std::size_t i = 0; i < members.size(); ++i)
     if (members[i].id == id) return i;
   return std::nullopt;
@@ -37,11 +37,11 @@ std::vector<NodeId> ids(const Reader& r, const YAML::Node& n, const std::string&
 
 constexpr std::string_view kOrderings[] = {"atomic", "unordered"};  // Ordering's order
 
-GroupDescription parse(std::string_view yaml, std::string_view source);
+View parse(std::string_view yaml, std::string_view source);
 
 }  // namespace
 
-GroupDescription parse_group(std::string_view yaml, std::string_view source) {
+View parse_group(std::string_view yaml, std::string_view source) {
   try {
     return parse(yaml, source);
   } catch (const core::YamlError& e) {
@@ -51,14 +51,14 @@ GroupDescription parse_group(std::string_view yaml, std::string_view source) {
 
 namespace {
 
-GroupDescription parse(std::string_view yaml, std::string_view source) {
+View parse(std::string_view yaml, std::string_view source) {
   Reader r{std::string(source)};
   const YAML::Node root = core::parse_yaml(yaml, r.source());
   r.expect_map(root, "", {"version", "epoch", "members", "subgroups", "knobs"});
   if (!root["version"]) r.fail(root, "version", "missing (this reader knows version 1)");
   (void)r.integer<int>(root["version"], "version", 1, 1);
 
-  GroupDescription g;
+  View g;
   if (auto e = root["epoch"])
     g.epoch = r.integer<std::uint64_t>(e, "epoch", 1, std::numeric_limits<std::int64_t>::max());
 
@@ -140,7 +140,7 @@ GroupDescription parse(std::string_view yaml, std::string_view source) {
 
 }  // namespace
 
-GroupDescription load_group(const std::filesystem::path& file) {
+View load_group(const std::filesystem::path& file) {
   std::string text;
   try {
     text = core::read_text_file(file, "group file");
@@ -150,7 +150,7 @@ GroupDescription load_group(const std::filesystem::path& file) {
   return parse_group(text, file.string());
 }
 
-void validate(const GroupDescription& g, std::string_view source) {
+void validate(const View& g, std::string_view source) {
   const std::string src(source);
   if (g.members.empty()) throw GroupError(src + ": members: the group has no member");
   if (g.members.size() > kMaxMembers)
@@ -177,7 +177,7 @@ void validate(const GroupDescription& g, std::string_view source) {
   }
 }
 
-std::string to_yaml(const GroupDescription& g) {
+std::string to_yaml(const View& g) {
   std::ostringstream os;
   os << "version: 1\nepoch: " << g.epoch << "\nmembers:\n";
   for (const auto& m : g.members)

@@ -1,7 +1,9 @@
-// The static group description: who the members are, how they are reached, which
-// subgroups exist (members, senders, ring window, slot payload, ordering) and the engine
-// knobs. Loaded from YAML (docs/smc.md, "Group file"); a later issue makes it the content
-// of a view, so it is a plain value: copy it, compare it, replace it with the next one.
+// A view of the domain's group (DESIGN §7): its number (epoch), who the members are and
+// how they are reached, which subgroups exist (members, senders, ring window, slot
+// payload, ordering) and the engine knobs. The view engine (engine.hpp) builds SST, SMC and
+// the predicate thread from one View and tears them down at the next. A View is a plain
+// value: copy it, compare it, replace it with the next one. A group file (docs/smc.md,
+// "Group file") is a View in YAML, for the SST/SMC tests and benchmarks.
 //
 // Threading: a value type with no shared state; parse/load/validate are pure functions
 // safe from any thread. Errors throw GroupError whose message names the file, the line
@@ -54,15 +56,15 @@ struct Knobs {
   friend bool operator==(const Knobs&, const Knobs&) = default;
 };
 
-struct GroupDescription {
-  std::uint64_t epoch = 1;  // view number: SST regions are per epoch
+struct View {
+  std::uint64_t epoch = 1;  // view number: SST regions and connections are per epoch
   std::vector<Member> members;
   std::vector<Subgroup> subgroups;
   Knobs knobs;
 
   // Rank of a member = its index in `members`; nullopt if not a member.
   [[nodiscard]] std::optional<std::size_t> rank_of(NodeId id) const noexcept;
-  friend bool operator==(const GroupDescription&, const GroupDescription&) = default;
+  friend bool operator==(const View&, const View&) = default;
 };
 
 class GroupError : public std::runtime_error {
@@ -71,13 +73,13 @@ class GroupError : public std::runtime_error {
 };
 
 // Parses YAML text; `source` names it in errors (a file name or "<string>").
-[[nodiscard]] GroupDescription parse_group(std::string_view yaml, std::string_view source);
-[[nodiscard]] GroupDescription load_group(const std::filesystem::path& file);
+[[nodiscard]] View parse_group(std::string_view yaml, std::string_view source);
+[[nodiscard]] View load_group(const std::filesystem::path& file);
 // Throws GroupError (naming `source`) when the description is inconsistent: duplicate
 // ids, subgroup members that are not group members, senders outside the subgroup, limits.
-void validate(const GroupDescription& g, std::string_view source);
+void validate(const View& g, std::string_view source);
 // Renders YAML that parse_group() reads back to an equal value.
-[[nodiscard]] std::string to_yaml(const GroupDescription& g);
+[[nodiscard]] std::string to_yaml(const View& g);
 
 // Limits checked by validate().
 inline constexpr std::uint32_t kMaxWindow = 65536;

@@ -1,22 +1,27 @@
-// The listener and timer thread (see dispatcher.hpp).
-#include "dcps/dispatcher.hpp"
+// Real clocks and threads (see thread_runtime.hpp).
+#include "group/thread_runtime.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <future>
 #include <iostream>
 #include <utility>
 
-namespace spindle::dcps {
+#include "sst/predicate_loop.hpp"
 
-Dispatcher::Dispatcher() : state_(std::make_shared<State>()) {
+namespace spindle::group {
+
+using Clock = std::chrono::steady_clock;
+
+ThreadExecutor::ThreadExecutor() : state_(std::make_shared<State>()) {
   thread_ = std::thread([s = state_] { run(s); });
 }
 
-Dispatcher::~Dispatcher() {
+ThreadExecutor::~ThreadExecutor() {
   stop();
 }
 
-void Dispatcher::post(Job job) {
+void ThreadExecutor::post(Job job) {
   {
     std::lock_guard lock(state_->mu);
     if (state_->stopping) return;
@@ -25,7 +30,7 @@ void Dispatcher::post(Job job) {
   state_->cv.notify_one();
 }
 
-Dispatcher::TimerId Dispatcher::schedule(Clock::time_point when, Job job) {
+Executor::TimerId ThreadExecutor::schedule(TimePoint when, Job job) {
   TimerId id = 0;
   {
     std::lock_guard lock(state_->mu);
@@ -38,7 +43,7 @@ Dispatcher::TimerId Dispatcher::schedule(Clock::time_point when, Job job) {
   return id;
 }
 
-bool Dispatcher::cancel(TimerId id) {
+bool ThreadExecutor::cancel(TimerId id) {
   std::lock_guard lock(state_->mu);
   auto at = state_->timer_at.find(id);
   if (at == state_->timer_at.end()) return false;
@@ -53,8 +58,8 @@ bool Dispatcher::cancel(TimerId id) {
   return true;
 }
 
-void Dispatcher::drain() {
-  if (on_dispatcher_thread()) return;
+void ThreadExecutor::drain() {
+  if (on_executor_thread()) return;
   std::promise<void> done;
   auto ran = done.get_future();
   {
@@ -66,25 +71,25 @@ void Dispatcher::drain() {
   ran.wait();  // stop() runs queued jobs too, so this cannot wait forever
 }
 
-void Dispatcher::stop() {
+void ThreadExecutor::stop() {
   {
     std::lock_guard lock(state_->mu);
     state_->stopping = true;
   }
   state_->cv.notify_one();
   if (!thread_.joinable()) return;
-  if (on_dispatcher_thread()) {
+  if (on_executor_thread()) {
     thread_.detach();  // called from a job: the thread ends after it, holding the state
   } else {
     thread_.join();
   }
 }
 
-bool Dispatcher::on_dispatcher_thread() const noexcept {
+bool ThreadExecutor::on_executor_thread() const noexcept {
   return std::this_thread::get_id() == thread_.get_id();
 }
 
-void Dispatcher::run(const std::shared_ptr<State>& state) {
+void ThreadExecutor::run(const std::shared_ptr<State>& state) {
   State& s = *state;
   std::unique_lock lock(s.mu);
   for (;;) {
@@ -102,7 +107,7 @@ void Dispatcher::run(const std::shared_ptr<State>& state) {
     } else if (!s.timers.empty()) {
       // A copy: wait_until reads its deadline again after waking, and a cancel() meanwhile
       // may have erased the timer that held it.
-      const Clock::time_point next = s.timers.begin()->first;
+      const TimePoint next = s.timers.begin()->first;
       s.cv.wait_until(lock, next);
       continue;
     } else {
@@ -123,4 +128,48 @@ void Dispatcher::run(const std::shared_ptr<State>& state) {
   }
 }
 
-}  // namespace spindle::dcps
+// ------------------------------------------------------------------------ ThreadRuntime
+
+ThreadRuntime::~ThreadRuntime() {
+  stop();
+  executor_.stop();
+}
+
+TimePoint ThreadRuntime::now() const noexcept {
+  return Clock::now();
+}
+
+std::int64_t ThreadRuntime::wall_ns() const noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void ThreadRuntime::start(sst::PredicateLoop& loop) {
+  loop_ = &loop;
+  loop.start();
+}
+
+void ThreadRuntime::stop() {
+  if (loop_ != nullptr) loop_->stop();
+  loop_ = nullptr;
+}
+
+bool ThreadRuntime::on_protocol_thread() const noexcept {
+  return loop_ != nullptr && loop_->on_loop_thread();
+}
+
+bool ThreadRuntime::wait_until(TimePoint deadline, const std::function<bool()>& done) {
+  // Short sleeps, growing: the protocol thread that makes `done` true needs the core on a
+  // small machine, and a wait of seconds should not poll every 50 us.
+  auto slice = std::chrono::microseconds(50);
+  while (!done()) {
+    const auto now = Clock::now();
+    if (now >= deadline) return false;
+    std::this_thread::sleep_for(std::min<Clock::duration>(slice, deadline - now));
+    slice = std::min(slice * 2, std::chrono::microseconds(1000));
+  }
+  return true;
+}
+
+}  // namespace spindle::group

@@ -1,0 +1,148 @@
+// The DCPS end of the view engine (see router.hpp).
+#include "dcps/router.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <dds/core/Exception.hpp>
+
+#include "smc/smc.hpp"
+
+namespace spindle::dcps {
+
+namespace {
+constexpr auto kHeader = static_cast<std::uint32_t>(sizeof(SampleHeader));
+}
+
+std::uint32_t Router::max_payload(group::Channel channel) const {
+  const std::uint32_t m = engine_->max_message(channel);
+  return m > kHeader ? m - kHeader : 0;
+}
+
+Slot Router::reserve(group::Channel channel, std::size_t payload_size, Clock::time_point deadline) {
+  if (payload_size > max_payload(channel)) {
+    throw dds::core::PreconditionNotMetError(
+        "sample of " + std::to_string(payload_size) + " bytes does not fit a slot of " +
+        std::to_string(max_payload(channel)) +
+        " bytes (engine.slot_size in the domain file); samples larger than a slot need RDMC, "
+        "which is not available yet");
+  }
+  Slot s;
+  s.loan = engine_->reserve(channel, kHeader + payload_size, deadline);
+  s.payload = s.loan.data + kHeader;
+  s.capacity = s.loan.capacity - kHeader;
+  return s;
+}
+
+void Router::commit(Slot& slot, const SampleHeader& header, std::size_t payload_size,
+                    Clock::time_point deadline) {
+  std::memcpy(slot.loan.data, &header, sizeof header);
+  engine_->commit(slot.loan, kHeader + payload_size, deadline);
+}
+
+void Router::abandon(Slot& slot, Clock::time_point deadline) {
+  SampleHeader empty;
+  empty.kind = SampleKind::nothing;
+  commit(slot, empty, 0, deadline);
+}
+
+void Router::publish(group::Channel channel, const SampleHeader& header, std::size_t payload_size,
+                     const std::function<void(std::span<std::byte>)>& fill,
+                     Clock::time_point deadline) {
+  Slot slot = reserve(channel, payload_size, deadline);
+  try {
+    fill(std::span<std::byte>(slot.payload, payload_size));
+  } catch (...) {
+    // A reserved slot must be committed (the ring is ordered by reservation): commit it
+    // as an empty message, which every reader skips.
+    abandon(slot, deadline);
+    throw;
+  }
+  commit(slot, header, payload_size, deadline);
+}
+
+void Router::subscribe(std::uint64_t topic, TopicSink* sink) {
+  std::lock_guard lock(sinks_mu_);
+  sinks_[topic].push_back(sink);
+}
+
+void Router::unsubscribe(std::uint64_t topic, TopicSink* sink) {
+  std::lock_guard lock(sinks_mu_);
+  auto it = sinks_.find(topic);
+  if (it == sinks_.end()) return;
+  std::erase(it->second, sink);
+  std::erase(touched_, sink);
+  if (it->second.empty()) sinks_.erase(it);
+}
+
+void Router::set_builtin_handler(BuiltinHandler handler) {
+  std::lock_guard lock(sinks_mu_);
+  builtin_ = std::move(handler);
+}
+
+void Router::set_suspicion_handler(SuspicionHandler handler) {
+  std::lock_guard lock(sinks_mu_);
+  on_suspicion_ = std::move(handler);
+}
+
+RouterStats Router::stats() const {
+  RouterStats s;
+  s.delivered = delivered_.load();
+  s.malformed = malformed_.load();
+  std::lock_guard lock(error_mu_);
+  s.last_malformed = last_malformed_;
+  return s;
+}
+
+void Router::on_member_lost(NodeId node, bool left, const std::string& why) {
+  SuspicionHandler h;
+  {
+    std::lock_guard lock(sinks_mu_);
+    h = on_suspicion_;
+  }
+  if (h) h(node, left, why);
+}
+
+void Router::on_view(const group::View& /*view*/) {
+  // Matching follows the discovery records, which travel in the views themselves; the
+  // view's membership reaches the entities through on_member_lost.
+}
+
+void Router::on_deliver(std::span<const smc::Message> batch) {
+  std::lock_guard lock(sinks_mu_);
+  std::string error;
+  for (const auto& m : batch) {
+    auto parsed = parse(m.payload, error);
+    if (parsed && guid_node(parsed->header.writer) != m.sender &&
+        parsed->header.kind != SampleKind::nothing) {
+      error = "writer " + std::to_string(parsed->header.writer) + " does not belong to node " +
+              std::to_string(m.sender);
+      parsed.reset();
+    }
+    if (!parsed) {
+      malformed_.fetch_add(1, std::memory_order_relaxed);
+      std::lock_guard elock(error_mu_);
+      last_malformed_ = "message " + std::to_string(m.index) + " from node " +
+                        std::to_string(m.sender) + ": " + error;
+      continue;
+    }
+    delivered_.fetch_add(1, std::memory_order_relaxed);
+    const auto kind = parsed->header.kind;
+    if (kind == SampleKind::nothing) continue;
+    if (parsed->header.topic == 0) {
+      if (builtin_) builtin_(*parsed, m.sender);
+      continue;
+    }
+    auto it = sinks_.find(parsed->header.topic);
+    if (it == sinks_.end()) continue;
+    for (TopicSink* s : it->second) {
+      s->on_sample(*parsed, m.sender);
+      if (std::find(touched_.begin(), touched_.end(), s) == touched_.end()) touched_.push_back(s);
+    }
+  }
+  for (TopicSink* s : touched_)
+    s->on_batch_end();
+  touched_.clear();
+}
+
+}  // namespace spindle::dcps

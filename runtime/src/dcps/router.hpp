@@ -1,0 +1,114 @@
+// spindle::dcps::Router: the DCPS end of the view engine (group/engine.hpp). Out, it turns
+// a sample into a message — the SampleHeader (wire.hpp) and the payload, written in place
+// in a slot of the channel the writer uses. In, it parses every delivered message once and
+// routes it by topic id to the local readers of that topic (TopicSink) or, for topic 0, to
+// the participant's builtin handler (discovery, liveliness, goodbyes); it also passes the
+// engine's member and view events on to the participant.
+//
+// Threading: publish/reserve/commit/abandon from any application thread (the engine's
+// lock-free path). subscribe()/unsubscribe() from any thread; sinks and the handlers are
+// called on the protocol thread with sinks_mu_ held (lock order: sinks_mu_ before anything a
+// sink locks; nothing calls back into the Router with a sink lock held). Listeners never
+// run here: they go to the engine's executor.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dcps/wire.hpp"
+#include "group/engine.hpp"
+
+namespace spindle::dcps {
+
+using transport::NodeId;
+
+// A local reader of one topic (protocol thread).
+class TopicSink {
+ public:
+  virtual ~TopicSink() = default;
+  virtual void on_sample(const ParsedSample& sample, NodeId sender) = 0;
+  // After the last sample of one delivery batch: apply what was collected.
+  virtual void on_batch_end() = 0;
+
+ protected:
+  TopicSink() = default;
+  TopicSink(const TopicSink&) = default;
+  TopicSink& operator=(const TopicSink&) = default;
+};
+
+struct RouterStats {
+  std::uint64_t delivered = 0;  // messages delivered here (all topics, builtin included)
+  std::uint64_t malformed = 0;  // messages that failed parse(); dropped
+  std::string last_malformed;   // why the last one failed, and who sent it
+};
+
+// A slot loaned for one sample: the payload is written in place, after the header.
+struct Slot {
+  group::Loan loan;
+  std::byte* payload = nullptr;  // `capacity` bytes
+  std::uint32_t capacity = 0;
+};
+
+class Router final : public group::EngineClient {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using BuiltinHandler = std::function<void(const ParsedSample&, NodeId sender)>;
+  // `left`: the member disconnected cleanly (its participant closed) rather than failed.
+  using SuspicionHandler = std::function<void(NodeId node, bool left, const std::string& why)>;
+
+  explicit Router(group::Engine& engine) : engine_(&engine) {}
+
+  // The largest payload (after the header) one message on `channel` takes.
+  [[nodiscard]] std::uint32_t max_payload(group::Channel channel) const;
+
+  // Publishes one message of `payload_size` bytes: reserves a slot (sleeping while the
+  // ring is full, until `deadline`), lets `fill` write the payload into the slot itself, and
+  // commits it with `header`. Throws dds::core::TimeoutError when the ring stayed full,
+  // dds::core::PreconditionNotMetError when the payload exceeds max_payload(). If `fill`
+  // throws, the slot is committed as an empty message that readers skip, and the
+  // exception propagates.
+  void publish(group::Channel channel, const SampleHeader& header, std::size_t payload_size,
+               const std::function<void(std::span<std::byte>)>& fill, Clock::time_point deadline);
+  // A slot for a loaned sample (DataWriter::loan_sample). Same errors as publish().
+  [[nodiscard]] Slot reserve(group::Channel channel, std::size_t payload_size,
+                             Clock::time_point deadline);
+  // Publishes a reserved slot with `header` and `payload_size` bytes of payload.
+  void commit(Slot& slot, const SampleHeader& header, std::size_t payload_size,
+              Clock::time_point deadline);
+  // Publishes a reserved slot as an empty message that readers skip (a returned loan).
+  void abandon(Slot& slot, Clock::time_point deadline);
+
+  void subscribe(std::uint64_t topic, TopicSink* sink);
+  void unsubscribe(std::uint64_t topic, TopicSink* sink);
+  // Builtin messages (discovery, liveliness), in delivery order. Set before the engine starts.
+  void set_builtin_handler(BuiltinHandler handler);
+  void set_suspicion_handler(SuspicionHandler handler);
+  [[nodiscard]] RouterStats stats() const;
+
+  // group::EngineClient (protocol thread).
+  void on_deliver(std::span<const smc::Message> batch) override;
+  void on_member_lost(NodeId node, bool left, const std::string& why) override;
+  void on_view(const group::View& view) override;
+
+ private:
+  group::Engine* engine_;
+  mutable std::mutex sinks_mu_;
+  std::unordered_map<std::uint64_t, std::vector<TopicSink*>> sinks_;
+  std::vector<TopicSink*> touched_;  // protocol thread: sinks that got samples this batch
+  BuiltinHandler builtin_;
+  SuspicionHandler on_suspicion_;
+
+  std::atomic<std::uint64_t> delivered_{0};
+  std::atomic<std::uint64_t> malformed_{0};
+  mutable std::mutex error_mu_;
+  std::string last_malformed_;
+};
+
+}  // namespace spindle::dcps

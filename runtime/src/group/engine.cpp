@@ -1,0 +1,247 @@
+// The view engine (see engine.hpp).
+#include "group/engine.hpp"
+
+#include <cstring>
+#include <sstream>
+#include <utility>
+
+#include <dds/core/Exception.hpp>
+
+#include "smc/smc.hpp"
+#include "sst/predicate_loop.hpp"
+#include "sst/predicates.hpp"
+#include "sst/sst.hpp"
+
+namespace spindle::group {
+
+// Everything one view runs on; destroyed when no loan of the view is left.
+struct ViewState {
+  View view;
+  std::unique_ptr<sst::Sst> sst;
+  std::unique_ptr<sst::Predicates> predicates;
+  std::unique_ptr<smc::Smc> smc;
+  std::unique_ptr<sst::PredicateLoop> loop;
+};
+
+namespace {
+
+std::string member_list(const View& v, NodeId self) {
+  std::string out;
+  for (const auto& m : v.members) {
+    if (m.id == self) continue;
+    out += (out.empty() ? "" : ", ") + std::to_string(m.id) + " (" + m.host + ":" +
+           std::to_string(m.port) + ")";
+  }
+  return out;
+}
+
+}  // namespace
+
+Engine::Engine(View first, std::unique_ptr<transport::Transport> transport,
+               std::unique_ptr<Runtime> runtime, std::chrono::milliseconds connect_timeout,
+               std::uint32_t domain_id)
+    : Engine(std::move(first), std::move(transport), nullptr, std::move(runtime), connect_timeout,
+             domain_id) {}
+
+Engine::Engine(View first, transport::Transport& transport, std::unique_ptr<Runtime> runtime,
+               std::chrono::milliseconds connect_timeout, std::uint32_t domain_id)
+    : Engine(std::move(first), nullptr, &transport, std::move(runtime), connect_timeout,
+             domain_id) {}
+
+Engine::Engine(View first, std::unique_ptr<transport::Transport> owned, transport::Transport* t,
+               std::unique_ptr<Runtime> runtime, std::chrono::milliseconds connect_timeout,
+               std::uint32_t domain_id)
+    : owned_transport_(std::move(owned)),
+      transport_(owned_transport_ ? owned_transport_.get() : t),
+      runtime_(std::move(runtime)),
+      domain_id_(domain_id) {
+  current_ = build(first, connect_timeout);
+}
+
+Engine::~Engine() {
+  stop();
+  current_.reset();
+  transport_->disconnect();
+}
+
+std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::milliseconds connect_timeout) {
+  auto vs = std::make_shared<ViewState>();
+  vs->view = v;
+  Runtime* rt = runtime_.get();
+  vs->sst =
+      std::make_unique<sst::Sst>(*transport_, v, [rt] { return rt->now().time_since_epoch(); });
+  vs->predicates = std::make_unique<sst::Predicates>();
+  vs->smc = std::make_unique<smc::Smc>(
+      *vs->sst, *vs->predicates,
+      [this](std::uint32_t, std::span<const smc::Message> batch) { on_deliver(batch); });
+  vs->sst->set_suspicion_handler([this](const sst::SuspicionReport& r) {
+    if (client_ != nullptr)
+      client_->on_member_lost(r.node, r.reason == transport::SuspicionReason::peer_left, r.detail);
+  });
+  if (vs->sst->connect(connect_timeout) != transport::Status::ok) {
+    std::vector<transport::Event> events;
+    transport_->poll(events);
+    std::string missing;
+    for (const auto& e : events) {
+      if (const auto* s = std::get_if<transport::Suspicion>(&e)) {
+        missing += (missing.empty() ? "" : "; ") + std::to_string(s->peer) + ": " + s->detail;
+      }
+    }
+    transport_->disconnect();
+    std::ostringstream msg;
+    msg << "domain " << domain_id_ << ": node " << node() << " could not reach "
+        << "every member over " << transport_->kind() << " within " << connect_timeout.count()
+        << " ms (members: " << member_list(v, node()) << ")"
+        << (missing.empty() ? "" : "; " + missing)
+        << ". Start every member's participant, or check SPINDLE_CONFIG / SPINDLE_NODE_ID.";
+    throw dds::core::Error(msg.str());
+  }
+  vs->loop = std::make_unique<sst::PredicateLoop>(*vs->sst, *vs->predicates);
+  return vs;
+}
+
+void Engine::start(EngineClient& client) {
+  if (client_ != nullptr) return;
+  client_ = &client;
+  runtime_->start(*current()->loop);
+}
+
+void Engine::stop() {
+  // The protocol thread first: it posts to the executor, never the other way round.
+  runtime_->stop();
+  runtime_->executor().stop();
+}
+
+void Engine::install(View next, std::chrono::milliseconds connect_timeout) {
+  std::shared_ptr<ViewState> old;
+  {
+    std::lock_guard lock(view_mu_);
+    wedged_ = true;
+    old = current_;
+  }
+  old->smc->wedge();
+  runtime_->stop();  // no upcall of the old view after this
+  transport_->disconnect();
+  auto fresh = build(next, connect_timeout);
+  if (client_ != nullptr) client_->on_view(fresh->view);
+  {
+    std::lock_guard lock(view_mu_);
+    current_ = fresh;
+    wedged_ = false;
+    ++views_;
+  }
+  view_cv_.notify_all();
+  if (client_ != nullptr) runtime_->start(*fresh->loop);
+}
+
+View Engine::view() const {
+  return current()->view;
+}
+
+std::shared_ptr<ViewState> Engine::current() const {
+  std::lock_guard lock(view_mu_);
+  return current_;
+}
+
+std::uint32_t Engine::max_message(Channel channel) const {
+  const auto vs = current();
+  const auto sg = subgroup_of(vs->view, channel);
+  return sg ? vs->view.subgroups[*sg].max_payload : 0;
+}
+
+std::uint64_t Engine::in_flight(Channel channel) const {
+  const auto vs = current();
+  const auto sg = subgroup_of(vs->view, channel);
+  return sg ? vs->smc->in_flight(*sg) : 0;
+}
+
+Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadline) {
+  for (;;) {
+    std::shared_ptr<ViewState> vs;
+    {
+      std::unique_lock lock(view_mu_);
+      // A view change in progress: the next view takes the message.
+      if (!view_cv_.wait_until(lock, deadline, [&] { return !wedged_; })) {
+        throw dds::core::TimeoutError(
+            "write blocked longer than reliability.max_blocking_time: a view change was in "
+            "progress");
+      }
+      vs = current_;
+    }
+    const auto sg = subgroup_of(vs->view, channel);
+    if (!sg) {
+      throw dds::core::PreconditionNotMetError("view " + std::to_string(vs->view.epoch) +
+                                               " has no subgroup for this topic's ordering");
+    }
+    const auto& sub = vs->view.subgroups[*sg];
+    if (size > sub.max_payload) {
+      throw dds::core::PreconditionNotMetError("a message of " + std::to_string(size) +
+                                               " bytes does not fit a slot of " +
+                                               std::to_string(sub.max_payload) + " bytes");
+    }
+    const auto bytes = static_cast<std::uint32_t>(size);
+    smc::Reservation r;
+    if (runtime_->simulated()) {
+      // Virtual time: waiting is what runs the other members.
+      r = vs->smc->reserve(*sg, bytes);
+      if (r.status == smc::ReserveStatus::full) {
+        (void)runtime_->wait_until(deadline, [&] {
+          r = vs->smc->reserve(*sg, bytes);
+          return r.status != smc::ReserveStatus::full;
+        });
+      }
+    } else {
+      r = vs->smc->reserve_wait(*sg, bytes, deadline);
+    }
+    switch (r.status) {
+      case smc::ReserveStatus::ok:
+        return Loan{channel, r.data, r.capacity, *sg, r.index, std::move(vs)};
+      case smc::ReserveStatus::wedged:
+        continue;
+      case smc::ReserveStatus::full:
+        throw dds::core::TimeoutError(
+            "write blocked longer than reliability.max_blocking_time: every slot of the ring (" +
+            std::to_string(sub.window_size) + ") is still waiting for some member to deliver it");
+      case smc::ReserveStatus::too_large:
+      case smc::ReserveStatus::not_sender:
+        break;
+    }
+    throw dds::core::PreconditionNotMetError("this node cannot send in subgroup '" + sub.name +
+                                             "' of view " + std::to_string(vs->view.epoch));
+  }
+}
+
+void Engine::commit(Loan& loan, std::size_t size, Clock::time_point deadline) {
+  {
+    std::lock_guard lock(view_mu_);
+    if (loan.view == current_ && !wedged_) {
+      smc::Reservation r{smc::ReserveStatus::ok, loan.data, loan.capacity, loan.index};
+      loan.view->smc->commit(loan.subgroup, r, static_cast<std::uint32_t>(size));
+      loan.view.reset();
+      published_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+  // Reserved in a view that has ended (or is ending): its ring is gone with it. The bytes
+  // are still valid (the loan holds its view), so they go out in the current view.
+  Loan fresh = reserve(loan.channel, size, deadline);
+  std::memcpy(fresh.data, loan.data, size);
+  loan.view.reset();
+  republished_.fetch_add(1, std::memory_order_relaxed);
+  commit(fresh, size, deadline);
+}
+
+EngineStats Engine::stats() const {
+  EngineStats s;
+  s.published = published_.load();
+  s.republished = republished_.load();
+  std::lock_guard lock(view_mu_);
+  s.views = views_;
+  return s;
+}
+
+void Engine::on_deliver(std::span<const smc::Message> batch) {
+  if (client_ != nullptr) client_->on_deliver(batch);
+}
+
+}  // namespace spindle::group

@@ -1,0 +1,161 @@
+// spindle::group::Engine: this process's membership in its domain's group (DESIGN §1, §7)
+// — the view engine. From one View it builds the view's SST, predicates, SMC and
+// predicate loop (a ViewState), connects them over the transport, runs the loop on the
+// Runtime's protocol thread, and at the next view tears them down and builds the next
+// (install()). DCPS sees only this narrow interface:
+//
+//   publish   reserve(channel, size) / commit / abandon: a message into the subgroup that
+//             carries a channel (a topic's ordered or unordered stream) in this view
+//   upcalls   Client::on_deliver (message batches, in delivery order), on_member_lost,
+//             on_view — all on the protocol thread
+//
+// which subgroup a channel travels in is the engine's business (subgroup_of(), layout.hpp):
+// no DCPS file names a subgroup.
+//
+// View changes and loans. install() wedges the current view first: new reservations wait
+// (writers already sleeping in a full ring are woken) and resume in the next view with what
+// is left of their deadline. A Loan holds its ViewState, so a slot loaned before a view
+// change stays valid memory; committing it after the change re-publishes its bytes in the
+// current view (one copy), so no loan dangles and none is lost.
+//
+// Threading: built, install()ed and destroyed on a control thread (the participant's, or a
+// test's). reserve/commit/abandon/in_flight/max_message from any application thread,
+// concurrently (the SMC's lock-free path; a view change waits for reservations in progress
+// to finish). Client upcalls on the protocol thread. Lock order: view_mu_ is a leaf.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <spindle/transport/transport.hpp>
+
+#include "group/layout.hpp"
+#include "group/runtime.hpp"
+#include "group/view.hpp"
+
+namespace spindle::smc {
+struct Message;
+}
+
+namespace spindle::group {
+
+struct ViewState;
+
+// The DCPS side of the engine (protocol thread).
+class EngineClient {
+ public:
+  virtual ~EngineClient() = default;
+  // Messages that became deliverable, in delivery order (one subgroup, one step).
+  virtual void on_deliver(std::span<const smc::Message> batch) = 0;
+  // A member is suspected (`left`: it disconnected cleanly, its participant closed).
+  virtual void on_member_lost(NodeId node, bool left, const std::string& why) = 0;
+  // A view was installed (after the first one, which the constructor builds).
+  virtual void on_view(const View& view) = 0;
+
+ protected:
+  EngineClient() = default;
+  EngineClient(const EngineClient&) = default;
+  EngineClient& operator=(const EngineClient&) = default;
+};
+
+// A slot reserved for one message, written in place, then commit()ted or abandon()ed.
+struct Loan {
+  Channel channel;
+  std::byte* data = nullptr;  // `capacity` writable bytes, 64-byte aligned, in the slot itself
+  std::uint32_t capacity = 0;
+  std::uint32_t subgroup = 0;
+  std::uint64_t index = 0;
+  std::shared_ptr<ViewState> view;  // the view it was reserved in: keeps the slot alive
+  [[nodiscard]] bool valid() const noexcept { return data != nullptr; }
+};
+
+struct EngineStats {
+  std::uint64_t published = 0;    // messages this node committed
+  std::uint64_t republished = 0;  // loans committed after a view change, copied forward
+  std::uint64_t views = 1;        // views installed, the first included
+};
+
+class Engine {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Builds the first view and connects to its members (blocking up to `connect_timeout`).
+  // Throws dds::core::Error naming the members it could not reach. The engine owns or
+  // borrows the transport (the simulator's network owns its nodes' transports).
+  Engine(View first, std::unique_ptr<transport::Transport> transport,
+         std::unique_ptr<Runtime> runtime, std::chrono::milliseconds connect_timeout,
+         std::uint32_t domain_id);
+  Engine(View first, transport::Transport& transport, std::unique_ptr<Runtime> runtime,
+         std::chrono::milliseconds connect_timeout, std::uint32_t domain_id);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Starts the protocol thread with `client` receiving the upcalls. Call it once the client
+  // is ready: peers may have sent already, and a message delivered before would be lost.
+  void start(EngineClient& client);
+  // Stops the protocol thread (no more upcalls), then the executor (after the jobs already
+  // queued). Idempotent; the owner calls it before it goes.
+  void stop();
+
+  // Installs `next` (control thread; not from an upcall): wedges the current view, stops
+  // its loop, disconnects, builds and connects the next, starts its loop and tells the
+  // client. Throws dds::core::Error when the next view's members cannot be reached.
+  void install(View next, std::chrono::milliseconds connect_timeout);
+
+  [[nodiscard]] NodeId node() const noexcept { return transport_->self(); }
+  [[nodiscard]] std::uint32_t domain_id() const noexcept { return domain_id_; }
+  [[nodiscard]] View view() const;
+  [[nodiscard]] Runtime& runtime() noexcept { return *runtime_; }
+  [[nodiscard]] Executor& executor() noexcept { return runtime_->executor(); }
+  [[nodiscard]] std::string_view transport_kind() const noexcept { return transport_->kind(); }
+  [[nodiscard]] bool on_protocol_thread() const noexcept { return runtime_->on_protocol_thread(); }
+
+  // The largest message one slot of `channel`'s subgroup takes.
+  [[nodiscard]] std::uint32_t max_message(Channel channel) const;
+  // Messages this node sent on `channel` that some member has not delivered yet.
+  [[nodiscard]] std::uint64_t in_flight(Channel channel) const;
+
+  // A slot for a message of `size` bytes, sleeping while the ring is full until `deadline`
+  // (then dds::core::TimeoutError). dds::core::PreconditionNotMetError when `size` exceeds
+  // max_message(). Across a view change it waits for the next view.
+  [[nodiscard]] Loan reserve(Channel channel, std::size_t size, Clock::time_point deadline);
+  // Publishes the loan's first `size` bytes. A loan of an earlier view is copied into a slot
+  // of the current one first (waiting until `deadline` for one, as reserve()).
+  void commit(Loan& loan, std::size_t size, Clock::time_point deadline);
+
+  [[nodiscard]] EngineStats stats() const;
+
+ private:
+  Engine(View first, std::unique_ptr<transport::Transport> owned, transport::Transport* t,
+         std::unique_ptr<Runtime> runtime, std::chrono::milliseconds connect_timeout,
+         std::uint32_t domain_id);
+  [[nodiscard]] std::shared_ptr<ViewState> current() const;
+  std::shared_ptr<ViewState> build(const View& v, std::chrono::milliseconds connect_timeout);
+  void on_deliver(std::span<const smc::Message> batch);
+
+  std::unique_ptr<transport::Transport> owned_transport_;
+  transport::Transport* transport_;
+  std::unique_ptr<Runtime> runtime_;
+  const std::uint32_t domain_id_;
+  EngineClient* client_ = nullptr;
+
+  mutable std::mutex view_mu_;       // guards current_ and wedged_ (a leaf)
+  std::condition_variable view_cv_;  // a view change ended
+  std::shared_ptr<ViewState> current_;
+  bool wedged_ = false;
+  std::uint64_t views_ = 1;
+
+  std::atomic<std::uint64_t> published_{0};
+  std::atomic<std::uint64_t> republished_{0};
+};
+
+}  // namespace spindle::group
