@@ -1,4 +1,4 @@
-// Discovery records (dcps/discovery.hpp): the bytes follow the documented layout, every
+// Discovery records (discovery/records.hpp): the bytes follow the documented layout, every
 // policy survives a round trip, every kind of bad input is rejected with its exact message,
 // and mutated encodings are either decoded (and then re-encode to the same bytes) or
 // rejected. Also keeps the fuzzer's seed corpus (tests/fuzz/corpus/discovery_record/) equal
@@ -24,8 +24,8 @@
 #include <catch2/catch.hpp>
 #include <dds/core/Exception.hpp>
 
-#include "dcps/discovery.hpp"
 #include "dcps/wire.hpp"
+#include "discovery/records.hpp"
 #include "qos/checks.hpp"
 #include "qos/schema.hpp"
 
@@ -34,11 +34,11 @@ namespace {
 namespace pol = dds::core::policy;
 namespace sp = spindle::policy;
 using dds::core::Duration;
-using spindle::dcps::ReaderRecord;
-using spindle::dcps::WriterRecord;
+using spindle::discovery::ReaderRecord;
+using spindle::discovery::WriterRecord;
 using Bytes = std::vector<std::byte>;
 
-// The layout as discovery.hpp and docs/dcps-wire.md state it, written independently of
+// The layout as discovery/records.hpp and docs/dcps-wire.md state it, written independently of
 // the codec: little-endian, packed.
 class Layout {
  public:
@@ -222,11 +222,11 @@ Record named(std::string topic, std::string type) {
 // The decode function of a record type.
 std::optional<WriterRecord> decode(const WriterRecord&, std::span<const std::byte> b,
                                    std::string& e) {
-  return spindle::dcps::decode_writer(b, e);
+  return spindle::discovery::decode_writer(b, e);
 }
 std::optional<ReaderRecord> decode(const ReaderRecord&, std::span<const std::byte> b,
                                    std::string& e) {
-  return spindle::dcps::decode_reader(b, e);
+  return spindle::discovery::decode_reader(b, e);
 }
 
 // Every field of every policy of `q` differs from the default QoS, by the profile schema
@@ -256,7 +256,7 @@ void check_policies_equal(const Qos& got, const Qos& want) {
 template <class Record>
 Record round_trip(const Record& r) {
   std::string error;
-  const auto got = decode(r, spindle::dcps::encode(r), error);
+  const auto got = decode(r, spindle::discovery::encode(r), error);
   INFO(error);
   REQUIRE(got);
   CHECK(error.empty());
@@ -293,7 +293,7 @@ Bytes with_u32(Bytes b, std::size_t at, std::uint32_t v) {
 TEST_CASE("discovery: default-QoS records are laid out as documented and round-trip",
           "[dcps][discovery]") {
   const auto w = named<WriterRecord>("T", "X");
-  const auto wb = spindle::dcps::encode(w);
+  const auto wb = spindle::discovery::encode(w);
   CHECK(wb.size() == 153 + 2);
   CHECK(std::vector(wb.begin(), wb.begin() + 20) ==
         Layout().u8(1).u8(1).u64(0x0000'0001'0000'0002).str("T").str("X").bytes());
@@ -303,7 +303,7 @@ TEST_CASE("discovery: default-QoS records are laid out as documented and round-t
   check_policies_equal(wd.publisher_qos, w.publisher_qos);
 
   const auto r = named<ReaderRecord>("", "");
-  CHECK(spindle::dcps::encode(r).size() == 135);
+  CHECK(spindle::discovery::encode(r).size() == 135);
   const auto rd = round_trip(r);
   CHECK(rd == r);
   check_policies_equal(rd.qos, r.qos);
@@ -315,7 +315,7 @@ TEST_CASE("discovery: a writer record with every policy set is laid out as docum
   const auto w = full_writer();
   check_every_field_differs_from_default(w.qos);
   check_every_field_differs_from_default(w.publisher_qos);
-  CHECK(spindle::dcps::encode(w) == full_writer_layout());
+  CHECK(spindle::discovery::encode(w) == full_writer_layout());
   const auto got = round_trip(w);
   check_policies_equal(got.qos, w.qos);
   check_policies_equal(got.publisher_qos, w.publisher_qos);
@@ -327,7 +327,7 @@ TEST_CASE("discovery: a reader record with every policy set is laid out as docum
   const auto r = full_reader();
   check_every_field_differs_from_default(r.qos);
   check_every_field_differs_from_default(r.subscriber_qos);
-  CHECK(spindle::dcps::encode(r) == full_reader_layout());
+  CHECK(spindle::discovery::encode(r) == full_reader_layout());
   const auto got = round_trip(r);
   check_policies_equal(got.qos, r.qos);
   check_policies_equal(got.subscriber_qos, r.subscriber_qos);
@@ -363,32 +363,32 @@ TEST_CASE("discovery: values at the limits round-trip", "[dcps][discovery]") {
 TEST_CASE("discovery: encode refuses what no peer would accept", "[dcps][discovery]") {
   using E = dds::core::InvalidArgumentError;
   auto w = named<WriterRecord>(std::string(257, 't'), "X");
-  CHECK_THROWS_WITH(spindle::dcps::encode(w),
+  CHECK_THROWS_WITH(spindle::discovery::encode(w),
                     "writer record: topic_name: 257 bytes, more than the limit of 256");
-  CHECK_THROWS_AS(spindle::dcps::encode(w), E);
+  CHECK_THROWS_AS(spindle::discovery::encode(w), E);
 
   auto r = named<ReaderRecord>("T", "X");
   const std::vector<std::uint8_t> big(64 * 1024 + 1);
   r.qos << pol::UserData(big.begin(), big.end());
   CHECK_THROWS_WITH(
-      spindle::dcps::encode(r),
+      spindle::discovery::encode(r),
       "reader record: qos.user_data.value: 65537 bytes, more than the limit of 65536");
 
   r = named<ReaderRecord>("T", "X");
   r.subscriber_qos << pol::Partition(dds::core::StringSeq(65, "p"));
-  CHECK_THROWS_WITH(spindle::dcps::encode(r),
+  CHECK_THROWS_WITH(spindle::discovery::encode(r),
                     "reader record: subscriber_qos.partition.names: 65 names, more than the limit "
                     "of 64");
   r.subscriber_qos << pol::Partition(dds::core::StringSeq{"a", std::string(300, 'p')});
-  CHECK_THROWS_WITH(spindle::dcps::encode(r),
+  CHECK_THROWS_WITH(spindle::discovery::encode(r),
                     "reader record: subscriber_qos.partition.names[1]: 300 bytes, more than the "
                     "limit of 256");
 }
 
 // Offsets below are those of a default-QoS record with topic "T" and type "X": the QoS
-// starts at 20 (version, kind, guid, two 5-byte strings); see the table in discovery.hpp.
+// starts at 20 (version, kind, guid, two 5-byte strings); see the table in discovery/records.hpp.
 TEST_CASE("discovery: truncated records name the field and the offset", "[dcps][discovery]") {
-  const auto w = spindle::dcps::encode(named<WriterRecord>("T", "X"));
+  const auto w = spindle::discovery::encode(named<WriterRecord>("T", "X"));
   REQUIRE(w.size() == 155);
   const std::pair<std::size_t, std::string> cases[] = {
       {0, "writer record: version: truncated at offset 0 (1 byte needed, 0 left)"},
@@ -416,7 +416,7 @@ TEST_CASE("discovery: truncated records name the field and the offset", "[dcps][
 
   auto with_partitions = named<ReaderRecord>("T", "X");
   with_partitions.subscriber_qos << pol::Partition(dds::core::StringSeq{"ab", "cdef"});
-  const auto r = spindle::dcps::encode(with_partitions);
+  const auto r = spindle::discovery::encode(with_partitions);
   // The partition count is at 128, "ab" at 132, "cdef" at 138 (its bytes at 142).
   CHECK(error_of<ReaderRecord>(truncated(r, 144)) ==
         "reader record: subscriber_qos.partition.names[1]: truncated at offset 142 (4 bytes "
@@ -427,8 +427,8 @@ TEST_CASE("discovery: truncated records name the field and the offset", "[dcps][
 }
 
 TEST_CASE("discovery: bad fields are rejected with field, value and offset", "[dcps][discovery]") {
-  const auto w = spindle::dcps::encode(named<WriterRecord>("T", "X"));
-  const auto r = spindle::dcps::encode(named<ReaderRecord>("T", "X"));
+  const auto w = spindle::discovery::encode(named<WriterRecord>("T", "X"));
+  const auto r = spindle::discovery::encode(named<ReaderRecord>("T", "X"));
   Bytes trailing = w;
   trailing.insert(trailing.end(), 3, std::byte{0});
   const std::tuple<std::string_view, Bytes, std::string> writer_cases[] = {
@@ -500,16 +500,17 @@ TEST_CASE("discovery: bad fields are rejected with field, value and offset", "[d
 }
 
 TEST_CASE("discovery: values the checks allow are accepted", "[dcps][discovery]") {
-  const auto w = spindle::dcps::encode(named<WriterRecord>("T", "X"));
+  const auto w = spindle::discovery::encode(named<WriterRecord>("T", "X"));
   std::string error;
   // KEEP_ALL ignores the depth; the largest finite duration is not infinite.
-  const auto keep_all = spindle::dcps::decode_writer(with_u32(with_byte(w, 85, 1), 86, 0), error);
+  const auto keep_all =
+      spindle::discovery::decode_writer(with_u32(with_byte(w, 85, 1), 86, 0), error);
   INFO(error);
   REQUIRE(keep_all);
   CHECK(keep_all->qos.policy<pol::History>() == pol::History(pol::HistoryKind::KEEP_ALL, 0));
   auto longest = with_u32(w, 50, 0x7fffffff);
   put_u32(longest, 54, 999'999'999);
-  const auto got = spindle::dcps::decode_writer(longest, error);
+  const auto got = spindle::discovery::decode_writer(longest, error);
   REQUIRE(got);
   CHECK(got->qos.policy<pol::Deadline>().period() == Duration(Duration::kInfiniteSec, 999'999'999));
   CHECK_FALSE(got->qos.policy<pol::Deadline>().period().is_infinite());
@@ -519,24 +520,24 @@ TEST_CASE("discovery: a record with inconsistent QoS is rejected with the incons
           "[dcps][discovery]") {
   auto w = named<WriterRecord>("T", "X");
   w.qos << pol::History::KeepLast(8) << pol::ResourceLimits(100, 10, 4);
-  CHECK(error_of<WriterRecord>(spindle::dcps::encode(w)) ==
+  CHECK(error_of<WriterRecord>(spindle::discovery::encode(w)) ==
         "writer record: qos: inconsistent: History.depth (8) > "
         "ResourceLimits.max_samples_per_instance (4)");
 
   w = named<WriterRecord>("T", "X");
   w.qos << pol::ResourceLimits(0, -1, -1);
-  CHECK(error_of<WriterRecord>(spindle::dcps::encode(w)) ==
+  CHECK(error_of<WriterRecord>(spindle::discovery::encode(w)) ==
         "writer record: qos: inconsistent: ResourceLimits.max_samples must be > 0 or "
         "LENGTH_UNLIMITED, got 0");
 
   auto r = named<ReaderRecord>("T", "X");
   r.qos << sp::Engine(0, 1024, 1u << 20, sp::RdmcAlgorithm::CHAIN);
-  CHECK(error_of<ReaderRecord>(spindle::dcps::encode(r)) ==
+  CHECK(error_of<ReaderRecord>(spindle::discovery::encode(r)) ==
         "reader record: qos: inconsistent: Engine.window_size must be in 1..65536, got 0");
 
   r = named<ReaderRecord>("T", "X");
   r.qos << pol::Deadline(Duration(1, 0)) << pol::TimeBasedFilter(Duration(2, 0));
-  CHECK(error_of<ReaderRecord>(spindle::dcps::encode(r)) ==
+  CHECK(error_of<ReaderRecord>(spindle::discovery::encode(r)) ==
         "reader record: qos: inconsistent: Deadline.period (1s) < "
         "TimeBasedFilter.minimum_separation (2s)");
 }
@@ -549,10 +550,11 @@ TEST_CASE("discovery: mutated records are decoded or rejected, never misread",
           "[dcps][discovery]") {
   auto partitions = named<ReaderRecord>("T", "X");
   partitions.subscriber_qos << pol::Partition(dds::core::StringSeq{"a", "bb", "ccc"});
-  const std::vector<Bytes> seeds = {
-      spindle::dcps::encode(named<WriterRecord>("T", "X")),
-      spindle::dcps::encode(named<ReaderRecord>("", "")), spindle::dcps::encode(full_writer()),
-      spindle::dcps::encode(full_reader()), spindle::dcps::encode(partitions)};
+  const std::vector<Bytes> seeds = {spindle::discovery::encode(named<WriterRecord>("T", "X")),
+                                    spindle::discovery::encode(named<ReaderRecord>("", "")),
+                                    spindle::discovery::encode(full_writer()),
+                                    spindle::discovery::encode(full_reader()),
+                                    spindle::discovery::encode(partitions)};
   std::mt19937_64 rng(0x5d15c0);
   auto below = [&](std::size_t n) {
     return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
@@ -590,7 +592,7 @@ TEST_CASE("discovery: mutated records are decoded or rejected, never misread",
     auto tally = [&](const auto& decoded, const std::string& error, std::string_view prefix) {
       if (decoded) {
         ++accepted;
-        if (!error.empty() || spindle::dcps::encode(*decoded) != b ||
+        if (!error.empty() || spindle::discovery::encode(*decoded) != b ||
             spindle::qos::find_inconsistency(decoded->qos))
           ++misread;
       } else {
@@ -600,8 +602,8 @@ TEST_CASE("discovery: mutated records are decoded or rejected, never misread",
     };
     std::string werror;
     std::string rerror;
-    tally(spindle::dcps::decode_writer(b, werror), werror, "writer record: ");
-    tally(spindle::dcps::decode_reader(b, rerror), rerror, "reader record: ");
+    tally(spindle::discovery::decode_writer(b, werror), werror, "writer record: ");
+    tally(spindle::discovery::decode_reader(b, rerror), rerror, "reader record: ");
   }
   CHECK(misread == 0);
   CHECK(accepted > 100);
@@ -614,11 +616,11 @@ TEST_CASE("discovery: the fuzz seed corpus holds current encodings", "[dcps][dis
   auto partitions = named<WriterRecord>("Flight/State", "avionics::FlightState");
   partitions.publisher_qos << pol::Partition(dds::core::StringSeq{"cockpit", "*"});
   const std::pair<std::string, Bytes> seeds[] = {
-      {"writer_default", spindle::dcps::encode(named<WriterRecord>("T", "X"))},
-      {"reader_default", spindle::dcps::encode(named<ReaderRecord>("T", "X"))},
-      {"writer_full", spindle::dcps::encode(full_writer())},
-      {"reader_full", spindle::dcps::encode(full_reader())},
-      {"writer_partitions", spindle::dcps::encode(partitions)},
+      {"writer_default", spindle::discovery::encode(named<WriterRecord>("T", "X"))},
+      {"reader_default", spindle::discovery::encode(named<ReaderRecord>("T", "X"))},
+      {"writer_full", spindle::discovery::encode(full_writer())},
+      {"reader_full", spindle::discovery::encode(full_reader())},
+      {"writer_partitions", spindle::discovery::encode(partitions)},
   };
   const auto dir = std::filesystem::path(SPINDLE_SOURCE_DIR) / "tests/fuzz/corpus/discovery_record";
   const bool write = std::getenv("SPINDLE_WRITE_CORPUS") != nullptr;

@@ -1,4 +1,4 @@
-// libFuzzer target for the discovery record decoder (dcps/discovery.hpp): every participant
+// libFuzzer target for the discovery record decoder (discovery/records.hpp): every participant
 // decodes the records every other participant multicasts, so any bytes must give a record
 // or a message, never a crash, a hang or an exception. Each input is decoded both as a
 // writer and as a reader record. Properties checked: a rejection has a message naming the
@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "dcps/discovery.hpp"
+#include "discovery/records.hpp"
 #include "qos/checks.hpp"
 
 namespace {
@@ -27,7 +27,7 @@ void check(const Decoded& decoded, const std::string& error, std::string_view pr
   }
   if (!error.empty()) __builtin_trap();
   if (spindle::qos::find_inconsistency(decoded->qos)) __builtin_trap();
-  const auto again = spindle::dcps::encode(*decoded);
+  const auto again = spindle::discovery::encode(*decoded);
   if (!std::equal(again.begin(), again.end(), input.begin(), input.end())) __builtin_trap();
 }
 
@@ -36,8 +36,8 @@ void check(const Decoded& decoded, const std::string& error, std::string_view pr
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto input = std::as_bytes(std::span(data, size));
   std::string error;
-  check(spindle::dcps::decode_writer(input, error), error, "writer record: ", input);
+  check(spindle::discovery::decode_writer(input, error), error, "writer record: ", input);
   error.clear();
-  check(spindle::dcps::decode_reader(input, error), error, "reader record: ", input);
+  check(spindle::discovery::decode_reader(input, error), error, "reader record: ", input);
   return 0;
 }

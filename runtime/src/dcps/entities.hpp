@@ -2,7 +2,7 @@
 // participant, topic, publisher, subscriber, writer, reader; discovery and matching;
 // statuses and listener routing.
 //
-// Discovery. Creating a writer multicasts a record (discovery.hpp) on the channel its data
+// Discovery. Creating a writer multicasts a record (discovery/records.hpp) on the channel its data
 // will use (so its samples follow it, FIFO); a reader's record goes on its topic's atomic
 // channel
 // (so it is totally ordered with every atomic writer's samples); deleting either
@@ -42,13 +42,17 @@
 
 #include <spindle/detail/dcps.hpp>
 
-#include "dcps/discovery.hpp"
 #include "dcps/history_cache.hpp"
 #include "dcps/router.hpp"
+#include "discovery/endpoint_table.hpp"
+#include "discovery/records.hpp"
 #include "group/engine.hpp"
 #include "qos/checks.hpp"
 
 namespace spindle::dcps {
+
+using discovery::ReaderRecord;
+using discovery::WriterRecord;
 
 class Participant;
 class Topic;
@@ -251,7 +255,9 @@ class Participant final : public detail::ParticipantCore {
   void on_writer_record(WriterRecord rec);
   void on_reader_record(ReaderRecord rec);
   void on_retired(std::uint64_t guid, bool writer);
-  void match(const WriterRecord& w, const ReaderRecord& r, Actions& out);
+  void collect(const std::vector<discovery::Change>& changes, Actions& out);
+  std::shared_ptr<Writer> local_writer(std::uint64_t guid) const;
+  std::shared_ptr<Reader> local_reader(std::uint64_t guid) const;
   std::shared_ptr<Topic> inconsistent_topic(const std::string& topic, const std::string& type);
 
   const std::uint32_t domain_id_;
@@ -272,9 +278,9 @@ class Participant final : public detail::ParticipantCore {
   std::map<std::uint64_t, std::weak_ptr<Writer>> local_writers_;
   std::map<std::uint64_t, std::weak_ptr<Reader>> local_readers_;
   // Every endpoint announced in the domain and not retired (local ones included).
-  std::map<std::uint64_t, WriterRecord> writers_;
-  std::map<std::uint64_t, ReaderRecord> readers_;
-  std::set<std::pair<std::uint64_t, std::uint64_t>> matched_;        // (writer, reader)
+  discovery::EndpointTable endpoints_{[this](std::uint64_t guid) {
+    return local_writer(guid) != nullptr || local_reader(guid) != nullptr;
+  }};
   std::set<std::pair<std::string, std::string>> inconsistent_seen_;  // (topic, type)
   std::set<NodeId> left_;  // members that said goodbye (participant_left)
 };

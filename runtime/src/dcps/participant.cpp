@@ -266,7 +266,7 @@ void Participant::announce(const std::shared_ptr<Writer>& w) {
     local_writers_[w->guid()] = w;
   }
   const auto rec = w->record();
-  publish_record(SampleKind::announce_writer, rec.guid, w->channel(), encode(rec),
+  publish_record(SampleKind::announce_writer, rec.guid, w->channel(), discovery::encode(rec),
                  "DataWriter of topic '" + rec.topic_name + "'");
 }
 
@@ -276,7 +276,7 @@ void Participant::announce(const std::shared_ptr<Reader>& r) {
     local_readers_[r->guid()] = r;
   }
   const auto rec = r->record();
-  publish_record(SampleKind::announce_reader, rec.guid, r->channel(), encode(rec),
+  publish_record(SampleKind::announce_reader, rec.guid, r->channel(), discovery::encode(rec),
                  "DataReader of topic '" + rec.topic_name + "'");
 }
 
@@ -342,7 +342,7 @@ void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
   std::string error;
   switch (s.header.kind) {
     case SampleKind::announce_writer: {
-      auto rec = decode_writer(s.payload, error);
+      auto rec = discovery::decode_writer(s.payload, error);
       if (!rec) return report_bad_record(sender, s.header.kind, error);
       if (rec->guid != s.header.writer) {
         return report_bad_record(sender, s.header.kind, "guid differs from the sample header's");
@@ -351,7 +351,7 @@ void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
       return;
     }
     case SampleKind::announce_reader: {
-      auto rec = decode_reader(s.payload, error);
+      auto rec = discovery::decode_reader(s.payload, error);
       if (!rec) return report_bad_record(sender, s.header.kind, error);
       if (rec->guid != s.header.writer) {
         return report_bad_record(sender, s.header.kind, "guid differs from the sample header's");
@@ -374,12 +374,8 @@ void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
       std::vector<std::shared_ptr<Reader>> readers;
       {
         std::lock_guard lock(mu_);
-        for (const auto& [pair_w, pair_r] : matched_) {
-          if (pair_w != s.header.writer) continue;
-          auto it = local_readers_.find(pair_r);
-          if (it == local_readers_.end()) continue;
-          if (auto r = it->second.lock()) readers.push_back(r);
-        }
+        for (auto rg : endpoints_.readers_of(s.header.writer))
+          if (auto r = local_reader(rg)) readers.push_back(std::move(r));
       }
       for (auto& r : readers)
         r->writer_asserted(s.header.writer);
@@ -408,27 +404,39 @@ std::shared_ptr<Topic> Participant::inconsistent_topic(const std::string& topic,
   return inconsistent_seen_.emplace(topic, type).second ? local : nullptr;
 }
 
-// One writer against one reader of the same topic (mu_ held): what the local side(s) must
-// hear is collected into `out` and run after the lock is released (events take other
-// locks).
-void Participant::match(const WriterRecord& w, const ReaderRecord& r, Actions& out) {
-  auto lw = local_writers_.contains(w.guid) ? local_writers_[w.guid].lock() : nullptr;
-  auto lr = local_readers_.contains(r.guid) ? local_readers_[r.guid].lock() : nullptr;
-  if (!lw && !lr) return;  // neither is ours: their own participants match them
-  if (w.type_name != r.type_name) return;
-  if (!qos::partitions_match(w.publisher_qos.policy<dds::core::policy::Partition>(),
-                             r.subscriber_qos.policy<dds::core::policy::Partition>())) {
-    return;
+std::shared_ptr<Writer> Participant::local_writer(std::uint64_t guid) const {
+  auto it = local_writers_.find(guid);
+  return it == local_writers_.end() ? nullptr : it->second.lock();
+}
+
+std::shared_ptr<Reader> Participant::local_reader(std::uint64_t guid) const {
+  auto it = local_readers_.find(guid);
+  return it == local_readers_.end() ? nullptr : it->second.lock();
+}
+
+// What the endpoint table's changes mean for our entities (mu_ held): the events are
+// collected into `out` and run after the lock is released (they take other locks).
+void Participant::collect(const std::vector<discovery::Change>& changes, Actions& out) {
+  using Kind = discovery::Change::Kind;
+  for (const auto& c : changes) {
+    auto lw = c.local_writer ? local_writer(c.writer) : nullptr;
+    auto lr = c.local_reader ? local_reader(c.reader) : nullptr;
+    switch (c.kind) {
+      case Kind::matched:
+        if (lw) out.emplace_back([lw, rg = c.reader] { lw->matched(rg, +1); });
+        if (const auto* w = endpoints_.writer(c.writer); lr && w != nullptr)
+          out.emplace_back([lr, rec = *w] { lr->matched(rec); });
+        break;
+      case Kind::unmatched:
+        if (lw) out.emplace_back([lw, rg = c.reader] { lw->matched(rg, -1); });
+        if (lr) out.emplace_back([lr, wg = c.writer] { lr->unmatched(wg); });
+        break;
+      case Kind::incompatible:
+        if (lw) out.emplace_back([lw, ids = c.policies] { lw->incompatible(ids); });
+        if (lr) out.emplace_back([lr, ids = c.policies] { lr->incompatible(ids); });
+        break;
+    }
   }
-  auto ids = qos::incompatible_policies(w.publisher_qos, w.qos, r.subscriber_qos, r.qos);
-  if (!ids.empty()) {
-    if (lw) out.emplace_back([lw, ids] { lw->incompatible(ids); });
-    if (lr) out.emplace_back([lr, ids] { lr->incompatible(ids); });
-    return;
-  }
-  if (!matched_.emplace(w.guid, r.guid).second) return;
-  if (lw) out.emplace_back([lw, rg = r.guid] { lw->matched(rg, +1); });
-  if (lr) out.emplace_back([lr, w] { lr->matched(w); });
 }
 
 void Participant::on_writer_record(WriterRecord rec) {
@@ -437,9 +445,7 @@ void Participant::on_writer_record(WriterRecord rec) {
   {
     std::lock_guard lock(mu_);
     inconsistent = inconsistent_topic(rec.topic_name, rec.type_name);
-    const WriterRecord& w = writers_.insert_or_assign(rec.guid, std::move(rec)).first->second;
-    for (const auto& [rg, r] : readers_)
-      if (r.topic_name == w.topic_name) match(w, r, actions);
+    collect(endpoints_.add(std::move(rec)), actions);
   }
   if (inconsistent) inconsistent->raise_inconsistent();
   run(actions);
@@ -451,9 +457,7 @@ void Participant::on_reader_record(ReaderRecord rec) {
   {
     std::lock_guard lock(mu_);
     inconsistent = inconsistent_topic(rec.topic_name, rec.type_name);
-    const ReaderRecord& r = readers_.insert_or_assign(rec.guid, std::move(rec)).first->second;
-    for (const auto& [wg, w] : writers_)
-      if (w.topic_name == r.topic_name) match(w, r, actions);
+    collect(endpoints_.add(std::move(rec)), actions);
   }
   if (inconsistent) inconsistent->raise_inconsistent();
   run(actions);
@@ -463,46 +467,28 @@ void Participant::on_retired(std::uint64_t guid, bool writer) {
   Actions actions;
   {
     std::lock_guard lock(mu_);
-    if (writer) {
-      writers_.erase(guid);
-    } else {
-      readers_.erase(guid);
-    }
-    for (auto it = matched_.begin(); it != matched_.end();) {
-      const auto [wg, rg] = *it;
-      if ((writer ? wg : rg) != guid) {
-        ++it;
-        continue;
-      }
-      it = matched_.erase(it);
-      if (auto w = local_writers_.find(wg); w != local_writers_.end()) {
-        if (auto lw = w->second.lock()) actions.emplace_back([lw, rg] { lw->matched(rg, -1); });
-      }
-      if (auto r = local_readers_.find(rg); r != local_readers_.end()) {
-        if (auto lr = r->second.lock()) actions.emplace_back([lr, wg] { lr->unmatched(wg); });
-      }
-    }
+    collect(endpoints_.retire(guid, writer), actions);
   }
   run(actions);
 }
 
 void Participant::on_suspicion(NodeId node, bool left, const std::string& why) {
   // Until view changes exist a suspected member is gone for good: its endpoints unmatch.
-  std::vector<std::pair<std::uint64_t, bool>> gone;
+  Actions actions;
+  std::size_t gone = 0;
   {
     std::lock_guard lock(mu_);
     left = left || left_.contains(node);
-    for (const auto& [g, w] : writers_)
-      if (guid_node(g) == node) gone.emplace_back(g, true);
-    for (const auto& [g, r] : readers_)
-      if (guid_node(g) == node) gone.emplace_back(g, false);
+    const std::size_t before = endpoints_.writers() + endpoints_.readers();
+    collect(endpoints_.retire_if([node](std::uint64_t g) { return guid_node(g) == node; }),
+            actions);
+    gone = before - (endpoints_.writers() + endpoints_.readers());
   }
-  if (!gone.empty() && !left) {
+  if (gone > 0 && !left) {
     std::cerr << "spindle: domain " << domain_id_ << ": member " << node << " suspected (" << why
-              << "); its " << gone.size() << " endpoint(s) are unmatched\n";
+              << "); its " << gone << " endpoint(s) are unmatched\n";
   }
-  for (auto [g, w] : gone)
-    on_retired(g, w);
+  run(actions);
 }
 
 // --------------------------------------------------------------------------------- Topic

@@ -12,10 +12,7 @@ target_sources(spindle_runtime PRIVATE
 target_sources(spindle_runtime PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/wire.cpp
   ${CMAKE_CURRENT_LIST_DIR}/router.cpp
-  # The entities: participant, topic, publisher/subscriber, writer/reader, discovery.
+  # The entities: participant, topic, publisher/subscriber, writer/reader.
   ${CMAKE_CURRENT_LIST_DIR}/participant.cpp
   ${CMAKE_CURRENT_LIST_DIR}/endpoints.cpp)
 
-# Discovery records: the writer/reader announcements every participant multicasts and
-# decodes (untrusted bytes; fuzzed by tests/fuzz/discovery_record.cpp).
-target_sources(spindle_runtime PRIVATE ${CMAKE_CURRENT_LIST_DIR}/discovery.cpp)

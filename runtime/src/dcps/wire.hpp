@@ -38,7 +38,7 @@ enum class SampleKind : std::uint8_t {
   data = 1,
   dispose = 2,
   unregister = 3,
-  // Builtin messages (topic = 0): the payload is a discovery record (discovery.hpp).
+  // Builtin messages (topic = 0): the payload is a discovery record (discovery/records.hpp).
   announce_writer = 16,
   announce_reader = 17,
   retire_writer = 18,

@@ -88,7 +88,7 @@
 #include <dds/sub/qos/DataReaderQos.hpp>
 #include <dds/sub/qos/SubscriberQos.hpp>
 
-namespace spindle::dcps {
+namespace spindle::discovery {
 
 inline constexpr std::uint8_t kDiscoveryVersion = 1;
 // Record limits; a decoder rejects larger values before allocating anything for them.
@@ -127,4 +127,4 @@ struct ReaderRecord {
 [[nodiscard]] std::optional<ReaderRecord> decode_reader(std::span<const std::byte> bytes,
                                                         std::string& error);
 
-}  // namespace spindle::dcps
+}  // namespace spindle::discovery

@@ -1,4 +1,4 @@
-// Discovery record encoding and decoding (format in discovery.hpp and docs/dcps-wire.md).
+// Discovery record encoding and decoding (format in records.hpp and docs/dcps-wire.md).
 //
 // The layout is written once: one function per policy lists its fields in wire order and is
 // run by both an encoder (Put) and a decoder (Get). Each field call takes the current value
@@ -8,7 +8,7 @@
 // defaults and read nothing), so the message names the first bad field.
 //
 // Threading: pure functions.
-#include "dcps/discovery.hpp"
+#include "discovery/records.hpp"
 
 #include <concepts>
 #include <limits>
@@ -21,7 +21,7 @@
 
 #include "qos/checks.hpp"
 
-namespace spindle::dcps {
+namespace spindle::discovery {
 
 namespace {
 
@@ -230,7 +230,7 @@ class Get : public FieldNames {
   std::string error_;
 };
 
-// ---- The fields of each policy, in wire order (the table in discovery.hpp) ----
+// ---- The fields of each policy, in wire order (the table in records.hpp) ----
 
 template <class Io>
 std::int32_t limit(Io& io, std::string_view field, std::int32_t v) {
@@ -373,7 +373,7 @@ void fields(Io& io, pol::EntityFactory& p) {
 // Every policy of an entity QoS, in the QoS class's order. A policy added to the class
 // without a fields() overload above does not compile; one added with it changes the
 // format (the golden encodings in tests/dcps/discovery_test.cpp fail): bump
-// kDiscoveryVersion and update the layout in discovery.hpp and docs/dcps-wire.md.
+// kDiscoveryVersion and update the layout in records.hpp and docs/dcps-wire.md.
 template <class Io, class Qos>
 void qos_fields(Io& io, std::string_view section, Qos& q) {
   io.section(section);
@@ -470,4 +470,4 @@ std::optional<ReaderRecord> decode_reader(std::span<const std::byte> bytes, std:
   return decode_record<ReaderRecord>(bytes, error);
 }
 
-}  // namespace spindle::dcps
+}  // namespace spindle::discovery
