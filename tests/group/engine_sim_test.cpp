@@ -29,6 +29,7 @@ struct Recorder final : group::EngineClient {
   }
   void on_member_lost(group::NodeId, bool, const std::string&) override {}
   void on_view(const group::View& v) override { views.push_back(v.epoch); }
+  void on_halt(const std::string&) override {}
 };
 
 struct Pair {
@@ -143,4 +144,73 @@ TEST_CASE("engine: DCPS samples keep flowing across an installed view", "[engine
   for (std::uint64_t i = 0; i < 20; ++i)
     want[i] = i;
   CHECK(got == want);
+}
+
+namespace {
+
+// A writer and a keep-all reader of topic "T" on every participant of `stack`.
+struct Streams {
+  std::vector<dds::topic::Topic<Avionics::FlightState>> topics;
+  std::vector<dds::sub::DataReader<Avionics::FlightState>> readers;
+  std::vector<dds::pub::DataWriter<Avionics::FlightState>> writers;
+  explicit Streams(spindle::testing::SimStack& stack) {
+    dds::sub::qos::DataReaderQos rq;
+    rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+    dds::pub::qos::DataWriterQos wq;
+    wq << dds::core::policy::Reliability::Reliable(dds::core::Duration(0, 100000000));
+    for (std::size_t i = 0; i < stack.size(); ++i) {
+      topics.emplace_back(stack.participant(i), "T");
+      readers.emplace_back(dds::sub::Subscriber(stack.participant(i)), topics.back(), rq);
+      writers.emplace_back(dds::pub::Publisher(stack.participant(i)), topics.back(), wq);
+    }
+    const auto n = static_cast<std::int32_t>(stack.size());
+    REQUIRE(stack.run_until([&] {
+      for (auto& w : writers)
+        if (w.publication_matched_status().current_count() != n) return false;
+      return true;
+    }));
+  }
+  static Avionics::FlightState sample(std::uint64_t seq) {
+    Avionics::FlightState s;
+    s.aircraft_id(1);
+    s.timestamp_ns(seq);
+    return s;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("engine: a member that loses half of its view stops, and its writes say why",
+          "[engine]") {
+  spindle::testing::SimStack stack(sim::Config{}, 2);
+  Streams s(stack);
+  stack.crash(1);
+  // Member 1 suspects member 2: one of two is half the view, so it must not go on alone.
+  REQUIRE(stack.run_until([&] { return !stack.halted(0).empty(); }));
+  CHECK_THAT(stack.halted(0), Catch::Contains("domain 0: node 1 stopped") &&
+                                  Catch::Contains("lost contact with 1 of the 2 members") &&
+                                  Catch::Contains("no split brain"));
+  REQUIRE_THROWS_MATCHES(s.writers[0].write(Streams::sample(1)), dds::core::PreconditionNotMetError,
+                         Catch::Matchers::Message(stack.halted(0)));
+}
+
+TEST_CASE("engine: members that leave are removed without counting as failures", "[engine]") {
+  spindle::testing::SimStack stack(sim::Config{}, 3);
+  Streams s(stack);
+  stack.leave(2);
+  // Two of three stay: a view change removes member 3, and they go on.
+  s.writers[0].write(Streams::sample(1));
+  REQUIRE(stack.run_until(
+      [&] { return s.writers[1].publication_matched_status().current_count() == 2; }));
+  stack.leave(1);
+  // Member 1 alone: a member that left is no failure, so it keeps going.
+  s.writers[0].write(Streams::sample(2));
+  std::vector<std::uint64_t> got;
+  REQUIRE(stack.run_until([&] {
+    for (const auto& x : s.readers[0].take())
+      if (x.info().valid()) got.push_back(x.data().timestamp_ns());
+    return got.size() >= 2;
+  }));
+  CHECK(got == std::vector<std::uint64_t>{1, 2});
+  CHECK(stack.halted(0).empty());
 }

@@ -30,19 +30,34 @@ SimStack::SimStack(const sim::Config& config, std::uint32_t members, std::uint32
     cores_.push_back(std::make_shared<dcps::Participant>(
         0, dds::domain::qos::DomainParticipantQos(), std::move(engine)));
     participants_.emplace_back(cores_.back());
+    alive_.push_back(true);
   }
 }
 
 SimStack::~SimStack() {
   // Close every participant while the network still runs them (a goodbye is a message).
-  for (auto& p : participants_)
-    p.close();
+  for (std::size_t i = 0; i < participants_.size(); ++i)
+    if (alive_[i]) participants_[i].close();
   participants_.clear();
   cores_.clear();
 }
 
 bool SimStack::run_until(const std::function<bool()>& done, std::chrono::nanoseconds limit) {
   return net_->run_until(done, net_->now() + limit);
+}
+
+void SimStack::crash(std::size_t i) {
+  alive_.at(i) = false;
+  net_->crash(static_cast<transport::NodeId>(i + 1));
+}
+
+void SimStack::leave(std::size_t i) {
+  alive_.at(i) = false;
+  participants_.at(i).close();
+}
+
+std::string SimStack::halted(std::size_t i) const {
+  return cores_.at(i)->engine().halted();
 }
 
 void SimStack::install(const group::View& next) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <dds/dds.hpp>
@@ -46,11 +47,21 @@ class SimStack {
   // Installs `next` at every participant (the engines' install(), in member order).
   void install(const group::View& next);
 
+  // Faults. crash(i): participant i stops at once (its node crashes on the network; the
+  // others suspect it after the simulator's suspicion timeout). leave(i): participant i is
+  // closed, as an application deletes its participant. Either way it is not used again.
+  void crash(std::size_t i);
+  void leave(std::size_t i);
+  [[nodiscard]] bool alive(std::size_t i) const { return alive_.at(i); }
+  // Why participant i halted (majority rule), empty while it runs.
+  [[nodiscard]] std::string halted(std::size_t i) const;
+
  private:
   std::unique_ptr<transport::sim::Network> net_;
   group::View view_;
   std::vector<std::shared_ptr<dcps::Participant>> cores_;
   std::vector<dds::domain::DomainParticipant> participants_;
+  std::vector<bool> alive_;
 };
 
 }  // namespace spindle::testing

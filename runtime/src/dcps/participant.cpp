@@ -39,6 +39,11 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
       [this](const ParsedSample& s, NodeId sender) { on_builtin(s, sender); });
   router_.set_suspicion_handler(
       [this](NodeId node, bool left, const std::string& why) { on_suspicion(node, left, why); });
+  router_.set_halt_handler([](const std::string& why) {
+    // Writes now fail with this message too (Engine::reserve); say it once where an
+    // operator looks.
+    std::cerr << "spindle: " << why << '\n';
+  });
   engine_->start(router_);  // only now: nothing delivered may miss the handlers above
 }
 
@@ -473,7 +478,7 @@ void Participant::on_retired(std::uint64_t guid, bool writer) {
 }
 
 void Participant::on_suspicion(NodeId node, bool left, const std::string& why) {
-  // Until view changes exist a suspected member is gone for good: its endpoints unmatch.
+  // A member removed from the group (failed, or left): its endpoints unmatch.
   Actions actions;
   std::size_t gone = 0;
   {
@@ -485,7 +490,7 @@ void Participant::on_suspicion(NodeId node, bool left, const std::string& why) {
     gone = before - (endpoints_.writers() + endpoints_.readers());
   }
   if (gone > 0 && !left) {
-    std::cerr << "spindle: domain " << domain_id_ << ": member " << node << " suspected (" << why
+    std::cerr << "spindle: domain " << domain_id_ << ": member " << node << " is gone (" << why
               << "); its " << gone << " endpoint(s) are unmatched\n";
   }
   run(actions);

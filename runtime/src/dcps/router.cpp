@@ -103,6 +103,20 @@ void Router::on_member_lost(NodeId node, bool left, const std::string& why) {
   if (h) h(node, left, why);
 }
 
+void Router::set_halt_handler(std::function<void(const std::string& why)> handler) {
+  std::lock_guard lock(sinks_mu_);
+  on_halt_ = std::move(handler);
+}
+
+void Router::on_halt(const std::string& why) {
+  std::function<void(const std::string&)> h;
+  {
+    std::lock_guard lock(sinks_mu_);
+    h = on_halt_;
+  }
+  if (h) h(why);
+}
+
 void Router::on_view(const group::View& /*view*/) {
   // Matching follows the discovery records, which travel in the views themselves; the
   // view's membership reaches the entities through on_member_lost.

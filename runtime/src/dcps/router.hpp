@@ -90,12 +90,15 @@ class Router final : public group::EngineClient {
   // Builtin messages (discovery, liveliness), in delivery order. Set before the engine starts.
   void set_builtin_handler(BuiltinHandler handler);
   void set_suspicion_handler(SuspicionHandler handler);
+  // This member halted (majority rule): `why` is the message for the user.
+  void set_halt_handler(std::function<void(const std::string& why)> handler);
   [[nodiscard]] RouterStats stats() const;
 
   // group::EngineClient (protocol thread).
   void on_deliver(std::span<const smc::Message> batch) override;
   void on_member_lost(NodeId node, bool left, const std::string& why) override;
   void on_view(const group::View& view) override;
+  void on_halt(const std::string& why) override;
 
  private:
   group::Engine* engine_;
@@ -104,6 +107,7 @@ class Router final : public group::EngineClient {
   std::vector<TopicSink*> touched_;  // protocol thread: sinks that got samples this batch
   BuiltinHandler builtin_;
   SuspicionHandler on_suspicion_;
+  std::function<void(const std::string&)> on_halt_;
 
   std::atomic<std::uint64_t> delivered_{0};
   std::atomic<std::uint64_t> malformed_{0};

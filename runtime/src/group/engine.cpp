@@ -1,6 +1,7 @@
 // The view engine (see engine.hpp).
 #include "group/engine.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <utility>
@@ -20,10 +21,36 @@ struct ViewState {
   std::unique_ptr<sst::Sst> sst;
   std::unique_ptr<sst::Predicates> predicates;
   std::unique_ptr<smc::Smc> smc;
+  std::unique_ptr<Membership> membership;
   std::unique_ptr<sst::PredicateLoop> loop;
 };
 
 namespace {
+
+// The view after `v` without the members of `removed` (bit per rank): every subgroup keeps
+// its index, so a channel maps to the same subgroup.
+View without(const View& v, std::uint64_t removed) {
+  View next = v;
+  next.epoch = v.epoch + 1;
+  next.members.clear();
+  std::vector<NodeId> gone;
+  for (std::size_t r = 0; r < v.members.size(); ++r) {
+    if (((removed >> r) & 1) != 0) {
+      gone.push_back(v.members[r].id);
+    } else {
+      next.members.push_back(v.members[r]);
+    }
+  }
+  auto drop = [&](std::vector<NodeId>& ids) {
+    std::erase_if(ids,
+                  [&](NodeId id) { return std::find(gone.begin(), gone.end(), id) != gone.end(); });
+  };
+  for (auto& sg : next.subgroups) {
+    drop(sg.members);
+    drop(sg.senders);
+  }
+  return next;
+}
 
 std::string member_list(const View& v, NodeId self) {
   std::string out;
@@ -54,8 +81,9 @@ Engine::Engine(View first, std::unique_ptr<transport::Transport> owned, transpor
     : owned_transport_(std::move(owned)),
       transport_(owned_transport_ ? owned_transport_.get() : t),
       runtime_(std::move(runtime)),
-      domain_id_(domain_id) {
-  current_ = build(first, connect_timeout);
+      domain_id_(domain_id),
+      connect_timeout_(connect_timeout) {
+  current_ = build(first, connect_timeout, true);
 }
 
 Engine::~Engine() {
@@ -64,7 +92,8 @@ Engine::~Engine() {
   transport_->disconnect();
 }
 
-std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::milliseconds connect_timeout) {
+std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::milliseconds connect_timeout,
+                                         bool first) {
   auto vs = std::make_shared<ViewState>();
   vs->view = v;
   Runtime* rt = runtime_.get();
@@ -74,11 +103,14 @@ std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::millisecond
   vs->smc = std::make_unique<smc::Smc>(
       *vs->sst, *vs->predicates,
       [this](std::uint32_t, std::span<const smc::Message> batch) { on_deliver(batch); });
-  vs->sst->set_suspicion_handler([this](const sst::SuspicionReport& r) {
-    if (client_ != nullptr)
-      client_->on_member_lost(r.node, r.reason == transport::SuspicionReason::peer_left, r.detail);
-  });
-  if (vs->sst->connect(connect_timeout) != transport::Status::ok) {
+  ViewState* raw = vs.get();
+  vs->membership = std::make_unique<Membership>(
+      *vs->sst, *vs->smc, *vs->predicates,
+      Membership::Callbacks{[this, raw](const ViewDecision& d) { decided(raw->view, d); },
+                            [this](const std::string& why) { halt(why); }});
+  // A member that cannot be reached when a later view is installed is suspected in it: the
+  // suspicion events stay queued for the new view's loop, and a view change follows.
+  if (vs->sst->connect(connect_timeout) != transport::Status::ok && first) {
     std::vector<transport::Event> events;
     transport_->poll(events);
     std::string missing;
@@ -122,7 +154,22 @@ void Engine::install(View next, std::chrono::milliseconds connect_timeout) {
   old->smc->wedge();
   runtime_->stop();  // no upcall of the old view after this
   transport_->disconnect();
-  auto fresh = build(next, connect_timeout);
+  replace(std::move(old), next, {}, connect_timeout);
+}
+
+// Control thread, protocol thread stopped, old view disconnected: build `next`, send
+// `resend` in it first (before any application message can reserve a slot; subgroups keep
+// their indices from view to view), tell the client, start.
+void Engine::replace(std::shared_ptr<ViewState> old, const View& next,
+                     const std::vector<Resend>& resend, std::chrono::milliseconds connect_timeout) {
+  auto fresh = build(next, connect_timeout, false);
+  for (const auto& m : resend) {
+    const auto r = fresh->smc->reserve(m.subgroup, static_cast<std::uint32_t>(m.bytes.size()));
+    if (r.status != smc::ReserveStatus::ok) continue;  // not a sender there any more
+    std::memcpy(r.data, m.bytes.data(), m.bytes.size());
+    fresh->smc->commit(m.subgroup, r, static_cast<std::uint32_t>(m.bytes.size()));
+    resent_.fetch_add(1, std::memory_order_relaxed);
+  }
   if (client_ != nullptr) client_->on_view(fresh->view);
   {
     std::lock_guard lock(view_mu_);
@@ -130,8 +177,73 @@ void Engine::install(View next, std::chrono::milliseconds connect_timeout) {
     wedged_ = false;
     ++views_;
   }
+  old.reset();
   view_cv_.notify_all();
   if (client_ != nullptr) runtime_->start(*fresh->loop);
+}
+
+void Engine::decided(const View& ending, const ViewDecision& d) {
+  // Protocol thread: the install stops this very thread, so it runs on control().
+  std::shared_ptr<ViewState> vs = current();
+  if (vs->view.epoch != ending.epoch) return;
+  runtime_->control().post([this, vs, d] { change_view(vs, d); });
+}
+
+void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
+  {
+    std::lock_guard lock(view_mu_);
+    if (current_ != ending) return;
+    wedged_ = true;
+  }
+  ending->smc->wedge();
+  runtime_->stop();  // no upcall of the old view after this
+  // What the new view must carry again, copied out of the old view's slots.
+  std::vector<Resend> resend;
+  for (std::uint32_t s = 0; s < ending->view.subgroups.size(); ++s) {
+    const std::int64_t trim = s < d.trims.size() ? d.trims[s] : -1;
+    for (auto m : ending->smc->resend(s, trim))
+      resend.push_back(Resend{s, std::vector<std::byte>(m.begin(), m.end())});
+  }
+  const View next = without(ending->view, d.removed);
+  if (client_ != nullptr) {
+    for (std::size_t r = 0; r < ending->view.members.size(); ++r) {
+      if (((d.removed >> r) & 1) == 0) continue;
+      const bool left = ((d.leaving >> r) & 1) != 0;
+      client_->on_member_lost(ending->view.members[r].id, left,
+                              left
+                                  ? "it left the domain"
+                                  : "removed from the group in view " + std::to_string(next.epoch));
+    }
+  }
+  transport_->disconnect();
+  replace(std::move(ending), next, resend, connect_timeout_);
+}
+
+void Engine::halt(const std::string& why) {
+  std::shared_ptr<ViewState> vs;
+  {
+    std::lock_guard lock(view_mu_);
+    if (!halted_.empty()) return;
+    halted_ = "domain " + std::to_string(domain_id_) + ": node " + std::to_string(node()) +
+              " stopped: it " + why;
+    vs = current_;
+  }
+  vs->smc->freeze();
+  view_cv_.notify_all();
+  if (client_ != nullptr) client_->on_halt(halted());
+}
+
+std::string Engine::halted() const {
+  std::lock_guard lock(view_mu_);
+  return halted_;
+}
+
+void Engine::leave() {
+  const auto vs = current();
+  if (!halted().empty() || vs->view.members.size() < 2) return;
+  vs->membership->request_leave();
+  (void)runtime_->wait_until(runtime_->now() + std::chrono::milliseconds(500),
+                             [&] { return vs->membership->leave_announced(); });
 }
 
 View Engine::view() const {
@@ -161,11 +273,12 @@ Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadli
     {
       std::unique_lock lock(view_mu_);
       // A view change in progress: the next view takes the message.
-      if (!view_cv_.wait_until(lock, deadline, [&] { return !wedged_; })) {
+      if (!view_cv_.wait_until(lock, deadline, [&] { return !wedged_ || !halted_.empty(); })) {
         throw dds::core::TimeoutError(
             "write blocked longer than reliability.max_blocking_time: a view change was in "
             "progress");
       }
+      if (!halted_.empty()) throw dds::core::PreconditionNotMetError(halted_);
       vs = current_;
     }
     const auto sg = subgroup_of(vs->view, channel);
@@ -197,6 +310,16 @@ Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadli
       case smc::ReserveStatus::ok:
         return Loan{channel, r.data, r.capacity, *sg, r.index, std::move(vs)};
       case smc::ReserveStatus::wedged:
+        // A view change began: the next view takes the message. (The simulator runs that
+        // view change on this thread's scheduler, so let it.)
+        if ((runtime_->simulated() &&
+             !runtime_->wait_until(deadline,
+                                   [&] { return current() != vs || !halted().empty(); })) ||
+            runtime_->now() >= deadline) {
+          throw dds::core::TimeoutError(
+              "write blocked longer than reliability.max_blocking_time: a view change was in "
+              "progress");
+        }
         continue;
       case smc::ReserveStatus::full:
         throw dds::core::TimeoutError(
@@ -235,6 +358,7 @@ EngineStats Engine::stats() const {
   EngineStats s;
   s.published = published_.load();
   s.republished = republished_.load();
+  s.resent = resent_.load();
   std::lock_guard lock(view_mu_);
   s.views = views_;
   return s;

@@ -6,8 +6,14 @@
 //
 //   publish   reserve(channel, size) / commit / abandon: a message into the subgroup that
 //             carries a channel (a topic's ordered or unordered stream) in this view
-//   upcalls   Client::on_deliver (message batches, in delivery order), on_member_lost,
-//             on_view — all on the protocol thread
+//   upcalls   Client::on_deliver (message batches, in delivery order) on the protocol
+//             thread; on_member_lost and on_view while a view is installed, between the
+//             last delivery of the old view and the first of the new; on_halt
+//
+// Failures and leaves (membership.hpp): a suspicion or a leaving member starts the view
+// change protocol in the SST; once it decided, the next view — this one minus the removed
+// members — is installed on the runtime's control thread: this node's messages past the
+// ragged edge are sent again, first thing, in the new view.
 //
 // which subgroup a channel travels in is the engine's business (subgroup_of(), layout.hpp):
 // no DCPS file names a subgroup.
@@ -38,6 +44,7 @@
 #include <spindle/transport/transport.hpp>
 
 #include "group/layout.hpp"
+#include "group/membership.hpp"
 #include "group/runtime.hpp"
 #include "group/view.hpp"
 
@@ -59,6 +66,9 @@ class EngineClient {
   virtual void on_member_lost(NodeId node, bool left, const std::string& why) = 0;
   // A view was installed (after the first one, which the constructor builds).
   virtual void on_view(const View& view) = 0;
+  // This member stopped: it lost contact with half or more of its view (majority rule) and
+  // will deliver nothing more; `why` says so for the user.
+  virtual void on_halt(const std::string& why) = 0;
 
  protected:
   EngineClient() = default;
@@ -81,6 +91,7 @@ struct EngineStats {
   std::uint64_t published = 0;    // messages this node committed
   std::uint64_t republished = 0;  // loans committed after a view change, copied forward
   std::uint64_t views = 1;        // views installed, the first included
+  std::uint64_t resent = 0;       // own messages sent again after a view change
 };
 
 class Engine {
@@ -108,8 +119,14 @@ class Engine {
 
   // Installs `next` (control thread; not from an upcall): wedges the current view, stops
   // its loop, disconnects, builds and connects the next, starts its loop and tells the
-  // client. Throws dds::core::Error when the next view's members cannot be reached.
+  // client. Members of `next` it cannot reach are suspected in it (a view change follows).
   void install(View next, std::chrono::milliseconds connect_timeout);
+
+  // This member leaves on purpose: the others remove it without counting it as a failure
+  // (blocks until its leaving flag went out, at most a short while). Then destroy it.
+  void leave();
+  // Why this member halted, empty while it runs.
+  [[nodiscard]] std::string halted() const;
 
   [[nodiscard]] NodeId node() const noexcept { return transport_->self(); }
   [[nodiscard]] std::uint32_t domain_id() const noexcept { return domain_id_; }
@@ -139,8 +156,20 @@ class Engine {
          std::unique_ptr<Runtime> runtime, std::chrono::milliseconds connect_timeout,
          std::uint32_t domain_id);
   [[nodiscard]] std::shared_ptr<ViewState> current() const;
-  std::shared_ptr<ViewState> build(const View& v, std::chrono::milliseconds connect_timeout);
+  std::shared_ptr<ViewState> build(const View& v, std::chrono::milliseconds connect_timeout,
+                                   bool first);
   void on_deliver(std::span<const smc::Message> batch);
+  // Protocol thread: the membership protocol decided; the install goes to control().
+  void decided(const View& ending, const ViewDecision& d);
+  // Control thread: installs the view after `ending`, with the ragged edge `d`.
+  void change_view(std::shared_ptr<ViewState> ending, ViewDecision d);
+  void halt(const std::string& why);
+  struct Resend {
+    std::uint32_t subgroup;
+    std::vector<std::byte> bytes;
+  };
+  void replace(std::shared_ptr<ViewState> old, const View& next, const std::vector<Resend>& resend,
+               std::chrono::milliseconds connect_timeout);
 
   std::unique_ptr<transport::Transport> owned_transport_;
   transport::Transport* transport_;
@@ -153,8 +182,11 @@ class Engine {
   std::shared_ptr<ViewState> current_;
   bool wedged_ = false;
   std::uint64_t views_ = 1;
+  std::chrono::milliseconds connect_timeout_;
+  std::string halted_;  // guarded by view_mu_
 
   std::atomic<std::uint64_t> published_{0};
+  std::atomic<std::uint64_t> resent_{0};
   std::atomic<std::uint64_t> republished_{0};
 };
 

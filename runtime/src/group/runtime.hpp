@@ -9,6 +9,8 @@
 //   │                          source timestamps (virtual in the simulator)
 //   ├── executor()             the listener and timer thread: application callbacks and
 //   │                          timers never run on the protocol thread
+//   ├── control()              where view changes run: off the protocol thread (which a
+//   │                          view change stops) and never behind a slow listener
 //   ├── start(loop) / stop()   the protocol (predicate) thread of one view's engine
 //   └── wait_until(t, done)    an application thread waiting for protocol progress
 //
@@ -64,6 +66,7 @@ class Runtime {
   // Nanoseconds since the Unix epoch (dds::core::Time::now() on real threads).
   [[nodiscard]] virtual std::int64_t wall_ns() const noexcept = 0;
   [[nodiscard]] virtual Executor& executor() noexcept = 0;
+  [[nodiscard]] virtual Executor& control() noexcept = 0;
 
   // Runs `loop` as the protocol thread until stop(). One loop at a time.
   virtual void start(sst::PredicateLoop& loop) = 0;
@@ -72,7 +75,8 @@ class Runtime {
 
   // Blocks the calling application thread until done() holds (true) or `deadline` passes
   // (false). Real threads sleep in short slices between checks; the simulator runs its
-  // scheduler meanwhile, so waiting is what moves virtual time on.
+  // scheduler meanwhile, so waiting is what moves virtual time on (and when nothing is
+  // left to run before the deadline, nothing will make done() true: false).
   virtual bool wait_until(TimePoint deadline, const std::function<bool()>& done) = 0;
   // True when time is virtual and waits drive the scheduler: blocking primitives of real
   // threads (a futex sleep) must not be used, wait_until must.

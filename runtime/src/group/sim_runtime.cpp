@@ -92,11 +92,16 @@ void SimExecutor::stop() {
 // ------------------------------------------------------------------------- SimRuntime
 
 SimRuntime::SimRuntime(transport::sim::Network& net, transport::NodeId node)
-    : net_(&net), node_(node), executor_([this](TimePoint when) {
-        net_->wake_at(
-            node_, std::chrono::duration_cast<transport::sim::Duration>(when.time_since_epoch()));
-      }) {
+    : net_(&net),
+      node_(node),
+      executor_([this](TimePoint when) { arm(when); }),
+      control_([this](TimePoint when) { arm(when); }) {
   net_->set_actor(node_, [this] { return step(); });
+}
+
+void SimRuntime::arm(TimePoint when) {
+  net_->wake_at(node_,
+                std::chrono::duration_cast<transport::sim::Duration>(when.time_since_epoch()));
 }
 
 SimRuntime::~SimRuntime() {
@@ -130,6 +135,7 @@ bool SimRuntime::step() {
     worked = loop_->run_once();
     in_loop_ = false;
   }
+  if (control_.run_due(now())) worked = true;
   if (executor_.run_due(now())) worked = true;
   return worked;
 }

@@ -4,8 +4,9 @@
 // seeded schedule, and a seed replays exactly.
 //
 //   clocks     virtual: now() is the network's time; wall_ns() is a fixed epoch plus it
-//   protocol   each actor step runs one predicate-loop step, then the executor's jobs
-//              and due timers; a pending timer wakes the node at its time
+//   protocol   each actor step runs one predicate-loop step, then the control jobs (view
+//              changes), then the executor's jobs and due timers; a pending timer wakes
+//              the node at its time
 //   waits      wait_until() runs the network's scheduler until done() or the deadline
 //
 // Threading: single-threaded, like the Network: everything — the test's "application"
@@ -62,6 +63,7 @@ class SimRuntime final : public Runtime {
   [[nodiscard]] TimePoint now() const noexcept override;
   [[nodiscard]] std::int64_t wall_ns() const noexcept override;
   [[nodiscard]] Executor& executor() noexcept override { return executor_; }
+  [[nodiscard]] Executor& control() noexcept override { return control_; }
   void start(sst::PredicateLoop& loop) override;
   void stop() override;
   [[nodiscard]] bool on_protocol_thread() const noexcept override { return in_loop_; }
@@ -73,10 +75,12 @@ class SimRuntime final : public Runtime {
 
  private:
   bool step();
+  void arm(TimePoint when);
 
   transport::sim::Network* net_;
   transport::NodeId node_;
   SimExecutor executor_;
+  SimExecutor control_;
   sst::PredicateLoop* loop_ = nullptr;
   bool in_loop_ = false;
 };

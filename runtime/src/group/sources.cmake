@@ -7,4 +7,5 @@ target_sources(spindle_runtime PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/layout.cpp
   ${CMAKE_CURRENT_LIST_DIR}/thread_runtime.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sim_runtime.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/membership.cpp
   ${CMAKE_CURRENT_LIST_DIR}/engine.cpp)

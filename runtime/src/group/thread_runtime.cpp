@@ -131,6 +131,7 @@ void ThreadExecutor::run(const std::shared_ptr<State>& state) {
 // ------------------------------------------------------------------------ ThreadRuntime
 
 ThreadRuntime::~ThreadRuntime() {
+  control_.stop();
   stop();
   executor_.stop();
 }

@@ -60,6 +60,7 @@ class ThreadRuntime final : public Runtime {
   [[nodiscard]] TimePoint now() const noexcept override;
   [[nodiscard]] std::int64_t wall_ns() const noexcept override;
   [[nodiscard]] Executor& executor() noexcept override { return executor_; }
+  [[nodiscard]] Executor& control() noexcept override { return control_; }
   void start(sst::PredicateLoop& loop) override;
   void stop() override;
   [[nodiscard]] bool on_protocol_thread() const noexcept override;
@@ -68,6 +69,7 @@ class ThreadRuntime final : public Runtime {
 
  private:
   ThreadExecutor executor_;
+  ThreadExecutor control_;
   sst::PredicateLoop* loop_ = nullptr;
 };
 

@@ -151,6 +151,53 @@ class SubgroupEngine {
     space_.ring();
   }
 
+  // --- view change (predicate thread) --------------------------------------------------
+  // Stops sending, receiving and delivering in this view; the counters as they stand are
+  // final and pushed once more. Reservations are refused (wedge()).
+  void freeze() {
+    wedge();
+    frozen_ = true;
+    counters_dirty_ = true;
+  }
+  // The highest global seq every member outside `removed` (bit per SST rank) received:
+  // final once all of them are frozen. Atomic subgroups only; -1 otherwise.
+  [[nodiscard]] std::int64_t trim(std::uint64_t removed) const {
+    if (!atomic_) return -1;
+    std::int64_t t = received_num_;
+    for (std::size_t k = 0; k < members_.size(); ++k) {
+      if (members_[k] == me_ || ((removed >> members_[k]) & 1) != 0) continue;
+      t = std::min(t, sst_->load<std::int64_t>(counters_[k] + kReceived));
+    }
+    return t;
+  }
+  // Delivers, in order, every message up to global seq `trim` not delivered yet (the
+  // ragged edge of a view change; trim <= our received_num).
+  void deliver_to(std::int64_t trim) {
+    if (!atomic_ || trim <= delivered_num_) return;
+    stable_ = std::min(trim, received_num_);
+    deliver();
+  }
+  // Our messages the next view must carry again, in order: sent ones past `trim` (atomic;
+  // nobody delivered them) and committed ones never sent. The bytes are in this view's
+  // slots, valid while it lives.
+  [[nodiscard]] std::vector<std::span<const std::byte>> resend(std::int64_t trim) const {
+    std::vector<std::span<const std::byte>> out;
+    if (!my_sender_) return out;
+    const auto n = senders_.size();
+    const std::uint64_t reserved = reserved_.load(std::memory_order_acquire);
+    for (std::uint64_t r = freed_.load(std::memory_order_acquire); r < reserved; ++r) {
+      const auto k = static_cast<std::size_t>(r % w_);
+      if (r < sent_) {
+        if (!atomic_ || static_cast<std::int64_t>(round_of_[k] * n + *my_sender_) <= trim) continue;
+      } else if (committed_[k].load(std::memory_order_acquire) != r + 1) {
+        continue;  // reserved, not committed: its owner commits it into the next view
+      }
+      const std::uint32_t size = std::min(header(my_headers_, k).size, max_payload_);
+      out.emplace_back(sst_->at(slot_offset(my_slots_, r)), size);
+    }
+    return out;
+  }
+
   [[nodiscard]] std::uint64_t in_flight() const noexcept {
     return reserved_.load(std::memory_order_acquire) - freed_.load(std::memory_order_acquire);
   }
@@ -185,7 +232,7 @@ class SubgroupEngine {
   }
 
   bool send_ready() const noexcept {
-    return committed_[sent_ % w_].load(std::memory_order_acquire) == sent_ + 1;
+    return !frozen_ && committed_[sent_ % w_].load(std::memory_order_acquire) == sent_ + 1;
   }
 
   // Send predicate's trigger: every committed contiguous slot in one batch (up to kMaxPushBytes;
@@ -255,6 +302,7 @@ class SubgroupEngine {
 
   // A cheap check of every other sender's guards.
   bool receive_ready() const noexcept {
+    if (frozen_) return false;
     for (std::size_t i = 0; i < senders_.size(); ++i) {
       if (my_sender_ && i == *my_sender_) continue;
       const auto& c = senders_[i];
@@ -351,7 +399,7 @@ class SubgroupEngine {
 
   // Delivery predicate: stable = min(received_num over members) passed delivered_num.
   bool deliverable() {
-    if (received_num_ <= delivered_num_) return false;
+    if (frozen_ || received_num_ <= delivered_num_) return false;
     std::int64_t stable = received_num_;
     for (std::size_t k = 0; k < members_.size() && stable > delivered_num_; ++k) {
       if (members_[k] == me_) continue;
@@ -494,6 +542,7 @@ class SubgroupEngine {
   transport::Doorbell space_{&space_bell_, false};
 
   // Predicate thread only.
+  bool frozen_ = false;
   std::uint64_t sent_ = 0;
   std::uint64_t rounds_ = 0;
   std::vector<std::uint64_t> round_of_;
@@ -541,6 +590,25 @@ void Smc::commit(std::uint32_t subgroup, const Reservation& r, std::uint32_t siz
 void Smc::wedge() noexcept {
   for (auto& e : engines_)
     if (e) e->wedge();
+}
+
+void Smc::freeze() {
+  for (auto& e : engines_)
+    if (e) e->freeze();
+}
+
+std::int64_t Smc::trim(std::uint32_t subgroup, std::uint64_t removed) const {
+  return is_member(subgroup) ? engines_[subgroup]->trim(removed) : -1;
+}
+
+void Smc::deliver_to(std::uint32_t subgroup, std::int64_t trim) {
+  if (is_member(subgroup)) engines_[subgroup]->deliver_to(trim);
+}
+
+std::vector<std::span<const std::byte>> Smc::resend(std::uint32_t subgroup,
+                                                    std::int64_t trim) const {
+  if (!is_member(subgroup)) return {};
+  return engines_[subgroup]->resend(trim);
 }
 
 std::uint64_t Smc::in_flight(std::uint32_t subgroup) const noexcept {

@@ -143,6 +143,21 @@ class Smc {
   // Ends reservations in this view (a view change begins): every later reserve() and every
   // writer sleeping in reserve_wait() gets `wedged`. Any thread; idempotent.
   void wedge() noexcept;
+  // --- view change (predicate thread) ------------------------------------------------
+  // Wedges, and stops sending, receiving and delivering in every subgroup: the counters as
+  // they stand are final (pushed once more).
+  void freeze();
+  // The ragged edge of `subgroup` (atomic): the highest global seq every member outside
+  // `removed` (bit per SST rank) has received — final once they are all frozen; -1 for
+  // unordered subgroups and non-members.
+  [[nodiscard]] std::int64_t trim(std::uint32_t subgroup, std::uint64_t removed) const;
+  // Delivers in order every message of `subgroup` up to `trim` not delivered yet.
+  void deliver_to(std::uint32_t subgroup, std::int64_t trim);
+  // This node's messages of `subgroup` that the next view must carry again, in order:
+  // sent past `trim` (atomic), or committed and never sent. Valid while this Smc lives.
+  [[nodiscard]] std::vector<std::span<const std::byte>> resend(std::uint32_t subgroup,
+                                                               std::int64_t trim) const;
+
   // Messages reserved but not yet freed (delivered everywhere); 0 when quiet.
   [[nodiscard]] std::uint64_t in_flight(std::uint32_t subgroup) const noexcept;
 

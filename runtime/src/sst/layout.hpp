@@ -15,6 +15,9 @@
 //   row of member m (every part 64-byte aligned):
 //   +---------------------------------------------------------------+
 //   | ControlRow (64 B): heartbeat | barrier | suspected bitmask     |  -> all members
+//   | MembershipRow (64 B): wedged | leaving | proposal | proposal_num|  -> all members
+//   |   | committed                                                  |
+//   | trims[subgroups]: i64 each, padded to a line (view change)     |  -> all members
 //   +---------------------------------------------------------------+
 //   | for each subgroup s that m belongs to, in subgroup order:      |
 //   |   counters  atomic:    CountersRow {received_num, delivered_num}|  -> members of s
@@ -32,7 +35,9 @@
 // (2 members, shm; see docs/smc.md).
 //
 // Columns are monotonic: heartbeat, barrier, counters, num_sent and rounds only grow,
-// suspected bits only go 0 -> 1. Slots are append-only ring entries guarded by num_sent.
+// suspected bits only go 0 -> 1; in the membership part wedged and leaving go 0 -> 1,
+// proposal bits only appear, proposal_num and committed only grow (group/membership.hpp). Slots are
+// append-only ring entries guarded by num_sent.
 #pragma once
 
 #include <algorithm>
@@ -59,6 +64,17 @@ struct alignas(kLine) ControlRow {
   std::uint64_t suspected;  // bit r: this member suspects the member of rank r
 };
 static_assert(sizeof(ControlRow) == kLine);
+
+// The view-change columns (DESIGN §7; the protocol is in group/membership.hpp). Written by
+// the row's owner and pushed to every member; the trims of the subgroups follow the row.
+struct alignas(kLine) MembershipRow {
+  std::uint64_t wedged;        // 1: the owner froze its subgroups and pushed final counters
+  std::uint64_t leaving;       // 1: the owner leaves on purpose (its participant closes)
+  std::uint64_t proposal;      // bit r: the next view removes the member of rank r
+  std::uint64_t proposal_num;  // leader: version of `proposal`; others: the version echoed
+  std::uint64_t committed;     // leader: the proposal_num committed; others: echoed commit
+};
+static_assert(sizeof(MembershipRow) == kLine);
 
 struct alignas(kLine) CountersRow {
   std::int64_t received_num;   // highest global seq with every lower seq received; -1 none
@@ -103,6 +119,15 @@ class SstLayout {
   [[nodiscard]] std::size_t row_offset(std::size_t rank) const { return row_offset_[rank]; }
   [[nodiscard]] std::size_t row_size(std::size_t rank) const { return row_size_[rank]; }
   [[nodiscard]] std::size_t control(std::size_t rank) const { return row_offset_[rank]; }
+  [[nodiscard]] std::size_t membership(std::size_t rank) const {
+    return row_offset_[rank] + sizeof(ControlRow);
+  }
+  // The trims (one i64 per subgroup) follow the MembershipRow.
+  [[nodiscard]] std::size_t trims(std::size_t rank) const {
+    return membership(rank) + sizeof(MembershipRow);
+  }
+  // Bytes of the membership part: MembershipRow and the trims.
+  [[nodiscard]] std::size_t membership_len() const noexcept { return membership_len_; }
   [[nodiscard]] const SubgroupColumns& columns(std::size_t rank, std::size_t subgroup) const {
     return columns_[rank * subgroups_ + subgroup];
   }
@@ -120,6 +145,7 @@ class SstLayout {
   std::vector<SubgroupColumns> columns_;
   std::vector<std::size_t> stride_;
   std::size_t region_size_ = 0;
+  std::size_t membership_len_ = 0;
 };
 
 }  // namespace spindle::sst

@@ -11,11 +11,13 @@ SstLayout::SstLayout(const group::View& g) : subgroups_(g.subgroups.size()) {
   columns_.resize(n * subgroups_);
   for (const auto& s : g.subgroups)
     stride_.push_back(stride_for(s.max_payload));
+  membership_len_ =
+      sizeof(MembershipRow) + round_up(sizeof(std::int64_t) * g.subgroups.size(), kLine);
   std::size_t off = 0;
   for (std::size_t r = 0; r < n; ++r) {
     const NodeId id = g.members[r].id;
     row_offset_.push_back(off);
-    std::size_t row = sizeof(ControlRow);
+    std::size_t row = sizeof(ControlRow) + membership_len_;
     for (std::size_t s = 0; s < subgroups_; ++s) {
       const auto& sg = g.subgroups[s];
       auto& c = columns_[r * subgroups_ + s];

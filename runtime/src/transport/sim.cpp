@@ -275,7 +275,16 @@ struct Network::Impl {
       }
     } else {
       auto it = ds.regions.find(m.region);
-      // Validated at post time against the same (immutable) region table.
+      // Validated at post time, unless the receiver had not joined the sender's view yet.
+      if (it == ds.regions.end() || !in_bounds(m.offset, m.bytes.size(), it->second.size())) {
+        raise(*dst, from, SuspicionReason::unknown_region,
+              "write to region " + std::to_string(m.region) + " at " + std::to_string(m.offset) +
+                  " (+" + std::to_string(m.bytes.size()) + ") that this node has not registered");
+        ch.cut = true;
+        ch.queue.clear();
+        ch.queued_bytes = 0;
+        return;
+      }
       std::memcpy(it->second.data() + m.offset, m.bytes.data(), m.bytes.size());
     }
     ch.queued_bytes -= m.bytes.size();
@@ -538,7 +547,10 @@ Status SimTransport::write(NodeId peer, RegionId local, std::uint64_t local_offs
   }
   if (state_->crashed) return Status::closed;
   auto* p = net_->find(peer);
-  if (p != nullptr && state_->members.contains(peer)) {
+  // A peer still in an earlier view may not have registered this view's regions yet: the
+  // write waits at the peer until it joins the view (as connect() blocks on real
+  // transports) and is checked when it lands.
+  if (p != nullptr && state_->members.contains(peer) && p->state().epoch >= state_->epoch) {
     auto dst = p->state().regions.find(remote);
     if (dst == p->state().regions.end() || !in_bounds(remote_offset, length, dst->second.size())) {
       return Status::invalid;

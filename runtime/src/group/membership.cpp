@@ -1,0 +1,257 @@
+// The view-change protocol (see membership.hpp).
+#include "group/membership.hpp"
+
+#include <bit>
+#include <cstddef>
+
+#include "smc/smc.hpp"
+#include "sst/layout.hpp"
+#include "sst/sst.hpp"
+
+namespace spindle::group {
+
+namespace {
+using sst::ControlRow;
+using sst::MembershipRow;
+constexpr std::size_t kSuspected = offsetof(ControlRow, suspected);
+constexpr std::size_t kWedged = offsetof(MembershipRow, wedged);
+constexpr std::size_t kLeaving = offsetof(MembershipRow, leaving);
+constexpr std::size_t kProposal = offsetof(MembershipRow, proposal);
+constexpr std::size_t kProposalNum = offsetof(MembershipRow, proposal_num);
+constexpr std::size_t kCommitted = offsetof(MembershipRow, committed);
+
+constexpr std::uint64_t bit(std::size_t r) noexcept {
+  return std::uint64_t{1} << r;
+}
+}  // namespace
+
+Membership::Membership(sst::Sst& sst, smc::Smc& smc, sst::Predicates& predicates,
+                       Callbacks callbacks)
+    : sst_(&sst),
+      smc_(&smc),
+      predicates_(&predicates),
+      callbacks_(std::move(callbacks)),
+      me_(sst.my_rank()),
+      n_(sst.rows()),
+      subgroups_(sst.group().subgroups.size()) {
+  id_ = predicates.add(
+      sst::PredicateKind::recurrent, [this] { return needed(); }, [this] { step(); });
+}
+
+Membership::~Membership() {
+  predicates_->remove(id_);
+}
+
+std::uint64_t Membership::field(std::size_t rank, std::size_t offset) const {
+  return sst_->load<std::uint64_t>(sst_->layout().membership(rank) + offset);
+}
+
+void Membership::set_field(std::size_t offset, std::uint64_t value) {
+  sst_->store<std::uint64_t>(sst_->layout().membership(me_) + offset, value);
+}
+
+// Our membership part goes to every member not suspected: the trims as data, then the
+// row as the guard that publishes them (and every field of the row in one write).
+void Membership::push_membership(bool with_trims) {
+  const auto& l = sst_->layout();
+  for (std::size_t r = 0; r < n_; ++r) {
+    if (r == me_) continue;
+    if (with_trims) sst_->push_data(r, l.trims(me_), l.membership_len() - sizeof(MembershipRow));
+    sst_->push_guard(r, l.membership(me_), sizeof(MembershipRow));
+  }
+}
+
+std::uint64_t Membership::suspected_mask() const {
+  return sst_->load<std::uint64_t>(sst_->layout().control(me_) + kSuspected);
+}
+
+std::uint64_t Membership::leaving_mask() const {
+  std::uint64_t m = 0;
+  for (std::size_t r = 0; r < n_; ++r)
+    if (field(r, kLeaving) != 0) m |= bit(r);
+  return m;
+}
+
+// Cheap unless something moved: a signature of every row's membership fields and
+// suspicions, compared with the last step's (the loop sleeps while a view change waits).
+bool Membership::needed() const {
+  if (done_) return false;
+  std::uint64_t sig = leave_.load(std::memory_order_acquire) ? 1 : 0;
+  std::uint64_t any = sig;
+  for (std::size_t r = 0; r < n_; ++r) {
+    for (std::uint64_t v :
+         {sst_->load<std::uint64_t>(sst_->layout().control(r) + kSuspected), field(r, kWedged),
+          field(r, kLeaving), field(r, kProposal), field(r, kProposalNum), field(r, kCommitted)}) {
+      any |= v;
+      sig = (sig ^ v) * 0x100000001b3ULL;
+    }
+  }
+  if (any == 0 || sig == last_signature_) return false;
+  last_signature_ = sig;
+  return true;
+}
+
+void Membership::step() {
+  if (done_) return;
+  if (field(me_, kLeaving) != 0 && !leave_announced_.load(std::memory_order_relaxed)) {
+    bool seen = true;
+    for (std::size_t r = 0; r < n_; ++r)
+      if (r != me_ && !sst_->suspected(r) && field(r, kWedged) == 0) seen = false;
+    if (seen) leave_announced_.store(true, std::memory_order_release);
+  }
+  if (leave_.load(std::memory_order_acquire) && field(me_, kLeaving) == 0) {
+    set_field(kLeaving, 1);
+    push_membership(false);
+  }
+  gossip();
+  const std::uint64_t suspected = suspected_mask();
+  const std::uint64_t leaving = leaving_mask();
+  if (((suspected | leaving) & ~bit(me_)) == 0) return;
+  if (!wedged_) wedge();
+  if (!committed_) {
+    // Majority rule, before any commit: members that leave on purpose do not count.
+    const auto lost = static_cast<std::size_t>(std::popcount(suspected & ~leaving));
+    if (lost * 2 >= n_) {
+      done_ = true;
+      if (callbacks_.halt) {
+        callbacks_.halt("lost contact with " + std::to_string(lost) + " of the " +
+                        std::to_string(n_) +
+                        " members of its view; a member that cannot reach a majority stops "
+                        "(no split brain)");
+      }
+      return;
+    }
+  }
+  // The leader: the lowest rank nobody here suspects.
+  std::size_t leader = 0;
+  while (leader < n_ && (suspected & bit(leader)) != 0)
+    ++leader;
+  if (!committed_) {
+    if (leader == me_) {
+      lead();
+    } else {
+      follow(leader);
+    }
+  }
+  if (committed_) finish();
+}
+
+// Suspicions of members we do not suspect ourselves are ours too (everyone wedges).
+void Membership::gossip() {
+  if (committed_) return;
+  const std::uint64_t mine = suspected_mask();
+  std::uint64_t theirs = 0;
+  for (std::size_t r = 0; r < n_; ++r) {
+    if (r == me_ || (mine & bit(r)) != 0) continue;
+    theirs |= sst_->load<std::uint64_t>(sst_->layout().control(r) + kSuspected);
+  }
+  theirs &= ~mine & ~bit(me_);
+  for (std::size_t r = 0; r < n_; ++r) {
+    if ((theirs & bit(r)) != 0)
+      sst_->suspect(r, transport::SuspicionReason::heartbeat_timeout,
+                    "node " + std::to_string(sst_->node_of(r)) +
+                        " is suspected by another member of the view");
+  }
+}
+
+void Membership::wedge() {
+  smc_->freeze();  // final counters are queued as statuses: they go out before `wedged`
+  set_field(kWedged, 1);
+  push_membership(false);
+  wedged_ = true;
+}
+
+void Membership::lead() {
+  // Takeover: a member that echoed a commit hands it on; we adopt it with its trims.
+  for (std::size_t r = 0; r < n_; ++r) {
+    if (r == me_ || (suspected_mask() & bit(r)) != 0) continue;
+    const std::uint64_t c = field(r, kCommitted);
+    if (c == 0) continue;
+    const auto& l = sst_->layout();
+    for (std::size_t s = 0; s < subgroups_; ++s)
+      sst_->store<std::int64_t>(l.trims(me_) + 8 * s, sst_->load<std::int64_t>(l.trims(r) + 8 * s));
+    set_field(kProposal, field(r, kProposal));
+    set_field(kProposalNum, field(r, kProposalNum));
+    set_field(kCommitted, c);
+    push_membership(true);
+    committed_ = true;
+    return;
+  }
+  // Proposals only grow: what we echoed from an earlier leader stays in.
+  const std::uint64_t want = field(me_, kProposal) | suspected_mask() | leaving_mask();
+  std::uint64_t num = field(me_, kProposalNum);
+  if (want != field(me_, kProposal) || num == 0) {
+    for (std::size_t r = 0; r < n_; ++r)
+      num = std::max(num, field(r, kProposalNum));
+    ++num;
+    set_field(kProposal, want);
+    set_field(kProposalNum, num);
+    push_membership(false);
+    return;  // the acks come later
+  }
+  // Commit once every member outside the proposal is wedged and echoed this proposal.
+  for (std::size_t r = 0; r < n_; ++r) {
+    if (r == me_ || (want & bit(r)) != 0) continue;
+    if (field(r, kWedged) == 0 || field(r, kProposalNum) != num || field(r, kProposal) != want)
+      return;
+  }
+  const auto& l = sst_->layout();
+  for (std::size_t s = 0; s < subgroups_; ++s)
+    sst_->store<std::int64_t>(l.trims(me_) + 8 * s,
+                              smc_->trim(static_cast<std::uint32_t>(s), want));
+  set_field(kCommitted, num);
+  push_membership(true);
+  committed_ = true;
+}
+
+void Membership::follow(std::size_t leader) {
+  const std::uint64_t num = field(leader, kProposalNum);
+  if (num == 0) return;
+  // Its commit of what we echoed: echo the trims and the commit.
+  const std::uint64_t c = field(leader, kCommitted);
+  if (c != 0 && c == field(me_, kProposalNum) &&
+      field(leader, kProposal) == field(me_, kProposal)) {
+    const auto& l = sst_->layout();
+    for (std::size_t s = 0; s < subgroups_; ++s)
+      sst_->store<std::int64_t>(l.trims(me_) + 8 * s,
+                                sst_->load<std::int64_t>(l.trims(leader) + 8 * s));
+    set_field(kCommitted, c);
+    push_membership(true);
+    committed_ = true;
+    return;
+  }
+  // A newer proposal: echo it (we are wedged, so our final counters precede the echo).
+  if (num > field(me_, kProposalNum)) {
+    set_field(kProposal, field(leader, kProposal));
+    set_field(kProposalNum, num);
+    push_membership(false);
+  }
+}
+
+void Membership::finish() {
+  const auto& l = sst_->layout();
+  const std::uint64_t removed = field(me_, kProposal);
+  if (!delivered_) {
+    for (std::size_t s = 0; s < subgroups_; ++s)
+      smc_->deliver_to(static_cast<std::uint32_t>(s),
+                       sst_->load<std::int64_t>(l.trims(me_) + 8 * s));
+    delivered_ = true;
+  }
+  // Every member that stays must hold the commit before anyone moves on, so that a later
+  // leader adopts it; a member we suspect meanwhile is not waited for.
+  const std::uint64_t c = field(me_, kCommitted);
+  const std::uint64_t suspected = suspected_mask();
+  for (std::size_t r = 0; r < n_; ++r) {
+    if (r == me_ || (removed & bit(r)) != 0 || (suspected & bit(r)) != 0) continue;
+    if (field(r, kCommitted) != c) return;
+  }
+  done_ = true;
+  ViewDecision d;
+  d.removed = removed;
+  d.leaving = leaving_mask() & removed;
+  for (std::size_t s = 0; s < subgroups_; ++s)
+    d.trims.push_back(sst_->load<std::int64_t>(l.trims(me_) + 8 * s));
+  if (callbacks_.decided) callbacks_.decided(d);
+}
+
+}  // namespace spindle::group

@@ -1,0 +1,120 @@
+// The view-change protocol of one view (DESIGN §7; after Derecho): what a member does,
+// through its SST row (sst/layout.hpp, MembershipRow and trims), once a member of the view
+// is suspected or leaves, until the next view can be installed.
+//
+//   every member   suspicion (transport event, heartbeat silence, or a bit seen in another
+//                  member's `suspected` column: gossip) -> wedge: freeze every subgroup
+//                  (no send, receive or delivery; final counters pushed), then wedged = 1
+//   leader         (lowest rank not suspected) proposal = suspected | leaving members,
+//                  proposal_num += 1; once every member outside the proposal is wedged and
+//                  has echoed that proposal_num: trim[s] = min received_num of those members
+//                  (their final counters), then committed = proposal_num
+//   other members  wedged: echo the leader's proposal (proposal, proposal_num); on its
+//                  commit, echo the trims and the commit
+//   every member   after the commit: deliver each subgroup up to its trim (the ragged edge:
+//                  identical everywhere), then wait until every member outside the
+//                  proposal has echoed the commit or is suspected, then the next view is the
+//                  current one minus the proposal
+//
+//   view v:   A(leader)   B         C (crashed)
+//             suspect C   suspect C
+//             wedge       wedge
+//             propose {C}                                proposal: ranks to remove
+//                         echo {C}
+//             trims, commit                              trim = min received over A, B
+//                         echo trims+commit
+//             deliver to trim, install v+1 = {A, B}; re-send own messages past the trim
+//
+// Takeover: a new leader that echoed a commit keeps it (it never proposes anew in this
+// view); one that did not, but sees a member that echoed a commit, adopts that commit with
+// its trims; otherwise it proposes its echoed proposal plus what it suspects. A member that
+// echoed a commit acks nothing else. Proposals only grow, so later trims never fall below
+// earlier ones. Majority rule: a member that suspects half or more of the view (members
+// that leave on purpose aside) before the commit halts instead of going on (no split
+// brain). Suspicions after the commit do not count: the view is ending.
+//
+// Threading: everything runs on the protocol thread (one recurrent predicate), except
+// request_leave(), which any thread may call.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "group/view.hpp"
+#include "sst/predicates.hpp"
+
+namespace spindle::sst {
+class Sst;
+}
+namespace spindle::smc {
+class Smc;
+}
+
+namespace spindle::group {
+
+// The outcome of a view change, as every survivor sees it.
+struct ViewDecision {
+  std::uint64_t removed = 0;        // bit per rank of the ending view
+  std::uint64_t leaving = 0;        // of those, the ones that left on purpose
+  std::vector<std::int64_t> trims;  // per subgroup: delivered up to this seq (atomic)
+};
+
+class Membership {
+ public:
+  struct Callbacks {
+    // The view can be installed (protocol thread; deliveries up to the trims are done).
+    std::function<void(const ViewDecision&)> decided;
+    // This member lost contact with too many (protocol thread); it must stop.
+    std::function<void(const std::string& why)> halt;
+  };
+
+  Membership(sst::Sst& sst, smc::Smc& smc, sst::Predicates& predicates, Callbacks callbacks);
+  ~Membership();
+  Membership(const Membership&) = delete;
+  Membership& operator=(const Membership&) = delete;
+
+  // This member will leave: its `leaving` flag goes out at the next step (any thread).
+  void request_leave() noexcept { leave_.store(true, std::memory_order_release); }
+  // True once every other member not suspected has seen our leaving flag: it wedged, so
+  // it will remove us without counting a failure (any thread).
+  [[nodiscard]] bool leave_announced() const noexcept {
+    return leave_announced_.load(std::memory_order_acquire);
+  }
+  [[nodiscard]] bool wedged() const noexcept { return wedged_; }
+
+ private:
+  [[nodiscard]] bool needed() const;
+  void step();
+  void gossip();
+  void wedge();
+  void lead();
+  void follow(std::size_t leader);
+  void finish();
+  [[nodiscard]] std::uint64_t field(std::size_t rank, std::size_t offset) const;
+  void set_field(std::size_t offset, std::uint64_t value);
+  void push_membership(bool with_trims);
+  [[nodiscard]] std::uint64_t suspected_mask() const;
+  [[nodiscard]] std::uint64_t leaving_mask() const;
+
+  sst::Sst* sst_;
+  smc::Smc* smc_;
+  sst::Predicates* predicates_;
+  Callbacks callbacks_;
+  sst::Predicates::Id id_ = 0;
+  std::size_t me_ = 0;
+  std::size_t n_ = 0;
+  std::size_t subgroups_ = 0;
+
+  std::atomic<bool> leave_{false};
+  std::atomic<bool> leave_announced_{false};
+  bool wedged_ = false;
+  bool committed_ = false;  // we hold a commit (ours as leader, or echoed)
+  bool delivered_ = false;  // delivered up to the trims
+  bool done_ = false;       // decided or halted
+  mutable std::uint64_t last_signature_ = 0;
+};
+
+}  // namespace spindle::group
