@@ -68,6 +68,7 @@ dds::core::Time Participant::wall_now() const {
 // make_entity().) From a listener, close() cannot wait for the queue it runs in.
 void Participant::close() {
   if (is_closed()) return;
+  engine_->closing();
   close_contained_entities();
   // Goodbye, on both orderings: members that see it expect this node's connections to go.
   const group::Channel goodbye[] = {group::Channel{0, group::Ordering::atomic},

@@ -108,6 +108,7 @@ std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::millisecond
       *vs->sst, *vs->smc, *vs->predicates,
       Membership::Callbacks{[this, raw](const ViewDecision& d) { decided(raw->view, d); },
                             [this](const std::string& why) { halt(why); }});
+  if (closing_.load()) vs->membership->closing();
   // A member that cannot be reached when a later view is installed is suspected in it: the
   // suspicion events stay queued for the new view's loop, and a view change follows.
   if (vs->sst->connect(connect_timeout) != transport::Status::ok && first) {
@@ -139,7 +140,11 @@ void Engine::start(EngineClient& client) {
 }
 
 void Engine::stop() {
-  // The protocol thread first: it posts to the executor, never the other way round.
+  // A view change in progress finishes (and starts the next view's loop) before the loop
+  // stops; one not begun yet never begins. Then the protocol thread: it posts to the
+  // executor, never the other way round.
+  stopping_.store(true);
+  runtime_->control().stop();
   runtime_->stop();
   runtime_->executor().stop();
 }
@@ -190,6 +195,7 @@ void Engine::decided(const View& ending, const ViewDecision& d) {
 }
 
 void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
+  if (stopping_.load()) return;
   {
     std::lock_guard lock(view_mu_);
     if (current_ != ending) return;
@@ -236,6 +242,11 @@ void Engine::halt(const std::string& why) {
 std::string Engine::halted() const {
   std::lock_guard lock(view_mu_);
   return halted_;
+}
+
+void Engine::closing() {
+  closing_.store(true);
+  current()->membership->closing();
 }
 
 void Engine::leave() {

@@ -125,6 +125,8 @@ class Engine {
   // This member leaves on purpose: the others remove it without counting it as a failure
   // (blocks until its leaving flag went out, at most a short while). Then destroy it.
   void leave();
+  // This member is closing and will leave(): losing the others meanwhile is no failure.
+  void closing();
   // Why this member halted, empty while it runs.
   [[nodiscard]] std::string halted() const;
 
@@ -185,6 +187,8 @@ class Engine {
   std::chrono::milliseconds connect_timeout_;
   std::string halted_;  // guarded by view_mu_
 
+  std::atomic<bool> closing_{false};
+  std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> published_{0};
   std::atomic<std::uint64_t> resent_{0};
   std::atomic<std::uint64_t> republished_{0};

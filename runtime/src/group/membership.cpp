@@ -108,8 +108,10 @@ void Membership::step() {
   const std::uint64_t leaving = leaving_mask();
   if (((suspected | leaving) & ~bit(me_)) == 0) return;
   if (!wedged_) wedge();
-  if (!committed_) {
-    // Majority rule, before any commit: members that leave on purpose do not count.
+  if (!committed_ && !closing_.load(std::memory_order_relaxed) &&
+      !leave_.load(std::memory_order_relaxed)) {
+    // Majority rule, before any commit: members that leave on purpose do not count (nor
+    // does anything once we are closing ourselves).
     const auto lost = static_cast<std::size_t>(std::popcount(suspected & ~leaving));
     if (lost * 2 >= n_) {
       done_ = true;

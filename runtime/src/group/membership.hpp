@@ -78,6 +78,9 @@ class Membership {
 
   // This member will leave: its `leaving` flag goes out at the next step (any thread).
   void request_leave() noexcept { leave_.store(true, std::memory_order_release); }
+  // This member is closing (it will leave soon): losing the others now is no reason to
+  // halt (any thread).
+  void closing() noexcept { closing_.store(true, std::memory_order_release); }
   // True once every other member not suspected has seen our leaving flag: it wedged, so
   // it will remove us without counting a failure (any thread).
   [[nodiscard]] bool leave_announced() const noexcept {
@@ -109,6 +112,7 @@ class Membership {
   std::size_t subgroups_ = 0;
 
   std::atomic<bool> leave_{false};
+  std::atomic<bool> closing_{false};
   std::atomic<bool> leave_announced_{false};
   bool wedged_ = false;
   bool committed_ = false;  // we hold a commit (ours as leader, or echoed)

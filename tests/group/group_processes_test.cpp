@@ -1,0 +1,216 @@
+// Membership across real processes on loopback, once per built transport (tcp, shm): 4
+// members each reading one topic, 3 of them writing to it, while one member is SIGKILLed
+// mid-stream (a writer; the leader; a reader only), SIGSTOPped for less than the suspicion
+// timeout, or leaves cleanly. The survivors must go on (writes never fail), take every
+// sample of every live writer, and hold identical sequences; a killed writer's samples are
+// a FIFO prefix of its stream at every survivor. Every wait is bounded.
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "process.hpp"
+#include "transports.hpp"
+
+namespace tst = spindle::testing;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+enum class Fault { kill, stop_briefly, leave };
+
+struct Scenario {
+  std::uint32_t members = 4;
+  std::uint32_t writers = 3;  // members 0..writers-1 write
+  std::uint32_t victim = 1;   // the member the fault hits
+  Fault fault = Fault::kill;
+  std::uint64_t samples = 1500;
+};
+
+using Log = std::vector<std::pair<std::uint32_t, std::uint64_t>>;
+
+struct ReadLog {
+  Log samples;
+  std::size_t view_changes = 0;  // "# matched" lines
+};
+
+ReadLog read_log(const fs::path& file) {
+  ReadLog out;
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("# matched", 0) == 0) {
+      ++out.view_changes;
+      continue;
+    }
+    std::istringstream f(line);
+    std::uint32_t w = 0;
+    std::uint64_t s = 0;
+    if (f >> w >> s) out.samples.emplace_back(w, s);
+  }
+  return out;
+}
+
+std::vector<std::string> run(const Scenario& sc, const std::string& kind) {
+  ::signal(SIGPIPE, SIG_IGN);  // a killed member's stdin is a closed pipe
+  std::vector<std::string> errors;
+  const std::string name = "spindle-group-" + std::to_string(::getpid()) + "-" + kind;
+  const auto dir = fs::temp_directory_path() / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  const auto file = dir / "domain.yaml";
+  {
+    std::ofstream out(file);
+    out << "# Written by group_processes_test.\nversion: 1\ndomain_id: 0\ntransport: " << kind
+        << "\nshm: {namespace: " << name << "}\nmembers:\n";
+    for (std::uint32_t i = 0; i < sc.members; ++i)
+      out << "  - {id: " << i << ", host: 127.0.0.1, port: " << tst::free_loopback_port() << "}\n";
+    out << "engine: {window_size: 64, slot_size: 256, connect_timeout: 10s}\n";
+  }
+  std::vector<std::unique_ptr<tst::Process>> procs;
+  for (std::uint32_t i = 0; i < sc.members; ++i) {
+    std::vector<std::string> argv{tst::self_dir() + "/group_member",
+                                  "--config",
+                                  file.string(),
+                                  "--node",
+                                  std::to_string(i),
+                                  "--log",
+                                  (dir / ("log" + std::to_string(i))).string(),
+                                  "--samples",
+                                  std::to_string(sc.samples),
+                                  "--members",
+                                  std::to_string(sc.members),
+                                  "--writers",
+                                  std::to_string(sc.writers),
+                                  "--interval-us",
+                                  "500",
+                                  "--timeout-ms",
+                                  "90000"};
+    if (i < sc.writers) argv.push_back("--writer");
+    procs.push_back(std::make_unique<tst::Process>(argv));
+  }
+  auto expect = [&](std::uint32_t i, const std::string& word) {
+    auto line = procs[i]->read_line(deadline);
+    if (!line || line->rfind(word, 0) != 0)
+      errors.push_back("member " + std::to_string(i) + ": expected '" + word + "', got '" +
+                       line.value_or("(nothing)") + "'");
+  };
+  for (std::uint32_t i = 0; i < sc.members; ++i)
+    expect(i, "ready");
+  if (!errors.empty()) return errors;
+  for (auto& p : procs)
+    p->send("go");
+  std::this_thread::sleep_for(250ms);  // mid-stream
+  const pid_t victim = procs[sc.victim]->pid();
+  bool gone = false;
+  switch (sc.fault) {
+    case Fault::kill:
+      ::kill(victim, SIGKILL);
+      gone = true;
+      break;
+    case Fault::stop_briefly:
+      ::kill(victim, SIGSTOP);
+      std::this_thread::sleep_for(300ms);  // under the 1 s suspicion timeout
+      ::kill(victim, SIGCONT);
+      break;
+    case Fault::leave:
+      procs[sc.victim]->send("leave");
+      gone = true;
+      break;
+  }
+  std::string live;
+  for (std::uint32_t w = 0; w < sc.writers; ++w)
+    if (!gone || w != sc.victim) {
+      live += ' ';
+      live += std::to_string(w);
+    }
+  for (std::uint32_t i = 0; i < sc.members; ++i)
+    if (!gone || i != sc.victim) procs[i]->send("expect" + live);
+  for (std::uint32_t i = 0; i < sc.members; ++i)
+    if (!gone || i != sc.victim) expect(i, "done");
+  for (std::uint32_t i = 0; i < sc.members; ++i)
+    if (!(gone && i == sc.victim)) procs[i]->send("exit");
+  for (std::uint32_t i = 0; i < sc.members; ++i) {
+    const int st = procs[i]->wait(deadline);
+    if (st != 0 && !(sc.fault == Fault::kill && i == sc.victim))
+      errors.push_back("member " + std::to_string(i) + " exited with " + std::to_string(st));
+  }
+  if (!errors.empty()) return errors;
+
+  std::vector<ReadLog> logs;
+  for (std::uint32_t i = 0; i < sc.members; ++i)
+    logs.push_back(read_log(dir / ("log" + std::to_string(i))));
+  const std::uint32_t ref = sc.victim == 0 ? 1 : 0;
+  for (std::uint32_t i = 0; i < sc.members; ++i) {
+    if (gone && i == sc.victim) continue;
+    if (logs[i].samples != logs[ref].samples)
+      errors.push_back("member " + std::to_string(i) + " took another sequence than member " +
+                       std::to_string(ref) + " (" + std::to_string(logs[i].samples.size()) +
+                       " vs " + std::to_string(logs[ref].samples.size()) + " samples)");
+    if (sc.fault == Fault::stop_briefly && logs[i].view_changes != 0)
+      errors.push_back("member " + std::to_string(i) + " saw a view change for a short pause");
+  }
+  std::map<std::uint32_t, std::uint64_t> next;
+  for (const auto& [w, s] : logs[ref].samples) {
+    if (s != next[w]) {
+      errors.push_back("writer " + std::to_string(w) + ": sample " + std::to_string(s) + " where " +
+                       std::to_string(next[w]) + " was due");
+      break;
+    }
+    ++next[w];
+  }
+  for (std::uint32_t w = 0; w < sc.writers; ++w) {
+    if (gone && w == sc.victim) continue;
+    if (next[w] != sc.samples)
+      errors.push_back("writer " + std::to_string(w) + ": " + std::to_string(next[w]) + " of " +
+                       std::to_string(sc.samples) + " samples taken");
+  }
+  UNSCOPED_INFO(kind << ": " << logs[ref].samples.size() << " samples in the survivors' sequence");
+  if (errors.empty()) fs::remove_all(dir);
+  return errors;
+}
+
+void run_everywhere(const Scenario& sc) {
+  for (const auto& kind : tst::available_transports()) {
+    INFO("transport " << kind);
+    const auto errors = run(sc, kind);
+    for (const auto& e : errors)
+      UNSCOPED_INFO(e);
+    CHECK(errors.empty());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("processes: SIGKILL of a writer mid-stream; the survivors go on in one order",
+          "[processes][kill]") {
+  run_everywhere(Scenario{.victim = 1});
+}
+
+TEST_CASE("processes: SIGKILL of the leader mid-stream", "[processes][kill]") {
+  run_everywhere(Scenario{.victim = 0});
+}
+
+TEST_CASE("processes: SIGKILL of a reader that does not write", "[processes][kill]") {
+  run_everywhere(Scenario{.victim = 3});
+}
+
+TEST_CASE("processes: a SIGSTOP shorter than the suspicion timeout changes no view",
+          "[processes][stop]") {
+  run_everywhere(Scenario{.victim = 2, .fault = Fault::stop_briefly});
+}
+
+TEST_CASE("processes: a member that leaves cleanly mid-stream", "[processes][leave]") {
+  run_everywhere(Scenario{.victim = 2, .fault = Fault::leave});
+}
