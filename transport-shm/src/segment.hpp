@@ -21,6 +21,7 @@
 //   +4224 domain u32, settings_bytes u32              | written before `ready`, never
 //   +4232 settings[4096]: {name_len u8 | value_len u8 |  changed: what a peer compares
 //                          name | value}...            |  before it joins (must agree)
+//   +8328 refused_by u32 (atomic): peers that compared with this node and refused it
 //
 // kind 2 REGION   <prefix>.n<id>.r<region>  payload = the region's bytes
 //
@@ -83,8 +84,10 @@ struct ControlData {
   alignas(64) std::uint32_t domain;
   std::uint32_t settings_bytes;
   std::byte settings[kMaxSettingsBytes];
+  std::atomic<std::uint32_t> refused_by;
 };
 static_assert(offsetof(ControlData, domain) == 4224);
+static_assert(offsetof(ControlData, refused_by) == 8328);
 
 struct RingData {
   alignas(64) std::atomic<std::uint64_t> head;

@@ -347,6 +347,12 @@ class ShmTransport::Impl {
         result = Status::peer_suspected;
         p->suspected = true;
         missing.push_back(Suspicion{id, SuspicionReason::mismatch, refused});
+        // Tell the peer it was compared with and refused (it refuses us too: the comparison
+        // is symmetric), so that it may wait for us before it leaves.
+        if (p->control->header()->version == kVersion) {
+          p->ctl()->refused_by.fetch_add(1, std::memory_order_release);
+          ++refusals_;
+        }
         continue;
       }
       if (!ok) {
@@ -361,6 +367,13 @@ class ShmTransport::Impl {
       p->pid = static_cast<pid_t>(p->control->header()->owner_pid);
       p->last_heartbeat = p->ctl()->heartbeat.load(std::memory_order_relaxed);
       p->heartbeat_seen = Clock::now();
+    }
+    // A peer we refused refuses us as soon as it looks at our control segment, but it may
+    // not have looked yet: stay (until the deadline) until every peer we refused has, so
+    // that each side's error names the difference instead of one side's timing out.
+    while (ctl()->refused_by.load(std::memory_order_acquire) < refusals_ &&
+           Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     {
       std::lock_guard lock(monitor_mu_);
@@ -646,6 +659,7 @@ class ShmTransport::Impl {
   }
 
   ShmConfig cfg_;
+  std::uint64_t refusals_ = 0;  // peers we refused over our lifetime (control thread)
   std::unique_ptr<Segment> control_;
   std::optional<Doorbell> doorbell_;
   std::map<RegionId, std::unique_ptr<Segment>> regions_;  // changed only while disconnected
