@@ -24,6 +24,7 @@ namespace {
 struct Member {
   std::uint32_t domain = 0;
   std::uint32_t slot_size = 1024;
+  std::string host = "127.0.0.1";
 };
 
 // Runs one participant per entry (node i with its own domain file listing both) in its own
@@ -45,7 +46,7 @@ std::vector<std::string> run(const std::string& transport, const std::vector<Mem
       out << "version: 1\ndomain_id: " << members[i].domain << "\ntransport: " << transport
           << "\nshm: {namespace: " << name << "}\nmembers:\n";
       for (std::size_t j = 0; j < members.size(); ++j)
-        out << "  - {id: " << j << ", host: 127.0.0.1, port: " << ports[j] << "}\n";
+        out << "  - {id: " << j << ", host: " << members[j].host << ", port: " << ports[j] << "}\n";
       out << "engine: {slot_size: " << members[i].slot_size << ", connect_timeout: 10s}\n";
     }
     int fds[2];
@@ -113,4 +114,20 @@ TEST_CASE("handshake: participants that agree connect", "[handshake]") {
   const auto what = run("tcp", {{2, 512}, {2, 512}});
   CHECK(what[0].empty());
   CHECK(what[1].empty());
+}
+
+TEST_CASE("handshake: participants whose domain file names hosts (localhost) connect",
+          "[handshake]") {
+  const auto what = run("tcp", {{0, 1024, "localhost"}, {0, 1024, "localhost"}});
+  CHECK(what[0].empty());
+  CHECK(what[1].empty());
+}
+
+TEST_CASE("handshake: a host name that does not resolve is a domain file error naming its key",
+          "[handshake]") {
+  const auto what = run("tcp", {{0, 1024, "localhost"}, {0, 1024, "no-such-host.invalid"}});
+  CHECK_THAT(what[0], Catch::Contains("node0.yaml:7: members[1].host: cannot resolve host "
+                                      "'no-such-host.invalid': "));
+  CHECK_THAT(what[1], Catch::Contains("node1.yaml:7: members[1].host: cannot resolve host "
+                                      "'no-such-host.invalid': "));
 }
