@@ -173,6 +173,7 @@ class TcpTransport::Impl {
       heartbeat_.cancel();
       accept_pause_.cancel();
       sweep_.cancel();
+      stopping_ = true;  // a sweep already due must not arm itself again
       auto conns = conns_;
       for (auto& c : conns)
         close(c);
@@ -585,7 +586,7 @@ class TcpTransport::Impl {
         cfg_.hello_timeout / 4, std::chrono::milliseconds(10), std::chrono::milliseconds(500));
     sweep_.expires_after(period);
     sweep_.async_wait([this](const boost::system::error_code& ec) {
-      if (ec) return;
+      if (ec || stopping_) return;
       const auto now = Clock::now();
       std::vector<std::shared_ptr<Conn>> silent;
       for (const auto& c : conns_) {
@@ -931,6 +932,7 @@ class TcpTransport::Impl {
   std::uint64_t strangers_refused_ = 0;
   std::uint64_t accept_pauses_ = 0;   // I/O thread only
   std::uint64_t hello_timeouts_ = 0;  // I/O thread only
+  bool stopping_ = false;             // I/O thread only: the destructor began
 
   EventQueue events_;
 };
