@@ -2,11 +2,14 @@
 // by a SIGKILLed process are reclaimed when the next transport starts, and peers whose
 // domain or must-agree settings differ refuse each other with both values named.
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <future>
 #include <sstream>
@@ -224,4 +227,48 @@ TEST_CASE("shm: must-agree settings that cannot be stored are refused at start",
   a.must_agree = {{"", "x"}};
   CHECK_THROWS_WITH(st::ShmTransport(a),
                     "shm: must_agree setting '': name must be 1..255 bytes and value at most 255");
+}
+
+TEST_CASE("shm: a peer of another segment layout version is refused, naming both",
+          "[shm][handshake]") {
+  const auto prefix = unique_prefix("version");
+  st::ShmTransport t(st::ShmConfig{1, prefix});
+  (void)t.create_region(1, 4096);
+  // Node 2's CONTROL as version 1 wrote it: header, then a payload without the settings.
+  const std::string name = "/" + prefix + ".n2";
+  const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  REQUIRE(fd >= 0);
+  constexpr std::size_t kV1Bytes = 64 + 4224;
+  REQUIRE(::ftruncate(fd, kV1Bytes) == 0);
+  void* p = ::mmap(nullptr, kV1Bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  REQUIRE(p != MAP_FAILED);
+  auto* b = static_cast<unsigned char*>(p);
+  const std::uint32_t version = 1, kind = 1, ready = 1;
+  const std::uint64_t pid = static_cast<std::uint64_t>(::getpid()), payload = 4224;
+  std::memcpy(b, "SPNDLSHM", 8);
+  std::memcpy(b + 8, &version, 4);
+  std::memcpy(b + 12, &kind, 4);
+  std::memcpy(b + 16, &pid, 8);
+  std::memcpy(b + 24, &payload, 8);
+  std::memcpy(b + 32, &ready, 4);
+  const std::vector<st::NodeAddress> members{{1, "", 0}, {2, "", 0}};
+  CHECK(t.connect(members, 1, 1s) == st::Status::peer_suspected);
+  std::vector<st::Event> ev;
+  t.poll(ev);
+  REQUIRE(ev.size() == 1);
+  const auto& s = std::get<st::Suspicion>(ev[0]);
+  CHECK(s.reason == st::SuspicionReason::mismatch);
+  CHECK(s.detail == "node 2 uses shm segment layout version 1, this node version 2");
+  ::munmap(p, kV1Bytes);
+  ::shm_unlink(name.c_str());
+}
+
+TEST_CASE("shm: must-agree settings larger than the control segment holds are refused",
+          "[shm][handshake]") {
+  st::ShmConfig a{1, unique_prefix("big")};
+  for (int i = 0; i < 20; ++i)
+    a.must_agree.push_back({std::to_string(i) + "s", std::string(250, 'v')});
+  CHECK_THROWS_WITH(st::ShmTransport(a), Catch::StartsWith("shm: must_agree settings take ") &&
+                                             Catch::EndsWith(" bytes, more than 4096"));
 }

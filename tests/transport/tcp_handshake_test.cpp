@@ -169,3 +169,104 @@ TEST_CASE("tcp: a host name of this node that does not resolve is refused at sta
                Catch::StartsWith("tcp: cannot resolve this node's host 'no-such-host.invalid': "));
   }
 }
+
+namespace {
+
+// The decoder alone: what it makes of one HELLO whose payload is `payload`.
+struct HelloSink final : tf::FrameSink {
+  std::vector<tf::Hello> hellos;
+  std::span<std::byte> region(st::RegionId) override { return {}; }
+  void on_hello(const tf::Hello& h) override { hellos.push_back(h); }
+  BlockTarget on_block_begin(std::uint32_t, std::uint32_t) override { return {}; }
+  void on_block_end() override {}
+  void on_goodbye() override {}
+};
+
+std::vector<std::byte> le32(std::uint32_t v) {
+  std::vector<std::byte> b(4);
+  for (int i = 0; i < 4; ++i)
+    b[static_cast<std::size_t>(i)] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
+  return b;
+}
+
+// A version-2 HELLO payload: fixed part with these counts, then `rest`.
+std::vector<std::byte> payload(std::uint32_t count, std::uint32_t settings_bytes,
+                               const std::string& rest) {
+  std::vector<std::byte> p;
+  for (char c : std::string("SPNDLTCP"))
+    p.push_back(static_cast<std::byte>(c));
+  for (std::uint32_t v : {tf::kVersion, count, 0u, settings_bytes}) {
+    const auto b = le32(v);
+    p.insert(p.end(), b.begin(), b.end());
+  }
+  for (char c : rest)
+    p.push_back(static_cast<std::byte>(c));
+  return p;
+}
+
+std::string decode_error(const std::vector<std::byte>& body) {
+  std::vector<std::byte> frame;
+  tf::encode_header(
+      frame, tf::FrameHeader{tf::FrameType::hello, 2, 1, static_cast<std::uint32_t>(body.size())});
+  frame.insert(frame.end(), body.begin(), body.end());
+  tf::FrameDecoder dec(1 << 16);
+  HelloSink sink;
+  const auto r = dec.feed(frame, sink);
+  if (r.state != tf::DecodeState::error) return "";
+  CHECK(r.reason == st::SuspicionReason::malformed_frame);
+  CHECK(sink.hellos.empty());
+  return r.detail;
+}
+
+}  // namespace
+
+TEST_CASE("tcp: a HELLO's settings round-trip, and every malformed one is named",
+          "[tcp][handshake][frames]") {
+  tf::Hello h;
+  h.node = 2;
+  h.epoch = 9;
+  h.domain = 3;
+  h.regions = {st::RegionDescriptor{7, 4096}};
+  h.settings = {{"protocol", "1"}, {"engine.slot_size", "1024"}, {"empty", ""}};
+  std::vector<std::byte> frame;
+  tf::encode_hello(frame, h);
+  tf::FrameDecoder dec(1 << 16);
+  HelloSink sink;
+  for (const auto b : frame)  // one byte at a time: the HELLO is collected across reads
+    REQUIRE(dec.feed(std::span(&b, 1), sink).state == tf::DecodeState::ok);
+  REQUIRE(sink.hellos.size() == 1);
+  CHECK(sink.hellos[0].domain == 3);
+  CHECK(sink.hellos[0].epoch == 9);
+  CHECK(sink.hellos[0].regions.size() == 1);
+  CHECK(sink.hellos[0].settings == h.settings);
+
+  CHECK_THAT(decode_error(std::vector<std::byte>(8, std::byte{'S'})),
+             Catch::StartsWith("HELLO length 8 outside 12.."));
+  CHECK(decode_error(std::vector<std::byte>(70000)).rfind("HELLO length 70000 outside 12..", 0) ==
+        0);
+  auto short_fixed = payload(0, 0, "");
+  short_fixed.resize(20);
+  CHECK(decode_error(short_fixed) == "HELLO length 20 shorter than its 24 fixed bytes");
+  CHECK(decode_error(payload(1, 0, "")) ==
+        "HELLO length 24 is not 24 + 16 * 1 regions + 0 settings bytes");
+  CHECK(decode_error(payload(0, 1, "\x05")) == "HELLO setting entry cut short at byte 0");
+  CHECK(decode_error(payload(0, 3, std::string("\x00\x01x", 3))) ==
+        "HELLO setting with an empty name");
+  CHECK(decode_error(payload(0, 4, "\x03\x01xy")) ==
+        "HELLO setting entry runs past the settings' 4 bytes");
+  CHECK(decode_error(payload(0, 3, std::string("\x01\x00\x07", 3))) ==
+        "HELLO setting with a non-printable name or value");
+  CHECK(decode_error(payload(0, 6, std::string("\x01\x00x\x01\x00x", 6))) ==
+        "HELLO setting 'x' appears twice");
+  auto bad_magic = payload(0, 0, "");
+  bad_magic[0] = std::byte{'X'};
+  CHECK(decode_error(bad_magic) == "HELLO magic is not SPNDLTCP");
+
+  CHECK(tf::check_settings(std::vector<st::AgreedSetting>{{std::string(256, 'n'), "v"}}) ==
+        "setting '" + std::string(256, 'n') + "': name must be 1..255 bytes and value at most 255");
+  std::vector<st::AgreedSetting> many;
+  for (int i = 0; i < 20; ++i)
+    many.push_back({std::to_string(i) + "s", std::string(250, 'v')});
+  CHECK_THAT(tf::check_settings(many), Catch::StartsWith("settings take "));
+  CHECK_THAT(tf::check_settings(many), Catch::EndsWith(" bytes, more than 4096"));
+}
