@@ -764,7 +764,7 @@ class TcpTransport::Impl {
     if (c->closed || c->paused) return;
     if (c->rstart == c->rend) c->rstart = c->rend = 0;
     // Bound to a member: now the stream gets its full buffer (no read is in flight here).
-    if (c->peer && c->rbuf.size() != cfg_.read_buffer) c->rbuf.resize(cfg_.read_buffer);
+    if (c->peer && c->rbuf.size() < cfg_.read_buffer) c->rbuf.resize(cfg_.read_buffer);
     c->sock.async_read_some(
         asio::buffer(c->rbuf.data() + c->rend, c->rbuf.size() - c->rend),
         [this, c](const boost::system::error_code& ec, std::size_t n) {
