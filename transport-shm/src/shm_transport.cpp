@@ -232,7 +232,7 @@ class ShmTransport::Impl {
     auto* c = new (control_->payload()) ControlData{};
     c->domain = cfg_.domain_id;
     c->settings_bytes = static_cast<std::uint32_t>(settings.size());
-    std::memcpy(c->settings, settings.data(), settings.size());
+    if (!settings.empty()) std::memcpy(c->settings, settings.data(), settings.size());
     control_->publish();
     doorbell_.emplace(&ctl()->doorbell, true);
     monitor_ = std::thread([this] { monitor(); });
