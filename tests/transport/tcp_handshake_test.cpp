@@ -139,6 +139,33 @@ TEST_CASE("tcp: a HELLO of format version 1 is refused, naming both versions", "
   CHECK(o.suspicions[0].detail == "node 1: HELLO version 1 (we speak 2)");
 }
 
+TEST_CASE("tcp: a member dialing with a HELLO of format version 1 is refused by name",
+          "[tcp][handshake]") {
+  st::TcpTransport t{st::TcpConfig{st::NodeAddress{1, "127.0.0.1", 0}}};
+  const std::vector<st::NodeAddress> members{{1, "127.0.0.1", t.port()}, {2, "127.0.0.1", 1}};
+  auto connected = std::async(std::launch::async, [&] { return t.connect(members, 1, 2s); });
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(t.port());
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  // Version 1 from node 2: "SPNDLTCP", version, count = 0.
+  std::vector<std::byte> old;
+  tf::encode_header(old, tf::FrameHeader{tf::FrameType::hello, 2, 1, 16});
+  for (char c : std::string("SPNDLTCP"))
+    old.push_back(static_cast<std::byte>(c));
+  const std::byte rest[8] = {std::byte{1}, {}, {}, {}, {}, {}, {}, {}};
+  old.insert(old.end(), rest, rest + 8);
+  REQUIRE(::send(fd, old.data(), old.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(old.size()));
+  const auto o = outcome(t, connected.get());
+  ::close(fd);
+  CHECK(o.status == st::Status::peer_suspected);
+  REQUIRE(o.suspicions.size() == 1);
+  CHECK(o.suspicions[0].reason == st::SuspicionReason::malformed_frame);
+  CHECK(o.suspicions[0].detail == "node 2: HELLO version 1 (we speak 2)");
+}
+
 TEST_CASE("tcp: members named by host name (localhost) connect", "[tcp][hostname]") {
   st::TcpConfig a, b;
   const auto [oa, ob] = connect_pair(a, b, "localhost");

@@ -37,6 +37,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -125,6 +126,12 @@ class FrameDecoder {
   // True if the stream stopped inside a frame (EOF now means a truncated frame).
   [[nodiscard]] bool mid_frame() const noexcept { return stage_ != Stage::header || have_ > 0; }
   [[nodiscard]] bool handshaken() const noexcept { return hello_seen_; }
+  // After an error in the stream's first frame, a HELLO with a valid header: the node id it
+  // claimed (so a listener can name whose HELLO it refused, e.g. of another version).
+  [[nodiscard]] std::optional<NodeId> refused_hello_node() const noexcept {
+    if (stage_ != Stage::failed || hello_seen_ || h_.type != FrameType::hello) return std::nullopt;
+    return h_.arg;
+  }
 
  private:
   enum class Stage : std::uint8_t { header, hello, write, block, failed };

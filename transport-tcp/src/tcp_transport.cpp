@@ -251,6 +251,12 @@ class TcpTransport::Impl {
       result = Status::peer_suspected;
       if (p->suspected) continue;
       pl.unlock();
+      if (auto r = refused_hellos_.find(id); r != refused_hellos_.end()) {
+        const std::string why = r->second;
+        refused_hellos_.erase(r);
+        raise(p, SuspicionReason::malformed_frame, "node " + std::to_string(id) + ": " + why);
+        continue;
+      }
       raise(p, SuspicionReason::connect_timeout,
             "no connection to node " + std::to_string(id) + " at " + p->addr.host + ":" +
                 std::to_string(p->addr.port) + " within the connect timeout");
@@ -804,6 +810,9 @@ class TcpTransport::Impl {
     if (r.state == tcp_frames::DecodeState::error) {
       if (c->peer) {
         raise(c->peer, r.reason, "node " + std::to_string(c->peer->addr.id) + ": " + r.detail);
+      } else if (auto claimed = refused_member(c->dec.refused_hello_node(), r.detail)) {
+        // A member's HELLO we cannot accept (another version): say so, not a timeout.
+        raise(claimed, r.reason, "node " + std::to_string(claimed->addr.id) + ": " + r.detail);
       } else {
         report_stranger(c, r.reason, r.detail);
       }
@@ -855,6 +864,18 @@ class TcpTransport::Impl {
       return;
     }
     read(c);
+  }
+
+  // A HELLO claiming `node` (one that would dial us) was refused for `why`: the member of
+  // the current view it names, if any. Remembered either way, so that a connect() that has
+  // not started yet names it instead of a timeout.
+  std::shared_ptr<Peer> refused_member(std::optional<NodeId> node, const std::string& why) {
+    if (!node || *node <= cfg_.self.id) return nullptr;
+    std::lock_guard lock(mu_);
+    if (refused_hellos_.size() >= kMaxRefusedHellos) refused_hellos_.clear();
+    refused_hellos_[*node] = why;
+    auto it = peers_.find(*node);
+    return connected_ && it != peers_.end() ? it->second : nullptr;
   }
 
   // Garbage on a stream whose HELLO never bound it to a member: nobody to suspect; the
@@ -921,12 +942,15 @@ class TcpTransport::Impl {
   std::mutex desc_mu_;
   std::vector<RegionDescriptor> descriptors_;
 
-  mutable std::mutex mu_;  // view: epoch_, peers_ (writes), connected_, parked_
+  mutable std::mutex mu_;  // view: epoch_, peers_ (writes), connected_, parked_, refused_hellos_
   std::condition_variable cv_;
   std::uint64_t epoch_ = 0;
   bool connected_ = false;
   std::map<NodeId, std::shared_ptr<Peer>> peers_;
   std::vector<std::shared_ptr<Conn>> parked_;
+  // Why the last HELLO claiming a node was refused before it could bind (another version).
+  std::map<NodeId, std::string> refused_hellos_;
+  static constexpr std::size_t kMaxRefusedHellos = 64;
 
   std::set<std::shared_ptr<Conn>> conns_;  // I/O thread only
   std::uint64_t strangers_refused_ = 0;
