@@ -3,6 +3,7 @@
 // library, which links the transports; the runtime library itself knows only the contract.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <dds/core/Exception.hpp>
 #include <spindle/detail/dcps.hpp>
@@ -32,6 +33,16 @@ std::chrono::milliseconds ms(std::chrono::nanoseconds d) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(d);
 }
 
+// What every member of the domain must share, exchanged in the transport's handshake: a
+// peer whose values differ is refused with both named. "protocol" is the version of what
+// the layers above the transport put on the wire (SST rows, SMC slots, discovery records).
+std::vector<transport::AgreedSetting> must_agree(const DomainConfig& c) {
+  return {{"protocol", "1"},
+          {"transport", std::string(config::to_string(c.transport))},
+          {"engine.slot_size", std::to_string(c.engine.slot_size)},
+          {"engine.window_size", std::to_string(c.engine.window_size)}};
+}
+
 std::unique_ptr<transport::Transport> make_transport(const DomainConfig& c) {
   const auto suspicion = ms(c.engine.suspicion_timeout);
   switch (c.transport) {
@@ -40,6 +51,8 @@ std::unique_ptr<transport::Transport> make_transport(const DomainConfig& c) {
       t.self = transport::NodeAddress{c.node_id, c.node.host, c.node.port};
       t.suspicion_timeout = suspicion;
       t.heartbeat_interval = std::max(std::chrono::milliseconds(10), suspicion / 5);
+      t.domain_id = c.domain_id;
+      t.must_agree = must_agree(c);
       return std::make_unique<transport::TcpTransport>(t);
     }
     case TransportKind::shm: {
@@ -49,6 +62,8 @@ std::unique_ptr<transport::Transport> make_transport(const DomainConfig& c) {
       t.name_prefix = c.shm_namespace + ".d" + std::to_string(c.domain_id);
       t.suspicion_timeout = suspicion;
       t.heartbeat_interval = std::max(std::chrono::milliseconds(10), suspicion / 5);
+      t.domain_id = c.domain_id;
+      t.must_agree = must_agree(c);
       return std::make_unique<transport::ShmTransport>(t);
 #else
       throw dds::core::UnsupportedError("transport shm is not built into this Spindle DDS");

@@ -33,7 +33,7 @@ struct Sink final : tf::FrameSink {
     if (id >= mem.size()) return {};
     return {mem[id].get(), sizes[id]};
   }
-  void on_hello(st::NodeId, std::uint64_t, std::span<const st::RegionDescriptor>) override {}
+  void on_hello(const tf::Hello&) override {}
   BlockTarget on_block_begin(std::uint32_t length, std::uint32_t) override {
     if (receives_left == 0) return BlockTarget{};  // pause: no receive posted
     if (length > receive_capacity) return BlockTarget{false, true, {}, receive_capacity};

@@ -313,3 +313,46 @@ TEST_CASE("domain errors: syntax, version, files", "[domain]") {
   CHECK(qos_test::error_of<dds::core::Error>([] { (void)error_of("x"); }).empty());
   CHECK_THROWS_AS(sc::parse_domain_config("version: 3\n", "d.yaml"), dds::core::Error);
 }
+
+TEST_CASE("domain lookup: hosts may be names; one that does not resolve names its key",
+          "[domain][hosts]") {
+  Lookup l;
+  const auto named = l.dir.write("named.yaml", R"(version: 1
+domain_id: 7
+node: {id: 1}
+members:
+  - {id: 0, host: localhost, port: 7400}
+  - {id: 1, host: localhost, port: 7401}
+)");
+  l.vars["SPINDLE_CONFIG"] = named.string();
+  const auto f = l.find();
+  CHECK(f.config.node == sc::Address{"localhost", 7401});
+
+  const auto bad = l.dir.write("bad.yaml", R"(version: 1
+domain_id: 7
+node: {id: 1}
+members:
+  - {id: 0, host: localhost, port: 7400}
+  - {id: 1, host: no-such-host.invalid, port: 7401}
+)");
+  l.vars["SPINDLE_CONFIG"] = bad.string();
+  CHECK_THAT(l.error(), Catch::StartsWith(bad.string() + ":6: members[1].host: cannot resolve host "
+                                                         "'no-such-host.invalid': "));
+
+  l.vars["SPINDLE_CONFIG"] =
+      "version: 1\ncontacts:\n  - {host: localhost, port: 7400}\n  - {host: nowhere.invalid, "
+      "port: 7400}\n";
+  CHECK_THAT(l.error(), Catch::StartsWith("SPINDLE_CONFIG:4: contacts[1].host: cannot resolve "
+                                          "host 'nowhere.invalid': "));
+
+  l.vars["SPINDLE_CONFIG"] = "version: 1\nnode:\n  id: 0\n  host: nowhere.invalid\n";
+  CHECK_THAT(l.error(), Catch::StartsWith("SPINDLE_CONFIG:4: node.host: cannot resolve host "
+                                          "'nowhere.invalid': "));
+
+  // Shared memory uses no host: nothing to resolve. Parsing alone never resolves.
+  l.vars["SPINDLE_CONFIG"] = "version: 1\ntransport: shm\nnode:\n  host: nowhere.invalid\n";
+  CHECK(l.find().config.node.host == "nowhere.invalid");
+  CHECK(
+      sc::parse_domain_config("version: 1\nnode: {host: nowhere.invalid}\n", "p.yaml").node.host ==
+      "nowhere.invalid");
+}

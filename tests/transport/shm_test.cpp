@@ -1,12 +1,17 @@
-// Shared-memory transport specifics: segment names are cleaned up on exit, and segments
-// left by a SIGKILLed process are reclaimed when the next transport starts.
+// Shared-memory transport specifics: segment names are cleaned up on exit, segments left
+// by a SIGKILLed process are reclaimed when the next transport starts, and peers whose
+// domain or must-agree settings differ refuse each other with both values named.
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -137,4 +142,133 @@ TEST_CASE("shm: a node id owned by a live process is refused with a clear messag
   ::waitpid(owner, &status, 0);
   CHECK(st::ShmTransport::reclaim_stale(prefix) == 2);
   CHECK(segments(prefix).empty());
+}
+
+namespace {
+
+// Nodes 1 and 2 under one prefix connect to each other; returns each side's result and
+// the detail of the suspicion it raised (empty if none).
+struct Refusal {
+  st::Status status = st::Status::ok;
+  st::SuspicionReason reason = st::SuspicionReason::connection_lost;
+  std::string detail;
+};
+
+std::pair<Refusal, Refusal> connect_pair(st::ShmConfig a, st::ShmConfig b) {
+  st::ShmTransport ta(std::move(a)), tb(std::move(b));
+  (void)ta.create_region(1, 4096);
+  (void)tb.create_region(1, 4096);
+  const std::vector<st::NodeAddress> members{{1, "", 0}, {2, "", 0}};
+  auto fa = std::async(std::launch::async, [&] { return ta.connect(members, 1, 2s); });
+  auto fb = std::async(std::launch::async, [&] { return tb.connect(members, 1, 2s); });
+  auto result = [](st::ShmTransport& t, st::Status s) {
+    Refusal r{s, {}, {}};
+    std::vector<st::Event> ev;
+    t.poll(ev);
+    for (auto& e : ev) {
+      if (auto* sp = std::get_if<st::Suspicion>(&e)) {
+        r.reason = sp->reason;
+        r.detail = sp->detail;
+      }
+    }
+    return r;
+  };
+  const auto sa = fa.get();
+  const auto sb = fb.get();
+  auto out = std::pair(result(ta, sa), result(tb, sb));
+  ta.disconnect();
+  tb.disconnect();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("shm: peers of different domains refuse each other, naming both", "[shm][handshake]") {
+  const auto prefix = unique_prefix("domain");
+  st::ShmConfig a{1, prefix};
+  st::ShmConfig b{2, prefix};
+  b.domain_id = 3;
+  const auto [ra, rb] = connect_pair(a, b);
+  CHECK(ra.status == st::Status::peer_suspected);
+  CHECK(ra.reason == st::SuspicionReason::mismatch);
+  CHECK(ra.detail == "node 2 is in domain 3, this node in domain 0");
+  CHECK(rb.status == st::Status::peer_suspected);
+  CHECK(rb.detail == "node 1 is in domain 0, this node in domain 3");
+  CHECK(segments(prefix).empty());
+}
+
+TEST_CASE("shm: a must-agree setting that differs is refused, naming both values",
+          "[shm][handshake]") {
+  const auto prefix = unique_prefix("settings");
+  st::ShmConfig a{1, prefix};
+  a.must_agree = {{"protocol", "1"}, {"engine.slot_size", "1024"}};
+  st::ShmConfig b{2, prefix};
+  b.must_agree = {{"protocol", "1"}, {"engine.slot_size", "2048"}};
+  const auto [ra, rb] = connect_pair(a, b);
+  CHECK(ra.status == st::Status::peer_suspected);
+  CHECK(ra.reason == st::SuspicionReason::mismatch);
+  CHECK(ra.detail == "engine.slot_size: node 2 has 2048, this node 1024");
+  CHECK(rb.detail == "engine.slot_size: node 1 has 1024, this node 2048");
+
+  b.must_agree = {{"protocol", "1"}};
+  const auto [rc, rd] = connect_pair(a, b);
+  CHECK(rc.detail == "engine.slot_size: node 2 does not state it, this node has 1024");
+  CHECK(rd.detail == "engine.slot_size: node 1 has 1024, this node does not state it");
+
+  b.must_agree = a.must_agree;
+  const auto [re, rf] = connect_pair(a, b);
+  CHECK(re.status == st::Status::ok);
+  CHECK(rf.status == st::Status::ok);
+}
+
+TEST_CASE("shm: must-agree settings that cannot be stored are refused at start",
+          "[shm][handshake]") {
+  st::ShmConfig a{1, unique_prefix("toolong")};
+  a.must_agree = {{"", "x"}};
+  CHECK_THROWS_WITH(st::ShmTransport(a),
+                    "shm: must_agree setting '': name must be 1..255 bytes and value at most 255");
+}
+
+TEST_CASE("shm: a peer of another segment layout version is refused, naming both",
+          "[shm][handshake]") {
+  const auto prefix = unique_prefix("version");
+  st::ShmTransport t(st::ShmConfig{1, prefix});
+  (void)t.create_region(1, 4096);
+  // Node 2's CONTROL as version 1 wrote it: header, then a payload without the settings.
+  const std::string name = "/" + prefix + ".n2";
+  const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  REQUIRE(fd >= 0);
+  constexpr std::size_t kV1Bytes = 64 + 4224;
+  REQUIRE(::ftruncate(fd, kV1Bytes) == 0);
+  void* p = ::mmap(nullptr, kV1Bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  REQUIRE(p != MAP_FAILED);
+  auto* b = static_cast<unsigned char*>(p);
+  const std::uint32_t version = 1, kind = 1, ready = 1;
+  const std::uint64_t pid = static_cast<std::uint64_t>(::getpid()), payload = 4224;
+  std::memcpy(b, "SPNDLSHM", 8);
+  std::memcpy(b + 8, &version, 4);
+  std::memcpy(b + 12, &kind, 4);
+  std::memcpy(b + 16, &pid, 8);
+  std::memcpy(b + 24, &payload, 8);
+  std::memcpy(b + 32, &ready, 4);
+  const std::vector<st::NodeAddress> members{{1, "", 0}, {2, "", 0}};
+  CHECK(t.connect(members, 1, 1s) == st::Status::peer_suspected);
+  std::vector<st::Event> ev;
+  t.poll(ev);
+  REQUIRE(ev.size() == 1);
+  const auto& s = std::get<st::Suspicion>(ev[0]);
+  CHECK(s.reason == st::SuspicionReason::mismatch);
+  CHECK(s.detail == "node 2 uses shm segment layout version 1, this node version 2");
+  ::munmap(p, kV1Bytes);
+  ::shm_unlink(name.c_str());
+}
+
+TEST_CASE("shm: must-agree settings larger than the control segment holds are refused",
+          "[shm][handshake]") {
+  st::ShmConfig a{1, unique_prefix("big")};
+  for (int i = 0; i < 20; ++i)
+    a.must_agree.push_back({std::to_string(i) + "s", std::string(250, 'v')});
+  CHECK_THROWS_WITH(st::ShmTransport(a), Catch::StartsWith("shm: must_agree settings take ") &&
+                                             Catch::EndsWith(" bytes, more than 4096"));
 }

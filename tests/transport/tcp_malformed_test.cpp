@@ -277,7 +277,7 @@ struct OneRegion final : tf::FrameSink {
   std::span<std::byte> region(st::RegionId id) override {
     return id == kRegion ? std::span<std::byte>(mem) : std::span<std::byte>{};
   }
-  void on_hello(st::NodeId, std::uint64_t, std::span<const st::RegionDescriptor>) override {}
+  void on_hello(const tf::Hello&) override {}
   BlockTarget on_block_begin(std::uint32_t, std::uint32_t) override { return {}; }
   void on_block_end() override {}
   void on_goodbye() override {}

@@ -10,11 +10,18 @@
 //   spindle-demo --member                                     (one member; env below)
 //
 // A member finds its domain file through SPINDLE_CONFIG and its id through SPINDLE_NODE_ID,
-// as any Spindle DDS application does. Every wait is bounded.
+// as any Spindle DDS application does. Every wait is bounded. A member that fails (a peer
+// died, a write timed out) says why on a FAIL line and exits 1 through its destructors, so
+// its participant leaves cleanly; the parent names each member that failed or died and
+// removes any shared-memory segments a killed member left behind.
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <signal.h>
+#include <string.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -22,12 +29,17 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <dds/dds.hpp>
+#if SPINDLE_DEMO_HAVE_SHM
+#include <spindle/transport/shm.hpp>
+#endif
 
 #include "avionics.hpp"
 #include "demo_report.hpp"
@@ -69,9 +81,14 @@ bool wait_until(Pred pred, Clock::time_point deadline) {
   return true;
 }
 
+// A member's failure: main() prints it on a FAIL line and exits 1. Thrown, not exit()ed, so
+// the participant's destructor runs and its transport leaves nothing behind.
+struct MemberFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 [[noreturn]] void die(const std::string& why) {
-  std::cout << "FAIL " << why << std::endl;
-  std::exit(1);
+  throw MemberFailure(why);
 }
 
 // ------------------------------------------------------------------------------- member
@@ -116,23 +133,40 @@ int member(std::uint64_t samples) {
   if (!matched) die("node " + std::to_string(me) + ": endpoints did not match in time");
 
   // The writers publish while every member takes, on a WaitSet woken by a ReadCondition.
-  std::thread publisher;
+  // A write that fails (a member died and the ring stayed full past the reliability
+  // timeout) ends the publisher; the reader loop below reports it.
+  std::mutex publish_mu;
+  std::string publish_error;
+  std::atomic<bool> publish_failed{false};
+  std::jthread publisher;
   if (!writer.is_nil()) {
-    publisher = std::thread([&] {
+    publisher = std::jthread([&](const std::stop_token& stop) {
       Avionics::FlightState s;
       s.aircraft_id(kAircraft);
       s.callsign(me == 0 ? "FMS-A" : "FMS-B");
       s.phase(Avionics::FlightPhase::CRUISE);
-      for (std::uint64_t i = 0; i < samples; ++i) {
-        s.timestamp_ns(static_cast<std::uint64_t>(wall_ns()));
-        s.position(Avionics::Position(47.0 + 1e-6 * static_cast<double>(i), 8.5, 11000.0f));
-        s.heading_deg(static_cast<float>(i % 360));
-        s.ground_speed_mps(230.0f);
-        s.vertical_speed_mps(static_cast<float>(i & 1));
-        writer.write(s);
+      try {
+        for (std::uint64_t i = 0; i < samples && !stop.stop_requested(); ++i) {
+          s.timestamp_ns(static_cast<std::uint64_t>(wall_ns()));
+          s.position(Avionics::Position(47.0 + 1e-6 * static_cast<double>(i), 8.5, 11000.0f));
+          s.heading_deg(static_cast<float>(i % 360));
+          s.ground_speed_mps(230.0f);
+          s.vertical_speed_mps(static_cast<float>(i & 1));
+          writer.write(s);
+        }
+      } catch (const std::exception& e) {
+        std::lock_guard lock(publish_mu);
+        publish_error = e.what();
+        publish_failed = true;
       }
     });
   }
+  // Stops and joins the publisher (any exit from here on), then reports its failure.
+  auto check_publisher = [&] {
+    if (!publish_failed) return;
+    std::lock_guard lock(publish_mu);
+    die("node " + std::to_string(me) + ": write failed: " + publish_error);
+  };
 
   dds::core::cond::WaitSet ws;
   dds::sub::cond::ReadCondition has_data(reader, dds::sub::status::DataState::any());
@@ -145,6 +179,15 @@ int member(std::uint64_t samples) {
   std::int64_t first_ns = 0, last_ns = 0;
   const std::uint64_t expected = samples * kWriters;
   while (received < expected) {
+    check_publisher();
+    // A writer that left before we took all of its samples died: nothing more will come.
+    if (reader.subscription_matched_status().current_count() <
+        static_cast<std::int32_t>(kWriters)) {
+      die("node " + std::to_string(me) + ": a writer left after " + std::to_string(received) +
+          " of " + std::to_string(expected) + " samples (matched writers " +
+          std::to_string(reader.subscription_matched_status().current_count()) + " of " +
+          std::to_string(kWriters) + ")");
+    }
     if (Clock::now() > deadline) {
       die("node " + std::to_string(me) + ": took " + std::to_string(received) + " of " +
           std::to_string(expected) + " samples before the deadline");
@@ -172,6 +215,7 @@ int member(std::uint64_t samples) {
     }
   }
   if (publisher.joinable()) publisher.join();
+  check_publisher();
 
   std::sort(latency_us.begin(), latency_us.end());
   auto pct = [&](double q) {
@@ -219,14 +263,32 @@ std::string field(const std::string& line, const std::string& key) {
   return line.substr(start, line.find(' ', start) - start);
 }
 
+// How a member process ended, from pclose()'s status; empty if it exited 0.
+std::string ending(int status) {
+  if (status == -1) return "could not be waited for";
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return "was killed by signal " + std::to_string(sig) + " (" + ::strsignal(sig) + ")";
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+    // popen's shell reports a command killed by a signal as 128 + the signal.
+    const int code = WEXITSTATUS(status);
+    if (code > 128 && code < 128 + NSIG)
+      return "was killed by signal " + std::to_string(code - 128) + " (" + ::strsignal(code - 128) +
+             ")";
+    return "exited with status " + std::to_string(code);
+  }
+  return "";
+}
+
 int parent(std::uint64_t samples, const std::string& transport) {
   namespace fs = std::filesystem;
   const auto dir = fs::temp_directory_path() / ("spindle-demo-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const auto file = dir / "domain.yaml";
-  spindle::tools::write_domain_file(
-      file, {transport, kMembers, "spindle-demo-" + std::to_string(::getpid()), 256, 1024,
-             "Written by spindle-demo: three members on loopback."});
+  const std::string shm_namespace = "spindle-demo-" + std::to_string(::getpid());
+  spindle::tools::write_domain_file(file, {transport, kMembers, shm_namespace, 256, 1024,
+                                           "Written by spindle-demo: three members on loopback."});
   std::cout << "Spindle DDS demo: 3 participants on loopback over " << transport << ", domain file "
             << file << "\n"
             << "  FMS-A (node 0) and FMS-B (node 1) publish Avionics::FlightState of aircraft "
@@ -240,7 +302,8 @@ int parent(std::uint64_t samples, const std::string& transport) {
         spindle::tools::start_member(file, i, "--member --samples " + std::to_string(samples)));
   std::vector<std::string> lines;
   int failures = 0;
-  for (auto* f : children) {
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    FILE* f = children[i];
     char buf[1024];
     std::string report;
     while (std::fgets(buf, sizeof buf, f) != nullptr) {
@@ -250,10 +313,21 @@ int parent(std::uint64_t samples, const std::string& transport) {
       if (l.rfind("FAIL", 0) == 0) std::cout << "  " << l << "\n";
     }
     const int status = ::pclose(f);
+    if (const auto how = ending(status); !how.empty())
+      std::cout << "  FAIL node " << i << " " << how << "\n";
     if (status != 0 || report.empty()) ++failures;
     lines.push_back(report);
   }
   fs::remove_all(dir);
+#if SPINDLE_DEMO_HAVE_SHM
+  // Every member is gone now: segments still named after this run belong to a member that
+  // was killed before its transport could remove them.
+  if (transport == "shm") {
+    const auto left = spindle::transport::ShmTransport::reclaim_stale(shm_namespace + ".d0");
+    if (left > 0)
+      std::cout << "  removed " << left << " shared-memory segment(s) left by a killed member\n";
+  }
+#endif
 
   std::cout << "\n  node  received  order digest      samples/s   latency p50 µs   p99 µs\n";
   std::string digest;

@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
+#include <netdb.h>
 #include <poll.h>
 #include <rdma/rdma_cma.h>
 #include <sys/eventfd.h>
@@ -105,13 +106,23 @@ void set_nonblocking(int fd) {
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
+// An IPv4 address, or a host name (localhost) resolved to its first IPv4 address.
 sockaddr_in ipv4(const std::string& host, std::uint16_t port) {
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(port);
-  if (::inet_pton(AF_INET, host.empty() ? "0.0.0.0" : host.c_str(), &a.sin_addr) != 1) {
-    throw std::invalid_argument("rdma: '" + host + "' is not an IPv4 address");
+  if (::inet_pton(AF_INET, host.empty() ? "0.0.0.0" : host.c_str(), &a.sin_addr) == 1) return a;
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res);
+  if (rc != 0 || res == nullptr) {
+    throw std::invalid_argument("rdma: cannot resolve host '" + host +
+                                "' to an IPv4 address: " + ::gai_strerror(rc));
   }
+  a.sin_addr = reinterpret_cast<const sockaddr_in*>(res->ai_addr)->sin_addr;
+  ::freeaddrinfo(res);
   return a;
 }
 

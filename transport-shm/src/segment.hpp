@@ -8,7 +8,7 @@
 //
 //   0            8        12       16              24              32   36      64
 //   +------------+--------+--------+---------------+---------------+----+-------+
-//   | "SPNDLSHM" | ver 1  | kind   | owner pid     | payload bytes | rdy| 0 ... |
+//   | "SPNDLSHM" | ver 2  | kind   | owner pid     | payload bytes | rdy| 0 ... |
 //   +------------+--------+--------+---------------+---------------+----+-------+
 //   payload at offset 64 (cache-line aligned)
 //
@@ -18,6 +18,10 @@
 //   +72   epoch u64 (view this node is connected in; 0 = none)
 //   +80   region_count u32, pad
 //   +128  RegionEntry[256] {id u32, pad u32, size u64}  (written only while epoch == 0)
+//   +4224 domain u32, settings_bytes u32              | written before `ready`, never
+//   +4232 settings[4096]: {name_len u8 | value_len u8 |  changed: what a peer compares
+//                          name | value}...            |  before it joins (must agree)
+//   +8328 refused_by u32 (atomic): peers that compared with this node and refused it
 //
 // kind 2 REGION   <prefix>.n<id>.r<region>  payload = the region's bytes
 //
@@ -39,6 +43,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include <spindle/transport/doorbell.hpp>
@@ -46,10 +51,11 @@
 namespace spindle::transport::shm {
 
 inline constexpr char kMagic[8] = {'S', 'P', 'N', 'D', 'L', 'S', 'H', 'M'};
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kVersion = 2;  // 2: domain and must-agree settings
 inline constexpr std::size_t kHeaderBytes = 64;
 inline constexpr std::uint32_t kMaxRegions = 256;
 inline constexpr std::uint32_t kWrapMarker = 0xFFFFFFFFu;
+inline constexpr std::uint32_t kMaxSettingsBytes = 4096;
 
 enum class SegmentKind : std::uint32_t { control = 1, region = 2, ring = 3 };
 
@@ -75,7 +81,13 @@ struct ControlData {
   std::atomic<std::uint64_t> epoch;
   std::uint32_t region_count;
   alignas(64) RegionEntry regions[kMaxRegions];
+  alignas(64) std::uint32_t domain;
+  std::uint32_t settings_bytes;
+  std::byte settings[kMaxSettingsBytes];
+  std::atomic<std::uint32_t> refused_by;
 };
+static_assert(offsetof(ControlData, domain) == 4224);
+static_assert(offsetof(ControlData, refused_by) == 8328);
 
 struct RingData {
   alignas(64) std::atomic<std::uint64_t> head;

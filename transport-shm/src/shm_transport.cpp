@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -19,6 +20,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <spindle/transport/doorbell.hpp>
 #include <spindle/transport/shm.hpp>
@@ -155,6 +157,43 @@ std::size_t pad8(std::size_t n) {
   return (n + 7) & ~std::size_t{7};
 }
 
+// The must-agree settings as the control segment holds them (segment.hpp). Throws
+// std::invalid_argument when they do not fit.
+std::vector<std::byte> encode_settings(const std::vector<AgreedSetting>& settings) {
+  std::vector<std::byte> out;
+  for (const auto& st : settings) {
+    if (st.name.empty() || st.name.size() > 255 || st.value.size() > 255)
+      throw std::invalid_argument("shm: must_agree setting '" + st.name +
+                                  "': name must be 1..255 bytes and value at most 255");
+    out.push_back(static_cast<std::byte>(st.name.size()));
+    out.push_back(static_cast<std::byte>(st.value.size()));
+    for (char ch : st.name + st.value)
+      out.push_back(static_cast<std::byte>(ch));
+  }
+  if (out.size() > kMaxSettingsBytes)
+    throw std::invalid_argument("shm: must_agree settings take " + std::to_string(out.size()) +
+                                " bytes, more than " + std::to_string(kMaxSettingsBytes));
+  return out;
+}
+
+// Reads a peer's settings back; entries cut short are dropped (the comparison then names
+// the setting as missing).
+std::vector<AgreedSetting> decode_settings(const ControlData& c) {
+  std::vector<AgreedSetting> out;
+  const std::size_t n = std::min<std::size_t>(c.settings_bytes, kMaxSettingsBytes);
+  std::size_t at = 0;
+  while (n - at >= 2) {
+    const std::size_t name_len = static_cast<std::uint8_t>(c.settings[at]);
+    const std::size_t value_len = static_cast<std::uint8_t>(c.settings[at + 1]);
+    at += 2;
+    if (n - at < name_len + value_len) break;
+    const char* p = reinterpret_cast<const char*>(c.settings + at);
+    out.push_back(AgreedSetting{std::string(p, name_len), std::string(p + name_len, value_len)});
+    at += name_len + value_len;
+  }
+  return out;
+}
+
 }  // namespace
 
 class ShmTransport::Impl {
@@ -187,9 +226,13 @@ class ShmTransport::Impl {
     if (cfg_.name_prefix.empty() || cfg_.name_prefix.find('/') != std::string::npos) {
       throw std::invalid_argument("shm: name prefix must be non-empty and contain no '/'");
     }
+    const auto settings = encode_settings(cfg_.must_agree);
     reclaim_stale(cfg_.name_prefix);
     control_ = Segment::create(name(cfg_.self), SegmentKind::control, sizeof(ControlData));
-    new (control_->payload()) ControlData{};
+    auto* c = new (control_->payload()) ControlData{};
+    c->domain = cfg_.domain_id;
+    c->settings_bytes = static_cast<std::uint32_t>(settings.size());
+    if (!settings.empty()) std::memcpy(c->settings, settings.data(), settings.size());
     control_->publish();
     doorbell_.emplace(&ctl()->doorbell, true);
     monitor_ = std::thread([this] { monitor(); });
@@ -278,8 +321,13 @@ class ShmTransport::Impl {
     std::vector<Suspicion> missing;
     for (auto& [id, p] : peers) {
       bool ok = false;
+      std::string refused;
       while (Clock::now() < deadline) {
-        if (!p->control) p->control = Segment::open(name(id), SegmentKind::control);
+        if (!p->control) {
+          p->control = Segment::open(name(id), SegmentKind::control);
+          if (p->control) refused = mismatch(id, *p->control);
+          if (!refused.empty()) break;
+        }
         if (p->control && p->ctl()->epoch.load(std::memory_order_acquire) == epoch) {
           if (!p->in_ring) {
             auto ring = Segment::open(ring_name(id, cfg_.self), SegmentKind::ring);
@@ -295,6 +343,18 @@ class ShmTransport::Impl {
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
+      if (!refused.empty()) {
+        result = Status::peer_suspected;
+        p->suspected = true;
+        missing.push_back(Suspicion{id, SuspicionReason::mismatch, refused});
+        // Tell the peer it was compared with and refused (it refuses us too: the comparison
+        // is symmetric), so that it may wait for us before it leaves.
+        if (p->control->header()->version == kVersion) {
+          p->ctl()->refused_by.fetch_add(1, std::memory_order_release);
+          ++refusals_;
+        }
+        continue;
+      }
       if (!ok) {
         result = Status::peer_suspected;
         p->suspected = true;
@@ -308,6 +368,13 @@ class ShmTransport::Impl {
       p->last_heartbeat = p->ctl()->heartbeat.load(std::memory_order_relaxed);
       p->heartbeat_seen = Clock::now();
     }
+    // A peer we refused refuses us as soon as it looks at our control segment, but it may
+    // not have looked yet: stay (until the deadline) until every peer we refused has, so
+    // that each side's error names the difference instead of one side's timing out.
+    while (ctl()->refused_by.load(std::memory_order_acquire) < refusals_ &&
+           Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     {
       std::lock_guard lock(monitor_mu_);
       peers_ = std::move(peers);
@@ -317,6 +384,41 @@ class ShmTransport::Impl {
     for (auto& s : missing)
       push_event(std::move(s));
     return result;
+  }
+
+  // Why a peer's control segment is refused although it is well formed: another layout
+  // version, another domain, or a must-agree setting that differs. Empty when they agree.
+  std::string mismatch(NodeId id, const Segment& control) const {
+    const std::string who = "node " + std::to_string(id);
+    const auto version = control.header()->version;
+    if (version != kVersion || control.payload_size() < sizeof(ControlData)) {
+      return who + " uses shm segment layout version " + std::to_string(version) +
+             ", this node version " + std::to_string(kVersion);
+    }
+    const auto* c = std::launder(reinterpret_cast<const ControlData*>(control.payload()));
+    std::string out;
+    auto add = [&](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
+    if (c->domain != cfg_.domain_id) {
+      add(who + " is in domain " + std::to_string(c->domain) + ", this node in domain " +
+          std::to_string(cfg_.domain_id));
+    }
+    const auto theirs = decode_settings(*c);
+    for (const auto& mine : cfg_.must_agree) {
+      auto it = std::find_if(theirs.begin(), theirs.end(),
+                             [&](const AgreedSetting& t) { return t.name == mine.name; });
+      if (it == theirs.end()) {
+        add(mine.name + ": " + who + " does not state it, this node has " + mine.value);
+      } else if (it->value != mine.value) {
+        add(mine.name + ": " + who + " has " + it->value + ", this node " + mine.value);
+      }
+    }
+    for (const auto& t : theirs) {
+      if (std::none_of(cfg_.must_agree.begin(), cfg_.must_agree.end(),
+                       [&](const AgreedSetting& m) { return m.name == t.name; })) {
+        add(t.name + ": " + who + " has " + t.value + ", this node does not state it");
+      }
+    }
+    return out;
   }
 
   bool map_regions(Peer& p) {
@@ -557,6 +659,7 @@ class ShmTransport::Impl {
   }
 
   ShmConfig cfg_;
+  std::uint64_t refusals_ = 0;  // peers we refused over our lifetime (control thread)
   std::unique_ptr<Segment> control_;
   std::optional<Doorbell> doorbell_;
   std::map<RegionId, std::unique_ptr<Segment>> regions_;  // changed only while disconnected

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <stdexcept>
 
 #include "transport/aligned_buffer.hpp"
 
@@ -64,23 +65,98 @@ void encode_header(std::vector<std::byte>& out, const FrameHeader& h) {
   out.insert(out.end(), b, b + kHeaderSize);
 }
 
-void encode_hello(std::vector<std::byte>& out, NodeId node, std::uint64_t epoch,
-                  std::span<const RegionDescriptor> regions) {
-  const auto count = static_cast<std::uint32_t>(regions.size());
-  encode_header(out, FrameHeader{FrameType::hello, node, epoch,
-                                 static_cast<std::uint32_t>(kHelloFixed + kHelloEntry * count)});
+std::string check_settings(std::span<const AgreedSetting> settings) {
+  std::size_t bytes = 0;
+  for (std::size_t i = 0; i < settings.size(); ++i) {
+    const auto& st = settings[i];
+    if (st.name.empty() || st.name.size() > 255 || st.value.size() > 255)
+      return "setting '" + st.name + "': name must be 1..255 bytes and value at most 255";
+    for (std::size_t j = 0; j < i; ++j)
+      if (settings[j].name == st.name) return "setting '" + st.name + "' appears twice";
+    bytes += 2 + st.name.size() + st.value.size();
+  }
+  if (bytes > kMaxHelloSettingsBytes)
+    return "settings take " + std::to_string(bytes) + " bytes, more than " +
+           std::to_string(kMaxHelloSettingsBytes);
+  return "";
+}
+
+void encode_hello(std::vector<std::byte>& out, const Hello& hello) {
+  if (auto why = check_settings(hello.settings); !why.empty())
+    throw std::invalid_argument("tcp HELLO: " + why);
+  std::size_t settings_bytes = 0;
+  for (const auto& st : hello.settings)
+    settings_bytes += 2 + st.name.size() + st.value.size();
+  const auto count = static_cast<std::uint32_t>(hello.regions.size());
+  encode_header(out, FrameHeader{FrameType::hello, hello.node, hello.epoch,
+                                 static_cast<std::uint32_t>(kHelloFixed + kHelloEntry * count +
+                                                            settings_bytes)});
   std::byte fixed[kHelloFixed] = {};
   std::memcpy(fixed, kMagic, 8);
   put<std::uint32_t>(fixed + 8, kVersion);
   put<std::uint32_t>(fixed + 12, count);
+  put<std::uint32_t>(fixed + 16, hello.domain);
+  put<std::uint32_t>(fixed + 20, static_cast<std::uint32_t>(settings_bytes));
   out.insert(out.end(), fixed, fixed + kHelloFixed);
-  for (const auto& r : regions) {
+  for (const auto& r : hello.regions) {
     std::byte e[kHelloEntry] = {};
     put<std::uint32_t>(e, r.id);
     put<std::uint64_t>(e + 8, r.size);
     out.insert(out.end(), e, e + kHelloEntry);
   }
+  for (const auto& st : hello.settings) {
+    out.push_back(static_cast<std::byte>(st.name.size()));
+    out.push_back(static_cast<std::byte>(st.value.size()));
+    for (char ch : st.name)
+      out.push_back(static_cast<std::byte>(ch));
+    for (char ch : st.value)
+      out.push_back(static_cast<std::byte>(ch));
+  }
 }
+
+void encode_hello(std::vector<std::byte>& out, NodeId node, std::uint64_t epoch,
+                  std::span<const RegionDescriptor> regions) {
+  Hello h;
+  h.node = node;
+  h.epoch = epoch;
+  h.regions.assign(regions.begin(), regions.end());
+  encode_hello(out, h);
+}
+
+namespace {
+
+bool printable(const std::byte* p, std::size_t n) {
+  return std::all_of(p, p + n, [](std::byte b) {
+    const auto c = static_cast<std::uint8_t>(b);
+    return c >= 0x20 && c < 0x7f;
+  });
+}
+
+// Parses the settings list of a HELLO; an empty string if it is well formed.
+std::string parse_settings(const std::byte* p, std::size_t n, std::vector<AgreedSetting>& out) {
+  std::size_t at = 0;
+  while (at < n) {
+    if (n - at < 2) return "HELLO setting entry cut short at byte " + std::to_string(at);
+    const std::size_t name_len = static_cast<std::uint8_t>(p[at]);
+    const std::size_t value_len = static_cast<std::uint8_t>(p[at + 1]);
+    at += 2;
+    if (name_len == 0) return "HELLO setting with an empty name";
+    if (n - at < name_len + value_len)
+      return "HELLO setting entry runs past the settings' " + std::to_string(n) + " bytes";
+    if (!printable(p + at, name_len + value_len))
+      return "HELLO setting with a non-printable name or value";
+    AgreedSetting st;
+    st.name.assign(reinterpret_cast<const char*>(p + at), name_len);
+    st.value.assign(reinterpret_cast<const char*>(p + at + name_len), value_len);
+    at += name_len + value_len;
+    for (const auto& seen : out)
+      if (seen.name == st.name) return "HELLO setting '" + st.name + "' appears twice";
+    out.push_back(std::move(st));
+  }
+  return "";
+}
+
+}  // namespace
 
 DecodeResult FrameDecoder::fail(std::size_t consumed, SuspicionReason reason, std::string detail) {
   stage_ = Stage::failed;
@@ -123,14 +199,18 @@ bool FrameDecoder::start_frame(DecodeResult& r, std::size_t consumed, FrameSink&
         r = fail(consumed, SuspicionReason::malformed_frame, "second HELLO");
         return false;
       }
-      const std::uint64_t max = kHelloFixed + std::uint64_t{kHelloEntry} * kMaxHelloRegions;
-      if (h_.length < kHelloFixed || h_.length > max || (h_.length - kHelloFixed) % kHelloEntry) {
-        r = fail(consumed, SuspicionReason::malformed_frame,
-                 "HELLO length " + std::to_string(h_.length) + " is not 16 + 16 * count");
+      // Only the magic and the version are needed to tell another version apart; the rest
+      // of the layout is checked once the version is known.
+      const std::uint64_t max =
+          kHelloFixed + std::uint64_t{kHelloEntry} * kMaxHelloRegions + kMaxHelloSettingsBytes;
+      if (h_.length < 12 || h_.length > max) {
+        r = fail(
+            consumed, SuspicionReason::malformed_frame,
+            "HELLO length " + std::to_string(h_.length) + " outside 12.." + std::to_string(max));
         return false;
       }
+      // No reservation: a stranger's header alone must not make us allocate its length.
       hello_.clear();
-      hello_.reserve(h_.length);
       stage_ = Stage::hello;
       return true;
     }
@@ -239,23 +319,43 @@ DecodeResult FrameDecoder::feed(std::span<const std::byte> in, FrameSink& sink) 
         return fail(pos, SuspicionReason::malformed_frame, "HELLO magic is not SPNDLTCP");
       }
       const auto version = get<std::uint32_t>(hello_.data() + 8);
-      const auto count = get<std::uint32_t>(hello_.data() + 12);
       if (version != kVersion) {
         return fail(pos, SuspicionReason::malformed_frame,
-                    "HELLO version " + std::to_string(version) + " (we speak 1)");
+                    "HELLO version " + std::to_string(version) + " (we speak " +
+                        std::to_string(kVersion) + ")");
       }
-      if (kHelloFixed + std::uint64_t{kHelloEntry} * count != h_.length) {
+      if (h_.length < kHelloFixed) {
         return fail(pos, SuspicionReason::malformed_frame,
-                    "HELLO region count disagrees with length");
+                    "HELLO length " + std::to_string(h_.length) + " shorter than its " +
+                        std::to_string(kHelloFixed) + " fixed bytes");
       }
-      std::vector<RegionDescriptor> regions(count);
+      const auto count = get<std::uint32_t>(hello_.data() + 12);
+      const auto settings_bytes = get<std::uint32_t>(hello_.data() + 20);
+      if (count > kMaxHelloRegions || settings_bytes > kMaxHelloSettingsBytes ||
+          kHelloFixed + std::uint64_t{kHelloEntry} * count + settings_bytes != h_.length) {
+        return fail(pos, SuspicionReason::malformed_frame,
+                    "HELLO length " + std::to_string(h_.length) + " is not 24 + 16 * " +
+                        std::to_string(count) + " regions + " + std::to_string(settings_bytes) +
+                        " settings bytes");
+      }
+      Hello hello;
+      hello.node = h_.arg;
+      hello.epoch = h_.offset;
+      hello.domain = get<std::uint32_t>(hello_.data() + 16);
+      hello.regions.resize(count);
       for (std::uint32_t i = 0; i < count; ++i) {
         const std::byte* e = hello_.data() + kHelloFixed + kHelloEntry * i;
-        regions[i].id = get<std::uint32_t>(e);
-        regions[i].size = get<std::uint64_t>(e + 8);
+        hello.regions[i].id = get<std::uint32_t>(e);
+        hello.regions[i].size = get<std::uint64_t>(e + 8);
+      }
+      const std::byte* sb = hello_.data() + kHelloFixed + kHelloEntry * count;
+      if (auto why = parse_settings(sb, settings_bytes, hello.settings); !why.empty()) {
+        return fail(pos, SuspicionReason::malformed_frame, why);
       }
       hello_seen_ = true;
-      sink.on_hello(h_.arg, h_.offset, regions);
+      hello_.clear();
+      hello_.shrink_to_fit();
+      sink.on_hello(hello);
     } else if (stage_ == Stage::block) {
       sink.on_block_end();
     }

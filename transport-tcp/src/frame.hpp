@@ -22,8 +22,11 @@
 //   | length (u32): payload bytes   | check (u32): FNV-1a of 0..19  |
 //   +-------------------------------+-------------------------------+
 //
-//   type 1 HELLO     payload: "SPNDLTCP" | version u32 = 1 | count u32 |
+//   type 1 HELLO     payload: "SPNDLTCP" | version u32 = 2 | count u32 | domain u32 |
+//                             settings_bytes u32 |
 //                             count x { region u32 | 0 u32 | size u64 }   (count <= 4096)
+//                             settings: { name_len u8 | value_len u8 | name | value }...
+//                             (settings_bytes <= 4096; names 1..255 printable bytes, unique)
 //   type 2 WRITE     payload: bytes for [offset, offset+length) of region arg
 //   type 3 BLOCK     payload: block bytes; lands in the oldest receive posted for the peer
 //   type 4 HEARTBEAT no payload; keeps the peer from suspecting us while idle
@@ -34,6 +37,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -43,10 +47,11 @@
 namespace spindle::transport::tcp_frames {
 
 inline constexpr std::size_t kHeaderSize = 24;
-inline constexpr std::size_t kHelloFixed = 16;
+inline constexpr std::size_t kHelloFixed = 24;
 inline constexpr std::size_t kHelloEntry = 16;
 inline constexpr std::uint32_t kMaxHelloRegions = 4096;
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kMaxHelloSettingsBytes = 4096;
+inline constexpr std::uint32_t kVersion = 2;
 inline constexpr char kMagic[8] = {'S', 'P', 'N', 'D', 'L', 'T', 'C', 'P'};
 
 enum class FrameType : std::uint8_t { hello = 1, write = 2, block = 3, heartbeat = 4, goodbye = 5 };
@@ -60,9 +65,24 @@ struct FrameHeader {
 
 // Appends a header (with its check word) to `out`.
 void encode_header(std::vector<std::byte>& out, const FrameHeader& h);
-// Appends a whole HELLO frame.
+// What a HELLO says: who, which view, which domain, the sender's regions and the
+// settings every member must share.
+struct Hello {
+  NodeId node = 0;
+  std::uint64_t epoch = 0;
+  std::uint32_t domain = 0;
+  std::vector<RegionDescriptor> regions;
+  std::vector<AgreedSetting> settings;
+};
+
+// Appends a whole HELLO frame. Throws std::invalid_argument if the settings do not fit
+// the format (a configuration error of the sender, caught before anything is sent).
+void encode_hello(std::vector<std::byte>& out, const Hello& hello);
+// Shorthand for a HELLO of domain 0 without settings.
 void encode_hello(std::vector<std::byte>& out, NodeId node, std::uint64_t epoch,
                   std::span<const RegionDescriptor> regions);
+// Checks that `settings` can travel in a HELLO; an empty string if so, else why not.
+[[nodiscard]] std::string check_settings(std::span<const AgreedSetting> settings);
 
 // What the decoder asks of its connection.
 class FrameSink {
@@ -70,8 +90,7 @@ class FrameSink {
   virtual ~FrameSink() = default;
   // Local region memory by id, or an empty span if unknown.
   [[nodiscard]] virtual std::span<std::byte> region(RegionId id) = 0;
-  virtual void on_hello(NodeId node, std::uint64_t epoch,
-                        std::span<const RegionDescriptor> regions) = 0;
+  virtual void on_hello(const Hello& hello) = 0;
   // A BLOCK of `length` bytes arrived: the destination (at least `length` bytes), or
   // std::nullopt to pause (no receive posted; call feed() again later), or an empty span
   // with overflow=true if the posted receive is too small.
@@ -107,6 +126,12 @@ class FrameDecoder {
   // True if the stream stopped inside a frame (EOF now means a truncated frame).
   [[nodiscard]] bool mid_frame() const noexcept { return stage_ != Stage::header || have_ > 0; }
   [[nodiscard]] bool handshaken() const noexcept { return hello_seen_; }
+  // After an error in the stream's first frame, a HELLO with a valid header: the node id it
+  // claimed (so a listener can name whose HELLO it refused, e.g. of another version).
+  [[nodiscard]] std::optional<NodeId> refused_hello_node() const noexcept {
+    if (stage_ != Stage::failed || hello_seen_ || h_.type != FrameType::hello) return std::nullopt;
+    return h_.arg;
+  }
 
  private:
   enum class Stage : std::uint8_t { header, hello, write, block, failed };

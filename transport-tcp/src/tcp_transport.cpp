@@ -5,25 +5,36 @@
 // and sends HELLO first; the lower one answers with its HELLO once its own connect() for
 // that view epoch has started (a HELLO for a later epoch is parked until then, an earlier
 // one is refused). A stream is established when both HELLOs crossed; data frames only
-// follow that.
+// follow that. A HELLO names the sender's domain and its must-agree settings; a peer whose
+// differ is refused with both values named (the listener still answers with its own HELLO
+// before it closes, so the dialer can name them too).
+//
+// Hostile or broken strangers: an accepted stream holds a small buffer until a valid HELLO
+// binds it to a member, and is closed if none came within hello_timeout. The acceptor backs
+// off briefly and keeps accepting when descriptors run out (EMFILE, ENFILE).
 // Boost 1.74's C++20 coroutine support uses std::exchange without including <utility>.
 #include <utility>
 
 #include <boost/asio.hpp>
 
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include <spindle/transport/doorbell.hpp>
@@ -68,12 +79,17 @@ class TcpTransport::Impl {
     std::map<RegionId, RegionDescriptor> remote;
     std::deque<Posted> posted;
     std::weak_ptr<Conn> conn;
+    std::optional<asio::ip::address> ip;  // addr.host resolved by connect(), if it resolved
+    std::string resolve_error;
   };
+
+  // Until a HELLO binds a stream to a member, it reads through this much buffer only.
+  static constexpr std::size_t kHandshakeBuffer = 4096;
 
   // One stream. Lives on the I/O thread; kept alive by its pending handlers and conns_.
   struct Conn final : tcp_frames::FrameSink, std::enable_shared_from_this<Conn> {
     Conn(Impl& i, tcp::socket s) : impl(i), sock(std::move(s)), dec(i.cfg_.max_block) {
-      rbuf.resize(i.cfg_.read_buffer);
+      rbuf.resize(kHandshakeBuffer);
     }
     Impl& impl;
     tcp::socket sock;
@@ -83,11 +99,10 @@ class TcpTransport::Impl {
     std::size_t rstart = 0, rend = 0;
     std::vector<std::byte> inflight;
     bool paused = false, closed = false, goodbye = false, active = false;
-    NodeId hello_node = 0;
-    std::uint64_t hello_epoch = 0;
-    std::vector<RegionDescriptor> hello_regions;
+    tcp_frames::Hello hello;
     bool got_hello = false;
-    Clock::time_point last_rx = Clock::now();
+    Clock::time_point opened = Clock::now();
+    Clock::time_point last_rx = opened;
     std::uint64_t pending_block_imm = 0;
     std::uint32_t pending_block_len = 0;
     Posted pending_block_target{};
@@ -97,12 +112,9 @@ class TcpTransport::Impl {
       auto it = impl.regions_.find(id);
       return it == impl.regions_.end() ? std::span<std::byte>{} : it->second.span();
     }
-    void on_hello(NodeId node, std::uint64_t epoch,
-                  std::span<const RegionDescriptor> regions) override {
+    void on_hello(const tcp_frames::Hello& h) override {
       got_hello = true;
-      hello_node = node;
-      hello_epoch = epoch;
-      hello_regions.assign(regions.begin(), regions.end());
+      hello = h;
     }
     BlockTarget on_block_begin(std::uint32_t length, std::uint32_t immediate) override {
       if (!peer) return BlockTarget{false, true, {}, 0};
@@ -130,15 +142,26 @@ class TcpTransport::Impl {
         acceptor_(io_),
         work_(asio::make_work_guard(io_)),
         heartbeat_(io_),
+        accept_pause_(io_),
+        sweep_(io_),
         doorbell_(&bell_, false) {
-    tcp::endpoint ep(asio::ip::make_address(cfg_.self.host.empty() ? "127.0.0.1" : cfg_.self.host),
-                     cfg_.self.port);
+    if (auto why = tcp_frames::check_settings(cfg_.must_agree); !why.empty())
+      throw std::invalid_argument("tcp: must_agree: " + why);
+    const std::string host = cfg_.self.host.empty() ? "127.0.0.1" : cfg_.self.host;
+    std::string why;
+    const auto ip = resolve(host, why);
+    if (!ip) {
+      throw std::system_error(std::make_error_code(std::errc::invalid_argument),
+                              "tcp: cannot resolve this node's host '" + host + "': " + why);
+    }
+    tcp::endpoint ep(*ip, cfg_.self.port);
     acceptor_.open(ep.protocol());
     acceptor_.set_option(tcp::acceptor::reuse_address(true));
     acceptor_.bind(ep);
     acceptor_.listen();
     port_ = acceptor_.local_endpoint().port();
     accept();
+    arm_sweep();
     thread_ = std::thread([this] { io_.run(); });
   }
 
@@ -148,6 +171,9 @@ class TcpTransport::Impl {
       boost::system::error_code ec;
       acceptor_.close(ec);
       heartbeat_.cancel();
+      accept_pause_.cancel();
+      sweep_.cancel();
+      stopping_ = true;  // a sweep already due must not arm itself again
       auto conns = conns_;
       for (auto& c : conns)
         close(c);
@@ -174,17 +200,21 @@ class TcpTransport::Impl {
                  std::chrono::milliseconds timeout) {
     if (connected_) disconnect();
     const auto deadline = Clock::now() + timeout;
+    // Names resolve here, on the control thread, never on the I/O thread. Only the members
+    // we dial need an address.
+    std::map<NodeId, std::shared_ptr<Peer>> peers;
+    for (const auto& m : members) {
+      if (m.id == cfg_.self.id) continue;
+      auto p = std::make_shared<Peer>();
+      p->addr = m;
+      p->epoch = epoch;
+      if (m.id < cfg_.self.id) p->ip = resolve(m.host, p->resolve_error);
+      peers.emplace(m.id, std::move(p));
+    }
     {
       std::lock_guard lock(mu_);
       epoch_ = epoch;
-      peers_.clear();
-      for (const auto& m : members) {
-        if (m.id == cfg_.self.id) continue;
-        auto p = std::make_shared<Peer>();
-        p->addr = m;
-        p->epoch = epoch;
-        peers_.emplace(m.id, std::move(p));
-      }
+      peers_ = std::move(peers);
       connected_ = true;
       descriptors_.clear();
       for (const auto& [id, buf] : regions_)
@@ -221,6 +251,12 @@ class TcpTransport::Impl {
       result = Status::peer_suspected;
       if (p->suspected) continue;
       pl.unlock();
+      if (auto r = refused_hellos_.find(id); r != refused_hellos_.end()) {
+        const std::string why = r->second;
+        refused_hellos_.erase(r);
+        raise(p, SuspicionReason::malformed_frame, "node " + std::to_string(id) + ": " + why);
+        continue;
+      }
       raise(p, SuspicionReason::connect_timeout,
             "no connection to node " + std::to_string(id) + " at " + p->addr.host + ":" +
                 std::to_string(p->addr.port) + " within the connect timeout");
@@ -521,10 +557,28 @@ class TcpTransport::Impl {
         });
   }
 
+  // Accepts for as long as the acceptor is open. A stream that failed before we took it is
+  // skipped; when the process is out of descriptors or memory, accepting pauses briefly
+  // (the backlog waits in the kernel) and resumes: it never stops for good.
   void accept() {
     acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket s) {
-      if (ec) return;  // acceptor closed
-      s.set_option(tcp::no_delay(true));
+      if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;  // closed
+      if (ec) {
+        const bool starved = ec == asio::error::no_descriptors || ec.value() == ENFILE ||
+                             ec == asio::error::no_buffer_space || ec == asio::error::no_memory;
+        if (!starved) {
+          accept();
+          return;
+        }
+        ++accept_pauses_;
+        accept_pause_.expires_after(kAcceptPause);
+        accept_pause_.async_wait([this](const boost::system::error_code& e) {
+          if (!e) accept();
+        });
+        return;
+      }
+      boost::system::error_code ignored;
+      s.set_option(tcp::no_delay(true), ignored);
       auto c = std::make_shared<Conn>(*this, std::move(s));
       conns_.insert(c);
       read(c);
@@ -532,14 +586,111 @@ class TcpTransport::Impl {
     });
   }
 
-  void start_connect(const std::shared_ptr<Peer>& p, Clock::time_point deadline) {
+  // Closes accepted streams that have not said a valid HELLO within hello_timeout.
+  void arm_sweep() {
+    const auto period = std::clamp<std::chrono::milliseconds>(
+        cfg_.hello_timeout / 4, std::chrono::milliseconds(10), std::chrono::milliseconds(500));
+    sweep_.expires_after(period);
+    sweep_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || stopping_) return;
+      const auto now = Clock::now();
+      std::vector<std::shared_ptr<Conn>> silent;
+      for (const auto& c : conns_) {
+        if (!c->active && !c->got_hello && now - c->opened > cfg_.hello_timeout)
+          silent.push_back(c);
+      }
+      for (auto& c : silent) {
+        ++hello_timeouts_;
+        close(c);
+      }
+      arm_sweep();
+    });
+  }
+
+  // A host name or address; IPv4 first (members default to 127.0.0.1). nullopt with `why`
+  // set if it does not resolve.
+  static std::optional<asio::ip::address> resolve(const std::string& host, std::string& why) {
     boost::system::error_code ec;
-    auto addr = asio::ip::make_address(p->addr.host, ec);
-    if (ec) {
+    const auto literal = asio::ip::make_address(host, ec);
+    if (!ec) return literal;
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res);
+    if (rc != 0) {
+      why = ::gai_strerror(rc);
+      return std::nullopt;
+    }
+    std::optional<asio::ip::address> v4, v6;
+    for (auto* a = res; a != nullptr; a = a->ai_next) {
+      if (a->ai_family == AF_INET && !v4) {
+        const auto* sin = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
+        v4 = asio::ip::address_v4(ntohl(sin->sin_addr.s_addr));
+      } else if (a->ai_family == AF_INET6 && !v6) {
+        const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(a->ai_addr);
+        asio::ip::address_v6::bytes_type b;
+        std::memcpy(b.data(), sin6->sin6_addr.s6_addr, b.size());
+        v6 = asio::ip::address_v6(b, sin6->sin6_scope_id);
+      }
+    }
+    ::freeaddrinfo(res);
+    if (v4) return v4;
+    if (v6) return v6;
+    why = "no IPv4 or IPv6 address";
+    return std::nullopt;
+  }
+
+  // Our HELLO for `epoch`.
+  tcp_frames::Hello my_hello(std::uint64_t epoch) {
+    tcp_frames::Hello h;
+    h.node = cfg_.self.id;
+    h.epoch = epoch;
+    h.domain = cfg_.domain_id;
+    {
+      std::lock_guard lock(desc_mu_);
+      h.regions = descriptors_;
+    }
+    h.settings = cfg_.must_agree;
+    return h;
+  }
+
+  // Why a peer's HELLO is refused although it is well formed: another domain, or a
+  // must-agree setting that differs. Empty when they agree.
+  std::string mismatch(const tcp_frames::Hello& h) const {
+    std::string out;
+    const std::string who = "node " + std::to_string(h.node);
+    auto add = [&](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
+    if (h.domain != cfg_.domain_id) {
+      add(who + " is in domain " + std::to_string(h.domain) + ", this node in domain " +
+          std::to_string(cfg_.domain_id));
+    }
+    for (const auto& mine : cfg_.must_agree) {
+      auto it = std::find_if(h.settings.begin(), h.settings.end(),
+                             [&](const AgreedSetting& t) { return t.name == mine.name; });
+      if (it == h.settings.end()) {
+        add(mine.name + ": " + who + " does not state it, this node has " + mine.value);
+      } else if (it->value != mine.value) {
+        add(mine.name + ": " + who + " has " + it->value + ", this node " + mine.value);
+      }
+    }
+    for (const auto& theirs : h.settings) {
+      if (std::none_of(cfg_.must_agree.begin(), cfg_.must_agree.end(),
+                       [&](const AgreedSetting& m) { return m.name == theirs.name; })) {
+        add(theirs.name + ": " + who + " has " + theirs.value + ", this node does not state it");
+      }
+    }
+    return out;
+  }
+
+  void start_connect(const std::shared_ptr<Peer>& p, Clock::time_point deadline) {
+    if (!p->ip) {
       raise(p, SuspicionReason::connect_timeout,
-            "bad address '" + p->addr.host + "' for node " + std::to_string(p->addr.id));
+            "cannot resolve host '" + p->addr.host + "' of node " + std::to_string(p->addr.id) +
+                ": " + p->resolve_error);
       return;
     }
+    const auto addr = *p->ip;
     auto c = std::make_shared<Conn>(*this, tcp::socket(io_));
     c->active = true;
     c->sock.async_connect(
@@ -557,15 +708,15 @@ class TcpTransport::Impl {
             });
             return;
           }
-          c->sock.set_option(tcp::no_delay(true));
+          boost::system::error_code ignored;
+          c->sock.set_option(tcp::no_delay(true), ignored);
           conns_.insert(c);
           c->peer = p;
           {
             std::lock_guard pl(p->mu);
             p->conn = c;
             p->fd = c->sock.native_handle();
-            std::lock_guard lock(desc_mu_);
-            tcp_frames::encode_hello(p->pending, cfg_.self.id, p->epoch, descriptors_);
+            tcp_frames::encode_hello(p->pending, my_hello(p->epoch));
             start_locked(p);
           }
           read(c);
@@ -576,16 +727,26 @@ class TcpTransport::Impl {
   // Called with mu_ held or from the read path (which takes it).
   void bind_passive(const std::shared_ptr<Conn>& c) {
     if (c->closed) return;
-    if (!connected_ || c->hello_epoch > epoch_) {
+    if (!connected_ || c->hello.epoch > epoch_) {
       parked_.push_back(c);
       return;
     }
-    auto it = peers_.find(c->hello_node);
-    if (c->hello_epoch < epoch_ || it == peers_.end() || c->hello_node <= cfg_.self.id) {
+    auto it = peers_.find(c->hello.node);
+    if (c->hello.epoch < epoch_ || it == peers_.end() || c->hello.node <= cfg_.self.id) {
       close(c);  // stale view, stranger, or the wrong direction
       return;
     }
     auto& p = it->second;
+    if (auto why = mismatch(c->hello); !why.empty()) {
+      // Answer with our HELLO first (a few hundred bytes into an idle socket: one
+      // non-blocking send) so the dialer can name the difference too; then refuse.
+      std::vector<std::byte> ours;
+      tcp_frames::encode_hello(ours, my_hello(epoch_));
+      (void)::send(c->sock.native_handle(), ours.data(), ours.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      raise(p, SuspicionReason::mismatch, why);
+      close(c);
+      return;
+    }
     {
       std::lock_guard pl(p->mu);
       if (p->established || p->suspected) {
@@ -595,12 +756,9 @@ class TcpTransport::Impl {
       c->peer = p;
       p->conn = c;
       p->fd = c->sock.native_handle();
-      for (auto& r : c->hello_regions)
+      for (auto& r : c->hello.regions)
         p->remote[r.id] = r;
-      {
-        std::lock_guard lock(desc_mu_);
-        tcp_frames::encode_hello(p->pending, cfg_.self.id, epoch_, descriptors_);
-      }
+      tcp_frames::encode_hello(p->pending, my_hello(epoch_));
       p->established = true;
       start_locked(p);
     }
@@ -611,6 +769,8 @@ class TcpTransport::Impl {
   void read(const std::shared_ptr<Conn>& c) {
     if (c->closed || c->paused) return;
     if (c->rstart == c->rend) c->rstart = c->rend = 0;
+    // Bound to a member: now the stream gets its full buffer (no read is in flight here).
+    if (c->peer && c->rbuf.size() < cfg_.read_buffer) c->rbuf.resize(cfg_.read_buffer);
     c->sock.async_read_some(
         asio::buffer(c->rbuf.data() + c->rend, c->rbuf.size() - c->rend),
         [this, c](const boost::system::error_code& ec, std::size_t n) {
@@ -650,6 +810,9 @@ class TcpTransport::Impl {
     if (r.state == tcp_frames::DecodeState::error) {
       if (c->peer) {
         raise(c->peer, r.reason, "node " + std::to_string(c->peer->addr.id) + ": " + r.detail);
+      } else if (auto claimed = refused_member(c->dec.refused_hello_node(), r.detail)) {
+        // A member's HELLO we cannot accept (another version): say so, not a timeout.
+        raise(claimed, r.reason, "node " + std::to_string(claimed->addr.id) + ": " + r.detail);
       } else {
         report_stranger(c, r.reason, r.detail);
       }
@@ -660,10 +823,17 @@ class TcpTransport::Impl {
       if (c->active) {
         auto& p = c->peer;
         bool ok = false;
+        const bool expected = c->hello.node == p->addr.id && c->hello.epoch == p->epoch;
+        const std::string why = expected ? mismatch(c->hello) : std::string();
+        if (expected && !why.empty()) {
+          raise(p, SuspicionReason::mismatch, why);
+          close(c);
+          return;
+        }
         {
           std::lock_guard pl(p->mu);
-          if (c->hello_node == p->addr.id && c->hello_epoch == p->epoch && !p->suspected) {
-            for (auto& reg : c->hello_regions)
+          if (expected && !p->suspected) {
+            for (auto& reg : c->hello.regions)
               p->remote[reg.id] = reg;
             p->established = true;
             ok = true;
@@ -671,8 +841,8 @@ class TcpTransport::Impl {
         }
         if (!ok) {
           raise(p, SuspicionReason::malformed_frame,
-                "HELLO from " + std::to_string(c->hello_node) + " epoch " +
-                    std::to_string(c->hello_epoch) + " where node " + std::to_string(p->addr.id) +
+                "HELLO from " + std::to_string(c->hello.node) + " epoch " +
+                    std::to_string(c->hello.epoch) + " where node " + std::to_string(p->addr.id) +
                     " epoch " + std::to_string(p->epoch) + " was expected");
           close(c);
           return;
@@ -694,6 +864,18 @@ class TcpTransport::Impl {
       return;
     }
     read(c);
+  }
+
+  // A HELLO claiming `node` (one that would dial us) was refused for `why`: the member of
+  // the current view it names, if any. Remembered either way, so that a connect() that has
+  // not started yet names it instead of a timeout.
+  std::shared_ptr<Peer> refused_member(std::optional<NodeId> node, const std::string& why) {
+    if (!node || *node <= cfg_.self.id) return nullptr;
+    std::lock_guard lock(mu_);
+    if (refused_hellos_.size() >= kMaxRefusedHellos) refused_hellos_.clear();
+    refused_hellos_[*node] = why;
+    auto it = peers_.find(*node);
+    return connected_ && it != peers_.end() ? it->second : nullptr;
   }
 
   // Garbage on a stream whose HELLO never bound it to a member: nobody to suspect; the
@@ -746,6 +928,9 @@ class TcpTransport::Impl {
   tcp::acceptor acceptor_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   asio::steady_timer heartbeat_;
+  asio::steady_timer accept_pause_;  // accepting waits on it while descriptors run out
+  asio::steady_timer sweep_;         // closes streams that never said HELLO
+  static constexpr auto kAcceptPause = std::chrono::milliseconds(50);
   std::thread thread_;
   std::uint16_t port_ = 0;
 
@@ -757,15 +942,21 @@ class TcpTransport::Impl {
   std::mutex desc_mu_;
   std::vector<RegionDescriptor> descriptors_;
 
-  mutable std::mutex mu_;  // view: epoch_, peers_ (writes), connected_, parked_
+  mutable std::mutex mu_;  // view: epoch_, peers_ (writes), connected_, parked_, refused_hellos_
   std::condition_variable cv_;
   std::uint64_t epoch_ = 0;
   bool connected_ = false;
   std::map<NodeId, std::shared_ptr<Peer>> peers_;
   std::vector<std::shared_ptr<Conn>> parked_;
+  // Why the last HELLO claiming a node was refused before it could bind (another version).
+  std::map<NodeId, std::string> refused_hellos_;
+  static constexpr std::size_t kMaxRefusedHellos = 64;
 
   std::set<std::shared_ptr<Conn>> conns_;  // I/O thread only
   std::uint64_t strangers_refused_ = 0;
+  std::uint64_t accept_pauses_ = 0;   // I/O thread only
+  std::uint64_t hello_timeouts_ = 0;  // I/O thread only
+  bool stopping_ = false;             // I/O thread only: the destructor began
 
   EventQueue events_;
 };

@@ -1,6 +1,9 @@
 // The domain file: schema table, loader, checks, renderer and lookup (domain_config.hpp).
 #include "config/domain_config.hpp"
 
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -236,6 +239,7 @@ struct Parsed {
   DomainConfig config;
   std::map<std::string, int, std::less<>> lines;  // key -> line, for the keys the file set
   std::vector<int> member_lines;
+  std::vector<int> contact_lines;
   int root_line = 0;
   int line(std::string_view key) const {
     const auto it = lines.find(key);
@@ -315,8 +319,35 @@ void check(const YamlReader& r, Parsed& p, bool node_from_env) {
              core::format_duration(e.heartbeat_interval) + ")");
 }
 
+// Why `host` does not resolve to an address, or an empty string if it does.
+std::string unresolvable(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res);
+  if (rc != 0) return ::gai_strerror(rc);
+  ::freeaddrinfo(res);
+  return "";
+}
+
+// Every host a tcp or rdma transport will use must resolve; the error names its key.
+void check_hosts_resolve(const YamlReader& r, const Parsed& p) {
+  const auto& c = p.config;
+  if (c.transport == TransportKind::shm) return;
+  const auto check_one = [&](const std::string& host, int line, const std::string& key) {
+    if (const auto why = unresolvable(host); !why.empty())
+      r.fail_at_line(line, key, "cannot resolve host '" + host + "': " + why);
+  };
+  for (std::size_t i = 0; i < c.members.size(); ++i)
+    check_one(c.members[i].host, p.member_lines[i], YamlReader::item("members", i) + ".host");
+  for (std::size_t i = 0; i < c.contacts.size(); ++i)
+    check_one(c.contacts[i].host, p.contact_lines[i], YamlReader::item("contacts", i) + ".host");
+  if (c.members.empty()) check_one(c.node.host, p.line("node.host"), "node.host");
+}
+
 DomainConfig parse(std::string_view yaml, const std::string& source, std::optional<NodeId> node_id,
-                   std::optional<std::uint32_t> domain_id) {
+                   std::optional<std::uint32_t> domain_id, bool resolve_hosts = false) {
   const YamlReader r(source);
   const YAML::Node root = core::parse_yaml(yaml, source);
   core::check_version(r, root, kDomainFormatVersion);
@@ -330,8 +361,7 @@ DomainConfig parse(std::string_view yaml, const std::string& source, std::option
         if (all[i].key == "members") {
           p.config.members = read_records(r, n, key, member_fields(), "id", p.member_lines);
         } else if (all[i].key == "contacts") {
-          std::vector<int> unused;
-          p.config.contacts = read_records(r, n, key, address_fields(), "", unused);
+          p.config.contacts = read_records(r, n, key, address_fields(), "", p.contact_lines);
         } else {
           all[i].set(p.config, core::read_value(r, n, key, all[i]));
         }
@@ -345,6 +375,7 @@ DomainConfig parse(std::string_view yaml, const std::string& source, std::option
     p.config.domain_id = *domain_id;
   }
   check(r, p, node_id.has_value());
+  if (resolve_hosts) check_hosts_resolve(r, p);
   return p.config;
 }
 
@@ -439,7 +470,8 @@ FoundDomainConfig find_domain_config(std::optional<std::uint32_t> domain_id,
       } catch (const YamlError& e) {
         throw YamlError(e.source(), 0, "", e.problem() + std::string(how));
       }
-      return FoundDomainConfig{parse(text, file.string(), node, domain_id), origin, file.string()};
+      return FoundDomainConfig{parse(text, file.string(), node, domain_id, true), origin,
+                               file.string()};
     });
   };
   if (const auto v = env.getenv("SPINDLE_CONFIG"); v && !v->empty()) {
@@ -448,7 +480,7 @@ FoundDomainConfig find_domain_config(std::optional<std::uint32_t> domain_id,
       return from_file(v->substr(kScheme.size()), ConfigOrigin::env_uri, " (SPINDLE_CONFIG)");
     if (looks_inline(*v)) {
       return as_config_error([&] {
-        return FoundDomainConfig{parse(*v, "SPINDLE_CONFIG", node, domain_id),
+        return FoundDomainConfig{parse(*v, "SPINDLE_CONFIG", node, domain_id, true),
                                  ConfigOrigin::env_inline, "SPINDLE_CONFIG"};
       });
     }

@@ -123,7 +123,9 @@ struct LookupEnvironment {
 
 // Finds and loads the configuration for `domain_id` (lookup order above). A file that
 // names another domain_id is an error; a file without domain_id serves any domain. With
-// nullopt (dds::domain::default_id()) the file's domain_id applies, else 0.
+// nullopt (dds::domain::default_id()) the file's domain_id applies, else 0. Unlike the
+// parse/load functions, which only read, this one also resolves every host the transport
+// will use (tcp, rdma): a name that does not resolve is a ConfigError naming its key.
 [[nodiscard]] FoundDomainConfig find_domain_config(std::optional<std::uint32_t> domain_id);
 [[nodiscard]] FoundDomainConfig find_domain_config(std::optional<std::uint32_t> domain_id,
                                                    const LookupEnvironment& env);

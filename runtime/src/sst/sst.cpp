@@ -164,7 +164,23 @@ bool Sst::flush_peer(std::size_t rank, PeerQueue& q) {
               "write refused: " + std::string(transport::to_string(res.status)));
       return res.posted > 0;
     case transport::Status::invalid: {
+      // Our ops lie inside our own region by construction, so the peer's side was refused:
+      // it announced no region for this view, or one too small for the layout. That is bad
+      // input from the peer, not our bug: suspect it and let the view change.
       const auto& op = ops_[res.posted];
+      const auto remote = transport_->remote_region(peer, region_);
+      if (!remote || remote->size < op.remote_offset + op.length) {
+        const std::string what = "node " + std::to_string(peer) + " announced ";
+        suspect(rank, transport::SuspicionReason::unknown_region,
+                (remote ? what + "its SST region for view " + std::to_string(group_.epoch) +
+                              " with " + std::to_string(remote->size) + " bytes; the view's " +
+                              "layout needs " + std::to_string(layout_.region_size())
+                        : what + "no SST region for view " + std::to_string(group_.epoch)) +
+                    " (region " + std::to_string(region_) + "): write of [" +
+                    std::to_string(op.remote_offset) + ", +" + std::to_string(op.length) +
+                    ") refused");
+        return res.posted > 0;
+      }
       throw std::logic_error("sst: invalid write of [" + std::to_string(op.local_offset) + ", +" +
                              std::to_string(op.length) + ") to node " + std::to_string(peer));
     }

@@ -64,6 +64,8 @@ std::string_view to_string(SuspicionReason r) noexcept {
       return "link_cut";
     case SuspicionReason::crashed:
       return "crashed";
+    case SuspicionReason::mismatch:
+      return "mismatch";
   }
   return "unknown";
 }

@@ -50,6 +50,15 @@ struct NodeAddress {
   std::uint16_t port = 0;
 };
 
+// A setting every member of a domain must share (protocol version, engine.slot_size, ...),
+// as its name and its value in text. Transports that handshake exchange the list and refuse
+// a peer whose list differs (SuspicionReason::mismatch); they compare, never interpret.
+struct AgreedSetting {
+  std::string name;
+  std::string value;
+  friend bool operator==(const AgreedSetting&, const AgreedSetting&) = default;
+};
+
 // A peer's registered region as seen by a writer after connect().
 struct RegionDescriptor {
   RegionId id = 0;
@@ -82,6 +91,7 @@ enum class SuspicionReason : std::uint8_t {
   completion_error,   // rdma: error work completion
   link_cut,           // simulator: link cut by the test
   crashed,            // simulator: peer crashed
+  mismatch,           // peer is in another domain or a must-agree setting differs
 };
 [[nodiscard]] std::string_view to_string(SuspicionReason r) noexcept;
 

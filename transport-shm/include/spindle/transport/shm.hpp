@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <spindle/transport/transport.hpp>
 
@@ -30,12 +31,18 @@ struct ShmConfig {
   std::chrono::milliseconds heartbeat_interval{50};
   std::chrono::milliseconds suspicion_timeout{500};
   std::size_t ring_bytes = std::size_t{4} << 20;  // per ordered pair; max block = half
+  // Published in our control segment and compared with every peer's before it joins a
+  // view: a peer of another domain, or whose must-agree settings differ from ours, is
+  // suspected (SuspicionReason::mismatch) with both values in the detail.
+  std::uint32_t domain_id = 0;
+  std::vector<AgreedSetting> must_agree{};
 };
 
 class ShmTransport final : public Transport {
  public:
   // Creates our control segment (reclaiming stale ones first). Throws std::runtime_error
-  // if a live process already owns this node id under the prefix, or on resource errors.
+  // if a live process already owns this node id under the prefix, or on resource errors;
+  // std::invalid_argument if must_agree does not fit the control segment.
   explicit ShmTransport(ShmConfig config);
   ~ShmTransport() override;
 

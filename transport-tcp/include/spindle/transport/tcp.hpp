@@ -16,29 +16,42 @@
 // return retry beyond it; one oversized write is accepted when the queue is empty), plus
 // one read buffer. A block with no posted receive stops reading from that stream, so the
 // sender's kernel buffers and then its queue fill up: back-pressure reaches the sender.
+// Accepted streams that have not said HELLO hold a 4 KiB buffer and live at most
+// hello_timeout; the acceptor keeps going when the process runs out of descriptors.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include <spindle/transport/transport.hpp>
 
 namespace spindle::transport {
 
 struct TcpConfig {
-  NodeAddress self;  // host to bind (e.g. 127.0.0.1); port 0 picks a free port
+  NodeAddress self;  // host (name or address) to bind, e.g. 127.0.0.1; port 0 picks a port
   std::chrono::milliseconds heartbeat_interval{100};
   std::chrono::milliseconds suspicion_timeout{1000};  // silence before heartbeat_timeout
   std::size_t max_queued_bytes = std::size_t{8} << 20;
   std::uint32_t max_block = std::uint32_t{64} << 20;
-  std::size_t read_buffer = std::size_t{256} << 10;
+  std::size_t read_buffer = std::size_t{256} << 10;  // per stream, once bound to a member
+  // Sent in HELLO and compared with every peer's: a peer of another domain, or whose list
+  // of must-agree settings differs from ours, is suspected (SuspicionReason::mismatch) with
+  // both values in the detail. The transport compares the text, never interprets it.
+  std::uint32_t domain_id = 0;
+  std::vector<AgreedSetting> must_agree{};
+  // An accepted stream that has not delivered a valid HELLO within this time is closed.
+  // Until it is bound to a member it holds a small buffer, not read_buffer.
+  std::chrono::milliseconds hello_timeout{3000};
 };
 
 class TcpTransport final : public Transport {
  public:
-  // Binds and listens at once (throws std::system_error if the address is unusable), so
-  // peers may connect as soon as port() is known.
+  // Resolves self.host, binds and listens at once (throws std::system_error if the address
+  // is unusable, std::invalid_argument if must_agree cannot travel in a HELLO), so peers
+  // may connect as soon as port() is known. Members' hosts may be names too; connect()
+  // resolves them and suspects a member whose name does not resolve.
   explicit TcpTransport(TcpConfig config);
   ~TcpTransport() override;
 
