@@ -17,7 +17,7 @@
 #include <spindle/transport/tcp.hpp>
 
 #include "frame.hpp"
-#include "group/group.hpp"
+#include "group/view.hpp"
 #include "sst/sst.hpp"
 
 namespace sg = spindle::group;
@@ -31,7 +31,7 @@ namespace {
 constexpr std::uint64_t kEpoch = 5;
 
 // A view of node 1 (the real member, listening on `port`) and node 2 (the raw socket).
-sg::GroupDescription two_members(std::uint16_t port) {
+sg::View two_members(std::uint16_t port) {
   const std::string yaml =
       "version: 1\nepoch: " + std::to_string(kEpoch) +
       "\nmembers:\n  - {id: 1, host: 127.0.0.1, port: " + std::to_string(port) +
