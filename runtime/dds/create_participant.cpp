@@ -1,8 +1,12 @@
 // spindle::detail::create_participant: the one place that turns a domain file into a
 // transport and a participant (see spindle/detail/dcps.hpp). It lives in the Spindle::dds
 // library, which links the transports; the runtime library itself knows only the contract.
+#include <chrono>
+#include <filesystem>
 #include <memory>
+#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <dds/core/Exception.hpp>
@@ -19,6 +23,7 @@
 #include "dcps/entities.hpp"
 #include "dcps/wire.hpp"
 #include "group/engine.hpp"
+#include "group/join.hpp"
 #include "group/thread_runtime.hpp"
 #include "qos/checks.hpp"
 
@@ -90,13 +95,40 @@ std::unique_ptr<transport::Transport> make_transport(const DomainConfig& c) {
 
 }  // namespace
 
+// A node id for a participant whose configuration names none: random, so that
+// participants that find each other with no configuration do not collide (0 is kept for
+// "unset").
+namespace {
+// Whether shared-memory segments of other members of this domain exist on this host.
+bool shm_peers_exist(const DomainConfig& c) {
+  const std::string prefix = c.shm_namespace + ".d" + std::to_string(c.domain_id) + ".n";
+  const std::string mine = prefix + std::to_string(c.node_id);
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec)) {
+    const auto name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.rfind(mine, 0) != 0) return true;
+  }
+  return false;
+}
+
+transport::NodeId random_node_id() {
+  std::random_device rd;
+  std::uniform_int_distribution<transport::NodeId> pick(1, 0x7fffffffu);
+  return pick(rd);
+}
+}  // namespace
+
 std::shared_ptr<ParticipantCore> create_participant(
     std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& q) {
   qos::check_consistent(q);
   const std::optional<std::uint32_t> wanted =
       domain_id == kDefaultDomain ? std::nullopt : std::optional<std::uint32_t>(domain_id);
   const auto found = config::find_domain_config(wanted);
-  const DomainConfig& c = found.config;
+  DomainConfig c = found.config;
+  // Without a member list a participant joins whatever runs (contacts, or the domain's join
+  // port on this host) and founds the domain if nothing does.
+  const bool joining = c.members.empty();
+  if (joining && c.node_id == 0) c.node_id = random_node_id();
   std::unique_ptr<transport::Transport> t;
   try {
     t = make_transport(c);
@@ -113,10 +145,79 @@ std::shared_ptr<ParticipantCore> create_participant(
   layout.slot_size = c.engine.slot_size;
   layout.header_size = static_cast<std::uint32_t>(sizeof(dcps::SampleHeader));
   layout.knobs = c.knobs();
-  auto engine = std::make_unique<group::Engine>(
-      group::first_view(c.initial_members(), layout), std::move(t),
-      std::make_unique<group::ThreadRuntime>(), ms(c.engine.connect_timeout), c.domain_id);
-  return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine));
+  const auto timeout = ms(c.engine.connect_timeout);
+  const std::uint16_t join_port =
+      c.join_port != 0 ? c.join_port : group::default_join_port(c.domain_id);
+  group::Engine::JoinService service{"127.0.0.1", join_port, must_agree(c)};
+  auto runtime = [] { return std::make_unique<group::ThreadRuntime>(); };
+
+  if (!joining) {
+    auto engine = std::make_unique<group::Engine>(group::first_view(c.initial_members(), layout),
+                                                  std::move(t), runtime(), timeout, c.domain_id);
+    if (c.join_port != 0) engine->serve_joins(service);
+    return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine));
+  }
+  std::vector<transport::NodeAddress> contacts;
+  for (const auto& a : c.contacts)
+    contacts.push_back(transport::NodeAddress{0, a.host, a.port});
+  if (contacts.empty()) contacts.push_back(transport::NodeAddress{0, "127.0.0.1", join_port});
+  group::JoinRequest request;
+  request.domain_id = c.domain_id;
+  request.node = c.node_id;
+  request.host = c.node.host;
+  if (const auto* tcp = dynamic_cast<transport::TcpTransport*>(t.get())) request.port = tcp->port();
+  request.settings = service.settings;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto found_after = std::chrono::steady_clock::now() + c.engine.suspicion_timeout +
+                           std::chrono::milliseconds(500);
+  const auto found_soon = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  for (;;) {
+    std::optional<group::Welcome> welcome;
+    try {
+      welcome = group::join(contacts, request, deadline);
+    } catch (const dds::core::Error& e) {
+      // A restarted participant may come back before its old incarnation is removed: its
+      // id is still a member for a moment. Anything else refused is final.
+      if (std::string_view(e.what()).find("is already a member") == std::string_view::npos ||
+          std::chrono::steady_clock::now() >= deadline)
+        throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    if (welcome) {
+      auto engine = std::make_unique<group::Engine>(std::move(welcome->view), std::move(t),
+                                                    runtime(), timeout, c.domain_id);
+      engine->serve_joins(service);
+      return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine), welcome->state);
+    }
+    // Nobody leads here: found the domain, if the join port is ours to take. But not at
+    // once: a domain whose leader just died has no listener until its next leader took
+    // the port over (one view change; up to a suspicion timeout where members' shared
+    // memory segments show the domain lives on), and founding a second domain then would
+    // split it for good.
+    const auto grace =
+        c.transport == TransportKind::shm && shm_peers_exist(c) ? found_after : found_soon;
+    if (std::chrono::steady_clock::now() < grace) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    if (const int fd = group::bind_join_port(service.host, join_port); fd >= 0) {
+      auto self = c.initial_members();
+      self.front().port = request.port;
+      auto engine = std::make_unique<group::Engine>(group::first_view(self, layout), std::move(t),
+                                                    runtime(), timeout, c.domain_id);
+      engine->serve_joins(service, fd);
+      return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine));
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      throw dds::core::Error(
+          "domain " + std::to_string(c.domain_id) + " (config: " + found.source +
+          "): no leader answered on the join port " + std::to_string(join_port) +
+          " and it is held by another program; set join_port in the domain file");
+    }
+    // Someone else is founding the domain right now: ask again.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 }  // namespace spindle::detail

@@ -214,3 +214,18 @@ TEST_CASE("engine: members that leave are removed without counting as failures",
   CHECK(got == std::vector<std::uint64_t>{1, 2});
   CHECK(stack.halted(0).empty());
 }
+
+TEST_CASE("engine: the leader leaves; the other member goes on alone", "[engine]") {
+  spindle::testing::SimStack stack(sim::Config{}, 2);
+  Streams s(stack);
+  stack.leave(0);
+  s.writers[1].write(Streams::sample(7));
+  std::vector<std::uint64_t> got;
+  REQUIRE(stack.run_until([&] {
+    for (const auto& x : s.readers[1].take())
+      if (x.info().valid()) got.push_back(x.data().timestamp_ns());
+    return !got.empty();
+  }));
+  CHECK(got == std::vector<std::uint64_t>{7});
+  CHECK(stack.halted(1).empty());
+}

@@ -8,7 +8,8 @@
 // Protocol with the parent, one line each, every wait bounded by --timeout-ms:
 //   child  -> "ready"              matched every member (and every writer)
 //   parent -> "go"                 start writing
-//   parent -> "expect W1 W2 ..."   the writers whose samples must all arrive (the live ones)
+//   parent -> "expect W1 W2 ..."   the writers whose samples must all arrive (the live ones;
+//                                  none: a late joiner, done at once)
 //   child  -> "done N"             wrote everything, took every expected sample (N taken)
 //   parent -> "exit"               close the participant and exit 0
 //   parent -> "leave"              the same, at once (a clean leave mid-stream)
@@ -77,7 +78,9 @@ int main(int argc, char** argv) {
   std::string config;
   std::uint32_t self = 0;
   app.add_option("--config", config, "domain file")->required();
-  app.add_option("--node", self, "this member's id")->required();
+  app.add_option("--node", self, "this member's id (0: none; the runtime picks one)");
+  std::uint32_t tag = 0;
+  app.add_option("--tag", tag, "the writer id in the samples (default: --node)");
   app.add_option("--log", log_path, "delivery log file")->required();
   app.add_flag("--writer", writer_on, "write samples");
   app.add_option("--samples", samples, "samples to write")->check(CLI::Range(1, 10'000'000));
@@ -89,7 +92,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   ::setenv("SPINDLE_CONFIG", config.c_str(), 1);
-  ::setenv("SPINDLE_NODE_ID", std::to_string(self).c_str(), 1);
+  if (self != 0) ::setenv("SPINDLE_NODE_ID", std::to_string(self).c_str(), 1);
+  if (tag == 0) tag = self;
 
   std::ofstream log(log_path);
   std::map<std::uint32_t, std::uint64_t> taken_from;
@@ -149,7 +153,7 @@ int main(int argc, char** argv) {
         FlightState s;
         s.aircraft_id(1);
         s.timestamp_ns(next++);
-        s.callsign(std::to_string(self));
+        s.callsign(std::to_string(tag));
         try {
           writer.write(s);
         } catch (const dds::core::Exception& e) {

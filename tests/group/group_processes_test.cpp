@@ -1,12 +1,20 @@
-// Membership across real processes on loopback, once per built transport (tcp, shm): 4
-// members each reading one topic, 3 of them writing to it, while one member is SIGKILLed
-// mid-stream (a writer; the leader; a reader only), SIGSTOPped for less than the suspicion
-// timeout, or leaves cleanly. The survivors must go on (writes never fail), take every
-// sample of every live writer, and hold identical sequences; a killed writer's samples are
-// a FIFO prefix of its stream at every survivor. Every wait is bounded.
+// Membership across real processes on loopback, once per built transport (tcp, shm).
+//
+// Failures: 4 members each reading one topic, 3 of them writing to it, while one member is
+// SIGKILLed mid-stream (a writer; the leader; a reader only), SIGSTOPped for less than the
+// suspicion timeout, or leaves cleanly. The survivors must go on (writes never fail), take
+// every sample of every live writer, and hold identical sequences; a killed writer's
+// samples are a FIFO prefix of its stream at every survivor.
+//
+// Joins (domain files without a member list: participants find each other through the
+// domain's join port): participants started in any order with no node ids find each other;
+// a participant that starts mid-stream, one that restarts after a SIGKILL, and one that
+// starts after the founder left receive the stream from their join point on — a suffix of
+// everyone else's sequence. Every wait is bounded.
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -181,6 +189,151 @@ std::vector<std::string> run(const Scenario& sc, const std::string& kind) {
   return errors;
 }
 
+// ------------------------------------------------------------------------------ joins
+
+enum class Join { any_order, late, restart, after_founder_left };
+
+std::vector<std::string> run_join(Join variant, const std::string& kind) {
+  ::signal(SIGPIPE, SIG_IGN);
+  std::vector<std::string> errors;
+  const std::string name = "spindle-join-" + std::to_string(::getpid()) + "-" + kind;
+  const auto dir = fs::temp_directory_path() / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  const auto file = dir / "domain.yaml";
+  {
+    // No members: every participant joins through the join port (or founds the domain).
+    std::ofstream out(file);
+    out << "# Written by group_processes_test.\nversion: 1\ndomain_id: 7\ntransport: " << kind
+        << "\njoin_port: " << tst::free_loopback_port() << "\nshm: {namespace: " << name
+        << "}\nengine: {window_size: 64, slot_size: 256, connect_timeout: 10s}\n";
+  }
+  const std::uint32_t writers = 2;  // tags 1 and 2
+  std::vector<std::unique_ptr<tst::Process>> procs;
+  auto spawn = [&](std::uint32_t tag, bool writer, std::uint32_t members, bool with_id) {
+    std::vector<std::string> argv{tst::self_dir() + "/group_member",
+                                  "--config",
+                                  file.string(),
+                                  "--tag",
+                                  std::to_string(tag),
+                                  "--log",
+                                  (dir / ("log" + std::to_string(procs.size()))).string(),
+                                  "--samples",
+                                  "2000",
+                                  "--members",
+                                  std::to_string(members),
+                                  "--writers",
+                                  std::to_string(writers),
+                                  "--interval-us",
+                                  "500",
+                                  "--timeout-ms",
+                                  "90000"};
+    if (with_id) {
+      argv.push_back("--node");
+      argv.push_back(std::to_string(tag));
+    }
+    if (writer) argv.push_back("--writer");
+    procs.push_back(std::make_unique<tst::Process>(argv));
+  };
+  auto expect = [&](std::size_t i, const std::string& word) {
+    auto line = procs[i]->read_line(deadline);
+    if (!line || line->rfind(word, 0) != 0)
+      errors.push_back("process " + std::to_string(i) + ": expected '" + word + "', got '" +
+                       line.value_or("(nothing)") + "'");
+  };
+  // Three at first: the two writers and a reader (tag 3); with no ids in `any_order`,
+  // started newest first.
+  const bool ids = variant != Join::any_order;
+  for (std::uint32_t tag : {3u, 2u, 1u}) {
+    spawn(tag, tag <= writers, 3, ids);
+    std::this_thread::sleep_for(100ms);
+  }
+  for (std::size_t i = 0; i < 3; ++i)
+    expect(i, "ready");
+  if (!errors.empty()) return errors;
+  for (auto& p : procs)
+    p->send("go");
+  std::this_thread::sleep_for(300ms);  // mid-stream
+  std::size_t gone = SIZE_MAX;         // a process that is not there at the end
+  switch (variant) {
+    case Join::any_order:
+      break;
+    case Join::late:
+      spawn(4, false, 4, true);
+      break;
+    case Join::restart:
+      ::kill(procs[0]->pid(), SIGKILL);  // the reader, tag 3
+      (void)procs[0]->wait(deadline);
+      gone = 0;
+      spawn(3, false, 3, true);
+      break;
+    case Join::after_founder_left:
+      procs[0]->send("leave");  // the founder (first started): the reader, tag 3
+      (void)procs[0]->wait(deadline);
+      gone = 0;
+      spawn(4, false, 3, true);
+      break;
+  }
+  const bool joined = procs.size() > 3;
+  if (joined) {
+    expect(3, "ready");
+    procs[3]->send("go");
+  }
+  for (std::size_t i = 0; i < 3; ++i)
+    if (i != gone) procs[i]->send("expect 1 2");
+  for (std::size_t i = 0; i < 3; ++i)
+    if (i != gone) expect(i, "done");
+  if (joined) {
+    std::this_thread::sleep_for(500ms);  // the last samples reach the joiner too
+    procs[3]->send("expect");
+    expect(3, "done");
+  }
+  for (std::size_t i = 0; i < procs.size(); ++i)
+    if (i != gone) procs[i]->send("exit");
+  for (std::size_t i = 0; i < procs.size(); ++i) {
+    const int st = procs[i]->wait(deadline);
+    if (st != 0 && i != gone)
+      errors.push_back("process " + std::to_string(i) + " exited with " + std::to_string(st));
+  }
+  if (!errors.empty()) return errors;
+  // The writers (processes 1 and 2) hold the whole sequence; everyone else the same, or —
+  // a joiner — a suffix of it.
+  const auto ref = read_log(dir / "log1").samples;
+  for (std::size_t i = 0; i < procs.size(); ++i) {
+    if (i == gone) continue;
+    const auto mine = read_log(dir / ("log" + std::to_string(i))).samples;
+    if (i == 3) {
+      if (mine.empty() || mine.size() > ref.size() ||
+          !std::equal(mine.begin(), mine.end(),
+                      ref.end() - static_cast<std::ptrdiff_t>(mine.size())))
+        errors.push_back("the joiner's " + std::to_string(mine.size()) +
+                         " samples are not the end of the others' sequence");
+    } else if (mine != ref) {
+      errors.push_back("process " + std::to_string(i) + " took another sequence than process 1");
+    }
+  }
+  std::map<std::uint32_t, std::uint64_t> per_writer;
+  for (const auto& [w, seq] : ref)
+    ++per_writer[w];
+  if (per_writer[1] != 2000 || per_writer[2] != 2000)
+    errors.push_back("process 1 took " + std::to_string(per_writer[1]) + " and " +
+                     std::to_string(per_writer[2]) + " samples of the two writers, not 2000 each");
+  UNSCOPED_INFO(kind << ": " << ref.size() << " samples in the sequence");
+  if (errors.empty()) fs::remove_all(dir);
+  return errors;
+}
+
+void run_join_everywhere(Join variant) {
+  for (const auto& kind : tst::available_transports()) {
+    INFO("transport " << kind);
+    const auto errors = run_join(variant, kind);
+    for (const auto& e : errors)
+      UNSCOPED_INFO(e);
+    CHECK(errors.empty());
+  }
+}
+
 void run_everywhere(const Scenario& sc) {
   for (const auto& kind : tst::available_transports()) {
     INFO("transport " << kind);
@@ -213,4 +366,24 @@ TEST_CASE("processes: a SIGSTOP shorter than the suspicion timeout changes no vi
 
 TEST_CASE("processes: a member that leaves cleanly mid-stream", "[processes][leave]") {
   run_everywhere(Scenario{.victim = 2, .fault = Fault::leave});
+}
+
+TEST_CASE("processes: with no member list and no ids, participants find each other",
+          "[processes][join]") {
+  run_join_everywhere(Join::any_order);
+}
+
+TEST_CASE("processes: a participant that starts mid-stream receives from its join point on",
+          "[processes][join]") {
+  run_join_everywhere(Join::late);
+}
+
+TEST_CASE("processes: a SIGKILLed participant restarts with its id and rejoins",
+          "[processes][join]") {
+  run_join_everywhere(Join::restart);
+}
+
+TEST_CASE("processes: after the founder left, a newcomer still finds the domain",
+          "[processes][join]") {
+  run_join_everywhere(Join::after_founder_left);
 }

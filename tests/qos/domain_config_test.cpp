@@ -268,7 +268,7 @@ const std::vector<std::pair<std::string, std::string>> kContradictions = {
      "d.yaml:2: shm.namespace: only letters, digits, '_', '-' and '.', got 'a/b'"},
     {"nodes: {}\n",
      "d.yaml:2: nodes: unknown key (allowed: version, domain_id, transport, node, members, "
-     "contacts, shm, engine)"},
+     "contacts, join_port, shm, engine)"},
     {"engine: {window: 3}\n",
      "d.yaml:2: engine.window: unknown key (allowed: window_size, slot_size, idle_spin, "
      "sleep_slice, heartbeat_interval, suspicion_timeout, connect_timeout)"},

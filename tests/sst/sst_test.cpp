@@ -130,7 +130,9 @@ TEST_CASE("sst: the row layout gives each member only the columns it needs", "[s
   // The membership part: its row and the trims (one i64 per subgroup, padded to a line).
   CHECK(l.membership(0) == l.control(0) + sizeof(sst::ControlRow));
   CHECK(l.trims(0) == l.membership(0) + sizeof(sst::MembershipRow));
-  CHECK(l.membership_len() == sizeof(sst::MembershipRow) + sst::kLine);
+  CHECK(l.membership_len() ==
+        sizeof(sst::MembershipRow) + sst::kLine + sizeof(sst::JoinEntry) * sst::kMaxJoins);
+  CHECK(l.joiners(0) == l.trims(0) + sst::kLine);
   CHECK(l.row_size(0) == sizeof(sst::ControlRow) + l.membership_len() + sizeof(sst::CountersRow) +
                              sizeof(sst::SenderGuardRow) + 832 + 50 * 128);
   for (std::size_t r = 0; r < 3; ++r) {

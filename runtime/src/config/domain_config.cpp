@@ -194,6 +194,12 @@ const std::vector<Field<DomainConfig>>& fields() {
                         "Join a running domain through any of these members (the leader or one "
                         "that redirects). Exclusive with members.",
                         address_fields()));
+    f.push_back(integer<DomainConfig>(
+        "join_port", 0, 65535,
+        "The port the domain's leader listens on for participants that join (whoever leads "
+        "takes it over); contacts default to 127.0.0.1 on it. 0: 7410 + domain_id. With "
+        "members listed, 0 means no joining after the first view.",
+        &DomainConfig::join_port));
     f.push_back(text<DomainConfig>(
         "shm.namespace",
         "Prefix of the shared-memory segment names (letters, digits, '_', '-', '.'); "

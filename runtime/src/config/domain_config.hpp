@@ -73,6 +73,7 @@ struct DomainConfig {
   Address node;                           // this node's address (from its members entry if listed)
   std::vector<Member> members;            // the initial view; empty: this node alone
   std::vector<Address> contacts;          // or: join a running domain through any of these
+  std::uint16_t join_port = 0;            // the leader's join port; 0: 7410 + domain_id
   std::string shm_namespace = "spindle";  // prefix of shared-memory segment names
   EngineSettings engine;
 

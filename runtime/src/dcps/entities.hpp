@@ -190,7 +190,7 @@ std::shared_ptr<T> make_entity(group::Engine& engine, Args&&... args) {
 class Participant final : public detail::ParticipantCore {
  public:
   Participant(std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& qos,
-              std::unique_ptr<group::Engine> engine);
+              std::unique_ptr<group::Engine> engine, std::span<const std::byte> joined_state = {});
   ~Participant() override;
 
   // ParticipantCore
@@ -250,6 +250,10 @@ class Participant final : public detail::ParticipantCore {
   void publish_record(SampleKind kind, std::uint64_t guid, group::Channel channel,
                       const std::vector<std::byte>& bytes, const std::string& who);
   void publish_retirement(SampleKind kind, std::uint64_t guid, group::Channel channel);
+  // The state transfer: every endpoint record of the table, and its reading at a joiner
+  // (records that fail to decode are reported and skipped).
+  std::vector<std::byte> endpoint_state() const;
+  void apply_state(std::span<const std::byte> state);
   void on_builtin(const ParsedSample& s, NodeId sender);
   void on_suspicion(NodeId node, bool left, const std::string& why);
   void on_writer_record(WriterRecord rec);

@@ -27,7 +27,8 @@ void report_bad_record(NodeId sender, SampleKind kind, const std::string& error)
 }  // namespace
 
 Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& qos,
-                         std::unique_ptr<group::Engine> engine)
+                         std::unique_ptr<group::Engine> engine,
+                         std::span<const std::byte> joined_state)
     // The participant's own handle is its serial 1 (see next_handle()).
     : ParticipantCore(InstanceHandle(make_guid(engine->node(), 1)), true),
       domain_id_(domain_id),
@@ -44,7 +45,9 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
     // operator looks.
     std::cerr << "spindle: " << why << '\n';
   });
-  engine_->start(router_);  // only now: nothing delivered may miss the handlers above
+  router_.set_state_provider([this] { return endpoint_state(); });
+  apply_state(joined_state);  // a joiner: the endpoints of the domain as the view began
+  engine_->start(router_);    // only now: nothing delivered may miss the handlers above
 }
 
 Participant::~Participant() {
@@ -88,8 +91,12 @@ void Participant::close() {
   // The unordered goodbye is delivered on receipt: give it a moment to get everywhere.
   (void)engine_->runtime().wait_until(clock_now() + std::chrono::milliseconds(200),
                                       [&] { return engine_->in_flight(goodbye[1]) == 0; });
+  // Then leave the group on purpose (the others remove this member without counting a
+  // failure), and go: a closed participant is no member of its domain any more.
+  engine_->leave();
   listener(nullptr, StatusMask::none());
   engine_->executor().drain();
+  engine_->shutdown();
   ParticipantCore::close();
 }
 
@@ -340,6 +347,62 @@ void Participant::retire_reader(std::uint64_t guid, group::Channel channel) {
     local_readers_.erase(guid);
   }
   publish_retirement(SampleKind::retire_reader, guid, channel);
+}
+
+// ------------------------------------------------------------------------ state transfer
+//
+// The endpoint table at a view boundary, for a participant joining in the next view: a
+// sequence of [u8 kind (1 writer, 2 reader) | u32 length, little-endian | record bytes].
+
+std::vector<std::byte> Participant::endpoint_state() const {
+  std::vector<std::byte> out;
+  auto put = [&](std::uint8_t kind, const std::vector<std::byte>& rec) {
+    out.push_back(std::byte{kind});
+    const auto n = static_cast<std::uint32_t>(rec.size());
+    for (int i = 0; i < 4; ++i)
+      out.push_back(static_cast<std::byte>((n >> (8 * i)) & 0xff));
+    out.insert(out.end(), rec.begin(), rec.end());
+  };
+  std::lock_guard lock(mu_);
+  for (const auto& [g, w] : endpoints_.writer_records())
+    put(1, discovery::encode(w));
+  for (const auto& [g, r] : endpoints_.reader_records())
+    put(2, discovery::encode(r));
+  return out;
+}
+
+void Participant::apply_state(std::span<const std::byte> state) {
+  std::size_t at = 0;
+  while (at + 5 <= state.size()) {
+    const auto kind = static_cast<std::uint8_t>(state[at]);
+    std::uint32_t n = 0;
+    for (int i = 0; i < 4; ++i)
+      n |= static_cast<std::uint32_t>(state[at + 1 + static_cast<std::size_t>(i)]) << (8 * i);
+    at += 5;
+    if (n > state.size() - at) break;
+    const auto bytes = state.subspan(at, n);
+    at += n;
+    std::string error;
+    if (kind == 1) {
+      if (auto w = discovery::decode_writer(bytes, error)) {
+        on_writer_record(std::move(*w));
+        continue;
+      }
+    } else if (kind == 2) {
+      if (auto r = discovery::decode_reader(bytes, error)) {
+        on_reader_record(std::move(*r));
+        continue;
+      }
+    } else {
+      error = "unknown record kind " + std::to_string(kind);
+    }
+    std::cerr << "spindle: domain " << domain_id_ << ": a record of the joining state was "
+              << "dropped: " << error << '\n';
+  }
+  if (at != state.size()) {
+    std::cerr << "spindle: domain " << domain_id_ << ": the joining state ends in a cut record ("
+              << state.size() - at << " bytes left)\n";
+  }
 }
 
 // -------------------------------------------------------------------------- discovery in

@@ -117,6 +117,20 @@ void Router::on_halt(const std::string& why) {
   if (h) h(why);
 }
 
+void Router::set_state_provider(std::function<std::vector<std::byte>()> provider) {
+  std::lock_guard lock(sinks_mu_);
+  state_ = std::move(provider);
+}
+
+std::vector<std::byte> Router::state_for_joiner() {
+  std::function<std::vector<std::byte>()> s;
+  {
+    std::lock_guard lock(sinks_mu_);
+    s = state_;
+  }
+  return s ? s() : std::vector<std::byte>{};
+}
+
 void Router::on_view(const group::View& /*view*/) {
   // Matching follows the discovery records, which travel in the views themselves; the
   // view's membership reaches the entities through on_member_lost.

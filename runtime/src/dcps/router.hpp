@@ -99,6 +99,9 @@ class Router final : public group::EngineClient {
   void on_member_lost(NodeId node, bool left, const std::string& why) override;
   void on_view(const group::View& view) override;
   void on_halt(const std::string& why) override;
+  [[nodiscard]] std::vector<std::byte> state_for_joiner() override;
+  // The participant's side of the state transfer (control thread of the leader).
+  void set_state_provider(std::function<std::vector<std::byte>()> provider);
 
  private:
   group::Engine* engine_;
@@ -108,6 +111,7 @@ class Router final : public group::EngineClient {
   BuiltinHandler builtin_;
   SuspicionHandler on_suspicion_;
   std::function<void(const std::string&)> on_halt_;
+  std::function<std::vector<std::byte>()> state_;
 
   std::atomic<std::uint64_t> delivered_{0};
   std::atomic<std::uint64_t> malformed_{0};

@@ -57,6 +57,12 @@ class EndpointTable {
   [[nodiscard]] const ReaderRecord* reader(std::uint64_t guid) const;
   // Readers matched with `writer` (any node's).
   [[nodiscard]] std::vector<std::uint64_t> readers_of(std::uint64_t writer) const;
+  [[nodiscard]] const std::map<std::uint64_t, WriterRecord>& writer_records() const noexcept {
+    return writers_;
+  }
+  [[nodiscard]] const std::map<std::uint64_t, ReaderRecord>& reader_records() const noexcept {
+    return readers_;
+  }
   [[nodiscard]] std::size_t writers() const noexcept { return writers_.size(); }
   [[nodiscard]] std::size_t readers() const noexcept { return readers_.size(); }
 

@@ -1,6 +1,10 @@
 // The view engine (see engine.hpp).
 #include "group/engine.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <sstream>
@@ -27,9 +31,10 @@ struct ViewState {
 
 namespace {
 
-// The view after `v` without the members of `removed` (bit per rank): every subgroup keeps
-// its index, so a channel maps to the same subgroup.
-View without(const View& v, std::uint64_t removed) {
+// The view after `v`: without the members of `removed` (bit per rank), with `joined` after
+// the others. Every subgroup keeps its index, so a channel maps to the same subgroup; a
+// joiner is a member and a potential sender of each (today's layout, layout.hpp).
+View next_view(const View& v, std::uint64_t removed, const std::vector<sst::JoinEntry>& joined) {
   View next = v;
   next.epoch = v.epoch + 1;
   next.members.clear();
@@ -48,6 +53,19 @@ View without(const View& v, std::uint64_t removed) {
   for (auto& sg : next.subgroups) {
     drop(sg.members);
     drop(sg.senders);
+  }
+  for (const auto& j : joined) {
+    char host[INET_ADDRSTRLEN] = "127.0.0.1";
+    if (j.ipv4 != 0) {
+      in_addr a{};
+      a.s_addr = j.ipv4;
+      (void)::inet_ntop(AF_INET, &a, host, sizeof host);
+    }
+    next.members.push_back(Member{j.id, host, j.port});
+    for (auto& sg : next.subgroups) {
+      sg.members.push_back(j.id);
+      sg.senders.push_back(j.id);
+    }
   }
   return next;
 }
@@ -87,9 +105,13 @@ Engine::Engine(View first, std::unique_ptr<transport::Transport> owned, transpor
 }
 
 Engine::~Engine() {
-  stop();
+  shutdown();
   current_.reset();
-  transport_->disconnect();
+}
+
+void Engine::shutdown() {
+  stop();
+  if (!disconnected_.exchange(true)) transport_->disconnect();
 }
 
 std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::milliseconds connect_timeout,
@@ -145,6 +167,13 @@ void Engine::stop() {
   // executor, never the other way round.
   stopping_.store(true);
   runtime_->control().stop();
+  join_listener_.reset();
+  {
+    std::lock_guard lock(joins_mu_);
+    for (auto& [id, j] : pending_joins_)
+      j.connection.refuse("the leader is shutting down; try again");
+    pending_joins_.clear();
+  }
   runtime_->stop();
   runtime_->executor().stop();
 }
@@ -182,15 +211,24 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next,
     wedged_ = false;
     ++views_;
   }
+  // Joiners admitted too late for the view just decided go into the next one.
+  {
+    std::lock_guard lock(joins_mu_);
+    for (const auto& [id, j] : pending_joins_)
+      if (!fresh->view.rank_of(id)) fresh->membership->add_joiner(j.entry);
+  }
   old.reset();
   view_cv_.notify_all();
   if (client_ != nullptr) runtime_->start(*fresh->loop);
+  update_join_listener();
 }
 
 void Engine::decided(const View& ending, const ViewDecision& d) {
   // Protocol thread: the install stops this very thread, so it runs on control().
   std::shared_ptr<ViewState> vs = current();
   if (vs->view.epoch != ending.epoch) return;
+  // The view after this one goes on without us (we are leaving): nothing to install.
+  if (const auto me = ending.rank_of(node()); !me || ((d.removed >> *me) & 1) != 0) return;
   runtime_->control().post([this, vs, d] { change_view(vs, d); });
 }
 
@@ -210,7 +248,7 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
     for (auto m : ending->smc->resend(s, trim))
       resend.push_back(Resend{s, std::vector<std::byte>(m.begin(), m.end())});
   }
-  const View next = without(ending->view, d.removed);
+  const View next = next_view(ending->view, d.removed, d.joined);
   if (client_ != nullptr) {
     for (std::size_t r = 0; r < ending->view.members.size(); ++r) {
       if (((d.removed >> r) & 1) == 0) continue;
@@ -221,8 +259,92 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
                                   : "removed from the group in view " + std::to_string(next.epoch));
     }
   }
+  // Joiners we admitted get the new view and the state at the view boundary now, so that
+  // they connect while we do.
+  if (!d.joined.empty()) {
+    const auto state = client_ != nullptr ? client_->state_for_joiner() : std::vector<std::byte>{};
+    std::lock_guard lock(joins_mu_);
+    for (const auto& j : d.joined) {
+      auto it = pending_joins_.find(j.id);
+      if (it == pending_joins_.end()) continue;
+      (void)it->second.connection.welcome(next, state);
+      pending_joins_.erase(it);
+    }
+  }
   transport_->disconnect();
   replace(std::move(ending), next, resend, connect_timeout_);
+}
+
+void Engine::serve_joins(JoinService service, int listen_fd) {
+  join_service_ = std::move(service);
+  update_join_listener(listen_fd);
+}
+
+void Engine::update_join_listener(int listen_fd) {
+  if (!join_service_) {
+    if (listen_fd >= 0) ::close(listen_fd);
+    return;
+  }
+  const auto vs = current();
+  const bool leads =
+      !vs->view.members.empty() && vs->view.members.front().id == node() && halted().empty();
+  if (!leads) {
+    if (listen_fd >= 0) ::close(listen_fd);
+    join_listener_.reset();
+    return;
+  }
+  if (join_listener_) return;
+  if (listen_fd < 0) listen_fd = bind_join_port(join_service_->host, join_service_->port);
+  if (listen_fd < 0) {
+    // The leader before us may still hold it for a moment: try again shortly.
+    runtime_->control().schedule(runtime_->now() + std::chrono::milliseconds(20), [this] {
+      if (!stopping_.load()) update_join_listener();
+    });
+    return;
+  }
+  join_listener_ =
+      std::make_unique<JoinListener>(listen_fd, [this](PendingJoin j) { on_join(std::move(j)); });
+}
+
+// The join listener's thread: admit or refuse, at once when the answer is no.
+void Engine::on_join(PendingJoin join) {
+  const auto& r = join.request();
+  if (r.domain_id != domain_id_) {
+    join.refuse("node " + std::to_string(r.node) + " is in domain " + std::to_string(r.domain_id) +
+                ", this domain is " + std::to_string(domain_id_));
+    return;
+  }
+  for (const auto& mine : join_service_->settings) {
+    std::string theirs = "(none)";
+    for (const auto& s : r.settings)
+      if (s.name == mine.name) theirs = s.value;
+    if (theirs != mine.value) {
+      join.refuse(mine.name + ": node " + std::to_string(r.node) + " has " + theirs +
+                  ", this domain " + mine.value);
+      return;
+    }
+  }
+  const auto vs = current();
+  if (vs->view.rank_of(r.node)) {
+    join.refuse("node id " + std::to_string(r.node) +
+                " is already a member; give each participant its own (SPINDLE_NODE_ID)");
+    return;
+  }
+  if (vs->view.members.size() >= kMaxMembers) {
+    join.refuse("the domain has its " + std::to_string(kMaxMembers) + " members already");
+    return;
+  }
+  sst::JoinEntry e{};
+  e.id = r.node;
+  in_addr a{};
+  if (::inet_pton(AF_INET, r.host.c_str(), &a) == 1) e.ipv4 = a.s_addr;
+  e.port = r.port;
+  {
+    std::lock_guard lock(joins_mu_);
+    pending_joins_.insert_or_assign(r.node, Joining{std::move(join), e});
+  }
+  vs->membership->add_joiner(e);
+  transport_->notify();  // a dozing protocol thread must see it
 }
 
 void Engine::halt(const std::string& why) {

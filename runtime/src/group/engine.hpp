@@ -35,14 +35,17 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include <spindle/transport/transport.hpp>
 
+#include "group/join.hpp"
 #include "group/layout.hpp"
 #include "group/membership.hpp"
 #include "group/runtime.hpp"
@@ -69,6 +72,9 @@ class EngineClient {
   // This member stopped: it lost contact with half or more of its view (majority rule) and
   // will deliver nothing more; `why` says so for the user.
   virtual void on_halt(const std::string& why) = 0;
+  // What a participant joining in the next view receives besides the view (the state
+  // transfer): called on the control thread of the leader, at the view boundary.
+  [[nodiscard]] virtual std::vector<std::byte> state_for_joiner() { return {}; }
 
  protected:
   EngineClient() = default;
@@ -127,6 +133,19 @@ class Engine {
   void leave();
   // This member is closing and will leave(): losing the others meanwhile is no failure.
   void closing();
+
+  // Joining (join.hpp). While this member leads, it listens on the domain's join port
+  // (`listen_fd`, if already bound, is used first) and admits participants that agree on
+  // `settings`; whoever leads next takes the port over.
+  struct JoinService {
+    std::string host = "127.0.0.1";
+    std::uint16_t port = 0;
+    std::vector<transport::AgreedSetting> settings;
+  };
+  void serve_joins(JoinService service, int listen_fd = -1);
+  // Stops (stop()) and closes this member's connections: it is no member of the group any
+  // more. Idempotent; the destructor does it too.
+  void shutdown();
   // Why this member halted, empty while it runs.
   [[nodiscard]] std::string halted() const;
 
@@ -166,6 +185,9 @@ class Engine {
   // Control thread: installs the view after `ending`, with the ragged edge `d`.
   void change_view(std::shared_ptr<ViewState> ending, ViewDecision d);
   void halt(const std::string& why);
+  void on_join(PendingJoin join);
+  // Listens on the join port while this member leads (control thread or start).
+  void update_join_listener(int listen_fd = -1);
   struct Resend {
     std::uint32_t subgroup;
     std::vector<std::byte> bytes;
@@ -187,8 +209,17 @@ class Engine {
   std::chrono::milliseconds connect_timeout_;
   std::string halted_;  // guarded by view_mu_
 
+  std::optional<JoinService> join_service_;
+  std::unique_ptr<JoinListener> join_listener_;
+  std::mutex joins_mu_;  // a leaf
+  struct Joining {
+    PendingJoin connection;
+    sst::JoinEntry entry;
+  };
+  std::map<NodeId, Joining> pending_joins_;  // admitted, not yet welcomed
   std::atomic<bool> closing_{false};
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> disconnected_{false};
   std::atomic<std::uint64_t> published_{0};
   std::atomic<std::uint64_t> resent_{0};
   std::atomic<std::uint64_t> republished_{0};

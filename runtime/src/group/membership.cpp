@@ -3,6 +3,7 @@
 
 #include <bit>
 #include <cstddef>
+#include <cstring>
 
 #include "smc/smc.hpp"
 #include "sst/layout.hpp"
@@ -19,6 +20,7 @@ constexpr std::size_t kLeaving = offsetof(MembershipRow, leaving);
 constexpr std::size_t kProposal = offsetof(MembershipRow, proposal);
 constexpr std::size_t kProposalNum = offsetof(MembershipRow, proposal_num);
 constexpr std::size_t kCommitted = offsetof(MembershipRow, committed);
+constexpr std::size_t kJoins = offsetof(MembershipRow, joins);
 
 constexpr std::uint64_t bit(std::size_t r) noexcept {
   return std::uint64_t{1} << r;
@@ -50,13 +52,13 @@ void Membership::set_field(std::size_t offset, std::uint64_t value) {
   sst_->store<std::uint64_t>(sst_->layout().membership(me_) + offset, value);
 }
 
-// Our membership part goes to every member not suspected: the trims as data, then the
-// row as the guard that publishes them (and every field of the row in one write).
-void Membership::push_membership(bool with_trims) {
+// Our membership part goes to every member not suspected: the trims and the joiner table
+// as data, then the row as the guard that publishes them (every field in one write).
+void Membership::push_membership(bool with_tables) {
   const auto& l = sst_->layout();
   for (std::size_t r = 0; r < n_; ++r) {
     if (r == me_) continue;
-    if (with_trims) sst_->push_data(r, l.trims(me_), l.membership_len() - sizeof(MembershipRow));
+    if (with_tables) sst_->push_data(r, l.trims(me_), l.membership_len() - sizeof(MembershipRow));
     sst_->push_guard(r, l.membership(me_), sizeof(MembershipRow));
   }
 }
@@ -72,16 +74,31 @@ std::uint64_t Membership::leaving_mask() const {
   return m;
 }
 
+void Membership::add_joiner(const sst::JoinEntry& e) {
+  std::lock_guard lock(joiners_mu_);
+  pending_joiners_.push_back(e);
+  joiners_waiting_.store(true, std::memory_order_release);
+}
+
+// Copies rank `from`'s joiner table and count into our row (not pushed).
+void Membership::copy_joiners(std::size_t from) {
+  const auto& l = sst_->layout();
+  std::memcpy(sst_->at(l.joiners(me_)), sst_->at(l.joiners(from)),
+              sizeof(sst::JoinEntry) * sst::kMaxJoins);
+  set_field(kJoins, field(from, kJoins));
+}
+
 // Cheap unless something moved: a signature of every row's membership fields and
 // suspicions, compared with the last step's (the loop sleeps while a view change waits).
 bool Membership::needed() const {
   if (done_) return false;
-  std::uint64_t sig = leave_.load(std::memory_order_acquire) ? 1 : 0;
+  std::uint64_t sig = (leave_.load(std::memory_order_acquire) ? 1 : 0) |
+                      (joiners_waiting_.load(std::memory_order_acquire) ? 2 : 0);
   std::uint64_t any = sig;
   for (std::size_t r = 0; r < n_; ++r) {
-    for (std::uint64_t v :
-         {sst_->load<std::uint64_t>(sst_->layout().control(r) + kSuspected), field(r, kWedged),
-          field(r, kLeaving), field(r, kProposal), field(r, kProposalNum), field(r, kCommitted)}) {
+    for (std::uint64_t v : {sst_->load<std::uint64_t>(sst_->layout().control(r) + kSuspected),
+                            field(r, kWedged), field(r, kLeaving), field(r, kProposal),
+                            field(r, kProposalNum), field(r, kCommitted), field(r, kJoins)}) {
       any |= v;
       sig = (sig ^ v) * 0x100000001b3ULL;
     }
@@ -106,7 +123,14 @@ void Membership::step() {
   gossip();
   const std::uint64_t suspected = suspected_mask();
   const std::uint64_t leaving = leaving_mask();
-  if (((suspected | leaving) & ~bit(me_)) == 0) return;
+  // A view change is under way once anyone is suspected or leaving, someone asks to join,
+  // or any member has a proposal.
+  bool proposed = false;
+  for (std::size_t r = 0; r < n_ && !proposed; ++r)
+    proposed = (suspected & bit(r)) == 0 && field(r, kProposalNum) != 0;
+  if (((suspected | leaving) & ~bit(me_)) == 0 && !proposed &&
+      !joiners_waiting_.load(std::memory_order_acquire))
+    return;
   if (!wedged_) wedge();
   if (!committed_ && !closing_.load(std::memory_order_relaxed) &&
       !leave_.load(std::memory_order_relaxed)) {
@@ -172,6 +196,7 @@ void Membership::lead() {
     const auto& l = sst_->layout();
     for (std::size_t s = 0; s < subgroups_; ++s)
       sst_->store<std::int64_t>(l.trims(me_) + 8 * s, sst_->load<std::int64_t>(l.trims(r) + 8 * s));
+    copy_joiners(r);
     set_field(kProposal, field(r, kProposal));
     set_field(kProposalNum, field(r, kProposalNum));
     set_field(kCommitted, c);
@@ -179,22 +204,40 @@ void Membership::lead() {
     committed_ = true;
     return;
   }
-  // Proposals only grow: what we echoed from an earlier leader stays in.
+  // Proposals only grow: what we echoed from an earlier leader stays in, joiners included.
   const std::uint64_t want = field(me_, kProposal) | suspected_mask() | leaving_mask();
   std::uint64_t num = field(me_, kProposalNum);
-  if (want != field(me_, kProposal) || num == 0) {
+  bool more_joiners = false;
+  if (joiners_waiting_.load(std::memory_order_acquire)) {
+    std::lock_guard lock(joiners_mu_);
+    auto* table = reinterpret_cast<sst::JoinEntry*>(sst_->at(sst_->layout().joiners(me_)));
+    std::uint64_t count = field(me_, kJoins);
+    for (const auto& j : pending_joiners_) {
+      if (count == sst::kMaxJoins) break;  // the rest waits for the next view change
+      table[count++] = j;
+      more_joiners = true;
+    }
+    pending_joiners_.erase(
+        pending_joiners_.begin(),
+        pending_joiners_.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(
+                                       pending_joiners_.size(), count - field(me_, kJoins))));
+    set_field(kJoins, count);
+    joiners_waiting_.store(!pending_joiners_.empty(), std::memory_order_release);
+  }
+  if (want != field(me_, kProposal) || num == 0 || more_joiners) {
     for (std::size_t r = 0; r < n_; ++r)
       num = std::max(num, field(r, kProposalNum));
     ++num;
     set_field(kProposal, want);
     set_field(kProposalNum, num);
-    push_membership(false);
+    push_membership(true);
     return;  // the acks come later
   }
   // Commit once every member outside the proposal is wedged and echoed this proposal.
   for (std::size_t r = 0; r < n_; ++r) {
     if (r == me_ || (want & bit(r)) != 0) continue;
-    if (field(r, kWedged) == 0 || field(r, kProposalNum) != num || field(r, kProposal) != want)
+    if (field(r, kWedged) == 0 || field(r, kProposalNum) != num || field(r, kProposal) != want ||
+        field(r, kJoins) != field(me_, kJoins))
       return;
   }
   const auto& l = sst_->layout();
@@ -224,9 +267,10 @@ void Membership::follow(std::size_t leader) {
   }
   // A newer proposal: echo it (we are wedged, so our final counters precede the echo).
   if (num > field(me_, kProposalNum)) {
+    copy_joiners(leader);
     set_field(kProposal, field(leader, kProposal));
     set_field(kProposalNum, num);
-    push_membership(false);
+    push_membership(true);
   }
 }
 
@@ -253,6 +297,8 @@ void Membership::finish() {
   d.leaving = leaving_mask() & removed;
   for (std::size_t s = 0; s < subgroups_; ++s)
     d.trims.push_back(sst_->load<std::int64_t>(l.trims(me_) + 8 * s));
+  const auto* table = reinterpret_cast<const sst::JoinEntry*>(sst_->at(l.joiners(me_)));
+  d.joined.assign(table, table + std::min<std::uint64_t>(field(me_, kJoins), sst::kMaxJoins));
   if (callbacks_.decided) callbacks_.decided(d);
 }
 

@@ -6,9 +6,10 @@
 //                  member's `suspected` column: gossip) -> wedge: freeze every subgroup
 //                  (no send, receive or delivery; final counters pushed), then wedged = 1
 //   leader         (lowest rank not suspected) proposal = suspected | leaving members,
-//                  proposal_num += 1; once every member outside the proposal is wedged and
-//                  has echoed that proposal_num: trim[s] = min received_num of those members
-//                  (their final counters), then committed = proposal_num
+//                  plus the participants asking to join (joiner table), proposal_num += 1; once
+//                  every member outside the proposal is wedged and has echoed that proposal_num:
+//                  trim[s] = min received_num of those members (their final counters), then
+//                  committed = proposal_num
 //   other members  wedged: echo the leader's proposal (proposal, proposal_num); on its
 //                  commit, echo the trims and the commit
 //   every member   after the commit: deliver each subgroup up to its trim (the ragged edge:
@@ -40,10 +41,12 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "group/view.hpp"
+#include "sst/layout.hpp"
 #include "sst/predicates.hpp"
 
 namespace spindle::sst {
@@ -57,9 +60,10 @@ namespace spindle::group {
 
 // The outcome of a view change, as every survivor sees it.
 struct ViewDecision {
-  std::uint64_t removed = 0;        // bit per rank of the ending view
-  std::uint64_t leaving = 0;        // of those, the ones that left on purpose
-  std::vector<std::int64_t> trims;  // per subgroup: delivered up to this seq (atomic)
+  std::uint64_t removed = 0;           // bit per rank of the ending view
+  std::uint64_t leaving = 0;           // of those, the ones that left on purpose
+  std::vector<std::int64_t> trims;     // per subgroup: delivered up to this seq (atomic)
+  std::vector<sst::JoinEntry> joined;  // participants the next view adds, in rank order
 };
 
 class Membership {
@@ -81,6 +85,9 @@ class Membership {
   // This member is closing (it will leave soon): losing the others now is no reason to
   // halt (any thread).
   void closing() noexcept { closing_.store(true, std::memory_order_release); }
+  // A participant asks to join (the leader's join listener; any thread): the next
+  // proposal this member makes as leader adds it.
+  void add_joiner(const sst::JoinEntry& e);
   // True once every other member not suspected has seen our leaving flag: it wedged, so
   // it will remove us without counting a failure (any thread).
   [[nodiscard]] bool leave_announced() const noexcept {
@@ -98,7 +105,8 @@ class Membership {
   void finish();
   [[nodiscard]] std::uint64_t field(std::size_t rank, std::size_t offset) const;
   void set_field(std::size_t offset, std::uint64_t value);
-  void push_membership(bool with_trims);
+  void push_membership(bool with_tables);
+  void copy_joiners(std::size_t from);
   [[nodiscard]] std::uint64_t suspected_mask() const;
   [[nodiscard]] std::uint64_t leaving_mask() const;
 
@@ -111,6 +119,9 @@ class Membership {
   std::size_t n_ = 0;
   std::size_t subgroups_ = 0;
 
+  std::mutex joiners_mu_;  // a leaf
+  std::vector<sst::JoinEntry> pending_joiners_;
+  std::atomic<bool> joiners_waiting_{false};
   std::atomic<bool> leave_{false};
   std::atomic<bool> closing_{false};
   std::atomic<bool> leave_announced_{false};

@@ -18,6 +18,7 @@
 //   | MembershipRow (64 B): wedged | leaving | proposal | proposal_num|  -> all members
 //   |   | committed                                                  |
 //   | trims[subgroups]: i64 each, padded to a line (view change)     |  -> all members
+//   | joiners[kMaxJoins]: JoinEntry, 16 B each (view change)         |  -> all members
 //   +---------------------------------------------------------------+
 //   | for each subgroup s that m belongs to, in subgroup order:      |
 //   |   counters  atomic:    CountersRow {received_num, delivered_num}|  -> members of s
@@ -73,8 +74,20 @@ struct alignas(kLine) MembershipRow {
   std::uint64_t proposal;      // bit r: the next view removes the member of rank r
   std::uint64_t proposal_num;  // leader: version of `proposal`; others: the version echoed
   std::uint64_t committed;     // leader: the proposal_num committed; others: echoed commit
+  std::uint64_t joins;         // entries of the joiner table the proposal adds
 };
 static_assert(sizeof(MembershipRow) == kLine);
+
+// A participant the proposal adds (after the trims, kMaxJoins of them).
+struct JoinEntry {
+  std::uint32_t id;
+  std::uint32_t ipv4;  // network byte order; 0 for shm
+  std::uint16_t port;  // its transport port
+  std::uint16_t reserved0;
+  std::uint32_t reserved1;
+};
+static_assert(sizeof(JoinEntry) == 16);
+inline constexpr std::size_t kMaxJoins = 8;  // per view change
 
 struct alignas(kLine) CountersRow {
   std::int64_t received_num;   // highest global seq with every lower seq received; -1 none
@@ -126,7 +139,11 @@ class SstLayout {
   [[nodiscard]] std::size_t trims(std::size_t rank) const {
     return membership(rank) + sizeof(MembershipRow);
   }
-  // Bytes of the membership part: MembershipRow and the trims.
+  // The joiner table follows the trims.
+  [[nodiscard]] std::size_t joiners(std::size_t rank) const {
+    return membership(rank) + membership_len_ - sizeof(JoinEntry) * kMaxJoins;
+  }
+  // Bytes of the membership part: MembershipRow, the trims and the joiner table.
   [[nodiscard]] std::size_t membership_len() const noexcept { return membership_len_; }
   [[nodiscard]] const SubgroupColumns& columns(std::size_t rank, std::size_t subgroup) const {
     return columns_[rank * subgroups_ + subgroup];

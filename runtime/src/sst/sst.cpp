@@ -11,8 +11,9 @@ SstLayout::SstLayout(const group::View& g) : subgroups_(g.subgroups.size()) {
   columns_.resize(n * subgroups_);
   for (const auto& s : g.subgroups)
     stride_.push_back(stride_for(s.max_payload));
-  membership_len_ =
-      sizeof(MembershipRow) + round_up(sizeof(std::int64_t) * g.subgroups.size(), kLine);
+  membership_len_ = sizeof(MembershipRow) +
+                    round_up(sizeof(std::int64_t) * g.subgroups.size(), kLine) +
+                    sizeof(JoinEntry) * kMaxJoins;
   std::size_t off = 0;
   for (std::size_t r = 0; r < n; ++r) {
     const NodeId id = g.members[r].id;

@@ -1,0 +1,348 @@
+// The contact protocol for joining a domain (see join.hpp; format in docs/membership.md).
+#include "group/join.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+#include <utility>
+
+#include <dds/core/Exception.hpp>
+
+namespace spindle::group {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kMaxRequest = 8 * 1024;
+constexpr std::size_t kMaxView = 1 << 20;
+constexpr std::size_t kMaxState = 64 << 20;
+constexpr auto kRequestTimeout = std::chrono::seconds(3);
+constexpr std::string_view kMagic = "SPINDLE-JOIN 1";
+
+int remaining_ms(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return static_cast<int>(std::max<std::int64_t>(0, left.count()));
+}
+
+// Reads until `n` bytes or the deadline; false on EOF, error or timeout.
+bool read_exact(int fd, std::byte* out, std::size_t n, Clock::time_point deadline) {
+  std::size_t got = 0;
+  while (got < n) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, remaining_ms(deadline)) <= 0) return false;
+    const auto r = ::read(fd, out + got, n - got);
+    if (r <= 0) return false;
+    got += static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+// One line (without '\n'), at most `max` bytes.
+std::optional<std::string> read_line(int fd, std::size_t max, Clock::time_point deadline) {
+  std::string line;
+  std::byte c{};
+  while (line.size() < max) {
+    if (!read_exact(fd, &c, 1, deadline)) return std::nullopt;
+    if (static_cast<char>(c) == '\n') return line;
+    line += static_cast<char>(c);
+  }
+  return std::nullopt;
+}
+
+bool write_all(int fd, const void* data, std::size_t n) {
+  const auto* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const auto w = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (w <= 0) {
+      if (w < 0 && errno == EINTR) continue;
+      return false;
+    }
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+int connect_to(const transport::NodeAddress& a, Clock::time_point deadline) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (::getaddrinfo(a.host.c_str(), std::to_string(a.port).c_str(), &hints, &res) != 0 ||
+      res == nullptr)
+    return -1;
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  int ok = -1;
+  if (fd >= 0) {
+    ok = ::connect(fd, res->ai_addr, res->ai_addrlen);
+    if (ok != 0 && errno == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      int err = 0;
+      socklen_t len = sizeof err;
+      if (::poll(&p, 1, remaining_ms(deadline)) == 1 &&
+          ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0)
+        ok = 0;
+    }
+  }
+  ::freeaddrinfo(res);
+  if (ok != 0) {
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+std::uint16_t default_join_port(std::uint32_t domain_id) noexcept {
+  return static_cast<std::uint16_t>(kJoinPortBase + domain_id % 50000);
+}
+
+// --------------------------------------------------------------------------- wire form
+
+std::string encode(const JoinRequest& r) {
+  std::ostringstream os;
+  os << kMagic << "\ndomain " << r.domain_id << "\nnode " << r.node << "\nhost " << r.host
+     << "\nport " << r.port << '\n';
+  for (const auto& s : r.settings)
+    os << "setting " << s.name << ' ' << s.value << '\n';
+  os << "end\n";
+  return os.str();
+}
+
+std::optional<JoinRequest> parse_join(std::string_view text, std::string& error) {
+  JoinRequest r;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  int n = 0;
+  bool magic = false, end = false, domain = false, node = false, port = false;
+  auto number = [&](const std::string& v, std::uint64_t max, std::uint64_t& out) {
+    if (v.empty() || v.size() > 10 || v.find_first_not_of("0123456789") != std::string::npos)
+      return false;
+    out = std::stoull(v);
+    return out <= max;
+  };
+  while (std::getline(in, line)) {
+    ++n;
+    const auto where = "join request line " + std::to_string(n) + ": ";
+    if (!magic) {
+      if (line != kMagic) {
+        error = where + "expected '" + std::string(kMagic) + "'";
+        return std::nullopt;
+      }
+      magic = true;
+      continue;
+    }
+    if (line == "end") {
+      end = true;
+      break;
+    }
+    const auto sp = line.find(' ');
+    const std::string key = line.substr(0, sp);
+    const std::string value = sp == std::string::npos ? "" : line.substr(sp + 1);
+    std::uint64_t v = 0;
+    if (key == "domain" && number(value, 0x7fffffff, v)) {
+      r.domain_id = static_cast<std::uint32_t>(v);
+      domain = true;
+    } else if (key == "node" && number(value, 0xffffffff, v)) {
+      r.node = static_cast<NodeId>(v);
+      node = true;
+    } else if (key == "port" && number(value, 65535, v)) {
+      r.port = static_cast<std::uint16_t>(v);
+      port = true;
+    } else if (key == "host" && !value.empty() && value.size() <= 255) {
+      r.host = value;
+    } else if (key == "setting" && value.find(' ') != std::string::npos && r.settings.size() < 32) {
+      const auto s = value.find(' ');
+      r.settings.push_back({value.substr(0, s), value.substr(s + 1)});
+    } else {
+      error = where + "bad or unknown field '" + line.substr(0, 64) + "'";
+      return std::nullopt;
+    }
+  }
+  if (!magic || !end || !domain || !node || !port) {
+    error = "join request: incomplete (it needs the magic line, domain, node, port and end)";
+    return std::nullopt;
+  }
+  return r;
+}
+
+// ------------------------------------------------------------------------- PendingJoin
+
+PendingJoin::~PendingJoin() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+PendingJoin::PendingJoin(PendingJoin&& o) noexcept
+    : fd_(std::exchange(o.fd_, -1)), request_(std::move(o.request_)) {}
+
+PendingJoin& PendingJoin::operator=(PendingJoin&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(o.fd_, -1);
+    request_ = std::move(o.request_);
+  }
+  return *this;
+}
+
+bool PendingJoin::welcome(const View& view, std::span<const std::byte> state) {
+  if (fd_ < 0) return false;
+  const std::string yaml = to_yaml(view);
+  const std::string head =
+      "WELCOME " + std::to_string(yaml.size()) + " " + std::to_string(state.size()) + "\n";
+  const bool ok = write_all(fd_, head.data(), head.size()) &&
+                  write_all(fd_, yaml.data(), yaml.size()) &&
+                  write_all(fd_, state.data(), state.size());
+  ::close(fd_);
+  fd_ = -1;
+  return ok;
+}
+
+void PendingJoin::refuse(const std::string& why) {
+  if (fd_ < 0) return;
+  std::string line = "REFUSED " + why;
+  for (auto& c : line)
+    if (c == '\n') c = ' ';
+  line += '\n';
+  (void)write_all(fd_, line.data(), line.size());
+  ::close(fd_);
+  fd_ = -1;
+}
+
+// ------------------------------------------------------------------------ JoinListener
+
+int bind_join_port(const std::string& host, std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  const int one = 1;
+  (void)::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  if (::inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1)
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 64) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+JoinListener::JoinListener(int listen_fd, Handler handler)
+    : fd_(listen_fd), handler_(std::move(handler)) {
+  if (::pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
+  thread_ = std::thread([this] { run(); });
+}
+
+JoinListener::~JoinListener() {
+  if (wake_[1] >= 0) {
+    const char c = 'x';
+    (void)::write(wake_[1], &c, 1);
+  }
+  thread_.join();
+  ::close(fd_);
+  for (int f : wake_)
+    if (f >= 0) ::close(f);
+}
+
+void JoinListener::run() {
+  for (;;) {
+    pollfd p[2] = {{fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+    if (::poll(p, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if ((p[1].revents & POLLIN) != 0) return;
+    if ((p[0].revents & POLLIN) == 0) continue;
+    const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c < 0) {
+      // Out of descriptors or a connection that went away: go on after a breath.
+      if (errno == EMFILE || errno == ENFILE) ::usleep(50'000);
+      continue;
+    }
+    // One request, bounded in size and time; a stranger that sends nothing or garbage is
+    // answered (when it said anything) and dropped, never waited for.
+    const auto deadline = Clock::now() + kRequestTimeout;
+    std::string text;
+    std::optional<std::string> line;
+    while ((line = read_line(c, kMaxRequest, deadline)) && text.size() < kMaxRequest) {
+      text += *line + '\n';
+      if (*line == "end") break;
+    }
+    std::string error;
+    auto request = parse_join(text, error);
+    if (!request) {
+      PendingJoin(c, {}).refuse(text.empty() ? "no request" : error);
+      continue;
+    }
+    try {
+      handler_(PendingJoin(c, std::move(*request)));
+    } catch (const std::exception&) {
+      // The handler refused or dropped it; nothing escapes this thread.
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------- join
+
+std::optional<Welcome> join(const std::vector<transport::NodeAddress>& contacts,
+                            const JoinRequest& request, Clock::time_point deadline) {
+  const std::string text = encode(request);
+  for (const auto& contact : contacts) {
+    const int fd = connect_to(contact, std::min(deadline, Clock::now() + std::chrono::seconds(1)));
+    if (fd < 0) continue;
+    struct Closer {
+      int fd;
+      ~Closer() { ::close(fd); }
+    } closer{fd};
+    if (!write_all(fd, text.data(), text.size())) continue;
+    const auto head = read_line(fd, 4096, deadline);
+    if (!head) {
+      throw dds::core::Error("joining domain " + std::to_string(request.domain_id) + " through " +
+                             contact.host + ":" + std::to_string(contact.port) +
+                             ": the leader did not answer in time");
+    }
+    if (head->rfind("REFUSED ", 0) == 0) {
+      throw dds::core::Error("domain " + std::to_string(request.domain_id) + " refused node " +
+                             std::to_string(request.node) + " (contact " + contact.host + ":" +
+                             std::to_string(contact.port) + "): " + head->substr(8));
+    }
+    std::istringstream in(*head);
+    std::string word;
+    std::size_t view_len = 0, state_len = 0;
+    if (!(in >> word >> view_len >> state_len) || word != "WELCOME" || view_len > kMaxView ||
+        state_len > kMaxState) {
+      throw dds::core::Error("joining domain " + std::to_string(request.domain_id) + ": " +
+                             contact.host + ":" + std::to_string(contact.port) +
+                             " answered what is not a Spindle DDS leader: '" + head->substr(0, 64) +
+                             "'");
+    }
+    std::string yaml(view_len, '\0');
+    Welcome w;
+    w.state.resize(state_len);
+    if (!read_exact(fd, reinterpret_cast<std::byte*>(yaml.data()), view_len, deadline) ||
+        !read_exact(fd, w.state.data(), state_len, deadline)) {
+      throw dds::core::Error("joining domain " + std::to_string(request.domain_id) +
+                             ": the leader's welcome was cut short");
+    }
+    try {
+      w.view = parse_group(yaml, "the leader's welcome");
+    } catch (const GroupError& e) {
+      throw dds::core::Error(std::string("joining domain ") + std::to_string(request.domain_id) +
+                             ": " + e.what());
+    }
+    return w;
+  }
+  return std::nullopt;
+}
+
+}  // namespace spindle::group
