@@ -179,7 +179,7 @@ std::shared_ptr<ParticipantCore> create_participant(
       // A restarted participant may come back before its old incarnation is removed: its
       // id is still a member for a moment. Anything else refused is final.
       if (std::string_view(e.what()).find("is already a member") == std::string_view::npos ||
-          std::chrono::steady_clock::now() >= deadline)
+          std::chrono::steady_clock::now() + std::chrono::milliseconds(300) >= deadline)
         throw;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;

@@ -6,7 +6,10 @@
 // readers ("# matched <count> <steady ns>": a view change removed or added members).
 //
 // Protocol with the parent, one line each, every wait bounded by --timeout-ms:
-//   child  -> "ready"              matched every member (and every writer)
+//   child  -> "ready <ms>"         matched every member (and every writer), <ms> after the
+//                                  participant's construction began (joining included)
+//   child  -> "view <count> <ns>"  its writer's matched readers changed (a view change),
+//                                  at steady-clock time <ns>
 //   parent -> "go"                 start writing
 //   parent -> "expect W1 W2 ..."   the writers whose samples must all arrive (the live ones;
 //                                  none: a late joiner, done at once)
@@ -100,6 +103,7 @@ int main(int argc, char** argv) {
   std::uint64_t taken = 0;
   int last_matched = -1;
   try {
+    const auto constructed = Clock::now();
     dds::domain::DomainParticipant dp(dds::domain::default_id());
     dds::topic::Topic<FlightState> topic(dp, "Stream");
     dds::sub::qos::DataReaderQos rq;
@@ -123,7 +127,11 @@ int main(int argc, char** argv) {
       if (writer_on) {
         const int m = writer.publication_matched_status().current_count();
         if (m != last_matched) {
-          if (last_matched >= 0) log << "# matched " << m << ' ' << steady_ns() << '\n';
+          if (last_matched >= 0) {
+            const auto now = steady_ns();
+            log << "# matched " << m << ' ' << now << '\n';
+            std::cout << "view " << m << ' ' << now << std::endl;
+          }
           last_matched = m;
         }
       }
@@ -136,7 +144,8 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     take();
-    std::cout << "ready" << std::endl;
+    const std::chrono::duration<double, std::milli> join_time = Clock::now() - constructed;
+    std::cout << "ready " << join_time.count() << std::endl;
     std::string buffer;
     std::string line;
     while ((line = poll_line(buffer, std::chrono::milliseconds(10))) != "go") {

@@ -110,6 +110,8 @@ std::vector<std::string> run(const Scenario& sc, const std::string& kind) {
   }
   auto expect = [&](std::uint32_t i, const std::string& word) {
     auto line = procs[i]->read_line(deadline);
+    while (line && line->rfind("view ", 0) == 0)  // view changes, reported as they happen
+      line = procs[i]->read_line(deadline);
     if (!line || line->rfind(word, 0) != 0)
       errors.push_back("member " + std::to_string(i) + ": expected '" + word + "', got '" +
                        line.value_or("(nothing)") + "'");
@@ -238,6 +240,8 @@ std::vector<std::string> run_join(Join variant, const std::string& kind) {
   };
   auto expect = [&](std::size_t i, const std::string& word) {
     auto line = procs[i]->read_line(deadline);
+    while (line && line->rfind("view ", 0) == 0)  // view changes, reported as they happen
+      line = procs[i]->read_line(deadline);
     if (!line || line->rfind(word, 0) != 0)
       errors.push_back("process " + std::to_string(i) + ": expected '" + word + "', got '" +
                        line.value_or("(nothing)") + "'");
@@ -386,4 +390,45 @@ TEST_CASE("processes: a SIGKILLed participant restarts with its id and rejoins",
 TEST_CASE("processes: after the founder left, a newcomer still finds the domain",
           "[processes][join]") {
   run_join_everywhere(Join::after_founder_left);
+}
+
+TEST_CASE("processes: a joiner whose settings differ, or whose id is taken, is refused by name",
+          "[processes][join]") {
+  ::signal(SIGPIPE, SIG_IGN);
+  const auto dir = fs::temp_directory_path() / ("spindle-refuse-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto port = tst::free_loopback_port();
+  auto config = [&](const std::string& name, std::uint32_t slot, std::uint32_t domain) {
+    const auto file = dir / name;
+    std::ofstream out(file);
+    out << "version: 1\ndomain_id: " << domain << "\ntransport: tcp\njoin_port: " << port
+        << "\nengine: {slot_size: " << slot << ", connect_timeout: 1s}\n";
+    return file.string();
+  };
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  auto member = [&](const std::string& file, std::uint32_t node) {
+    return std::make_unique<tst::Process>(std::vector<std::string>{
+        tst::self_dir() + "/group_member", "--config", file, "--node", std::to_string(node),
+        "--log", (dir / ("log" + std::to_string(node))).string(), "--members", "1", "--writers",
+        "0", "--timeout-ms", "20000"});
+  };
+  auto founder = member(config("a.yaml", 256, 4), 1);
+  REQUIRE(founder->read_line(deadline).value_or("").rfind("ready", 0) == 0);
+  auto slot = member(config("b.yaml", 512, 4), 2);
+  CHECK(slot->read_line(deadline).value_or("") ==
+        "FAIL domain 4 refused node 2 (contact 127.0.0.1:" + std::to_string(port) +
+            "): engine.slot_size: node 2 has 512, this domain 256");
+  auto domain = member(config("c.yaml", 256, 5), 3);
+  // Another domain id means another default port, but join_port names this one: refused.
+  CHECK(domain->read_line(deadline).value_or("") ==
+        "FAIL domain 5 refused node 3 (contact 127.0.0.1:" + std::to_string(port) +
+            "): node 3 is in domain 5, this domain is 4");
+  auto twin = member(config("a2.yaml", 256, 4), 1);
+  CHECK(twin->read_line(deadline).value_or("") ==
+        "FAIL domain 4 refused node 1 (contact 127.0.0.1:" + std::to_string(port) +
+            "): node id 1 is already a member; give each participant its own (SPINDLE_NODE_ID)");
+  founder->send("go");
+  founder->send("exit");
+  CHECK(founder->wait(deadline) == 0);
+  fs::remove_all(dir);
 }

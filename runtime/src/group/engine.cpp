@@ -131,6 +131,8 @@ std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::millisecond
       Membership::Callbacks{[this, raw](const ViewDecision& d) { decided(raw->view, d); },
                             [this](const std::string& why) { halt(why); }});
   if (closing_.load()) vs->membership->closing();
+  vs->sst->set_suspicion_handler(
+      [raw](const sst::SuspicionReport& r) { raw->membership->note_suspicion(r.rank, r.detail); });
   // A member that cannot be reached when a later view is installed is suspected in it: the
   // suspicion events stay queued for the new view's loop, and a view change follows.
   if (vs->sst->connect(connect_timeout) != transport::Status::ok && first) {

@@ -74,6 +74,11 @@ std::uint64_t Membership::leaving_mask() const {
   return m;
 }
 
+void Membership::note_suspicion(std::size_t rank, const std::string& why) {
+  if (why_.size() < n_) why_.resize(n_);
+  if (rank < n_ && why_[rank].empty()) why_[rank] = why;
+}
+
 void Membership::add_joiner(const sst::JoinEntry& e) {
   std::lock_guard lock(joiners_mu_);
   pending_joiners_.push_back(e);
@@ -140,10 +145,17 @@ void Membership::step() {
     if (lost * 2 >= n_) {
       done_ = true;
       if (callbacks_.halt) {
+        std::string whom;
+        for (std::size_t r = 0; r < n_; ++r) {
+          if (((suspected & ~leaving) & bit(r)) == 0) continue;
+          whom += whom.empty() ? " (" : "; ";
+          whom += "node " + std::to_string(sst_->node_of(r)) + ": " +
+                  (r < why_.size() && !why_[r].empty() ? why_[r] : "suspected");
+        }
         callbacks_.halt("lost contact with " + std::to_string(lost) + " of the " +
-                        std::to_string(n_) +
-                        " members of its view; a member that cannot reach a majority stops "
-                        "(no split brain)");
+                        std::to_string(n_) + " members of its view" +
+                        (whom.empty() ? "" : whom + ")") +
+                        "; a member that cannot reach a majority stops (no split brain)");
       }
       return;
     }

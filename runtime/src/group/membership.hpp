@@ -85,6 +85,8 @@ class Membership {
   // This member is closing (it will leave soon): losing the others now is no reason to
   // halt (any thread).
   void closing() noexcept { closing_.store(true, std::memory_order_release); }
+  // Why a member was suspected (the SST's report), for the messages (protocol thread).
+  void note_suspicion(std::size_t rank, const std::string& why);
   // A participant asks to join (the leader's join listener; any thread): the next
   // proposal this member makes as leader adds it.
   void add_joiner(const sst::JoinEntry& e);
@@ -125,6 +127,7 @@ class Membership {
   std::atomic<bool> leave_{false};
   std::atomic<bool> closing_{false};
   std::atomic<bool> leave_announced_{false};
+  std::vector<std::string> why_;  // per rank: why it is suspected
   bool wedged_ = false;
   bool committed_ = false;  // we hold a commit (ours as leader, or echoed)
   bool delivered_ = false;  // delivered up to the trims
