@@ -328,24 +328,24 @@ std::vector<std::string> run_join(Join variant, const std::string& kind) {
   return errors;
 }
 
-void run_join_everywhere(Join variant) {
+// Runs `run(transport)` on every built transport; each error it returns fails the check.
+template <class Run>
+void on_every_transport(Run run) {
   for (const auto& kind : tst::available_transports()) {
     INFO("transport " << kind);
-    const auto errors = run_join(variant, kind);
+    const auto errors = run(kind);
     for (const auto& e : errors)
       UNSCOPED_INFO(e);
     CHECK(errors.empty());
   }
 }
 
+void run_join_everywhere(Join variant) {
+  on_every_transport([&](const std::string& kind) { return run_join(variant, kind); });
+}
+
 void run_everywhere(const Scenario& sc) {
-  for (const auto& kind : tst::available_transports()) {
-    INFO("transport " << kind);
-    const auto errors = run(sc, kind);
-    for (const auto& e : errors)
-      UNSCOPED_INFO(e);
-    CHECK(errors.empty());
-  }
+  on_every_transport([&](const std::string& kind) { return run(sc, kind); });
 }
 
 }  // namespace

@@ -58,6 +58,10 @@ class Executor {
   Executor& operator=(const Executor&) = default;
 };
 
+// Runs one job of an executor: a listener that throws must not take the participant down,
+// so the exception is reported on stderr and the executor goes on.
+void run_job(const Executor::Job& job) noexcept;
+
 class Runtime {
  public:
   virtual ~Runtime() = default;

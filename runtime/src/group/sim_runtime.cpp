@@ -1,8 +1,6 @@
 // The simulator's Runtime (see sim_runtime.hpp).
 #include "group/sim_runtime.hpp"
 
-#include <exception>
-#include <iostream>
 #include <utility>
 
 #include "sst/predicate_loop.hpp"
@@ -44,13 +42,7 @@ bool SimExecutor::cancel(TimerId id) {
 
 void SimExecutor::run(Job& job) {
   running_ = true;
-  try {
-    job();
-  } catch (const std::exception& e) {
-    std::cerr << "spindle: a listener threw: " << e.what() << '\n';
-  } catch (...) {
-    std::cerr << "spindle: a listener threw a non-standard exception\n";
-  }
+  run_job(job);
   running_ = false;
 }
 

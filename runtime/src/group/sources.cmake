@@ -5,6 +5,7 @@
 target_sources(spindle_runtime PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/view.cpp
   ${CMAKE_CURRENT_LIST_DIR}/layout.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/runtime.cpp
   ${CMAKE_CURRENT_LIST_DIR}/thread_runtime.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sim_runtime.cpp
   ${CMAKE_CURRENT_LIST_DIR}/membership.cpp

@@ -2,9 +2,7 @@
 #include "group/thread_runtime.hpp"
 
 #include <algorithm>
-#include <exception>
 #include <future>
-#include <iostream>
 #include <utility>
 
 #include "sst/predicate_loop.hpp"
@@ -115,14 +113,7 @@ void ThreadExecutor::run(const std::shared_ptr<State>& state) {
       continue;
     }
     lock.unlock();
-    try {
-      job();
-    } catch (const std::exception& e) {
-      // A listener that throws must not take the participant down; say so and go on.
-      std::cerr << "spindle: a listener threw: " << e.what() << '\n';
-    } catch (...) {
-      std::cerr << "spindle: a listener threw a non-standard exception\n";
-    }
+    run_job(job);
     job = nullptr;  // destroy what it captured before taking the lock again
     lock.lock();
   }
