@@ -167,10 +167,16 @@ std::shared_ptr<ParticipantCore> create_participant(
   request.host = c.node.host;
   if (const auto* tcp = dynamic_cast<transport::TcpTransport*>(t.get())) request.port = tcp->port();
   request.settings = service.settings;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  const auto found_after = std::chrono::steady_clock::now() + c.engine.suspicion_timeout +
-                           std::chrono::milliseconds(500);
-  const auto found_soon = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + timeout;
+  // Nobody answering is no reason to found the domain at once: a domain whose leader just
+  // died has no listener until its next leader took the port over (one view change; up to
+  // a suspicion timeout where members' shared-memory segments show the domain lives on),
+  // and founding a second domain then would split it for good.
+  const auto found_after =
+      start + (c.transport == TransportKind::shm && shm_peers_exist(c)
+                   ? c.engine.suspicion_timeout + std::chrono::milliseconds(500)
+                   : std::chrono::milliseconds(300));
   for (;;) {
     std::optional<group::Welcome> welcome;
     try {
@@ -190,14 +196,8 @@ std::shared_ptr<ParticipantCore> create_participant(
       engine->serve_joins(service);
       return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine), welcome->state);
     }
-    // Nobody leads here: found the domain, if the join port is ours to take. But not at
-    // once: a domain whose leader just died has no listener until its next leader took
-    // the port over (one view change; up to a suspicion timeout where members' shared
-    // memory segments show the domain lives on), and founding a second domain then would
-    // split it for good.
-    const auto grace =
-        c.transport == TransportKind::shm && shm_peers_exist(c) ? found_after : found_soon;
-    if (std::chrono::steady_clock::now() < grace) {
+    // Nobody leads here: after the grace above, found the domain if the join port is ours.
+    if (std::chrono::steady_clock::now() < found_after) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       continue;
     }

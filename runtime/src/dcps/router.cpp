@@ -95,12 +95,7 @@ RouterStats Router::stats() const {
 }
 
 void Router::on_member_lost(NodeId node, bool left, const std::string& why) {
-  SuspicionHandler h;
-  {
-    std::lock_guard lock(sinks_mu_);
-    h = on_suspicion_;
-  }
-  if (h) h(node, left, why);
+  if (auto h = copy_of(on_suspicion_)) h(node, left, why);
 }
 
 void Router::set_halt_handler(std::function<void(const std::string& why)> handler) {
@@ -109,12 +104,7 @@ void Router::set_halt_handler(std::function<void(const std::string& why)> handle
 }
 
 void Router::on_halt(const std::string& why) {
-  std::function<void(const std::string&)> h;
-  {
-    std::lock_guard lock(sinks_mu_);
-    h = on_halt_;
-  }
-  if (h) h(why);
+  if (auto h = copy_of(on_halt_)) h(why);
 }
 
 void Router::set_state_provider(std::function<std::vector<std::byte>()> provider) {
@@ -123,11 +113,7 @@ void Router::set_state_provider(std::function<std::vector<std::byte>()> provider
 }
 
 std::vector<std::byte> Router::state_for_joiner() {
-  std::function<std::vector<std::byte>()> s;
-  {
-    std::lock_guard lock(sinks_mu_);
-    s = state_;
-  }
+  const auto s = copy_of(state_);
   return s ? s() : std::vector<std::byte>{};
 }
 

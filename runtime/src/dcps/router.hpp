@@ -104,6 +104,13 @@ class Router final : public group::EngineClient {
   void set_state_provider(std::function<std::vector<std::byte>()> provider);
 
  private:
+  // A handler, copied under the lock, to call outside it.
+  template <class F>
+  [[nodiscard]] F copy_of(const F& handler) const {
+    std::lock_guard lock(sinks_mu_);
+    return handler;
+  }
+
   group::Engine* engine_;
   mutable std::mutex sinks_mu_;
   std::unordered_map<std::uint64_t, std::vector<TopicSink*>> sinks_;

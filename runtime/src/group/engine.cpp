@@ -181,16 +181,24 @@ void Engine::stop() {
 }
 
 void Engine::install(View next, std::chrono::milliseconds connect_timeout) {
-  std::shared_ptr<ViewState> old;
-  {
-    std::lock_guard lock(view_mu_);
-    wedged_ = true;
-    old = current_;
-  }
-  old->smc->wedge();
-  runtime_->stop();  // no upcall of the old view after this
+  auto old = current();
+  if (!end_view(old)) return;
   transport_->disconnect();
   replace(std::move(old), next, {}, connect_timeout);
+}
+
+// Wedges `ending` if it is still the current view — new reservations wait for the next
+// one, writers sleeping on its full rings wake — and stops its loop: no upcall of it after
+// this. False if another view replaced it meanwhile.
+bool Engine::end_view(const std::shared_ptr<ViewState>& ending) {
+  {
+    std::lock_guard lock(view_mu_);
+    if (current_ != ending) return false;
+    wedged_ = true;
+  }
+  ending->smc->wedge();
+  runtime_->stop();
+  return true;
 }
 
 // Control thread, protocol thread stopped, old view disconnected: build `next`, send
@@ -235,14 +243,7 @@ void Engine::decided(const View& ending, const ViewDecision& d) {
 }
 
 void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
-  if (stopping_.load()) return;
-  {
-    std::lock_guard lock(view_mu_);
-    if (current_ != ending) return;
-    wedged_ = true;
-  }
-  ending->smc->wedge();
-  runtime_->stop();  // no upcall of the old view after this
+  if (stopping_.load() || !end_view(ending)) return;
   // What the new view must carry again, copied out of the old view's slots.
   std::vector<Resend> resend;
   for (std::uint32_t s = 0; s < ending->view.subgroups.size(); ++s) {
@@ -403,16 +404,18 @@ std::uint64_t Engine::in_flight(Channel channel) const {
 }
 
 Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadline) {
+  const auto blocked_by_view_change = [] {
+    return dds::core::TimeoutError(
+        "write blocked longer than reliability.max_blocking_time: a view change was in "
+        "progress");
+  };
   for (;;) {
     std::shared_ptr<ViewState> vs;
     {
       std::unique_lock lock(view_mu_);
       // A view change in progress: the next view takes the message.
-      if (!view_cv_.wait_until(lock, deadline, [&] { return !wedged_ || !halted_.empty(); })) {
-        throw dds::core::TimeoutError(
-            "write blocked longer than reliability.max_blocking_time: a view change was in "
-            "progress");
-      }
+      if (!view_cv_.wait_until(lock, deadline, [&] { return !wedged_ || !halted_.empty(); }))
+        throw blocked_by_view_change();
       if (!halted_.empty()) throw dds::core::PreconditionNotMetError(halted_);
       vs = current_;
     }
@@ -450,11 +453,8 @@ Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadli
         if ((runtime_->simulated() &&
              !runtime_->wait_until(deadline,
                                    [&] { return current() != vs || !halted().empty(); })) ||
-            runtime_->now() >= deadline) {
-          throw dds::core::TimeoutError(
-              "write blocked longer than reliability.max_blocking_time: a view change was in "
-              "progress");
-        }
+            runtime_->now() >= deadline)
+          throw blocked_by_view_change();
         continue;
       case smc::ReserveStatus::full:
         throw dds::core::TimeoutError(

@@ -184,6 +184,7 @@ class Engine {
   void decided(const View& ending, const ViewDecision& d);
   // Control thread: installs the view after `ending`, with the ragged edge `d`.
   void change_view(std::shared_ptr<ViewState> ending, ViewDecision d);
+  bool end_view(const std::shared_ptr<ViewState>& ending);
   void halt(const std::string& why);
   void on_join(PendingJoin join);
   // Listens on the join port while this member leads (control thread or start).

@@ -52,6 +52,27 @@ void Membership::set_field(std::size_t offset, std::uint64_t value) {
   sst_->store<std::uint64_t>(sst_->layout().membership(me_) + offset, value);
 }
 
+std::int64_t Membership::trim(std::size_t rank, std::size_t subgroup) const {
+  return sst_->load<std::int64_t>(sst_->layout().trims(rank) + sizeof(std::int64_t) * subgroup);
+}
+
+void Membership::set_trim(std::size_t subgroup, std::int64_t value) {
+  sst_->store<std::int64_t>(sst_->layout().trims(me_) + sizeof(std::int64_t) * subgroup, value);
+}
+
+// Takes rank `from`'s commit as ours — its trims, joiners, proposal and commit — and echoes
+// it (a follower of its leader's commit; a new leader adopting one a member holds).
+void Membership::adopt_commit(std::size_t from) {
+  for (std::size_t s = 0; s < subgroups_; ++s)
+    set_trim(s, trim(from, s));
+  copy_joiners(from);
+  set_field(kProposal, field(from, kProposal));
+  set_field(kProposalNum, field(from, kProposalNum));
+  set_field(kCommitted, field(from, kCommitted));
+  push_membership(true);
+  committed_ = true;
+}
+
 // Our membership part goes to every member not suspected: the trims and the joiner table
 // as data, then the row as the guard that publishes them (every field in one write).
 void Membership::push_membership(bool with_tables) {
@@ -203,17 +224,8 @@ void Membership::lead() {
   // Takeover: a member that echoed a commit hands it on; we adopt it with its trims.
   for (std::size_t r = 0; r < n_; ++r) {
     if (r == me_ || (suspected_mask() & bit(r)) != 0) continue;
-    const std::uint64_t c = field(r, kCommitted);
-    if (c == 0) continue;
-    const auto& l = sst_->layout();
-    for (std::size_t s = 0; s < subgroups_; ++s)
-      sst_->store<std::int64_t>(l.trims(me_) + 8 * s, sst_->load<std::int64_t>(l.trims(r) + 8 * s));
-    copy_joiners(r);
-    set_field(kProposal, field(r, kProposal));
-    set_field(kProposalNum, field(r, kProposalNum));
-    set_field(kCommitted, c);
-    push_membership(true);
-    committed_ = true;
+    if (field(r, kCommitted) == 0) continue;
+    adopt_commit(r);
     return;
   }
   // Proposals only grow: what we echoed from an earlier leader stays in, joiners included.
@@ -252,10 +264,8 @@ void Membership::lead() {
         field(r, kJoins) != field(me_, kJoins))
       return;
   }
-  const auto& l = sst_->layout();
   for (std::size_t s = 0; s < subgroups_; ++s)
-    sst_->store<std::int64_t>(l.trims(me_) + 8 * s,
-                              smc_->trim(static_cast<std::uint32_t>(s), want));
+    set_trim(s, smc_->trim(static_cast<std::uint32_t>(s), want));
   set_field(kCommitted, num);
   push_membership(true);
   committed_ = true;
@@ -268,13 +278,7 @@ void Membership::follow(std::size_t leader) {
   const std::uint64_t c = field(leader, kCommitted);
   if (c != 0 && c == field(me_, kProposalNum) &&
       field(leader, kProposal) == field(me_, kProposal)) {
-    const auto& l = sst_->layout();
-    for (std::size_t s = 0; s < subgroups_; ++s)
-      sst_->store<std::int64_t>(l.trims(me_) + 8 * s,
-                                sst_->load<std::int64_t>(l.trims(leader) + 8 * s));
-    set_field(kCommitted, c);
-    push_membership(true);
-    committed_ = true;
+    adopt_commit(leader);
     return;
   }
   // A newer proposal: echo it (we are wedged, so our final counters precede the echo).
@@ -287,12 +291,10 @@ void Membership::follow(std::size_t leader) {
 }
 
 void Membership::finish() {
-  const auto& l = sst_->layout();
   const std::uint64_t removed = field(me_, kProposal);
   if (!delivered_) {
     for (std::size_t s = 0; s < subgroups_; ++s)
-      smc_->deliver_to(static_cast<std::uint32_t>(s),
-                       sst_->load<std::int64_t>(l.trims(me_) + 8 * s));
+      smc_->deliver_to(static_cast<std::uint32_t>(s), trim(me_, s));
     delivered_ = true;
   }
   // Every member that stays must hold the commit before anyone moves on, so that a later
@@ -308,8 +310,9 @@ void Membership::finish() {
   d.removed = removed;
   d.leaving = leaving_mask() & removed;
   for (std::size_t s = 0; s < subgroups_; ++s)
-    d.trims.push_back(sst_->load<std::int64_t>(l.trims(me_) + 8 * s));
-  const auto* table = reinterpret_cast<const sst::JoinEntry*>(sst_->at(l.joiners(me_)));
+    d.trims.push_back(trim(me_, s));
+  const auto* table =
+      reinterpret_cast<const sst::JoinEntry*>(sst_->at(sst_->layout().joiners(me_)));
   d.joined.assign(table, table + std::min<std::uint64_t>(field(me_, kJoins), sst::kMaxJoins));
   if (callbacks_.decided) callbacks_.decided(d);
 }

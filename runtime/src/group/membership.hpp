@@ -107,6 +107,9 @@ class Membership {
   void finish();
   [[nodiscard]] std::uint64_t field(std::size_t rank, std::size_t offset) const;
   void set_field(std::size_t offset, std::uint64_t value);
+  [[nodiscard]] std::int64_t trim(std::size_t rank, std::size_t subgroup) const;
+  void set_trim(std::size_t subgroup, std::int64_t value);
+  void adopt_commit(std::size_t from);
   void push_membership(bool with_tables);
   void copy_joiners(std::size_t from);
   [[nodiscard]] std::uint64_t suspected_mask() const;
