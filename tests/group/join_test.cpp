@@ -1,9 +1,19 @@
-// The contact protocol's request (join.hpp): what a joiner sends reads back equal, and a
-// malformed request — it comes from any program that connects to the join port — is
-// refused with the line and what is wrong, never trusted.
+// The contact protocol (join.hpp): what a joiner sends reads back equal; a malformed
+// request — it comes from any program that connects to the join port — is refused with
+// the line and what is wrong, never trusted; and a joiner names what is wrong with
+// whatever answers on the join port, or holds it without answering.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
 #include <string>
+#include <thread>
 
 #include <catch2/catch.hpp>
+#include <dds/dds.hpp>
 
 #include "group/join.hpp"
 
@@ -60,4 +70,105 @@ TEST_CASE("join: with nobody at the contact, there is no domain to join", "[join
   const std::vector<spindle::transport::NodeAddress> nobody{{0, "127.0.0.1", 1}};
   g::JoinRequest r;
   CHECK_FALSE(g::join(nobody, r, std::chrono::steady_clock::now() + std::chrono::seconds(2)));
+}
+
+namespace {
+
+// A one-shot server on 127.0.0.1 that reads the request and answers `reply` (or nothing),
+// then closes: what a joiner meets when the join port holds something else.
+class FakeLeader {
+ public:
+  explicit FakeLeader(std::string reply, bool answer = true) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(fd_, 1) == 0);
+    socklen_t len = sizeof a;
+    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this, reply = std::move(reply), answer] {
+      const int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      char buf[512];
+      (void)::read(c, buf, sizeof buf);
+      if (answer) (void)::write(c, reply.data(), reply.size());
+      std::this_thread::sleep_for(std::chrono::milliseconds(answer ? 0 : 1500));
+      ::close(c);
+    });
+  }
+  ~FakeLeader() {
+    thread_.join();
+    ::close(fd_);
+  }
+  FakeLeader(const FakeLeader&) = delete;
+  FakeLeader& operator=(const FakeLeader&) = delete;
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+std::string join_error(const FakeLeader& leader, std::chrono::milliseconds wait) {
+  g::JoinRequest r;
+  r.domain_id = 4;
+  r.node = 9;
+  try {
+    (void)g::join({{0, "127.0.0.1", leader.port()}}, r, std::chrono::steady_clock::now() + wait);
+  } catch (const dds::core::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("join: a joiner says what is wrong with what answers on the join port", "[join]") {
+  {
+    FakeLeader http("HTTP/1.1 400 Bad Request\r\n\r\n");
+    CHECK(
+        join_error(http, std::chrono::seconds(2))
+            .ends_with("answered what is not a Spindle DDS leader: 'HTTP/1.1 400 Bad Request\r'"));
+  }
+  {
+    FakeLeader cut("WELCOME 100 0\nversion: 1\n");
+    CHECK(join_error(cut, std::chrono::seconds(2)) ==
+          "joining domain 4: the leader's welcome was cut short");
+  }
+  {
+    const std::string yaml = "version: 1\nmembers: []\n";
+    FakeLeader bad("WELCOME " + std::to_string(yaml.size()) + " 0\n" + yaml);
+    CHECK_THAT(
+        join_error(bad, std::chrono::seconds(2)),
+        Catch::StartsWith("joining domain 4: the leader's welcome") && Catch::Contains("members"));
+  }
+  {
+    FakeLeader silent("", false);
+    CHECK_THAT(join_error(silent, std::chrono::milliseconds(300)),
+               Catch::EndsWith("the leader did not answer in time"));
+  }
+}
+
+TEST_CASE("join: a join port held by another program is named", "[join]") {
+  // Bound but not listening: connecting is refused, and the port cannot be taken either.
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  socklen_t len = sizeof a;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  const auto port = std::to_string(ntohs(a.sin_port));
+  const std::string config =
+      "{version: 1, domain_id: 6, join_port: " + port + ", engine: {connect_timeout: 500ms}}";
+  ::setenv("SPINDLE_CONFIG", config.c_str(), 1);
+  CHECK_THROWS_WITH(dds::domain::DomainParticipant(6),
+                    "domain 6 (config: SPINDLE_CONFIG): no leader answered on the join port " +
+                        port +
+                        " and it is held by another program; set join_port in the domain file");
+  ::unsetenv("SPINDLE_CONFIG");
+  ::close(fd);
 }
