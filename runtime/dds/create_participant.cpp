@@ -152,8 +152,9 @@ std::shared_ptr<ParticipantCore> create_participant(
   auto runtime = [] { return std::make_unique<group::ThreadRuntime>(); };
 
   if (!joining) {
-    auto engine = std::make_unique<group::Engine>(group::first_view(c.initial_members(), layout),
-                                                  std::move(t), runtime(), timeout, c.domain_id);
+    auto engine =
+        std::make_unique<group::Engine>(group::first_view(c.initial_members(), layout),
+                                        std::move(t), runtime(), timeout, c.domain_id, layout);
     if (c.join_port != 0) engine->serve_joins(service);
     return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine));
   }
@@ -192,7 +193,7 @@ std::shared_ptr<ParticipantCore> create_participant(
     }
     if (welcome) {
       auto engine = std::make_unique<group::Engine>(std::move(welcome->view), std::move(t),
-                                                    runtime(), timeout, c.domain_id);
+                                                    runtime(), timeout, c.domain_id, layout);
       engine->serve_joins(service);
       return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine), welcome->state);
     }
@@ -205,7 +206,7 @@ std::shared_ptr<ParticipantCore> create_participant(
       auto self = c.initial_members();
       self.front().port = request.port;
       auto engine = std::make_unique<group::Engine>(group::first_view(self, layout), std::move(t),
-                                                    runtime(), timeout, c.domain_id);
+                                                    runtime(), timeout, c.domain_id, layout);
       engine->serve_joins(service, fd);
       return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine));
     }

@@ -30,6 +30,11 @@ struct Recorder final : group::EngineClient {
   void on_member_lost(group::NodeId, bool, const std::string&) override {}
   void on_view(const group::View& v) override { views.push_back(v.epoch); }
   void on_halt(const std::string&) override {}
+  // Both members write and read topic 7 (atomic).
+  group::Demand layout_demand() override { return {0, demand()}; }
+  static std::vector<group::ChannelDemand> demand() {
+    return {group::ChannelDemand{{7, group::Ordering::atomic}, "T", {1, 2}, {1, 2}, 0, 0}};
+  }
 };
 
 struct Pair {
@@ -48,9 +53,10 @@ struct Pair {
     s.window_size = 4;
     s.knobs.heartbeat_interval = 0ms;
     view = group::first_view(members, s);
+    view.subgroups = group::layout(members, Recorder::demand(), s);
     for (group::NodeId id : {1u, 2u}) {
       engines.push_back(std::make_unique<group::Engine>(
-          view, net.node(id), std::make_unique<group::SimRuntime>(net, id), 0ms, 0));
+          view, net.node(id), std::make_unique<group::SimRuntime>(net, id), 0ms, 0, s));
       engines.back()->start(rec[id - 1]);
     }
   }
@@ -130,8 +136,11 @@ TEST_CASE("engine: DCPS samples keep flowing across an installed view", "[engine
   for (std::uint64_t i = 0; i < 10; ++i)
     write(i);
   writer.wait_for_acknowledgments(dds::core::Duration::from_secs(1));
-  group::View next = stack.first_view();
-  next.epoch = 2;
+  // A view installed from outside that lacks the topic's subgroup: the engine lays it out
+  // again in the view after, and the writes wait for that one.
+  group::View next = stack.view(0);
+  next.subgroups = stack.first_view().subgroups;
+  next.epoch += 1;
   stack.install(next);
   for (std::uint64_t i = 10; i < 20; ++i)
     write(i);

@@ -26,7 +26,7 @@ SimStack::SimStack(const sim::Config& config, std::uint32_t members, std::uint32
   for (std::uint32_t id = 1; id <= members; ++id) {
     auto engine = std::make_unique<group::Engine>(view_, net_->node(id),
                                                   std::make_unique<group::SimRuntime>(*net_, id),
-                                                  std::chrono::milliseconds(0), 0);
+                                                  std::chrono::milliseconds(0), 0, s);
     cores_.push_back(std::make_shared<dcps::Participant>(
         0, dds::domain::qos::DomainParticipantQos(), std::move(engine)));
     participants_.emplace_back(cores_.back());
@@ -63,6 +63,18 @@ std::string SimStack::halted(std::size_t i) const {
 void SimStack::install(const group::View& next) {
   for (auto& core : cores_)
     core->engine().install(next, std::chrono::milliseconds(0));
+}
+
+group::View SimStack::view(std::size_t i) const {
+  return cores_.at(i)->engine().view();
+}
+
+group::EngineStats SimStack::engine_stats(std::size_t i) const {
+  return cores_.at(i)->engine().stats();
+}
+
+std::uint64_t SimStack::delivered(std::size_t i) const {
+  return cores_.at(i)->router().stats().delivered;
 }
 
 }  // namespace spindle::testing

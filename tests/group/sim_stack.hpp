@@ -16,6 +16,7 @@
 #include <dds/dds.hpp>
 #include <spindle/transport/sim.hpp>
 
+#include "group/engine.hpp"
 #include "group/view.hpp"
 
 namespace spindle::dcps {
@@ -55,6 +56,11 @@ class SimStack {
   [[nodiscard]] bool alive(std::size_t i) const { return alive_.at(i); }
   // Why participant i halted (majority rule), empty while it runs.
   [[nodiscard]] std::string halted(std::size_t i) const;
+  // Participant i's engine: its current view, its counters, and the messages its router
+  // delivered (every topic, the builtin one included).
+  [[nodiscard]] group::View view(std::size_t i) const;
+  [[nodiscard]] group::EngineStats engine_stats(std::size_t i) const;
+  [[nodiscard]] std::uint64_t delivered(std::size_t i) const;
 
  private:
   std::unique_ptr<transport::sim::Network> net_;

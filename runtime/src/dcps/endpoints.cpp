@@ -241,6 +241,14 @@ void Subscriber::data_arrived(Reader& reader) {
 
 // -------------------------------------------------------------------------------- Writer
 
+group::Channel writer_channel(const std::string& topic_name,
+                              const dds::pub::qos::DataWriterQos& q) {
+  return group::Channel{topic_id(topic_name), unordered(q.policy<policy::Durability>(),
+                                                        q.policy<spindle::policy::Consistency>())
+                                                  ? group::Ordering::unordered
+                                                  : group::Ordering::atomic};
+}
+
 Writer::Writer(std::shared_ptr<Publisher> pub, std::shared_ptr<Topic> topic,
                const dds::pub::qos::DataWriterQos& q, InstanceHandle h, std::uint64_t guid)
     : WriterCore(h),
@@ -249,10 +257,7 @@ Writer::Writer(std::shared_ptr<Publisher> pub, std::shared_ptr<Topic> topic,
       guid_(guid),
       topic_id_(topic_id(topic_->name())),
       qos_(q) {
-  channel_ = group::Channel{
-      topic_id_, unordered(q.policy<policy::Durability>(), q.policy<spindle::policy::Consistency>())
-                     ? group::Ordering::unordered
-                     : group::Ordering::atomic};
+  channel_ = writer_channel(topic_->name(), q);
   last_assert_ = clock_now();
 }
 
@@ -288,7 +293,7 @@ void Writer::close() {
   auto& d = publisher_->owner().executor();
   d.cancel(deadline_timer_);
   d.cancel(liveliness_timer_);
-  publisher_->owner().retire_writer(guid_, channel_);
+  publisher_->owner().retire_writer(guid_);
   listener(nullptr, StatusMask::none());  // a closed entity calls no listener
   WriterCore::close();
 }
@@ -733,13 +738,7 @@ Reader::Reader(std::shared_ptr<Subscriber> sub, std::shared_ptr<Topic> topic,
       guid_(guid),
       topic_id_(topic_id(topic_->name())),
       cache_(std::make_shared<HistoryCache>(cache_config(q))),
-      qos_(q) {
-  // A reader takes data from whichever subgroup its writers use; its announcement goes in
-  // the atomic one, so that in the total order it has a definite place among every atomic
-  // writer's samples (it receives exactly those after it, at every member). Unordered
-  // writers give no order across senders, so nothing better exists for them.
-  channel_ = group::Channel{topic_id_, group::Ordering::atomic};
-}
+      qos_(q) {}
 
 Reader::~Reader() {
   close();
@@ -753,7 +752,7 @@ void Reader::close() {
   d.cancel(deadline_timer_);
   d.cancel(liveliness_timer_);
   d.cancel(expiry_timer_);
-  owner.retire_reader(guid_, channel_);
+  owner.retire_reader(guid_);
   listener(nullptr, StatusMask::none());  // a closed entity calls no listener
   ReaderCore::close();
 }

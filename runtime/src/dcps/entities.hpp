@@ -2,16 +2,22 @@
 // participant, topic, publisher, subscriber, writer, reader; discovery and matching;
 // statuses and listener routing.
 //
-// Discovery. Creating a writer multicasts a record (discovery/records.hpp) on the channel its data
-// will use (so its samples follow it, FIFO); a reader's record goes on its topic's atomic
-// channel
-// (so it is totally ordered with every atomic writer's samples); deleting either
-// multicasts a retirement the same way. Every participant —
-// the announcer included, since SMC delivers a member's own messages — processes these on
-// the predicate thread in delivery order, so in an atomic subgroup every member matches
-// the same endpoints at the same point of the message order: a reader receives exactly
-// the samples written after its announcement, everywhere. Matching (same topic name and
-// type, partitions, RxO rules) updates only local entities' statuses.
+// Discovery. Creating a writer or a reader multicasts a record (discovery/records.hpp) in
+// the builtin subgroup, which every member belongs to; deleting either multicasts a
+// retirement the same way. Every participant — the announcer included, since SMC delivers
+// a member's own messages — applies these to its endpoint table on the predicate thread in
+// the builtin subgroup's total order, so every member's table agrees at every point of it,
+// and at every view boundary (after the ragged edge). That table is the demand the engine
+// lays per-topic subgroups out from (group/layout.hpp): a topic's samples travel only
+// among the processes with an endpoint on it. Matching (same topic name and type,
+// partitions, RxO rules) updates only local entities' statuses, and it takes effect at a
+// view boundary: every change of the table asks the engine for a view change, and the
+// matches and unmatches it implies are held (pending_) until on_view() of the next view,
+// which carries the pair — the writer's process a sender of the topic's subgroup, the
+// reader's a member. Since the topic's samples and the records travel in different
+// subgroups, that boundary — identical at every member, after the ragged edge — is the
+// one point where every member's reader starts (or stops) taking a writer's samples alike;
+// and a sample written after publication_matched reaches the reader.
 //
 // Samples. A writer serializes straight into an SMC slot (Router::publish); a reader's
 // TopicSink::on_sample keeps samples of matched writers, deserializes each once and
@@ -238,8 +244,8 @@ class Participant final : public detail::ParticipantCore {
 
   void announce(const std::shared_ptr<Writer>& w);
   void announce(const std::shared_ptr<Reader>& r);
-  void retire_writer(std::uint64_t guid, group::Channel channel);
-  void retire_reader(std::uint64_t guid, group::Channel channel);
+  void retire_writer(std::uint64_t guid);
+  void retire_reader(std::uint64_t guid);
   void forget(const Topic* t);
 
  private:
@@ -247,9 +253,19 @@ class Participant final : public detail::ParticipantCore {
   // Runs matching actions collected under mu_ (after it is released).
   void run(Actions& actions);
   // Multicasts one endpoint's discovery record; `who` names the endpoint in errors.
-  void publish_record(SampleKind kind, std::uint64_t guid, group::Channel channel,
-                      const std::vector<std::byte>& bytes, const std::string& who);
-  void publish_retirement(SampleKind kind, std::uint64_t guid, group::Channel channel);
+  void publish_record(SampleKind kind, std::uint64_t guid, const std::vector<std::byte>& bytes,
+                      const std::string& who);
+  void publish_retirement(SampleKind kind, std::uint64_t guid);
+  // The engine's side (control thread): every endpoint as a channel demand, and a view
+  // installed (held matches it carries are reported now).
+  group::Demand layout_demand() const;
+  void on_view(const group::View& view);
+  // Whether the installed view carries writer -> reader (mu_ held).
+  bool covered(std::uint64_t writer, std::uint64_t reader) const;
+  // The events of a match of writer and reader for this node's endpoints (mu_ held).
+  void matched_actions(std::uint64_t writer, std::uint64_t reader, Actions& out);
+  // Held matches the installed view carries, and every held unmatch (mu_ held).
+  void settle(Actions& out);
   // The state transfer: every endpoint record of the table, and its reading at a joiner
   // (records that fail to decode are reported and skipped).
   std::vector<std::byte> endpoint_state() const;
@@ -286,8 +302,16 @@ class Participant final : public detail::ParticipantCore {
     return local_writer(guid) != nullptr || local_reader(guid) != nullptr;
   }};
   std::set<std::pair<std::string, std::string>> inconsistent_seen_;  // (topic, type)
-  std::set<NodeId> left_;  // members that said goodbye (participant_left)
+  std::set<NodeId> left_;         // members that said goodbye (participant_left)
+  group::View view_;              // the installed view, as on_view() last told it
+  std::uint64_t generation_ = 0;  // changes of endpoints_ (group::Demand)
+  // (Un)matches of this node's endpoints waiting for a view boundary: (writer, reader) ->
+  // true to match, false to unmatch.
+  std::map<std::pair<std::uint64_t, std::uint64_t>, bool> pending_;
 };
+
+// The channel a writer's samples travel on: its topic, atomic or unordered by its QoS.
+group::Channel writer_channel(const std::string& topic_name, const dds::pub::qos::DataWriterQos& q);
 
 class Topic final : public detail::TopicCore {
  public:
@@ -481,7 +505,6 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   void on_batch_end() override;
 
   std::uint64_t guid() const noexcept { return guid_; }
-  group::Channel channel() const noexcept { return channel_; }
   ReaderRecord record() const;
   // Matching (predicate thread, through the participant).
   void matched(const WriterRecord& w);
@@ -510,7 +533,6 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   const std::shared_ptr<Topic> topic_;
   const std::uint64_t guid_;
   const std::uint64_t topic_id_;
-  group::Channel channel_;
   std::shared_ptr<HistoryCache> cache_;
   QosCell<dds::sub::qos::DataReaderQos> qos_;
   mutable std::mutex mu_;

@@ -46,6 +46,9 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
     std::cerr << "spindle: " << why << '\n';
   });
   router_.set_state_provider([this] { return endpoint_state(); });
+  router_.set_layout_hooks([this] { return layout_demand(); },
+                           [this](const group::View& v) { on_view(v); });
+  view_ = engine_->view();
   apply_state(joined_state);  // a joiner: the endpoints of the domain as the view began
   engine_->start(router_);    // only now: nothing delivered may miss the handlers above
 }
@@ -73,24 +76,21 @@ void Participant::close() {
   if (is_closed()) return;
   engine_->closing();
   close_contained_entities();
-  // Goodbye, on both orderings: members that see it expect this node's connections to go.
-  const group::Channel goodbye[] = {group::Channel{0, group::Ordering::atomic},
-                                    group::Channel{0, group::Ordering::unordered}};
-  for (const auto& channel : goodbye) {
-    SampleHeader h;
-    h.kind = SampleKind::participant_left;
-    h.writer = make_guid(engine_->node(), 0);
-    h.source_time_ns = wall_now().to_nanosecs();
-    try {
-      router_.publish(
-          channel, h, 0, [](std::span<std::byte>) {}, clock_now() + std::chrono::seconds(1));
-    } catch (const dds::core::Exception&) {
-      // The ring stayed full (a member stopped delivering): leave without the goodbye.
-    }
+  // Goodbye, in the builtin subgroup: members that see it expect this node's connections to
+  // go. Give it a moment to be delivered everywhere.
+  const group::Channel builtin{0, group::Ordering::atomic};
+  SampleHeader h;
+  h.kind = SampleKind::participant_left;
+  h.writer = make_guid(engine_->node(), 0);
+  h.source_time_ns = wall_now().to_nanosecs();
+  try {
+    router_.publish(
+        builtin, h, 0, [](std::span<std::byte>) {}, clock_now() + std::chrono::seconds(1));
+  } catch (const dds::core::Exception&) {
+    // The ring stayed full (a member stopped delivering): leave without the goodbye.
   }
-  // The unordered goodbye is delivered on receipt: give it a moment to get everywhere.
   (void)engine_->runtime().wait_until(clock_now() + std::chrono::milliseconds(200),
-                                      [&] { return engine_->in_flight(goodbye[1]) == 0; });
+                                      [&] { return engine_->in_flight(builtin) == 0; });
   // Then leave the group on purpose (the others remove this member without counting a
   // failure), and go: a closed participant is no member of its domain any more.
   engine_->leave();
@@ -279,7 +279,7 @@ void Participant::announce(const std::shared_ptr<Writer>& w) {
     local_writers_[w->guid()] = w;
   }
   const auto rec = w->record();
-  publish_record(SampleKind::announce_writer, rec.guid, w->channel(), discovery::encode(rec),
+  publish_record(SampleKind::announce_writer, rec.guid, discovery::encode(rec),
                  "DataWriter of topic '" + rec.topic_name + "'");
 }
 
@@ -289,12 +289,13 @@ void Participant::announce(const std::shared_ptr<Reader>& r) {
     local_readers_[r->guid()] = r;
   }
   const auto rec = r->record();
-  publish_record(SampleKind::announce_reader, rec.guid, r->channel(), discovery::encode(rec),
+  publish_record(SampleKind::announce_reader, rec.guid, discovery::encode(rec),
                  "DataReader of topic '" + rec.topic_name + "'");
 }
 
-void Participant::publish_record(SampleKind kind, std::uint64_t guid, group::Channel channel,
+void Participant::publish_record(SampleKind kind, std::uint64_t guid,
                                  const std::vector<std::byte>& bytes, const std::string& who) {
+  const group::Channel channel{0, group::Ordering::atomic};
   // A discovery record travels in one slot, like a sample. It carries the endpoint's QoS,
   // names and partitions, so a very small engine.slot_size cannot hold it: say so here,
   // rather than let publish() report a "sample" the application never wrote.
@@ -318,7 +319,8 @@ void Participant::publish_record(SampleKind kind, std::uint64_t guid, group::Cha
       clock_now() + std::chrono::seconds(10));
 }
 
-void Participant::publish_retirement(SampleKind kind, std::uint64_t guid, group::Channel channel) {
+void Participant::publish_retirement(SampleKind kind, std::uint64_t guid) {
+  const group::Channel channel{0, group::Ordering::atomic};
   SampleHeader h;
   h.kind = kind;
   h.writer = guid;
@@ -333,20 +335,20 @@ void Participant::publish_retirement(SampleKind kind, std::uint64_t guid, group:
   }
 }
 
-void Participant::retire_writer(std::uint64_t guid, group::Channel channel) {
+void Participant::retire_writer(std::uint64_t guid) {
   {
     std::lock_guard lock(mu_);
     local_writers_.erase(guid);
   }
-  publish_retirement(SampleKind::retire_writer, guid, channel);
+  publish_retirement(SampleKind::retire_writer, guid);
 }
 
-void Participant::retire_reader(std::uint64_t guid, group::Channel channel) {
+void Participant::retire_reader(std::uint64_t guid) {
   {
     std::lock_guard lock(mu_);
     local_readers_.erase(guid);
   }
-  publish_retirement(SampleKind::retire_reader, guid, channel);
+  publish_retirement(SampleKind::retire_reader, guid);
 }
 
 // ------------------------------------------------------------------------ state transfer
@@ -403,6 +405,13 @@ void Participant::apply_state(std::span<const std::byte> state) {
     std::cerr << "spindle: domain " << domain_id_ << ": the joining state ends in a cut record ("
               << state.size() - at << " bytes left)\n";
   }
+  // The welcome view was laid out from this very table: its matches hold from the start.
+  Actions actions;
+  {
+    std::lock_guard lock(mu_);
+    settle(actions);
+  }
+  run(actions);
 }
 
 // -------------------------------------------------------------------------- discovery in
@@ -492,19 +501,91 @@ void Participant::collect(const std::vector<discovery::Change>& changes, Actions
     auto lr = c.local_reader ? local_reader(c.reader) : nullptr;
     switch (c.kind) {
       case Kind::matched:
-        if (lw) out.emplace_back([lw, rg = c.reader] { lw->matched(rg, +1); });
-        if (const auto* w = endpoints_.writer(c.writer); lr && w != nullptr)
-          out.emplace_back([lr, rec = *w] { lr->matched(rec); });
+        if (lw || lr) pending_[{c.writer, c.reader}] = true;  // at the next view boundary
         break;
-      case Kind::unmatched:
-        if (lw) out.emplace_back([lw, rg = c.reader] { lw->matched(rg, -1); });
-        if (lr) out.emplace_back([lr, wg = c.writer] { lr->unmatched(wg); });
+      case Kind::unmatched: {
+        const auto it = pending_.find({c.writer, c.reader});
+        if (it != pending_.end() && it->second) {
+          pending_.erase(it);  // never reported matched
+        } else if (lw || lr) {
+          pending_[{c.writer, c.reader}] = false;
+        }
         break;
+      }
       case Kind::incompatible:
         if (lw) out.emplace_back([lw, ids = c.policies] { lw->incompatible(ids); });
         if (lr) out.emplace_back([lr, ids = c.policies] { lr->incompatible(ids); });
         break;
     }
+  }
+}
+
+void Participant::matched_actions(std::uint64_t writer, std::uint64_t reader, Actions& out) {
+  if (auto lw = local_writer(writer)) out.emplace_back([lw, reader] { lw->matched(reader, +1); });
+  const auto* w = endpoints_.writer(writer);
+  if (auto lr = local_reader(reader); lr && w != nullptr)
+    out.emplace_back([lr, rec = *w] { lr->matched(rec); });
+}
+
+bool Participant::covered(std::uint64_t writer, std::uint64_t reader) const {
+  const auto* w = endpoints_.writer(writer);
+  if (w == nullptr) return false;
+  const auto channel = writer_channel(w->topic_name, w->qos);
+  return group::sends(view_, channel, guid_node(writer)) &&
+         group::receives(view_, channel, guid_node(reader));
+}
+
+group::Demand Participant::layout_demand() const {
+  group::Demand demand;
+  auto& out = demand.channels;
+  std::lock_guard lock(mu_);
+  demand.generation = generation_;
+  for (const auto& [g, w] : endpoints_.writer_records()) {
+    group::ChannelDemand d;
+    d.channel = writer_channel(w.topic_name, w.qos);
+    d.name = w.topic_name;
+    d.writers.push_back(guid_node(g));
+    // An Engine policy left at its defaults takes the domain file's engine settings.
+    if (const auto& e = w.qos.policy<spindle::policy::Engine>(); e != spindle::policy::Engine()) {
+      d.window_size = e.window_size();
+      d.max_payload = e.max_payload();
+    }
+    out.push_back(std::move(d));
+  }
+  for (const auto& [g, r] : endpoints_.reader_records()) {
+    group::ChannelDemand d;
+    d.channel = group::Channel{topic_id(r.topic_name), group::Ordering::atomic};
+    d.name = r.topic_name;
+    d.readers.push_back(guid_node(g));
+    out.push_back(std::move(d));
+  }
+  return demand;
+}
+
+void Participant::on_view(const group::View& view) {
+  Actions actions;
+  {
+    std::lock_guard lock(mu_);
+    view_ = view;
+    settle(actions);
+  }
+  run(actions);
+}
+
+void Participant::settle(Actions& out) {
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    const auto [writer, reader] = it->first;
+    if (!it->second) {
+      if (auto lw = local_writer(writer))
+        out.emplace_back([lw, reader] { lw->matched(reader, -1); });
+      if (auto lr = local_reader(reader)) out.emplace_back([lr, writer] { lr->unmatched(writer); });
+    } else if (covered(writer, reader)) {
+      matched_actions(writer, reader, out);
+    } else {
+      ++it;  // a later view lays it out
+      continue;
+    }
+    it = pending_.erase(it);
   }
 }
 
@@ -515,9 +596,11 @@ void Participant::on_writer_record(WriterRecord rec) {
     std::lock_guard lock(mu_);
     inconsistent = inconsistent_topic(rec.topic_name, rec.type_name);
     collect(endpoints_.add(std::move(rec)), actions);
+    ++generation_;
   }
   if (inconsistent) inconsistent->raise_inconsistent();
   run(actions);
+  engine_->demand_changed();
 }
 
 void Participant::on_reader_record(ReaderRecord rec) {
@@ -527,9 +610,11 @@ void Participant::on_reader_record(ReaderRecord rec) {
     std::lock_guard lock(mu_);
     inconsistent = inconsistent_topic(rec.topic_name, rec.type_name);
     collect(endpoints_.add(std::move(rec)), actions);
+    ++generation_;
   }
   if (inconsistent) inconsistent->raise_inconsistent();
   run(actions);
+  engine_->demand_changed();
 }
 
 void Participant::on_retired(std::uint64_t guid, bool writer) {
@@ -537,8 +622,10 @@ void Participant::on_retired(std::uint64_t guid, bool writer) {
   {
     std::lock_guard lock(mu_);
     collect(endpoints_.retire(guid, writer), actions);
+    ++generation_;
   }
   run(actions);
+  engine_->demand_changed();
 }
 
 void Participant::on_suspicion(NodeId node, bool left, const std::string& why) {
@@ -552,12 +639,14 @@ void Participant::on_suspicion(NodeId node, bool left, const std::string& why) {
     collect(endpoints_.retire_if([node](std::uint64_t g) { return guid_node(g) == node; }),
             actions);
     gone = before - (endpoints_.writers() + endpoints_.readers());
+    if (gone > 0) ++generation_;
   }
   if (gone > 0 && !left) {
     std::cerr << "spindle: domain " << domain_id_ << ": member " << node << " is gone (" << why
               << "); its " << gone << " endpoint(s) are unmatched\n";
   }
   run(actions);
+  engine_->demand_changed();
 }
 
 // --------------------------------------------------------------------------------- Topic

@@ -117,9 +117,20 @@ std::vector<std::byte> Router::state_for_joiner() {
   return s ? s() : std::vector<std::byte>{};
 }
 
-void Router::on_view(const group::View& /*view*/) {
-  // Matching follows the discovery records, which travel in the views themselves; the
-  // view's membership reaches the entities through on_member_lost.
+void Router::set_layout_hooks(std::function<group::Demand()> demand,
+                              std::function<void(const group::View&)> view) {
+  std::lock_guard lock(sinks_mu_);
+  demand_ = std::move(demand);
+  on_view_ = std::move(view);
+}
+
+group::Demand Router::layout_demand() {
+  const auto d = copy_of(demand_);
+  return d ? d() : group::Demand{};
+}
+
+void Router::on_view(const group::View& view) {
+  if (auto h = copy_of(on_view_)) h(view);
 }
 
 void Router::on_deliver(std::span<const smc::Message> batch) {

@@ -102,6 +102,11 @@ class Router final : public group::EngineClient {
   [[nodiscard]] std::vector<std::byte> state_for_joiner() override;
   // The participant's side of the state transfer (control thread of the leader).
   void set_state_provider(std::function<std::vector<std::byte>()> provider);
+  [[nodiscard]] group::Demand layout_demand() override;
+  // The participant's side of the layout: its demand, and the views installed (control
+  // thread). Set before the engine starts.
+  void set_layout_hooks(std::function<group::Demand()> demand,
+                        std::function<void(const group::View&)> view);
 
  private:
   // A handler, copied under the lock, to call outside it.
@@ -119,6 +124,8 @@ class Router final : public group::EngineClient {
   SuspicionHandler on_suspicion_;
   std::function<void(const std::string&)> on_halt_;
   std::function<std::vector<std::byte>()> state_;
+  std::function<group::Demand()> demand_;
+  std::function<void(const group::View&)> on_view_;
 
   std::atomic<std::uint64_t> delivered_{0};
   std::atomic<std::uint64_t> malformed_{0};

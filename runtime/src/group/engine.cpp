@@ -22,6 +22,8 @@ namespace spindle::group {
 // Everything one view runs on; destroyed when no loan of the view is left.
 struct ViewState {
   View view;
+  // The generation of the demand this view was laid out from (adopted by the first view).
+  std::optional<std::uint64_t> demand_generation;
   std::unique_ptr<sst::Sst> sst;
   std::unique_ptr<sst::Predicates> predicates;
   std::unique_ptr<smc::Smc> smc;
@@ -32,28 +34,14 @@ struct ViewState {
 namespace {
 
 // The view after `v`: without the members of `removed` (bit per rank), with `joined` after
-// the others. Every subgroup keeps its index, so a channel maps to the same subgroup; a
-// joiner is a member and a potential sender of each (today's layout, layout.hpp).
-View next_view(const View& v, std::uint64_t removed, const std::vector<sst::JoinEntry>& joined) {
-  View next = v;
+// the others, laid out for `demand` (layout.hpp).
+View next_view(const View& v, std::uint64_t removed, const std::vector<sst::JoinEntry>& joined,
+               const std::vector<ChannelDemand>& demand, const LayoutSettings& settings) {
+  View next;
   next.epoch = v.epoch + 1;
-  next.members.clear();
-  std::vector<NodeId> gone;
-  for (std::size_t r = 0; r < v.members.size(); ++r) {
-    if (((removed >> r) & 1) != 0) {
-      gone.push_back(v.members[r].id);
-    } else {
-      next.members.push_back(v.members[r]);
-    }
-  }
-  auto drop = [&](std::vector<NodeId>& ids) {
-    std::erase_if(ids,
-                  [&](NodeId id) { return std::find(gone.begin(), gone.end(), id) != gone.end(); });
-  };
-  for (auto& sg : next.subgroups) {
-    drop(sg.members);
-    drop(sg.senders);
-  }
+  next.knobs = v.knobs;
+  for (std::size_t r = 0; r < v.members.size(); ++r)
+    if (((removed >> r) & 1) == 0) next.members.push_back(v.members[r]);
   for (const auto& j : joined) {
     char host[INET_ADDRSTRLEN] = "127.0.0.1";
     if (j.ipv4 != 0) {
@@ -62,13 +50,15 @@ View next_view(const View& v, std::uint64_t removed, const std::vector<sst::Join
       (void)::inet_ntop(AF_INET, &a, host, sizeof host);
     }
     next.members.push_back(Member{j.id, host, j.port});
-    for (auto& sg : next.subgroups) {
-      sg.members.push_back(j.id);
-      sg.senders.push_back(j.id);
-    }
   }
+  next.subgroups = layout(next.members, demand, settings);
   return next;
 }
+
+// A private buffer for a loan on a channel with no subgroup, 64-byte aligned as a slot.
+struct alignas(64) ScratchLine {
+  std::byte bytes[64];
+};
 
 std::string member_list(const View& v, NodeId self) {
   std::string out;
@@ -84,22 +74,24 @@ std::string member_list(const View& v, NodeId self) {
 
 Engine::Engine(View first, std::unique_ptr<transport::Transport> transport,
                std::unique_ptr<Runtime> runtime, std::chrono::milliseconds connect_timeout,
-               std::uint32_t domain_id)
+               std::uint32_t domain_id, LayoutSettings layout)
     : Engine(std::move(first), std::move(transport), nullptr, std::move(runtime), connect_timeout,
-             domain_id) {}
+             domain_id, std::move(layout)) {}
 
 Engine::Engine(View first, transport::Transport& transport, std::unique_ptr<Runtime> runtime,
-               std::chrono::milliseconds connect_timeout, std::uint32_t domain_id)
-    : Engine(std::move(first), nullptr, &transport, std::move(runtime), connect_timeout,
-             domain_id) {}
+               std::chrono::milliseconds connect_timeout, std::uint32_t domain_id,
+               LayoutSettings layout)
+    : Engine(std::move(first), nullptr, &transport, std::move(runtime), connect_timeout, domain_id,
+             std::move(layout)) {}
 
 Engine::Engine(View first, std::unique_ptr<transport::Transport> owned, transport::Transport* t,
                std::unique_ptr<Runtime> runtime, std::chrono::milliseconds connect_timeout,
-               std::uint32_t domain_id)
+               std::uint32_t domain_id, LayoutSettings layout)
     : owned_transport_(std::move(owned)),
       transport_(owned_transport_ ? owned_transport_.get() : t),
       runtime_(std::move(runtime)),
       domain_id_(domain_id),
+      layout_(std::move(layout)),
       connect_timeout_(connect_timeout) {
   current_ = build(first, connect_timeout, true);
 }
@@ -160,6 +152,7 @@ std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::millisecond
 void Engine::start(EngineClient& client) {
   if (client_ != nullptr) return;
   client_ = &client;
+  check_layout(current());
   runtime_->start(*current()->loop);
 }
 
@@ -187,6 +180,33 @@ void Engine::install(View next, std::chrono::milliseconds connect_timeout) {
   replace(std::move(old), next, {}, connect_timeout);
 }
 
+void Engine::demand_changed() {
+  if (client_ == nullptr || layout_check_due_.exchange(true)) return;
+  runtime_->control().schedule(runtime_->now() + kLayoutBatch, [this] {
+    layout_check_due_.store(false);
+    if (!stopping_.load()) check_layout(current());
+  });
+}
+
+void Engine::check_layout(const std::shared_ptr<ViewState>& vs) {
+  if (client_ == nullptr) return;
+  const Demand demand = client_->layout_demand();
+  const auto wanted = layout(vs->view.members, demand.channels, layout_);
+  if (!vs->demand_generation) vs->demand_generation = demand.generation;
+  std::vector<Channel> sends;
+  for (const auto& sg : wanted)
+    if (std::find(sg.senders.begin(), sg.senders.end(), node()) != sg.senders.end())
+      sends.push_back(Channel{sg.topic, sg.ordering});
+  {
+    std::lock_guard lock(view_mu_);
+    wanted_sends_ = std::move(sends);
+  }
+  if (wanted == vs->view.subgroups && demand.generation == *vs->demand_generation) return;
+  relayouts_.fetch_add(1, std::memory_order_relaxed);
+  vs->membership->request_relayout();
+  transport_->notify();  // a dozing protocol thread must see it
+}
+
 // Wedges `ending` if it is still the current view — new reservations wait for the next
 // one, writers sleeping on its full rings wake — and stops its loop: no upcall of it after
 // this. False if another view replaced it meanwhile.
@@ -202,11 +222,13 @@ bool Engine::end_view(const std::shared_ptr<ViewState>& ending) {
 }
 
 // Control thread, protocol thread stopped, old view disconnected: build `next`, send
-// `resend` in it first (before any application message can reserve a slot; subgroups keep
-// their indices from view to view), tell the client, start.
+// `resend` in it first (before any application message can reserve a slot; each names its
+// subgroup in `next`), tell the client, start.
 void Engine::replace(std::shared_ptr<ViewState> old, const View& next,
-                     const std::vector<Resend>& resend, std::chrono::milliseconds connect_timeout) {
+                     const std::vector<Resend>& resend, std::chrono::milliseconds connect_timeout,
+                     std::optional<std::uint64_t> demand_generation) {
   auto fresh = build(next, connect_timeout, false);
+  fresh->demand_generation = demand_generation;
   for (const auto& m : resend) {
     const auto r = fresh->smc->reserve(m.subgroup, static_cast<std::uint32_t>(m.bytes.size()));
     if (r.status != smc::ReserveStatus::ok) continue;  // not a sender there any more
@@ -221,6 +243,9 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next,
     wedged_ = false;
     ++views_;
   }
+  // Endpoints announced past the ragged edge, or a view installed from outside, may call
+  // for another layout already.
+  check_layout(fresh);
   // Joiners admitted too late for the view just decided go into the next one.
   {
     std::lock_guard lock(joins_mu_);
@@ -244,22 +269,32 @@ void Engine::decided(const View& ending, const ViewDecision& d) {
 
 void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
   if (stopping_.load() || !end_view(ending)) return;
-  // What the new view must carry again, copied out of the old view's slots.
-  std::vector<Resend> resend;
-  for (std::uint32_t s = 0; s < ending->view.subgroups.size(); ++s) {
-    const std::int64_t trim = s < d.trims.size() ? d.trims[s] : -1;
-    for (auto m : ending->smc->resend(s, trim))
-      resend.push_back(Resend{s, std::vector<std::byte>(m.begin(), m.end())});
-  }
-  const View next = next_view(ending->view, d.removed, d.joined);
+  // The removed members' endpoints go first: the next layout is the demand without them.
   if (client_ != nullptr) {
     for (std::size_t r = 0; r < ending->view.members.size(); ++r) {
       if (((d.removed >> r) & 1) == 0) continue;
       const bool left = ((d.leaving >> r) & 1) != 0;
-      client_->on_member_lost(ending->view.members[r].id, left,
-                              left
-                                  ? "it left the domain"
-                                  : "removed from the group in view " + std::to_string(next.epoch));
+      client_->on_member_lost(
+          ending->view.members[r].id, left,
+          left ? "it left the domain"
+               : "removed from the group in view " + std::to_string(ending->view.epoch + 1));
+    }
+  }
+  const Demand demand = client_ != nullptr ? client_->layout_demand() : Demand{};
+  const View next = next_view(ending->view, d.removed, d.joined, demand.channels, layout_);
+  // What the new view must carry again, copied out of the old view's slots, into the
+  // subgroup that carries the same channel there (none: nobody reads it any more).
+  std::vector<Resend> resend;
+  for (std::uint32_t s = 0; s < ending->view.subgroups.size(); ++s) {
+    const std::int64_t trim = s < d.trims.size() ? d.trims[s] : -1;
+    const auto& old = ending->view.subgroups[s];
+    const auto to = subgroup_of(next, Channel{old.topic, old.ordering});
+    for (auto m : ending->smc->resend(s, trim)) {
+      if (to) {
+        resend.push_back(Resend{*to, std::vector<std::byte>(m.begin(), m.end())});
+      } else {
+        unread_.fetch_add(1, std::memory_order_relaxed);
+      }
     }
   }
   // Joiners we admitted get the new view and the state at the view boundary now, so that
@@ -275,7 +310,7 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
     }
   }
   transport_->disconnect();
-  replace(std::move(ending), next, resend, connect_timeout_);
+  replace(std::move(ending), next, resend, connect_timeout_, demand.generation);
 }
 
 void Engine::serve_joins(JoinService service, int listen_fd) {
@@ -394,7 +429,9 @@ std::shared_ptr<ViewState> Engine::current() const {
 std::uint32_t Engine::max_message(Channel channel) const {
   const auto vs = current();
   const auto sg = subgroup_of(vs->view, channel);
-  return sg ? vs->view.subgroups[*sg].max_payload : 0;
+  // No subgroup yet: what the domain's settings give a topic's slot.
+  return sg ? vs->view.subgroups[*sg].max_payload
+            : std::min<std::uint32_t>(kMaxPayload, layout_.slot_size + layout_.header_size);
 }
 
 std::uint64_t Engine::in_flight(Channel channel) const {
@@ -420,9 +457,17 @@ Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadli
       vs = current_;
     }
     const auto sg = subgroup_of(vs->view, channel);
-    if (!sg) {
-      throw dds::core::PreconditionNotMetError("view " + std::to_string(vs->view.epoch) +
-                                               " has no subgroup for this topic's ordering");
+    if (!sg || !sends(vs->view, channel, node())) {
+      bool wanted = false;
+      {
+        std::lock_guard lock(view_mu_);
+        wanted =
+            std::find(wanted_sends_.begin(), wanted_sends_.end(), channel) != wanted_sends_.end();
+      }
+      if (!wanted) return scratch_loan(channel, size);
+      // A relayout that makes us a sender is on its way: the next view takes the message.
+      if (!wait_for_view_after(vs, deadline)) throw blocked_by_view_change();
+      continue;
     }
     const auto& sub = vs->view.subgroups[*sg];
     if (size > sub.max_payload) {
@@ -446,15 +491,10 @@ Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadli
     }
     switch (r.status) {
       case smc::ReserveStatus::ok:
-        return Loan{channel, r.data, r.capacity, *sg, r.index, std::move(vs)};
+        return Loan{channel, r.data, r.capacity, *sg, r.index, std::move(vs), nullptr};
       case smc::ReserveStatus::wedged:
-        // A view change began: the next view takes the message. (The simulator runs that
-        // view change on this thread's scheduler, so let it.)
-        if ((runtime_->simulated() &&
-             !runtime_->wait_until(deadline,
-                                   [&] { return current() != vs || !halted().empty(); })) ||
-            runtime_->now() >= deadline)
-          throw blocked_by_view_change();
+        // A view change began: the next view takes the message.
+        if (!wait_for_view_after(vs, deadline)) throw blocked_by_view_change();
         continue;
       case smc::ReserveStatus::full:
         throw dds::core::TimeoutError(
@@ -469,7 +509,40 @@ Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadli
   }
 }
 
+Loan Engine::scratch_loan(Channel channel, std::size_t size) {
+  const std::size_t lines =
+      std::max<std::size_t>(1, (size + sizeof(ScratchLine) - 1) / sizeof(ScratchLine));
+  std::shared_ptr<ScratchLine[]> buffer(new ScratchLine[lines]);
+  Loan loan;
+  loan.channel = channel;
+  loan.data = buffer[0].bytes;
+  loan.capacity = static_cast<std::uint32_t>(lines * sizeof(ScratchLine));
+  loan.scratch = std::move(buffer);
+  return loan;
+}
+
+bool Engine::wait_for_view_after(const std::shared_ptr<ViewState>& vs, Clock::time_point deadline) {
+  const auto moved = [&] { return current() != vs || !halted().empty(); };
+  // The simulator runs the view change on this thread's scheduler: let it.
+  if (runtime_->simulated()) return runtime_->wait_until(deadline, moved);
+  std::unique_lock lock(view_mu_);
+  return view_cv_.wait_until(lock, deadline, [&] { return current_ != vs || !halted_.empty(); });
+}
+
 void Engine::commit(Loan& loan, std::size_t size, Clock::time_point deadline) {
+  if (loan.scratch) {
+    // Nobody read the channel when it was reserved: publish it if someone does now.
+    Loan fresh = reserve(loan.channel, size, deadline);
+    if (fresh.scratch) {
+      unread_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      std::memcpy(fresh.data, loan.data, size);
+      commit(fresh, size, deadline);
+    }
+    loan.scratch.reset();
+    loan.data = nullptr;
+    return;
+  }
   {
     std::lock_guard lock(view_mu_);
     if (loan.view == current_ && !wedged_) {
@@ -494,6 +567,8 @@ EngineStats Engine::stats() const {
   s.published = published_.load();
   s.republished = republished_.load();
   s.resent = resent_.load();
+  s.unread = unread_.load();
+  s.relayouts = relayouts_.load();
   std::lock_guard lock(view_mu_);
   s.views = views_;
   return s;

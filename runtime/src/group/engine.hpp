@@ -15,8 +15,15 @@
 // members — is installed on the runtime's control thread: this node's messages past the
 // ragged edge are sent again, first thing, in the new view.
 //
-// which subgroup a channel travels in is the engine's business (subgroup_of(), layout.hpp):
-// no DCPS file names a subgroup.
+// Which subgroup a channel travels in is the engine's business (layout.hpp): no DCPS file
+// names a subgroup. The client tells what it needs (layout_demand(): who writes and who
+// reads each topic, and the generation of its endpoint table); when that changes
+// (demand_changed()), the engine asks for a view change that removes nobody (a relayout,
+// batched over kLayoutBatch) if the view's layout or generation is not the demand's. Every view
+// change lays the next view out from the demand as it stands after the ragged edge, identical at
+// every survivor. A write on a channel this view has no subgroup for waits for the next view when
+// the layout the demand calls for makes this node a sender of it, and otherwise goes nowhere
+// (nobody reads it).
 //
 // View changes and loans. install() wedges the current view first: new reservations wait
 // (writers already sleeping in a full ring are woken) and resume in the next view with what
@@ -75,6 +82,10 @@ class EngineClient {
   // What a participant joining in the next view receives besides the view (the state
   // transfer): called on the control thread of the leader, at the view boundary.
   [[nodiscard]] virtual std::vector<std::byte> state_for_joiner() { return {}; }
+  // Every channel's writers and readers as this member knows them (layout.hpp), from the
+  // records delivered so far: called on the control thread, at a view boundary (after the
+  // ragged edge) and after demand_changed().
+  [[nodiscard]] virtual Demand layout_demand() { return {}; }
 
  protected:
   EngineClient() = default;
@@ -83,6 +94,8 @@ class EngineClient {
 };
 
 // A slot reserved for one message, written in place, then commit()ted or abandon()ed.
+// A loan on a channel nobody reads in its view (no subgroup) has no slot: its bytes go to
+// `scratch`, and its commit publishes them only if a subgroup exists by then.
 struct Loan {
   Channel channel;
   std::byte* data = nullptr;  // `capacity` writable bytes, 64-byte aligned, in the slot itself
@@ -90,6 +103,7 @@ struct Loan {
   std::uint32_t subgroup = 0;
   std::uint64_t index = 0;
   std::shared_ptr<ViewState> view;  // the view it was reserved in: keeps the slot alive
+  std::shared_ptr<void> scratch;    // owns `data` where there is no slot
   [[nodiscard]] bool valid() const noexcept { return data != nullptr; }
 };
 
@@ -98,7 +112,12 @@ struct EngineStats {
   std::uint64_t republished = 0;  // loans committed after a view change, copied forward
   std::uint64_t views = 1;        // views installed, the first included
   std::uint64_t resent = 0;       // own messages sent again after a view change
+  std::uint64_t unread = 0;       // messages committed on a channel nobody read (dropped)
+  std::uint64_t relayouts = 0;    // view changes this member asked for to lay subgroups out
 };
+
+// How long the engine gathers endpoint changes before it asks for a relayout.
+inline constexpr std::chrono::milliseconds kLayoutBatch{5};
 
 class Engine {
  public:
@@ -107,11 +126,13 @@ class Engine {
   // Builds the first view and connects to its members (blocking up to `connect_timeout`).
   // Throws dds::core::Error naming the members it could not reach. The engine owns or
   // borrows the transport (the simulator's network owns its nodes' transports).
+  // `layout` sizes the per-topic subgroups of later views (the domain's engine settings).
   Engine(View first, std::unique_ptr<transport::Transport> transport,
          std::unique_ptr<Runtime> runtime, std::chrono::milliseconds connect_timeout,
-         std::uint32_t domain_id);
+         std::uint32_t domain_id, LayoutSettings layout = {});
   Engine(View first, transport::Transport& transport, std::unique_ptr<Runtime> runtime,
-         std::chrono::milliseconds connect_timeout, std::uint32_t domain_id);
+         std::chrono::milliseconds connect_timeout, std::uint32_t domain_id,
+         LayoutSettings layout = {});
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -133,6 +154,9 @@ class Engine {
   void leave();
   // This member is closing and will leave(): losing the others meanwhile is no failure.
   void closing();
+  // The client's demand changed (an endpoint record was applied): lay out again if the
+  // view's subgroups no longer fit it (any thread; batched).
+  void demand_changed();
 
   // Joining (join.hpp). While this member leads, it listens on the domain's join port
   // (`listen_fd`, if already bound, is used first) and admits participants that agree on
@@ -164,7 +188,9 @@ class Engine {
 
   // A slot for a message of `size` bytes, sleeping while the ring is full until `deadline`
   // (then dds::core::TimeoutError). dds::core::PreconditionNotMetError when `size` exceeds
-  // max_message(). Across a view change it waits for the next view.
+  // max_message(). Across a view change it waits for the next view. On a channel this view
+  // has no subgroup for (nobody reads it) a loan of private memory (Loan::scratch), unless
+  // the demand makes this node a sender: then it waits for the view that lays it out.
   [[nodiscard]] Loan reserve(Channel channel, std::size_t size, Clock::time_point deadline);
   // Publishes the loan's first `size` bytes. A loan of an earlier view is copied into a slot
   // of the current one first (waiting until `deadline` for one, as reserve()).
@@ -175,7 +201,15 @@ class Engine {
  private:
   Engine(View first, std::unique_ptr<transport::Transport> owned, transport::Transport* t,
          std::unique_ptr<Runtime> runtime, std::chrono::milliseconds connect_timeout,
-         std::uint32_t domain_id);
+         std::uint32_t domain_id, LayoutSettings layout);
+  // Control thread: compares the layout the demand calls for with `vs`'s and asks for a
+  // relayout where they differ.
+  void check_layout(const std::shared_ptr<ViewState>& vs);
+  // A loan with private memory for a channel nobody reads in this view.
+  [[nodiscard]] static Loan scratch_loan(Channel channel, std::size_t size);
+  // Waits until a view after `vs` is installed (or this member halted); false at `deadline`.
+  [[nodiscard]] bool wait_for_view_after(const std::shared_ptr<ViewState>& vs,
+                                         Clock::time_point deadline);
   [[nodiscard]] std::shared_ptr<ViewState> current() const;
   std::shared_ptr<ViewState> build(const View& v, std::chrono::milliseconds connect_timeout,
                                    bool first);
@@ -193,13 +227,16 @@ class Engine {
     std::uint32_t subgroup;
     std::vector<std::byte> bytes;
   };
+  // `demand_generation`: the demand `next` was laid out from (none: installed from outside).
   void replace(std::shared_ptr<ViewState> old, const View& next, const std::vector<Resend>& resend,
-               std::chrono::milliseconds connect_timeout);
+               std::chrono::milliseconds connect_timeout,
+               std::optional<std::uint64_t> demand_generation = std::nullopt);
 
   std::unique_ptr<transport::Transport> owned_transport_;
   transport::Transport* transport_;
   std::unique_ptr<Runtime> runtime_;
   const std::uint32_t domain_id_;
+  const LayoutSettings layout_;
   EngineClient* client_ = nullptr;
 
   mutable std::mutex view_mu_;       // guards current_ and wedged_ (a leaf)
@@ -209,6 +246,10 @@ class Engine {
   std::uint64_t views_ = 1;
   std::chrono::milliseconds connect_timeout_;
   std::string halted_;  // guarded by view_mu_
+  // Channels the demand makes this node a sender of (guarded by view_mu_): while the view
+  // has no subgroup for one, its writes wait for the next view instead of going nowhere.
+  std::vector<Channel> wanted_sends_;
+  std::atomic<bool> layout_check_due_{false};
 
   std::optional<JoinService> join_service_;
   std::unique_ptr<JoinListener> join_listener_;
@@ -224,6 +265,8 @@ class Engine {
   std::atomic<std::uint64_t> published_{0};
   std::atomic<std::uint64_t> resent_{0};
   std::atomic<std::uint64_t> republished_{0};
+  std::atomic<std::uint64_t> unread_{0};
+  std::atomic<std::uint64_t> relayouts_{0};
 };
 
 }  // namespace spindle::group

@@ -1,17 +1,36 @@
 // The subgroup layout of a view (DESIGN §7): which subgroups exist and which one carries a
 // channel — one topic's stream of a given ordering. DCPS names channels, never subgroups.
 //
-// Today's layout (until per-topic subgroups land): every member is a potential sender of
-// two domain-wide subgroups, "atomic" (atomic, volatile, logged) and "unordered";
-// null-sends keep silent senders cheap, and a topic's messages are told apart by the topic
-// id in DCPS's sample header. first_view() and subgroup_of() are the one place the
-// per-topic layout replaces.
+// Per-topic subgroups. Subgroup 0 is the builtin one: every member belongs and sends
+// (discovery records, goodbyes), atomic. Then, for each topic and ordering that has a
+// writer of that ordering and a reader (any process), one subgroup whose members are the
+// processes with a writer or a reader of the topic and whose senders are the writers'
+// processes, ordered by (topic, ordering). A process with no endpoint on a topic is in none
+// of its subgroups: it receives none of its samples and pays nothing for it, and a topic
+// nobody reads has no subgroup at all (its writes go nowhere, as DDS has it for a writer
+// with no matched reader).
+//
+// The layout is a pure function of the view's members and the demand — every endpoint the
+// DCPS layer knows, from discovery records delivered in the builtin subgroup's total order
+// — so every survivor of a view change, having delivered the same prefix up to the ragged
+// edge, computes the same next view. Creating or deleting an endpoint changes the demand;
+// the engine then asks for a view change with no member change (a relayout), batching
+// whatever else changed meanwhile — also where the layout stays the same, because the
+// view boundary is where every member starts (or stops) taking a writer's samples.
+//
+//   view v+1:  subgroup 0  "builtin"          members A B C   senders A B C   atomic
+//              subgroup 1  "Track/atomic"     members A C     senders A       (A writes, C reads)
+//              subgroup 2  "Alerts/unordered" members B C     senders B C
+//
+// Ring sizes: a topic's window and slot are the domain file's engine settings, or larger
+// where one of its writers asks for more in its Engine QoS policy.
 //
 // Threading: pure functions over values.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "group/view.hpp"
@@ -30,13 +49,44 @@ struct LayoutSettings {
   std::uint32_t window_size = 100;
   std::uint32_t slot_size = 1024;     // bytes of a message after the DCPS sample header
   std::uint32_t header_size = 0;      // bytes of that header, added to every slot
-  std::uint32_t min_slot_size = 512;  // a slot always holds a discovery record
+  std::uint32_t min_slot_size = 512;  // a builtin slot always holds a discovery record
   Knobs knobs;
+  friend bool operator==(const LayoutSettings&, const LayoutSettings&) = default;
 };
 
-// The first view of a domain whose members are known (epoch 1).
+// What the DCPS layer needs of one channel: the processes with a writer on it and those
+// with a reader of its topic, and what its writers' Engine policies ask for (0: the
+// domain's setting).
+struct ChannelDemand {
+  Channel channel;
+  std::string name;               // the topic's name, for the subgroup's name
+  std::vector<NodeId> writers;    // any order, duplicates allowed
+  std::vector<NodeId> readers;    // any order, duplicates allowed
+  std::uint32_t window_size = 0;  // slots per sender
+  std::uint32_t max_payload = 0;  // bytes of a message after the DCPS sample header
+};
+
+// Everything the DCPS layer needs laid out, and the version of its endpoint table: every
+// change of the table (an endpoint came, went, or its member left) counts one. A view is
+// installed for each new generation, even where the layout stays the same, since matches
+// take effect at view boundaries (dcps/entities.hpp).
+struct Demand {
+  std::uint64_t generation = 0;
+  std::vector<ChannelDemand> channels;
+};
+
+// The first view of a domain whose members are known (epoch 1): the builtin subgroup only.
 [[nodiscard]] View first_view(std::vector<Member> members, const LayoutSettings& s);
+// The subgroups of a view of `members` (in rank order) for `demand`; nodes of the demand
+// that are not members are left out.
+[[nodiscard]] std::vector<Subgroup> layout(const std::vector<Member>& members,
+                                           const std::vector<ChannelDemand>& demand,
+                                           const LayoutSettings& s);
 // The subgroup of `v` that carries `c`, if this layout has one.
 [[nodiscard]] std::optional<std::uint32_t> subgroup_of(const View& v, Channel c) noexcept;
+// Whether `node` may send on `c` in `v` (a sender of its subgroup).
+[[nodiscard]] bool sends(const View& v, Channel c, NodeId node) noexcept;
+// Whether `node` receives what is sent on `c` in `v` (a member of its subgroup).
+[[nodiscard]] bool receives(const View& v, Channel c, NodeId node) noexcept;
 
 }  // namespace spindle::group

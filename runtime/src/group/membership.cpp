@@ -119,7 +119,8 @@ void Membership::copy_joiners(std::size_t from) {
 bool Membership::needed() const {
   if (done_) return false;
   std::uint64_t sig = (leave_.load(std::memory_order_acquire) ? 1 : 0) |
-                      (joiners_waiting_.load(std::memory_order_acquire) ? 2 : 0);
+                      (joiners_waiting_.load(std::memory_order_acquire) ? 2 : 0) |
+                      (relayout_.load(std::memory_order_acquire) ? 4 : 0);
   std::uint64_t any = sig;
   for (std::size_t r = 0; r < n_; ++r) {
     for (std::uint64_t v : {sst_->load<std::uint64_t>(sst_->layout().control(r) + kSuspected),
@@ -149,13 +150,18 @@ void Membership::step() {
   gossip();
   const std::uint64_t suspected = suspected_mask();
   const std::uint64_t leaving = leaving_mask();
+  // The leader: the lowest rank nobody here suspects.
+  std::size_t leader = 0;
+  while (leader < n_ && (suspected & bit(leader)) != 0)
+    ++leader;
   // A view change is under way once anyone is suspected or leaving, someone asks to join,
-  // or any member has a proposal.
+  // the leader wants another layout, or any member has a proposal.
   bool proposed = false;
   for (std::size_t r = 0; r < n_ && !proposed; ++r)
     proposed = (suspected & bit(r)) == 0 && field(r, kProposalNum) != 0;
   if (((suspected | leaving) & ~bit(me_)) == 0 && !proposed &&
-      !joiners_waiting_.load(std::memory_order_acquire))
+      !joiners_waiting_.load(std::memory_order_acquire) &&
+      !(leader == me_ && relayout_.load(std::memory_order_acquire)))
     return;
   if (!wedged_) wedge();
   if (!committed_ && !closing_.load(std::memory_order_relaxed) &&
@@ -181,10 +187,6 @@ void Membership::step() {
       return;
     }
   }
-  // The leader: the lowest rank nobody here suspects.
-  std::size_t leader = 0;
-  while (leader < n_ && (suspected & bit(leader)) != 0)
-    ++leader;
   if (!committed_) {
     if (leader == me_) {
       lead();

@@ -6,7 +6,8 @@
 //                  member's `suspected` column: gossip) -> wedge: freeze every subgroup
 //                  (no send, receive or delivery; final counters pushed), then wedged = 1
 //   leader         (lowest rank not suspected) proposal = suspected | leaving members,
-//                  plus the participants asking to join (joiner table), proposal_num += 1; once
+//                  plus the participants asking to join (joiner table), proposal_num += 1 —
+//                  or an empty proposal when only the subgroup layout changes; once
 //                  every member outside the proposal is wedged and has echoed that proposal_num:
 //                  trim[s] = min received_num of those members (their final counters), then
 //                  committed = proposal_num
@@ -85,6 +86,9 @@ class Membership {
   // This member is closing (it will leave soon): losing the others now is no reason to
   // halt (any thread).
   void closing() noexcept { closing_.store(true, std::memory_order_release); }
+  // The subgroup layout should change (an endpoint came or went; layout.hpp): if this
+  // member leads, it proposes a view change that removes nobody (any thread).
+  void request_relayout() noexcept { relayout_.store(true, std::memory_order_release); }
   // Why a member was suspected (the SST's report), for the messages (protocol thread).
   void note_suspicion(std::size_t rank, const std::string& why);
   // A participant asks to join (the leader's join listener; any thread): the next
@@ -128,6 +132,7 @@ class Membership {
   std::vector<sst::JoinEntry> pending_joiners_;
   std::atomic<bool> joiners_waiting_{false};
   std::atomic<bool> leave_{false};
+  std::atomic<bool> relayout_{false};
   std::atomic<bool> closing_{false};
   std::atomic<bool> leave_announced_{false};
   std::vector<std::string> why_;  // per rank: why it is suspected

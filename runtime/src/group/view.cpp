@@ -6,6 +6,7 @@
 #include "core/yaml_reader.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -83,10 +84,18 @@ View parse(std::string_view yaml, std::string_view source) {
     for (std::size_t i = 0; i < subs.size(); ++i) {
       const std::string key = "subgroups[" + std::to_string(i) + "]";
       const auto s = subs[i];
-      r.expect_map(s, key,
-                   {"name", "members", "senders", "window_size", "max_payload", "ordering"});
+      r.expect_map(
+          s, key,
+          {"name", "topic", "members", "senders", "window_size", "max_payload", "ordering"});
       Subgroup sg;
       sg.name = s["name"] ? r.text(s["name"], key + ".name") : "subgroup" + std::to_string(i);
+      if (auto t = s["topic"]) {
+        // A topic id is a 64-bit hash: read as text, since the integer reader stops at 2^63.
+        const std::string text = r.text(t, key + ".topic");
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), sg.topic);
+        if (ec != std::errc{} || end != text.data() + text.size())
+          r.fail(t, key + ".topic", "expected an unsigned 64-bit integer, got '" + text + "'");
+      }
       if (!s["members"]) r.fail(s, key + ".members", "missing");
       sg.members = ids(r, s["members"], key + ".members");
       sg.senders = s["senders"] ? ids(r, s["senders"], key + ".senders") : sg.members;
@@ -190,7 +199,7 @@ std::string to_yaml(const View& g) {
     os << ']';
   };
   for (const auto& s : g.subgroups) {
-    os << "  - name: \"" << s.name << "\"\n    members: ";
+    os << "  - name: \"" << s.name << "\"\n    topic: " << s.topic << "\n    members: ";
     list(s.members);
     os << "\n    senders: ";
     list(s.senders);

@@ -44,6 +44,7 @@ struct Subgroup {
   std::uint32_t window_size = 100;
   std::uint32_t max_payload = 1024;
   Ordering ordering = Ordering::atomic;
+  std::uint64_t topic = 0;  // the DCPS topic it carries (layout.hpp); 0: the builtin one
   friend bool operator==(const Subgroup&, const Subgroup&) = default;
 };
 

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cstddef>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -60,6 +62,8 @@ class SubgroupEngine {
       counters_.push_back(layout.columns(r, index).counters);
       if (r != me_) others_.push_back(r);
     }
+    for (std::size_t r = 0; r < g.members.size(); ++r)
+      if (std::find(members_.begin(), members_.end(), r) == members_.end()) outsiders_.push_back(r);
     const auto& mine = layout.columns(me_, index);
     my_counters_ = mine.counters;
     counters_len_ = mine.counters_len;
@@ -158,6 +162,10 @@ class SubgroupEngine {
     wedge();
     frozen_ = true;
     counters_dirty_ = true;
+    // Members outside this subgroup get the final counters too (Smc::trim of a
+    // non-member). Statuses are flushed before guards, so they land before `wedged`.
+    for (auto r : outsiders_)
+      sst_->push_status(r, my_counters_, counters_len_);
   }
   // The highest global seq every member outside `removed` (bit per SST rank) received:
   // final once all of them are frozen. Atomic subgroups only; -1 otherwise.
@@ -521,9 +529,10 @@ class SubgroupEngine {
   std::size_t stride_ = 0;
   std::uint64_t max_batch_ = 1;  // slots per send batch
   std::size_t me_ = 0;
-  std::vector<std::size_t> members_;   // SST ranks of the subgroup's members
-  std::vector<std::size_t> counters_;  // their counters offsets (same order)
-  std::vector<std::size_t> others_;    // members other than me
+  std::vector<std::size_t> members_;    // SST ranks of the subgroup's members
+  std::vector<std::size_t> counters_;   // their counters offsets (same order)
+  std::vector<std::size_t> others_;     // members other than me
+  std::vector<std::size_t> outsiders_;  // ranks of the view outside the subgroup
   std::size_t my_counters_ = 0;
   std::size_t counters_len_ = 0;
   std::vector<SenderCursor> senders_;
@@ -556,7 +565,7 @@ class SubgroupEngine {
 };
 
 Smc::Smc(sst::Sst& sst, sst::Predicates& predicates, DeliveryUpcall upcall)
-    : predicates_(&predicates), upcall_(std::move(upcall)) {
+    : sst_(&sst), predicates_(&predicates), upcall_(std::move(upcall)) {
   const auto& g = sst.group();
   engines_.resize(g.subgroups.size());
   for (std::uint32_t s = 0; s < g.subgroups.size(); ++s) {
@@ -598,7 +607,20 @@ void Smc::freeze() {
 }
 
 std::int64_t Smc::trim(std::uint32_t subgroup, std::uint64_t removed) const {
-  return is_member(subgroup) ? engines_[subgroup]->trim(removed) : -1;
+  if (is_member(subgroup)) return engines_[subgroup]->trim(removed);
+  const auto& g = sst_->group();
+  if (subgroup >= g.subgroups.size() || g.subgroups[subgroup].ordering != group::Ordering::atomic)
+    return -1;
+  // Not ours: the final counters its members pushed to everyone when they froze.
+  std::optional<std::int64_t> t;
+  for (auto id : g.subgroups[subgroup].members) {
+    const std::size_t r = *g.rank_of(id);
+    if (((removed >> r) & 1) != 0) continue;
+    const auto received = sst_->load<std::int64_t>(sst_->layout().columns(r, subgroup).counters +
+                                                   offsetof(sst::CountersRow, received_num));
+    t = t ? std::min(*t, received) : received;
+  }
+  return t.value_or(-1);
 }
 
 void Smc::deliver_to(std::uint32_t subgroup, std::int64_t trim) {

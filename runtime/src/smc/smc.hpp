@@ -145,11 +145,13 @@ class Smc {
   void wedge() noexcept;
   // --- view change (predicate thread) ------------------------------------------------
   // Wedges, and stops sending, receiving and delivering in every subgroup: the counters as
-  // they stand are final (pushed once more).
+  // they stand are final, pushed once more — to every member of the view, not only the
+  // subgroup's, so that a view leader outside a subgroup can compute its ragged edge.
   void freeze();
   // The ragged edge of `subgroup` (atomic): the highest global seq every member outside
-  // `removed` (bit per SST rank) has received — final once they are all frozen; -1 for
-  // unordered subgroups and non-members.
+  // `removed` (bit per SST rank) has received — final once they are all frozen (for a
+  // non-member, from the final counters they pushed it); -1 for unordered subgroups and
+  // subgroups with no member left.
   [[nodiscard]] std::int64_t trim(std::uint32_t subgroup, std::uint64_t removed) const;
   // Delivers in order every message of `subgroup` up to `trim` not delivered yet.
   void deliver_to(std::uint32_t subgroup, std::int64_t trim);
@@ -171,6 +173,7 @@ class Smc {
   [[nodiscard]] std::uint64_t delivered_count(std::uint32_t subgroup) const;
 
  private:
+  sst::Sst* sst_;
   sst::Predicates* predicates_;
   DeliveryUpcall upcall_;
   std::vector<std::unique_ptr<SubgroupEngine>> engines_;  // null where not a member

@@ -1,0 +1,133 @@
+// Per-topic subgroups (group/layout.hpp): which subgroups a demand lays out, who belongs to
+// each and who sends, how the rings are sized, and how a channel finds its subgroup.
+#include <catch2/catch.hpp>
+
+#include "group/layout.hpp"
+
+namespace group = spindle::group;
+using group::ChannelDemand;
+using group::Ordering;
+
+namespace {
+
+std::vector<group::Member> members(std::initializer_list<group::NodeId> ids) {
+  std::vector<group::Member> out;
+  for (auto id : ids)
+    out.push_back(group::Member{id, "127.0.0.1", 0});
+  return out;
+}
+
+group::LayoutSettings settings() {
+  group::LayoutSettings s;
+  s.window_size = 50;
+  s.slot_size = 256;
+  s.header_size = 32;
+  return s;
+}
+
+std::string name_of(std::uint64_t topic) {
+  std::string name = "T";
+  name += std::to_string(topic);
+  return name;
+}
+
+ChannelDemand writer(std::uint64_t topic, group::NodeId node, Ordering o = Ordering::atomic) {
+  return ChannelDemand{{topic, o}, name_of(topic), {node}, {}, 0, 0};
+}
+
+ChannelDemand reader(std::uint64_t topic, group::NodeId node) {
+  return ChannelDemand{{topic, Ordering::atomic}, name_of(topic), {}, {node}, 0, 0};
+}
+
+}  // namespace
+
+TEST_CASE("layout: the first view has the builtin subgroup of every member only", "[layout]") {
+  const auto v = group::first_view(members({4, 2, 9}), settings());
+  REQUIRE(v.subgroups.size() == 1);
+  const auto& b = v.subgroups[0];
+  CHECK(b.name == "builtin");
+  CHECK(b.topic == 0);
+  CHECK(b.ordering == Ordering::atomic);
+  CHECK(b.members == std::vector<group::NodeId>{4, 2, 9});
+  CHECK(b.senders == b.members);
+  CHECK(b.max_payload == 512 + 32);  // a discovery record always fits
+  CHECK(group::subgroup_of(v, {0, Ordering::unordered}) == 0u);
+  CHECK_FALSE(group::subgroup_of(v, {7, Ordering::atomic}));
+}
+
+TEST_CASE("layout: a topic's subgroup holds its writers' and readers' processes only", "[layout]") {
+  const auto m = members({1, 2, 3, 4});
+  // Topic 7: written on 3, read on 1 and 3. Topic 8: written on 2, read by nobody.
+  const auto sgs =
+      group::layout(m, {reader(7, 1), writer(7, 3), reader(7, 3), writer(8, 2)}, settings());
+  REQUIRE(sgs.size() == 2);
+  const auto& t = sgs[1];
+  CHECK(t.name == "T7/atomic");
+  CHECK(t.topic == 7);
+  CHECK(t.members == std::vector<group::NodeId>{1, 3});
+  CHECK(t.senders == std::vector<group::NodeId>{3});
+  CHECK(t.window_size == 50);
+  CHECK(t.max_payload == 256 + 32);
+  group::View v;
+  v.members = m;
+  v.subgroups = sgs;
+  CHECK(group::sends(v, {7, Ordering::atomic}, 3));
+  CHECK_FALSE(group::sends(v, {7, Ordering::atomic}, 1));
+  CHECK(group::receives(v, {7, Ordering::atomic}, 1));
+  CHECK_FALSE(group::receives(v, {7, Ordering::atomic}, 2));  // no endpoint on topic 7
+  CHECK_FALSE(group::subgroup_of(v, {8, Ordering::atomic}));  // nobody reads topic 8
+  CHECK_FALSE(group::subgroup_of(v, {7, Ordering::unordered}));
+}
+
+TEST_CASE("layout: each ordering of a topic is a subgroup, and its readers belong to both",
+          "[layout]") {
+  const auto sgs = group::layout(
+      members({1, 2, 3}),
+      {writer(5, 2, Ordering::unordered), writer(5, 1), reader(5, 3), writer(5, 2)}, settings());
+  REQUIRE(sgs.size() == 3);
+  CHECK(sgs[1].ordering == Ordering::atomic);
+  CHECK(sgs[1].senders == std::vector<group::NodeId>{1, 2});
+  CHECK(sgs[1].members == std::vector<group::NodeId>{1, 2, 3});
+  CHECK(sgs[2].ordering == Ordering::unordered);
+  CHECK(sgs[2].senders == std::vector<group::NodeId>{2});
+  CHECK(sgs[2].members == std::vector<group::NodeId>{2, 3});
+}
+
+TEST_CASE("layout: the same demand in any order lays out the same subgroups", "[layout]") {
+  const auto m = members({3, 1, 2});
+  const std::vector<ChannelDemand> a{writer(9, 1), reader(9, 2), writer(4, 3), reader(4, 1),
+                                     reader(9, 3)};
+  std::vector<ChannelDemand> b(a.rbegin(), a.rend());
+  CHECK(group::layout(m, a, settings()) == group::layout(m, b, settings()));
+  // Members and senders follow the view's rank order, not node ids.
+  const auto sgs = group::layout(m, a, settings());
+  REQUIRE(sgs.size() == 3);
+  CHECK(sgs[1].topic == 4);
+  CHECK(sgs[2].members == std::vector<group::NodeId>{3, 1, 2});
+}
+
+TEST_CASE("layout: nodes that are not members of the view are left out", "[layout]") {
+  const auto sgs = group::layout(members({1, 2}), {writer(6, 1), reader(6, 5)}, settings());
+  CHECK(sgs.size() == 1);  // the only reader is gone: no subgroup
+  const auto more =
+      group::layout(members({1, 2}), {writer(6, 1), writer(6, 7), reader(6, 2)}, settings());
+  REQUIRE(more.size() == 2);
+  CHECK(more[1].senders == std::vector<group::NodeId>{1});
+}
+
+TEST_CASE("layout: a writer's Engine policy can enlarge its topic's rings, never shrink them",
+          "[layout]") {
+  auto big = writer(3, 1);
+  big.window_size = 400;
+  big.max_payload = 4096;
+  auto small = writer(3, 2);
+  small.window_size = 10;
+  small.max_payload = 64;
+  const auto sgs = group::layout(members({1, 2}), {big, small, reader(3, 2)}, settings());
+  REQUIRE(sgs.size() == 2);
+  CHECK(sgs[1].window_size == 400);
+  CHECK(sgs[1].max_payload == 4096 + 32);
+  const auto only_small = group::layout(members({1, 2}), {small, reader(3, 1)}, settings());
+  CHECK(only_small[1].window_size == 50);
+  CHECK(only_small[1].max_payload == 256 + 32);
+}

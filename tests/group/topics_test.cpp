@@ -1,0 +1,193 @@
+// Per-topic subgroups through the whole stack in the simulator: a topic's samples travel
+// only among the processes with an endpoint on it; creating and deleting endpoints lays
+// the subgroups out again in a later view; a writer nobody reads writes into nothing, and a
+// reader created later receives what is written after it is matched; statuses follow.
+#include <algorithm>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "avionics.hpp"
+#include "group/layout.hpp"
+#include "sim_stack.hpp"
+
+namespace sim = spindle::transport::sim;
+namespace group = spindle::group;
+using spindle::testing::SimStack;
+using FlightState = Avionics::FlightState;
+
+namespace {
+
+dds::sub::qos::DataReaderQos keep_all() {
+  dds::sub::qos::DataReaderQos rq;
+  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  return rq;
+}
+
+FlightState sample(std::uint64_t seq) {
+  FlightState s;
+  s.aircraft_id(1);
+  s.timestamp_ns(seq);
+  return s;
+}
+
+// The subgroup of topic `name` in participant i's view, if any.
+const group::Subgroup* topic_subgroup(const group::View& v, const std::string& name) {
+  for (const auto& sg : v.subgroups)
+    if (sg.name == name + "/atomic") return &sg;
+  return nullptr;
+}
+
+std::vector<std::uint64_t> take_all(dds::sub::DataReader<FlightState>& r,
+                                    std::vector<std::uint64_t>& got) {
+  for (const auto& s : r.take())
+    if (s.info().valid()) got.push_back(s.data().timestamp_ns());
+  return got;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "topics: a process with no endpoint on a topic is in none of its subgroups and "
+    "receives none of its samples",
+    "[topics]") {
+  SimStack stack(sim::Config{}, 3);
+  dds::topic::Topic<FlightState> t1(stack.participant(0), "Track");
+  dds::topic::Topic<FlightState> t2(stack.participant(1), "Track");
+  dds::pub::DataWriter<FlightState> w(dds::pub::Publisher(stack.participant(0)), t1);
+  dds::sub::DataReader<FlightState> r(dds::sub::Subscriber(stack.participant(1)), t2, keep_all());
+  REQUIRE(stack.run_until([&] { return w.publication_matched_status().current_count() == 1; }));
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto v = stack.view(i);
+    const auto* sg = topic_subgroup(v, "Track");
+    REQUIRE(sg != nullptr);
+    CHECK(sg->members == std::vector<group::NodeId>{1, 2});
+    CHECK(sg->senders == std::vector<group::NodeId>{1});
+  }
+  const auto before = stack.delivered(2);
+  for (std::uint64_t i = 0; i < 50; ++i)
+    w.write(sample(i));
+  std::vector<std::uint64_t> got;
+  REQUIRE(stack.run_until([&] { return take_all(r, got).size() == 50; }));
+  // Member 3 delivered nothing of the topic (at most a heartbeat-free builtin: nothing).
+  CHECK(stack.delivered(2) == before);
+  CHECK(r.subscription_matched_status().current_count() == 1);
+}
+
+TEST_CASE(
+    "topics: a writer nobody reads writes into nothing; a reader created later gets "
+    "what is written once it is matched",
+    "[topics]") {
+  SimStack stack(sim::Config{}, 2);
+  dds::topic::Topic<FlightState> t1(stack.participant(0), "Track");
+  dds::topic::Topic<FlightState> t2(stack.participant(1), "Track");
+  dds::pub::DataWriter<FlightState> w(dds::pub::Publisher(stack.participant(0)), t1);
+  (void)stack.run_until([] { return false; }, std::chrono::milliseconds(20));
+  // A writer alone calls for no subgroup (its announcement still ends the view: matches
+  // take effect at view boundaries).
+  CHECK(topic_subgroup(stack.view(0), "Track") == nullptr);
+  CHECK(stack.view(0).subgroups.size() == 1);
+  for (std::uint64_t i = 0; i < 5; ++i)
+    w.write(sample(i));  // no reader anywhere: no subgroup, the samples go nowhere
+  CHECK(stack.engine_stats(0).unread == 5);
+  CHECK(topic_subgroup(stack.view(0), "Track") == nullptr);
+
+  dds::sub::DataReader<FlightState> r(dds::sub::Subscriber(stack.participant(1)), t2, keep_all());
+  REQUIRE(stack.run_until([&] { return w.publication_matched_status().current_count() == 1; }));
+  // Matched means carried: the view that reported it has the topic's subgroup.
+  const auto v = stack.view(0);
+  const auto* sg = topic_subgroup(v, "Track");
+  REQUIRE(sg != nullptr);
+  CHECK(sg->members == std::vector<group::NodeId>{1, 2});
+  for (std::uint64_t i = 5; i < 10; ++i)
+    w.write(sample(i));
+  std::vector<std::uint64_t> got;
+  REQUIRE(stack.run_until([&] { return take_all(r, got).size() >= 5; }));
+  (void)stack.run_until([] { return false; }, std::chrono::milliseconds(5));
+  take_all(r, got);
+  CHECK(got == std::vector<std::uint64_t>{5, 6, 7, 8, 9});
+}
+
+TEST_CASE("topics: deleting the last reader removes the topic's subgroup in a later view",
+          "[topics]") {
+  SimStack stack(sim::Config{}, 2);
+  dds::topic::Topic<FlightState> t1(stack.participant(0), "Track");
+  dds::topic::Topic<FlightState> t2(stack.participant(1), "Track");
+  dds::pub::DataWriter<FlightState> w(dds::pub::Publisher(stack.participant(0)), t1);
+  {
+    dds::sub::DataReader<FlightState> r(dds::sub::Subscriber(stack.participant(1)), t2, keep_all());
+    REQUIRE(stack.run_until([&] { return w.publication_matched_status().current_count() == 1; }));
+    REQUIRE(topic_subgroup(stack.view(1), "Track") != nullptr);
+    r.close();
+  }
+  REQUIRE(stack.run_until([&] {
+    return w.publication_matched_status().current_count() == 0 &&
+           topic_subgroup(stack.view(0), "Track") == nullptr &&
+           topic_subgroup(stack.view(1), "Track") == nullptr;
+  }));
+  // Writes go nowhere now, and nothing blocks.
+  w.write(sample(1));
+  CHECK(stack.engine_stats(0).unread >= 1);
+}
+
+TEST_CASE("topics: endpoints created together are laid out in one view change", "[topics]") {
+  SimStack stack(sim::Config{}, 3);
+  const auto views_before = stack.engine_stats(0).views;
+  std::vector<dds::topic::Topic<FlightState>> topics;
+  std::vector<dds::sub::DataReader<FlightState>> readers;
+  std::vector<dds::pub::DataWriter<FlightState>> writers;
+  for (std::size_t i = 0; i < 3; ++i) {
+    topics.emplace_back(stack.participant(i), "Track");
+    readers.emplace_back(dds::sub::Subscriber(stack.participant(i)), topics.back(), keep_all());
+    writers.emplace_back(dds::pub::Publisher(stack.participant(i)), topics.back());
+  }
+  REQUIRE(stack.run_until([&] {
+    return std::all_of(writers.begin(), writers.end(),
+                       [](auto& w) { return w.publication_matched_status().current_count() == 3; });
+  }));
+  // Six endpoints created back to back (no virtual time between them): one relayout.
+  CHECK(stack.engine_stats(0).views == views_before + 1);
+  const auto v = stack.view(2);
+  const auto* sg = topic_subgroup(v, "Track");
+  REQUIRE(sg != nullptr);
+  CHECK(sg->senders == std::vector<group::NodeId>{1, 2, 3});
+}
+
+TEST_CASE("topics: two topics with different readers travel apart, each in total order",
+          "[topics]") {
+  SimStack stack(sim::Config{}, 3);
+  // Topic A: written on 1, read on 2. Topic B: written on 3, read on 1 and 2.
+  dds::topic::Topic<FlightState> a1(stack.participant(0), "A");
+  dds::topic::Topic<FlightState> a2(stack.participant(1), "A");
+  dds::topic::Topic<FlightState> b1(stack.participant(0), "B");
+  dds::topic::Topic<FlightState> b2(stack.participant(1), "B");
+  dds::topic::Topic<FlightState> b3(stack.participant(2), "B");
+  dds::pub::DataWriter<FlightState> wa(dds::pub::Publisher(stack.participant(0)), a1);
+  dds::pub::DataWriter<FlightState> wb(dds::pub::Publisher(stack.participant(2)), b3);
+  dds::sub::DataReader<FlightState> ra(dds::sub::Subscriber(stack.participant(1)), a2, keep_all());
+  dds::sub::DataReader<FlightState> rb1(dds::sub::Subscriber(stack.participant(0)), b1, keep_all());
+  dds::sub::DataReader<FlightState> rb2(dds::sub::Subscriber(stack.participant(1)), b2, keep_all());
+  REQUIRE(stack.run_until([&] {
+    return wa.publication_matched_status().current_count() == 1 &&
+           wb.publication_matched_status().current_count() == 2;
+  }));
+  const auto v = stack.view(0);
+  REQUIRE(topic_subgroup(v, "A") != nullptr);
+  REQUIRE(topic_subgroup(v, "B") != nullptr);
+  CHECK(topic_subgroup(v, "A")->members == std::vector<group::NodeId>{1, 2});
+  CHECK(topic_subgroup(v, "B")->members == std::vector<group::NodeId>{1, 2, 3});
+  for (std::uint64_t i = 0; i < 30; ++i) {
+    wa.write(sample(i));
+    wb.write(sample(100 + i));
+  }
+  std::vector<std::uint64_t> ga, g1, g2;
+  REQUIRE(stack.run_until([&] {
+    take_all(ra, ga);
+    take_all(rb1, g1);
+    take_all(rb2, g2);
+    return ga.size() == 30 && g1.size() == 30 && g2.size() == 30;
+  }));
+  CHECK(g1 == g2);
+  CHECK(ga.front() == 0);
+  CHECK(ga.back() == 29);
+}
