@@ -35,7 +35,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-enum class Fault { kill, stop_briefly, leave };
+enum class Fault { kill, stop_briefly, stop_long, leave };
 
 struct Scenario {
   std::uint32_t members = 4;
@@ -134,6 +134,12 @@ std::vector<std::string> run(const Scenario& sc, const std::string& kind) {
       std::this_thread::sleep_for(300ms);  // under the 1 s suspicion timeout
       ::kill(victim, SIGCONT);
       break;
+    case Fault::stop_long:
+      // Past the suspicion timeout: the others remove it and go on; it resumes (below)
+      // once they are done, and must find out and say so.
+      ::kill(victim, SIGSTOP);
+      gone = true;
+      break;
     case Fault::leave:
       procs[sc.victim]->send("leave");
       gone = true;
@@ -149,10 +155,20 @@ std::vector<std::string> run(const Scenario& sc, const std::string& kind) {
     if (!gone || i != sc.victim) procs[i]->send("expect" + live);
   for (std::uint32_t i = 0; i < sc.members; ++i)
     if (!gone || i != sc.victim) expect(i, "done");
+  if (sc.fault == Fault::stop_long) {
+    ::kill(victim, SIGCONT);
+    expect(sc.victim, "halted");  // its next write fails, naming why; it exits 3
+  }
   for (std::uint32_t i = 0; i < sc.members; ++i)
     if (!(gone && i == sc.victim)) procs[i]->send("exit");
   for (std::uint32_t i = 0; i < sc.members; ++i) {
     const int st = procs[i]->wait(deadline);
+    if (sc.fault == Fault::stop_long && i == sc.victim) {
+      if (st != 3)
+        errors.push_back("member " + std::to_string(i) + ", removed while stopped, exited with " +
+                         std::to_string(st) + " instead of 3 (a failed write)");
+      continue;
+    }
     if (st != 0 && !(sc.fault == Fault::kill && i == sc.victim))
       errors.push_back("member " + std::to_string(i) + " exited with " + std::to_string(st));
   }
@@ -366,6 +382,13 @@ TEST_CASE("processes: SIGKILL of a reader that does not write", "[processes][kil
 TEST_CASE("processes: a SIGSTOP shorter than the suspicion timeout changes no view",
           "[processes][stop]") {
   run_everywhere(Scenario{.victim = 2, .fault = Fault::stop_briefly});
+}
+
+TEST_CASE(
+    "processes: a writer SIGSTOPped past the suspicion timeout is removed; the others go "
+    "on, and it says so once it resumes",
+    "[processes][stop]") {
+  run_everywhere(Scenario{.victim = 1, .fault = Fault::stop_long});
 }
 
 TEST_CASE("processes: a member that leaves cleanly mid-stream", "[processes][leave]") {
