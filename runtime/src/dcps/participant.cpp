@@ -574,7 +574,9 @@ void Participant::on_view(const group::View& view) {
 
 void Participant::settle(Actions& out) {
   for (auto it = pending_.begin(); it != pending_.end();) {
-    const auto [writer, reader] = it->first;
+    // Named copies: lambdas capture these (clang before 16 cannot capture a binding).
+    const std::uint64_t writer = it->first.first;
+    const std::uint64_t reader = it->first.second;
     if (!it->second) {
       if (auto lw = local_writer(writer))
         out.emplace_back([lw, reader] { lw->matched(reader, -1); });
