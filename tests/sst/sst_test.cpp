@@ -100,6 +100,21 @@ TEST_CASE("group: errors name the file, the line and the key", "[group]") {
   CHECK(error_of("version: 1\nmembers:\n  - {id: 1}\nsubgroups:\n  - members: [1]\n"
                  "    ordering: causal\n") ==
         "g.yaml:6: subgroups[0].ordering: expected atomic or unordered, got 'causal'");
+  CHECK(error_of("version: 1\nmembers:\n  - {id: 1}\nsubgroups:\n  - members: [1]\n"
+                 "    topic: -3\n") ==
+        "g.yaml:6: subgroups[0].topic: expected an unsigned 64-bit integer, got '-3'");
+  CHECK(error_of("version: 1\nmembers:\n  - {id: 1}\nsubgroups:\n  - members: [1]\n"
+                 "    topic: 18446744073709551616\n")
+            .find("subgroups[0].topic: expected an unsigned 64-bit integer") != std::string::npos);
+}
+
+TEST_CASE("group: a subgroup's topic id takes all 64 bits and round-trips", "[group]") {
+  const auto g = sg::parse_group(
+      "version: 1\nmembers:\n  - {id: 1}\nsubgroups:\n  - members: [1]\n"
+      "    topic: 18446744073709551615\n",
+      "g.yaml");
+  CHECK(g.subgroups[0].topic == 18446744073709551615ULL);
+  CHECK(sg::parse_group(sg::to_yaml(g), "again") == g);
 }
 
 TEST_CASE("group: load_group names a missing file", "[group]") {

@@ -457,7 +457,8 @@ Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadli
       vs = current_;
     }
     const auto sg = subgroup_of(vs->view, channel);
-    if (!sg || !sends(vs->view, channel, node())) {
+    if (!sg || std::ranges::find(vs->view.subgroups[*sg].senders, node()) ==
+                   vs->view.subgroups[*sg].senders.end()) {
       bool wanted = false;
       {
         std::lock_guard lock(view_mu_);

@@ -50,36 +50,38 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
     for (auto id : d.readers)
       if (member(id)) readers[d.channel.topic].insert(id);
   // One entry per channel, in (topic, ordering) order, merging repeated demands.
-  std::map<std::pair<std::uint64_t, Ordering>, std::pair<std::set<NodeId>, std::string>> writers;
-  std::map<std::pair<std::uint64_t, Ordering>, std::pair<std::uint32_t, std::uint32_t>> sizes;
+  struct Merged {
+    std::set<NodeId> writers;
+    std::string name;
+    std::uint32_t window = 0;
+    std::uint32_t payload = 0;
+  };
+  std::map<std::pair<std::uint64_t, Ordering>, Merged> channels;
   for (const auto& d : demand) {
-    const auto key = std::pair{d.channel.topic, d.channel.ordering};
-    auto& w = writers[key];
+    auto& c = channels[std::pair{d.channel.topic, d.channel.ordering}];
     for (auto id : d.writers)
-      if (member(id)) w.first.insert(id);
-    if (w.second.empty()) w.second = d.name;
-    auto& sz = sizes[key];
-    sz.first = std::max(sz.first, d.window_size);
-    sz.second = std::max(sz.second, d.max_payload);
+      if (member(id)) c.writers.insert(id);
+    if (c.name.empty()) c.name = d.name;
+    c.window = std::max(c.window, d.window_size);
+    c.payload = std::max(c.payload, d.max_payload);
   }
-  for (const auto& [key, w] : writers) {
+  for (const auto& [key, c] : channels) {
     const auto& [topic, ordering] = key;
-    if (topic == 0 || w.first.empty()) continue;
+    if (topic == 0 || c.writers.empty()) continue;
     const auto r = readers.find(topic);
-    if (r == readers.end() || r->second.empty()) continue;
+    if (r == readers.end()) continue;
     Subgroup sg;
-    sg.name = w.second + "/" + std::string(to_string(ordering));
+    sg.name = c.name + "/" + std::string(to_string(ordering));
     sg.topic = topic;
     sg.ordering = ordering;
     // Members and senders in view rank order, so that every member lists them alike.
     for (const auto& m : members) {
-      const bool writes = w.first.contains(m.id);
+      const bool writes = c.writers.contains(m.id);
       if (writes || r->second.contains(m.id)) sg.members.push_back(m.id);
       if (writes) sg.senders.push_back(m.id);
     }
-    const auto [window, payload] = sizes[key];
-    sg.window_size = std::clamp(std::max(window, s.window_size), 1u, kMaxWindow);
-    sg.max_payload = with_header(std::max(payload, s.slot_size), s);
+    sg.window_size = std::clamp(std::max(c.window, s.window_size), 1u, kMaxWindow);
+    sg.max_payload = with_header(std::max(c.payload, s.slot_size), s);
     out.push_back(std::move(sg));
   }
   return out;
