@@ -8,24 +8,18 @@
 
 #include "Sequence.hpp"
 #include "api_fixture.hpp"
+#include "scoped_config.hpp"
 #include "transports.hpp"
 
 namespace dcps_api {
 namespace {
 
-// Sets SPINDLE_CONFIG for the participants created in its lifetime.
-class ScopedConfig {
- public:
-  explicit ScopedConfig(const char* yaml) { ::setenv("SPINDLE_CONFIG", yaml, 1); }
-  ~ScopedConfig() { ::unsetenv("SPINDLE_CONFIG"); }
-  ScopedConfig(const ScopedConfig&) = delete;
-  ScopedConfig& operator=(const ScopedConfig&) = delete;
-};
+using spindle::testing::ScopedDomainConfig;
 
 TEST_CASE("a sample larger than an SMC slot is refused with PreconditionNotMetError", "[errors]") {
   dds::domain::DomainParticipant dp = dds::core::null;
   {
-    const ScopedConfig config("{version: 1, engine: {slot_size: 512}}");
+    const ScopedDomainConfig config("engine: {slot_size: 512}");
     dp = dds::domain::DomainParticipant(dds::domain::default_id());
   }
   dds::topic::Topic<Bench::Sequence> topic(dp, "Sequence");
@@ -66,7 +60,7 @@ TEST_CASE("an endpoint whose discovery record does not fit a slot is refused, na
           "[errors]") {
   dds::domain::DomainParticipant dp = dds::core::null;
   {
-    const ScopedConfig config("{version: 1, engine: {slot_size: 64}}");
+    const ScopedDomainConfig config("engine: {slot_size: 64}");
     dp = dds::domain::DomainParticipant(dds::domain::default_id());
   }
   dds::topic::Topic<FlightState> topic(dp, "FlightState");
@@ -108,7 +102,13 @@ TEST_CASE("a second topic of the same name with another type is refused", "[erro
 TEST_CASE("a writer or reader on another participant's topic is refused, naming the entity",
           "[errors]") {
   Participant p;
-  dds::domain::DomainParticipant other(p.dp.domain_id() + 1);
+  // Another domain, on a join port of its own (this test's port belongs to domain 0).
+  dds::domain::DomainParticipant other = dds::core::null;
+  {
+    const ScopedDomainConfig config("join_port: " +
+                                    std::to_string(spindle::testing::free_loopback_port()));
+    other = dds::domain::DomainParticipant(p.dp.domain_id() + 1);
+  }
   dds::topic::Topic<FlightState> foreign(other, "FlightState");
   auto refusal = [](auto create) {
     try {
@@ -239,12 +239,12 @@ namespace {
 TEST_CASE("a participant that cannot reach a listed member says which, and how to fix it",
           "[errors]") {
   // Member 1 is listed but never starts (nothing listens on its port).
-  const std::string yaml = "{version: 1, node: {id: 0}, members: [{id: 0, host: 127.0.0.1, port: " +
+  const std::string yaml = "node: {id: 0}, members: [{id: 0, host: 127.0.0.1, port: " +
                            std::to_string(spindle::testing::free_loopback_port()) +
                            "}, {id: 1, host: 127.0.0.1, port: " +
                            std::to_string(spindle::testing::free_loopback_port()) +
-                           "}], engine: {connect_timeout: 300ms}}";
-  const ScopedConfig config(yaml.c_str());
+                           "}], engine: {connect_timeout: 300ms}";
+  const ScopedDomainConfig config(yaml);
   try {
     dds::domain::DomainParticipant dp(dds::domain::default_id());
     FAIL("a participant joined without member 1");

@@ -10,6 +10,7 @@
 #include <dds/dds.hpp>
 
 #include "loan_types.hpp"
+#include "scoped_config.hpp"
 
 using namespace std::chrono_literals;
 
@@ -54,7 +55,7 @@ static_assert(!spindle::detail::is_self_contained<LoanTest::Labelled>);
 
 TEST_CASE("a loaned sample is built in the slot and published in place", "[dcps][loan]") {
   // Small windows: a loan that did not give its slot back would stall the ring.
-  ::setenv("SPINDLE_CONFIG", "{version: 1, engine: {window_size: 4}}", 1);
+  const spindle::testing::ScopedDomainConfig config("engine: {window_size: 4}");
   Loop<LoanTest::Telemetry> l;
   constexpr std::uint64_t kSamples = 50;  // many times the window
   for (std::uint64_t i = 0; i < kSamples; ++i) {
@@ -76,11 +77,10 @@ TEST_CASE("a loaned sample is built in the slot and published in place", "[dcps]
     }
     return next == kSamples;
   }));
-  ::unsetenv("SPINDLE_CONFIG");
 }
 
 TEST_CASE("a returned loan publishes nothing and frees its slot", "[dcps][loan]") {
-  ::setenv("SPINDLE_CONFIG", "{version: 1, engine: {window_size: 4}}", 1);
+  const spindle::testing::ScopedDomainConfig config("engine: {window_size: 4}");
   Loop<LoanTest::Telemetry> l;
   for (int i = 0; i < 20; ++i)  // 5x the window: each returned slot must be committed
     l.writer.return_loan(l.writer.loan_sample());
@@ -100,7 +100,6 @@ TEST_CASE("a returned loan publishes nothing and frees its slot", "[dcps][loan]"
   // A plain sample is not a loan.
   LoanTest::Telemetry plain;
   CHECK_THROWS_AS(l.writer.return_loan(plain), dds::core::PreconditionNotMetError);
-  ::unsetenv("SPINDLE_CONFIG");
 }
 
 TEST_CASE("loans of types that are not self-contained are refused", "[dcps][loan]") {
