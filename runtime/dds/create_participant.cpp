@@ -184,9 +184,12 @@ std::shared_ptr<ParticipantCore> create_participant(
       welcome = group::join(contacts, request, deadline);
     } catch (const dds::core::Error& e) {
       // A restarted participant may come back before its old incarnation is removed: its
-      // id is still a member for a moment. Anything else refused is final.
-      if (std::string_view(e.what()).find("is already a member") == std::string_view::npos ||
-          std::chrono::steady_clock::now() + std::chrono::milliseconds(300) >= deadline)
+      // id is still a member for a moment. A leader that is closing asks us to come back.
+      // Anything else refused is final.
+      const std::string_view what = e.what();
+      const bool again = what.find("is already a member") != std::string_view::npos ||
+                         what.find(group::kLeaderLeaving) != std::string_view::npos;
+      if (!again || std::chrono::steady_clock::now() + std::chrono::milliseconds(300) >= deadline)
         throw;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;

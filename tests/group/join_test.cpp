@@ -9,13 +9,16 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <thread>
 
 #include <catch2/catch.hpp>
 #include <dds/dds.hpp>
 
+#include "avionics.hpp"
 #include "group/join.hpp"
+#include "scoped_config.hpp"
 
 namespace g = spindle::group;
 
@@ -146,6 +149,12 @@ TEST_CASE("join: a joiner says what is wrong with what answers on the join port"
         Catch::StartsWith("joining domain 4: the leader's welcome") && Catch::Contains("members"));
   }
   {
+    // Closed without a word (a leader that went away while we asked): nobody is there, so
+    // the caller asks again or founds the domain.
+    FakeLeader gone("");
+    CHECK(join_error(gone, std::chrono::seconds(2)) == "(no error)");
+  }
+  {
     FakeLeader silent("", false);
     CHECK_THAT(join_error(silent, std::chrono::milliseconds(300)),
                Catch::EndsWith("the leader did not answer in time"));
@@ -162,13 +171,47 @@ TEST_CASE("join: a join port held by another program is named", "[join]") {
   socklen_t len = sizeof a;
   REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
   const auto port = std::to_string(ntohs(a.sin_port));
-  const std::string config =
-      "{version: 1, domain_id: 6, join_port: " + port + ", engine: {connect_timeout: 500ms}}";
-  ::setenv("SPINDLE_CONFIG", config.c_str(), 1);
+  const spindle::testing::ScopedDomainConfig config("domain_id: 6, join_port: " + port +
+                                                    ", engine: {connect_timeout: 500ms}");
   CHECK_THROWS_WITH(dds::domain::DomainParticipant(6),
                     "domain 6 (config: SPINDLE_CONFIG): no leader answered on the join port " +
                         port +
                         " and it is held by another program; set join_port in the domain file");
-  ::unsetenv("SPINDLE_CONFIG");
   ::close(fd);
+}
+
+TEST_CASE("join: a participant that joins while the leader closes goes on all the same", "[join]") {
+  // The leader closes before, while or after it admits the joiner: the joiner either joins
+  // its view and sees it leave, or is asked to come back and founds the domain itself. It
+  // never ends alone in a view that still names the leader (which would halt it).
+  using FlightState = Avionics::FlightState;
+  for (int i = 0; i < 8; ++i) {
+    INFO("round " << i);
+    auto leader = std::make_unique<dds::domain::DomainParticipant>(dds::domain::default_id());
+    std::thread closer([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(3 * i));
+      leader->close();
+    });
+    dds::domain::DomainParticipant joiner(dds::domain::default_id());
+    closer.join();
+    dds::topic::Topic<FlightState> topic(joiner, "FlightState");
+    dds::pub::DataWriter<FlightState> writer(dds::pub::Publisher(joiner), topic);
+    dds::sub::DataReader<FlightState> reader(dds::sub::Subscriber(joiner), topic,
+                                             dds::sub::qos::DataReaderQos()
+                                                 << dds::core::policy::Reliability::Reliable()
+                                                 << dds::core::policy::History::KeepAll());
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (writer.publication_matched_status().current_count() == 0 &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    FlightState s;
+    s.aircraft_id(7);
+    writer.write(s);
+    std::size_t got = 0;
+    while (got == 0 && std::chrono::steady_clock::now() < deadline) {
+      got += reader.take().length();
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    CHECK(got == 1);
+  }
 }

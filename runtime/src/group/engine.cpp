@@ -166,7 +166,7 @@ void Engine::stop() {
   {
     std::lock_guard lock(joins_mu_);
     for (auto& [id, j] : pending_joins_)
-      j.connection.refuse("the leader is shutting down; try again");
+      j.connection.refuse(std::string(kLeaderLeaving));
     pending_joins_.clear();
   }
   runtime_->stop();
@@ -307,10 +307,13 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
       if (it == pending_joins_.end()) continue;
       (void)it->second.connection.welcome(next, state);
       pending_joins_.erase(it);
+      admitting_ = true;
     }
   }
   transport_->disconnect();
   replace(std::move(ending), next, resend, connect_timeout_, demand.generation);
+  std::lock_guard lock(joins_mu_);
+  admitting_ = false;
 }
 
 void Engine::serve_joins(JoinService service, int listen_fd) {
@@ -378,7 +381,13 @@ void Engine::on_join(PendingJoin join) {
   if (::inet_pton(AF_INET, r.host.c_str(), &a) == 1) e.ipv4 = a.s_addr;
   e.port = r.port;
   {
+    // Checked under the lock leave() reads the pending joins with: a join either counts
+    // there or is turned away. The joiner asks again and finds the next leader.
     std::lock_guard lock(joins_mu_);
+    if (closing_.load()) {
+      join.refuse(std::string(kLeaderLeaving));
+      return;
+    }
     pending_joins_.insert_or_assign(r.node, Joining{std::move(join), e});
   }
   vs->membership->add_joiner(e);
@@ -410,11 +419,29 @@ void Engine::closing() {
 }
 
 void Engine::leave() {
-  const auto vs = current();
-  if (!halted().empty() || vs->view.members.size() < 2) return;
-  vs->membership->request_leave();
-  (void)runtime_->wait_until(runtime_->now() + std::chrono::milliseconds(500),
-                             [&] { return vs->membership->leave_announced(); });
+  // A joiner admitted before we began closing may be on its way into the view (it may hold
+  // its welcome already): let that view change finish and leave the view it makes, or the
+  // joiner would find its only peer gone without a word and stop.
+  const auto deadline = runtime_->now() + std::chrono::seconds(1);
+  for (;;) {
+    const auto vs = current();
+    if (!halted().empty()) return;
+    if (vs->view.members.size() >= 2) {
+      vs->membership->request_leave();
+      (void)runtime_->wait_until(deadline, [&] {
+        return vs->membership->leave_announced() || current() != vs || !halted().empty();
+      });
+      // A view change (a joiner, a failure) ended the view first: leave the next one.
+      if (vs->membership->leave_announced() || current() == vs) return;
+      continue;
+    }
+    const auto joining = [&] {
+      std::lock_guard lock(joins_mu_);
+      return !pending_joins_.empty() || admitting_;
+    };
+    if (!joining()) return;
+    if (!runtime_->wait_until(deadline, [&] { return current() != vs || !joining(); })) return;
+  }
 }
 
 View Engine::view() const {

@@ -259,6 +259,7 @@ class Engine {
     sst::JoinEntry entry;
   };
   std::map<NodeId, Joining> pending_joins_;  // admitted, not yet welcomed
+  bool admitting_ = false;                   // welcomed some, their view not installed yet
   std::atomic<bool> closing_{false};
   std::atomic<bool> stopping_{false};
   std::atomic<bool> disconnected_{false};

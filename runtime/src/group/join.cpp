@@ -33,13 +33,16 @@ int remaining_ms(Clock::time_point deadline) {
   return static_cast<int>(std::max<std::int64_t>(0, left.count()));
 }
 
-// Reads until `n` bytes or the deadline; false on EOF, error or timeout.
-bool read_exact(int fd, std::byte* out, std::size_t n, Clock::time_point deadline) {
+// Reads until `n` bytes or the deadline; false on EOF, error or timeout (`closed`, when
+// given, tells the peer closed the connection from the rest).
+bool read_exact(int fd, std::byte* out, std::size_t n, Clock::time_point deadline,
+                bool* closed = nullptr) {
   std::size_t got = 0;
   while (got < n) {
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, remaining_ms(deadline)) <= 0) return false;
     const auto r = ::read(fd, out + got, n - got);
+    if (r == 0 && closed != nullptr) *closed = true;
     if (r <= 0) return false;
     got += static_cast<std::size_t>(r);
   }
@@ -47,11 +50,12 @@ bool read_exact(int fd, std::byte* out, std::size_t n, Clock::time_point deadlin
 }
 
 // One line (without '\n'), at most `max` bytes.
-std::optional<std::string> read_line(int fd, std::size_t max, Clock::time_point deadline) {
+std::optional<std::string> read_line(int fd, std::size_t max, Clock::time_point deadline,
+                                     bool* closed = nullptr) {
   std::string line;
   std::byte c{};
   while (line.size() < max) {
-    if (!read_exact(fd, &c, 1, deadline)) return std::nullopt;
+    if (!read_exact(fd, &c, 1, deadline, closed)) return std::nullopt;
     if (static_cast<char>(c) == '\n') return line;
     line += static_cast<char>(c);
   }
@@ -305,7 +309,11 @@ std::optional<Welcome> join(const std::vector<transport::NodeAddress>& contacts,
       ~Closer() { ::close(fd); }
     } closer{fd};
     if (!write_all(fd, text.data(), text.size())) continue;
-    const auto head = read_line(fd, 4096, deadline);
+    bool closed = false;
+    const auto head = read_line(fd, 4096, deadline, &closed);
+    // Closed without a word: the leader went away while we asked (it closed or crashed);
+    // as with nobody listening, the caller asks again.
+    if (!head && closed) continue;
     if (!head) {
       throw dds::core::Error("joining domain " + std::to_string(request.domain_id) + " through " +
                              contact.host + ":" + std::to_string(contact.port) +

@@ -33,6 +33,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -43,6 +44,9 @@
 namespace spindle::group {
 
 inline constexpr std::uint16_t kJoinPortBase = 7410;
+// A leader that is closing turns joiners away with this; a joiner asks again (the next
+// leader takes the port over, or it founds the domain).
+inline constexpr std::string_view kLeaderLeaving = "the leader is leaving the domain; try again";
 // The join port of a domain when the domain file names none.
 [[nodiscard]] std::uint16_t default_join_port(std::uint32_t domain_id) noexcept;
 
