@@ -178,12 +178,15 @@ TEST_CASE("a peer SIGKILLed mid-stream is suspected in time and the survivors ke
 }
 
 TEST_CASE("teardown and reconnect for a new view never hang", "[conformance][reconnect]") {
+  // Members tear down at about the same time, as in a view change: a GOODBYE that can no
+  // longer go (the peer's GOODBYE closed the stream first) must not hold disconnect() up
+  // (tcp lingered its full 200 ms for it in about one run in three).
   Cluster c(3, "reconnect");
   for (std::size_t i = 0; i < 3; ++i) {
     auto line = c.ok(i);
     INFO(line);
     CHECK(field(line, "disconnect_ms") >= 0);
-    CHECK(field(line, "disconnect_ms") < 1000);
+    CHECK(field(line, "disconnect_ms") < 150);
     CHECK(field(line, "teardown_ms") < 1000);
   }
 }

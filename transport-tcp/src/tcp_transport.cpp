@@ -530,6 +530,9 @@ class TcpTransport::Impl {
       c = p->conn.lock();
       if (!c || c->closed || p->pending.empty()) {
         p->writing = false;
+        // Disconnecting from a stream that is gone already: its GOODBYE can never go, and
+        // disconnect() must not linger for it (the peer is installing the next view too).
+        if (p->closing && (!c || c->closed)) p->pending.clear();
         if (c && p->closing && p->pending.empty()) {
           boost::system::error_code ec;
           c->sock.shutdown(tcp::socket::shutdown_send, ec);
@@ -551,6 +554,7 @@ class TcpTransport::Impl {
             }
             std::lock_guard pl(p->mu);
             p->writing = false;
+            if (p->closing) p->pending.clear();
             return;
           }
           write_more(p);
