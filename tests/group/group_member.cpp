@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
     std::cout << "ready " << join_time.count() << std::endl;
     std::string buffer;
     std::string line;
-    while ((line = poll_line(buffer, std::chrono::milliseconds(10))) != "go") {
+    while ((line = poll_line(buffer, std::chrono::milliseconds(200))) != "go") {
       if (line == "EOF" || Clock::now() > deadline) fail("no go");
     }
     std::uint64_t next = 0;

@@ -102,7 +102,9 @@ const std::vector<Field<EngineSettings>>& engine_fields() {
                  "Payload bytes per SMC slot; larger samples go by RDMC.", &E::slot_size),
       span<E>("idle_spin", 0, 10 * kS, "How long the predicate thread busy-polls before it sleeps.",
               &E::idle_spin),
-      span<E>("sleep_slice", 1 * kUs, 10 * kS, "Longest single sleep of an idle predicate thread.",
+      span<E>("sleep_slice", 1 * kUs, 10 * kS,
+              "Longest single sleep of an idle predicate thread (it also wakes for the next "
+              "heartbeat or suspicion check, and whenever a peer writes).",
               &E::sleep_slice),
       span<E>("heartbeat_interval", 0, 600 * kS,
               "Heartbeat period of the failure detector; 0 turns heartbeats off.",

@@ -59,7 +59,7 @@ struct EngineSettings {
   std::uint32_t window_size = 100;  // SMC slots per sender
   std::uint32_t slot_size = 1024;   // bytes of payload per slot
   std::chrono::nanoseconds idle_spin = std::chrono::milliseconds(1);
-  std::chrono::nanoseconds sleep_slice = std::chrono::milliseconds(1);
+  std::chrono::nanoseconds sleep_slice = std::chrono::milliseconds(100);
   std::chrono::nanoseconds heartbeat_interval = std::chrono::milliseconds(100);  // 0: off
   std::chrono::nanoseconds suspicion_timeout = std::chrono::seconds(1);
   std::chrono::nanoseconds connect_timeout = std::chrono::seconds(5);

@@ -107,6 +107,16 @@ void Membership::add_joiner(const sst::JoinEntry& e) {
 }
 
 // Copies rank `from`'s joiner table and count into our row (not pushed).
+void Membership::request_leave() noexcept {
+  leave_.store(true, std::memory_order_release);
+  sst_->nudge();
+}
+
+void Membership::request_relayout() noexcept {
+  relayout_.store(true, std::memory_order_release);
+  sst_->nudge();
+}
+
 void Membership::copy_joiners(std::size_t from) {
   const auto& l = sst_->layout();
   std::memcpy(sst_->at(l.joiners(me_)), sst_->at(l.joiners(from)),

@@ -81,14 +81,15 @@ class Membership {
   Membership(const Membership&) = delete;
   Membership& operator=(const Membership&) = delete;
 
-  // This member will leave: its `leaving` flag goes out at the next step (any thread).
-  void request_leave() noexcept { leave_.store(true, std::memory_order_release); }
+  // This member will leave: its `leaving` flag goes out at the next step (any thread; a
+  // dozing predicate loop is woken for it, as for a relayout).
+  void request_leave() noexcept;
   // This member is closing (it will leave soon): losing the others now is no reason to
   // halt (any thread).
   void closing() noexcept { closing_.store(true, std::memory_order_release); }
   // The subgroup layout should change (an endpoint came or went; layout.hpp): if this
   // member leads, it proposes a view change that removes nobody (any thread).
-  void request_relayout() noexcept { relayout_.store(true, std::memory_order_release); }
+  void request_relayout() noexcept;
   // Why a member was suspected (the SST's report), for the messages (protocol thread).
   void note_suspicion(std::size_t rank, const std::string& why);
   // A participant asks to join (the leader's join listener; any thread): the next

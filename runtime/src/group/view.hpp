@@ -50,8 +50,8 @@ struct Subgroup {
 
 // Engine knobs (DESIGN §9). A zero heartbeat interval disables heartbeats.
 struct Knobs {
-  std::chrono::microseconds idle_spin{1000};    // busy-poll this long before sleeping
-  std::chrono::microseconds sleep_slice{1000};  // longest single sleep on the transport
+  std::chrono::microseconds idle_spin{1000};       // busy-poll this long before sleeping
+  std::chrono::microseconds sleep_slice{100'000};  // longest single sleep on the transport
   std::chrono::milliseconds heartbeat_interval{100};
   std::chrono::milliseconds suspicion_timeout{1000};  // heartbeat silence before suspicion
   friend bool operator==(const Knobs&, const Knobs&) = default;

@@ -35,7 +35,7 @@ void PredicateLoop::run(std::stop_token st) {
   // Spin while work keeps coming; after knobs.idle_spin without any, sleep on
   // the transport's wake-up source. Peers' writes ring it, and so do local commits while
   // the loop dozes (Sst::nudge). The sleep slice still starts short and doubles up to
-  // knobs.sleep_slice: timers (heartbeats, suspicion timeouts) need the loop now and then.
+  // knobs.sleep_slice, and never past the next timer (heartbeats, suspicion timeouts).
   // The idle spin yields the core at its first step and then every kYieldEvery: on a small
   // machine the peer's predicate thread, which this one is waiting for, or the application
   // thread that fills the freed slots, may be queued behind it. The first yield comes at
@@ -113,7 +113,11 @@ void PredicateLoop::run(std::stop_token st) {
       continue;
     }
     ++sleeps;
-    t.wait(ticket, std::min<std::chrono::nanoseconds>(slice, k.sleep_slice));
+    // No longer than until the next heartbeat or suspicion check is due: everything else
+    // that needs the loop rings the transport (peers' writes, events, local commits).
+    auto doze = std::min<std::chrono::nanoseconds>(slice, k.sleep_slice);
+    if (const auto due = sst_->tick_due_in()) doze = std::min(doze, *due);
+    t.wait(ticket, doze);
     sst_->set_dozing(false);
     slice = std::min<std::chrono::nanoseconds>(slice * 2, k.sleep_slice);
   }

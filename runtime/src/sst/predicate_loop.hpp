@@ -10,7 +10,8 @@
 // Local wake-ups: before sleeping the loop marks itself dozing (Sst::set_dozing) and looks
 // once more; an application commit() made while it dozes rings the transport's wake-up
 // source (Sst::nudge), so a commit after an idle period is sent at once. The sleep is cut
-// into slices (50 us doubling up to knobs.sleep_slice) for the timers.
+// into slices (50 us doubling up to knobs.sleep_slice) that end when the next timer is due
+// (Sst::tick_due_in: a heartbeat to send, a peer's silence to check).
 #pragma once
 
 #include <atomic>

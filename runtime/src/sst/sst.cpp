@@ -266,7 +266,8 @@ bool Sst::tick() {
       if (st == transport::Status::ok) ++stats_.heartbeat_writes;
     }
     next_heartbeat_ = now + interval;
-    did = true;
+    // Not work that calls for more: an idle loop that sent its heartbeat goes back to
+    // sleep instead of spinning idle_spin (and waking in short slices) after each one.
   }
   const auto timeout = std::chrono::nanoseconds(group_.knobs.suspicion_timeout);
   for (std::size_t r = 0; r < rows(); ++r) {
@@ -283,6 +284,16 @@ bool Sst::tick() {
     }
   }
   return did;
+}
+
+std::optional<std::chrono::nanoseconds> Sst::tick_due_in() const {
+  const auto interval = std::chrono::nanoseconds(group_.knobs.heartbeat_interval);
+  if (interval.count() == 0) return std::nullopt;
+  const auto timeout = std::chrono::nanoseconds(group_.knobs.suspicion_timeout);
+  auto due = next_heartbeat_;
+  for (std::size_t r = 0; r < rows(); ++r)
+    if (r != my_rank_ && !suspected_[r]) due = std::min(due, heartbeat_seen_at_[r] + timeout);
+  return std::max(std::chrono::nanoseconds(0), due - clock_());
 }
 
 }  // namespace spindle::sst

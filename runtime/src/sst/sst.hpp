@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -124,8 +125,13 @@ class Sst {
   void set_suspicion_handler(SuspicionHandler h) { on_suspicion_ = std::move(h); }
   // Polls transport events and reports suspicions; returns true if there were events.
   bool poll_events();
-  // Heartbeat push when due, and heartbeat-timeout detection; true if it did something.
+  // Heartbeat push when due, and heartbeat-timeout detection; true if it suspected a peer
+  // (a heartbeat sent is no sign of more work coming).
   bool tick();
+  // How long until tick() has something to do (a heartbeat due, a peer's silence reaching
+  // the suspicion timeout); zero when overdue, nullopt without heartbeats. An idle
+  // predicate loop sleeps no longer than this.
+  [[nodiscard]] std::optional<std::chrono::nanoseconds> tick_due_in() const;
   void suspect(std::size_t rank, transport::SuspicionReason why, std::string detail);
   [[nodiscard]] bool suspected(std::size_t rank) const noexcept {
     return rank < suspected_.size() && suspected_[rank];
