@@ -54,8 +54,10 @@ std::unique_ptr<transport::Transport> make_transport(const DomainConfig& c) {
     case TransportKind::tcp: {
       transport::TcpConfig t;
       t.self = transport::NodeAddress{c.node_id, c.node.host, c.node.port};
+      // One failure detector: the SST's heartbeats judge silence (engine.suspicion_timeout);
+      // the transport reports only streams that fail or close.
+      t.heartbeat_interval = std::chrono::milliseconds(0);
       t.suspicion_timeout = suspicion;
-      t.heartbeat_interval = std::max(std::chrono::milliseconds(10), suspicion / 5);
       t.domain_id = c.domain_id;
       t.must_agree = must_agree(c);
       return std::make_unique<transport::TcpTransport>(t);
@@ -65,8 +67,10 @@ std::unique_ptr<transport::Transport> make_transport(const DomainConfig& c) {
       transport::ShmConfig t;
       t.self = c.node_id;
       t.name_prefix = c.shm_namespace + ".d" + std::to_string(c.domain_id);
-      t.suspicion_timeout = suspicion;
-      t.heartbeat_interval = std::max(std::chrono::milliseconds(10), suspicion / 5);
+      // One failure detector: the SST's heartbeats judge silence; the transport reports
+      // peers that left the view (checked every 200 ms) or whose process exited (at once).
+      t.suspicion_timeout = std::chrono::milliseconds(0);
+      t.heartbeat_interval = std::chrono::milliseconds(200);
       t.domain_id = c.domain_id;
       t.must_agree = must_agree(c);
       return std::make_unique<transport::ShmTransport>(t);

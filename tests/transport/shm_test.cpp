@@ -12,8 +12,10 @@
 #include <cstring>
 #include <fstream>
 #include <future>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -271,4 +273,60 @@ TEST_CASE("shm: must-agree settings larger than the control segment holds are re
     a.must_agree.push_back({std::to_string(i) + "s", std::string(250, 'v')});
   CHECK_THROWS_WITH(st::ShmTransport(a), Catch::StartsWith("shm: must_agree settings take ") &&
                                              Catch::EndsWith(" bytes, more than 4096"));
+}
+
+TEST_CASE("shm: a peer whose process exits is suspected at once, not at the next check",
+          "[shm][failure]") {
+  // Monitor period 5 s and no silence timeout: only the peer's exit itself (its pidfd) can
+  // explain a suspicion within a second.
+  const auto prefix = unique_prefix("exit");
+  const std::vector<st::NodeAddress> members{{1, "", 0}, {2, "", 0}};
+  auto config = [&](st::NodeId id) {
+    st::ShmConfig c{id, prefix};
+    c.heartbeat_interval = 5s;
+    c.suspicion_timeout = 0ms;
+    return c;
+  };
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(fds[0]);
+    st::ShmTransport t(config(2));
+    (void)t.create_region(1, 4096);
+    const char ok = t.connect(members, 1, 5s) == st::Status::ok ? 1 : 0;
+    (void)::write(fds[1], &ok, 1);
+    ::pause();
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  st::ShmTransport t(config(1));
+  (void)t.create_region(1, 4096);
+  REQUIRE(t.connect(members, 1, 5s) == st::Status::ok);
+  char ok = 0;
+  REQUIRE(::read(fds[0], &ok, 1) == 1);
+  ::close(fds[0]);
+  REQUIRE(ok == 1);
+  std::this_thread::sleep_for(50ms);  // the monitor is asleep in its 5 s period
+  const auto killed = std::chrono::steady_clock::now();
+  ::kill(child, SIGKILL);
+  std::optional<st::Suspicion> seen;
+  std::vector<st::Event> ev;
+  while (!seen && std::chrono::steady_clock::now() - killed < 3s) {
+    t.wait(t.activity(), 10ms);
+    ev.clear();
+    t.poll(ev);
+    for (auto& e : ev)
+      if (auto* s = std::get_if<st::Suspicion>(&e)) seen = *s;
+  }
+  const auto after = std::chrono::steady_clock::now() - killed;
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  REQUIRE(seen);
+  CHECK(seen->peer == 2);
+  CHECK(seen->reason == st::SuspicionReason::connection_lost);
+  CHECK(seen->detail.find("is gone") != std::string::npos);
+  CHECK(after < 1s);
+  t.disconnect();
 }

@@ -2,21 +2,24 @@
 // segment layout: segment.hpp).
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <new>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -235,6 +238,11 @@ class ShmTransport::Impl {
     if (!settings.empty()) std::memcpy(c->settings, settings.data(), settings.size());
     control_->publish();
     doorbell_.emplace(&ctl()->doorbell, true);
+    wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wake_fd_ < 0) {
+      throw std::runtime_error(std::string("shm: cannot create the monitor's eventfd: ") +
+                               std::strerror(errno));
+    }
     monitor_ = std::thread([this] { monitor(); });
   }
 
@@ -244,8 +252,9 @@ class ShmTransport::Impl {
       std::lock_guard lock(monitor_mu_);
       stop_ = true;
     }
-    monitor_cv_.notify_all();
+    wake_monitor();
     monitor_.join();
+    ::close(wake_fd_);
   }
 
   std::string name(NodeId id) const { return "/" + cfg_.name_prefix + ".n" + std::to_string(id); }
@@ -381,6 +390,7 @@ class ShmTransport::Impl {
       epoch_ = epoch;
       connected_ = true;
     }
+    wake_monitor();  // it watches the new peers' processes from now on
     for (auto& s : missing)
       push_event(std::move(s));
     return result;
@@ -623,11 +633,23 @@ class ShmTransport::Impl {
   }
 
   // ------------------------------------------------------------------ monitor thread
+  void wake_monitor() noexcept {
+    const std::uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof one);
+  }
+
+  // Every heartbeat_interval, and at once when a peer's process exits (its pidfd becomes
+  // readable) or we are woken: bump our heartbeat, check each peer's epoch, process and
+  // (with a suspicion timeout) heartbeat. The pidfds are the monitor's own: it opens and
+  // closes them here, so none is closed while it polls.
   void monitor() {
-    std::unique_lock lock(monitor_mu_);
+    std::map<pid_t, int> pidfds;  // peer process -> pidfd (-1: none to be had)
+    std::set<pid_t> exited;       // their pidfd said so
     auto due = Clock::now();
+    std::unique_lock lock(monitor_mu_);
     while (!stop_) {
       ctl()->heartbeat.fetch_add(1, std::memory_order_relaxed);
+      std::set<pid_t> watch;
       if (connected_) {
         const auto now = Clock::now();
         // Woken half a suspicion timeout late: we were starved, so stalls we measured are
@@ -640,22 +662,62 @@ class ShmTransport::Impl {
           if (c->epoch.load(std::memory_order_acquire) != epoch_) {
             suspect(*p, SuspicionReason::peer_left,
                     "node " + std::to_string(id) + " left the view");
-          } else if (!process_alive(static_cast<std::uint64_t>(p->pid))) {
+          } else if (exited.contains(p->pid) ||
+                     !process_alive(static_cast<std::uint64_t>(p->pid))) {
             suspect(*p, SuspicionReason::connection_lost,
                     "node " + std::to_string(id) + " (pid " + std::to_string(p->pid) + ") is gone");
           } else if (hb != p->last_heartbeat || we_stalled) {
             p->last_heartbeat = hb;
             p->heartbeat_seen = now;
-          } else if (now - p->heartbeat_seen > cfg_.suspicion_timeout) {
+          } else if (cfg_.suspicion_timeout.count() > 0 &&
+                     now - p->heartbeat_seen > cfg_.suspicion_timeout) {
             suspect(*p, SuspicionReason::heartbeat_timeout,
                     "no heartbeat from node " + std::to_string(id) + " for " +
                         std::to_string(cfg_.suspicion_timeout.count()) + " ms");
           }
+          if (!p->suspected.load()) watch.insert(p->pid);
         }
       }
+      // Watch exactly the live peers' processes.
+      for (auto it = pidfds.begin(); it != pidfds.end();) {
+        if (watch.contains(it->first)) {
+          ++it;
+          continue;
+        }
+        if (it->second >= 0) ::close(it->second);
+        exited.erase(it->first);
+        it = pidfds.erase(it);
+      }
+      std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}};
+      std::vector<pid_t> pids{0};
+      bool gone = false;  // a process exited before we could watch it: look again at once
+      for (const pid_t pid : watch) {
+        auto [it, fresh] = pidfds.try_emplace(pid, -1);
+        if (fresh) {
+          it->second = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+          if (it->second < 0 && errno == ESRCH) {
+            exited.insert(pid);
+            gone = true;
+          }
+        }
+        if (it->second < 0) continue;  // no pidfd (old kernel): kill(pid, 0) each period
+        fds.push_back({it->second, POLLIN, 0});
+        pids.push_back(pid);
+      }
       due = Clock::now() + cfg_.heartbeat_interval;
-      monitor_cv_.wait_for(lock, cfg_.heartbeat_interval);
+      const int wait_ms =
+          gone ? 0 : static_cast<int>(std::max<std::int64_t>(1, cfg_.heartbeat_interval.count()));
+      lock.unlock();
+      if (::poll(fds.data(), fds.size(), wait_ms) > 0) {
+        std::uint64_t drained = 0;
+        if ((fds[0].revents & POLLIN) != 0) (void)!::read(wake_fd_, &drained, sizeof drained);
+        for (std::size_t i = 1; i < fds.size(); ++i)
+          if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0) exited.insert(pids[i]);
+      }
+      lock.lock();
     }
+    for (auto& [pid, fd] : pidfds)
+      if (fd >= 0) ::close(fd);
   }
 
   ShmConfig cfg_;
@@ -665,7 +727,7 @@ class ShmTransport::Impl {
   std::map<RegionId, std::unique_ptr<Segment>> regions_;  // changed only while disconnected
 
   std::mutex monitor_mu_;  // peers_ (writes), connected_, epoch_, stop_
-  std::condition_variable monitor_cv_;
+  int wake_fd_ = -1;       // eventfd: wakes the monitor (new peers, stop)
   std::map<NodeId, std::unique_ptr<Peer>> peers_;
   std::uint64_t epoch_ = 0;
   bool connected_ = false;

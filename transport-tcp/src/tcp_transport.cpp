@@ -889,6 +889,9 @@ class TcpTransport::Impl {
   }
 
   void arm_heartbeat() {
+    // Off: the layer above detects silence (the SST's heartbeats); a lost stream is still
+    // reported at once.
+    if (cfg_.heartbeat_interval.count() <= 0) return;
     heartbeat_.expires_after(cfg_.heartbeat_interval);
     const auto due = Clock::now() + cfg_.heartbeat_interval;
     heartbeat_.async_wait([this, due](const boost::system::error_code& ec) {

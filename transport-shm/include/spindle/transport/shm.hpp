@@ -28,7 +28,11 @@ namespace spindle::transport {
 struct ShmConfig {
   NodeId self = 0;
   std::string name_prefix = "spindle";  // segment names: /<prefix>.n<id>[.r<region>|.b<peer>]
+  // The monitor thread's period: it bumps our heartbeat and checks each peer's epoch,
+  // process and heartbeat. A peer process that exits is suspected at once (pidfd).
   std::chrono::milliseconds heartbeat_interval{50};
+  // A peer whose heartbeat stood still this long is suspected (heartbeat_timeout). 0: never
+  // (the layer above detects silence, as the domain's SST does).
   std::chrono::milliseconds suspicion_timeout{500};
   std::size_t ring_bytes = std::size_t{4} << 20;  // per ordered pair; max block = half
   // Published in our control segment and compared with every peer's before it joins a

@@ -31,6 +31,9 @@ namespace spindle::transport {
 
 struct TcpConfig {
   NodeAddress self;  // host (name or address) to bind, e.g. 127.0.0.1; port 0 picks a port
+  // HEARTBEAT frames on quiet streams, and silence for suspicion_timeout suspected as
+  // heartbeat_timeout. 0: neither (the layer above detects silence, as the domain's SST
+  // does); a stream that fails or closes is reported either way.
   std::chrono::milliseconds heartbeat_interval{100};
   std::chrono::milliseconds suspicion_timeout{1000};  // silence before heartbeat_timeout
   std::size_t max_queued_bytes = std::size_t{8} << 20;
