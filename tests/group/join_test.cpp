@@ -155,6 +155,27 @@ TEST_CASE("join: a joiner says what is wrong with what answers on the join port"
     CHECK(join_error(gone, std::chrono::seconds(2)) == "(no error)");
   }
   {
+    // A listener closed with our connection still in its accept queue resets it: that
+    // leader went away too.
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(fd, 4) == 0);
+    socklen_t len = sizeof a;
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+    std::jthread closer([fd] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      ::close(fd);
+    });
+    g::JoinRequest r;
+    r.domain_id = 4;
+    r.node = 9;
+    CHECK_FALSE(g::join({{0, "127.0.0.1", ntohs(a.sin_port)}}, r,
+                        std::chrono::steady_clock::now() + std::chrono::seconds(3)));
+  }
+  {
     FakeLeader silent("", false);
     CHECK_THAT(join_error(silent, std::chrono::milliseconds(300)),
                Catch::EndsWith("the leader did not answer in time"));
@@ -188,7 +209,7 @@ TEST_CASE("join: a participant that joins while the leader closes goes on all th
   for (int i = 0; i < 8; ++i) {
     INFO("round " << i);
     auto leader = std::make_unique<dds::domain::DomainParticipant>(dds::domain::default_id());
-    std::thread closer([&] {
+    std::jthread closer([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(3 * i));
       leader->close();
     });

@@ -40,10 +40,17 @@ bool read_exact(int fd, std::byte* out, std::size_t n, Clock::time_point deadlin
   std::size_t got = 0;
   while (got < n) {
     pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, remaining_ms(deadline)) <= 0) return false;
+    const int ready = ::poll(&p, 1, remaining_ms(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return false;
     const auto r = ::read(fd, out + got, n - got);
-    if (r == 0 && closed != nullptr) *closed = true;
-    if (r <= 0) return false;
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      // An orderly close, or a reset (a listener closed with our connection still in its
+      // accept queue): either way the other side is gone.
+      if (closed != nullptr && (r == 0 || errno == ECONNRESET)) *closed = true;
+      return false;
+    }
     got += static_cast<std::size_t>(r);
   }
   return true;
