@@ -36,10 +36,11 @@ inline std::uint16_t free_loopback_port() {
 struct LocalDomain {
   std::string transport = "tcp";  // tcp | shm
   std::size_t members = 2;
-  std::string shm_namespace;  // one of its own per domain
-  std::size_t window = 100;   // engine.window_size
-  std::size_t slot = 1024;    // engine.slot_size
-  std::string comment;        // first line of the file
+  std::string shm_namespace;    // one of its own per domain
+  std::size_t window = 100;     // engine.window_size
+  std::size_t slot = 1024;      // engine.slot_size
+  std::string comment;          // first line of the file
+  std::uint16_t join_port = 0;  // the leader takes joiners on it; 0: nobody joins later
 };
 
 // Writes a domain file listing `d.members` members on 127.0.0.1 with free ports.
@@ -50,7 +51,20 @@ inline void write_domain_file(const std::filesystem::path& file, const LocalDoma
       << "\nshm: {namespace: " << d.shm_namespace << "}\nmembers:\n";
   for (std::size_t i = 0; i < d.members; ++i)
     out << "  - {id: " << i << ", host: 127.0.0.1, port: " << free_loopback_port() << "}\n";
+  if (d.join_port != 0) out << "join_port: " << d.join_port << "\n";
   out << "engine: {window_size: " << d.window << ", slot_size: " << d.slot
+      << ", connect_timeout: 20s}\n";
+  if (!out) throw std::runtime_error("cannot write " + file.string());
+}
+
+// The domain file of a participant that joins the domain of write_domain_file(file, d)
+// later through its join port (d.join_port must be set): no members, the same settings.
+inline void write_joiner_file(const std::filesystem::path& file, const LocalDomain& d) {
+  std::ofstream out(file);
+  if (!d.comment.empty()) out << "# " << d.comment << "\n";
+  out << "version: 1\ndomain_id: 0\ntransport: " << d.transport
+      << "\nshm: {namespace: " << d.shm_namespace << "}\njoin_port: " << d.join_port
+      << "\nengine: {window_size: " << d.window << ", slot_size: " << d.slot
       << ", connect_timeout: 20s}\n";
   if (!out) throw std::runtime_error("cannot write " + file.string());
 }

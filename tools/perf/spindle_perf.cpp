@@ -8,13 +8,17 @@
 //   thr: one publisher streams for --duration seconds to `subs` subscriber processes;
 //        each counts what it received (throughput_msgs_s, throughput_MBps per subscriber,
 //        averaged). KEEP_ALL, reliable.
+//   churn: thr with one subscriber, measured twice in one run: --duration seconds steady
+//        (throughput_msgs_s), then --duration seconds while another process joins the
+//        domain with a reader of the topic and leaves again every second, each a view
+//        change of the topic's subgroup (churn_throughput_ratio: churn / steady).
 // Sizes are whole samples as ddsperf counts them: a 12-byte header and size-12 octets.
 // The engine gets slots sized for the largest sample (domain file `engine.slot_size`).
 //
 //   spindle-perf [--transport tcp|shm] [--sizes 64,1024,10240,102400,1048576]
-//                [--subs 1,3] [--tests lat,thr] [--duration S] [--warmup S]
+//                [--subs 1,3] [--tests lat,thr,churn] [--duration S] [--warmup S]
 //                [--consistency atomic|unordered]   (peer=spindle or peer=spindle-unordered)
-//   spindle-perf --role ping|pong|pub|sub ...   (internal: one process of a run)
+//   spindle-perf --role ping|pong|pub|sub|churn ...   (internal: one process of a run)
 //
 // Every process of a run finds the run's domain file through SPINDLE_CONFIG and its id
 // through SPINDLE_NODE_ID. Every wait is bounded.
@@ -23,6 +27,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -56,6 +61,8 @@ struct Options {
   std::string consistency = "atomic";  // or unordered
   std::string role;
   std::size_t size = 64;
+  bool churn = false;       // pub/sub: a churn run (two measured phases)
+  std::string join_config;  // churn: the domain file of a participant that joins later
 };
 
 const Options* g_options = nullptr;  // the process's options, for the QoS helpers
@@ -204,7 +211,8 @@ int throughput_role(const Options& o, std::uint32_t subs) {
       die("pub: subscribers did not match");
     }
     Sample s = make_sample(o.size);
-    const auto end = Clock::now() + std::chrono::duration<double>(o.warmup + o.duration);
+    const double measured = o.churn ? 2 * o.duration : o.duration;  // churn: two phases
+    const auto end = Clock::now() + std::chrono::duration<double>(o.warmup + measured);
     std::uint32_t seq = 0;
     while (Clock::now() < end) {
       s.seq(++seq);
@@ -227,13 +235,17 @@ int throughput_role(const Options& o, std::uint32_t subs) {
   }
   dds::sub::DataReader<Sample> r(sub, topic, reader_qos(sub, true));
   dds::pub::DataWriter<Sample> done(pub, done_topic, writer_qos(pub, true));
+  // Churn: the steady phase ends after --duration; then the churner is told to begin.
+  dds::topic::Topic<Sample> go_topic(dp, "perf_churn_go");
+  dds::pub::DataWriter<Sample> go(pub, go_topic, writer_qos(pub, true));
   dds::core::cond::WaitSet ws;
   dds::sub::cond::ReadCondition rc(r, dds::sub::status::DataState::any());
   ws += rc;
-  std::uint64_t count = 0;
-  Clock::time_point start{};
-  bool measuring = false, stop = false;
+  std::uint64_t count = 0, churn_count = 0;
+  Clock::time_point start{}, churn_start{};
+  bool measuring = false, churning = false, stop = false;
   const auto warm = std::chrono::duration<double>(o.warmup);
+  const auto steady = std::chrono::duration<double>(o.duration);
   Clock::time_point first{};
   auto last = Clock::now();
   while (!stop) {
@@ -256,14 +268,63 @@ int throughput_role(const Options& o, std::uint32_t subs) {
         measuring = true;
         start = now;
       }
-      if (measuring) ++count;
+      if (o.churn && measuring && !churning && now - start >= steady) {
+        churning = true;
+        churn_start = now;
+        go.write(make_sample(kHeader));
+      }
+      if (churning) {
+        ++churn_count;
+      } else if (measuring) {
+        ++count;
+      }
     }
   }
-  const double secs = measuring ? std::chrono::duration<double>(last - start).count() : 0;
+  const double secs =
+      measuring ? std::chrono::duration<double>((churning ? churn_start : last) - start).count()
+                : 0;
   std::cout << "RESULT msgs_s=" << (secs > 0 ? static_cast<double>(count) / secs : 0.0)
-            << " n=" << count << std::endl;
+            << " n=" << count;
+  if (o.churn) {
+    const double churn_secs =
+        churning ? std::chrono::duration<double>(last - churn_start).count() : 0;
+    std::cout << " churn_msgs_s="
+              << (churn_secs > 0 ? static_cast<double>(churn_count) / churn_secs : 0.0);
+  }
+  std::cout << std::endl;
   done.write(make_sample(kHeader));
   std::this_thread::sleep_for(200ms);
+  return 0;
+}
+
+// The churner: joins once to wait for the subscriber's go, then for --duration seconds
+// joins with a reader of the streamed topic and leaves again, once a second.
+int churn_role(const Options& o) {
+  ::setenv("SPINDLE_CONFIG", o.join_config.c_str(), 1);
+  ::unsetenv("SPINDLE_NODE_ID");  // each incarnation is a new member with an id of its own
+  {
+    dds::domain::DomainParticipant dp(dds::domain::default_id());
+    dds::topic::Topic<Sample> go_topic(dp, "perf_churn_go");
+    dds::sub::Subscriber sub(dp);
+    dds::sub::DataReader<Sample> go(sub, go_topic, reader_qos(sub, true));
+    if (!wait_until([&] { return go.take().length() > 0; }, 120s)) die("churn: no go");
+  }
+  const auto end = Clock::now() + std::chrono::duration<double>(o.duration);
+  int cycles = 0;
+  while (Clock::now() < end) {
+    const auto cycle = Clock::now();
+    {
+      dds::domain::DomainParticipant dp(dds::domain::default_id());
+      dds::topic::Topic<Sample> topic(dp, "perf_thr");
+      dds::sub::Subscriber sub(dp);
+      dds::sub::DataReader<Sample> r(sub, topic, reader_qos(sub, false));
+      std::this_thread::sleep_until(cycle + 500ms);
+      (void)r.take();
+    }
+    ++cycles;
+    std::this_thread::sleep_until(cycle + 1s);
+  }
+  std::cout << "RESULT cycles=" << cycles << std::endl;
   return 0;
 }
 
@@ -274,6 +335,7 @@ double value_of(const std::string& line, const std::string& key) {
 }
 
 // Starts `roles.size()` processes (node i plays roles[i]) and returns their RESULT lines.
+// A "churn" role is no listed member: it joins through the join port.
 std::vector<std::string> run(const Options& o, const std::vector<std::string>& roles,
                              std::size_t size, std::uint32_t subs) {
   namespace fs = std::filesystem;
@@ -284,15 +346,27 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
   // holds every member's ring).
   const std::size_t slot = std::min<std::size_t>(size + 64, std::size_t{1} << 20);
   const std::size_t window = std::clamp<std::size_t>((std::size_t{32} << 20) / slot, 8, 256);
-  spindle::tools::write_domain_file(
-      file, {o.transport, roles.size(),
-             "spindle-perf-" + std::to_string(::getpid()) + "-" + std::to_string(serial), window,
-             slot, "Written by spindle-perf for one run."});
+  const bool churn = std::find(roles.begin(), roles.end(), "churn") != roles.end();
+  const auto listed = static_cast<std::size_t>(
+      std::count_if(roles.begin(), roles.end(), [](const std::string& r) { return r != "churn"; }));
+  const spindle::tools::LocalDomain domain{
+      o.transport,
+      listed,
+      "spindle-perf-" + std::to_string(::getpid()) + "-" + std::to_string(serial),
+      window,
+      slot,
+      "Written by spindle-perf for one run.",
+      churn ? spindle::tools::free_loopback_port() : std::uint16_t{0}};
+  spindle::tools::write_domain_file(file, domain);
+  auto join_file = file;
+  join_file.replace_extension(".joiner.yaml");
+  if (churn) spindle::tools::write_joiner_file(join_file, domain);
   std::vector<FILE*> procs;
   for (std::size_t i = 0; i < roles.size(); ++i) {
     std::ostringstream args;
     args << "--role " << roles[i] << " --size " << size << " --subs " << subs << " --duration "
          << o.duration << " --warmup " << o.warmup << " --consistency " << o.consistency;
+    if (churn) args << " --churn --join-config '" << join_file.string() << "'";
     procs.push_back(spindle::tools::start_member(file, i, args.str()));
   }
   std::vector<std::string> results;
@@ -307,6 +381,7 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
     ::pclose(f);
   }
   fs::remove(file);
+  if (churn) fs::remove(join_file);
   return results;
 }
 
@@ -337,6 +412,23 @@ int coordinator(const Options& o) {
         }
         line(o, size, 1, "latency_us_p50", value_of(r[0], "p50"));
         line(o, size, 1, "latency_us_p99", value_of(r[0], "p99"));
+        continue;
+      }
+      if (test == "churn") {
+        const auto r = run(o, {"pub", "sub", "churn"}, size, 1);
+        std::string sub_line, churn_line;
+        for (const auto& l : r)
+          (l.find("msgs_s=") != std::string::npos ? sub_line : churn_line) = l;
+        if (sub_line.empty() || churn_line.empty()) {
+          ++failures;
+          continue;
+        }
+        const double steady = value_of(sub_line, "msgs_s");
+        const double churned = value_of(sub_line, "churn_msgs_s");
+        line(o, size, 1, "throughput_msgs_s", steady);
+        line(o, size, 1, "churn_throughput_msgs_s", churned);
+        line(o, size, 1, "churn_throughput_ratio", steady > 0 ? churned / steady : 0);
+        line(o, size, 1, "churn_cycles", value_of(churn_line, "cycles"));
         continue;
       }
       for (auto subs : o.subs) {
@@ -377,9 +469,11 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::Range(1u, 64u))
       ->capture_default_str();
-  app.add_option("--tests", o.tests, "Which measurements: lat (round trip), thr (streaming)")
+  app.add_option("--tests", o.tests,
+                 "Which measurements: lat (round trip), thr (streaming), churn (streaming "
+                 "while a member joins and leaves every second, against steady)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"lat", "thr"}))
+      ->check(CLI::IsMember({"lat", "thr", "churn"}))
       ->capture_default_str();
   app.add_option("--duration", o.duration, "Seconds measured per figure")
       ->check(CLI::Range(0.01, 3600.0))
@@ -392,7 +486,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"atomic", "unordered"}))
       ->capture_default_str();
   // Internal: how the coordinator starts one process of a run.
-  app.add_option("--role", o.role)->check(CLI::IsMember({"ping", "pong", "pub", "sub"}))->group("");
+  app.add_option("--role", o.role)
+      ->check(CLI::IsMember({"ping", "pong", "pub", "sub", "churn"}))
+      ->group("");
+  app.add_flag("--churn", o.churn)->group("");
+  app.add_option("--join-config", o.join_config)->group("");
   app.add_option("--size", o.size)->check(CLI::Range(kHeader, kMaxSize))->group("");
   try {
     app.parse(argc, argv);
@@ -404,6 +502,7 @@ int main(int argc, char** argv) {
     if (o.role == "ping" || o.role == "pong") return latency_role(o);
     if (o.role == "pub" || o.role == "sub")
       return throughput_role(o, o.subs.empty() ? 1 : o.subs[0]);
+    if (o.role == "churn") return churn_role(o);
     return coordinator(o);
   } catch (const dds::core::Exception& e) {
     std::cout << "FAIL " << e.what() << std::endl;
