@@ -56,6 +56,12 @@ void SimStack::leave(std::size_t i) {
   participants_.at(i).close();
 }
 
+void SimStack::isolate(std::size_t i) {
+  for (std::size_t j = 0; j < participants_.size(); ++j)
+    if (j != i)
+      net_->cut(static_cast<transport::NodeId>(i + 1), static_cast<transport::NodeId>(j + 1));
+}
+
 std::string SimStack::halted(std::size_t i) const {
   return cores_.at(i)->engine().halted();
 }

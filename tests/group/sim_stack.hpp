@@ -53,6 +53,9 @@ class SimStack {
   // closed, as an application deletes its participant. Either way it is not used again.
   void crash(std::size_t i);
   void leave(std::size_t i);
+  // isolate(i): every link between participant i and the others is cut (a partition with
+  // i alone on its side). It keeps running: a minority, it must halt by itself.
+  void isolate(std::size_t i);
   [[nodiscard]] bool alive(std::size_t i) const { return alive_.at(i); }
   // Why participant i halted (majority rule), empty while it runs.
   [[nodiscard]] std::string halted(std::size_t i) const;

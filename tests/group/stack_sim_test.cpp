@@ -1,12 +1,13 @@
 // The whole stack in the simulator: participants with real DCPS entities (topics, writers,
 // readers, discovery and matching) over the view engine on the deterministic in-memory
 // transport, across many seeds of random latencies, spikes and slow members, with crashes
-// (the leader's too) and clean leaves mid-stream. After each seed: every surviving reader
+// (the leader's too), clean leaves and partitions (a member cut off from all the others)
+// mid-stream. After each seed: every member cut off halted (a minority), every surviving reader
 // delivered every sample of every surviving writer, all survivors delivered the same
 // sequence (atomic: same order, and a crashed writer's samples the same prefix everywhere),
 // each writer's samples in FIFO order with no duplicate and no gap; a member that crashed
-// delivered a prefix of the survivors' sequence; and the same seed replays to the same
-// trace. A failing seed prints the command that replays it.
+// or was cut off delivered a prefix of the survivors' sequence; and the same seed replays to the
+// same trace. A failing seed prints the command that replays it.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -82,8 +83,8 @@ std::string check(const std::vector<std::vector<Sample>>& delivered,
 // all), each writing a random number of samples, interleaved — so the topic's subgroup is
 // often a part of the view, and the view's leader (member 1) often outside it, computing
 // its ragged edge from the final counters its members pushed; a random member may be
-// slowed; with 3 or more members, a minority may crash or leave at random points
-// mid-stream.
+// slowed; with 3 or more members, a minority may crash, leave or be cut off at random
+// points mid-stream.
 Outcome run_seed(std::uint64_t seed) {
   Outcome out;
   sim::Rng rng(seed);
@@ -143,25 +144,36 @@ Outcome run_seed(std::uint64_t seed) {
   std::uint64_t total = 0;
   for (const auto& p : plans)
     total += p.count;
-  std::map<std::uint64_t, std::pair<std::size_t, bool>> faults;  // at sample n: (member, crash)
+  enum class Fault { crash, leave, isolate };
+  std::map<std::uint64_t, std::pair<std::size_t, Fault>> faults;  // at sample n: (member, what)
   if (members >= 3 && rng.chance(700'000)) {
     const auto count = rng.uniform(1, (members - 1) / 2);
     std::set<std::size_t> chosen;
     while (chosen.size() < count)
       chosen.insert(static_cast<std::size_t>(rng.uniform(0, members - 1)));
-    for (auto m : chosen)
-      faults[rng.uniform(0, total)] = {m, rng.chance(750'000)};
+    for (auto m : chosen) {
+      const auto dice = rng.uniform(0, 99);
+      faults[rng.uniform(0, total)] = {m, dice < 55   ? Fault::crash
+                                          : dice < 75 ? Fault::leave
+                                                      : Fault::isolate};
+    }
   }
-  std::vector<std::size_t> crashed;
+  std::vector<std::size_t> crashed;  // crashed, or cut off from the majority
+  std::set<std::size_t> isolated;    // cut off: running, and bound to halt
+  auto gone = [&](std::size_t m) { return !stack.alive(m) || isolated.contains(m); };
   auto fault_at = [&](std::uint64_t n) {
     for (auto it = faults.find(n); it != faults.end() && it->first == n; it = faults.end()) {
-      const auto [m, crash] = it->second;
+      const auto [m, what] = it->second;
       ++out.faults;
-      if (crash) {
+      if (what == Fault::crash) {
         stack.crash(m);
         crashed.push_back(m);
-      } else {
+      } else if (what == Fault::leave) {
         stack.leave(m);
+      } else {
+        stack.isolate(m);
+        isolated.insert(m);
+        crashed.push_back(m);
       }
     }
   };
@@ -172,21 +184,50 @@ Outcome run_seed(std::uint64_t seed) {
     fault_at(n);
     std::vector<std::size_t> open;
     for (std::size_t w = 0; w < plans.size(); ++w)
-      if (stack.alive(plans[w].member) && next[w] < plans[w].count) open.push_back(w);
+      if (!gone(plans[w].member) && next[w] < plans[w].count) open.push_back(w);
     if (open.empty()) break;
     const std::size_t w = open[static_cast<std::size_t>(rng.uniform(0, open.size() - 1))];
     FlightState s;
     s.aircraft_id(1);
     s.timestamp_ns(next[w]++);
     s.callsign(std::to_string(plans[w].id));
-    plans[w].writer.write(s);  // waits (runs the scheduler) while the ring is full
+    try {
+      plans[w].writer.write(s);  // waits (runs the scheduler) while the ring is full
+    } catch (const dds::core::Exception& e) {
+      out.problem = "member " + std::to_string(plans[w].member + 1) + ": write failed: " + e.what();
+      for (const auto& [at, f] : faults)
+        out.problem += "\n  fault at sample " + std::to_string(at) + ": member " +
+                       std::to_string(f.first + 1) + " " +
+                       (f.second == Fault::crash   ? "crashed"
+                        : f.second == Fault::leave ? "left"
+                                                   : "cut off");
+      out.problem += "\n  at sample " + std::to_string(n);
+      for (std::size_t m = 0; m < members; ++m) {
+        const auto v = stack.view(m);
+        out.problem += "\n  member " + std::to_string(m + 1) + (stack.alive(m) ? "" : " (gone)") +
+                       (isolated.contains(m) ? " (isolated)" : "") + ": view " +
+                       std::to_string(v.epoch) + " of " + std::to_string(v.members.size()) +
+                       ", halted: '" + stack.halted(m) + "'";
+      }
+      return out;
+    }
     const auto steps = rng.uniform(0, 20);
     for (std::uint64_t k = 0; k < steps; ++k)
       (void)stack.net().step();
   }
+  // A member cut off from the majority halts by itself (no split brain), within a
+  // suspicion timeout and a view change attempt.
+  const bool minority_halted = stack.run_until([&] {
+    return std::all_of(isolated.begin(), isolated.end(),
+                       [&](std::size_t m) { return !stack.halted(m).empty(); });
+  });
+  if (!minority_halted) {
+    out.problem = "a member cut off from the majority did not halt";
+    return out;
+  }
   std::vector<std::size_t> survivors;  // with a reader
   for (std::size_t i = 0; i < members; ++i) {
-    if (!stack.alive(i)) continue;
+    if (gone(i)) continue;
     if (!stack.halted(i).empty()) {
       out.problem = "member " + std::to_string(i + 1) + " halted: " + stack.halted(i);
       return out;
@@ -196,7 +237,7 @@ Outcome run_seed(std::uint64_t seed) {
   // Every survivor delivers every sample its live writers wrote.
   std::map<std::uint32_t, std::uint64_t> expected;
   for (std::size_t w = 0; w < plans.size(); ++w)
-    if (stack.alive(plans[w].member)) expected[plans[w].id] = next[w];
+    if (!gone(plans[w].member)) expected[plans[w].id] = next[w];
   out.delivered.resize(members);
   auto drain = [&] {
     for (std::size_t r = 0; r < members; ++r) {
@@ -224,7 +265,7 @@ Outcome run_seed(std::uint64_t seed) {
     return std::all_of(survivors.begin(), survivors.end(), [&](std::size_t r) {
       const auto v = stack.view(r);
       for (std::size_t m = 0; m < members; ++m)
-        if (!stack.alive(m) && v.rank_of(static_cast<spindle::group::NodeId>(m + 1))) return false;
+        if (gone(m) && v.rank_of(static_cast<spindle::group::NodeId>(m + 1))) return false;
       return true;
     });
   });

@@ -260,7 +260,18 @@ void Membership::lead() {
     set_field(kJoins, count);
     joiners_waiting_.store(!pending_joiners_.empty(), std::memory_order_release);
   }
-  if (want != field(me_, kProposal) || num == 0 || more_joiners) {
+  // A member still holding an earlier leader's proposal under our number, or a newer
+  // number, would never echo ours (followers echo only higher numbers): outbid it. Two
+  // leaders can pick the same number when the second did not see the first's proposal
+  // before it took over (simulator seed 9746: the leader crashed one sample after the
+  // member it proposed to remove; the next leader's proposal 1 met the old proposal 1).
+  bool outbid = false;
+  for (std::size_t r = 0; r < n_; ++r) {
+    if (r == me_ || (suspected_mask() & bit(r)) != 0) continue;
+    const std::uint64_t theirs = field(r, kProposalNum);
+    if (theirs > num || (theirs == num && num != 0 && field(r, kProposal) != want)) outbid = true;
+  }
+  if (want != field(me_, kProposal) || num == 0 || more_joiners || outbid) {
     for (std::size_t r = 0; r < n_; ++r)
       num = std::max(num, field(r, kProposalNum));
     ++num;
