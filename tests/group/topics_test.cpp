@@ -191,3 +191,30 @@ TEST_CASE("topics: two topics with different readers travel apart, each in total
   CHECK(ga.front() == 0);
   CHECK(ga.back() == 29);
 }
+
+TEST_CASE(
+    "topics: a writer whose member crashed is unmatched at the view change, its instance "
+    "becomes NOT_ALIVE_NO_WRITERS and liveliness counts it lost",
+    "[topics]") {
+  SimStack stack(sim::Config{}, 3);
+  dds::topic::Topic<FlightState> t1(stack.participant(0), "Track");
+  dds::topic::Topic<FlightState> t3(stack.participant(2), "Track");
+  dds::pub::DataWriter<FlightState> w(dds::pub::Publisher(stack.participant(2)), t3);
+  dds::sub::DataReader<FlightState> r(dds::sub::Subscriber(stack.participant(0)), t1, keep_all());
+  REQUIRE(stack.run_until([&] { return r.subscription_matched_status().current_count() == 1; }));
+  w.write(sample(0));
+  REQUIRE(stack.run_until([&] { return r.read().length() == 1; }));
+  REQUIRE(r.liveliness_changed_status().alive_count() == 1);
+  stack.crash(2);
+  // The view without member 3 is installed at member 1: its writer is gone.
+  REQUIRE(stack.run_until([&] { return r.subscription_matched_status().current_count() == 0; }));
+  CHECK(!stack.view(0).rank_of(3));
+  const auto live = r.liveliness_changed_status();
+  CHECK(live.alive_count() == 0);
+  CHECK(live.not_alive_count() == 0);  // gone, not merely not alive: it no longer counts
+  const auto samples = r.read();
+  REQUIRE(samples.length() >= 1);
+  CHECK(samples.begin()->info().state().instance_state() ==
+        dds::sub::status::InstanceState::not_alive_no_writers());
+  CHECK(r.subscription_matched_status().total_count() == 1);
+}
