@@ -1,8 +1,9 @@
 // The whole stack in the simulator: participants with real DCPS entities (topics, writers,
 // readers, discovery and matching) over the view engine on the deterministic in-memory
 // transport, across many seeds of random latencies, spikes and slow members, with crashes
-// (the leader's too), clean leaves and partitions (a member cut off from all the others)
-// mid-stream. After each seed: every member cut off halted (a minority), every surviving reader
+// (the leader's too), clean leaves, partitions (a member cut off from all the others) and
+// pauses (a SIGSTOP shorter or longer than the suspicion timeout) mid-stream. After each
+// seed: every member cut off or paused too long halted (a minority), every surviving reader
 // delivered every sample of every surviving writer, all survivors delivered the same
 // sequence (atomic: same order, and a crashed writer's samples the same prefix everywhere),
 // each writer's samples in FIFO order with no duplicate and no gap; a member that crashed
@@ -83,14 +84,15 @@ std::string check(const std::vector<std::vector<Sample>>& delivered,
 // all), each writing a random number of samples, interleaved — so the topic's subgroup is
 // often a part of the view, and the view's leader (member 1) often outside it, computing
 // its ragged edge from the final counters its members pushed; a random member may be
-// slowed; with 3 or more members, a minority may crash, leave or be cut off at random
-// points mid-stream.
+// slowed; with 3 or more members, a minority may crash, leave, be cut off or pause at
+// random points mid-stream (a short pause changes nothing: that member must go on).
 Outcome run_seed(std::uint64_t seed) {
   Outcome out;
   sim::Rng rng(seed);
   const auto members = static_cast<std::uint32_t>(rng.uniform(2, 5));
   const auto window = static_cast<std::uint32_t>(rng.uniform(1, 32));
-  SimStack stack(random_config(seed), members, window);
+  const sim::Config config = random_config(seed);
+  SimStack stack(config, members, window);
   if (rng.chance(300'000))
     stack.net().slow(static_cast<std::uint32_t>(rng.uniform(1, members)),
                      std::chrono::microseconds(rng.uniform(1, 100)));
@@ -144,7 +146,7 @@ Outcome run_seed(std::uint64_t seed) {
   std::uint64_t total = 0;
   for (const auto& p : plans)
     total += p.count;
-  enum class Fault { crash, leave, isolate };
+  enum class Fault { crash, leave, isolate, pause };
   std::map<std::uint64_t, std::pair<std::size_t, Fault>> faults;  // at sample n: (member, what)
   if (members >= 3 && rng.chance(700'000)) {
     const auto count = rng.uniform(1, (members - 1) / 2);
@@ -153,14 +155,16 @@ Outcome run_seed(std::uint64_t seed) {
       chosen.insert(static_cast<std::size_t>(rng.uniform(0, members - 1)));
     for (auto m : chosen) {
       const auto dice = rng.uniform(0, 99);
-      faults[rng.uniform(0, total)] = {m, dice < 55   ? Fault::crash
-                                          : dice < 75 ? Fault::leave
-                                                      : Fault::isolate};
+      faults[rng.uniform(0, total)] = {m, dice < 45   ? Fault::crash
+                                          : dice < 65 ? Fault::leave
+                                          : dice < 80 ? Fault::isolate
+                                                      : Fault::pause};
     }
   }
   std::vector<std::size_t> crashed;  // crashed, or cut off from the majority
-  std::set<std::size_t> isolated;    // cut off: running, and bound to halt
+  std::set<std::size_t> isolated;    // cut off, or paused past the timeout: bound to halt
   auto gone = [&](std::size_t m) { return !stack.alive(m) || isolated.contains(m); };
+  auto node = [](std::size_t m) { return static_cast<spindle::transport::NodeId>(m + 1); };
   auto fault_at = [&](std::uint64_t n) {
     for (auto it = faults.find(n); it != faults.end() && it->first == n; it = faults.end()) {
       const auto [m, what] = it->second;
@@ -170,12 +174,48 @@ Outcome run_seed(std::uint64_t seed) {
         crashed.push_back(m);
       } else if (what == Fault::leave) {
         stack.leave(m);
-      } else {
+      } else if (what == Fault::isolate) {
         stack.isolate(m);
+        isolated.insert(m);
+        crashed.push_back(m);
+      } else if (rng.chance(500'000)) {
+        // A pause shorter than the suspicion timeout changes nothing: the member goes on.
+        const auto half = static_cast<std::uint64_t>(
+            std::max<std::int64_t>(1, config.suspicion_timeout.count() / 2));
+        stack.net().pause(node(m), sim::Duration(static_cast<std::int64_t>(rng.uniform(1, half))));
+      } else {
+        // Longer: the others remove it; when it resumes it finds out and halts.
+        stack.net().pause(node(m),
+                          config.suspicion_timeout * 2 + sim::Duration(rng.uniform(0, 2'000'000)));
         isolated.insert(m);
         crashed.push_back(m);
       }
     }
+  };
+  // The faults and every member's state, for a failure's message.
+  auto describe = [&] {
+    std::string d;
+    for (const auto& [at, f] : faults)
+      d += "\n  fault at sample " + std::to_string(at) + ": member " + std::to_string(f.first + 1) +
+           " " +
+           (f.second == Fault::crash     ? "crashed"
+            : f.second == Fault::leave   ? "left"
+            : f.second == Fault::isolate ? "cut off"
+                                         : "paused");
+    for (std::size_t m = 0; m < members; ++m) {
+      const auto v = stack.view(m);
+      d += "\n  member " + std::to_string(m + 1) + (stack.alive(m) ? "" : " (gone)") +
+           (isolated.contains(m) ? " (cut off or paused long)" : "") + ": view " +
+           std::to_string(v.epoch) + " of " + std::to_string(v.members.size()) + " [" +
+           [&] {
+             std::string ids;
+             for (const auto& mm : v.members)
+               ids += std::to_string(mm.id) + " ";
+             return ids;
+           }() +
+           "], halted: '" + stack.halted(m) + "'";
+    }
+    return d;
   };
   // Interleaved writes: one sample of a random live writer at a time, the network running
   // between them for a random while.
@@ -186,6 +226,11 @@ Outcome run_seed(std::uint64_t seed) {
     for (std::size_t w = 0; w < plans.size(); ++w)
       if (!gone(plans[w].member) && next[w] < plans[w].count) open.push_back(w);
     if (open.empty()) break;
+    // A paused process writes nothing until it resumes.
+    auto paused = [&](std::size_t w) { return stack.net().paused(node(plans[w].member)); };
+    (void)stack.run_until([&] { return !std::all_of(open.begin(), open.end(), paused); });
+    std::erase_if(open, paused);
+    if (open.empty()) break;
     const std::size_t w = open[static_cast<std::size_t>(rng.uniform(0, open.size() - 1))];
     FlightState s;
     s.aircraft_id(1);
@@ -194,21 +239,8 @@ Outcome run_seed(std::uint64_t seed) {
     try {
       plans[w].writer.write(s);  // waits (runs the scheduler) while the ring is full
     } catch (const dds::core::Exception& e) {
-      out.problem = "member " + std::to_string(plans[w].member + 1) + ": write failed: " + e.what();
-      for (const auto& [at, f] : faults)
-        out.problem += "\n  fault at sample " + std::to_string(at) + ": member " +
-                       std::to_string(f.first + 1) + " " +
-                       (f.second == Fault::crash   ? "crashed"
-                        : f.second == Fault::leave ? "left"
-                                                   : "cut off");
-      out.problem += "\n  at sample " + std::to_string(n);
-      for (std::size_t m = 0; m < members; ++m) {
-        const auto v = stack.view(m);
-        out.problem += "\n  member " + std::to_string(m + 1) + (stack.alive(m) ? "" : " (gone)") +
-                       (isolated.contains(m) ? " (isolated)" : "") + ": view " +
-                       std::to_string(v.epoch) + " of " + std::to_string(v.members.size()) +
-                       ", halted: '" + stack.halted(m) + "'";
-      }
+      out.problem = "member " + std::to_string(plans[w].member + 1) +
+                    ": write failed: " + e.what() + describe();
       return out;
     }
     const auto steps = rng.uniform(0, 20);
@@ -222,7 +254,7 @@ Outcome run_seed(std::uint64_t seed) {
                        [&](std::size_t m) { return !stack.halted(m).empty(); });
   });
   if (!minority_halted) {
-    out.problem = "a member cut off from the majority did not halt";
+    out.problem = "a member cut off from the majority did not halt" + describe();
     return out;
   }
   std::vector<std::size_t> survivors;  // with a reader
@@ -277,6 +309,7 @@ Outcome run_seed(std::uint64_t seed) {
     return out;  // every reader's member crashed or left: nothing to compare
   }
   out.problem = check(out.delivered, survivors, crashed);
+  if (!out.problem.empty()) out.problem += describe();
   if (out.problem.empty() && !complete) {
     out.problem = "not every survivor delivered every sample of the live writers:";
     for (auto r : survivors)

@@ -262,8 +262,16 @@ void Engine::decided(const View& ending, const ViewDecision& d) {
   // Protocol thread: the install stops this very thread, so it runs on control().
   std::shared_ptr<ViewState> vs = current();
   if (vs->view.epoch != ending.epoch) return;
-  // The view after this one goes on without us (we are leaving): nothing to install.
-  if (const auto me = ending.rank_of(node()); !me || ((d.removed >> *me) & 1) != 0) return;
+  // The view after this one goes on without us: nothing to install. Unless we are
+  // leaving, the others removed us (they suspected us: a pause past the timeout, say), and
+  // we stop as a member that lost its majority does, saying so.
+  if (const auto me = ending.rank_of(node()); !me || ((d.removed >> *me) & 1) != 0) {
+    if (me && ((d.leaving >> *me) & 1) == 0)
+      halt("was removed from the group in view " + std::to_string(ending.epoch + 1) +
+           " (the other members suspected it); a removed participant must be deleted, and a new "
+           "one joins as a new member");
+    return;
+  }
   runtime_->control().post([this, vs, d] { change_view(vs, d); });
 }
 

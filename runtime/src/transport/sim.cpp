@@ -92,7 +92,7 @@ struct Posted {
   std::uint32_t capacity = 0;
 };
 
-enum class EvKind : std::uint8_t { deliver, actor, suspect, timer };
+enum class EvKind : std::uint8_t { deliver, actor, suspect, timer, resume, join_check, silence };
 
 struct Ev {
   Duration at{0};
@@ -120,6 +120,7 @@ struct SimTransport::State {
   bool actor_scheduled = false;
   std::set<Duration> wakes;  // times of pending timer events
   Duration slow{0};
+  Duration paused_until{0};  // pause(): no step before this (writes to it still land)
 };
 
 struct Network::Impl {
@@ -372,6 +373,10 @@ bool Network::step() {
       auto* t = im.find(e.a);
       if (t == nullptr) break;
       auto& s = t->state();
+      if (im.now < s.paused_until) {  // runs when the pause ends (still scheduled)
+        im.push(Ev{.at = s.paused_until, .kind = EvKind::actor, .a = e.a});
+        break;
+      }
       s.actor_scheduled = false;
       if (s.crashed || !s.actor) break;
       if (s.actor()) im.schedule_actor(*t);
@@ -382,8 +387,60 @@ bool Network::step() {
       if (t == nullptr) break;
       auto& s = t->state();
       s.wakes.erase(e.at);
+      if (im.now < s.paused_until) {
+        wake_at(e.a, s.paused_until);
+        break;
+      }
       if (s.crashed || !s.actor) break;
       if (s.actor()) im.schedule_actor(*t);
+      break;
+    }
+    case EvKind::silence: {
+      // Node b is paused: a's heartbeat detector would see its silence in every view that
+      // has it, so look again a timeout later while it stays paused.
+      auto* t = im.find(e.a);
+      auto* quiet = im.find(e.b);
+      if (t == nullptr || quiet == nullptr || t->state().crashed) break;
+      if (im.now >= quiet->state().paused_until) break;
+      auto& s = t->state();
+      if (s.connected && s.members.contains(e.b)) {
+        im.raise(*t, e.b, SuspicionReason::heartbeat_timeout,
+                 "no heartbeat from node " + std::to_string(e.b));
+      }
+      im.push(
+          Ev{.at = im.now + im.cfg.suspicion_timeout, .kind = EvKind::silence, .a = e.a, .b = e.b});
+      break;
+    }
+    case EvKind::join_check: {
+      auto* t = im.find(e.a);
+      if (t == nullptr || t->state().crashed || t->state().epoch != e.epoch) break;
+      auto* peer = im.find(e.b);
+      const bool joined = peer != nullptr && !peer->state().crashed &&
+                          peer->state().epoch == e.epoch && peer->state().connected &&
+                          peer->state().members.contains(e.a);
+      if (!joined)
+        im.raise(*t, e.b, SuspicionReason::connect_timeout,
+                 "node " + std::to_string(e.b) + " did not join view " + std::to_string(e.epoch));
+      break;
+    }
+    case EvKind::resume: {
+      // A peer that went on to a view without us, or suspected us meanwhile, closed its
+      // side: we find out now, as a resumed process finds its connections closed.
+      auto* t = im.find(e.a);
+      if (t == nullptr || t->state().crashed) break;
+      auto& s = t->state();
+      for (const NodeId m : std::set<NodeId>(s.members)) {
+        auto* peer = im.find(m);
+        // (A peer still in an earlier view is only slow: it is not gone.)
+        const bool gone =
+            peer == nullptr || peer->state().crashed || peer->state().epoch > s.epoch ||
+            (peer->state().epoch == s.epoch &&
+             (!peer->state().members.contains(e.a) || peer->state().suspected.contains(e.a)));
+        if (gone)
+          im.raise(*t, m, SuspicionReason::connection_lost,
+                   "node " + std::to_string(m) + " closed its connection while we were paused");
+      }
+      im.schedule_actor(*t);
       break;
     }
     case EvKind::suspect: {
@@ -455,6 +512,28 @@ void Network::slow(NodeId id, Duration extra) {
   node(id).state().slow = extra;
 }
 
+void Network::pause(NodeId id, Duration length) {
+  auto& im = *impl_;
+  auto& s = node(id).state();
+  if (s.crashed) return;
+  s.paused_until = std::max(s.paused_until, im.now + length);
+  // Silence past the suspicion timeout: every peer with it in its view then suspects it
+  // (heartbeat_timeout), in whatever view it is by then (see EvKind::silence).
+  if (length > im.cfg.suspicion_timeout) {
+    for (auto& [pid, peer] : im.nodes) {
+      if (pid == id || peer->state().crashed) continue;
+      im.push(
+          Ev{.at = im.now + im.cfg.suspicion_timeout, .kind = EvKind::silence, .a = pid, .b = id});
+    }
+  }
+  im.push(Ev{.at = s.paused_until, .kind = EvKind::resume, .a = id});
+}
+
+bool Network::paused(NodeId id) const {
+  auto* t = impl_->find(id);
+  return t != nullptr && impl_->now < t->state().paused_until;
+}
+
 // ---------------------------------------------------------------------------- SimTransport
 SimTransport::SimTransport(Network::Impl& net, NodeId id)
     : net_(&net), id_(id), state_(std::make_unique<State>()) {}
@@ -491,6 +570,20 @@ Status SimTransport::connect(std::span<const NodeAddress> members, std::uint64_t
       net_->raise(*this, m.id, SuspicionReason::connect_timeout,
                   "node " + std::to_string(m.id) + " is not running");
       result = Status::peer_suspected;
+    } else if (peer->state().epoch > view_epoch) {
+      // It went on to a later view without us (we were paused): it will never join ours.
+      net_->raise(*this, m.id, SuspicionReason::connect_timeout,
+                  "node " + std::to_string(m.id) + " is in a later view");
+      result = Status::peer_suspected;
+    } else {
+      // A member that has not joined this view long from now never will (a real
+      // transport's connect timeout, far longer than its suspicion timeout): suspected then.
+      net_->push(Ev{.at = net_->now + std::max<Duration>(50 * net_->cfg.suspicion_timeout,
+                                                         std::chrono::milliseconds(20)),
+                    .kind = EvKind::join_check,
+                    .a = id_,
+                    .b = m.id,
+                    .epoch = view_epoch});
     }
   }
   return result;

@@ -98,6 +98,11 @@ class Network {
   void crash(NodeId id);
   void cut(NodeId a, NodeId b);
   void slow(NodeId id, Duration extra);
+  // A SIGSTOP of `length`: the node takes no step until it ends (what peers write to it
+  // still lands). Longer than the suspicion timeout, every peer suspects it; when it
+  // resumes it suspects each peer that went on without it or suspected it meanwhile.
+  void pause(NodeId id, Duration length);
+  [[nodiscard]] bool paused(NodeId id) const;
 
   // Hash of every event run (time, kind, endpoints, bytes): equal for equal seeds.
   [[nodiscard]] std::uint64_t trace_hash() const noexcept;
