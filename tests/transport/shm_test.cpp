@@ -330,3 +330,55 @@ TEST_CASE("shm: a peer whose process exits is suspected at once, not at the next
   CHECK(after < 1s);
   t.disconnect();
 }
+
+TEST_CASE("shm: connecting a view whose member exited meanwhile does not wait the timeout",
+          "[shm][failure]") {
+  // Node 2 is in view 1 and exits before view 2: view 2's connect must suspect it at once
+  // (its process is gone), not wait for it for the whole connect timeout.
+  const auto prefix = unique_prefix("gone");
+  const std::vector<st::NodeAddress> members{{1, "", 0}, {2, "", 0}};
+  int up[2], down[2];  // child -> parent: connected; parent -> child: you may go
+  REQUIRE(::pipe(up) == 0);
+  REQUIRE(::pipe(down) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(up[0]);
+    ::close(down[1]);
+    {
+      st::ShmTransport t(st::ShmConfig{2, prefix});
+      (void)t.create_region(1, 4096);
+      const char ok = t.connect(members, 1, 5s) == st::Status::ok ? 1 : 0;
+      (void)::write(up[1], &ok, 1);
+      char go = 0;
+      (void)::read(down[0], &go, 1);
+    }
+    ::_exit(0);
+  }
+  ::close(up[1]);
+  ::close(down[0]);
+  st::ShmTransport t(st::ShmConfig{1, prefix});
+  (void)t.create_region(1, 4096);
+  REQUIRE(t.connect(members, 1, 5s) == st::Status::ok);
+  char ok = 0;
+  REQUIRE(::read(up[0], &ok, 1) == 1);
+  REQUIRE(ok == 1);
+  const char go = 1;
+  REQUIRE(::write(down[1], &go, 1) == 1);
+  ::close(up[0]);
+  ::close(down[1]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  t.disconnect();
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(t.connect(members, 2, 5s) == st::Status::peer_suspected);
+  CHECK(std::chrono::steady_clock::now() - start < 1s);
+  std::vector<st::Event> ev;
+  t.poll(ev);
+  bool named = false;
+  for (auto& e : ev)
+    if (auto* s = std::get_if<st::Suspicion>(&e))
+      named = named || (s->peer == 2 && s->detail.find("is gone") != std::string::npos);
+  CHECK(named);
+  t.disconnect();
+}

@@ -331,11 +331,22 @@ class ShmTransport::Impl {
     for (auto& [id, p] : peers) {
       bool ok = false;
       std::string refused;
+      pid_t gone = 0;  // the peer's process exited: it will never join (no need to wait)
       while (Clock::now() < deadline) {
         if (!p->control) {
           p->control = Segment::open(name(id), SegmentKind::control);
           if (p->control) refused = mismatch(id, *p->control);
           if (!refused.empty()) break;
+        }
+        // A member of the last view that exited meanwhile (it left or crashed while we
+        // changed views) is known by its pid; a member we can map, by its segment's.
+        const auto known = last_pids_.find(id);
+        const pid_t owner = p->control ? static_cast<pid_t>(p->control->header()->owner_pid)
+                            : known != last_pids_.end() ? known->second
+                                                        : 0;
+        if (owner != 0 && !process_alive(static_cast<std::uint64_t>(owner))) {
+          gone = owner;
+          break;
         }
         if (p->control && p->ctl()->epoch.load(std::memory_order_acquire) == epoch) {
           if (!p->in_ring) {
@@ -364,6 +375,14 @@ class ShmTransport::Impl {
         }
         continue;
       }
+      if (gone != 0) {
+        result = Status::peer_suspected;
+        p->suspected = true;
+        missing.push_back(Suspicion{
+            id, SuspicionReason::connection_lost,
+            "node " + std::to_string(id) + " (pid " + std::to_string(gone) + ") is gone"});
+        continue;
+      }
       if (!ok) {
         result = Status::peer_suspected;
         p->suspected = true;
@@ -374,6 +393,7 @@ class ShmTransport::Impl {
         continue;
       }
       p->pid = static_cast<pid_t>(p->control->header()->owner_pid);
+      last_pids_[id] = p->pid;
       p->last_heartbeat = p->ctl()->heartbeat.load(std::memory_order_relaxed);
       p->heartbeat_seen = Clock::now();
     }
@@ -726,8 +746,9 @@ class ShmTransport::Impl {
   std::optional<Doorbell> doorbell_;
   std::map<RegionId, std::unique_ptr<Segment>> regions_;  // changed only while disconnected
 
-  std::mutex monitor_mu_;  // peers_ (writes), connected_, epoch_, stop_
-  int wake_fd_ = -1;       // eventfd: wakes the monitor (new peers, stop)
+  std::mutex monitor_mu_;              // peers_ (writes), connected_, epoch_, stop_
+  int wake_fd_ = -1;                   // eventfd: wakes the monitor (new peers, stop)
+  std::map<NodeId, pid_t> last_pids_;  // peers' processes as last connected (control thread)
   std::map<NodeId, std::unique_ptr<Peer>> peers_;
   std::uint64_t epoch_ = 0;
   bool connected_ = false;
