@@ -147,10 +147,14 @@ bool Membership::needed() const {
 
 void Membership::step() {
   if (done_) return;
+  // Our leave is announced once every other member we do not suspect holds a proposal
+  // that removes us: the commit will (proposals only grow), and it needs nothing more
+  // from us. Merely wedged is not enough: a relayout wedges everyone too, and may commit
+  // a view that still has us (we would then vanish from it unannounced).
   if (field(me_, kLeaving) != 0 && !leave_announced_.load(std::memory_order_relaxed)) {
     bool seen = true;
     for (std::size_t r = 0; r < n_; ++r)
-      if (r != me_ && !sst_->suspected(r) && field(r, kWedged) == 0) seen = false;
+      if (r != me_ && !sst_->suspected(r) && (field(r, kProposal) & bit(me_)) == 0) seen = false;
     if (seen) leave_announced_.store(true, std::memory_order_release);
   }
   if (leave_.load(std::memory_order_acquire) && field(me_, kLeaving) == 0) {
@@ -329,6 +333,7 @@ void Membership::finish() {
     if (field(r, kCommitted) != c) return;
   }
   done_ = true;
+  if ((removed & bit(me_)) != 0) leave_announced_.store(true, std::memory_order_release);
   ViewDecision d;
   d.removed = removed;
   d.leaving = leaving_mask() & removed;

@@ -95,8 +95,9 @@ class Membership {
   // A participant asks to join (the leader's join listener; any thread): the next
   // proposal this member makes as leader adds it.
   void add_joiner(const sst::JoinEntry& e);
-  // True once every other member not suspected has seen our leaving flag: it wedged, so
-  // it will remove us without counting a failure (any thread).
+  // True once every other member not suspected holds a proposal that removes us (or the
+  // change that removes us is decided): it will go on without us and count no failure
+  // (any thread).
   [[nodiscard]] bool leave_announced() const noexcept {
     return leave_announced_.load(std::memory_order_acquire);
   }
