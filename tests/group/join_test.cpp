@@ -77,20 +77,27 @@ TEST_CASE("join: with nobody at the contact, there is no domain to join", "[join
 
 namespace {
 
+// A TCP socket bound to a free port on 127.0.0.1 (listening when `backlog` > 0); returns
+// the descriptor and sets `port`.
+int bound_loopback_socket(int backlog, std::uint16_t& port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  if (backlog > 0) REQUIRE(::listen(fd, backlog) == 0);
+  socklen_t len = sizeof a;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  port = ntohs(a.sin_port);
+  return fd;
+}
+
 // A one-shot server on 127.0.0.1 that reads the request and answers `reply` (or nothing),
 // then closes: what a joiner meets when the join port holds something else.
 class FakeLeader {
  public:
   explicit FakeLeader(std::string reply, bool answer = true) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::listen(fd_, 1) == 0);
-    socklen_t len = sizeof a;
-    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-    port_ = ntohs(a.sin_port);
+    fd_ = bound_loopback_socket(1, port_);
     thread_ = std::thread([this, reply = std::move(reply), answer] {
       const int c = ::accept(fd_, nullptr, nullptr);
       if (c < 0) return;
@@ -157,14 +164,8 @@ TEST_CASE("join: a joiner says what is wrong with what answers on the join port"
   {
     // A listener closed with our connection still in its accept queue resets it: that
     // leader went away too.
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::listen(fd, 4) == 0);
-    socklen_t len = sizeof a;
-    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+    std::uint16_t port = 0;
+    const int fd = bound_loopback_socket(4, port);
     std::jthread closer([fd] {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       ::close(fd);
@@ -172,7 +173,7 @@ TEST_CASE("join: a joiner says what is wrong with what answers on the join port"
     g::JoinRequest r;
     r.domain_id = 4;
     r.node = 9;
-    CHECK_FALSE(g::join({{0, "127.0.0.1", ntohs(a.sin_port)}}, r,
+    CHECK_FALSE(g::join({{0, "127.0.0.1", port}}, r,
                         std::chrono::steady_clock::now() + std::chrono::seconds(3)));
   }
   {
@@ -184,14 +185,9 @@ TEST_CASE("join: a joiner says what is wrong with what answers on the join port"
 
 TEST_CASE("join: a join port held by another program is named", "[join]") {
   // Bound but not listening: connecting is refused, and the port cannot be taken either.
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  socklen_t len = sizeof a;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-  const auto port = std::to_string(ntohs(a.sin_port));
+  std::uint16_t bound = 0;
+  const int fd = bound_loopback_socket(0, bound);
+  const auto port = std::to_string(bound);
   const spindle::testing::ScopedDomainConfig config("domain_id: 6, join_port: " + port +
                                                     ", engine: {connect_timeout: 500ms}");
   CHECK_THROWS_WITH(dds::domain::DomainParticipant(6),

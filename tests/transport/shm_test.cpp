@@ -275,6 +275,72 @@ TEST_CASE("shm: must-agree settings larger than the control segment holds are re
                                              Catch::EndsWith(" bytes, more than 4096"));
 }
 
+namespace {
+
+// Forks a child that connects `config` as a member of view 1 of `members` and waits until
+// told to go (or is killed); returns once it has connected. go() lets it exit (destroying
+// its transport), wait() reaps it.
+class ConnectedPeer {
+ public:
+  ConnectedPeer(const st::ShmConfig& config, const std::vector<st::NodeAddress>& members) {
+    int up[2], down[2];  // child -> parent: connected; parent -> child: you may go
+    REQUIRE(::pipe(up) == 0);
+    REQUIRE(::pipe(down) == 0);
+    pid_ = ::fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      ::close(up[0]);
+      ::close(down[1]);
+      {
+        st::ShmTransport t(config);
+        (void)t.create_region(1, 4096);
+        const char ok = t.connect(members, 1, 5s) == st::Status::ok ? 1 : 0;
+        (void)::write(up[1], &ok, 1);
+        char go = 0;
+        (void)::read(down[0], &go, 1);
+      }
+      ::_exit(0);
+    }
+    ::close(up[1]);
+    ::close(down[0]);
+    go_fd_ = down[1];
+    up_fd_ = up[0];
+  }
+  ~ConnectedPeer() {
+    ::close(up_fd_);
+    ::close(go_fd_);
+    if (!reaped_) ::kill(pid_, SIGKILL);  // a test that failed midway
+    wait();
+  }
+  ConnectedPeer(const ConnectedPeer&) = delete;
+  ConnectedPeer& operator=(const ConnectedPeer&) = delete;
+
+  // True once the child connected view 1 (call after connecting the parent's side).
+  bool connected() {
+    char ok = 0;
+    return ::read(up_fd_, &ok, 1) == 1 && ok == 1;
+  }
+  void go() {
+    const char go = 1;
+    REQUIRE(::write(go_fd_, &go, 1) == 1);
+  }
+  void wait() {
+    if (reaped_) return;
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    reaped_ = true;
+  }
+  [[nodiscard]] pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  int up_fd_ = -1;
+  int go_fd_ = -1;
+  bool reaped_ = false;
+};
+
+}  // namespace
+
 TEST_CASE("shm: a peer whose process exits is suspected at once, not at the next check",
           "[shm][failure]") {
   // Monitor period 5 s and no silence timeout: only the peer's exit itself (its pidfd) can
@@ -287,30 +353,14 @@ TEST_CASE("shm: a peer whose process exits is suspected at once, not at the next
     c.suspicion_timeout = 0ms;
     return c;
   };
-  int fds[2];
-  REQUIRE(::pipe(fds) == 0);
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    ::close(fds[0]);
-    st::ShmTransport t(config(2));
-    (void)t.create_region(1, 4096);
-    const char ok = t.connect(members, 1, 5s) == st::Status::ok ? 1 : 0;
-    (void)::write(fds[1], &ok, 1);
-    ::pause();
-    ::_exit(0);
-  }
-  ::close(fds[1]);
+  ConnectedPeer peer(config(2), members);
   st::ShmTransport t(config(1));
   (void)t.create_region(1, 4096);
   REQUIRE(t.connect(members, 1, 5s) == st::Status::ok);
-  char ok = 0;
-  REQUIRE(::read(fds[0], &ok, 1) == 1);
-  ::close(fds[0]);
-  REQUIRE(ok == 1);
+  REQUIRE(peer.connected());
   std::this_thread::sleep_for(50ms);  // the monitor is asleep in its 5 s period
   const auto killed = std::chrono::steady_clock::now();
-  ::kill(child, SIGKILL);
+  ::kill(peer.pid(), SIGKILL);
   std::optional<st::Suspicion> seen;
   std::vector<st::Event> ev;
   while (!seen && std::chrono::steady_clock::now() - killed < 3s) {
@@ -321,8 +371,7 @@ TEST_CASE("shm: a peer whose process exits is suspected at once, not at the next
       if (auto* s = std::get_if<st::Suspicion>(&e)) seen = *s;
   }
   const auto after = std::chrono::steady_clock::now() - killed;
-  int status = 0;
-  ::waitpid(child, &status, 0);
+  peer.wait();
   REQUIRE(seen);
   CHECK(seen->peer == 2);
   CHECK(seen->reason == st::SuspicionReason::connection_lost);
@@ -337,38 +386,13 @@ TEST_CASE("shm: connecting a view whose member exited meanwhile does not wait th
   // (its process is gone), not wait for it for the whole connect timeout.
   const auto prefix = unique_prefix("gone");
   const std::vector<st::NodeAddress> members{{1, "", 0}, {2, "", 0}};
-  int up[2], down[2];  // child -> parent: connected; parent -> child: you may go
-  REQUIRE(::pipe(up) == 0);
-  REQUIRE(::pipe(down) == 0);
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    ::close(up[0]);
-    ::close(down[1]);
-    {
-      st::ShmTransport t(st::ShmConfig{2, prefix});
-      (void)t.create_region(1, 4096);
-      const char ok = t.connect(members, 1, 5s) == st::Status::ok ? 1 : 0;
-      (void)::write(up[1], &ok, 1);
-      char go = 0;
-      (void)::read(down[0], &go, 1);
-    }
-    ::_exit(0);
-  }
-  ::close(up[1]);
-  ::close(down[0]);
+  ConnectedPeer peer(st::ShmConfig{2, prefix}, members);
   st::ShmTransport t(st::ShmConfig{1, prefix});
   (void)t.create_region(1, 4096);
   REQUIRE(t.connect(members, 1, 5s) == st::Status::ok);
-  char ok = 0;
-  REQUIRE(::read(up[0], &ok, 1) == 1);
-  REQUIRE(ok == 1);
-  const char go = 1;
-  REQUIRE(::write(down[1], &go, 1) == 1);
-  ::close(up[0]);
-  ::close(down[1]);
-  int status = 0;
-  ::waitpid(child, &status, 0);
+  REQUIRE(peer.connected());
+  peer.go();
+  peer.wait();
   t.disconnect();
   const auto start = std::chrono::steady_clock::now();
   CHECK(t.connect(members, 2, 5s) == st::Status::peer_suspected);
