@@ -152,14 +152,17 @@ std::shared_ptr<ParticipantCore> create_participant(
   const auto timeout = ms(c.engine.connect_timeout);
   const std::uint16_t join_port =
       c.join_port != 0 ? c.join_port : group::default_join_port(c.domain_id);
-  group::Engine::JoinService service{"127.0.0.1", join_port, must_agree(c)};
+  const std::string join_host = "127.0.0.1";
+  auto join_port_of = [&](int bound_fd = -1) {
+    return std::make_unique<group::TcpJoinPort>(join_host, join_port, bound_fd);
+  };
   auto runtime = [] { return std::make_unique<group::ThreadRuntime>(); };
 
   if (!joining) {
     auto engine =
         std::make_unique<group::Engine>(group::first_view(c.initial_members(), layout),
                                         std::move(t), runtime(), timeout, c.domain_id, layout);
-    if (c.join_port != 0) engine->serve_joins(service);
+    if (c.join_port != 0) engine->serve_joins(join_port_of(), must_agree(c));
     return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine));
   }
   std::vector<transport::NodeAddress> contacts;
@@ -171,7 +174,7 @@ std::shared_ptr<ParticipantCore> create_participant(
   request.node = c.node_id;
   request.host = c.node.host;
   if (const auto* tcp = dynamic_cast<transport::TcpTransport*>(t.get())) request.port = tcp->port();
-  request.settings = service.settings;
+  request.settings = must_agree(c);
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + timeout;
   // Nobody answering is no reason to found the domain at once: a domain whose leader just
@@ -201,7 +204,7 @@ std::shared_ptr<ParticipantCore> create_participant(
     if (welcome) {
       auto engine = std::make_unique<group::Engine>(std::move(welcome->view), std::move(t),
                                                     runtime(), timeout, c.domain_id, layout);
-      engine->serve_joins(service);
+      engine->serve_joins(join_port_of(), must_agree(c));
       return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine), welcome->state);
     }
     // Nobody leads here: after the grace above, found the domain if the join port is ours.
@@ -209,12 +212,12 @@ std::shared_ptr<ParticipantCore> create_participant(
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       continue;
     }
-    if (const int fd = group::bind_join_port(service.host, join_port); fd >= 0) {
+    if (const int fd = group::bind_join_port(join_host, join_port); fd >= 0) {
       auto self = c.initial_members();
       self.front().port = request.port;
       auto engine = std::make_unique<group::Engine>(group::first_view(self, layout), std::move(t),
                                                     runtime(), timeout, c.domain_id, layout);
-      engine->serve_joins(service, fd);
+      engine->serve_joins(join_port_of(fd), must_agree(c));
       return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine));
     }
     if (std::chrono::steady_clock::now() >= deadline) {

@@ -26,6 +26,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "member_log.hpp"
 #include "process.hpp"
 #include "transports.hpp"
 
@@ -45,29 +46,7 @@ struct Scenario {
   std::uint64_t samples = 1500;
 };
 
-using Log = std::vector<std::pair<std::uint32_t, std::uint64_t>>;
-
-struct ReadLog {
-  Log samples;
-  std::size_t view_changes = 0;  // "# matched" lines
-};
-
-ReadLog read_log(const fs::path& file) {
-  ReadLog out;
-  std::ifstream in(file);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("# matched", 0) == 0) {
-      ++out.view_changes;
-      continue;
-    }
-    std::istringstream f(line);
-    std::uint32_t w = 0;
-    std::uint64_t s = 0;
-    if (f >> w >> s) out.samples.emplace_back(w, s);
-  }
-  return out;
-}
+using tst::read_member_log;
 
 std::vector<std::string> run(const Scenario& sc, const std::string& kind) {
   ::signal(SIGPIPE, SIG_IGN);  // a killed member's stdin is a closed pipe
@@ -88,24 +67,9 @@ std::vector<std::string> run(const Scenario& sc, const std::string& kind) {
   }
   std::vector<std::unique_ptr<tst::Process>> procs;
   for (std::uint32_t i = 0; i < sc.members; ++i) {
-    std::vector<std::string> argv{tst::self_dir() + "/group_member",
-                                  "--config",
-                                  file.string(),
-                                  "--node",
-                                  std::to_string(i),
-                                  "--log",
-                                  (dir / ("log" + std::to_string(i))).string(),
-                                  "--samples",
-                                  std::to_string(sc.samples),
-                                  "--members",
-                                  std::to_string(sc.members),
-                                  "--writers",
-                                  std::to_string(sc.writers),
-                                  "--interval-us",
-                                  "500",
-                                  "--timeout-ms",
-                                  "90000"};
-    if (i < sc.writers) argv.push_back("--writer");
+    auto argv = tst::group_member_argv(file, dir / ("log" + std::to_string(i)), sc.samples,
+                                       sc.members, sc.writers, i < sc.writers);
+    argv.insert(argv.end(), {"--node", std::to_string(i)});
     procs.push_back(std::make_unique<tst::Process>(argv));
   }
   auto expect = [&](std::uint32_t i, const std::string& word) {
@@ -174,9 +138,9 @@ std::vector<std::string> run(const Scenario& sc, const std::string& kind) {
   }
   if (!errors.empty()) return errors;
 
-  std::vector<ReadLog> logs;
+  std::vector<tst::ReadLog> logs;
   for (std::uint32_t i = 0; i < sc.members; ++i)
-    logs.push_back(read_log(dir / ("log" + std::to_string(i))));
+    logs.push_back(read_member_log(dir / ("log" + std::to_string(i))));
   const std::uint32_t ref = sc.victim == 0 ? 1 : 0;
   for (std::uint32_t i = 0; i < sc.members; ++i) {
     if (gone && i == sc.victim) continue;
@@ -230,28 +194,10 @@ std::vector<std::string> run_join(Join variant, const std::string& kind) {
   const std::uint32_t writers = 2;  // tags 1 and 2
   std::vector<std::unique_ptr<tst::Process>> procs;
   auto spawn = [&](std::uint32_t tag, bool writer, std::uint32_t members, bool with_id) {
-    std::vector<std::string> argv{tst::self_dir() + "/group_member",
-                                  "--config",
-                                  file.string(),
-                                  "--tag",
-                                  std::to_string(tag),
-                                  "--log",
-                                  (dir / ("log" + std::to_string(procs.size()))).string(),
-                                  "--samples",
-                                  "2000",
-                                  "--members",
-                                  std::to_string(members),
-                                  "--writers",
-                                  std::to_string(writers),
-                                  "--interval-us",
-                                  "500",
-                                  "--timeout-ms",
-                                  "90000"};
-    if (with_id) {
-      argv.push_back("--node");
-      argv.push_back(std::to_string(tag));
-    }
-    if (writer) argv.push_back("--writer");
+    auto argv = tst::group_member_argv(file, dir / ("log" + std::to_string(procs.size())), 2000,
+                                       members, writers, writer);
+    argv.insert(argv.end(), {"--tag", std::to_string(tag)});
+    if (with_id) argv.insert(argv.end(), {"--node", std::to_string(tag)});
     procs.push_back(std::make_unique<tst::Process>(argv));
   };
   auto expect = [&](std::size_t i, const std::string& word) {
@@ -319,10 +265,10 @@ std::vector<std::string> run_join(Join variant, const std::string& kind) {
   if (!errors.empty()) return errors;
   // The writers (processes 1 and 2) hold the whole sequence; everyone else the same, or —
   // a joiner — a suffix of it.
-  const auto ref = read_log(dir / "log1").samples;
+  const auto ref = read_member_log(dir / "log1").samples;
   for (std::size_t i = 0; i < procs.size(); ++i) {
     if (i == gone) continue;
-    const auto mine = read_log(dir / ("log" + std::to_string(i))).samples;
+    const auto mine = read_member_log(dir / ("log" + std::to_string(i))).samples;
     if (i == 3) {
       if (mine.empty() || mine.size() > ref.size() ||
           !std::equal(mine.begin(), mine.end(),

@@ -5,20 +5,29 @@
 #include "dcps/wire.hpp"
 #include "group/engine.hpp"
 #include "group/layout.hpp"
+#include "group/sim_join.hpp"
 #include "group/sim_runtime.hpp"
 
 namespace spindle::testing {
 
 namespace sim = transport::sim;
 
+namespace {
+// What a joiner must agree on with the domain (create_participant sends the domain file's).
+std::vector<transport::AgreedSetting> agreed() {
+  return {{"protocol", "1"}, {"transport", "sim"}};
+}
+}  // namespace
+
 SimStack::SimStack(const sim::Config& config, std::uint32_t members, std::uint32_t window_size)
-    : net_(std::make_unique<sim::Network>(config)) {
+    : net_(std::make_unique<sim::Network>(config)),
+      hub_(std::make_unique<group::SimJoinHub>(*net_)) {
   std::vector<group::Member> list;
   for (std::uint32_t id = 1; id <= members; ++id) {
     net_->add_node(id);
     list.push_back(group::Member{id, "sim", 0});
   }
-  group::LayoutSettings s;
+  auto& s = settings_;
   s.window_size = window_size;
   s.header_size = static_cast<std::uint32_t>(sizeof(dcps::SampleHeader));
   s.knobs.heartbeat_interval = std::chrono::milliseconds(0);  // the simulator suspects
@@ -27,6 +36,7 @@ SimStack::SimStack(const sim::Config& config, std::uint32_t members, std::uint32
     auto engine = std::make_unique<group::Engine>(view_, net_->node(id),
                                                   std::make_unique<group::SimRuntime>(*net_, id),
                                                   std::chrono::milliseconds(0), 0, s);
+    engine->serve_joins(hub_->port(id), agreed());
     cores_.push_back(std::make_shared<dcps::Participant>(
         0, dds::domain::qos::DomainParticipantQos(), std::move(engine)));
     participants_.emplace_back(cores_.back());
@@ -57,29 +67,91 @@ void SimStack::leave(std::size_t i) {
 }
 
 void SimStack::isolate(std::size_t i) {
+  isolated_.insert(i);
   for (std::size_t j = 0; j < participants_.size(); ++j)
     if (j != i)
       net_->cut(static_cast<transport::NodeId>(i + 1), static_cast<transport::NodeId>(j + 1));
 }
 
+std::optional<std::size_t> SimStack::join(std::string& why, std::chrono::nanoseconds limit) {
+  using State = group::SimJoinHub::Ticket::State;
+  const auto id = static_cast<transport::NodeId>(participants_.size() + 1);
+  net_->add_node(id);
+  for (auto i : isolated_)
+    net_->cut(static_cast<transport::NodeId>(i + 1), id);
+  group::JoinRequest request;
+  request.node = id;
+  request.host = "sim";
+  request.settings = agreed();
+  const auto deadline = net_->now() + limit;
+  // Runs the network a little (a leader takes the port over, a view change ends); false
+  // when nothing at all is left to run.
+  auto breathe = [&] {
+    const auto ran = net_->events_run();
+    const auto until = std::min(deadline, net_->now() + std::chrono::milliseconds(1));
+    (void)net_->run_until([] { return false; }, until);
+    return net_->events_run() != ran || net_->step();
+  };
+  std::shared_ptr<group::SimJoinHub::Ticket> ticket;
+  while (net_->now() < deadline) {
+    ticket = hub_->ask(request);
+    if (!ticket) {
+      if (!breathe()) break;
+      continue;
+    }
+    (void)net_->run_until([&] { return hub_->settled(*ticket); }, deadline);
+    if (ticket->state == State::welcomed) break;
+    if (ticket->state == State::refused) {
+      // A restarted id still in the view, or a leader closing or halted: ask again.
+      const bool again = ticket->why.find("is already a member") != std::string::npos ||
+                         ticket->why.find(group::kLeaderLeaving) != std::string::npos;
+      if (!again) break;
+    }
+    if (!breathe()) break;
+  }
+  if (!ticket || ticket->state != State::welcomed) {
+    why = "node " + std::to_string(id) + " got no welcome: " +
+          (!ticket                           ? std::string("nobody held the join port")
+           : ticket->state == State::waiting ? std::string("the leader did not answer")
+                                             : ticket->why);
+    alive_.push_back(false);
+    cores_.push_back(nullptr);
+    participants_.emplace_back(dds::core::null);
+    return std::nullopt;
+  }
+  auto engine = std::make_unique<group::Engine>(std::move(ticket->welcome->view), net_->node(id),
+                                                std::make_unique<group::SimRuntime>(*net_, id),
+                                                std::chrono::milliseconds(0), 0, settings_);
+  engine->serve_joins(hub_->port(id), agreed());
+  cores_.push_back(std::make_shared<dcps::Participant>(0, dds::domain::qos::DomainParticipantQos(),
+                                                       std::move(engine), ticket->welcome->state));
+  participants_.emplace_back(cores_.back());
+  alive_.push_back(true);
+  return participants_.size() - 1;
+}
+
 std::string SimStack::halted(std::size_t i) const {
+  if (!cores_.at(i)) return "it never joined";
   return cores_.at(i)->engine().halted();
 }
 
 void SimStack::install(const group::View& next) {
   for (auto& core : cores_)
-    core->engine().install(next, std::chrono::milliseconds(0));
+    if (core) core->engine().install(next, std::chrono::milliseconds(0));
 }
 
 group::View SimStack::view(std::size_t i) const {
+  if (!cores_.at(i)) return {};
   return cores_.at(i)->engine().view();
 }
 
 group::EngineStats SimStack::engine_stats(std::size_t i) const {
+  if (!cores_.at(i)) return {};
   return cores_.at(i)->engine().stats();
 }
 
 std::uint64_t SimStack::delivered(std::size_t i) const {
+  if (!cores_.at(i)) return 0;
   return cores_.at(i)->router().stats().delivered;
 }
 

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,9 @@
 
 namespace spindle::dcps {
 class Participant;
+}
+namespace spindle::group {
+class SimJoinHub;
 }
 
 namespace spindle::testing {
@@ -48,13 +53,22 @@ class SimStack {
   // Installs `next` at every participant (the engines' install(), in member order).
   void install(const group::View& next);
 
+  // A new participant (the next id) joins the running domain through the simulator's join
+  // channel, as create_participant does through the join port: it asks whoever leads, asks
+  // again when that leader crashed, halted or was leaving, and is built from the view and
+  // the state transfer its welcome carries. Returns its index, or nullopt with `why` when
+  // no welcome came within `limit` of virtual time (or a refusal that is final).
+  std::optional<std::size_t> join(std::string& why,
+                                  std::chrono::nanoseconds limit = std::chrono::seconds(2));
+
   // Faults. crash(i): participant i stops at once (its node crashes on the network; the
   // others suspect it after the simulator's suspicion timeout). leave(i): participant i is
   // closed, as an application deletes its participant. Either way it is not used again.
   void crash(std::size_t i);
   void leave(std::size_t i);
   // isolate(i): every link between participant i and the others is cut (a partition with
-  // i alone on its side). It keeps running: a minority, it must halt by itself.
+  // i alone on its side; participants that join later are on the other side). It keeps
+  // running: a minority, it must halt by itself.
   void isolate(std::size_t i);
   [[nodiscard]] bool alive(std::size_t i) const { return alive_.at(i); }
   // Why participant i halted (majority rule), empty while it runs.
@@ -67,7 +81,10 @@ class SimStack {
 
  private:
   std::unique_ptr<transport::sim::Network> net_;
+  std::unique_ptr<group::SimJoinHub> hub_;
+  group::LayoutSettings settings_;
   group::View view_;
+  std::set<std::size_t> isolated_;
   std::vector<std::shared_ptr<dcps::Participant>> cores_;
   std::vector<dds::domain::DomainParticipant> participants_;
   std::vector<bool> alive_;

@@ -2,13 +2,17 @@
 // readers, discovery and matching) over the view engine on the deterministic in-memory
 // transport, across many seeds of random latencies, spikes and slow members, with crashes
 // (the leader's too), clean leaves, partitions (a member cut off from all the others) and
-// pauses (a SIGSTOP shorter or longer than the suspicion timeout) mid-stream. After each
-// seed: every member cut off or paused too long halted (a minority), every surviving reader
-// delivered every sample of every surviving writer, all survivors delivered the same
-// sequence (atomic: same order, and a crashed writer's samples the same prefix everywhere),
-// each writer's samples in FIFO order with no duplicate and no gap; a member that crashed
-// or was cut off delivered a prefix of the survivors' sequence; and the same seed replays to the
-// same trace. A failing seed prints the command that replays it.
+// pauses (a SIGSTOP shorter or longer than the suspicion timeout) mid-stream, and joins:
+// participants that join the running domain through the simulator's join channel, with a
+// reader, a writer, both or neither. After each seed: every member cut off or paused too
+// long halted (a minority), every surviving reader delivered every sample of every
+// surviving writer, all survivors delivered the same sequence (atomic: same order, and a
+// crashed writer's samples the same prefix everywhere), each writer's samples in FIFO order
+// with no duplicate and no gap; a member that crashed or was cut off delivered a prefix of
+// the survivors' sequence; a joiner's reader delivered the survivors' sequence from some
+// point on to its end (its join point: nothing before it, nothing skipped after it); and
+// the same seed replays to the same trace. A failing seed prints the command that replays
+// it.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -38,6 +42,7 @@ struct Outcome {
   std::vector<std::vector<Sample>> delivered;  // per reader, in take() order
   std::uint64_t trace = 0;
   std::uint64_t faults = 0;  // crashes and leaves injected
+  std::uint64_t joins = 0;   // participants that joined mid-stream
   std::string problem;       // the first violation found, empty if none
 };
 
@@ -53,10 +58,12 @@ sim::Config random_config(std::uint64_t seed) {
   return c;
 }
 
-// Checks the survivors' sequences against each other and every writer's FIFO order.
+// Checks the survivors' sequences against each other and every writer's FIFO order, the
+// crashed members' against a prefix of them and the joiners' against a suffix.
 std::string check(const std::vector<std::vector<Sample>>& delivered,
                   const std::vector<std::size_t>& survivors,
-                  const std::vector<std::size_t>& crashed) {
+                  const std::vector<std::size_t>& crashed,
+                  const std::vector<std::size_t>& joiners) {
   const auto& ref = delivered[survivors.front()];
   for (auto r : survivors) {
     if (delivered[r] != ref)
@@ -69,6 +76,12 @@ std::string check(const std::vector<std::vector<Sample>>& delivered,
     if (d.size() > ref.size() || !std::equal(d.begin(), d.end(), ref.begin()))
       return "crashed member " + std::to_string(r + 1) +
              " delivered what is not a prefix of the survivors' sequence";
+  }
+  for (auto r : joiners) {
+    const auto& d = delivered[r];
+    if (d.size() > ref.size() || !std::equal(d.rbegin(), d.rend(), ref.rbegin()))
+      return "joined member " + std::to_string(r + 1) + " delivered " + std::to_string(d.size()) +
+             " samples that are not the end of the survivors' sequence";
   }
   std::map<std::uint32_t, std::uint64_t> expect;
   for (const auto& [id, seq] : ref) {
@@ -85,7 +98,8 @@ std::string check(const std::vector<std::vector<Sample>>& delivered,
 // often a part of the view, and the view's leader (member 1) often outside it, computing
 // its ragged edge from the final counters its members pushed; a random member may be
 // slowed; with 3 or more members, a minority may crash, leave, be cut off or pause at
-// random points mid-stream (a short pause changes nothing: that member must go on).
+// random points mid-stream (a short pause changes nothing: that member must go on); and up
+// to two participants may join at random points, with a reader, a writer, both or neither.
 Outcome run_seed(std::uint64_t seed) {
   Outcome out;
   sim::Rng rng(seed);
@@ -130,6 +144,7 @@ Outcome run_seed(std::uint64_t seed) {
                            i, id, rng.uniform(1, 60)});
     }
   }
+  std::vector<std::uint64_t> next(plans.size(), 0);  // per plan: its next sample
   // Discovery first: a reader receives what is written after its announcement.
   const bool matched = stack.run_until([&] {
     return std::all_of(plans.begin(), plans.end(), [&](Plan& p) {
@@ -161,6 +176,13 @@ Outcome run_seed(std::uint64_t seed) {
                                                       : Fault::pause};
     }
   }
+  std::multimap<std::uint64_t, int> joins;  // at sample n: a participant joins
+  if (rng.chance(400'000)) {
+    const auto count = rng.uniform(1, 2);
+    for (std::uint64_t k = 0; k < count; ++k)
+      joins.emplace(rng.uniform(0, total), 0);
+  }
+  std::vector<std::size_t> joiners;  // joined, with a reader
   std::vector<std::size_t> crashed;  // crashed, or cut off from the majority
   std::set<std::size_t> isolated;    // cut off, or paused past the timeout: bound to halt
   auto gone = [&](std::size_t m) { return !stack.alive(m) || isolated.contains(m); };
@@ -192,9 +214,54 @@ Outcome run_seed(std::uint64_t seed) {
       }
     }
   };
+  // A participant joins; its writer (if it has one) writes once it matched every live
+  // reader: what it writes before is for nobody yet (volatile durability).
+  auto join_at = [&](std::uint64_t n) -> bool {
+    for (auto [it, end] = joins.equal_range(n); it != end; ++it) {
+      std::string why;
+      const auto j = stack.join(why);
+      if (!j) {
+        out.problem = "a participant could not join: " + why;
+        return false;
+      }
+      ++out.joins;
+      auto& p = stack.participant(*j);
+      topics.emplace_back(p, "FlightState");
+      readers.resize(stack.size());
+      if (rng.chance(700'000)) {
+        readers[*j].emplace(dds::sub::Subscriber(p), topics.back(), rq);
+        joiners.push_back(*j);
+      }
+      if (!rng.chance(400'000)) continue;
+      const auto id = static_cast<std::uint32_t>(100 * (*j + 1));
+      plans.push_back(
+          Plan{dds::pub::DataWriter<FlightState>(dds::pub::Publisher(p), topics.back(), wq), *j, id,
+               rng.uniform(1, 30)});
+      next.push_back(0);
+      total += plans.back().count;
+      auto& w = plans.back().writer;
+      const bool ready = stack.run_until([&] {
+        std::int32_t live = 0;
+        for (std::size_t m = 0; m < stack.size(); ++m)
+          if (readers[m] && !gone(m)) ++live;
+        const auto v = stack.view(*j);
+        for (std::size_t m = 0; m < stack.size(); ++m)
+          if (gone(m) && v.rank_of(node(m))) return false;  // its reader still counts
+        return w.publication_matched_status().current_count() == live;
+      });
+      if (!ready) {
+        out.problem = "the writer of joined member " + std::to_string(*j + 1) +
+                      " did not match every live reader";
+        return false;
+      }
+    }
+    return true;
+  };
   // The faults and every member's state, for a failure's message.
   auto describe = [&] {
     std::string d;
+    for (const auto& [at, unused] : joins)
+      d += "\n  join at sample " + std::to_string(at);
     for (const auto& [at, f] : faults)
       d += "\n  fault at sample " + std::to_string(at) + ": member " + std::to_string(f.first + 1) +
            " " +
@@ -202,7 +269,7 @@ Outcome run_seed(std::uint64_t seed) {
             : f.second == Fault::leave   ? "left"
             : f.second == Fault::isolate ? "cut off"
                                          : "paused");
-    for (std::size_t m = 0; m < members; ++m) {
+    for (std::size_t m = 0; m < stack.size(); ++m) {
       const auto v = stack.view(m);
       d += "\n  member " + std::to_string(m + 1) + (stack.alive(m) ? "" : " (gone)") +
            (isolated.contains(m) ? " (cut off or paused long)" : "") + ": view " +
@@ -219,9 +286,12 @@ Outcome run_seed(std::uint64_t seed) {
   };
   // Interleaved writes: one sample of a random live writer at a time, the network running
   // between them for a random while.
-  std::vector<std::uint64_t> next(plans.size(), 0);
   for (std::uint64_t n = 0; n < total; ++n) {
     fault_at(n);
+    if (!join_at(n)) {
+      out.problem += describe();
+      return out;
+    }
     std::vector<std::size_t> open;
     for (std::size_t w = 0; w < plans.size(); ++w)
       if (!gone(plans[w].member) && next[w] < plans[w].count) open.push_back(w);
@@ -257,22 +327,22 @@ Outcome run_seed(std::uint64_t seed) {
     out.problem = "a member cut off from the majority did not halt" + describe();
     return out;
   }
-  std::vector<std::size_t> survivors;  // with a reader
-  for (std::size_t i = 0; i < members; ++i) {
+  std::vector<std::size_t> survivors;  // with a reader, in the domain from the start
+  for (std::size_t i = 0; i < stack.size(); ++i) {
     if (gone(i)) continue;
     if (!stack.halted(i).empty()) {
-      out.problem = "member " + std::to_string(i + 1) + " halted: " + stack.halted(i);
+      out.problem = "member " + std::to_string(i + 1) + " halted: " + stack.halted(i) + describe();
       return out;
     }
-    if (readers[i]) survivors.push_back(i);
+    if (readers[i] && i < members) survivors.push_back(i);
   }
   // Every survivor delivers every sample its live writers wrote.
   std::map<std::uint32_t, std::uint64_t> expected;
   for (std::size_t w = 0; w < plans.size(); ++w)
     if (!gone(plans[w].member)) expected[plans[w].id] = next[w];
-  out.delivered.resize(members);
+  out.delivered.resize(stack.size());
   auto drain = [&] {
-    for (std::size_t r = 0; r < members; ++r) {
+    for (std::size_t r = 0; r < stack.size(); ++r) {
       const bool was_crashed = std::find(crashed.begin(), crashed.end(), r) != crashed.end();
       if (!readers[r] || (!stack.alive(r) && !was_crashed)) continue;  // left: reader closed
       for (const auto& s : readers[r]->take())
@@ -282,12 +352,19 @@ Outcome run_seed(std::uint64_t seed) {
   };
   const bool complete = stack.run_until([&] {
     drain();
-    return std::all_of(survivors.begin(), survivors.end(), [&](std::size_t r) {
+    const bool all = std::all_of(survivors.begin(), survivors.end(), [&](std::size_t r) {
       std::map<std::uint32_t, std::uint64_t> got;
       for (const auto& [id, seq] : out.delivered[r])
         if (expected.contains(id)) ++got[id];
       return got == expected || expected.empty();
     });
+    // A joiner's reader that got anything has caught up with the end.
+    return all &&
+           (survivors.empty() || std::all_of(joiners.begin(), joiners.end(), [&](std::size_t r) {
+              const auto& d = out.delivered[r];
+              const auto& ref = out.delivered[survivors.front()];
+              return d.empty() || (!ref.empty() && d.back() == ref.back());
+            }));
   });
   // A writer that crashed after the live ones finished: its last samples land with the
   // view change that removes it, which may still be under way at some survivor. Wait until
@@ -296,7 +373,7 @@ Outcome run_seed(std::uint64_t seed) {
   (void)stack.run_until([&] {
     return std::all_of(survivors.begin(), survivors.end(), [&](std::size_t r) {
       const auto v = stack.view(r);
-      for (std::size_t m = 0; m < members; ++m)
+      for (std::size_t m = 0; m < stack.size(); ++m)
         if (gone(m) && v.rank_of(static_cast<spindle::group::NodeId>(m + 1))) return false;
       return true;
     });
@@ -308,7 +385,7 @@ Outcome run_seed(std::uint64_t seed) {
     out.trace = stack.net().trace_hash();
     return out;  // every reader's member crashed or left: nothing to compare
   }
-  out.problem = check(out.delivered, survivors, crashed);
+  out.problem = check(out.delivered, survivors, crashed, joiners);
   if (!out.problem.empty()) out.problem += describe();
   if (out.problem.empty() && !complete) {
     out.problem = "not every survivor delivered every sample of the live writers:";
@@ -326,15 +403,20 @@ TEST_CASE("stack: DCPS over the engine in the simulator delivers the same sequen
           "[stack]") {
   const auto seeds = sim::Seeds::from_env(10000);
   std::uint64_t faults = 0;
+  std::uint64_t joins = 0;
   for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
     const Outcome o = run_seed(seed);
     faults += o.faults;
+    joins += o.joins;
     if (!o.problem.empty()) {
       FAIL("seed " << seed << ": " << o.problem
                    << "\nreplay: " << sim::replay_command(seed, "[stack]"));
     }
   }
-  if (seeds.count >= 100) CHECK(faults > seeds.count / 4);  // the faults did happen
+  if (seeds.count >= 100) {
+    CHECK(faults > seeds.count / 4);  // the faults did happen
+    CHECK(joins > seeds.count / 4);   // and the joins
+  }
 }
 
 TEST_CASE("stack: a seed replays to the same trace and the same deliveries", "[stack]") {

@@ -162,13 +162,8 @@ void Engine::stop() {
   // executor, never the other way round.
   stopping_.store(true);
   runtime_->control().stop();
-  join_listener_.reset();
-  {
-    std::lock_guard lock(joins_mu_);
-    for (auto& [id, j] : pending_joins_)
-      j.connection.refuse(std::string(kLeaderLeaving));
-    pending_joins_.clear();
-  }
+  if (join_port_) join_port_->close();
+  refuse_pending_joins();
   runtime_->stop();
   runtime_->executor().stop();
 }
@@ -255,7 +250,7 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next,
   old.reset();
   view_cv_.notify_all();
   if (client_ != nullptr) runtime_->start(*fresh->loop);
-  update_join_listener();
+  update_join_port();
 }
 
 void Engine::decided(const View& ending, const ViewDecision& d) {
@@ -324,35 +319,36 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
   admitting_ = false;
 }
 
-void Engine::serve_joins(JoinService service, int listen_fd) {
-  join_service_ = std::move(service);
-  update_join_listener(listen_fd);
+void Engine::serve_joins(std::unique_ptr<JoinPort> port,
+                         std::vector<transport::AgreedSetting> settings) {
+  join_settings_ = std::move(settings);
+  join_port_ = std::move(port);
+  update_join_port();
 }
 
-void Engine::update_join_listener(int listen_fd) {
-  if (!join_service_) {
-    if (listen_fd >= 0) ::close(listen_fd);
-    return;
-  }
+void Engine::update_join_port() {
+  if (!join_port_ || stopping_.load()) return;
   const auto vs = current();
   const bool leads =
       !vs->view.members.empty() && vs->view.members.front().id == node() && halted().empty();
   if (!leads) {
-    if (listen_fd >= 0) ::close(listen_fd);
-    join_listener_.reset();
+    join_port_->close();
     return;
   }
-  if (join_listener_) return;
-  if (listen_fd < 0) listen_fd = bind_join_port(join_service_->host, join_service_->port);
-  if (listen_fd < 0) {
+  if (join_port_->is_open()) return;
+  if (!join_port_->open([this](PendingJoin j) { on_join(std::move(j)); })) {
     // The leader before us may still hold it for a moment: try again shortly.
     runtime_->control().schedule(runtime_->now() + std::chrono::milliseconds(20), [this] {
-      if (!stopping_.load()) update_join_listener();
+      if (!stopping_.load()) update_join_port();
     });
-    return;
   }
-  join_listener_ =
-      std::make_unique<JoinListener>(listen_fd, [this](PendingJoin j) { on_join(std::move(j)); });
+}
+
+void Engine::refuse_pending_joins() {
+  std::lock_guard lock(joins_mu_);
+  for (auto& [id, j] : pending_joins_)
+    j.connection.refuse(std::string(kLeaderLeaving));
+  pending_joins_.clear();
 }
 
 // The join listener's thread: admit or refuse, at once when the answer is no.
@@ -363,7 +359,7 @@ void Engine::on_join(PendingJoin join) {
                 ", this domain is " + std::to_string(domain_id_));
     return;
   }
-  for (const auto& mine : join_service_->settings) {
+  for (const auto& mine : join_settings_) {
     std::string theirs = "(none)";
     for (const auto& s : r.settings)
       if (s.name == mine.name) theirs = s.value;
@@ -392,13 +388,15 @@ void Engine::on_join(PendingJoin join) {
     // Checked under the lock leave() reads the pending joins with: a join either counts
     // there or is turned away. The joiner asks again and finds the next leader.
     std::lock_guard lock(joins_mu_);
-    if (closing_.load()) {
+    if (closing_.load() || !halted().empty()) {
       join.refuse(std::string(kLeaderLeaving));
       return;
     }
     pending_joins_.insert_or_assign(r.node, Joining{std::move(join), e});
+    // The view current now, read under the lock replace() re-adds pending joiners with
+    // after installing a view: a view change in between cannot lose this one.
+    current()->membership->add_joiner(e);
   }
-  vs->membership->add_joiner(e);
   transport_->notify();  // a dozing protocol thread must see it
 }
 
@@ -413,6 +411,12 @@ void Engine::halt(const std::string& why) {
   }
   vs->smc->freeze();
   view_cv_.notify_all();
+  // A halted leader admits nobody: its joiners ask again and find the next leader, which
+  // needs the port.
+  runtime_->control().post([this] {
+    update_join_port();
+    refuse_pending_joins();
+  });
   if (client_ != nullptr) client_->on_halt(halted());
 }
 

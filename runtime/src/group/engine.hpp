@@ -34,7 +34,8 @@
 // Threading: built, install()ed and destroyed on a control thread (the participant's, or a
 // test's). reserve/commit/abandon/in_flight/max_message from any application thread,
 // concurrently (the SMC's lock-free path; a view change waits for reservations in progress
-// to finish). Client upcalls on the protocol thread. Lock order: view_mu_ is a leaf.
+// to finish). Client upcalls on the protocol thread. Lock order: joins_mu_, then view_mu_ (a
+// leaf).
 #pragma once
 
 #include <atomic>
@@ -158,15 +159,10 @@ class Engine {
   // view's subgroups no longer fit it (any thread; batched).
   void demand_changed();
 
-  // Joining (join.hpp). While this member leads, it listens on the domain's join port
-  // (`listen_fd`, if already bound, is used first) and admits participants that agree on
-  // `settings`; whoever leads next takes the port over.
-  struct JoinService {
-    std::string host = "127.0.0.1";
-    std::uint16_t port = 0;
-    std::vector<transport::AgreedSetting> settings;
-  };
-  void serve_joins(JoinService service, int listen_fd = -1);
+  // Joining (join.hpp). While this member leads, it holds the domain's join port (`port`:
+  // the TCP one, or the simulator's) and admits participants that agree on `settings`;
+  // whoever leads next opens its own. A member that halts or stops lets go of it.
+  void serve_joins(std::unique_ptr<JoinPort> port, std::vector<transport::AgreedSetting> settings);
   // Stops (stop()) and closes this member's connections: it is no member of the group any
   // more. Idempotent; the destructor does it too.
   void shutdown();
@@ -221,8 +217,11 @@ class Engine {
   bool end_view(const std::shared_ptr<ViewState>& ending);
   void halt(const std::string& why);
   void on_join(PendingJoin join);
-  // Listens on the join port while this member leads (control thread or start).
-  void update_join_listener(int listen_fd = -1);
+  // Holds the join port while this member leads and runs, lets go of it otherwise
+  // (control thread or start).
+  void update_join_port();
+  // Turns away every joiner waiting for a view (with kLeaderLeaving: they ask again).
+  void refuse_pending_joins();
   struct Resend {
     std::uint32_t subgroup;
     std::vector<std::byte> bytes;
@@ -251,9 +250,9 @@ class Engine {
   std::vector<Channel> wanted_sends_;
   std::atomic<bool> layout_check_due_{false};
 
-  std::optional<JoinService> join_service_;
-  std::unique_ptr<JoinListener> join_listener_;
-  std::mutex joins_mu_;  // a leaf
+  std::unique_ptr<JoinPort> join_port_;
+  std::vector<transport::AgreedSetting> join_settings_;
+  std::mutex joins_mu_;  // before view_mu_
   struct Joining {
     PendingJoin connection;
     sst::JoinEntry entry;

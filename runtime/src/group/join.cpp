@@ -189,44 +189,56 @@ std::optional<JoinRequest> parse_join(std::string_view text, std::string& error)
 
 // ------------------------------------------------------------------------- PendingJoin
 
-PendingJoin::~PendingJoin() {
-  if (fd_ >= 0) ::close(fd_);
-}
+namespace {
 
-PendingJoin::PendingJoin(PendingJoin&& o) noexcept
-    : fd_(std::exchange(o.fd_, -1)), request_(std::move(o.request_)) {}
-
-PendingJoin& PendingJoin::operator=(PendingJoin&& o) noexcept {
-  if (this != &o) {
+// The answer over the joiner's TCP connection: WELCOME or REFUSED, then closed.
+class SocketAnswer final : public JoinAnswer {
+ public:
+  explicit SocketAnswer(int fd) : fd_(fd) {}
+  ~SocketAnswer() override {
     if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(o.fd_, -1);
-    request_ = std::move(o.request_);
   }
-  return *this;
-}
+  SocketAnswer(const SocketAnswer&) = delete;
+  SocketAnswer& operator=(const SocketAnswer&) = delete;
+
+  bool welcome(const View& view, std::span<const std::byte> state) override {
+    if (fd_ < 0) return false;
+    const std::string yaml = to_yaml(view);
+    const std::string head =
+        "WELCOME " + std::to_string(yaml.size()) + " " + std::to_string(state.size()) + "\n";
+    const bool ok = write_all(fd_, head.data(), head.size()) &&
+                    write_all(fd_, yaml.data(), yaml.size()) &&
+                    write_all(fd_, state.data(), state.size());
+    ::close(std::exchange(fd_, -1));
+    return ok;
+  }
+
+  void refuse(const std::string& why) override {
+    if (fd_ < 0) return;
+    std::string line = "REFUSED " + why;
+    for (auto& c : line)
+      if (c == '\n') c = ' ';
+    line += '\n';
+    (void)write_all(fd_, line.data(), line.size());
+    ::close(std::exchange(fd_, -1));
+  }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
 
 bool PendingJoin::welcome(const View& view, std::span<const std::byte> state) {
-  if (fd_ < 0) return false;
-  const std::string yaml = to_yaml(view);
-  const std::string head =
-      "WELCOME " + std::to_string(yaml.size()) + " " + std::to_string(state.size()) + "\n";
-  const bool ok = write_all(fd_, head.data(), head.size()) &&
-                  write_all(fd_, yaml.data(), yaml.size()) &&
-                  write_all(fd_, state.data(), state.size());
-  ::close(fd_);
-  fd_ = -1;
-  return ok;
+  if (!answer_) return false;
+  const auto answer = std::move(answer_);
+  return answer->welcome(view, state);
 }
 
 void PendingJoin::refuse(const std::string& why) {
-  if (fd_ < 0) return;
-  std::string line = "REFUSED " + why;
-  for (auto& c : line)
-    if (c == '\n') c = ' ';
-  line += '\n';
-  (void)write_all(fd_, line.data(), line.size());
-  ::close(fd_);
-  fd_ = -1;
+  if (!answer_) return;
+  const auto answer = std::move(answer_);
+  answer->refuse(why);
 }
 
 // ------------------------------------------------------------------------ JoinListener
@@ -292,15 +304,38 @@ void JoinListener::run() {
     std::string error;
     auto request = parse_join(text, error);
     if (!request) {
-      PendingJoin(c, {}).refuse(text.empty() ? "no request" : error);
+      SocketAnswer(c).refuse(text.empty() ? "no request" : error);
       continue;
     }
     try {
-      handler_(PendingJoin(c, std::move(*request)));
+      handler_(PendingJoin(std::make_unique<SocketAnswer>(c), std::move(*request)));
     } catch (const std::exception&) {
       // The handler refused or dropped it; nothing escapes this thread.
     }
   }
+}
+
+// ------------------------------------------------------------------------- TcpJoinPort
+
+TcpJoinPort::TcpJoinPort(std::string host, std::uint16_t port, int bound_fd)
+    : host_(std::move(host)), port_(port), bound_fd_(bound_fd) {}
+
+TcpJoinPort::~TcpJoinPort() {
+  close();
+  if (bound_fd_ >= 0) ::close(bound_fd_);
+}
+
+bool TcpJoinPort::open(Handler handler) {
+  if (listener_) return true;
+  int fd = std::exchange(bound_fd_, -1);
+  if (fd < 0) fd = bind_join_port(host_, port_);
+  if (fd < 0) return false;
+  listener_ = std::make_unique<JoinListener>(fd, std::move(handler));
+  return true;
+}
+
+void TcpJoinPort::close() {
+  listener_.reset();
 }
 
 // ------------------------------------------------------------------------------- join

@@ -21,6 +21,9 @@
 // the leader listens on it, and whoever leads next takes it over — so participants of a
 // domain on one host find each other with no configuration, in any start order.
 //
+// The leader's side is a JoinPort, so that the engine joins the same way on real sockets
+// (TcpJoinPort) and in the deterministic simulator (sim_join.hpp, no socket at all).
+//
 // Threading: JoinListener owns one thread that accepts and reads requests (each bounded in
 // size and time; a stranger that sends nothing is dropped after a few seconds), then hands
 // each valid request to its handler with the open connection; welcome()/refuse() answer it
@@ -30,6 +33,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -63,30 +67,63 @@ struct Welcome {
   std::vector<std::byte> state;
 };
 
-// A request and the connection to answer it on (owned: answer once, or drop to close).
+// The way back to one joiner: a TCP connection (join.cpp), or the simulator's
+// (sim_join.hpp). Answer once; destroyed unanswered, the joiner learns the leader went
+// away and asks again.
+class JoinAnswer {
+ public:
+  virtual ~JoinAnswer() = default;
+  // Sends the view and the state; false if the joiner is gone.
+  virtual bool welcome(const View& view, std::span<const std::byte> state) = 0;
+  virtual void refuse(const std::string& why) = 0;
+
+ protected:
+  JoinAnswer() = default;
+  JoinAnswer(const JoinAnswer&) = default;
+  JoinAnswer& operator=(const JoinAnswer&) = default;
+};
+
+// A request and the way to answer it (owned: answer once, or drop to close).
 class PendingJoin {
  public:
   PendingJoin() = default;
-  PendingJoin(int fd, JoinRequest request) : fd_(fd), request_(std::move(request)) {}
-  ~PendingJoin();
-  PendingJoin(PendingJoin&& o) noexcept;
-  PendingJoin& operator=(PendingJoin&& o) noexcept;
-  PendingJoin(const PendingJoin&) = delete;
-  PendingJoin& operator=(const PendingJoin&) = delete;
+  PendingJoin(std::unique_ptr<JoinAnswer> answer, JoinRequest request)
+      : answer_(std::move(answer)), request_(std::move(request)) {}
 
   [[nodiscard]] const JoinRequest& request() const noexcept { return request_; }
-  // Sends the view and the state; false if the joiner is gone.
+  // Sends the view and the state; false if the joiner is gone or it was answered already.
   bool welcome(const View& view, std::span<const std::byte> state);
   void refuse(const std::string& why);
 
  private:
-  int fd_ = -1;
+  std::unique_ptr<JoinAnswer> answer_;
   JoinRequest request_;
 };
 
-class JoinListener {
+// The leader's end of the join channel: the domain's TCP join port (TcpJoinPort), or the
+// simulator's (sim_join.hpp). Only the leader holds it; whoever leads next opens it.
+class JoinPort {
  public:
   using Handler = std::function<void(PendingJoin)>;
+  virtual ~JoinPort() = default;
+  // Starts handing each request to `handler` (from any thread). False while someone else
+  // holds the port (a leader before us, closing): try again shortly.
+  virtual bool open(Handler handler) = 0;
+  // Stops: the handler is not called once close() returned, and the port is free.
+  virtual void close() = 0;
+  [[nodiscard]] virtual bool is_open() const = 0;
+
+ protected:
+  JoinPort() = default;
+  JoinPort(const JoinPort&) = default;
+  JoinPort& operator=(const JoinPort&) = default;
+};
+
+// A thread that accepts TCP join connections on a listening socket and reads one request
+// from each (bounded in size and time).
+class JoinListener {
+ public:
+  using Handler = JoinPort::Handler;
   // Takes a bound, listening socket (bind_join_port()).
   JoinListener(int listen_fd, Handler handler);
   ~JoinListener();
@@ -99,6 +136,27 @@ class JoinListener {
   int wake_[2] = {-1, -1};
   Handler handler_;
   std::thread thread_;
+};
+
+// The domain's join port on host:port.
+class TcpJoinPort final : public JoinPort {
+ public:
+  // `bound_fd`: a socket already bound and listening there (bind_join_port()), used by
+  // the first open(); -1 to bind at open().
+  TcpJoinPort(std::string host, std::uint16_t port, int bound_fd = -1);
+  ~TcpJoinPort() override;
+  TcpJoinPort(const TcpJoinPort&) = delete;
+  TcpJoinPort& operator=(const TcpJoinPort&) = delete;
+
+  bool open(Handler handler) override;
+  void close() override;
+  [[nodiscard]] bool is_open() const override { return listener_ != nullptr; }
+
+ private:
+  std::string host_;
+  std::uint16_t port_;
+  int bound_fd_;
+  std::unique_ptr<JoinListener> listener_;
 };
 
 // A listening socket on host:port (SO_REUSEADDR), or -1 when the port is taken.

@@ -1,9 +1,11 @@
 // The view-change protocol (see membership.hpp).
 #include "group/membership.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstring>
+#include <utility>
 
 #include "smc/smc.hpp"
 #include "sst/layout.hpp"
@@ -102,7 +104,15 @@ void Membership::note_suspicion(std::size_t rank, const std::string& why) {
 
 void Membership::add_joiner(const sst::JoinEntry& e) {
   std::lock_guard lock(joiners_mu_);
-  pending_joiners_.push_back(e);
+  // One entry per node: a joiner admitted twice (it asked again, or the view it was
+  // admitted in ended as it was admitted) keeps its latest address.
+  const auto same = std::find_if(pending_joiners_.begin(), pending_joiners_.end(),
+                                 [&](const sst::JoinEntry& p) { return p.id == e.id; });
+  if (same != pending_joiners_.end()) {
+    *same = e;
+  } else {
+    pending_joiners_.push_back(e);
+  }
   joiners_waiting_.store(true, std::memory_order_release);
 }
 
@@ -124,24 +134,28 @@ void Membership::copy_joiners(std::size_t from) {
   set_field(kJoins, field(from, kJoins));
 }
 
-// Cheap unless something moved: a signature of every row's membership fields and
-// suspicions, compared with the last step's (the loop sleeps while a view change waits).
+// Cheap unless something moved: every row's membership fields and suspicions, and our
+// own flags, compared with what the last step saw (the loop sleeps while a view change
+// waits). Compared value by value, not through a hash: two changes that cancel in a hash
+// (a joiner's flag and a suspicion bit once did, simulator seed 2453) would leave the
+// leader asleep with a join to propose.
 bool Membership::needed() const {
   if (done_) return false;
-  std::uint64_t sig = (leave_.load(std::memory_order_acquire) ? 1 : 0) |
+  seen_now_.clear();
+  seen_now_.push_back((leave_.load(std::memory_order_acquire) ? 1 : 0) |
                       (joiners_waiting_.load(std::memory_order_acquire) ? 2 : 0) |
-                      (relayout_.load(std::memory_order_acquire) ? 4 : 0);
-  std::uint64_t any = sig;
+                      (relayout_.load(std::memory_order_acquire) ? 4 : 0));
+  std::uint64_t any = seen_now_.back();
   for (std::size_t r = 0; r < n_; ++r) {
     for (std::uint64_t v : {sst_->load<std::uint64_t>(sst_->layout().control(r) + kSuspected),
                             field(r, kWedged), field(r, kLeaving), field(r, kProposal),
                             field(r, kProposalNum), field(r, kCommitted), field(r, kJoins)}) {
       any |= v;
-      sig = (sig ^ v) * 0x100000001b3ULL;
+      seen_now_.push_back(v);
     }
   }
-  if (any == 0 || sig == last_signature_) return false;
-  last_signature_ = sig;
+  if (any == 0 || seen_now_ == seen_last_) return false;
+  std::swap(seen_now_, seen_last_);
   return true;
 }
 
@@ -252,15 +266,17 @@ void Membership::lead() {
     std::lock_guard lock(joiners_mu_);
     auto* table = reinterpret_cast<sst::JoinEntry*>(sst_->at(sst_->layout().joiners(me_)));
     std::uint64_t count = field(me_, kJoins);
+    std::size_t taken = 0;
     for (const auto& j : pending_joiners_) {
       if (count == sst::kMaxJoins) break;  // the rest waits for the next view change
+      ++taken;
+      if (std::any_of(table, table + count, [&](const sst::JoinEntry& t) { return t.id == j.id; }))
+        continue;  // proposed already: a node joins once
       table[count++] = j;
       more_joiners = true;
     }
-    pending_joiners_.erase(
-        pending_joiners_.begin(),
-        pending_joiners_.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(
-                                       pending_joiners_.size(), count - field(me_, kJoins))));
+    pending_joiners_.erase(pending_joiners_.begin(),
+                           pending_joiners_.begin() + static_cast<std::ptrdiff_t>(taken));
     set_field(kJoins, count);
     joiners_waiting_.store(!pending_joiners_.empty(), std::memory_order_release);
   }

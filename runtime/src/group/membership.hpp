@@ -142,7 +142,9 @@ class Membership {
   bool committed_ = false;  // we hold a commit (ours as leader, or echoed)
   bool delivered_ = false;  // delivered up to the trims
   bool done_ = false;       // decided or halted
-  mutable std::uint64_t last_signature_ = 0;
+  // What needed() saw at the last step, and its scratch for the current look.
+  mutable std::vector<std::uint64_t> seen_last_;
+  mutable std::vector<std::uint64_t> seen_now_;
 };
 
 }  // namespace spindle::group

@@ -529,6 +529,11 @@ void Network::pause(NodeId id, Duration length) {
   im.push(Ev{.at = s.paused_until, .kind = EvKind::resume, .a = id});
 }
 
+bool Network::crashed(NodeId id) const {
+  auto* t = impl_->find(id);
+  return t != nullptr && t->state().crashed;
+}
+
 bool Network::paused(NodeId id) const {
   auto* t = impl_->find(id);
   return t != nullptr && impl_->now < t->state().paused_until;

@@ -96,6 +96,7 @@ class Network {
 
   // Faults.
   void crash(NodeId id);
+  [[nodiscard]] bool crashed(NodeId id) const;
   void cut(NodeId a, NodeId b);
   void slow(NodeId id, Duration extra);
   // A SIGSTOP of `length`: the node takes no step until it ends (what peers write to it

@@ -1,0 +1,207 @@
+// A network partition between real processes over tcp, in network namespaces this test
+// creates: three members, each in a namespace of its own, wired to one bridge by a veth
+// pair, all three writing one topic. Mid-stream the bridge port of member 2 goes down —
+// nothing reaches it or comes from it, no connection is reset (a cable pulled, not a crash).
+// The majority (members 0 and 1) must remove it and go on: both take every sample of
+// both their writers, in one order, and member 2's samples as the same FIFO prefix. The
+// minority (member 2) must halt by itself within the suspicion timeout — its next write
+// fails naming the members it lost (exit 3) — having taken a prefix of the majority's
+// sequence (no split brain).
+//
+// The namespaces: this process becomes root of a user namespace of its own (unprivileged
+// user namespaces), with its own network and mount namespaces; `ip netns` names one per
+// member under a private /run. Where that is not allowed (no user namespaces, no `ip`)
+// the test is skipped (exit 77) and says why.
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include "member_log.hpp"
+#include "process.hpp"
+
+namespace tst = spindle::testing;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::uint32_t kMembers = 3;
+constexpr std::uint32_t kCutOff = 2;  // the member the partition isolates
+constexpr std::uint64_t kSamples = 2000;
+
+bool write_file(const char* path, const std::string& text) {
+  const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  return ok;
+}
+
+// The `ip` tool's path (iproute2; in /usr/sbin or /sbin, which a user's PATH may lack).
+std::string ip_tool() {
+  for (const char* p : {"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"})
+    if (::access(p, X_OK) == 0) return p;
+  return {};
+}
+
+// Runs a shell command quietly; true if it exited 0.
+bool run(const std::string& command) {
+  return std::system((command + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+// Makes this process root of new user, network and mount namespaces, with `ip netns`
+// usable. Empty on success, otherwise why not.
+std::string enter_namespaces() {
+  if (ip_tool().empty()) return "the `ip` tool (iproute2) is not installed";
+  const auto uid = ::getuid();
+  const auto gid = ::getgid();
+  if (::unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) != 0)
+    return std::string("unshare(user, net, mount namespaces): ") + std::strerror(errno) +
+           " (unprivileged user namespaces are off here)";
+  if (!write_file("/proc/self/setgroups", "deny") ||
+      !write_file("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1") ||
+      !write_file("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1"))
+    return std::string("cannot map this user into its user namespace: ") + std::strerror(errno);
+  // Our own view of mounts: a private /run for `ip netns`, nothing leaks outside.
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+      ::mount("tmpfs", "/run", "tmpfs", 0, nullptr) != 0)
+    return std::string("cannot mount a private /run: ") + std::strerror(errno);
+  const auto ip = ip_tool();
+  if (!run(ip + " link set lo up") || !run(ip + " link add br0 type bridge") ||
+      !run(ip + " link set br0 up"))
+    return "cannot create a bridge in the new network namespace";
+  return {};
+}
+
+std::string address(std::uint32_t member) {
+  return "10.77.0." + std::to_string(member + 1);
+}
+
+// Member i's namespace "m<i>", wired to the bridge through "h<i>" (its port on the bridge).
+bool wire(std::uint32_t i, std::string& why) {
+  const auto ns = "m" + std::to_string(i);
+  const auto inner = "v" + std::to_string(i);
+  const auto port = "h" + std::to_string(i);
+  const auto ip = ip_tool();
+  const auto in_ns = ip + " netns exec " + ns + " " + ip;
+  for (const auto& c :
+       {ip + " netns add " + ns, ip + " link add " + inner + " type veth peer name " + port,
+        ip + " link set " + inner + " netns " + ns, ip + " link set " + port + " master br0",
+        ip + " link set " + port + " up", in_ns + " addr add " + address(i) + "/24 dev " + inner,
+        in_ns + " link set " + inner + " up", in_ns + " link set lo up"}) {
+    if (!run(c)) {
+      why = "'" + c + "' failed";
+      return false;
+    }
+  }
+  return true;
+}
+
+using Log = tst::MemberLog;
+
+bool is_prefix(const Log& a, const Log& of) {
+  return a.size() <= of.size() && std::equal(a.begin(), a.end(), of.begin());
+}
+
+}  // namespace
+
+TEST_CASE("partition: the minority halts, the majority goes on in one order", "[partition]") {
+  ::signal(SIGPIPE, SIG_IGN);
+  const std::string name = "spindle-partition-" + std::to_string(::getpid());
+  const auto dir = fs::temp_directory_path() / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string why;
+  for (std::uint32_t i = 0; i < kMembers; ++i) {
+    const bool wired = wire(i, why);
+    INFO(why);
+    REQUIRE(wired);
+  }
+  const auto file = dir / "domain.yaml";
+  {
+    std::ofstream out(file);
+    out << "# Written by group_partition_test.\nversion: 1\ndomain_id: 0\ntransport: tcp\n"
+        << "members:\n";
+    for (std::uint32_t i = 0; i < kMembers; ++i)
+      out << "  - {id: " << i << ", host: " << address(i) << ", port: 7700}\n";
+    out << "engine: {window_size: 64, slot_size: 256, connect_timeout: 10s}\n";
+  }
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  std::vector<std::unique_ptr<tst::Process>> procs;
+  for (std::uint32_t i = 0; i < kMembers; ++i) {
+    // `ip netns exec m<i>` runs it in member i's namespace.
+    auto argv = tst::group_member_argv(file, dir / ("log" + std::to_string(i)), kSamples, kMembers,
+                                       kMembers, true);
+    argv.insert(argv.begin(), {ip_tool(), "netns", "exec", "m" + std::to_string(i)});
+    argv.insert(argv.end(), {"--node", std::to_string(i)});
+    procs.push_back(std::make_unique<tst::Process>(argv));
+  }
+  auto expect = [&](std::uint32_t i, const std::string& word) {
+    auto line = procs[i]->read_line(deadline);
+    while (line && line->rfind("view ", 0) == 0)  // view changes, reported as they happen
+      line = procs[i]->read_line(deadline);
+    INFO("member " << i << " said '" << line.value_or("(nothing)") << "'");
+    CHECK((line && line->rfind(word, 0) == 0));
+    return line.value_or("");
+  };
+  for (std::uint32_t i = 0; i < kMembers; ++i)
+    expect(i, "ready");
+  for (auto& p : procs)
+    p->send("go");
+  std::this_thread::sleep_for(300ms);  // mid-stream
+  REQUIRE(run(ip_tool() + " link set h" + std::to_string(kCutOff) + " down"));
+  const auto halted = expect(kCutOff, "halted");
+  CHECK(halted.find("lost contact with 2 of the 3 members") != std::string::npos);
+  for (std::uint32_t i = 0; i < kMembers; ++i)
+    if (i != kCutOff) procs[i]->send("expect 0 1");
+  for (std::uint32_t i = 0; i < kMembers; ++i)
+    if (i != kCutOff) expect(i, "done");
+  for (std::uint32_t i = 0; i < kMembers; ++i)
+    if (i != kCutOff) procs[i]->send("exit");
+  for (std::uint32_t i = 0; i < kMembers; ++i) {
+    INFO("member " << i);
+    CHECK(procs[i]->wait(deadline) == (i == kCutOff ? 3 : 0));
+  }
+  const Log a = tst::read_member_log(dir / "log0").samples;
+  const Log b = tst::read_member_log(dir / "log1").samples;
+  const Log c = tst::read_member_log(dir / ("log" + std::to_string(kCutOff))).samples;
+  CHECK(a == b);
+  std::map<std::uint32_t, std::uint64_t> next;
+  bool fifo = true;
+  for (const auto& [w, s] : a)
+    fifo = fifo && s == next[w]++;
+  CHECK(fifo);
+  CHECK(next[0] == kSamples);
+  CHECK(next[1] == kSamples);
+  CHECK(next[kCutOff] < kSamples);  // cut off mid-stream
+  INFO("the cut-off member took " << c.size() << " samples, the majority " << a.size());
+  CHECK(is_prefix(c, a));
+  if (a == b && is_prefix(c, a)) fs::remove_all(dir);
+}
+
+int main(int argc, char* argv[]) {
+  if (const auto why = enter_namespaces(); !why.empty()) {
+    std::cout << "SKIPPED: a partition needs network namespaces: " << why << "\n";
+    return 77;  // CTest: skipped
+  }
+  return Catch::Session().run(argc, argv);
+}
