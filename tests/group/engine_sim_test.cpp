@@ -33,7 +33,7 @@ struct Recorder final : group::EngineClient {
   // Both members write and read topic 7 (atomic).
   group::Demand layout_demand() override { return {0, demand()}; }
   static std::vector<group::ChannelDemand> demand() {
-    return {group::ChannelDemand{{7, group::Ordering::atomic}, "T", {1, 2}, {1, 2}, 0, 0}};
+    return {group::ChannelDemand{{7, group::Ordering::atomic}, "T", {1, 2}, {1, 2}, {0}, 0, 0}};
   }
 };
 

@@ -31,12 +31,17 @@ std::string name_of(std::uint64_t topic) {
   return name;
 }
 
-ChannelDemand writer(std::uint64_t topic, group::NodeId node, Ordering o = Ordering::atomic) {
-  return ChannelDemand{{topic, o}, name_of(topic), {node}, {}, 0, 0};
+// A writer on `topic` whose publisher's partition set has key `partition`.
+ChannelDemand writer(std::uint64_t topic, group::NodeId node, Ordering o = Ordering::atomic,
+                     std::uint64_t partition = 0) {
+  return ChannelDemand{{topic, o, partition}, name_of(topic), {node}, {}, {}, 0, 0};
 }
 
-ChannelDemand reader(std::uint64_t topic, group::NodeId node) {
-  return ChannelDemand{{topic, Ordering::atomic}, name_of(topic), {}, {node}, 0, 0};
+// A reader of `topic` that matches the writers' partition sets `partitions`.
+ChannelDemand reader(std::uint64_t topic, group::NodeId node,
+                     std::vector<std::uint64_t> partitions = {0}) {
+  return ChannelDemand{
+      {topic, Ordering::atomic}, name_of(topic), {}, {node}, std::move(partitions), 0, 0};
 }
 
 }  // namespace
@@ -130,4 +135,41 @@ TEST_CASE("layout: a writer's Engine policy can enlarge its topic's rings, never
   const auto only_small = group::layout(members({1, 2}), {small, reader(3, 1)}, settings());
   CHECK(only_small[1].window_size == 50);
   CHECK(only_small[1].max_payload == 256 + 32);
+}
+
+TEST_CASE("layout: partitions split a topic; a reader that matches several joins them",
+          "[layout]") {
+  const auto m = members({1, 2, 3, 4, 5});
+  // Topic 7: node 1 writes in partition set 10, node 2 in 20, node 3 in 30. Node 4 reads
+  // 10, node 5 reads 30. Nothing reads 20.
+  std::vector<ChannelDemand> d{
+      writer(7, 1, Ordering::atomic, 10), writer(7, 2, Ordering::atomic, 20),
+      writer(7, 3, Ordering::atomic, 30), reader(7, 4, {10}), reader(7, 5, {30})};
+  auto sgs = group::layout(m, d, settings());
+  REQUIRE(sgs.size() == 3);
+  CHECK(sgs[1].name == "T7/atomic");
+  CHECK(sgs[1].partitions == std::vector<std::uint64_t>{10});
+  CHECK(sgs[1].members == std::vector<group::NodeId>{1, 4});
+  CHECK(sgs[2].name == "T7/atomic#2");
+  CHECK(sgs[2].partitions == std::vector<std::uint64_t>{30});
+  CHECK(sgs[2].members == std::vector<group::NodeId>{3, 5});
+  group::View v;
+  v.members = m;
+  v.subgroups = sgs;
+  CHECK(group::subgroup_of(v, {7, Ordering::atomic, 10}) == 1u);
+  CHECK(group::subgroup_of(v, {7, Ordering::atomic, 30}) == 2u);
+  CHECK_FALSE(group::subgroup_of(v, {7, Ordering::atomic, 20}));  // nobody reads it
+  CHECK_FALSE(group::receives(v, {7, Ordering::atomic, 10}, 5));  // another partition
+  // A reader of 10 and 30 (a wildcard, say) puts both in one subgroup: it takes them in
+  // one total order.
+  d.push_back(reader(7, 2, {10, 30}));
+  sgs = group::layout(m, d, settings());
+  REQUIRE(sgs.size() == 2);  // 20 still has no reader
+  CHECK(sgs[1].name == "T7/atomic");
+  CHECK(sgs[1].partitions == std::vector<std::uint64_t>{10, 30});
+  CHECK(sgs[1].senders == std::vector<group::NodeId>{1, 3});
+  CHECK(sgs[1].members == std::vector<group::NodeId>{1, 2, 3, 4, 5});
+  // The same demand in another order lays out the same.
+  std::vector<ChannelDemand> back(d.rbegin(), d.rend());
+  CHECK(group::layout(m, back, settings()) == sgs);
 }

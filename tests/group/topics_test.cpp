@@ -2,6 +2,8 @@
 // only among the processes with an endpoint on it; creating and deleting endpoints lays
 // the subgroups out again in a later view; a writer nobody reads writes into nothing, and a
 // reader created later receives what is written after it is matched; statuses follow.
+// Partitions: a process whose readers are all in other partitions is in none of the
+// topic's subgroups, and a reader matching several partitions takes them in one order.
 #include <algorithm>
 #include <vector>
 
@@ -217,4 +219,69 @@ TEST_CASE(
   CHECK(samples.begin()->info().state().instance_state() ==
         dds::sub::status::InstanceState::not_alive_no_writers());
   CHECK(r.subscription_matched_status().total_count() == 1);
+}
+
+TEST_CASE(
+    "topics: a topic's partitions travel apart; a process reading another partition "
+    "receives none of its samples, a wildcard reader takes both in one order",
+    "[topics]") {
+  SimStack stack(sim::Config{}, 4);
+  std::vector<dds::topic::Topic<FlightState>> topics;
+  for (std::size_t i = 0; i < 4; ++i)
+    topics.emplace_back(stack.participant(i), "Track");
+  auto publisher = [&](std::size_t i, const std::string& partition) {
+    dds::pub::qos::PublisherQos q;
+    q << dds::core::policy::Partition(partition);
+    return dds::pub::Publisher(stack.participant(i), q);
+  };
+  auto subscriber = [&](std::size_t i, const std::string& partition) {
+    dds::sub::qos::SubscriberQos q;
+    q << dds::core::policy::Partition(partition);
+    return dds::sub::Subscriber(stack.participant(i), q);
+  };
+  // Member 1 writes in "east", member 2 in "west"; member 3 reads "east", member 4 "west".
+  dds::pub::DataWriter<FlightState> east(publisher(0, "east"), topics[0]);
+  dds::pub::DataWriter<FlightState> west(publisher(1, "west"), topics[1]);
+  dds::sub::DataReader<FlightState> r_east(subscriber(2, "east"), topics[2], keep_all());
+  dds::sub::DataReader<FlightState> r_west(subscriber(3, "west"), topics[3], keep_all());
+  REQUIRE(stack.run_until([&] {
+    return east.publication_matched_status().current_count() == 1 &&
+           west.publication_matched_status().current_count() == 1;
+  }));
+  auto subgroups_of = [&](std::size_t i) {
+    std::vector<std::vector<group::NodeId>> out;
+    for (const auto& sg : stack.view(i).subgroups)
+      if (sg.topic != 0) out.push_back(sg.members);
+    return out;
+  };
+  auto split = subgroups_of(0);
+  std::sort(split.begin(), split.end());
+  CHECK(split == std::vector<std::vector<group::NodeId>>{{1, 3}, {2, 4}});
+  const auto west_before = stack.delivered(3);
+  for (std::uint64_t i = 0; i < 20; ++i)
+    east.write(sample(i));
+  std::vector<std::uint64_t> got;
+  REQUIRE(stack.run_until([&] { return take_all(r_east, got).size() == 20; }));
+  (void)stack.run_until([] { return false; }, std::chrono::milliseconds(5));
+  CHECK(stack.delivered(3) == west_before);  // member 4 reads "west" only: nothing of "east"
+  std::vector<std::uint64_t> none;
+  CHECK(take_all(r_west, none).empty());
+
+  // A reader of "*" on member 4 joins both partitions into one subgroup: it takes both
+  // writers' samples, and member 3 ("east") still receives nothing of "west" that it keeps.
+  dds::sub::DataReader<FlightState> r_all(subscriber(3, "*"), topics[3], keep_all());
+  REQUIRE(
+      stack.run_until([&] { return r_all.subscription_matched_status().current_count() == 2; }));
+  // Member 1 installs that view too (each member at its own step).
+  CHECK(stack.run_until([&] { return subgroups_of(0).size() == 1; }));
+  for (std::uint64_t i = 100; i < 110; ++i) {
+    east.write(sample(i));
+    west.write(sample(i + 1000));
+  }
+  std::vector<std::uint64_t> all, west_got, east_got;
+  REQUIRE(stack.run_until([&] { return take_all(r_all, all).size() == 20; }));
+  REQUIRE(stack.run_until([&] { return take_all(r_west, west_got).size() == 10; }));
+  REQUIRE(stack.run_until([&] { return take_all(r_east, east_got).size() == 10; }));
+  CHECK(std::all_of(west_got.begin(), west_got.end(), [](auto v) { return v >= 1000; }));
+  CHECK(std::all_of(east_got.begin(), east_got.end(), [](auto v) { return v < 1000; }));
 }

@@ -1,6 +1,7 @@
 // Publisher, Subscriber, DataWriter and DataReader cores (see entities.hpp).
 #include <algorithm>
 #include <iostream>
+#include <set>
 #include <thread>
 
 #include <dds/domain/DomainParticipantListener.hpp>
@@ -241,12 +242,29 @@ void Subscriber::data_arrived(Reader& reader) {
 
 // -------------------------------------------------------------------------------- Writer
 
-group::Channel writer_channel(const std::string& topic_name,
-                              const dds::pub::qos::DataWriterQos& q) {
-  return group::Channel{topic_id(topic_name), unordered(q.policy<policy::Durability>(),
-                                                        q.policy<spindle::policy::Consistency>())
-                                                  ? group::Ordering::unordered
-                                                  : group::Ordering::atomic};
+std::uint64_t partition_key(const dds::core::policy::Partition& p) {
+  std::set<std::string> names(p.name().begin(), p.name().end());
+  if (names.empty()) names.insert("");
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the names, each closed by a NUL
+  for (const auto& n : names) {
+    for (const char c : n) {
+      h ^= static_cast<unsigned char>(c);
+      h *= 0x100000001b3ULL;
+    }
+    h ^= 0xff;  // no byte of UTF-8 text
+    h *= 0x100000001b3ULL;
+  }
+  return h == 0 ? 1 : h;
+}
+
+group::Channel writer_channel(const std::string& topic_name, const dds::pub::qos::DataWriterQos& q,
+                              const dds::core::policy::Partition& partition) {
+  return group::Channel{
+      topic_id(topic_name),
+      unordered(q.policy<policy::Durability>(), q.policy<spindle::policy::Consistency>())
+          ? group::Ordering::unordered
+          : group::Ordering::atomic,
+      partition_key(partition)};
 }
 
 Writer::Writer(std::shared_ptr<Publisher> pub, std::shared_ptr<Topic> topic,
@@ -257,7 +275,8 @@ Writer::Writer(std::shared_ptr<Publisher> pub, std::shared_ptr<Topic> topic,
       guid_(guid),
       topic_id_(topic_id(topic_->name())),
       qos_(q) {
-  channel_ = writer_channel(topic_->name(), q);
+  channel_ =
+      writer_channel(topic_->name(), q, publisher_->qos().policy<dds::core::policy::Partition>());
   last_assert_ = clock_now();
 }
 

@@ -310,8 +310,13 @@ class Participant final : public detail::ParticipantCore {
   std::map<std::pair<std::uint64_t, std::uint64_t>, bool> pending_;
 };
 
-// The channel a writer's samples travel on: its topic, atomic or unordered by its QoS.
-group::Channel writer_channel(const std::string& topic_name, const dds::pub::qos::DataWriterQos& q);
+// A publisher's partition set as one key (group::Channel::partition): its names sorted,
+// each once; no name is the default partition "". Never 0 (the builtin channel's).
+std::uint64_t partition_key(const dds::core::policy::Partition& p);
+// The channel a writer's samples travel on: its topic, atomic or unordered by its QoS, and
+// its publisher's partition set.
+group::Channel writer_channel(const std::string& topic_name, const dds::pub::qos::DataWriterQos& q,
+                              const dds::core::policy::Partition& partition);
 
 class Topic final : public detail::TopicCore {
  public:

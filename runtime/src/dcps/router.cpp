@@ -117,11 +117,22 @@ std::vector<std::byte> Router::state_for_joiner() {
   return s ? s() : std::vector<std::byte>{};
 }
 
-void Router::set_layout_hooks(std::function<group::Demand()> demand,
-                              std::function<void(const group::View&)> view) {
+void Router::set_layout_hooks(
+    std::function<group::Demand()> demand, std::function<void(const group::View&)> view,
+    std::function<std::optional<group::Channel>(std::uint64_t)> writer_channel) {
   std::lock_guard lock(sinks_mu_);
   demand_ = std::move(demand);
   on_view_ = std::move(view);
+  writer_channel_ = std::move(writer_channel);
+}
+
+std::optional<group::Channel> Router::channel_of(std::span<const std::byte> message) {
+  std::string error;
+  const auto parsed = parse(message, error);
+  if (!parsed) return std::nullopt;
+  if (parsed->header.topic == 0) return group::Channel{};
+  const auto h = copy_of(writer_channel_);
+  return h ? h(parsed->header.writer) : std::nullopt;
 }
 
 group::Demand Router::layout_demand() {

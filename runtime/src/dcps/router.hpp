@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -103,10 +104,13 @@ class Router final : public group::EngineClient {
   // The participant's side of the state transfer (control thread of the leader).
   void set_state_provider(std::function<std::vector<std::byte>()> provider);
   [[nodiscard]] group::Demand layout_demand() override;
-  // The participant's side of the layout: its demand, and the views installed (control
-  // thread). Set before the engine starts.
+  [[nodiscard]] std::optional<group::Channel> channel_of(
+      std::span<const std::byte> message) override;
+  // The participant's side of the layout: its demand, the views installed, and the channel
+  // of one of its writers (control thread). Set before the engine starts.
   void set_layout_hooks(std::function<group::Demand()> demand,
-                        std::function<void(const group::View&)> view);
+                        std::function<void(const group::View&)> view,
+                        std::function<std::optional<group::Channel>(std::uint64_t)> writer_channel);
 
  private:
   // A handler, copied under the lock, to call outside it.
@@ -126,6 +130,7 @@ class Router final : public group::EngineClient {
   std::function<std::vector<std::byte>()> state_;
   std::function<group::Demand()> demand_;
   std::function<void(const group::View&)> on_view_;
+  std::function<std::optional<group::Channel>(std::uint64_t)> writer_channel_;
 
   std::atomic<std::uint64_t> delivered_{0};
   std::atomic<std::uint64_t> malformed_{0};

@@ -191,7 +191,8 @@ void Engine::check_layout(const std::shared_ptr<ViewState>& vs) {
   std::vector<Channel> sends;
   for (const auto& sg : wanted)
     if (std::find(sg.senders.begin(), sg.senders.end(), node()) != sg.senders.end())
-      sends.push_back(Channel{sg.topic, sg.ordering});
+      for (auto p : sg.partitions)
+        sends.push_back(Channel{sg.topic, sg.ordering, p});
   {
     std::lock_guard lock(view_mu_);
     wanted_sends_ = std::move(sends);
@@ -291,9 +292,14 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
   for (std::uint32_t s = 0; s < ending->view.subgroups.size(); ++s) {
     const std::int64_t trim = s < d.trims.size() ? d.trims[s] : -1;
     const auto& old = ending->view.subgroups[s];
-    const auto to = subgroup_of(next, Channel{old.topic, old.ordering});
     for (auto m : ending->smc->resend(s, trim)) {
-      if (to) {
+      // A subgroup may carry several partition sets of its topic, which the next layout
+      // may split: each message goes where its own channel goes.
+      std::optional<Channel> channel = client_ != nullptr ? client_->channel_of(m) : std::nullopt;
+      if (!channel)
+        channel =
+            Channel{old.topic, old.ordering, old.partitions.empty() ? 0 : old.partitions.front()};
+      if (const auto to = subgroup_of(next, *channel)) {
         resend.push_back(Resend{*to, std::vector<std::byte>(m.begin(), m.end())});
       } else {
         unread_.fetch_add(1, std::memory_order_relaxed);

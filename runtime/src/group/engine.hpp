@@ -87,6 +87,12 @@ class EngineClient {
   // records delivered so far: called on the control thread, at a view boundary (after the
   // ragged edge) and after demand_changed().
   [[nodiscard]] virtual Demand layout_demand() { return {}; }
+  // The channel one of this member's own messages travels on (control thread, at a view
+  // boundary: where to send it again); nullopt when it cannot tell.
+  [[nodiscard]] virtual std::optional<Channel> channel_of(std::span<const std::byte> message) {
+    (void)message;
+    return std::nullopt;
+  }
 
  protected:
   EngineClient() = default;

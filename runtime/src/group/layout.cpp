@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 namespace spindle::group {
@@ -44,45 +46,105 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
   const auto member = [&](NodeId id) {
     return std::any_of(members.begin(), members.end(), [&](const Member& m) { return m.id == id; });
   };
-  // Readers of a topic belong to each of its channels' subgroups.
-  std::map<std::uint64_t, std::set<NodeId>> readers;
-  for (const auto& d : demand)
-    for (auto id : d.readers)
-      if (member(id)) readers[d.channel.topic].insert(id);
-  // One entry per channel, in (topic, ordering) order, merging repeated demands.
+  // Per topic: each reader's node and the partition sets it matches.
+  std::map<std::uint64_t, std::vector<std::pair<NodeId, std::set<std::uint64_t>>>> readers;
+  // One entry per writers' channel, in (topic, ordering, partition) order, merging repeats.
   struct Merged {
     std::set<NodeId> writers;
     std::string name;
     std::uint32_t window = 0;
     std::uint32_t payload = 0;
   };
-  std::map<std::pair<std::uint64_t, Ordering>, Merged> channels;
+  using Key = std::tuple<std::uint64_t, Ordering, std::uint64_t>;
+  std::map<Key, Merged> channels;
   for (const auto& d : demand) {
-    auto& c = channels[std::pair{d.channel.topic, d.channel.ordering}];
+    if (d.channel.topic == 0) continue;
+    for (auto id : d.readers)
+      if (member(id))
+        readers[d.channel.topic].emplace_back(
+            id, std::set<std::uint64_t>(d.partitions.begin(), d.partitions.end()));
+    if (d.writers.empty()) continue;
+    auto& c = channels[Key{d.channel.topic, d.channel.ordering, d.channel.partition}];
     for (auto id : d.writers)
       if (member(id)) c.writers.insert(id);
     if (c.name.empty()) c.name = d.name;
     c.window = std::max(c.window, d.window_size);
     c.payload = std::max(c.payload, d.max_payload);
   }
-  for (const auto& [key, c] : channels) {
-    const auto& [topic, ordering] = key;
-    if (topic == 0 || c.writers.empty()) continue;
+  // Each topic and ordering: its partition sets with a live writer, grouped by the readers
+  // that match several (union-find over their indices), one subgroup per group with a reader.
+  for (auto first = channels.begin(); first != channels.end();) {
+    const auto [topic, ordering, unused] = first->first;
+    auto last = first;
+    std::vector<std::pair<std::uint64_t, const Merged*>> sets;  // ascending partition keys
+    for (; last != channels.end() && std::get<0>(last->first) == topic &&
+           std::get<1>(last->first) == ordering;
+         ++last)
+      if (!last->second.writers.empty()) sets.emplace_back(std::get<2>(last->first), &last->second);
+    first = last;
     const auto r = readers.find(topic);
-    if (r == readers.end()) continue;
-    Subgroup sg;
-    sg.name = c.name + "/" + std::string(to_string(ordering));
-    sg.topic = topic;
-    sg.ordering = ordering;
-    // Members and senders in view rank order, so that every member lists them alike.
-    for (const auto& m : members) {
-      const bool writes = c.writers.contains(m.id);
-      if (writes || r->second.contains(m.id)) sg.members.push_back(m.id);
-      if (writes) sg.senders.push_back(m.id);
+    if (sets.empty() || r == readers.end()) continue;
+    std::vector<std::size_t> parent(sets.size());
+    for (std::size_t i = 0; i < sets.size(); ++i)
+      parent[i] = i;
+    const auto root = [&](std::size_t i) {
+      while (parent[i] != i)
+        i = parent[i] = parent[parent[i]];
+      return i;
+    };
+    const auto index = [&](std::uint64_t key) -> std::optional<std::size_t> {
+      const auto it = std::lower_bound(sets.begin(), sets.end(), key,
+                                       [](const auto& e, std::uint64_t k) { return e.first < k; });
+      if (it == sets.end() || it->first != key) return std::nullopt;
+      return static_cast<std::size_t>(it - sets.begin());
+    };
+    for (const auto& [node, wants] : r->second) {
+      std::optional<std::size_t> joined;
+      for (auto key : wants) {
+        const auto i = index(key);
+        if (!i) continue;
+        if (joined) parent[root(*i)] = root(*joined);
+        joined = i;
+      }
     }
-    sg.window_size = std::clamp(std::max(c.window, s.window_size), 1u, kMaxWindow);
-    sg.max_payload = with_header(std::max(c.payload, s.slot_size), s);
-    out.push_back(std::move(sg));
+    // Groups in order of their smallest partition key (the first index of each root).
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < sets.size(); ++i)
+      if (std::find_if(order.begin(), order.end(),
+                       [&](std::size_t o) { return root(o) == root(i); }) == order.end())
+        order.push_back(i);
+    std::size_t made = 0;
+    for (auto head : order) {
+      Subgroup sg;
+      std::set<NodeId> writers, readers_here;
+      std::uint32_t window = 0, payload = 0;
+      for (std::size_t i = 0; i < sets.size(); ++i) {
+        if (root(i) != root(head)) continue;
+        sg.partitions.push_back(sets[i].first);
+        writers.insert(sets[i].second->writers.begin(), sets[i].second->writers.end());
+        window = std::max(window, sets[i].second->window);
+        payload = std::max(payload, sets[i].second->payload);
+      }
+      for (const auto& [node, wants] : r->second)
+        if (std::any_of(sg.partitions.begin(), sg.partitions.end(),
+                        [&](std::uint64_t p) { return wants.contains(p); }))
+          readers_here.insert(node);
+      if (readers_here.empty()) continue;  // nobody reads it: no subgroup
+      sg.name = sets[head].second->name + "/" + std::string(to_string(ordering)) +
+                (made > 0 ? "#" + std::to_string(made + 1) : "");
+      ++made;
+      sg.topic = topic;
+      sg.ordering = ordering;
+      // Members and senders in view rank order, so that every member lists them alike.
+      for (const auto& m : members) {
+        const bool writes = writers.contains(m.id);
+        if (writes || readers_here.contains(m.id)) sg.members.push_back(m.id);
+        if (writes) sg.senders.push_back(m.id);
+      }
+      sg.window_size = std::clamp(std::max(window, s.window_size), 1u, kMaxWindow);
+      sg.max_payload = with_header(std::max(payload, s.slot_size), s);
+      out.push_back(std::move(sg));
+    }
   }
   return out;
 }
@@ -90,8 +152,14 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
 std::optional<std::uint32_t> subgroup_of(const View& v, Channel c) noexcept {
   for (std::uint32_t i = 0; i < v.subgroups.size(); ++i) {
     const auto& sg = v.subgroups[i];
-    // The builtin subgroup carries topic 0 of either ordering.
-    if (sg.topic == c.topic && (c.topic == 0 || sg.ordering == c.ordering)) return i;
+    if (sg.topic != c.topic) continue;
+    // The builtin subgroup carries topic 0 of either ordering; a subgroup that lists no
+    // partition sets (a hand-written group file) carries all of its topic's.
+    if (c.topic == 0) return i;
+    if (sg.ordering == c.ordering &&
+        (sg.partitions.empty() ||
+         std::binary_search(sg.partitions.begin(), sg.partitions.end(), c.partition)))
+      return i;
   }
   return std::nullopt;
 }

@@ -2,13 +2,17 @@
 // channel — one topic's stream of a given ordering. DCPS names channels, never subgroups.
 //
 // Per-topic subgroups. Subgroup 0 is the builtin one: every member belongs and sends
-// (discovery records, goodbyes), atomic. Then, for each topic and ordering that has a
-// writer of that ordering and a reader (any process), one subgroup whose members are the
-// processes with a writer or a reader of the topic and whose senders are the writers'
-// processes, ordered by (topic, ordering). A process with no endpoint on a topic is in none
-// of its subgroups: it receives none of its samples and pays nothing for it, and a topic
-// nobody reads has no subgroup at all (its writes go nowhere, as DDS has it for a writer
-// with no matched reader).
+// (discovery records, goodbyes), atomic. A writer's channel is its topic, its ordering and
+// its partition set (the publisher's PARTITION names, as one key). For each topic and
+// ordering, the channels with a writer are grouped by the readers that match them: two
+// partition sets one reader matches (a reader in both, or with a wildcard) travel in one
+// subgroup, so that every reader still takes all it matches in one total order. Each such
+// group with a reader is a subgroup whose senders are its writers' processes and whose
+// members are those and the processes with a reader that matches one of its partition
+// sets, ordered by (topic, ordering, smallest partition key). A process with no endpoint on
+// a topic, or only readers in other partitions, is in none of its subgroups: it receives
+// none of those samples and pays nothing for them; a channel nobody reads has no subgroup
+// at all (its writes go nowhere, as DDS has it for a writer with no matched reader).
 //
 // The layout is a pure function of the view's members and the demand — every endpoint the
 // DCPS layer knows, from discovery records delivered in the builtin subgroup's total order
@@ -20,7 +24,8 @@
 //
 //   view v+1:  subgroup 0  "builtin"          members A B C   senders A B C   atomic
 //              subgroup 1  "Track/atomic"     members A C     senders A       (A writes, C reads)
-//              subgroup 2  "Alerts/unordered" members B C     senders B C
+//              subgroup 2  "Track/atomic#2"   members B D     senders B       (partition "ops")
+//              subgroup 3  "Alerts/unordered" members B C     senders B C
 //
 // Ring sizes: a topic's window and slot are the domain file's engine settings, or larger
 // where one of its writers asks for more in its Engine QoS policy.
@@ -38,9 +43,11 @@
 namespace spindle::group {
 
 // One topic's stream: topic 0 is the builtin stream (discovery, liveliness, goodbyes).
+// `partition` keys the writers' partition set (dcps: partition_key()); 0 on topic 0.
 struct Channel {
   std::uint64_t topic = 0;
   Ordering ordering = Ordering::atomic;
+  std::uint64_t partition = 0;
   friend bool operator==(const Channel&, const Channel&) = default;
 };
 
@@ -56,14 +63,16 @@ struct LayoutSettings {
 
 // What the DCPS layer needs of one channel: the processes with a writer on it and those
 // with a reader of its topic, and what its writers' Engine policies ask for (0: the
-// domain's setting).
+// domain's setting). A reader's entry names the writers' partition sets it matches in
+// `partitions` (its channel's own partition is not used).
 struct ChannelDemand {
   Channel channel;
-  std::string name;               // the topic's name, for the subgroup's name
-  std::vector<NodeId> writers;    // any order, duplicates allowed
-  std::vector<NodeId> readers;    // any order, duplicates allowed
-  std::uint32_t window_size = 0;  // slots per sender
-  std::uint32_t max_payload = 0;  // bytes of a message after the DCPS sample header
+  std::string name;                       // the topic's name, for the subgroup's name
+  std::vector<NodeId> writers;            // any order, duplicates allowed
+  std::vector<NodeId> readers;            // any order, duplicates allowed
+  std::vector<std::uint64_t> partitions;  // readers: the partition sets they match
+  std::uint32_t window_size = 0;          // slots per sender
+  std::uint32_t max_payload = 0;          // bytes of a message after the DCPS sample header
 };
 
 // Everything the DCPS layer needs laid out, and the version of its endpoint table: every

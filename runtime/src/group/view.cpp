@@ -52,6 +52,17 @@ View parse_group(std::string_view yaml, std::string_view source) {
 
 namespace {
 
+// Topic ids and partition keys are 64-bit hashes: read as text, since the integer reader
+// stops at 2^63.
+std::uint64_t u64(Reader& r, const YAML::Node& n, const std::string& key) {
+  const std::string text = r.text(n, key);
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size())
+    r.fail(n, key, "expected an unsigned 64-bit integer, got '" + text + "'");
+  return v;
+}
+
 View parse(std::string_view yaml, std::string_view source) {
   Reader r{std::string(source)};
   const YAML::Node root = core::parse_yaml(yaml, r.source());
@@ -84,17 +95,20 @@ View parse(std::string_view yaml, std::string_view source) {
     for (std::size_t i = 0; i < subs.size(); ++i) {
       const std::string key = "subgroups[" + std::to_string(i) + "]";
       const auto s = subs[i];
-      r.expect_map(
-          s, key,
-          {"name", "topic", "members", "senders", "window_size", "max_payload", "ordering"});
+      r.expect_map(s, key,
+                   {"name", "topic", "partitions", "members", "senders", "window_size",
+                    "max_payload", "ordering"});
       Subgroup sg;
       sg.name = s["name"] ? r.text(s["name"], key + ".name") : "subgroup" + std::to_string(i);
-      if (auto t = s["topic"]) {
-        // A topic id is a 64-bit hash: read as text, since the integer reader stops at 2^63.
-        const std::string text = r.text(t, key + ".topic");
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), sg.topic);
-        if (ec != std::errc{} || end != text.data() + text.size())
-          r.fail(t, key + ".topic", "expected an unsigned 64-bit integer, got '" + text + "'");
+      if (auto t = s["topic"]) sg.topic = u64(r, t, key + ".topic");
+      if (auto ps = s["partitions"]) {
+        if (!ps.IsSequence()) r.fail(ps, key + ".partitions", "expected a list");
+        for (std::size_t k = 0; k < ps.size(); ++k) {
+          const auto p = u64(r, ps[k], key + ".partitions[" + std::to_string(k) + "]");
+          if (!sg.partitions.empty() && p <= sg.partitions.back())
+            r.fail(ps[k], key + ".partitions", "expected ascending values, each once");
+          sg.partitions.push_back(p);
+        }
       }
       if (!s["members"]) r.fail(s, key + ".members", "missing");
       sg.members = ids(r, s["members"], key + ".members");
@@ -199,7 +213,14 @@ std::string to_yaml(const View& g) {
     os << ']';
   };
   for (const auto& s : g.subgroups) {
-    os << "  - name: \"" << s.name << "\"\n    topic: " << s.topic << "\n    members: ";
+    os << "  - name: \"" << s.name << "\"\n    topic: " << s.topic;
+    if (!s.partitions.empty()) {
+      os << "\n    partitions: [";
+      for (std::size_t i = 0; i < s.partitions.size(); ++i)
+        os << (i ? ", " : "") << s.partitions[i];
+      os << ']';
+    }
+    os << "\n    members: ";
     list(s.members);
     os << "\n    senders: ";
     list(s.senders);

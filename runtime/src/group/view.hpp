@@ -45,6 +45,9 @@ struct Subgroup {
   std::uint32_t max_payload = 1024;
   Ordering ordering = Ordering::atomic;
   std::uint64_t topic = 0;  // the DCPS topic it carries (layout.hpp); 0: the builtin one
+  // The writers' partition sets it carries (layout.hpp: Channel::partition), ascending;
+  // empty for the builtin subgroup.
+  std::vector<std::uint64_t> partitions{};
   friend bool operator==(const Subgroup&, const Subgroup&) = default;
 };
 
