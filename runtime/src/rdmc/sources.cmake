@@ -1,0 +1,4 @@
+# rdmc: large messages by multicast of blocks (DESIGN §6; the RDMC paper): the block
+# schedules (sequential, chain, binomial tree, binomial pipeline).
+target_sources(spindle_runtime PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/schedule.cpp)
