@@ -2,6 +2,7 @@
 // loan's bytes go out in the new view, nothing dangles), and DCPS streams that go on
 // across an installed view.
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "group/sim_runtime.hpp"
 #include "sim_stack.hpp"
 #include "smc/smc.hpp"
+#include "sst/sst.hpp"
 
 namespace sim = spindle::transport::sim;
 namespace group = spindle::group;
@@ -104,6 +106,36 @@ TEST_CASE("engine: a loan taken before a view change is published in the next vi
   }
   CHECK(p.engines[0]->stats().republished == 1);
   CHECK(p.engines[0]->stats().views == 2);
+}
+
+TEST_CASE(
+    "engine: each view's region is released once nothing holds the view; a loan holds its own",
+    "[engine]") {
+  Pair p;
+  const auto region = [](std::uint64_t epoch) { return spindle::sst::Sst::region_id(epoch); };
+  auto& node = p.net.node(1);
+  std::optional<group::Loan> loan =
+      p.engines[0]->reserve(p.channel, 5, p.engines[0]->runtime().now() + 1s);
+  std::memcpy(loan->data, "loans", 5);
+  // Far more views than a transport keeps regions for (shm's table holds 256).
+  group::View next = p.view;
+  for (next.epoch = 2; next.epoch <= 300; ++next.epoch)
+    for (auto& e : p.engines)
+      e->install(next, 0ms);
+  CHECK(node.local_region(region(300)));  // the current view's
+  CHECK(node.local_region(region(1)));    // held by the loan
+  CHECK(std::memcmp(loan->data, "loans", 5) == 0);
+  for (std::uint64_t e = 2; e < 299; ++e) {
+    INFO("view " << e);
+    CHECK_FALSE(node.local_region(region(e)));
+  }
+  p.engines[0]->commit(*loan, 5, p.engines[0]->runtime().now() + 1s);
+  loan.reset();
+  REQUIRE(p.delivered(1));
+  for (auto& e : p.engines)
+    e->install(next, 0ms);  // view 301
+  CHECK_FALSE(node.local_region(region(1)));
+  CHECK_FALSE(node.local_region(region(299)));
 }
 
 TEST_CASE("engine: a message larger than a slot is refused with both sizes", "[engine]") {

@@ -218,6 +218,14 @@ class RdmaTransport::Impl {
     return LocalRegion{id, span};
   }
 
+  void release_region(RegionId id) {
+    if (connected_) throw std::logic_error("rdma: release_region while connected");
+    const auto it = regions_.find(id);
+    if (it == regions_.end()) return;
+    if (it->second.mr != nullptr) ibv_dereg_mr(it->second.mr);
+    regions_.erase(it);
+  }
+
   // ------------------------------------------------------------------ connection set-up
   void create_qp(Peer& p, rdma_cm_id* id, Role role) {
     ibv_qp_init_attr attr{};
@@ -699,6 +707,9 @@ NodeId RdmaTransport::self() const noexcept {
 }
 LocalRegion RdmaTransport::create_region(RegionId id, std::size_t size) {
   return impl_->create_region(id, size);
+}
+void RdmaTransport::release_region(RegionId id) {
+  impl_->release_region(id);
 }
 Status RdmaTransport::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                               std::chrono::milliseconds timeout) {

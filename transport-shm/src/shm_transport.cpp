@@ -307,6 +307,23 @@ class ShmTransport::Impl {
     return LocalRegion{id, {bytes, size}};
   }
 
+  // Peers read the region table only while connected at our epoch (map_regions), and we
+  // change it only while disconnected: the last entry fills the hole.
+  void release_region(RegionId id) {
+    if (connected_) throw std::logic_error("shm: release_region while connected; disconnect first");
+    const auto it = regions_.find(id);
+    if (it == regions_.end()) return;
+    auto* c = ctl();
+    const std::uint32_t count = std::min(c->region_count, kMaxRegions);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      if (c->regions[i].id != id) continue;
+      c->regions[i] = c->regions[count - 1];
+      c->region_count = count - 1;
+      break;
+    }
+    regions_.erase(it);  // unmaps and unlinks the segment
+  }
+
   Status connect(std::span<const NodeAddress> members, std::uint64_t epoch,
                  std::chrono::milliseconds timeout) {
     if (connected_) disconnect();
@@ -768,6 +785,9 @@ NodeId ShmTransport::self() const noexcept {
 }
 LocalRegion ShmTransport::create_region(RegionId id, std::size_t size) {
   return impl_->create_region(id, size);
+}
+void ShmTransport::release_region(RegionId id) {
+  impl_->release_region(id);
 }
 Status ShmTransport::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                              std::chrono::milliseconds timeout) {

@@ -196,6 +196,11 @@ class TcpTransport::Impl {
     return LocalRegion{id, it->second.span()};
   }
 
+  void release_region(RegionId id) {
+    if (connected_) throw std::logic_error("tcp: release_region while connected; disconnect first");
+    regions_.erase(id);
+  }
+
   Status connect(std::span<const NodeAddress> members, std::uint64_t epoch,
                  std::chrono::milliseconds timeout) {
     if (connected_) disconnect();
@@ -978,6 +983,9 @@ NodeId TcpTransport::self() const noexcept {
 }
 LocalRegion TcpTransport::create_region(RegionId id, std::size_t size) {
   return impl_->create_region(id, size);
+}
+void TcpTransport::release_region(RegionId id) {
+  impl_->release_region(id);
 }
 Status TcpTransport::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                              std::chrono::milliseconds timeout) {

@@ -172,6 +172,7 @@ void Engine::install(View next, std::chrono::milliseconds connect_timeout) {
   auto old = current();
   if (!end_view(old)) return;
   transport_->disconnect();
+  release_retired();
   replace(std::move(old), next, {}, connect_timeout);
 }
 
@@ -248,10 +249,21 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next,
     for (const auto& [id, j] : pending_joins_)
       if (!fresh->view.rank_of(id)) fresh->membership->add_joiner(j.entry);
   }
+  // Its region goes once nothing holds the old view (a loan may) and the transport is
+  // disconnected again (release_retired(), at the next view change).
+  retired_.push_back(Retired{old, sst::Sst::region_id(old->view.epoch)});
   old.reset();
   view_cv_.notify_all();
   if (client_ != nullptr) runtime_->start(*fresh->loop);
   update_join_port();
+}
+
+void Engine::release_retired() {
+  std::erase_if(retired_, [this](const Retired& r) {
+    if (!r.view.expired()) return false;
+    transport_->release_region(r.region);
+    return true;
+  });
 }
 
 void Engine::decided(const View& ending, const ViewDecision& d) {
@@ -320,6 +332,7 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
     }
   }
   transport_->disconnect();
+  release_retired();
   replace(std::move(ending), next, resend, connect_timeout_, demand.generation);
   std::lock_guard lock(joins_mu_);
   admitting_ = false;

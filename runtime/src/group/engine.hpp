@@ -222,6 +222,9 @@ class Engine {
   void change_view(std::shared_ptr<ViewState> ending, ViewDecision d);
   bool end_view(const std::shared_ptr<ViewState>& ending);
   void halt(const std::string& why);
+  // Control thread, transport disconnected: releases the regions of earlier views nothing
+  // holds any more (loans keep their view).
+  void release_retired();
   void on_join(PendingJoin join);
   // Holds the join port while this member leads and runs, lets go of it otherwise
   // (control thread or start).
@@ -256,6 +259,11 @@ class Engine {
   std::vector<Channel> wanted_sends_;
   std::atomic<bool> layout_check_due_{false};
 
+  struct Retired {
+    std::weak_ptr<ViewState> view;
+    transport::RegionId region = 0;
+  };
+  std::vector<Retired> retired_;  // control thread: views replaced, region not released yet
   std::unique_ptr<JoinPort> join_port_;
   std::vector<transport::AgreedSetting> join_settings_;
   std::mutex joins_mu_;  // before view_mu_

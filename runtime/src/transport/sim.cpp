@@ -544,6 +544,11 @@ SimTransport::SimTransport(Network::Impl& net, NodeId id)
     : net_(&net), id_(id), state_(std::make_unique<State>()) {}
 SimTransport::~SimTransport() = default;
 
+void SimTransport::release_region(RegionId id) {
+  if (state_->connected) throw std::logic_error("sim: release_region while connected");
+  state_->regions.erase(id);
+}
+
 LocalRegion SimTransport::create_region(RegionId id, std::size_t size) {
   auto [it, inserted] = state_->regions.emplace(id, AlignedBuffer{});
   if (!inserted) throw std::invalid_argument("sim: region " + std::to_string(id) + " exists");

@@ -153,6 +153,11 @@ class Transport {
   // Registers `size` bytes under `id`. Throws std::runtime_error with an actionable message
   // on resource errors (shm name in use, registration refused) or a duplicate id.
   virtual LocalRegion create_region(RegionId id, std::size_t size) = 0;
+  // Frees region `id` (its memory, its registration, its name) once no view uses it: call
+  // it while disconnected, when the connections of the views that used it are closed. An
+  // id not registered is ignored. Every view registers a region of its own, so a member
+  // that goes through many views releases the old ones (group::Engine does).
+  virtual void release_region(RegionId id) = 0;
 
   // Connects to every other member pairwise (members includes self) and exchanges region
   // descriptors. Returns ok when all peers are connected; otherwise peer_suspected, and a

@@ -46,6 +46,7 @@ class RdmaTransport final : public Transport {
   [[nodiscard]] NodeId self() const noexcept override;
   [[nodiscard]] std::string_view kind() const noexcept override { return "rdma"; }
   LocalRegion create_region(RegionId id, std::size_t size) override;
+  void release_region(RegionId id) override;
   [[nodiscard]] Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                                std::chrono::milliseconds timeout) override;
   void disconnect() override;
