@@ -1,0 +1,410 @@
+// RDMC transfers (see rdmc.hpp).
+#include "rdmc/rdmc.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <stdexcept>
+
+namespace spindle::rdmc {
+
+namespace {
+
+constexpr std::size_t kAlign = 64;
+constexpr std::size_t kHeaderBytes = 16;  // {size u64, seq + 1 u64}
+
+std::size_t align_up(std::size_t n) {
+  return (n + kAlign - 1) / kAlign * kAlign;
+}
+
+}  // namespace
+
+Rdmc::Rdmc(transport::Transport& t, std::uint64_t epoch, std::vector<std::vector<NodeId>> groups,
+           Settings settings, Callbacks callbacks)
+    : t_(&t),
+      s_(settings),
+      cb_(std::move(callbacks)),
+      control_id_(control_region(epoch)),
+      pool_id_(pool_region(epoch)) {
+  if (s_.block_size == 0 || s_.block_size % kAlign != 0)
+    throw std::invalid_argument("rdmc: block_size must be a positive multiple of 64");
+  if (s_.staging_per_peer == 0) throw std::invalid_argument("rdmc: staging_per_peer must be >= 1");
+  if (groups.size() > kMaxGroups)
+    throw std::invalid_argument("rdmc: more than " + std::to_string(kMaxGroups) + " groups");
+  const NodeId self = t.self();
+  for (const auto& g : groups) {
+    if (g.size() < 2) throw std::invalid_argument("rdmc: a group needs a sender and a receiver");
+    for (auto id : g)
+      if (std::count(g.begin(), g.end(), id) != 1)
+        throw std::invalid_argument("rdmc: node " + std::to_string(id) + " twice in a group");
+    nodes_.insert(nodes_.end(), g.begin(), g.end());
+  }
+  std::sort(nodes_.begin(), nodes_.end());
+  nodes_.erase(std::unique(nodes_.begin(), nodes_.end()), nodes_.end());
+  const auto index = [&](NodeId id) {
+    return static_cast<std::uint32_t>(std::lower_bound(nodes_.begin(), nodes_.end(), id) -
+                                      nodes_.begin());
+  };
+  const bool in_any = std::binary_search(nodes_.begin(), nodes_.end(), self);
+  me_ = in_any ? index(self) : 0;
+  const std::size_t n = nodes_.size();
+  std::size_t off = align_up(n * n * sizeof(std::uint64_t));  // credits
+  for (const auto& members : groups) {
+    Group g;
+    g.members = members;
+    for (auto id : members)
+      g.node.push_back(index(id));
+    const auto it = std::find(members.begin(), members.end(), self);
+    g.member = it != members.end();
+    g.rank = g.member ? static_cast<std::uint32_t>(it - members.begin()) : 0;
+    g.header_offset = off;
+    off += kHeaders * kHeaderBytes;
+    g.started_offset = off;
+    off += members.size() * sizeof(std::uint64_t);
+    g.done_offset = off;
+    off = align_up(off + members.size() * sizeof(std::uint64_t));
+    groups_.push_back(std::move(g));
+  }
+  auto control = t.create_region(control_id_, std::max<std::size_t>(off, kAlign));
+  control_ = control.bytes.data();
+  // The pool: staging buffers for each peer we may receive from, then message space.
+  std::size_t peers = 0;
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (nodes_[i] != self) ++peers;
+  staging_end_ = in_any ? peers * s_.staging_per_peer * s_.block_size : 0;
+  pool_size_ = staging_end_;
+  for (auto& g : groups_) {
+    if (!g.member) continue;
+    g.free.emplace(pool_size_, align_up(s_.group_bytes));
+    pool_size_ += align_up(s_.group_bytes);
+  }
+  auto pool = t.create_region(pool_id_, std::max<std::size_t>(pool_size_, kAlign));
+  pool_ = pool.bytes.data();
+  sent_to_.assign(n, 0);
+  posted_for_.assign(n, 0);
+  suspected_.assign(n, 0);
+}
+
+std::size_t Rdmc::max_message() const noexcept {
+  return std::min<std::size_t>(align_up(s_.group_bytes),
+                               std::size_t{s_.block_size} * (kMaxBlocks - 1));
+}
+
+// ------------------------------------------------------------------------ memory
+
+std::uint64_t Rdmc::load(std::size_t off) const noexcept {
+  return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(control_ + off))
+      .load(std::memory_order_acquire);
+}
+
+void Rdmc::store(std::size_t off, std::uint64_t v) noexcept {
+  std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(control_ + off))
+      .store(v, std::memory_order_release);
+}
+
+void Rdmc::push(NodeId peer, std::size_t off, std::size_t len) {
+  const auto st = t_->write(peer, control_id_, off, control_id_, off, len);
+  if (st != transport::Status::ok && st != transport::Status::peer_suspected)
+    fail(peer, "rdmc: a control write to node " + std::to_string(peer) + " was refused");
+}
+
+std::size_t Rdmc::credit_offset(std::uint32_t from, std::uint32_t to) const noexcept {
+  return (static_cast<std::size_t>(from) * nodes_.size() + to) * sizeof(std::uint64_t);
+}
+
+std::optional<std::size_t> Rdmc::allocate(Group& g, std::size_t size) {
+  size = align_up(std::max<std::size_t>(size, 1));
+  for (auto it = g.free.begin(); it != g.free.end(); ++it) {
+    if (it->second < size) continue;
+    const std::size_t at = it->first;
+    const std::size_t rest = it->second - size;
+    g.free.erase(it);
+    if (rest > 0) g.free.emplace(at + size, rest);
+    g.used.emplace(at, size);
+    return at;
+  }
+  return std::nullopt;
+}
+
+void Rdmc::free(Group& g, std::size_t offset) {
+  const auto u = g.used.find(offset);
+  if (u == g.used.end()) return;
+  std::size_t at = u->first;
+  std::size_t size = u->second;
+  g.used.erase(u);
+  // Coalesce with the neighbours.
+  auto next = g.free.lower_bound(at);
+  if (next != g.free.end() && at + size == next->first) {
+    size += next->second;
+    next = g.free.erase(next);
+  }
+  if (next != g.free.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == at) {
+      at = prev->first;
+      size += prev->second;
+      g.free.erase(prev);
+    }
+  }
+  g.free.emplace(at, size);
+}
+
+// ------------------------------------------------------------------------ protocol
+
+std::uint32_t Rdmc::immediate(GroupId g, std::uint64_t seq, std::uint32_t block) const {
+  return (g << 20) | static_cast<std::uint32_t>((seq & 3) << 18) | block;
+}
+
+void Rdmc::start() {
+  const NodeId self = t_->self();
+  std::size_t at = 0;
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i] == self || staging_end_ == 0) continue;
+    for (std::uint32_t k = 0; k < s_.staging_per_peer; ++k) {
+      if (t_->post_receive(nodes_[i], pool_id_, at, s_.block_size) == transport::Status::ok)
+        ++posted_for_[i];
+      at += s_.block_size;
+    }
+    store(credit_offset(me_, i), posted_for_[i]);
+    push(nodes_[i], credit_offset(me_, i), sizeof(std::uint64_t));
+  }
+}
+
+bool Rdmc::send(GroupId id, std::span<const std::byte> message) {
+  if (id >= groups_.size()) throw std::invalid_argument("rdmc: no group " + std::to_string(id));
+  Group& g = groups_[id];
+  if (!g.member || g.rank != 0)
+    throw std::invalid_argument("rdmc: node " + std::to_string(t_->self()) +
+                                " does not send in group " + std::to_string(id));
+  if (message.empty()) throw std::invalid_argument("rdmc: an empty message");
+  if (message.size() > max_message())
+    throw std::invalid_argument("rdmc: a message of " + std::to_string(message.size()) +
+                                " bytes exceeds the largest this node takes, " +
+                                std::to_string(max_message()));
+  if (g.broken) return false;
+  // Room in the header ring: every receiver finished the message kHeaders back.
+  const std::uint64_t seq = g.next_seq;
+  for (std::uint32_t r = 1; r < g.members.size(); ++r)
+    if (load(g.done_offset + r * sizeof(std::uint64_t)) + kHeaders <= seq) return false;
+  if (g.active.size() >= kHeaders) return false;
+  const auto at = allocate(g, message.size());
+  if (!at) {
+    ++stats_.waits_for_pool;
+    return false;
+  }
+  std::memcpy(pool_ + *at, message.data(), message.size());
+  Message m;
+  m.seq = seq;
+  m.size = message.size();
+  m.blocks = static_cast<std::uint32_t>((message.size() + s_.block_size - 1) / s_.block_size);
+  m.offset = *at;
+  m.plan = plan(s_.algorithm, static_cast<std::uint32_t>(g.members.size()), 0, m.blocks);
+  for (const auto& st : m.plan)
+    if (st.send) ++m.sends;
+  m.have.assign(m.blocks, 1);
+  m.have_count = m.blocks;
+  m.delivered = m.released = true;  // nothing to hand up on the sender
+  g.active.push_back(std::move(m));
+  ++g.next_seq;
+  // The header: size first, then the seq that publishes it (two writes: one write's bytes
+  // have no order of their own).
+  const std::size_t h = g.header_offset + (seq % kHeaders) * kHeaderBytes;
+  store(h, message.size());
+  store(h + 8, seq + 1);
+  for (std::uint32_t r = 1; r < g.members.size(); ++r) {
+    push(g.members[r], h, 8);
+    push(g.members[r], h + 8, 8);
+  }
+  announce(g, g.started_offset, g.next_seq);
+  return true;
+}
+
+void Rdmc::announce(Group& g, std::size_t column_offset, std::uint64_t value) {
+  const std::size_t off = column_offset + g.rank * sizeof(std::uint64_t);
+  store(off, value);
+  for (std::uint32_t r = 0; r < g.members.size(); ++r)
+    if (r != g.rank) push(g.members[r], off, sizeof(std::uint64_t));
+}
+
+Rdmc::Message* Rdmc::find(Group& g, std::uint32_t parity) {
+  for (auto& m : g.active)
+    if ((m.seq & 3) == parity) return &m;
+  return nullptr;
+}
+
+void Rdmc::release(GroupId id, std::uint64_t seq) {
+  if (id >= groups_.size()) return;
+  for (auto& m : groups_[id].active)
+    if (m.seq == seq) m.released = true;
+}
+
+void Rdmc::fail(NodeId peer, const std::string& why) {
+  const auto it = std::lower_bound(nodes_.begin(), nodes_.end(), peer);
+  if (it == nodes_.end() || *it != peer) return;
+  const auto i = static_cast<std::size_t>(it - nodes_.begin());
+  if (suspected_[i] != 0) return;
+  suspected_[i] = 1;
+  for (auto& g : groups_)
+    if (std::find(g.members.begin(), g.members.end(), peer) != g.members.end()) g.broken = true;
+  if (cb_.failed) cb_.failed(peer, why);
+}
+
+void Rdmc::on_event(const transport::Event& e) {
+  if (const auto* b = std::get_if<transport::BlockReceived>(&e)) {
+    if (b->region == pool_id_) land(*b);
+  } else if (const auto* s = std::get_if<transport::BlockSent>(&e)) {
+    const GroupId id = s->immediate >> 20;
+    if (id >= groups_.size()) return;
+    if (auto* m = find(groups_[id], (s->immediate >> 18) & 3)) ++m->sends_done;
+  } else if (const auto* x = std::get_if<transport::Suspicion>(&e)) {
+    fail(x->peer, "rdmc: node " + std::to_string(x->peer) + " suspected: " + x->detail);
+  }
+}
+
+void Rdmc::land(const transport::BlockReceived& b) {
+  const GroupId id = b.immediate >> 20;
+  const std::uint32_t block = b.immediate & (kMaxBlocks - 1);
+  Message* m = id < groups_.size() ? find(groups_[id], (b.immediate >> 18) & 3) : nullptr;
+  const std::uint64_t want =
+      m == nullptr || block >= m->blocks
+          ? 0
+          : std::min<std::uint64_t>(s_.block_size, m->size - std::uint64_t{block} * s_.block_size);
+  if (m == nullptr || block >= m->blocks || m->have[block] != 0 || b.length != want) {
+    // Nobody sends a block of a message not started here, twice, or cut: a peer that
+    // does is faulty.
+    fail(b.peer, "rdmc: node " + std::to_string(b.peer) + " sent a block no plan expects (group " +
+                     std::to_string(id) + ", block " + std::to_string(block) + ", " +
+                     std::to_string(b.length) + " bytes)");
+    return;
+  }
+  std::memcpy(pool_ + m->offset + std::size_t{block} * s_.block_size, pool_ + b.offset, b.length);
+  m->have[block] = 1;
+  ++m->have_count;
+  ++stats_.blocks_received;
+  // The staging buffer goes back to the peer that filled it.
+  const auto it = std::lower_bound(nodes_.begin(), nodes_.end(), b.peer);
+  const auto i = static_cast<std::uint32_t>(it - nodes_.begin());
+  if (t_->post_receive(b.peer, pool_id_, b.offset, s_.block_size) == transport::Status::ok) {
+    ++posted_for_[i];
+    store(credit_offset(me_, i), posted_for_[i]);
+    push(b.peer, credit_offset(me_, i), sizeof(std::uint64_t));
+  }
+}
+
+bool Rdmc::start_messages(GroupId id, Group& g) {
+  if (g.rank == 0) return false;
+  bool did = false;
+  while (g.active.size() < kHeaders) {
+    const std::size_t h = g.header_offset + (g.next_seq % kHeaders) * kHeaderBytes;
+    if (load(h + 8) != g.next_seq + 1) break;  // not announced yet
+    const std::uint64_t size = load(h);
+    const auto blocks = static_cast<std::uint32_t>((size + s_.block_size - 1) / s_.block_size);
+    if (size == 0 || size > max_message()) {
+      fail(g.members[0], "rdmc: node " + std::to_string(g.members[0]) + " announced a message of " +
+                             std::to_string(size) + " bytes, more than this node takes (" +
+                             std::to_string(max_message()) + ")");
+      return did;
+    }
+    const auto at = allocate(g, size);
+    if (!at) {
+      ++stats_.waits_for_pool;
+      break;  // back-pressure: nobody sends us its blocks until we have room
+    }
+    Message m;
+    m.seq = g.next_seq;
+    m.size = size;
+    m.blocks = blocks;
+    m.offset = *at;
+    m.plan = plan(s_.algorithm, static_cast<std::uint32_t>(g.members.size()), g.rank, blocks);
+    for (const auto& st : m.plan)
+      if (st.send) ++m.sends;
+    m.have.assign(blocks, 0);
+    g.active.push_back(std::move(m));
+    ++g.next_seq;
+    announce(g, g.started_offset, g.next_seq);
+    did = true;
+  }
+  (void)id;
+  return did;
+}
+
+bool Rdmc::send_blocks(GroupId id, Group& g) {
+  bool did = false;
+  for (auto& m : g.active) {
+    while (m.next < m.plan.size()) {
+      const auto& st = m.plan[m.next];
+      if (!st.send) {
+        ++m.next;
+        continue;
+      }
+      const auto [peer_rank, block] = *st.send;
+      if (m.have[block] == 0) break;
+      // The receiver has a buffer for this message, and a staging receive posted for us.
+      if (load(g.started_offset + peer_rank * sizeof(std::uint64_t)) <= m.seq) break;
+      const std::uint32_t peer = g.node[peer_rank];
+      if (load(credit_offset(peer, me_)) <= sent_to_[peer]) break;
+      const std::uint64_t at = m.offset + std::uint64_t{block} * s_.block_size;
+      const auto len = static_cast<std::uint32_t>(
+          std::min<std::uint64_t>(s_.block_size, m.size - std::uint64_t{block} * s_.block_size));
+      const auto st2 = t_->send_block(nodes_[peer], pool_id_, at, len, immediate(id, m.seq, block));
+      if (st2 != transport::Status::ok) {
+        fail(nodes_[peer], "rdmc: sending a block to node " + std::to_string(nodes_[peer]) +
+                               " failed (" + std::string(transport::to_string(st2)) + ")");
+        return did;
+      }
+      ++sent_to_[peer];
+      ++stats_.blocks_sent;
+      ++m.next;
+      did = true;
+    }
+  }
+  return did;
+}
+
+bool Rdmc::finish(GroupId id, Group& g) {
+  bool did = false;
+  bool in_order = true;  // every earlier message delivered: a group delivers in order
+  for (auto& m : g.active) {
+    if (!m.delivered && m.have_count == m.blocks && in_order) {
+      m.delivered = true;
+      ++stats_.messages_delivered;
+      if (cb_.delivered)
+        cb_.delivered(id, m.seq, std::span<const std::byte>(pool_ + m.offset, m.size));
+      did = true;
+    }
+    in_order = in_order && m.delivered;
+    if (!m.finished && m.have_count == m.blocks && m.next == m.plan.size() &&
+        m.sends_done == m.sends) {
+      m.finished = true;
+      if (g.rank == 0 && cb_.delivered) cb_.delivered(id, m.seq, {});
+      did = true;
+    }
+  }
+  // Finished and released messages leave in order; the sender learns how far we got.
+  std::uint64_t done = g.done;
+  while (!g.active.empty() && g.active.front().finished && g.active.front().released) {
+    free(g, g.active.front().offset);
+    g.active.pop_front();
+    ++done;
+  }
+  if (done != g.done) {
+    g.done = done;
+    announce(g, g.done_offset, done);
+    did = true;
+  }
+  return did;
+}
+
+bool Rdmc::poll() {
+  bool did = false;
+  for (GroupId id = 0; id < groups_.size(); ++id) {
+    Group& g = groups_[id];
+    if (!g.member || g.broken) continue;
+    did = start_messages(id, g) || did;
+    did = send_blocks(id, g) || did;
+    did = finish(id, g) || did;
+  }
+  return did;
+}
+
+}  // namespace spindle::rdmc

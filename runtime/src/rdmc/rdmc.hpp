@@ -1,0 +1,191 @@
+// RDMC transfers (DESIGN §6; the RDMC paper): one node's part in the large-message
+// multicast groups of one view, over the transport's two-sided block send/receive. A group
+// is a list of members whose first one sends; a message is cut into blocks of
+// `block_size` and moved by the group's block schedule (schedule.hpp), each member walking
+// its own plan. Failures are reported, never repaired: a peer that fails mid-transfer is a
+// suspicion for the membership layer, which installs the next view (and a new Rdmc).
+//
+//   regions (registered before connect)
+//     control   per group: a ring of kHeaders message headers {size, seq} the sender
+//               writes into every receiver's copy; per member the count of messages it
+//               started (has a buffer for: nobody sends it a block of a message it has not
+//               started) and finished (the header ring's flow control), written to every
+//               member; per pair of nodes the receive credits (how many staging receives
+//               one posted for the other).
+//     pool      per peer, `staging_per_peer` block buffers posted as receives for it, then
+//               per group this node belongs to `group_bytes` of message buffers (the
+//               sender's copies, or the receiver's messages), first fit. A group's messages
+//               use its own space only: one group's full buffers never stall another's
+//               transfers (shared space could: two groups each waiting for the other's
+//               relays to free room).
+//
+//   sender     send(): waits for room (kHeaders messages unfinished at most, buffer space),
+//              copies the message into the pool, announces {size, seq} in the header ring,
+//              then sends its plan's blocks as credits allow
+//   receiver   sees the header, takes a buffer from the pool (none free: it waits, and so
+//              does everyone who would send it a block: back-pressure, nothing allocated
+//              beyond the pool), says it started, and follows its plan: each block lands in
+//              a staging buffer, is copied into the message by the block number in its
+//              immediate, the staging buffer is posted again and its credit returned
+//              (ready_for_block); relays send what they have
+//   done       a receiver with every block delivers the message (delivered(), bytes valid
+//              until release()); once its own sends completed too it tells the sender
+//
+// Blocks land in staging buffers because a transport matches receives per peer in FIFO
+// order, while blocks of different groups (and messages) from one peer interleave; the
+// immediate names the block: group << 20 | (seq & 3) << 18 | block. The message's size
+// travels in its header, so the first block needs no size of its own.
+//
+// Threading: one thread (the view's protocol thread) calls everything but the
+// constructor (control thread, before connect) and regions().
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <spindle/transport/transport.hpp>
+
+#include "rdmc/schedule.hpp"
+
+namespace spindle::rdmc {
+
+using transport::NodeId;
+using GroupId = std::uint32_t;
+
+struct Settings {
+  Algorithm algorithm = Algorithm::binomial_pipeline;
+  std::uint32_t block_size = 1u << 20;
+  std::uint32_t staging_per_peer = 2;               // receive buffers posted to each peer
+  std::size_t group_bytes = std::size_t{16} << 20;  // message buffers per group, per member
+};
+
+inline constexpr std::uint32_t kHeaders = 4;           // messages unfinished per group at most
+inline constexpr std::uint32_t kMaxGroups = 4096;      // 12 bits of the immediate
+inline constexpr std::uint32_t kMaxBlocks = 1u << 18;  // 18 bits of the immediate
+
+struct Callbacks {
+  // A message is complete here: every block received (receivers; `bytes` valid until
+  // release()) or sent (the sender: `bytes` empty, its copy is freed).
+  std::function<void(GroupId, std::uint64_t seq, std::span<const std::byte> bytes)> delivered;
+  // A transfer to or from `peer` failed: a suspicion for the membership layer. The groups
+  // with `peer` stop.
+  std::function<void(NodeId peer, const std::string& why)> failed;
+};
+
+class Rdmc {
+ public:
+  // Registers this node's regions on `t` (region ids derived from `epoch`). `groups[g]`
+  // lists group g's members, its sender first; every member builds the same list. Throws
+  // std::invalid_argument on a malformed list or settings.
+  Rdmc(transport::Transport& t, std::uint64_t epoch, std::vector<std::vector<NodeId>> groups,
+       Settings settings, Callbacks callbacks);
+  Rdmc(const Rdmc&) = delete;
+  Rdmc& operator=(const Rdmc&) = delete;
+
+  [[nodiscard]] std::vector<transport::RegionId> regions() const { return {control_id_, pool_id_}; }
+  [[nodiscard]] static transport::RegionId control_region(std::uint64_t epoch) noexcept {
+    return 0x5244'0000u + static_cast<transport::RegionId>(epoch & 0xffff);
+  }
+  [[nodiscard]] static transport::RegionId pool_region(std::uint64_t epoch) noexcept {
+    return 0x5250'0000u + static_cast<transport::RegionId>(epoch & 0xffff);
+  }
+  // The largest message send() takes (a group's buffer space, and the immediate's block
+  // numbers).
+  [[nodiscard]] std::size_t max_message() const noexcept;
+
+  // After the transport connected: posts the staging receives and returns the credits.
+  void start();
+  // Starts multicasting `message` in group g (this node must be its sender). False while
+  // there is no room (kHeaders messages unfinished, or the pool full): try again later.
+  // Throws std::invalid_argument when this node does not send in g or the message exceeds
+  // max_message().
+  bool send(GroupId g, std::span<const std::byte> message);
+  // A receiver is done with the bytes of message `seq` of group g.
+  void release(GroupId g, std::uint64_t seq);
+  // Transport events (block completions, suspicions) for this node.
+  void on_event(const transport::Event& e);
+  // Moves transfers on (headers, buffers, sends, completions); true if it did anything.
+  bool poll();
+
+  struct Stats {
+    std::uint64_t blocks_sent = 0;
+    std::uint64_t blocks_received = 0;
+    std::uint64_t messages_delivered = 0;
+    std::uint64_t waits_for_pool = 0;  // a message found no buffer at once
+  };
+  [[nodiscard]] const Stats& stats() const noexcept { return stats_; }
+
+ private:
+  struct Message {
+    std::uint64_t seq = 0;
+    std::uint64_t size = 0;
+    std::uint32_t blocks = 0;
+    std::size_t offset = 0;  // of its buffer in the pool
+    std::vector<Step> plan;
+    std::size_t next = 0;  // the next plan step whose send is due
+    std::vector<char> have;
+    std::uint32_t have_count = 0;
+    std::uint32_t sends = 0;       // in the plan
+    std::uint32_t sends_done = 0;  // BlockSent
+    bool delivered = false;
+    bool released = false;
+    bool finished = false;
+  };
+  struct Group {
+    std::vector<NodeId> members;
+    std::vector<std::uint32_t> node;  // per rank: index into nodes_
+    std::uint32_t rank = 0;           // ours
+    bool member = false;
+    bool broken = false;
+    std::uint64_t next_seq = 0;  // sender: the next to announce; receiver: the next to start
+    std::deque<Message> active;  // in seq order
+    std::uint64_t done = 0;      // messages finished here, in order
+    std::size_t header_offset = 0;
+    std::size_t started_offset = 0;           // per rank: messages it started
+    std::size_t done_offset = 0;              // per rank: messages it finished
+    std::map<std::size_t, std::size_t> free;  // its buffer space in the pool: offset -> size
+    std::map<std::size_t, std::size_t> used;
+  };
+
+  [[nodiscard]] std::uint64_t load(std::size_t off) const noexcept;
+  void store(std::size_t off, std::uint64_t v) noexcept;
+  void push(NodeId peer, std::size_t off, std::size_t len);
+  [[nodiscard]] static std::optional<std::size_t> allocate(Group& g, std::size_t size);
+  static void free(Group& g, std::size_t offset);
+  [[nodiscard]] std::size_t credit_offset(std::uint32_t from, std::uint32_t to) const noexcept;
+  [[nodiscard]] Message* find(Group& g, std::uint32_t parity);
+  bool start_messages(GroupId id, Group& g);
+  bool send_blocks(GroupId id, Group& g);
+  bool finish(GroupId id, Group& g);
+  // Copies a block from its staging buffer into its message and posts the buffer again.
+  void land(const transport::BlockReceived& b);
+  void fail(NodeId peer, const std::string& why);
+  // Writes our `started`/`done` count of group g to its other members.
+  void announce(Group& g, std::size_t column_offset, std::uint64_t value);
+  [[nodiscard]] std::uint32_t immediate(GroupId g, std::uint64_t seq, std::uint32_t block) const;
+
+  transport::Transport* t_;
+  Settings s_;
+  Callbacks cb_;
+  transport::RegionId control_id_;
+  transport::RegionId pool_id_;
+  std::byte* control_ = nullptr;
+  std::byte* pool_ = nullptr;
+  std::size_t pool_size_ = 0;
+  std::vector<NodeId> nodes_;  // every node of any group, ascending
+  std::uint32_t me_ = 0;       // our index in nodes_
+  std::vector<Group> groups_;
+  std::size_t staging_end_ = 0;            // staging buffers: [0, staging_end_)
+  std::vector<std::uint64_t> sent_to_;     // per node: blocks sent (credits used)
+  std::vector<std::uint64_t> posted_for_;  // per node: staging receives posted
+  std::vector<char> suspected_;            // per node
+  Stats stats_;
+};
+
+}  // namespace spindle::rdmc
