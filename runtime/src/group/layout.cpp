@@ -125,10 +125,12 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
         window = std::max(window, sets[i].second->window);
         payload = std::max(payload, sets[i].second->payload);
       }
-      for (const auto& [node, wants] : r->second)
+      for (const auto& reader : r->second) {
+        const auto& wants = reader.second;  // named: clang before 16 cannot capture a binding
         if (std::any_of(sg.partitions.begin(), sg.partitions.end(),
                         [&](std::uint64_t p) { return wants.contains(p); }))
-          readers_here.insert(node);
+          readers_here.insert(reader.first);
+      }
       if (readers_here.empty()) continue;  // nobody reads it: no subgroup
       sg.name = sets[head].second->name + "/" + std::string(to_string(ordering)) +
                 (made > 0 ? "#" + std::to_string(made + 1) : "");
