@@ -481,7 +481,6 @@ class Writer final : public detail::WriterCore {
   std::chrono::steady_clock::time_point last_assert_{};
   bool liveliness_lost_reported_ = false;
   group::Executor::TimerId deadline_timer_ = 0, liveliness_timer_ = 0;
-  bool announced_ = false;
 };
 
 class Reader final : public detail::ReaderCore, public TopicSink {
