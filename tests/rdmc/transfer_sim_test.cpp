@@ -6,6 +6,7 @@
 // crashing mid-transfer, every survivor reports it (a suspicion for the membership layer),
 // nothing delivered is corrupt, each group's deliveries are a prefix of its messages, and
 // the run ends: no transfer hangs. A failing seed prints the command that replays it.
+#include <cstring>
 #include <map>
 #include <memory>
 #include <set>
@@ -217,5 +218,77 @@ TEST_CASE("transfers: a node that crashes mid-transfer is reported, and nothing 
     if (!o.problem.empty())
       FAIL("seed " << seed << ": " << o.problem
                    << "\nreplay: " << sim::replay_command(seed, "[transfer]"));
+  }
+}
+
+TEST_CASE("transfers: a block no plan expects, or a header too large, is a suspicion of its sender",
+          "[transfer]") {
+  // Node 0 sends to node 1 (group 0); node 2 is in group 1 with node 1, so node 1 posts it
+  // staging receives, but node 2 runs no RDMC: it sends what the test forges.
+  for (int forged : {0, 1}) {
+    INFO((forged == 0 ? "a forged block" : "an oversized header"));
+    sim::Network net(sim::Config{});
+    for (spindle::transport::NodeId i = 0; i < 3; ++i)
+      (void)net.add_node(i);
+    const std::vector<std::vector<spindle::transport::NodeId>> groups{{0, 1}, {2, 1}};
+    rdmc::Settings settings;
+    settings.block_size = 256;
+    settings.group_bytes = 4096;
+    std::vector<std::string> failures;
+    std::vector<std::uint64_t> got;
+    rdmc::Callbacks cb1;
+    cb1.delivered = [&](rdmc::GroupId g, std::uint64_t seq, std::span<const std::byte>) {
+      if (g == 0) got.push_back(seq);
+    };
+    cb1.failed = [&](spindle::transport::NodeId peer, const std::string& why) {
+      failures.push_back(std::to_string(peer) + ": " + why);
+    };
+    rdmc::Rdmc sender(net.node(0), 1, groups, settings, {});
+    rdmc::Rdmc receiver(net.node(1), 1, groups, settings, cb1);
+    // The rogue's own regions, laid out as an honest node's would be.
+    rdmc::Rdmc rogue_layout(net.node(2), 1, groups, settings, {});
+    const auto view = net.addresses();
+    for (spindle::transport::NodeId i = 0; i < 3; ++i)
+      REQUIRE(net.node(i).connect(view, 1, 10ms) == spindle::transport::Status::ok);
+    sender.start();
+    receiver.start();
+    auto drive = [&](rdmc::Rdmc& r, spindle::transport::NodeId id) {
+      return [&r, &net, id] {
+        std::vector<spindle::transport::Event> events;
+        net.node(id).poll(events);
+        for (const auto& e : events)
+          r.on_event(e);
+        return r.poll() || !events.empty();
+      };
+    };
+    net.set_actor(0, drive(sender, 0));
+    net.set_actor(1, drive(receiver, 1));
+    net.node(0).notify();
+    net.node(1).notify();
+    const std::vector<std::byte> message(1000, std::byte{7});
+    REQUIRE(sender.send(0, message));
+    REQUIRE(net.run_until([&] { return got.size() == 1; }, net.now() + 1s));
+    const auto pool = rdmc::Rdmc::pool_region(1);
+    const auto control = rdmc::Rdmc::control_region(1);
+    auto& rogue = net.node(2);
+    if (forged == 0) {
+      // Group 1, message 0 (which node 1 never saw announced), block 3.
+      REQUIRE(rogue.send_block(1, pool, 0, 256, (1u << 20) | 3u) == spindle::transport::Status::ok);
+    } else {
+      // Group 1's header slot 0 in node 1's copy: a message of 1 GiB, then its seq + 1.
+      const auto local = rogue.local_region(control);
+      REQUIRE(local);
+      const std::size_t h = receiver.header_offset(1);
+      const std::uint64_t huge = std::uint64_t{1} << 30, seq = 1;
+      std::memcpy(local->bytes.data() + h, &huge, 8);
+      std::memcpy(local->bytes.data() + h + 8, &seq, 8);
+      REQUIRE(rogue.write(1, control, h, control, h, 16) == spindle::transport::Status::ok);
+    }
+    (void)net.run_until([&] { return !failures.empty(); }, net.now() + 1s);
+    REQUIRE(failures.size() == 1);
+    CHECK(failures[0].rfind("2: rdmc: node 2 ", 0) == 0);
+    // Node 0's stream goes on.
+    REQUIRE(sender.send(0, message));
+    CHECK(net.run_until([&] { return got.size() == 2; }, net.now() + 1s));
   }
 }

@@ -95,6 +95,8 @@ class Rdmc {
   [[nodiscard]] static transport::RegionId pool_region(std::uint64_t epoch) noexcept {
     return 0x5250'0000u + static_cast<transport::RegionId>(epoch & 0xffff);
   }
+  // Where group g's header ring lies in the control region (the same at every node).
+  [[nodiscard]] std::size_t header_offset(GroupId g) const { return groups_.at(g).header_offset; }
   // The largest message send() takes (a group's buffer space, and the immediate's block
   // numbers).
   [[nodiscard]] std::size_t max_message() const noexcept;
