@@ -586,6 +586,15 @@ Status SimTransport::connect(std::span<const NodeAddress> members, std::uint64_t
                   "node " + std::to_string(m.id) + " is in a later view");
       result = Status::peer_suspected;
     } else {
+      // A link cut earlier stays cut: in this view as in the last, the silence on it is
+      // suspected after the suspicion timeout (a real member's heartbeats find it again;
+      // the suspicion scheduled when it was cut belonged to the view then).
+      const auto cut = [&](NodeId from, NodeId to) {
+        const auto it = net_->channels.find({from, to});
+        return it != net_->channels.end() && it->second.cut;
+      };
+      if (cut(id_, m.id) || cut(m.id, id_))
+        net_->schedule_suspicion(id_, m.id, SuspicionReason::link_cut, net_->cfg.suspicion_timeout);
       // A member that has not joined this view long from now never will (a real
       // transport's connect timeout, far longer than its suspicion timeout): suspected then.
       net_->push(Ev{.at = net_->now + std::max<Duration>(50 * net_->cfg.suspicion_timeout,
