@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -49,8 +50,15 @@ inline void write_domain_file(const std::filesystem::path& file, const LocalDoma
   if (!d.comment.empty()) out << "# " << d.comment << "\n";
   out << "version: 1\ndomain_id: 0\ntransport: " << d.transport
       << "\nshm: {namespace: " << d.shm_namespace << "}\nmembers:\n";
-  for (std::size_t i = 0; i < d.members; ++i)
-    out << "  - {id: " << i << ", host: 127.0.0.1, port: " << free_loopback_port() << "}\n";
+  // Each port closes again before the next is asked for, so the kernel may hand out one
+  // twice (a domain file listing one address twice is refused): take distinct ones.
+  std::set<std::uint16_t> taken{d.join_port};
+  for (std::size_t i = 0; i < d.members; ++i) {
+    std::uint16_t port = free_loopback_port();
+    while (!taken.insert(port).second)
+      port = free_loopback_port();
+    out << "  - {id: " << i << ", host: 127.0.0.1, port: " << port << "}\n";
+  }
   if (d.join_port != 0) out << "join_port: " << d.join_port << "\n";
   out << "engine: {window_size: " << d.window << ", slot_size: " << d.slot
       << ", connect_timeout: 20s}\n";
