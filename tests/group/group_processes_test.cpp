@@ -73,9 +73,7 @@ std::vector<std::string> run(const Scenario& sc, const std::string& kind) {
     procs.push_back(std::make_unique<tst::Process>(argv));
   }
   auto expect = [&](std::uint32_t i, const std::string& word) {
-    auto line = procs[i]->read_line(deadline);
-    while (line && line->rfind("view ", 0) == 0)  // view changes, reported as they happen
-      line = procs[i]->read_line(deadline);
+    const auto line = tst::next_report(*procs[i], deadline);
     if (!line || line->rfind(word, 0) != 0)
       errors.push_back("member " + std::to_string(i) + ": expected '" + word + "', got '" +
                        line.value_or("(nothing)") + "'");
@@ -201,9 +199,7 @@ std::vector<std::string> run_join(Join variant, const std::string& kind) {
     procs.push_back(std::make_unique<tst::Process>(argv));
   };
   auto expect = [&](std::size_t i, const std::string& word) {
-    auto line = procs[i]->read_line(deadline);
-    while (line && line->rfind("view ", 0) == 0)  // view changes, reported as they happen
-      line = procs[i]->read_line(deadline);
+    const auto line = tst::next_report(*procs[i], deadline);
     if (!line || line->rfind(word, 0) != 0)
       errors.push_back("process " + std::to_string(i) + ": expected '" + word + "', got '" +
                        line.value_or("(nothing)") + "'");

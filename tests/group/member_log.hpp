@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -37,6 +38,15 @@ inline ReadLog read_member_log(const std::filesystem::path& file) {
     if (f >> w >> s) out.samples.emplace_back(w, s);
   }
   return out;
+}
+
+// The child's next line other than the view changes it reports as they happen ("view
+// …"), or nullopt at EOF or `deadline`.
+inline std::optional<std::string> next_report(Process& p, Deadline deadline) {
+  auto line = p.read_line(deadline);
+  while (line && line->rfind("view ", 0) == 0)
+    line = p.read_line(deadline);
+  return line;
 }
 
 // group_member (beside this test) for `config`, logging to `log`, expecting `members`

@@ -156,9 +156,7 @@ TEST_CASE("partition: the minority halts, the majority goes on in one order", "[
     procs.push_back(std::make_unique<tst::Process>(argv));
   }
   auto expect = [&](std::uint32_t i, const std::string& word) {
-    auto line = procs[i]->read_line(deadline);
-    while (line && line->rfind("view ", 0) == 0)  // view changes, reported as they happen
-      line = procs[i]->read_line(deadline);
+    const auto line = tst::next_report(*procs[i], deadline);
     INFO("member " << i << " said '" << line.value_or("(nothing)") << "'");
     CHECK((line && line->rfind(word, 0) == 0));
     return line.value_or("");

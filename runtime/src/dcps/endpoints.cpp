@@ -267,6 +267,11 @@ group::Channel writer_channel(const std::string& topic_name, const dds::pub::qos
       partition_key(partition)};
 }
 
+group::Channel writer_channel(const WriterRecord& w) {
+  return writer_channel(w.topic_name, w.qos,
+                        w.publisher_qos.policy<dds::core::policy::Partition>());
+}
+
 Writer::Writer(std::shared_ptr<Publisher> pub, std::shared_ptr<Topic> topic,
                const dds::pub::qos::DataWriterQos& q, InstanceHandle h, std::uint64_t guid)
     : WriterCore(h),

@@ -317,6 +317,8 @@ std::uint64_t partition_key(const dds::core::policy::Partition& p);
 // its publisher's partition set.
 group::Channel writer_channel(const std::string& topic_name, const dds::pub::qos::DataWriterQos& q,
                               const dds::core::policy::Partition& partition);
+// The same, of a writer as its discovery record describes it.
+group::Channel writer_channel(const WriterRecord& w);
 
 class Topic final : public detail::TopicCore {
  public:

@@ -46,17 +46,17 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
     std::cerr << "spindle: " << why << '\n';
   });
   router_.set_state_provider([this] { return endpoint_state(); });
-  router_.set_layout_hooks(
-      [this] { return layout_demand(); }, [this](const group::View& v) { on_view(v); },
-      [this](std::uint64_t writer) -> std::optional<group::Channel> {
-        std::lock_guard lock(mu_);
-        if (const auto* w = endpoints_.writer(writer))
-          return writer_channel(w->topic_name, w->qos,
-                                w->publisher_qos.policy<dds::core::policy::Partition>());
-        // Retired from the table already (it closed): the writer itself still knows.
-        if (const auto w = local_writer(writer)) return w->channel();
-        return std::nullopt;
-      });
+  router_.set_layout_hooks([this] { return layout_demand(); },
+                           [this](const group::View& v) { on_view(v); },
+                           [this](std::uint64_t writer) -> std::optional<group::Channel> {
+                             std::lock_guard lock(mu_);
+                             if (const auto* w = endpoints_.writer(writer))
+                               return writer_channel(*w);
+                             // Retired from the table already (it closed): the writer itself still
+                             // knows.
+                             if (const auto w = local_writer(writer)) return w->channel();
+                             return std::nullopt;
+                           });
   view_ = engine_->view();
   apply_state(joined_state);  // a joiner: the endpoints of the domain as the view began
   engine_->start(router_);    // only now: nothing delivered may miss the handlers above
@@ -539,8 +539,7 @@ void Participant::matched_actions(std::uint64_t writer, std::uint64_t reader, Ac
 bool Participant::covered(std::uint64_t writer, std::uint64_t reader) const {
   const auto* w = endpoints_.writer(writer);
   if (w == nullptr) return false;
-  const auto channel = writer_channel(w->topic_name, w->qos,
-                                      w->publisher_qos.policy<dds::core::policy::Partition>());
+  const auto channel = writer_channel(*w);
   return group::sends(view_, channel, guid_node(writer)) &&
          group::receives(view_, channel, guid_node(reader));
 }
@@ -552,8 +551,7 @@ group::Demand Participant::layout_demand() const {
   demand.generation = generation_;
   for (const auto& [g, w] : endpoints_.writer_records()) {
     group::ChannelDemand d;
-    d.channel =
-        writer_channel(w.topic_name, w.qos, w.publisher_qos.policy<dds::core::policy::Partition>());
+    d.channel = writer_channel(w);
     d.name = w.topic_name;
     d.writers.push_back(guid_node(g));
     // An Engine policy left at its defaults takes the domain file's engine settings.

@@ -172,7 +172,6 @@ void Engine::install(View next, std::chrono::milliseconds connect_timeout) {
   auto old = current();
   if (!end_view(old)) return;
   transport_->disconnect();
-  release_retired();
   replace(std::move(old), next, {}, connect_timeout);
 }
 
@@ -224,6 +223,7 @@ bool Engine::end_view(const std::shared_ptr<ViewState>& ending) {
 void Engine::replace(std::shared_ptr<ViewState> old, const View& next,
                      const std::vector<Resend>& resend, std::chrono::milliseconds connect_timeout,
                      std::optional<std::uint64_t> demand_generation) {
+  release_retired();  // disconnected: regions of views nothing holds any more can go
   auto fresh = build(next, connect_timeout, false);
   fresh->demand_generation = demand_generation;
   for (const auto& m : resend) {
@@ -250,7 +250,7 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next,
       if (!fresh->view.rank_of(id)) fresh->membership->add_joiner(j.entry);
   }
   // Its region goes once nothing holds the old view (a loan may) and the transport is
-  // disconnected again (release_retired(), at the next view change).
+  // disconnected again (release_retired(), at the next replace()).
   retired_.push_back(Retired{old, sst::Sst::region_id(old->view.epoch)});
   old.reset();
   view_cv_.notify_all();
@@ -332,7 +332,6 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
     }
   }
   transport_->disconnect();
-  release_retired();
   replace(std::move(ending), next, resend, connect_timeout_, demand.generation);
   std::lock_guard lock(joins_mu_);
   admitting_ = false;

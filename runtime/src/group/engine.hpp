@@ -222,8 +222,8 @@ class Engine {
   void change_view(std::shared_ptr<ViewState> ending, ViewDecision d);
   bool end_view(const std::shared_ptr<ViewState>& ending);
   void halt(const std::string& why);
-  // Control thread, transport disconnected: releases the regions of earlier views nothing
-  // holds any more (loans keep their view).
+  // Control thread, transport disconnected (replace()): releases the regions of earlier
+  // views nothing holds any more (loans keep their view).
   void release_retired();
   void on_join(PendingJoin join);
   // Holds the join port while this member leads and runs, lets go of it otherwise

@@ -215,7 +215,6 @@ bool Rdmc::send(GroupId id, std::span<const std::byte> message) {
     push(g.members[r], h, 8);
     push(g.members[r], h + 8, 8);
   }
-  announce(g, g.started_offset, g.next_seq);
   return true;
 }
 
@@ -291,7 +290,7 @@ void Rdmc::land(const transport::BlockReceived& b) {
   }
 }
 
-bool Rdmc::start_messages(GroupId id, Group& g) {
+bool Rdmc::start_messages(Group& g) {
   if (g.rank == 0) return false;
   bool did = false;
   while (g.active.size() < kHeaders) {
@@ -324,7 +323,6 @@ bool Rdmc::start_messages(GroupId id, Group& g) {
     announce(g, g.started_offset, g.next_seq);
     did = true;
   }
-  (void)id;
   return did;
 }
 
@@ -400,7 +398,7 @@ bool Rdmc::poll() {
   for (GroupId id = 0; id < groups_.size(); ++id) {
     Group& g = groups_[id];
     if (!g.member || g.broken) continue;
-    did = start_messages(id, g) || did;
+    did = start_messages(g) || did;
     did = send_blocks(id, g) || did;
     did = finish(id, g) || did;
   }

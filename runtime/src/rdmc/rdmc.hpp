@@ -162,7 +162,7 @@ class Rdmc {
   static void free(Group& g, std::size_t offset);
   [[nodiscard]] std::size_t credit_offset(std::uint32_t from, std::uint32_t to) const noexcept;
   [[nodiscard]] Message* find(Group& g, std::uint32_t parity);
-  bool start_messages(GroupId id, Group& g);
+  bool start_messages(Group& g);
   bool send_blocks(GroupId id, Group& g);
   bool finish(GroupId id, Group& g);
   // Copies a block from its staging buffer into its message and posts the buffer again.
