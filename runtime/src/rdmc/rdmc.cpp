@@ -61,6 +61,8 @@ Rdmc::Rdmc(transport::Transport& t, std::uint64_t epoch, std::vector<std::vector
     off += kHeaders * kHeaderBytes;
     g.started_offset = off;
     off += members.size() * sizeof(std::uint64_t);
+    g.complete_offset = off;
+    off += members.size() * sizeof(std::uint64_t);
     g.done_offset = off;
     off = align_up(off + members.size() * sizeof(std::uint64_t));
     groups_.push_back(std::move(g));
@@ -114,6 +116,7 @@ std::size_t Rdmc::credit_offset(std::uint32_t from, std::uint32_t to) const noex
 
 std::optional<std::size_t> Rdmc::allocate(Group& g, std::size_t size) {
   size = align_up(std::max<std::size_t>(size, 1));
+  std::lock_guard lock(pool_mu_);
   for (auto it = g.free.begin(); it != g.free.end(); ++it) {
     if (it->second < size) continue;
     const std::size_t at = it->first;
@@ -127,6 +130,7 @@ std::optional<std::size_t> Rdmc::allocate(Group& g, std::size_t size) {
 }
 
 void Rdmc::free(Group& g, std::size_t offset) {
+  std::lock_guard lock(pool_mu_);
   const auto u = g.used.find(offset);
   if (u == g.used.end()) return;
   std::size_t at = u->first;
@@ -170,40 +174,74 @@ void Rdmc::start() {
   }
 }
 
-bool Rdmc::send(GroupId id, std::span<const std::byte> message) {
+Rdmc::Group& Rdmc::sender_group(GroupId id, std::size_t size) {
   if (id >= groups_.size()) throw std::invalid_argument("rdmc: no group " + std::to_string(id));
   Group& g = groups_[id];
   if (!g.member || g.rank != 0)
     throw std::invalid_argument("rdmc: node " + std::to_string(t_->self()) +
                                 " does not send in group " + std::to_string(id));
-  if (message.empty()) throw std::invalid_argument("rdmc: an empty message");
-  if (message.size() > max_message())
-    throw std::invalid_argument("rdmc: a message of " + std::to_string(message.size()) +
+  if (size == 0) throw std::invalid_argument("rdmc: an empty message");
+  if (size > max_message())
+    throw std::invalid_argument("rdmc: a message of " + std::to_string(size) +
                                 " bytes exceeds the largest this node takes, " +
                                 std::to_string(max_message()));
-  if (g.broken) return false;
-  // Room in the header ring: every receiver finished the message kHeaders back.
-  const std::uint64_t seq = g.next_seq;
+  return g;
+}
+
+bool Rdmc::header_room(const Group& g) const noexcept {
+  // Every receiver is done with the message kHeaders back, whose header slot this reuses.
   for (std::uint32_t r = 1; r < g.members.size(); ++r)
-    if (load(g.done_offset + r * sizeof(std::uint64_t)) + kHeaders <= seq) return false;
-  if (g.active.size() >= kHeaders) return false;
+    if (load(g.done_offset + r * sizeof(std::uint64_t)) + kHeaders <= g.next_seq) return false;
+  return g.active.size() < kHeaders;
+}
+
+bool Rdmc::send(GroupId id, std::span<const std::byte> message) {
+  Group& g = sender_group(id, message.size());
+  if (g.broken || !header_room(g)) return false;
   const auto at = allocate(g, message.size());
   if (!at) {
     ++stats_.waits_for_pool;
     return false;
   }
   std::memcpy(pool_ + *at, message.data(), message.size());
+  std::uint64_t seq = 0;
+  return send_reserved(id, {pool_ + *at, message.size()}, seq);
+}
+
+std::optional<std::span<std::byte>> Rdmc::reserve(GroupId id, std::size_t size) {
+  Group& g = sender_group(id, size);
+  const auto at = allocate(g, size);
+  if (!at) return std::nullopt;
+  return std::span<std::byte>(pool_ + *at, size);
+}
+
+void Rdmc::unreserve(GroupId id, std::span<const std::byte> reservation) {
+  if (id >= groups_.size() || reservation.data() < pool_) return;
+  free(groups_[id], static_cast<std::size_t>(reservation.data() - pool_));
+}
+
+bool Rdmc::send_reserved(GroupId id, std::span<const std::byte> message, std::uint64_t& seq) {
+  Group& g = sender_group(id, message.size());
+  const auto offset = static_cast<std::size_t>(message.data() - pool_);
+  {
+    std::lock_guard lock(pool_mu_);
+    const auto u = g.used.find(offset);
+    if (message.data() < pool_ || u == g.used.end() || u->second < message.size())
+      throw std::invalid_argument("rdmc: a message outside group " + std::to_string(id) +
+                                  "'s reservations");
+  }
+  if (g.broken || !header_room(g)) return false;
+  seq = g.next_seq;
   Message m;
   m.seq = seq;
   m.size = message.size();
   m.blocks = static_cast<std::uint32_t>((message.size() + s_.block_size - 1) / s_.block_size);
-  m.offset = *at;
+  m.offset = offset;
   m.plan = plan(s_.algorithm, static_cast<std::uint32_t>(g.members.size()), 0, m.blocks);
   for (const auto& st : m.plan)
     if (st.send) ++m.sends;
   m.have.assign(m.blocks, 1);
   m.have_count = m.blocks;
-  m.delivered = m.released = true;  // nothing to hand up on the sender
   g.active.push_back(std::move(m));
   ++g.next_seq;
   // The header: size first, then the seq that publishes it (two writes: one write's bytes
@@ -361,26 +399,46 @@ bool Rdmc::send_blocks(GroupId id, Group& g) {
 
 bool Rdmc::finish(GroupId id, Group& g) {
   bool did = false;
+  // Complete everywhere: the least count the receivers announced.
+  std::uint64_t everywhere = 0;
+  if (g.rank == 0) {
+    everywhere = UINT64_MAX;
+    for (std::uint32_t r = 1; r < g.members.size(); ++r)
+      everywhere = std::min(everywhere, load(g.complete_offset + r * sizeof(std::uint64_t)));
+  }
   bool in_order = true;  // every earlier message delivered: a group delivers in order
+  std::uint64_t complete = g.done;
+  bool prefix = true;
   for (auto& m : g.active) {
-    if (!m.delivered && m.have_count == m.blocks && in_order) {
-      m.delivered = true;
-      ++stats_.messages_delivered;
-      if (cb_.delivered)
-        cb_.delivered(id, m.seq, std::span<const std::byte>(pool_ + m.offset, m.size));
-      did = true;
-    }
-    in_order = in_order && m.delivered;
     if (!m.finished && m.have_count == m.blocks && m.next == m.plan.size() &&
         m.sends_done == m.sends) {
       m.finished = true;
-      if (g.rank == 0 && cb_.delivered) cb_.delivered(id, m.seq, {});
       did = true;
     }
+    const bool here = g.rank == 0 ? m.finished && m.seq < everywhere : m.have_count == m.blocks;
+    if (!m.delivered && here && in_order) {
+      m.delivered = true;
+      if (g.rank != 0) ++stats_.messages_delivered;
+      if (cb_.delivered)
+        cb_.delivered(id, m.seq, std::span<const std::byte>(pool_ + m.offset, m.size));
+      else
+        m.released = true;
+      did = true;
+    }
+    in_order = in_order && m.delivered;
+    prefix = prefix && m.finished;
+    if (prefix) ++complete;
   }
-  // Finished and released messages leave in order; the sender learns how far we got.
+  if (g.rank != 0 && complete != g.complete) {
+    g.complete = complete;
+    announce(g, g.complete_offset, complete);
+    did = true;
+  }
+  // Delivered, finished and released messages leave in order; the sender learns how far
+  // we got.
   std::uint64_t done = g.done;
-  while (!g.active.empty() && g.active.front().finished && g.active.front().released) {
+  while (!g.active.empty() && g.active.front().finished && g.active.front().delivered &&
+         g.active.front().released) {
     free(g, g.active.front().offset);
     g.active.pop_front();
     ++done;

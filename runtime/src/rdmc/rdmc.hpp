@@ -28,8 +28,12 @@
 //              a staging buffer, is copied into the message by the block number in its
 //              immediate, the staging buffer is posted again and its credit returned
 //              (ready_for_block); relays send what they have
-//   done       a receiver with every block delivers the message (delivered(), bytes valid
-//              until release()); once its own sends completed too it tells the sender
+//   complete   a receiver with every block delivers the message (delivered(), bytes valid
+//              until release()); once its own sends completed too it counts the message
+//              complete and tells every member; once every receiver did, the sender's
+//              delivered() fires with its own copy (the whole group has it)
+//   done       a message released (and complete) leaves, in order; the count tells the
+//              sender its header slot may be used again
 //
 // Blocks land in staging buffers because a transport matches receives per peer in FIFO
 // order, while blocks of different groups (and messages) from one peer interleave; the
@@ -37,13 +41,14 @@
 // travels in its header, so the first block needs no size of its own.
 //
 // Threading: one thread (the view's protocol thread) calls everything but the
-// constructor (control thread, before connect) and regions().
+// constructor (control thread, before connect), regions(), reserve() and unreserve().
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -70,8 +75,10 @@ inline constexpr std::uint32_t kMaxGroups = 4096;      // 12 bits of the immedia
 inline constexpr std::uint32_t kMaxBlocks = 1u << 18;  // 18 bits of the immediate
 
 struct Callbacks {
-  // A message is complete here: every block received (receivers; `bytes` valid until
-  // release()) or sent (the sender: `bytes` empty, its copy is freed).
+  // A message is here: every block received (a receiver), or every receiver completed it
+  // (the sender, with its own copy). `bytes` stay valid until release(), which every member,
+  // the sender too, calls once done with them. Without this callback messages are released
+  // at once.
   std::function<void(GroupId, std::uint64_t seq, std::span<const std::byte> bytes)> delivered;
   // A transfer to or from `peer` failed: a suspicion for the membership layer. The groups
   // with `peer` stop.
@@ -108,6 +115,18 @@ class Rdmc {
   // Throws std::invalid_argument when this node does not send in g or the message exceeds
   // max_message().
   bool send(GroupId g, std::span<const std::byte> message);
+  // Zero-copy sending, in two steps. reserve() (any thread) takes `size` bytes of group g's
+  // buffer space for a message the caller writes in place; nullopt while there is no room.
+  // send_reserved() (the protocol thread) starts multicasting it: false while the header
+  // ring is full (try again later), otherwise true with `seq` set. unreserve() (any thread)
+  // gives back a reservation never sent. Same errors as send().
+  [[nodiscard]] std::optional<std::span<std::byte>> reserve(GroupId g, std::size_t size);
+  bool send_reserved(GroupId g, std::span<const std::byte> message, std::uint64_t& seq);
+  void unreserve(GroupId g, std::span<const std::byte> reservation);
+  // Whether this node sends in group g.
+  [[nodiscard]] bool sends_in(GroupId g) const noexcept {
+    return g < groups_.size() && groups_[g].member && groups_[g].rank == 0;
+  }
   // A receiver is done with the bytes of message `seq` of group g.
   void release(GroupId g, std::uint64_t seq);
   // Transport events (block completions, suspicions) for this node.
@@ -137,7 +156,7 @@ class Rdmc {
     std::uint32_t sends_done = 0;  // BlockSent
     bool delivered = false;
     bool released = false;
-    bool finished = false;
+    bool finished = false;  // its blocks all here and our sends done
   };
   struct Group {
     std::vector<NodeId> members;
@@ -147,19 +166,26 @@ class Rdmc {
     bool broken = false;
     std::uint64_t next_seq = 0;  // sender: the next to announce; receiver: the next to start
     std::deque<Message> active;  // in seq order
-    std::uint64_t done = 0;      // messages finished here, in order
+    std::uint64_t done = 0;      // messages gone (complete and released) here, in order
+    std::uint64_t complete = 0;  // messages complete here, in order
     std::size_t header_offset = 0;
-    std::size_t started_offset = 0;           // per rank: messages it started
-    std::size_t done_offset = 0;              // per rank: messages it finished
-    std::map<std::size_t, std::size_t> free;  // its buffer space in the pool: offset -> size
+    std::size_t started_offset = 0;   // per rank: messages it started
+    std::size_t complete_offset = 0;  // per rank: messages complete there
+    std::size_t done_offset = 0;      // per rank: messages gone there
+    // Its buffer space in the pool (offset -> size), under pool_mu_.
+    std::map<std::size_t, std::size_t> free;
     std::map<std::size_t, std::size_t> used;
   };
 
   [[nodiscard]] std::uint64_t load(std::size_t off) const noexcept;
   void store(std::size_t off, std::uint64_t v) noexcept;
   void push(NodeId peer, std::size_t off, std::size_t len);
-  [[nodiscard]] static std::optional<std::size_t> allocate(Group& g, std::size_t size);
-  static void free(Group& g, std::size_t offset);
+  [[nodiscard]] std::optional<std::size_t> allocate(Group& g, std::size_t size);
+  void free(Group& g, std::size_t offset);
+  // Checks that this node sends in `id` and that `size` bytes can go; throws otherwise.
+  Group& sender_group(GroupId id, std::size_t size);
+  // Room in the header ring for the group's next message.
+  [[nodiscard]] bool header_room(const Group& g) const noexcept;
   [[nodiscard]] std::size_t credit_offset(std::uint32_t from, std::uint32_t to) const noexcept;
   [[nodiscard]] Message* find(Group& g, std::uint32_t parity);
   bool start_messages(Group& g);
@@ -187,6 +213,7 @@ class Rdmc {
   std::vector<std::uint64_t> sent_to_;     // per node: blocks sent (credits used)
   std::vector<std::uint64_t> posted_for_;  // per node: staging receives posted
   std::vector<char> suspected_;            // per node
+  std::mutex pool_mu_;                     // the groups' free/used maps (reserve() is any thread)
   Stats stats_;
 };
 

@@ -1,7 +1,11 @@
 // AlignedBuffer: zero-filled, 64-byte aligned heap memory backing a region (tcp, rdma,
 // simulator). Owned by the transport that created the region; movable, not copyable.
+// Buffers of kMapped bytes or more are mapped anonymously: the kernel hands out zero pages
+// as they are first touched, so a large region (RDMC's buffer space, sized for the largest
+// sample) costs memory only where it is used.
 #pragma once
 
+#include <sys/mman.h>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -16,19 +20,30 @@ class AlignedBuffer {
   static constexpr std::size_t kAlignment = 64;
 
   AlignedBuffer() = default;
-  explicit AlignedBuffer(std::size_t size)
-      : data_(static_cast<std::byte*>(
-            ::operator new (size == 0 ? 1 : size, std::align_val_t{kAlignment}))),
-        size_(size) {
+  static constexpr std::size_t kMapped = std::size_t{1} << 20;
+
+  explicit AlignedBuffer(std::size_t size) : size_(size), mapped_(size >= kMapped) {
+    if (mapped_) {
+      void* p = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      data_ = static_cast<std::byte*>(p);
+      return;
+    }
+    data_ = static_cast<std::byte*>(
+        ::operator new (size == 0 ? 1 : size, std::align_val_t{kAlignment}));
     std::memset(data_, 0, size_);
   }
   AlignedBuffer(AlignedBuffer&& o) noexcept
-      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+      : data_(std::exchange(o.data_, nullptr)),
+        size_(std::exchange(o.size_, 0)),
+        mapped_(std::exchange(o.mapped_, false)) {}
   AlignedBuffer& operator=(AlignedBuffer&& o) noexcept {
     if (this != &o) {
       release();
       data_ = std::exchange(o.data_, nullptr);
       size_ = std::exchange(o.size_, 0);
+      mapped_ = std::exchange(o.mapped_, false);
     }
     return *this;
   }
@@ -42,11 +57,17 @@ class AlignedBuffer {
 
  private:
   void release() noexcept {
-    if (data_ != nullptr) ::operator delete (data_, std::align_val_t{kAlignment});
+    if (data_ != nullptr) {
+      if (mapped_)
+        (void)::munmap(data_, size_);
+      else
+        ::operator delete (data_, std::align_val_t{kAlignment});
+    }
     data_ = nullptr;
   }
   std::byte* data_ = nullptr;
   std::size_t size_ = 0;
+  bool mapped_ = false;
 };
 
 // True when [offset, offset+length) lies inside a region of `size` bytes (no overflow).
