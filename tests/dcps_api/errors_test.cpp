@@ -1,8 +1,8 @@
 // DCPS behaviour, single participant: the errors the API promises — a sample larger than
-// an SMC slot, a topic name reused with another type, a topic of another participant,
-// inconsistent QoS, a closed entity, a null entity — and the Spindle consistency policy:
-// an `unordered` topic delivers too.
-// Public API only (plus setenv for the domain file, as an application's launcher would).
+// RDMC's buffer space (one larger than a slot arrives), a topic name reused with another type, a
+// topic of another participant, inconsistent QoS, a closed entity, a null entity — and the Spindle
+// consistency policy: an `unordered` topic delivers too. Public API only (plus setenv for the
+// domain file, as an application's launcher would).
 #include <cstdlib>
 #include <string>
 
@@ -16,10 +16,12 @@ namespace {
 
 using spindle::testing::ScopedDomainConfig;
 
-TEST_CASE("a sample larger than an SMC slot is refused with PreconditionNotMetError", "[errors]") {
+TEST_CASE("a sample larger than a slot arrives whole; past the RDMC buffer space it is refused",
+          "[errors]") {
   dds::domain::DomainParticipant dp = dds::core::null;
   {
-    const ScopedDomainConfig config("engine: {slot_size: 512}");
+    const ScopedDomainConfig config(
+        "engine: {slot_size: 512, rdmc_block_size: 4096, rdmc_buffer_size: 1048576}");
     dp = dds::domain::DomainParticipant(dds::domain::default_id());
   }
   dds::topic::Topic<Bench::Sequence> topic(dp, "Sequence");
@@ -29,31 +31,39 @@ TEST_CASE("a sample larger than an SMC slot is refused with PreconditionNotMetEr
   dds::pub::DataWriter<Bench::Sequence> writer(pub, topic, writer_qos());
   wait_matched(writer, reader);
 
-  Bench::Sequence big;
-  big.writer_id(1);
-  big.payload(std::vector<std::uint8_t>(4096, 0xab));
+  const auto sample = [](std::uint32_t seq, std::size_t size) {
+    Bench::Sequence s;
+    s.writer_id(1);
+    s.seq(seq);
+    std::vector<std::uint8_t> bytes(size);
+    for (std::size_t i = 0; i < size; ++i)
+      bytes[i] = static_cast<std::uint8_t>(seq * 31 + i * 7);
+    s.payload(std::move(bytes));
+    return s;
+  };
+  Bench::Sequence huge = sample(1, 2u << 20);
   try {
-    writer.write(big);
-    FAIL("a 4 KB sample went into a 512-byte slot");
+    writer.write(huge);
+    FAIL("a 2 MiB sample went into 1 MiB of RDMC buffer space");
   } catch (const dds::core::PreconditionNotMetError& e) {
     const std::string what = e.what();
     INFO(what);
-    CHECK(what.find("slot") != std::string::npos);
-    CHECK(what.find("engine.slot_size") != std::string::npos);
+    CHECK(what.find("largest sample") != std::string::npos);
+    CHECK(what.find("engine.rdmc_buffer_size") != std::string::npos);
   }
   // The failed write registered nothing (closing the writer later has nothing to send).
-  CHECK(writer.lookup_instance(big).is_nil());
-  // The writer still works for samples that fit, and nothing of the big one arrives.
-  Bench::Sequence small;
-  small.writer_id(1);
-  small.seq(2);
-  small.payload(std::vector<std::uint8_t>(100, 0xcd));
-  writer.write(small);
+  CHECK(writer.lookup_instance(huge).is_nil());
+  // Small and large samples of one writer, in the order written, byte for byte.
+  const std::vector<std::size_t> sizes{100, 4096, 300'000, 10, 1'000'000, 600};
+  for (std::uint32_t i = 0; i < sizes.size(); ++i)
+    writer.write(sample(i + 2, sizes[i]));
   flush(writer);
   const auto got = reader.take();
-  REQUIRE(got.length() == 1);
-  CHECK(got[0].data().seq() == 2);
-  CHECK(got[0].data().payload().size() == 100);
+  REQUIRE(got.length() == sizes.size());
+  for (std::uint32_t i = 0; i < sizes.size(); ++i) {
+    CHECK(got[i].data().seq() == i + 2);
+    CHECK(got[i].data().payload() == sample(i + 2, sizes[i]).payload());
+  }
 }
 
 TEST_CASE("an endpoint whose discovery record does not fit a slot is refused, naming the fix",

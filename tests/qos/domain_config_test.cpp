@@ -271,7 +271,8 @@ const std::vector<std::pair<std::string, std::string>> kContradictions = {
      "contacts, join_port, shm, engine)"},
     {"engine: {window: 3}\n",
      "d.yaml:2: engine.window: unknown key (allowed: window_size, slot_size, idle_spin, "
-     "sleep_slice, heartbeat_interval, suspicion_timeout, connect_timeout)"},
+     "sleep_slice, heartbeat_interval, suspicion_timeout, connect_timeout, rdmc_block_size, "
+     "rdmc_buffer_size, rdmc_algorithm)"},
     {"members:\n  - {id: 0, colour: red}\n",
      "d.yaml:3: members[0].colour: unknown key (allowed: id, host, port)"},
     {"transport: udp\n", "d.yaml:2: transport: expected tcp, shm or rdma, got 'udp'"},

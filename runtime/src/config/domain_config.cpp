@@ -39,6 +39,10 @@ group::Knobs DomainConfig::knobs() const {
   k.sleep_slice = duration_cast<std::chrono::microseconds>(engine.sleep_slice);
   k.heartbeat_interval = duration_cast<std::chrono::milliseconds>(engine.heartbeat_interval);
   k.suspicion_timeout = duration_cast<std::chrono::milliseconds>(engine.suspicion_timeout);
+  k.rdmc_block_size = engine.rdmc_block_size;
+  k.rdmc_buffer_size = engine.rdmc_buffer_size;
+  k.rdmc_algorithm =
+      rdmc::parse_algorithm(engine.rdmc_algorithm).value_or(rdmc::Algorithm::binomial_pipeline);
   return k;
 }
 
@@ -115,7 +119,21 @@ const std::vector<Field<EngineSettings>>& engine_fields() {
               &E::suspicion_timeout),
       span<E>("connect_timeout", 1 * kMs, 3600 * kS,
               "How long connecting to the other members may take before giving up.",
-              &E::connect_timeout)};
+              &E::connect_timeout),
+      integer<E>("rdmc_block_size", group::kMinRdmcBlock, group::kMaxRdmcBlock,
+                 "Bytes per RDMC block (a multiple of 64): samples larger than a slot travel "
+                 "in blocks of this size.",
+                 &E::rdmc_block_size),
+      integer<E>("rdmc_buffer_size", static_cast<std::int64_t>(group::kMinRdmcBuffer),
+                 static_cast<std::int64_t>(group::kMaxRdmcBuffer),
+                 "RDMC buffer space per writing member of a topic, at each member of its "
+                 "subgroup: the largest sample is this less 64 bytes. Memory is used only as "
+                 "large samples fill it.",
+                 &E::rdmc_buffer_size),
+      text<E>("rdmc_algorithm",
+              "How RDMC spreads a large sample's blocks: binomial_pipeline, binomial_tree, "
+              "chain or sequential.",
+              &E::rdmc_algorithm)};
   return fields;
 }
 
@@ -319,6 +337,12 @@ void check(const YamlReader& r, Parsed& p, bool node_from_env) {
              " bytes per sender ring, more than the limit of " +
              std::to_string(spindle::policy::Engine::kMaxRingBytes));
   const auto& e = c.engine;
+  if (e.rdmc_block_size % 64 != 0)
+    fail("engine.rdmc_block_size", std::to_string(e.rdmc_block_size) + " is not a multiple of 64");
+  if (!rdmc::parse_algorithm(e.rdmc_algorithm))
+    fail("engine.rdmc_algorithm", "'" + e.rdmc_algorithm +
+                                      "' is not one of binomial_pipeline, binomial_tree, chain, "
+                                      "sequential");
   if (e.heartbeat_interval.count() > 0 && e.suspicion_timeout <= e.heartbeat_interval)
     fail(p.lines.contains("engine.suspicion_timeout") ? "engine.suspicion_timeout"
                                                       : "engine.heartbeat_interval",

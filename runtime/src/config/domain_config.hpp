@@ -63,6 +63,10 @@ struct EngineSettings {
   std::chrono::nanoseconds heartbeat_interval = std::chrono::milliseconds(100);  // 0: off
   std::chrono::nanoseconds suspicion_timeout = std::chrono::seconds(1);
   std::chrono::nanoseconds connect_timeout = std::chrono::seconds(5);
+  // RDMC, for samples larger than a slot (docs/rdmc.md).
+  std::uint32_t rdmc_block_size = 1u << 20;
+  std::uint64_t rdmc_buffer_size = std::uint64_t{257} << 20;  // the largest sample, plus 64
+  std::string rdmc_algorithm = "binomial_pipeline";
   friend bool operator==(const EngineSettings&, const EngineSettings&) = default;
 };
 

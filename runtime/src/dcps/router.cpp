@@ -19,13 +19,18 @@ std::uint32_t Router::max_payload(group::Channel channel) const {
   return m > kHeader ? m - kHeader : 0;
 }
 
+std::uint64_t Router::max_sample() const {
+  const std::uint64_t m = engine_->max_large_message();
+  return m > kHeader ? m - kHeader : 0;
+}
+
 Slot Router::reserve(group::Channel channel, std::size_t payload_size, Clock::time_point deadline) {
-  if (payload_size > max_payload(channel)) {
+  // Larger than a slot, the engine sends it by RDMC; only past its buffer space is it refused.
+  if (payload_size > max_payload(channel) && payload_size > max_sample()) {
     throw dds::core::PreconditionNotMetError(
-        "sample of " + std::to_string(payload_size) + " bytes does not fit a slot of " +
-        std::to_string(max_payload(channel)) +
-        " bytes (engine.slot_size in the domain file); samples larger than a slot need RDMC, "
-        "which is not available yet");
+        "sample of " + std::to_string(payload_size) + " bytes exceeds the largest sample " +
+        std::to_string(max_sample()) +
+        " bytes (engine.rdmc_buffer_size in the domain file, less the 64-byte sample header)");
   }
   Slot s;
   s.loan = engine_->reserve(channel, kHeader + payload_size, deadline);

@@ -54,7 +54,7 @@ struct RouterStats {
 struct Slot {
   group::Loan loan;
   std::byte* payload = nullptr;  // `capacity` bytes
-  std::uint32_t capacity = 0;
+  std::size_t capacity = 0;
 };
 
 class Router final : public group::EngineClient {
@@ -66,13 +66,16 @@ class Router final : public group::EngineClient {
 
   explicit Router(group::Engine& engine) : engine_(&engine) {}
 
-  // The largest payload (after the header) one message on `channel` takes.
+  // The largest payload (after the header) one slot on `channel` takes; larger samples go by
+  // RDMC, up to max_sample().
   [[nodiscard]] std::uint32_t max_payload(group::Channel channel) const;
+  [[nodiscard]] std::uint64_t max_sample() const;
 
   // Publishes one message of `payload_size` bytes: reserves a slot (sleeping while the
   // ring is full, until `deadline`), lets `fill` write the payload into the slot itself, and
-  // commits it with `header`. Throws dds::core::TimeoutError when the ring stayed full,
-  // dds::core::PreconditionNotMetError when the payload exceeds max_payload(). If `fill`
+  // commits it with `header`. Throws dds::core::TimeoutError when the ring (or RDMC's buffer
+  // space) stayed full, dds::core::PreconditionNotMetError when the payload exceeds
+  // max_sample(). If `fill`
   // throws, the slot is committed as an empty message that readers skip, and the
   // exception propagates.
   void publish(group::Channel channel, const SampleHeader& header, std::size_t payload_size,

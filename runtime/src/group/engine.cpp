@@ -12,12 +12,59 @@
 
 #include <dds/core/Exception.hpp>
 
+#include "rdmc/rdmc.hpp"
 #include "smc/smc.hpp"
 #include "sst/predicate_loop.hpp"
 #include "sst/predicates.hpp"
 #include "sst/sst.hpp"
 
 namespace spindle::group {
+
+// What a slot flagged kLargeMessage holds: which RDMC message carries the bytes.
+struct LargeDescriptor {
+  std::uint64_t seq = 0;   // of the message in its group (a local key: kLocalGroup)
+  std::uint64_t size = 0;  // bytes
+  std::uint32_t group = 0;
+  std::uint32_t reserved = 0;
+};
+static_assert(sizeof(LargeDescriptor) == 24);
+
+// The RDMC group of a subgroup of this member alone: the bytes stay in this process.
+constexpr rdmc::GroupId kLocalGroup = 0xffff'ffffu;
+constexpr rdmc::GroupId kNoGroup = 0xffff'fffeu;
+
+// Messages larger than a slot in one view (engine.hpp; docs/rdmc.md, "Under DCPS").
+struct LargeState {
+  std::unique_ptr<rdmc::Rdmc> rdmc;  // null when no subgroup has two members
+  // Per subgroup and sender rank: its RDMC group, kLocalGroup (the subgroup is this member
+  // alone) or kNoGroup (the builtin subgroup: nothing larger than a slot).
+  std::vector<std::vector<rdmc::GroupId>> group;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> owner;  // per group: subgroup, rank
+  std::uint64_t max_message = 0;
+
+  // One of this node's messages between its reservation and its descriptor's commit.
+  struct Outgoing {
+    smc::Reservation slot;  // the descriptor's
+    rdmc::GroupId group = 0;
+    std::span<std::byte> data;    // its RDMC buffer (empty while the bytes are in `heap`)
+    std::vector<std::byte> heap;  // bytes carried from an earlier view, until space frees
+    std::uint64_t size = 0;
+    bool committed = false;            // by its writer: it may go
+    std::optional<std::uint64_t> seq;  // its RDMC message, once announced
+  };
+  std::mutex mu;                  // outgoing, local; `freed` waits on it
+  std::condition_variable freed;  // buffer space freed, or the view ends
+  std::atomic<int> waiting{0};    // writers waiting for buffer space
+  std::atomic<bool> over{false};  // the view ended or this member halted: stop waiting
+  // By subgroup and slot index: announced in slot order, so that no message waits for
+  // header room behind later ones whose descriptors wait for it.
+  std::map<std::pair<std::uint32_t, std::uint64_t>, Outgoing> outgoing;
+  std::map<std::uint64_t, std::shared_ptr<std::vector<std::byte>>> local;  // kLocalGroup's
+  std::uint64_t next_local = 0;
+  // Protocol thread: messages here, by group and seq, until their descriptor is delivered
+  // (a sender's own copies too, which a view change may send again).
+  std::map<std::pair<rdmc::GroupId, std::uint64_t>, std::span<const std::byte>> held;
+};
 
 // Everything one view runs on; destroyed when no loan of the view is left.
 struct ViewState {
@@ -28,6 +75,7 @@ struct ViewState {
   std::unique_ptr<sst::Predicates> predicates;
   std::unique_ptr<smc::Smc> smc;
   std::unique_ptr<Membership> membership;
+  LargeState large;
   std::unique_ptr<sst::PredicateLoop> loop;
 };
 
@@ -114,10 +162,10 @@ std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::millisecond
   vs->sst =
       std::make_unique<sst::Sst>(*transport_, v, [rt] { return rt->now().time_since_epoch(); });
   vs->predicates = std::make_unique<sst::Predicates>();
+  ViewState* raw = vs.get();
   vs->smc = std::make_unique<smc::Smc>(
       *vs->sst, *vs->predicates,
-      [this](std::uint32_t, std::span<const smc::Message> batch) { on_deliver(batch); });
-  ViewState* raw = vs.get();
+      [this, raw](std::uint32_t, std::span<const smc::Message> batch) { on_deliver(*raw, batch); });
   vs->membership = std::make_unique<Membership>(
       *vs->sst, *vs->smc, *vs->predicates,
       Membership::Callbacks{[this, raw](const ViewDecision& d) { decided(raw->view, d); },
@@ -125,6 +173,7 @@ std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::millisecond
   if (closing_.load()) vs->membership->closing();
   vs->sst->set_suspicion_handler(
       [raw](const sst::SuspicionReport& r) { raw->membership->note_suspicion(r.rank, r.detail); });
+  build_large(*vs);
   // A member that cannot be reached when a later view is installed is suspected in it: the
   // suspicion events stay queued for the new view's loop, and a view change follows.
   if (vs->sst->connect(connect_timeout) != transport::Status::ok && first) {
@@ -145,8 +194,104 @@ std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::millisecond
         << ". Start every member's participant, or check SPINDLE_CONFIG / SPINDLE_NODE_ID.";
     throw dds::core::Error(msg.str());
   }
+  if (vs->large.rdmc) vs->large.rdmc->start();
   vs->loop = std::make_unique<sst::PredicateLoop>(*vs->sst, *vs->predicates);
   return vs;
+}
+
+void Engine::build_large(ViewState& vs) {
+  const View& v = vs.view;
+  auto& L = vs.large;
+  const auto& k = v.knobs;
+  L.max_message =
+      std::min<std::uint64_t>((k.rdmc_buffer_size + 63) / 64 * 64,
+                              std::uint64_t{k.rdmc_block_size} * (rdmc::kMaxBlocks - 1));
+  std::vector<std::vector<NodeId>> groups;
+  for (std::uint32_t s = 0; s < v.subgroups.size(); ++s) {
+    const auto& sg = v.subgroups[s];
+    auto& ids = L.group.emplace_back(sg.senders.size(), kNoGroup);
+    if (sg.topic == 0) continue;  // the builtin subgroup: records fit a slot
+    for (std::uint32_t i = 0; i < sg.senders.size(); ++i) {
+      if (sg.members.size() < 2) {
+        ids[i] = kLocalGroup;
+        continue;
+      }
+      if (groups.size() == rdmc::kMaxGroups) continue;  // refused at reserve(), with why
+      std::vector<NodeId> g{sg.senders[i]};
+      for (auto m : sg.members)
+        if (m != sg.senders[i]) g.push_back(m);
+      ids[i] = static_cast<rdmc::GroupId>(groups.size());
+      L.owner.emplace_back(s, i);
+      groups.push_back(std::move(g));
+    }
+  }
+  if (groups.empty()) return;
+  rdmc::Settings settings;
+  settings.algorithm = k.rdmc_algorithm;
+  settings.block_size = k.rdmc_block_size;
+  settings.group_bytes = static_cast<std::size_t>(k.rdmc_buffer_size);
+  ViewState* raw = &vs;
+  rdmc::Callbacks cb;
+  cb.delivered = [raw](rdmc::GroupId g, std::uint64_t seq, std::span<const std::byte> bytes) {
+    auto& large = raw->large;
+    large.held[{g, seq}] = bytes;
+    if (!large.rdmc->sends_in(g)) return;
+    // Ours, and every member of the subgroup holds it now: its descriptor may go.
+    std::lock_guard lock(large.mu);
+    for (auto it = large.outgoing.begin(); it != large.outgoing.end(); ++it) {
+      auto& o = it->second;
+      if (o.group != g || o.seq != seq) continue;
+      LargeDescriptor d{seq, o.size, g, 0};
+      std::memcpy(o.slot.data, &d, sizeof d);
+      raw->smc->commit(it->first.first, o.slot, sizeof d, kLargeMessage);
+      large.outgoing.erase(it);
+      break;
+    }
+  };
+  cb.failed = [raw](NodeId peer, const std::string& why) {
+    if (const auto r = raw->view.rank_of(peer)) raw->membership->note_suspicion(*r, why);
+  };
+  L.rdmc = std::make_unique<rdmc::Rdmc>(*transport_, v.epoch, std::move(groups), settings,
+                                        std::move(cb));
+  vs.sst->set_event_handler([raw](const transport::Event& e) { raw->large.rdmc->on_event(e); });
+  vs.predicates->add(
+      sst::PredicateKind::recurrent, [this, raw] { return pump_large(*raw); }, [] {});
+}
+
+bool Engine::pump_large(ViewState& vs) {
+  auto& L = vs.large;
+  bool did = L.rdmc->poll();
+  if (did && L.waiting.load(std::memory_order_relaxed) > 0) {
+    std::lock_guard lock(L.mu);
+    L.freed.notify_all();
+  }
+  std::lock_guard lock(L.mu);
+  std::optional<std::uint32_t> blocked;  // a subgroup whose next message cannot go yet
+  for (auto& [key, o] : L.outgoing) {
+    if (o.seq || blocked == key.first) continue;
+    if (!o.committed) {
+      blocked = key.first;
+      continue;
+    }
+    if (o.data.empty()) {
+      const auto space = L.rdmc->reserve(o.group, o.size);
+      if (!space) {
+        blocked = key.first;
+        continue;
+      }
+      std::memcpy(space->data(), o.heap.data(), o.size);
+      o.data = *space;
+      o.heap = {};
+    }
+    std::uint64_t seq = 0;
+    if (!L.rdmc->send_reserved(o.group, o.data.first(o.size), seq)) {
+      blocked = key.first;
+      continue;
+    }
+    o.seq = seq;
+    did = true;
+  }
+  return did;
 }
 
 void Engine::start(EngineClient& client) {
@@ -213,6 +358,11 @@ bool Engine::end_view(const std::shared_ptr<ViewState>& ending) {
     wedged_ = true;
   }
   ending->smc->wedge();
+  {
+    std::lock_guard lock(ending->large.mu);
+    ending->large.over = true;
+    ending->large.freed.notify_all();
+  }
   runtime_->stop();
   return true;
 }
@@ -220,18 +370,51 @@ bool Engine::end_view(const std::shared_ptr<ViewState>& ending) {
 // Control thread, protocol thread stopped, old view disconnected: build `next`, send
 // `resend` in it first (before any application message can reserve a slot; each names its
 // subgroup in `next`), tell the client, start.
-void Engine::replace(std::shared_ptr<ViewState> old, const View& next,
-                     const std::vector<Resend>& resend, std::chrono::milliseconds connect_timeout,
+void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vector<Resend> resend,
+                     std::chrono::milliseconds connect_timeout,
                      std::optional<std::uint64_t> demand_generation) {
   release_retired();  // disconnected: regions of views nothing holds any more can go
   auto fresh = build(next, connect_timeout, false);
   fresh->demand_generation = demand_generation;
-  for (const auto& m : resend) {
-    const auto r = fresh->smc->reserve(m.subgroup, static_cast<std::uint32_t>(m.bytes.size()));
+  for (auto& m : resend) {
+    const auto& sub = fresh->view.subgroups[m.subgroup];
+    const bool large = m.bytes.size() > sub.max_payload;
+    auto& L = fresh->large;
+    const auto rank =
+        static_cast<std::size_t>(std::ranges::find(sub.senders, node()) - sub.senders.begin());
+    const rdmc::GroupId g =
+        rank < L.group[m.subgroup].size() ? L.group[m.subgroup][rank] : kNoGroup;
+    if (large && (g == kNoGroup || m.bytes.size() > L.max_message)) {
+      unread_.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    const auto r =
+        fresh->smc->reserve(m.subgroup, large ? std::uint32_t{sizeof(LargeDescriptor)}
+                                              : static_cast<std::uint32_t>(m.bytes.size()));
     if (r.status != smc::ReserveStatus::ok) continue;  // not a sender there any more
-    std::memcpy(r.data, m.bytes.data(), m.bytes.size());
-    fresh->smc->commit(m.subgroup, r, static_cast<std::uint32_t>(m.bytes.size()));
     resent_.fetch_add(1, std::memory_order_relaxed);
+    if (!large) {
+      std::memcpy(r.data, m.bytes.data(), m.bytes.size());
+      fresh->smc->commit(m.subgroup, r, static_cast<std::uint32_t>(m.bytes.size()));
+      continue;
+    }
+    // Larger than a slot: by RDMC again, its descriptor once every member holds it.
+    std::lock_guard lock(L.mu);
+    if (g == kLocalGroup) {
+      const auto key = L.next_local++;
+      const LargeDescriptor d{key, m.bytes.size(), g, 0};
+      L.local[key] = std::make_shared<std::vector<std::byte>>(std::move(m.bytes));
+      std::memcpy(r.data, &d, sizeof d);
+      fresh->smc->commit(m.subgroup, r, sizeof d, kLargeMessage);
+      continue;
+    }
+    LargeState::Outgoing o;
+    o.slot = r;
+    o.group = g;
+    o.size = m.bytes.size();
+    o.heap = std::move(m.bytes);
+    o.committed = true;
+    L.outgoing.emplace(std::pair{m.subgroup, r.index}, std::move(o));
   }
   if (client_ != nullptr) client_->on_view(fresh->view);
   {
@@ -251,7 +434,11 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next,
   }
   // Its region goes once nothing holds the old view (a loan may) and the transport is
   // disconnected again (release_retired(), at the next replace()).
-  retired_.push_back(Retired{old, sst::Sst::region_id(old->view.epoch)});
+  Retired gone{old, {sst::Sst::region_id(old->view.epoch)}};
+  if (old->large.rdmc)
+    for (auto id : old->large.rdmc->regions())
+      gone.regions.push_back(id);
+  retired_.push_back(std::move(gone));
   old.reset();
   view_cv_.notify_all();
   if (client_ != nullptr) runtime_->start(*fresh->loop);
@@ -261,7 +448,8 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next,
 void Engine::release_retired() {
   std::erase_if(retired_, [this](const Retired& r) {
     if (!r.view.expired()) return false;
-    transport_->release_region(r.region);
+    for (auto id : r.regions)
+      transport_->release_region(id);
     return true;
   });
 }
@@ -301,10 +489,47 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
   // What the new view must carry again, copied out of the old view's slots, into the
   // subgroup that carries the same channel there (none: nobody reads it any more).
   std::vector<Resend> resend;
+  auto& L = ending->large;
   for (std::uint32_t s = 0; s < ending->view.subgroups.size(); ++s) {
     const std::int64_t trim = s < d.trims.size() ? d.trims[s] : -1;
     const auto& old = ending->view.subgroups[s];
-    for (auto m : ending->smc->resend(s, trim)) {
+    // Slots sent past the edge or never sent, and messages larger than a slot whose
+    // descriptor waited for RDMC: in slot order.
+    std::map<std::uint64_t, std::vector<std::byte>> mine;
+    for (const auto& u : ending->smc->resend(s, trim)) {
+      if ((u.flags & kLargeMessage) == 0) {
+        mine.emplace(u.index, std::vector<std::byte>(u.bytes.begin(), u.bytes.end()));
+        continue;
+      }
+      LargeDescriptor desc;
+      if (u.bytes.size() < sizeof desc) continue;
+      std::memcpy(&desc, u.bytes.data(), sizeof desc);
+      std::span<const std::byte> bytes;
+      if (desc.group == kLocalGroup) {
+        std::lock_guard lock(L.mu);
+        if (const auto it = L.local.find(desc.seq); it != L.local.end()) bytes = *it->second;
+      } else if (const auto it = L.held.find({desc.group, desc.seq}); it != L.held.end()) {
+        bytes = it->second;
+      }
+      if (bytes.size() != desc.size) {
+        unread_.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      mine.emplace(u.index, std::vector<std::byte>(bytes.begin(), bytes.end()));
+    }
+    {
+      std::lock_guard lock(L.mu);
+      for (auto& [key, o] : L.outgoing) {
+        if (key.first != s || !o.committed) continue;  // uncommitted: its writer re-sends it
+        if (!o.data.empty())
+          mine.emplace(key.second,
+                       std::vector<std::byte>(
+                           o.data.begin(), o.data.begin() + static_cast<std::ptrdiff_t>(o.size)));
+        else
+          mine.emplace(key.second, std::move(o.heap));
+      }
+    }
+    for (auto& [index, m] : mine) {
       // A subgroup may carry several partition sets of its topic, which the next layout
       // may split: each message goes where its own channel goes.
       std::optional<Channel> channel = client_ != nullptr ? client_->channel_of(m) : std::nullopt;
@@ -312,7 +537,7 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
         channel =
             Channel{old.topic, old.ordering, old.partitions.empty() ? 0 : old.partitions.front()};
       if (const auto to = subgroup_of(next, *channel)) {
-        resend.push_back(Resend{*to, std::vector<std::byte>(m.begin(), m.end())});
+        resend.push_back(Resend{*to, std::move(m)});
       } else {
         unread_.fetch_add(1, std::memory_order_relaxed);
       }
@@ -332,7 +557,7 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
     }
   }
   transport_->disconnect();
-  replace(std::move(ending), next, resend, connect_timeout_, demand.generation);
+  replace(std::move(ending), next, std::move(resend), connect_timeout_, demand.generation);
   std::lock_guard lock(joins_mu_);
   admitting_ = false;
 }
@@ -428,6 +653,11 @@ void Engine::halt(const std::string& why) {
     vs = current_;
   }
   vs->smc->freeze();
+  {
+    std::lock_guard lock(vs->large.mu);
+    vs->large.over = true;
+    vs->large.freed.notify_all();
+  }
   view_cv_.notify_all();
   // A halted leader admits nobody: its joiners ask again and find the next leader, which
   // needs the port.
@@ -491,6 +721,10 @@ std::uint32_t Engine::max_message(Channel channel) const {
             : std::min<std::uint32_t>(kMaxPayload, layout_.slot_size + layout_.header_size);
 }
 
+std::uint64_t Engine::max_large_message() const {
+  return current()->large.max_message;
+}
+
 std::uint64_t Engine::in_flight(Channel channel) const {
   const auto vs = current();
   const auto sg = subgroup_of(vs->view, channel);
@@ -529,9 +763,8 @@ Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadli
     }
     const auto& sub = vs->view.subgroups[*sg];
     if (size > sub.max_payload) {
-      throw dds::core::PreconditionNotMetError("a message of " + std::to_string(size) +
-                                               " bytes does not fit a slot of " +
-                                               std::to_string(sub.max_payload) + " bytes");
+      if (auto loan = reserve_large(vs, *sg, channel, size, deadline)) return std::move(*loan);
+      continue;  // the view ended meanwhile: the next one takes it
     }
     const auto bytes = static_cast<std::uint32_t>(size);
     smc::Reservation r;
@@ -567,6 +800,143 @@ Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadli
   }
 }
 
+std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, std::uint32_t sg,
+                                          Channel channel, std::size_t size,
+                                          Clock::time_point deadline) {
+  const auto& sub = vs->view.subgroups[sg];
+  auto& L = vs->large;
+  const auto rank =
+      static_cast<std::size_t>(std::ranges::find(sub.senders, node()) - sub.senders.begin());
+  const rdmc::GroupId g = L.group[sg][rank];
+  if (g == kNoGroup) {
+    throw dds::core::PreconditionNotMetError(
+        "a message of " + std::to_string(size) + " bytes does not fit a slot of " +
+        std::to_string(sub.max_payload) + " bytes of subgroup '" + sub.name +
+        (sub.topic == 0 ? "' (the builtin subgroup takes no larger messages)"
+                        : "' (more than " + std::to_string(rdmc::kMaxGroups) +
+                              " writing members in this view: RDMC has no group for it)"));
+  }
+  if (size > L.max_message) {
+    throw dds::core::PreconditionNotMetError(
+        "a message of " + std::to_string(size) + " bytes exceeds the largest this domain takes, " +
+        std::to_string(L.max_message) + " bytes (engine.rdmc_buffer_size in the domain file)");
+  }
+  // Lock order: view_mu_ before L.mu, so a waiter under L.mu reads `over`, not current().
+  const auto ended = [&] { return L.over.load(); };
+  // Buffer space first (back-pressure: the members still hold earlier messages).
+  std::span<std::byte> data;
+  std::shared_ptr<void> heap;
+  if (g == kLocalGroup) {
+    auto bytes = std::make_shared<std::vector<std::byte>>(size);
+    data = *bytes;
+    heap = std::move(bytes);
+  } else {
+    const auto take = [&] {
+      if (auto space = L.rdmc->reserve(g, size)) data = *space;
+      return !data.empty();
+    };
+    if (!take()) {
+      L.waiting.fetch_add(1);
+      bool got = false;
+      if (runtime_->simulated()) {
+        got = runtime_->wait_until(deadline, [&] { return ended() || take(); }) && !data.empty();
+      } else {
+        std::unique_lock lock(L.mu);
+        got =
+            L.freed.wait_until(lock, deadline, [&] { return ended() || take(); }) && !data.empty();
+      }
+      L.waiting.fetch_sub(1);
+      if (ended()) {
+        if (!data.empty()) L.rdmc->unreserve(g, data);
+        if (!halted().empty()) throw dds::core::PreconditionNotMetError(halted());
+        (void)wait_for_view_after(vs, deadline);
+        return std::nullopt;
+      }
+      if (!got)
+        throw dds::core::TimeoutError(
+            "write blocked longer than reliability.max_blocking_time: the RDMC buffer space "
+            "for large samples (engine.rdmc_buffer_size, " +
+            std::to_string(L.max_message) + " bytes) is still held by earlier samples");
+    }
+  }
+  const auto give_back = [&] {
+    if (g != kLocalGroup) L.rdmc->unreserve(g, data);
+  };
+  // Then the slot that keeps its place in the order.
+  smc::Reservation r;
+  constexpr auto kSlot = std::uint32_t{sizeof(LargeDescriptor)};
+  if (runtime_->simulated()) {
+    r = vs->smc->reserve(sg, kSlot);
+    if (r.status == smc::ReserveStatus::full)
+      (void)runtime_->wait_until(deadline, [&] {
+        r = vs->smc->reserve(sg, kSlot);
+        return r.status != smc::ReserveStatus::full;
+      });
+  } else {
+    r = vs->smc->reserve_wait(sg, kSlot, deadline);
+  }
+  if (r.status == smc::ReserveStatus::wedged) {
+    give_back();
+    return std::nullopt;
+  }
+  if (r.status != smc::ReserveStatus::ok) {
+    give_back();
+    throw dds::core::TimeoutError(
+        "write blocked longer than reliability.max_blocking_time: every slot of the ring (" +
+        std::to_string(sub.window_size) + ") is still waiting for some member to deliver it");
+  }
+  if (g != kLocalGroup) {
+    LargeState::Outgoing o;
+    o.slot = r;
+    o.group = g;
+    o.data = data;
+    o.size = size;
+    std::lock_guard lock(L.mu);
+    L.outgoing.emplace(std::pair{sg, r.index}, std::move(o));
+  }
+  Loan loan{channel, data.data(), size, sg, r.index, vs, std::move(heap)};
+  loan.large = true;
+  loan.slot = r.data;
+  loan.slot_capacity = r.capacity;
+  return loan;
+}
+
+void Engine::commit_large(Loan& loan, std::size_t size) {
+  auto& vs = *loan.view;
+  auto& L = vs.large;
+  const smc::Reservation r{smc::ReserveStatus::ok, loan.slot, loan.slot_capacity, loan.index};
+  std::unique_lock lock(L.mu);
+  const auto it = L.outgoing.find({loan.subgroup, loan.index});
+  if (size <= loan.slot_capacity) {
+    // It fits a slot after all (an abandoned loan, say): the slot takes it.
+    std::memcpy(loan.slot, loan.data, size);
+    if (it != L.outgoing.end()) {
+      L.rdmc->unreserve(it->second.group, it->second.data);
+      L.outgoing.erase(it);
+    }
+    lock.unlock();
+    vs.smc->commit(loan.subgroup, r, static_cast<std::uint32_t>(size));
+    return;
+  }
+  large_sent_.fetch_add(1, std::memory_order_relaxed);
+  if (it == L.outgoing.end()) {
+    // A subgroup of this member alone: the bytes stay here, the descriptor goes now.
+    const auto key = L.next_local++;
+    auto bytes = std::static_pointer_cast<std::vector<std::byte>>(loan.scratch);
+    bytes->resize(size);
+    L.local[key] = std::move(bytes);
+    lock.unlock();
+    const LargeDescriptor d{key, size, kLocalGroup, 0};
+    std::memcpy(loan.slot, &d, sizeof d);
+    vs.smc->commit(loan.subgroup, r, sizeof d, kLargeMessage);
+    return;
+  }
+  it->second.size = size;
+  it->second.committed = true;
+  lock.unlock();
+  vs.sst->nudge();  // a dozing protocol thread must announce it
+}
+
 Loan Engine::scratch_loan(Channel channel, std::size_t size) {
   const std::size_t lines =
       std::max<std::size_t>(1, (size + sizeof(ScratchLine) - 1) / sizeof(ScratchLine));
@@ -588,7 +958,7 @@ bool Engine::wait_for_view_after(const std::shared_ptr<ViewState>& vs, Clock::ti
 }
 
 void Engine::commit(Loan& loan, std::size_t size, Clock::time_point deadline) {
-  if (loan.scratch) {
+  if (loan.scratch && !loan.large) {
     // Nobody read the channel when it was reserved: publish it if someone does now.
     Loan fresh = reserve(loan.channel, size, deadline);
     if (fresh.scratch) {
@@ -603,8 +973,17 @@ void Engine::commit(Loan& loan, std::size_t size, Clock::time_point deadline) {
   }
   {
     std::lock_guard lock(view_mu_);
+    if (loan.view == current_ && !wedged_ && loan.large) {
+      commit_large(loan, size);
+      loan.view.reset();
+      loan.scratch.reset();
+      loan.data = nullptr;
+      published_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     if (loan.view == current_ && !wedged_) {
-      smc::Reservation r{smc::ReserveStatus::ok, loan.data, loan.capacity, loan.index};
+      smc::Reservation r{smc::ReserveStatus::ok, loan.data,
+                         static_cast<std::uint32_t>(loan.capacity), loan.index};
       loan.view->smc->commit(loan.subgroup, r, static_cast<std::uint32_t>(size));
       loan.view.reset();
       published_.fetch_add(1, std::memory_order_relaxed);
@@ -616,6 +995,7 @@ void Engine::commit(Loan& loan, std::size_t size, Clock::time_point deadline) {
   Loan fresh = reserve(loan.channel, size, deadline);
   std::memcpy(fresh.data, loan.data, size);
   loan.view.reset();
+  loan.scratch.reset();
   republished_.fetch_add(1, std::memory_order_relaxed);
   commit(fresh, size, deadline);
 }
@@ -627,13 +1007,71 @@ EngineStats Engine::stats() const {
   s.resent = resent_.load();
   s.unread = unread_.load();
   s.relayouts = relayouts_.load();
+  s.large_sent = large_sent_.load();
   std::lock_guard lock(view_mu_);
   s.views = views_;
   return s;
 }
 
-void Engine::on_deliver(std::span<const smc::Message> batch) {
-  if (client_ != nullptr) client_->on_deliver(batch);
+void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
+  if (client_ == nullptr) return;
+  if (std::ranges::none_of(batch,
+                           [](const smc::Message& m) { return (m.flags & kLargeMessage) != 0; })) {
+    client_->on_deliver(batch);
+    return;
+  }
+  // Descriptors: the message is here (its sender committed the descriptor once every member
+  // held it); deliver its bytes in the descriptor's place, and let them go afterwards.
+  auto& L = vs.large;
+  std::vector<smc::Message> out;
+  out.reserve(batch.size());
+  std::vector<std::pair<rdmc::GroupId, std::uint64_t>> done;
+  std::vector<std::shared_ptr<std::vector<std::byte>>> keep;  // local messages, for the upcall
+  for (const auto& m : batch) {
+    if ((m.flags & kLargeMessage) == 0) {
+      out.push_back(m);
+      continue;
+    }
+    LargeDescriptor d;
+    const auto& groups = L.group[m.subgroup];
+    const rdmc::GroupId want = m.sender_rank < groups.size() ? groups[m.sender_rank] : kNoGroup;
+    std::span<const std::byte> bytes;
+    bool found = false;
+    if (m.payload.size() == sizeof d) {
+      std::memcpy(&d, m.payload.data(), sizeof d);
+      if (d.group == want && want == kLocalGroup) {
+        std::lock_guard lock(L.mu);
+        if (const auto it = L.local.find(d.seq); it != L.local.end()) {
+          keep.push_back(it->second);
+          bytes = *it->second;
+          L.local.erase(it);
+          found = true;
+        }
+      } else if (d.group == want && want != kNoGroup) {
+        if (const auto it = L.held.find({d.group, d.seq}); it != L.held.end()) {
+          bytes = it->second;
+          L.held.erase(it);
+          done.emplace_back(d.group, d.seq);
+          found = true;
+        }
+      }
+    }
+    if (!found || bytes.size() != d.size) {
+      // Nobody honest commits a descriptor before its message is everywhere.
+      if (const auto r = vs.view.rank_of(m.sender))
+        vs.membership->note_suspicion(
+            *r, "node " + std::to_string(m.sender) + " sent a large-message descriptor (subgroup " +
+                    std::to_string(m.subgroup) + ", message " + std::to_string(m.index) +
+                    ") for no message this member holds");
+      continue;
+    }
+    smc::Message big = m;
+    big.payload = bytes;
+    out.push_back(big);
+  }
+  if (!out.empty()) client_->on_deliver(out);
+  for (const auto& [g, seq] : done)
+    L.rdmc->release(g, seq);
 }
 
 }  // namespace spindle::group

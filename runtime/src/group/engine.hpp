@@ -102,15 +102,20 @@ class EngineClient {
 
 // A slot reserved for one message, written in place, then commit()ted or abandon()ed.
 // A loan on a channel nobody reads in its view (no subgroup) has no slot: its bytes go to
-// `scratch`, and its commit publishes them only if a subgroup exists by then.
+// `scratch`, and its commit publishes them only if a subgroup exists by then. A loan larger
+// than a slot (`large`) is RDMC buffer space (or `scratch`, in a subgroup of this member
+// alone), and `slot` holds the descriptor that keeps the message's place in the order.
 struct Loan {
   Channel channel;
   std::byte* data = nullptr;  // `capacity` writable bytes, 64-byte aligned, in the slot itself
-  std::uint32_t capacity = 0;
+  std::size_t capacity = 0;
   std::uint32_t subgroup = 0;
   std::uint64_t index = 0;
   std::shared_ptr<ViewState> view;  // the view it was reserved in: keeps the slot alive
   std::shared_ptr<void> scratch;    // owns `data` where there is no slot
+  bool large = false;
+  std::byte* slot = nullptr;  // large: the descriptor's slot
+  std::uint32_t slot_capacity = 0;
   [[nodiscard]] bool valid() const noexcept { return data != nullptr; }
 };
 
@@ -121,7 +126,12 @@ struct EngineStats {
   std::uint64_t resent = 0;       // own messages sent again after a view change
   std::uint64_t unread = 0;       // messages committed on a channel nobody read (dropped)
   std::uint64_t relayouts = 0;    // view changes this member asked for to lay subgroups out
+  std::uint64_t large_sent = 0;   // messages larger than a slot this node committed
 };
+
+// The slot flag of a message larger than its slot: the slot holds a LargeDescriptor, the
+// bytes travel by RDMC (smc::Smc::commit's flags).
+inline constexpr std::uint32_t kLargeMessage = 2;
 
 // How long the engine gathers endpoint changes before it asks for a relayout.
 inline constexpr std::chrono::milliseconds kLayoutBatch{5};
@@ -185,12 +195,16 @@ class Engine {
 
   // The largest message one slot of `channel`'s subgroup takes.
   [[nodiscard]] std::uint32_t max_message(Channel channel) const;
+  // The largest message at all: larger than a slot, it goes by RDMC (the view's knobs).
+  [[nodiscard]] std::uint64_t max_large_message() const;
   // Messages this node sent on `channel` that some member has not delivered yet.
   [[nodiscard]] std::uint64_t in_flight(Channel channel) const;
 
   // A slot for a message of `size` bytes, sleeping while the ring is full until `deadline`
-  // (then dds::core::TimeoutError). dds::core::PreconditionNotMetError when `size` exceeds
-  // max_message(). Across a view change it waits for the next view. On a channel this view
+  // (then dds::core::TimeoutError). Larger than max_message(): RDMC buffer space and a
+  // slot for its descriptor, sleeping while the space is taken (back-pressure);
+  // dds::core::PreconditionNotMetError past max_large_message() or in the builtin subgroup.
+  // Across a view change it waits for the next view. On a channel this view
   // has no subgroup for (nobody reads it) a loan of private memory (Loan::scratch), unless
   // the demand makes this node a sender: then it waits for the view that lays it out.
   [[nodiscard]] Loan reserve(Channel channel, std::size_t size, Clock::time_point deadline);
@@ -215,7 +229,18 @@ class Engine {
   [[nodiscard]] std::shared_ptr<ViewState> current() const;
   std::shared_ptr<ViewState> build(const View& v, std::chrono::milliseconds connect_timeout,
                                    bool first);
-  void on_deliver(std::span<const smc::Message> batch);
+  // The view's RDMC groups, built before it connects (build()).
+  void build_large(ViewState& vs);
+  // A loan for a message larger than a slot of subgroup `sg` (reserve()); nullopt when the
+  // view ended meanwhile (reserve in the next one).
+  [[nodiscard]] std::optional<Loan> reserve_large(const std::shared_ptr<ViewState>& vs,
+                                                  std::uint32_t sg, Channel channel,
+                                                  std::size_t size, Clock::time_point deadline);
+  // Commits a large loan of the current view (view_mu_ held).
+  void commit_large(Loan& loan, std::size_t size);
+  // Protocol thread: RDMC transfers on, and the descriptors of those complete everywhere.
+  bool pump_large(ViewState& vs);
+  void on_deliver(ViewState& vs, std::span<const smc::Message> batch);
   // Protocol thread: the membership protocol decided; the install goes to control().
   void decided(const View& ending, const ViewDecision& d);
   // Control thread: installs the view after `ending`, with the ragged edge `d`.
@@ -233,10 +258,10 @@ class Engine {
   void refuse_pending_joins();
   struct Resend {
     std::uint32_t subgroup;
-    std::vector<std::byte> bytes;
+    std::vector<std::byte> bytes;  // larger than the slot: by RDMC again
   };
   // `demand_generation`: the demand `next` was laid out from (none: installed from outside).
-  void replace(std::shared_ptr<ViewState> old, const View& next, const std::vector<Resend>& resend,
+  void replace(std::shared_ptr<ViewState> old, const View& next, std::vector<Resend> resend,
                std::chrono::milliseconds connect_timeout,
                std::optional<std::uint64_t> demand_generation = std::nullopt);
 
@@ -261,7 +286,7 @@ class Engine {
 
   struct Retired {
     std::weak_ptr<ViewState> view;
-    transport::RegionId region = 0;
+    std::vector<transport::RegionId> regions;
   };
   std::vector<Retired> retired_;  // control thread: views replaced, region not released yet
   std::unique_ptr<JoinPort> join_port_;
@@ -281,6 +306,7 @@ class Engine {
   std::atomic<std::uint64_t> republished_{0};
   std::atomic<std::uint64_t> unread_{0};
   std::atomic<std::uint64_t> relayouts_{0};
+  std::atomic<std::uint64_t> large_sent_{0};
 };
 
 }  // namespace spindle::group

@@ -143,7 +143,8 @@ View parse(std::string_view yaml, std::string_view source) {
 
   if (auto k = root["knobs"]) {
     r.expect_map(k, "knobs",
-                 {"idle_spin_us", "sleep_slice_us", "heartbeat_ms", "suspicion_timeout_ms"});
+                 {"idle_spin_us", "sleep_slice_us", "heartbeat_ms", "suspicion_timeout_ms",
+                  "rdmc_block_size", "rdmc_buffer_size", "rdmc_algorithm"});
     if (auto v = k["idle_spin_us"])
       g.knobs.idle_spin = std::chrono::microseconds(
           r.integer<std::int64_t>(v, "knobs.idle_spin_us", 0, 10'000'000));
@@ -156,6 +157,22 @@ View parse(std::string_view yaml, std::string_view source) {
     if (auto v = k["suspicion_timeout_ms"])
       g.knobs.suspicion_timeout = std::chrono::milliseconds(
           r.integer<std::int64_t>(v, "knobs.suspicion_timeout_ms", 1, 3'600'000));
+    if (auto v = k["rdmc_block_size"])
+      g.knobs.rdmc_block_size =
+          r.integer<std::uint32_t>(v, "knobs.rdmc_block_size", kMinRdmcBlock, kMaxRdmcBlock);
+    if (g.knobs.rdmc_block_size % 64 != 0)
+      r.fail(k["rdmc_block_size"], "knobs.rdmc_block_size", "must be a multiple of 64");
+    if (auto v = k["rdmc_buffer_size"])
+      g.knobs.rdmc_buffer_size =
+          r.integer<std::uint64_t>(v, "knobs.rdmc_buffer_size", kMinRdmcBuffer, kMaxRdmcBuffer);
+    if (auto v = k["rdmc_algorithm"]) {
+      const auto name = r.text(v, "knobs.rdmc_algorithm");
+      const auto a = rdmc::parse_algorithm(name);
+      if (!a)
+        r.fail(v, "knobs.rdmc_algorithm",
+               "'" + name + "' is not one of sequential, chain, binomial_tree, binomial_pipeline");
+      g.knobs.rdmc_algorithm = *a;
+    }
   }
   validate(g, source);
   return g;
@@ -231,7 +248,10 @@ std::string to_yaml(const View& g) {
   os << "knobs:\n  idle_spin_us: " << g.knobs.idle_spin.count()
      << "\n  sleep_slice_us: " << g.knobs.sleep_slice.count()
      << "\n  heartbeat_ms: " << g.knobs.heartbeat_interval.count()
-     << "\n  suspicion_timeout_ms: " << g.knobs.suspicion_timeout.count() << '\n';
+     << "\n  suspicion_timeout_ms: " << g.knobs.suspicion_timeout.count()
+     << "\n  rdmc_block_size: " << g.knobs.rdmc_block_size
+     << "\n  rdmc_buffer_size: " << g.knobs.rdmc_buffer_size
+     << "\n  rdmc_algorithm: " << rdmc::to_string(g.knobs.rdmc_algorithm) << '\n';
   return os.str();
 }
 

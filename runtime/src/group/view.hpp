@@ -21,6 +21,8 @@
 
 #include <spindle/transport/transport.hpp>
 
+#include "rdmc/schedule.hpp"
+
 namespace spindle::group {
 
 using transport::NodeId;
@@ -57,6 +59,12 @@ struct Knobs {
   std::chrono::microseconds sleep_slice{100'000};  // longest single sleep on the transport
   std::chrono::milliseconds heartbeat_interval{100};
   std::chrono::milliseconds suspicion_timeout{1000};  // heartbeat silence before suspicion
+  // RDMC, for messages larger than their subgroup's slot (engine.hpp, docs/rdmc.md): the
+  // block size, each sender's buffer space at every member of its subgroup (the largest
+  // message), and the block schedule.
+  std::uint32_t rdmc_block_size = 1u << 20;
+  std::uint64_t rdmc_buffer_size = std::uint64_t{257} << 20;
+  rdmc::Algorithm rdmc_algorithm = rdmc::Algorithm::binomial_pipeline;
   friend bool operator==(const Knobs&, const Knobs&) = default;
 };
 
@@ -89,5 +97,9 @@ void validate(const View& g, std::string_view source);
 inline constexpr std::uint32_t kMaxWindow = 65536;
 inline constexpr std::uint32_t kMaxPayload = 1u << 20;
 inline constexpr std::size_t kMaxMembers = 64;  // suspicion bitmask width
+inline constexpr std::uint32_t kMinRdmcBlock = 4096;
+inline constexpr std::uint32_t kMaxRdmcBlock = 64u << 20;
+inline constexpr std::uint64_t kMinRdmcBuffer = 1u << 20;
+inline constexpr std::uint64_t kMaxRdmcBuffer = std::uint64_t{64} << 30;
 
 }  // namespace spindle::group

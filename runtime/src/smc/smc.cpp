@@ -119,10 +119,10 @@ class SubgroupEngine {
     return Reservation{ReserveStatus::ok, sst_->at(slot_offset(my_slots_, r)), max_payload_, r};
   }
 
-  void commit(const Reservation& res, std::uint32_t size) noexcept {
+  void commit(const Reservation& res, std::uint32_t size, std::uint32_t flags) noexcept {
     auto* h = my_header(static_cast<std::size_t>(res.index % w_));
     h->size = std::min(size, res.capacity);
-    h->flags = 0;
+    h->flags = flags & ~sst::kSlotNull;
     committed_[res.index % w_].store(res.index + 1, std::memory_order_release);
     sst_->nudge();  // a dozing predicate loop must send it now
   }
@@ -188,8 +188,8 @@ class SubgroupEngine {
   // Our messages the next view must carry again, in order: sent ones past `trim` (atomic;
   // nobody delivered them) and committed ones never sent. The bytes are in this view's
   // slots, valid while it lives.
-  [[nodiscard]] std::vector<std::span<const std::byte>> resend(std::int64_t trim) const {
-    std::vector<std::span<const std::byte>> out;
+  [[nodiscard]] std::vector<Unsent> resend(std::int64_t trim) const {
+    std::vector<Unsent> out;
     if (!my_sender_) return out;
     const auto n = senders_.size();
     const std::uint64_t reserved = reserved_.load(std::memory_order_acquire);
@@ -200,8 +200,9 @@ class SubgroupEngine {
       } else if (committed_[k].load(std::memory_order_acquire) != r + 1) {
         continue;  // reserved, not committed: its owner commits it into the next view
       }
-      const std::uint32_t size = std::min(header(my_headers_, k).size, max_payload_);
-      out.emplace_back(sst_->at(slot_offset(my_slots_, r)), size);
+      const auto& h = header(my_headers_, k);
+      const std::uint32_t size = std::min(h.size, max_payload_);
+      out.push_back(Unsent{r, {sst_->at(slot_offset(my_slots_, r)), size}, h.flags});
     }
     return out;
   }
@@ -504,13 +505,15 @@ class SubgroupEngine {
   // Message r of `sender`, at ring position k.
   Message make_message(std::size_t sender, std::uint64_t r, std::size_t k, std::int64_t seq) const {
     const auto& c = senders_[sender];
-    const std::uint32_t size = std::min(header(c.headers, k).size, max_payload_);
+    const auto& h = header(c.headers, k);
+    const std::uint32_t size = std::min(h.size, max_payload_);
     return Message{index_,
                    sender_nodes_[sender],
                    static_cast<std::uint32_t>(sender),
                    r,
                    seq,
-                   {sst_->at(c.slots + k * stride_), size}};
+                   {sst_->at(c.slots + k * stride_), size},
+                   h.flags};
   }
 
   void emit() {
@@ -591,9 +594,10 @@ Reservation Smc::reserve_wait(std::uint32_t subgroup, std::uint32_t size,
   return engines_[subgroup]->reserve_wait(size, deadline);
 }
 
-void Smc::commit(std::uint32_t subgroup, const Reservation& r, std::uint32_t size) noexcept {
+void Smc::commit(std::uint32_t subgroup, const Reservation& r, std::uint32_t size,
+                 std::uint32_t flags) noexcept {
   if (r.status != ReserveStatus::ok) return;
-  engines_[subgroup]->commit(r, size);
+  engines_[subgroup]->commit(r, size, flags);
 }
 
 void Smc::wedge() noexcept {
@@ -627,8 +631,7 @@ void Smc::deliver_to(std::uint32_t subgroup, std::int64_t trim) {
   if (is_member(subgroup)) engines_[subgroup]->deliver_to(trim);
 }
 
-std::vector<std::span<const std::byte>> Smc::resend(std::uint32_t subgroup,
-                                                    std::int64_t trim) const {
+std::vector<Unsent> Smc::resend(std::uint32_t subgroup, std::int64_t trim) const {
   if (!is_member(subgroup)) return {};
   return engines_[subgroup]->resend(trim);
 }

@@ -76,6 +76,14 @@ struct Message {
   std::uint64_t index = 0;        // the sender's count of real messages before this one
   std::int64_t seq = -1;          // global seq in atomic mode; -1 in unordered mode
   std::span<const std::byte> payload;
+  std::uint32_t flags = 0;  // what the sender committed it with (commit()), kSlotNull aside
+};
+
+// One of this node's messages a view change must carry into the next view (resend()).
+struct Unsent {
+  std::uint64_t index = 0;  // the sender's count of real messages before it
+  std::span<const std::byte> bytes;
+  std::uint32_t flags = 0;
 };
 
 // Called on the predicate thread with every message that became deliverable in one step of
@@ -138,8 +146,10 @@ class Smc {
   // status is `full`. This is DataWriter::write()'s blocking under back-pressure.
   Reservation reserve_wait(std::uint32_t subgroup, std::uint32_t size,
                            std::chrono::steady_clock::time_point deadline);
-  // Publishes a reserved slot holding `size` bytes (size <= the reserved capacity).
-  void commit(std::uint32_t subgroup, const Reservation& r, std::uint32_t size) noexcept;
+  // Publishes a reserved slot holding `size` bytes (size <= the reserved capacity). `flags`
+  // travel with it to every receiver's Message (bits above sst::kSlotNull: the client's own).
+  void commit(std::uint32_t subgroup, const Reservation& r, std::uint32_t size,
+              std::uint32_t flags = 0) noexcept;
   // Ends reservations in this view (a view change begins): every later reserve() and every
   // writer sleeping in reserve_wait() gets `wedged`. Any thread; idempotent.
   void wedge() noexcept;
@@ -157,8 +167,7 @@ class Smc {
   void deliver_to(std::uint32_t subgroup, std::int64_t trim);
   // This node's messages of `subgroup` that the next view must carry again, in order:
   // sent past `trim` (atomic), or committed and never sent. Valid while this Smc lives.
-  [[nodiscard]] std::vector<std::span<const std::byte>> resend(std::uint32_t subgroup,
-                                                               std::int64_t trim) const;
+  [[nodiscard]] std::vector<Unsent> resend(std::uint32_t subgroup, std::int64_t trim) const;
 
   // Messages reserved but not yet freed (delivered everywhere); 0 when quiet.
   [[nodiscard]] std::uint64_t in_flight(std::uint32_t subgroup) const noexcept;

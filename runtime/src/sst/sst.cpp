@@ -248,6 +248,7 @@ bool Sst::poll_events() {
     if (auto* s = std::get_if<transport::Suspicion>(&e)) {
       if (auto r = group_.rank_of(s->peer)) suspect(*r, s->reason, s->detail);
     }
+    if (on_event_) on_event_(e);
   }
   return true;
 }

@@ -123,6 +123,11 @@ class Sst {
   // --- heartbeats and suspicions (predicate thread) ------------------------------------
   using SuspicionHandler = std::function<void(const SuspicionReport&)>;
   void set_suspicion_handler(SuspicionHandler h) { on_suspicion_ = std::move(h); }
+  // Every transport event poll_events() takes (block completions for RDMC, suspicions)
+  // also goes to `h`, on the predicate thread, after the SST handled it.
+  void set_event_handler(std::function<void(const transport::Event&)> h) {
+    on_event_ = std::move(h);
+  }
   // Polls transport events and reports suspicions; returns true if there were events.
   bool poll_events();
   // Heartbeat push when due, and heartbeat-timeout detection; true if it suspected a peer
@@ -187,6 +192,7 @@ class Sst {
   std::chrono::nanoseconds next_heartbeat_{0};
   std::vector<transport::Event> events_;
   SuspicionHandler on_suspicion_;
+  std::function<void(const transport::Event&)> on_event_;
   PushStats stats_;
   std::atomic<bool> dozing_{false};
 };
