@@ -19,7 +19,8 @@ std::vector<transport::AgreedSetting> agreed() {
 }
 }  // namespace
 
-SimStack::SimStack(const sim::Config& config, std::uint32_t members, std::uint32_t window_size)
+SimStack::SimStack(const sim::Config& config, std::uint32_t members, std::uint32_t window_size,
+                   std::uint32_t slot_size)
     : net_(std::make_unique<sim::Network>(config)),
       hub_(std::make_unique<group::SimJoinHub>(*net_)) {
   std::vector<group::Member> list;
@@ -29,6 +30,9 @@ SimStack::SimStack(const sim::Config& config, std::uint32_t members, std::uint32
   }
   auto& s = settings_;
   s.window_size = window_size;
+  s.slot_size = slot_size;
+  s.knobs.rdmc_block_size = 64;
+  s.knobs.rdmc_buffer_size = 1024;
   s.header_size = static_cast<std::uint32_t>(sizeof(dcps::SampleHeader));
   s.knobs.heartbeat_interval = std::chrono::milliseconds(0);  // the simulator suspects
   view_ = group::first_view(list, s);

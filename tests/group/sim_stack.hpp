@@ -32,9 +32,11 @@ namespace spindle::testing {
 
 class SimStack {
  public:
-  // `members` participants with ids 1..members, every one in the first view.
+  // `members` participants with ids 1..members, every one in the first view. Samples
+  // larger than `slot_size` go by RDMC, in blocks of 64 bytes with 1 KiB of buffer space
+  // per writing member (so a sample takes several blocks, and writers wait for space).
   SimStack(const transport::sim::Config& config, std::uint32_t members,
-           std::uint32_t window_size = 16);
+           std::uint32_t window_size = 16, std::uint32_t slot_size = 1024);
   ~SimStack();
   SimStack(const SimStack&) = delete;
   SimStack& operator=(const SimStack&) = delete;

@@ -11,8 +11,9 @@
 // with no duplicate and no gap; a member that crashed or was cut off delivered a prefix of
 // the survivors' sequence; a joiner's reader delivered the survivors' sequence from some
 // point on to its end (its join point: nothing before it, nothing skipped after it); and
-// the same seed replays to the same trace. A failing seed prints the command that replays
-// it.
+// the same seed replays to the same trace. In one seed in three some samples outgrow the
+// slot and go by RDMC, mixed with the others in the same stream. A failing seed prints the command
+// that replays it.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -43,6 +44,7 @@ struct Outcome {
   std::uint64_t trace = 0;
   std::uint64_t faults = 0;  // crashes and leaves injected
   std::uint64_t joins = 0;   // participants that joined mid-stream
+  std::uint64_t large = 0;   // samples larger than a slot (by RDMC) the live members wrote
   std::string problem;       // the first violation found, empty if none
 };
 
@@ -106,7 +108,17 @@ Outcome run_seed(std::uint64_t seed) {
   const auto members = static_cast<std::uint32_t>(rng.uniform(2, 5));
   const auto window = static_cast<std::uint32_t>(rng.uniform(1, 32));
   const sim::Config config = random_config(seed);
-  SimStack stack(config, members, window);
+  // One seed in three with a slot that a sample with a callsign of 4 characters or more
+  // outgrows (the string's end moves the next field to the next 8 bytes): those go by
+  // RDMC, mixed with the smaller ones in one stream.
+  const bool mixed = rng.uniform(0, 2) == 0;
+  std::uint32_t slot = 1024;
+  if (mixed) {
+    FlightState probe;
+    probe.callsign("123");
+    slot = static_cast<std::uint32_t>(spindle::cdr::serialized_size(probe));
+  }
+  SimStack stack(config, members, window, slot);
   if (rng.chance(300'000))
     stack.net().slow(static_cast<std::uint32_t>(rng.uniform(1, members)),
                      std::chrono::microseconds(rng.uniform(1, 100)));
@@ -305,7 +317,10 @@ Outcome run_seed(std::uint64_t seed) {
     FlightState s;
     s.aircraft_id(1);
     s.timestamp_ns(next[w]++);
-    s.callsign(std::to_string(plans[w].id));
+    // The writer's id, then padding of a random length: a sample's size varies.
+    std::string callsign = std::to_string(plans[w].id) + "-";
+    callsign.resize(static_cast<std::size_t>(rng.uniform(callsign.size(), 8)), 'x');
+    s.callsign(callsign);
     try {
       plans[w].writer.write(s);  // waits (runs the scheduler) while the ring is full
     } catch (const dds::core::Exception& e) {
@@ -394,6 +409,8 @@ Outcome run_seed(std::uint64_t seed) {
           " member " + std::to_string(r + 1) + ": " + std::to_string(out.delivered[r].size());
   }
   out.trace = stack.net().trace_hash();
+  for (std::size_t i = 0; i < stack.size(); ++i)
+    if (stack.alive(i)) out.large += stack.engine_stats(i).large_sent;
   return out;
 }
 
@@ -404,10 +421,12 @@ TEST_CASE("stack: DCPS over the engine in the simulator delivers the same sequen
   const auto seeds = sim::Seeds::from_env(10000);
   std::uint64_t faults = 0;
   std::uint64_t joins = 0;
+  std::uint64_t large = 0;  // seeds where samples went by RDMC
   for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
     const Outcome o = run_seed(seed);
     faults += o.faults;
     joins += o.joins;
+    large += o.large > 0 ? 1 : 0;
     if (!o.problem.empty()) {
       FAIL("seed " << seed << ": " << o.problem
                    << "\nreplay: " << sim::replay_command(seed, "[stack]"));
@@ -416,6 +435,7 @@ TEST_CASE("stack: DCPS over the engine in the simulator delivers the same sequen
   if (seeds.count >= 100) {
     CHECK(faults > seeds.count / 4);  // the faults did happen
     CHECK(joins > seeds.count / 4);   // and the joins
+    CHECK(large > seeds.count / 5);   // and samples larger than a slot
   }
 }
 

@@ -120,11 +120,11 @@ const std::vector<Field<EngineSettings>>& engine_fields() {
       span<E>("connect_timeout", 1 * kMs, 3600 * kS,
               "How long connecting to the other members may take before giving up.",
               &E::connect_timeout),
-      integer<E>("rdmc_block_size", group::kMinRdmcBlock, group::kMaxRdmcBlock,
+      integer<E>("rdmc_block_size", 4096, group::kMaxRdmcBlock,
                  "Bytes per RDMC block (a multiple of 64): samples larger than a slot travel "
                  "in blocks of this size.",
                  &E::rdmc_block_size),
-      integer<E>("rdmc_buffer_size", static_cast<std::int64_t>(group::kMinRdmcBuffer),
+      integer<E>("rdmc_buffer_size", std::int64_t{1} << 20,
                  static_cast<std::int64_t>(group::kMaxRdmcBuffer),
                  "RDMC buffer space per writing member of a topic, at each member of its "
                  "subgroup: the largest sample is this less 64 bytes. Memory is used only as "

@@ -876,7 +876,12 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
     r = vs->smc->reserve_wait(sg, kSlot, deadline);
   }
   if (r.status == smc::ReserveStatus::wedged) {
+    // A view change began: the next view takes the message.
     give_back();
+    if (!wait_for_view_after(vs, deadline))
+      throw dds::core::TimeoutError(
+          "write blocked longer than reliability.max_blocking_time: a view change was in "
+          "progress");
     return std::nullopt;
   }
   if (r.status != smc::ReserveStatus::ok) {

