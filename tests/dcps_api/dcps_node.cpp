@@ -5,6 +5,10 @@
 // subgroup = topic (0 atomic, 1 unordered), sender = writer id, index = the writer's
 // sequence number, seq = -1 (a reader does not see SMC's global sequence).
 //
+// With --large, sample sizes run from 1 byte to --max-payload (64 MiB in the test): most
+// are small, some medium, every writer's second sample and one in sixteen of the rest the
+// largest — samples beyond a slot travel by RDMC in the same stream as the small ones.
+//
 // Every writer writes the same instance (key writer_id = 0; the writer's id travels in
 // send_time_ns): a reader returns the samples of one instance in arrival order, while
 // samples of several instances come grouped by instance, which would hide the order.
@@ -12,7 +16,8 @@
 // Protocol with the parent, one line each, every wait bounded by --timeout-ms:
 //   child  -> "ready"        every local endpoint matched every peer
 //   parent -> "go"           once every child is ready: start writing
-//   child  -> "done N"       took all it expected (N samples) and wrote its log
+//   child  -> "done N K"     took all it expected (N samples) and wrote its log; its peak
+//                            resident memory was K KiB
 //   parent -> "exit"         once every child is done: leave (nobody leaves early)
 // Exit 0 on success; a line "FAIL why" and a non-zero exit otherwise.
 #include <poll.h>
@@ -21,6 +26,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <span>
 #include <string>
@@ -44,8 +50,40 @@ struct Options {
   std::string config, log;
   std::uint32_t node = 0, processes = 0, writers = 1;
   std::uint64_t samples = 100;
+  std::uint64_t max_payload = kMaxPayload;
+  bool large = false;
   std::chrono::milliseconds timeout{60'000};
 };
+
+// --large: the size of sample `seq` of `writer` on `subgroup`, in [1, max].
+std::size_t large_size(std::uint32_t subgroup, std::uint32_t writer, std::uint64_t seq,
+                       std::uint64_t max) {
+  std::uint64_t h = (std::uint64_t{subgroup} << 48) ^ (std::uint64_t{writer} << 32) ^ seq;
+  h += 0x9e3779b97f4a7c15ULL;  // splitmix64
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  const auto pick = h % 16;
+  h >>= 8;
+  std::uint64_t size = 0;
+  if (seq == 1 || pick == 0) {
+    size = max;
+  } else if (pick < 6) {
+    size = 4096 + h % (std::uint64_t{4} << 20);  // medium: 4 KiB .. 4 MiB
+  } else {
+    size = 1 + h % 2048;  // small: 1 B .. 2 KiB
+  }
+  return static_cast<std::size_t>(std::min(size, max));
+}
+
+// Peak resident memory of this process, in KiB (VmHWM).
+std::uint64_t peak_rss_kib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6));
+  return 0;
+}
 
 [[noreturn]] void fail(const std::string& why) {
   std::cout << "FAIL " << why << std::endl;
@@ -75,9 +113,11 @@ struct Stream {
   std::uint64_t taken = 0;
 };
 
-std::vector<std::uint8_t> payload_of(std::uint32_t subgroup, std::uint32_t writer,
+std::vector<std::uint8_t> payload_of(const Options& o, std::uint32_t subgroup, std::uint32_t writer,
                                      std::uint64_t seq) {
-  std::vector<std::uint8_t> bytes(tst::payload_size(7, subgroup, writer, seq, kMaxPayload));
+  const auto max = static_cast<std::uint32_t>(std::min<std::uint64_t>(o.max_payload, UINT32_MAX));
+  std::vector<std::uint8_t> bytes(o.large ? large_size(subgroup, writer, seq, max)
+                                          : tst::payload_size(7, subgroup, writer, seq, max));
   tst::fill_payload(std::as_writable_bytes(std::span(bytes)), subgroup, writer, seq);
   return bytes;
 }
@@ -154,7 +194,7 @@ int run(const Options& o) {
         for (std::uint64_t i = 0; i < o.samples; ++i) {
           for (std::uint32_t w = 0; w < s.writers.size(); ++w) {
             const std::uint32_t id = o.node * 100 + w;
-            Sample x(0, i, id, payload_of(s.subgroup, id, i));
+            Sample x(0, i, id, payload_of(o, s.subgroup, id, i));
             s.writers[w].write(x);
             sent[k].push_back(tst::Sent{s.subgroup, id, i,
                                         static_cast<std::uint32_t>(x.payload().size()),
@@ -206,7 +246,7 @@ int run(const Options& o) {
     fail("node " + std::to_string(o.node) + ": took " + std::to_string(streams[0].taken) + " + " +
          std::to_string(streams[1].taken) + " of " + std::to_string(expected) + " x 2");
   }
-  std::cout << "done " << log.delivered.size() << std::endl;
+  std::cout << "done " << log.delivered.size() << ' ' << peak_rss_kib() << std::endl;
   if (read_line(deadline) != "exit") fail("no 'exit' from the parent");
   return 0;
 }
@@ -227,6 +267,10 @@ int main(int argc, char** argv) {
       o.writers = static_cast<std::uint32_t>(std::stoul(v));
     } else if (k == "--samples") {
       o.samples = std::stoull(v);
+    } else if (k == "--max-payload") {
+      o.max_payload = std::stoull(v);
+    } else if (k == "--large") {
+      o.large = v == "1";
     } else if (k == "--log") {
       o.log = v;
     } else if (k == "--timeout-ms") {

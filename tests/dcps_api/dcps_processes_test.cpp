@@ -1,15 +1,19 @@
 // DCPS publish/subscribe across 3 participant processes on loopback, once per built
 // transport (shm, tcp): a generated domain file lists the members on free ports; every
-// process runs writers on an ATOMIC and an UNORDERED topic and reads both (dcps_node.cpp).
+// process runs writers on an ATOMIC and an UNORDERED topic and reads both (dcps_node.cpp),
+// with small samples, or ([large]) samples from 1 byte to 64 MiB mixed in one stream.
 // The SMC delivery-log checker then proves, per topic: per-writer FIFO, no gap, no
 // duplicate, intact payloads, every sample at every reader — and for the atomic topic the
 // same order at every reader. Every wait is bounded.
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -28,6 +32,16 @@ struct Run {
   std::uint32_t processes = 3;
   std::uint32_t writers = 2;  // per process and topic
   std::uint64_t samples = 400;
+  // Samples from 1 byte to max_payload (dcps_node --large), through RDMC buffer space of
+  // rdmc_buffer bytes per writing member; one process (the last) stopped for `pause` once
+  // the stream runs — a slow reader the writers wait for; and each process's peak resident
+  // memory at most rss_bound_kib.
+  bool large = false;
+  std::uint64_t max_payload = 200;
+  std::uint64_t rdmc_buffer = 0;
+  std::chrono::milliseconds pause{0};
+  std::uint64_t rss_bound_kib = 0;
+  std::chrono::seconds limit{90};
 };
 
 // Reads the next line of `p` and checks it starts with `word`; the line, or "" on failure.
@@ -47,7 +61,7 @@ std::vector<std::string> run(const Run& r, const std::string& kind) {
   const auto dir = fs::temp_directory_path() / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const auto deadline = std::chrono::steady_clock::now() + 90s;
+  const auto deadline = std::chrono::steady_clock::now() + r.limit;
   const auto file = dir / "domain.yaml";
   {
     std::ofstream out(file);
@@ -56,7 +70,9 @@ std::vector<std::string> run(const Run& r, const std::string& kind) {
     for (std::uint32_t i = 0; i < r.processes; ++i)
       out << "  - {id: " << i << ", host: 127.0.0.1, port: " << tst::free_loopback_port() << "}\n";
     out << "engine: {window_size: 64, slot_size: 512, connect_timeout: 20s, "
-           "suspicion_timeout: 5s}\n";
+           "suspicion_timeout: 5s";
+    if (r.rdmc_buffer > 0) out << ", rdmc_buffer_size: " << r.rdmc_buffer;
+    out << "}\n";
   }
   std::vector<std::unique_ptr<tst::Process>> procs;
   for (std::uint32_t i = 0; i < r.processes; ++i) {
@@ -64,7 +80,8 @@ std::vector<std::string> run(const Run& r, const std::string& kind) {
         tst::self_dir() + "/dcps_node", "--config", file.string(), "--node", std::to_string(i),
         "--processes", std::to_string(r.processes), "--writers", std::to_string(r.writers),
         "--samples", std::to_string(r.samples), "--log", tst::log_path(dir, i).string(),
-        "--timeout-ms", "60000"}));
+        "--max-payload", std::to_string(r.max_payload), "--large", r.large ? "1" : "0",
+        "--timeout-ms", std::to_string((r.limit - 10s).count() * 1000)}));
   }
   // Start writing only once everyone matched everyone; leave only once everyone took all.
   std::vector<std::string> errors;
@@ -73,8 +90,25 @@ std::vector<std::string> run(const Run& r, const std::string& kind) {
   if (errors.empty())
     for (auto& p : procs)
       p->send("go");
-  for (std::uint32_t i = 0; i < r.processes && errors.empty(); ++i)
-    expect_line(*procs[i], "done", deadline, errors, i);
+  if (errors.empty() && r.pause.count() > 0) {
+    // A reader that stops taking part for a while (shorter than the suspicion timeout):
+    // the writers wait for it, within their buffer space.
+    std::this_thread::sleep_for(200ms);
+    ::kill(procs.back()->pid(), SIGSTOP);
+    std::this_thread::sleep_for(r.pause);
+    ::kill(procs.back()->pid(), SIGCONT);
+  }
+  for (std::uint32_t i = 0; i < r.processes && errors.empty(); ++i) {
+    const auto line = expect_line(*procs[i], "done", deadline, errors, i);
+    std::istringstream f(line.empty() ? "" : line.substr(4));
+    std::uint64_t taken = 0, rss = 0;
+    f >> taken >> rss;
+    UNSCOPED_INFO(kind << ": node " << i << " peak resident " << rss / 1024 << " MiB");
+    if (r.rss_bound_kib > 0 && rss > r.rss_bound_kib)
+      errors.push_back("node " + std::to_string(i) + ": peak resident memory " +
+                       std::to_string(rss / 1024) + " MiB, more than the bound of " +
+                       std::to_string(r.rss_bound_kib / 1024) + " MiB");
+  }
   for (auto& p : procs)
     p->send("exit");
   for (auto& e : tst::wait_all(procs, deadline))
@@ -106,6 +140,31 @@ std::vector<std::string> run(const Run& r, const std::string& kind) {
 }
 
 }  // namespace
+
+TEST_CASE(
+    "samples of 1 B to 64 MiB in one stream, a reader stopped a while: all intact, in order, "
+    "memory bounded",
+    "[large]") {
+  Run r;
+  r.writers = 1;
+  r.samples = 12;
+  r.large = true;
+  r.max_payload = std::uint64_t{64} << 20;
+  r.rdmc_buffer = std::uint64_t{80} << 20;
+  r.pause = 1500ms;
+  r.limit = 240s;
+  // Per process: 3 writers x 2 topics of RDMC buffer space that fills up (480 MiB at
+  // most), the samples being read and the ones in the reader's history (a handful of
+  // 64 MiB ones), the writing threads' own samples, and the program.
+  r.rss_bound_kib = std::uint64_t{1400} << 10;
+  for (const auto& kind : tst::available_transports()) {
+    INFO("transport " << kind);
+    const auto errors = run(r, kind);
+    for (const auto& e : errors)
+      UNSCOPED_INFO(e);
+    CHECK(errors.empty());
+  }
+}
 
 TEST_CASE(
     "3 processes, 2 writers each on an atomic and an unordered topic: every reader "
