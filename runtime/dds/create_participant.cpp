@@ -1,6 +1,7 @@
 // spindle::detail::create_participant: the one place that turns a domain file into a
 // transport and a participant (see spindle/detail/dcps.hpp). It lives in the Spindle::dds
 // library, which links the transports; the runtime library itself knows only the contract.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -73,6 +74,10 @@ std::unique_ptr<transport::Transport> make_transport(const DomainConfig& c) {
       t.heartbeat_interval = std::chrono::milliseconds(200);
       t.domain_id = c.domain_id;
       t.must_agree = must_agree(c);
+      // A block travels through the pair's ring, which holds blocks up to half its size:
+      // room for two RDMC blocks at least.
+      t.ring_bytes =
+          std::max<std::size_t>(t.ring_bytes, 2 * (std::size_t{c.engine.rdmc_block_size} + 64));
       return std::make_unique<transport::ShmTransport>(t);
 #else
       throw dds::core::UnsupportedError("transport shm is not built into this Spindle DDS");

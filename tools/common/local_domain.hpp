@@ -42,7 +42,16 @@ struct LocalDomain {
   std::size_t slot = 1024;      // engine.slot_size
   std::string comment;          // first line of the file
   std::uint16_t join_port = 0;  // the leader takes joiners on it; 0: nobody joins later
+  std::size_t rdmc_block = 0;   // engine.rdmc_block_size; 0: the default
 };
+
+// The engine settings of a LocalDomain, as the inside of a YAML flow map.
+inline std::string engine_settings(const LocalDomain& d) {
+  std::string out = "window_size: " + std::to_string(d.window) +
+                    ", slot_size: " + std::to_string(d.slot) + ", connect_timeout: 20s";
+  if (d.rdmc_block > 0) out += ", rdmc_block_size: " + std::to_string(d.rdmc_block);
+  return out;
+}
 
 // Writes a domain file listing `d.members` members on 127.0.0.1 with free ports.
 inline void write_domain_file(const std::filesystem::path& file, const LocalDomain& d) {
@@ -60,8 +69,7 @@ inline void write_domain_file(const std::filesystem::path& file, const LocalDoma
     out << "  - {id: " << i << ", host: 127.0.0.1, port: " << port << "}\n";
   }
   if (d.join_port != 0) out << "join_port: " << d.join_port << "\n";
-  out << "engine: {window_size: " << d.window << ", slot_size: " << d.slot
-      << ", connect_timeout: 20s}\n";
+  out << "engine: {" << engine_settings(d) << "}\n";
   if (!out) throw std::runtime_error("cannot write " + file.string());
 }
 
@@ -72,8 +80,7 @@ inline void write_joiner_file(const std::filesystem::path& file, const LocalDoma
   if (!d.comment.empty()) out << "# " << d.comment << "\n";
   out << "version: 1\ndomain_id: 0\ntransport: " << d.transport
       << "\nshm: {namespace: " << d.shm_namespace << "}\njoin_port: " << d.join_port
-      << "\nengine: {window_size: " << d.window << ", slot_size: " << d.slot
-      << ", connect_timeout: 20s}\n";
+      << "\nengine: {" << engine_settings(d) << "}\n";
   if (!out) throw std::runtime_error("cannot write " + file.string());
 }
 

@@ -13,11 +13,13 @@
 //        domain with a reader of the topic and leaves again every second, each a view
 //        change of the topic's subgroup (churn_throughput_ratio: churn / steady).
 // Sizes are whole samples as ddsperf counts them: a 12-byte header and size-12 octets.
-// The engine gets slots sized for the largest sample (domain file `engine.slot_size`).
+// The engine gets slots sized for the sample (domain file `engine.slot_size`, 1 MiB at
+// most), or --slot-size for every run; samples larger than a slot go by RDMC.
 //
 //   spindle-perf [--transport tcp|shm] [--sizes 64,1024,10240,102400,1048576]
 //                [--subs 1,3] [--tests lat,thr,churn] [--duration S] [--warmup S]
 //                [--consistency atomic|unordered]   (peer=spindle or peer=spindle-unordered)
+//                [--slot-size N] [--rdmc-block-size N]
 //   spindle-perf --role ping|pong|pub|sub|churn ...   (internal: one process of a run)
 //
 // Every process of a run finds the run's domain file through SPINDLE_CONFIG and its id
@@ -59,6 +61,8 @@ struct Options {
   double duration = 2.0;
   double warmup = 1.0;
   std::string consistency = "atomic";  // or unordered
+  std::size_t slot_size = 0;           // engine.slot_size; 0: each run's sample (1 MiB at most)
+  std::size_t rdmc_block = 0;          // engine.rdmc_block_size; 0: the default
   std::string role;
   std::size_t size = 64;
   bool churn = false;       // pub/sub: a churn run (two measured phases)
@@ -343,8 +347,9 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
   const auto file = fs::temp_directory_path() / ("spindle-perf-" + std::to_string(::getpid()) +
                                                  "-" + std::to_string(++serial) + ".yaml");
   // Slots for the largest sample; fewer of them as samples grow (memory: every member
-  // holds every member's ring).
-  const std::size_t slot = std::min<std::size_t>(size + 64, std::size_t{1} << 20);
+  // holds every member's ring). Samples larger than a slot go by RDMC.
+  const std::size_t slot =
+      o.slot_size > 0 ? o.slot_size : std::min<std::size_t>(size + 64, std::size_t{1} << 20);
   const std::size_t window = std::clamp<std::size_t>((std::size_t{32} << 20) / slot, 8, 256);
   const bool churn = std::find(roles.begin(), roles.end(), "churn") != roles.end();
   const auto listed = static_cast<std::size_t>(
@@ -356,7 +361,8 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
       window,
       slot,
       "Written by spindle-perf for one run.",
-      churn ? spindle::tools::free_loopback_port() : std::uint16_t{0}};
+      churn ? spindle::tools::free_loopback_port() : std::uint16_t{0},
+      o.rdmc_block};
   spindle::tools::write_domain_file(file, domain);
   auto join_file = file;
   join_file.replace_extension(".joiner.yaml");
@@ -397,13 +403,6 @@ int coordinator(const Options& o) {
   int failures = 0;
   for (const auto& test : o.tests) {
     for (auto size : o.sizes) {
-      // A whole sample (plus its 4-byte encapsulation and the 48-byte slot header) must fit
-      // the largest SMC slot; larger ones go by RDMC, which does not exist yet.
-      if (size + 4 + 48 > (std::size_t{1} << 20)) {
-        std::cerr << "spindle-perf: size " << size
-                  << " skipped: larger than the largest SMC slot (1 MiB); needs RDMC\n";
-        continue;
-      }
       if (test == "lat") {
         const auto r = run(o, {"ping", "pong"}, size, 1);
         if (r.empty()) {
@@ -484,6 +483,15 @@ int main(int argc, char** argv) {
   app.add_option("--consistency", o.consistency,
                  "Consistency of the topic (peer=spindle or peer=spindle-unordered)")
       ->check(CLI::IsMember({"atomic", "unordered"}))
+      ->capture_default_str();
+  app.add_option("--slot-size", o.slot_size,
+                 "engine.slot_size of every run (larger samples go by RDMC); 0: each run's "
+                 "sample size, up to 1 MiB")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 20))
+      ->capture_default_str();
+  app.add_option("--rdmc-block-size", o.rdmc_block,
+                 "engine.rdmc_block_size of every run (a multiple of 64); 0: the default")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{64} << 20))
       ->capture_default_str();
   // Internal: how the coordinator starts one process of a run.
   app.add_option("--role", o.role)

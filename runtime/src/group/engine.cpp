@@ -230,6 +230,7 @@ void Engine::build_large(ViewState& vs) {
   settings.algorithm = k.rdmc_algorithm;
   settings.block_size = k.rdmc_block_size;
   settings.group_bytes = static_cast<std::size_t>(k.rdmc_buffer_size);
+  settings.staging_per_peer = 8;
   ViewState* raw = &vs;
   rdmc::Callbacks cb;
   cb.delivered = [raw](rdmc::GroupId g, std::uint64_t seq, std::span<const std::byte> bytes) {

@@ -156,7 +156,7 @@ void Rdmc::free(Group& g, std::size_t offset) {
 // ------------------------------------------------------------------------ protocol
 
 std::uint32_t Rdmc::immediate(GroupId g, std::uint64_t seq, std::uint32_t block) const {
-  return (g << 20) | static_cast<std::uint32_t>((seq & 3) << 18) | block;
+  return (g << 20) | static_cast<std::uint32_t>((seq % kHeaders) << kBlockBits) | block;
 }
 
 void Rdmc::start() {
@@ -265,7 +265,7 @@ void Rdmc::announce(Group& g, std::size_t column_offset, std::uint64_t value) {
 
 Rdmc::Message* Rdmc::find(Group& g, std::uint32_t parity) {
   for (auto& m : g.active)
-    if ((m.seq & 3) == parity) return &m;
+    if (m.seq % kHeaders == parity) return &m;
   return nullptr;
 }
 
@@ -292,7 +292,7 @@ void Rdmc::on_event(const transport::Event& e) {
   } else if (const auto* s = std::get_if<transport::BlockSent>(&e)) {
     const GroupId id = s->immediate >> 20;
     if (id >= groups_.size()) return;
-    if (auto* m = find(groups_[id], (s->immediate >> 18) & 3)) ++m->sends_done;
+    if (auto* m = find(groups_[id], (s->immediate >> kBlockBits) % kHeaders)) ++m->sends_done;
   } else if (const auto* x = std::get_if<transport::Suspicion>(&e)) {
     fail(x->peer, "rdmc: node " + std::to_string(x->peer) + " suspected: " + x->detail);
   }
@@ -301,7 +301,8 @@ void Rdmc::on_event(const transport::Event& e) {
 void Rdmc::land(const transport::BlockReceived& b) {
   const GroupId id = b.immediate >> 20;
   const std::uint32_t block = b.immediate & (kMaxBlocks - 1);
-  Message* m = id < groups_.size() ? find(groups_[id], (b.immediate >> 18) & 3) : nullptr;
+  Message* m =
+      id < groups_.size() ? find(groups_[id], (b.immediate >> kBlockBits) % kHeaders) : nullptr;
   const std::uint64_t want =
       m == nullptr || block >= m->blocks
           ? 0
@@ -383,6 +384,7 @@ bool Rdmc::send_blocks(GroupId id, Group& g) {
       const auto len = static_cast<std::uint32_t>(
           std::min<std::uint64_t>(s_.block_size, m.size - std::uint64_t{block} * s_.block_size));
       const auto st2 = t_->send_block(nodes_[peer], pool_id_, at, len, immediate(id, m.seq, block));
+      if (st2 == transport::Status::retry) return did;  // the transport's queue is full: later
       if (st2 != transport::Status::ok) {
         fail(nodes_[peer], "rdmc: sending a block to node " + std::to_string(nodes_[peer]) +
                                " failed (" + std::string(transport::to_string(st2)) + ")");

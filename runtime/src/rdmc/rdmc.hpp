@@ -37,7 +37,7 @@
 //
 // Blocks land in staging buffers because a transport matches receives per peer in FIFO
 // order, while blocks of different groups (and messages) from one peer interleave; the
-// immediate names the block: group << 20 | (seq & 3) << 18 | block. The message's size
+// immediate names the block: group << 20 | (seq % kHeaders) << 16 | block. The message's size
 // travels in its header, so the first block needs no size of its own.
 //
 // Threading: one thread (the view's protocol thread) calls everything but the
@@ -70,9 +70,11 @@ struct Settings {
   std::size_t group_bytes = std::size_t{16} << 20;  // message buffers per group, per member
 };
 
-inline constexpr std::uint32_t kHeaders = 4;           // messages unfinished per group at most
-inline constexpr std::uint32_t kMaxGroups = 4096;      // 12 bits of the immediate
-inline constexpr std::uint32_t kMaxBlocks = 1u << 18;  // 18 bits of the immediate
+inline constexpr std::uint32_t kSeqBits = 4;               // of the immediate: a message's seq
+inline constexpr std::uint32_t kHeaders = 1u << kSeqBits;  // messages unfinished per group at most
+inline constexpr std::uint32_t kMaxGroups = 4096;          // 12 bits of the immediate
+inline constexpr std::uint32_t kBlockBits = 16;            // of the immediate: a block's number
+inline constexpr std::uint32_t kMaxBlocks = 1u << kBlockBits;
 
 struct Callbacks {
   // A message is here: every block received (a receiver), or every receiver completed it
