@@ -1,7 +1,9 @@
-// DataWriter<T>::loan_sample(): a self-contained sample is constructed in an SMC slot,
-// filled in place and published without serialization or copy; return_loan() gives the
+// DataWriter<T>::loan_sample(): a self-contained sample is constructed in an SMC slot (or,
+// larger than a slot, in RDMC buffer space), filled in place and published without
+// serialization or copy; return_loan() gives the
 // slot back without publishing; other types are refused with a clear error.
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -100,6 +102,38 @@ TEST_CASE("a returned loan publishes nothing and frees its slot", "[dcps][loan]"
   // A plain sample is not a loan.
   LoanTest::Telemetry plain;
   CHECK_THROWS_AS(l.writer.return_loan(plain), dds::core::PreconditionNotMetError);
+}
+
+TEST_CASE("a loaned sample larger than a slot is built in RDMC buffer space", "[dcps][loan]") {
+  const spindle::testing::ScopedDomainConfig config("engine: {window_size: 4}");
+  Loop<LoanTest::Frame> l;
+  constexpr std::uint64_t kSamples = 12;  // three times the window
+  const auto pixel = [](std::uint64_t seq, std::size_t k) {
+    return static_cast<std::uint8_t>(seq * 13 + k * 7 + k / 4096);
+  };
+  for (std::uint64_t i = 0; i < kSamples; ++i) {
+    l.writer.return_loan(l.writer.loan_sample());  // given back: nothing published
+    LoanTest::Frame& f = l.writer.loan_sample();
+    CHECK(reinterpret_cast<std::uintptr_t>(&f) % alignof(LoanTest::Frame) == 0);
+    f.camera(1);
+    f.seq(i);
+    for (std::size_t k = 0; k < f.pixels().size(); ++k)
+      f.pixels()[k] = pixel(i, k);
+    l.writer.write(f);
+  }
+  std::uint64_t next = 0;
+  REQUIRE(eventually([&] {
+    for (const auto& smp : l.reader.take()) {
+      REQUIRE(smp.info().valid());
+      CHECK(smp.data().seq() == next);
+      bool same = true;
+      for (std::size_t k = 0; k < smp.data().pixels().size(); ++k)
+        same = same && smp.data().pixels()[k] == pixel(next, k);
+      CHECK(same);
+      ++next;
+    }
+    return next == kSamples;
+  }));
 }
 
 TEST_CASE("loans of types that are not self-contained are refused", "[dcps][loan]") {

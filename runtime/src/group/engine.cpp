@@ -20,6 +20,23 @@
 
 namespace spindle::group {
 
+// A private buffer for a loan on a channel with no subgroup, 64-byte aligned as a slot.
+struct alignas(64) ScratchLine {
+  std::byte bytes[64];
+};
+
+// A message larger than a slot in a subgroup of this member alone: its bytes, 64-byte
+// aligned as RDMC's buffers are.
+struct LocalMessage {
+  std::vector<ScratchLine> lines;
+  std::size_t size = 0;
+  explicit LocalMessage(std::size_t n)
+      : lines((n + sizeof(ScratchLine) - 1) / sizeof(ScratchLine)), size(n) {}
+  [[nodiscard]] std::span<std::byte> bytes() noexcept {
+    return {lines.empty() ? nullptr : lines[0].bytes, size};
+  }
+};
+
 // What a slot flagged kLargeMessage holds: which RDMC message carries the bytes.
 struct LargeDescriptor {
   std::uint64_t seq = 0;   // of the message in its group (a local key: kLocalGroup)
@@ -59,7 +76,7 @@ struct LargeState {
   // By subgroup and slot index: announced in slot order, so that no message waits for
   // header room behind later ones whose descriptors wait for it.
   std::map<std::pair<std::uint32_t, std::uint64_t>, Outgoing> outgoing;
-  std::map<std::uint64_t, std::shared_ptr<std::vector<std::byte>>> local;  // kLocalGroup's
+  std::map<std::uint64_t, std::shared_ptr<LocalMessage>> local;  // kLocalGroup's
   std::uint64_t next_local = 0;
   // Protocol thread: messages here, by group and seq, until their descriptor is delivered
   // (a sender's own copies too, which a view change may send again).
@@ -102,11 +119,6 @@ View next_view(const View& v, std::uint64_t removed, const std::vector<sst::Join
   next.subgroups = layout(next.members, demand, settings);
   return next;
 }
-
-// A private buffer for a loan on a channel with no subgroup, 64-byte aligned as a slot.
-struct alignas(64) ScratchLine {
-  std::byte bytes[64];
-};
 
 std::string member_list(const View& v, NodeId self) {
   std::string out;
@@ -230,7 +242,10 @@ void Engine::build_large(ViewState& vs) {
   settings.algorithm = k.rdmc_algorithm;
   settings.block_size = k.rdmc_block_size;
   settings.group_bytes = static_cast<std::size_t>(k.rdmc_buffer_size);
-  settings.staging_per_peer = 8;
+  // Two staging receives per peer: with 1 MiB blocks, 4 or 8 measured slower on both
+  // transports (more bytes in flight than the caches and the pair's queue hold: shm 1 MiB,
+  // 2.7-3.1 GB/s against 1.1-2.3; bench/perf/results/2026-11-26-large-samples.txt).
+  settings.staging_per_peer = 2;
   ViewState* raw = &vs;
   rdmc::Callbacks cb;
   cb.delivered = [raw](rdmc::GroupId g, std::uint64_t seq, std::span<const std::byte> bytes) {
@@ -404,7 +419,9 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
     if (g == kLocalGroup) {
       const auto key = L.next_local++;
       const LargeDescriptor d{key, m.bytes.size(), g, 0};
-      L.local[key] = std::make_shared<std::vector<std::byte>>(std::move(m.bytes));
+      auto local = std::make_shared<LocalMessage>(m.bytes.size());
+      std::memcpy(local->bytes().data(), m.bytes.data(), m.bytes.size());
+      L.local[key] = std::move(local);
       std::memcpy(r.data, &d, sizeof d);
       fresh->smc->commit(m.subgroup, r, sizeof d, kLargeMessage);
       continue;
@@ -508,7 +525,8 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
       std::span<const std::byte> bytes;
       if (desc.group == kLocalGroup) {
         std::lock_guard lock(L.mu);
-        if (const auto it = L.local.find(desc.seq); it != L.local.end()) bytes = *it->second;
+        if (const auto it = L.local.find(desc.seq); it != L.local.end())
+          bytes = it->second->bytes();
       } else if (const auto it = L.held.find({desc.group, desc.seq}); it != L.held.end()) {
         bytes = it->second;
       }
@@ -828,8 +846,8 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
   std::span<std::byte> data;
   std::shared_ptr<void> heap;
   if (g == kLocalGroup) {
-    auto bytes = std::make_shared<std::vector<std::byte>>(size);
-    data = *bytes;
+    auto bytes = std::make_shared<LocalMessage>(size);
+    data = bytes->bytes();
     heap = std::move(bytes);
   } else {
     const auto take = [&] {
@@ -928,8 +946,8 @@ void Engine::commit_large(Loan& loan, std::size_t size) {
   if (it == L.outgoing.end()) {
     // A subgroup of this member alone: the bytes stay here, the descriptor goes now.
     const auto key = L.next_local++;
-    auto bytes = std::static_pointer_cast<std::vector<std::byte>>(loan.scratch);
-    bytes->resize(size);
+    auto bytes = std::static_pointer_cast<LocalMessage>(loan.scratch);
+    bytes->size = size;
     L.local[key] = std::move(bytes);
     lock.unlock();
     const LargeDescriptor d{key, size, kLocalGroup, 0};
@@ -1032,7 +1050,7 @@ void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
   std::vector<smc::Message> out;
   out.reserve(batch.size());
   std::vector<std::pair<rdmc::GroupId, std::uint64_t>> done;
-  std::vector<std::shared_ptr<std::vector<std::byte>>> keep;  // local messages, for the upcall
+  std::vector<std::shared_ptr<LocalMessage>> keep;  // local messages, for the upcall
   for (const auto& m : batch) {
     if ((m.flags & kLargeMessage) == 0) {
       out.push_back(m);
@@ -1049,7 +1067,7 @@ void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
         std::lock_guard lock(L.mu);
         if (const auto it = L.local.find(d.seq); it != L.local.end()) {
           keep.push_back(it->second);
-          bytes = *it->second;
+          bytes = it->second->bytes();
           L.local.erase(it);
           found = true;
         }
