@@ -166,6 +166,24 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("256 MiB samples with the default settings (nightly: 2 GiB a process)", "[huge]") {
+  Run r;
+  r.processes = 2;
+  r.writers = 1;
+  r.samples = 3;  // sample 1 of each writer is the largest
+  r.large = true;
+  r.max_payload = (std::uint64_t{256} << 20) - 64;
+  r.limit = 300s;
+  r.rss_bound_kib = std::uint64_t{3} << 20;
+  for (const auto& kind : tst::available_transports()) {
+    INFO("transport " << kind);
+    const auto errors = run(r, kind);
+    for (const auto& e : errors)
+      UNSCOPED_INFO(e);
+    CHECK(errors.empty());
+  }
+}
+
 TEST_CASE(
     "3 processes, 2 writers each on an atomic and an unordered topic: every reader "
     "takes every sample, atomic in one order everywhere, each writer in FIFO order",

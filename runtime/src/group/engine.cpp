@@ -76,6 +76,7 @@ struct LargeState {
   // By subgroup and slot index: announced in slot order, so that no message waits for
   // header room behind later ones whose descriptors wait for it.
   std::map<std::pair<std::uint32_t, std::uint64_t>, Outgoing> outgoing;
+  std::atomic<std::size_t> queued{0};  // outgoing.size(), read without the lock
   std::map<std::uint64_t, std::shared_ptr<LocalMessage>> local;  // kLocalGroup's
   std::uint64_t next_local = 0;
   // Protocol thread: messages here, by group and seq, until their descriptor is delivered
@@ -261,6 +262,7 @@ void Engine::build_large(ViewState& vs) {
       std::memcpy(o.slot.data, &d, sizeof d);
       raw->smc->commit(it->first.first, o.slot, sizeof d, kLargeMessage);
       large.outgoing.erase(it);
+      large.queued.store(large.outgoing.size());
       break;
     }
   };
@@ -281,6 +283,7 @@ bool Engine::pump_large(ViewState& vs) {
     std::lock_guard lock(L.mu);
     L.freed.notify_all();
   }
+  if (L.queued.load() == 0) return did;  // nothing to announce: no lock
   std::lock_guard lock(L.mu);
   std::optional<std::uint32_t> blocked;  // a subgroup whose next message cannot go yet
   for (auto& [key, o] : L.outgoing) {
@@ -433,6 +436,7 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
     o.heap = std::move(m.bytes);
     o.committed = true;
     L.outgoing.emplace(std::pair{m.subgroup, r.index}, std::move(o));
+    L.queued.store(L.outgoing.size());
   }
   if (client_ != nullptr) client_->on_view(fresh->view);
   {
@@ -917,6 +921,7 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
     o.size = size;
     std::lock_guard lock(L.mu);
     L.outgoing.emplace(std::pair{sg, r.index}, std::move(o));
+    L.queued.store(L.outgoing.size());
   }
   Loan loan{channel, data.data(), size, sg, r.index, vs, std::move(heap)};
   loan.large = true;
@@ -937,6 +942,7 @@ void Engine::commit_large(Loan& loan, std::size_t size) {
     if (it != L.outgoing.end()) {
       L.rdmc->unreserve(it->second.group, it->second.data);
       L.outgoing.erase(it);
+      L.queued.store(L.outgoing.size());
     }
     lock.unlock();
     vs.smc->commit(loan.subgroup, r, static_cast<std::uint32_t>(size));
