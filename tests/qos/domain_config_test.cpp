@@ -283,6 +283,16 @@ const std::vector<std::pair<std::string, std::string>> kContradictions = {
     {"engine: {idle_spin: infinite}\n",
      "d.yaml:2: engine.idle_spin: must be in 0..10s, got infinite"},
     {"members: {id: 0}\n", "d.yaml:2: members: expected a list of mappings, got a mapping"},
+    {"engine: {rdmc_block_size: 4100}\n",
+     "d.yaml:2: engine.rdmc_block_size: 4100 is not a multiple of 64"},
+    {"engine: {rdmc_block_size: 1024}\n",
+     "d.yaml:2: engine.rdmc_block_size: must be in 4096..67108864, got 1024"},
+    {"engine: {rdmc_buffer_size: 1000}\n",
+     "d.yaml:2: engine.rdmc_buffer_size: must be >= 1048576, got 1000"},
+    {"engine: {rdmc_algorithm: fastest}\n",
+     "d.yaml:2: engine.rdmc_algorithm: 'fastest' is not one of binomial_pipeline, "
+     "binomial_tree, chain, sequential"},
+    {"engine: {rdmc_algorithm: chain, rdmc_block_size: 65536, rdmc_buffer_size: 2097152}\n", ""},
 };
 
 TEST_CASE(
