@@ -459,6 +459,9 @@ bool Rdmc::poll() {
     Group& g = groups_[id];
     if (!g.member || g.broken) continue;
     did = start_messages(g) || did;
+    // Nothing in transfer: nothing to send or finish (the loop runs this every step, so an
+    // idle group costs one look at its header ring).
+    if (g.active.empty()) continue;
     did = send_blocks(id, g) || did;
     did = finish(id, g) || did;
   }
