@@ -32,7 +32,8 @@ struct Recorder final : group::EngineClient {
   }
   void on_member_lost(group::NodeId, bool, const std::string&) override {}
   void on_view(const group::View& v) override { views.push_back(v.epoch); }
-  void on_halt(const std::string&) override {}
+  void on_halt(const std::string& why) override { halted = why; }
+  std::string halted;
   // Both members write and read topic 7 (atomic).
   group::Demand layout_demand() override { return {0, demand()}; }
   static std::vector<group::ChannelDemand> demand() {
@@ -127,6 +128,36 @@ TEST_CASE("engine: a message past the RDMC buffer space is refused, naming the s
   p.publish(e, pattern(1, 1u << 20));
   REQUIRE(p.delivered(1));
   CHECK(p.rec[1].messages[0] == pattern(1, 1u << 20));
+}
+
+TEST_CASE("engine: a descriptor for no message is dropped and its sender suspected",
+          "[engine][rdmc]") {
+  Pair p;
+  // Node 2 commits an ordinary 24-byte message; before its protocol step pushes it, the
+  // test flags the slot as a large-message descriptor in node 2's own row, as a faulty
+  // peer could. The descriptor names a message nobody holds.
+  auto& e2 = *p.engines[1];
+  const std::string bogus(24, 'x');
+  auto loan = e2.reserve(p.channel, bogus.size(), e2.runtime().now() + 1s);
+  std::memcpy(loan.data, bogus.data(), bogus.size());
+  e2.commit(loan, bogus.size(), e2.runtime().now() + 1s);
+  const spindle::sst::SstLayout layout(p.view);
+  const auto sg = group::subgroup_of(p.view, p.channel);
+  const auto rank = p.view.rank_of(2);
+  REQUIRE(sg);
+  REQUIRE(rank);
+  const auto region = p.net.node(2).local_region(spindle::sst::Sst::region_id(p.view.epoch));
+  REQUIRE(region);
+  auto* header = reinterpret_cast<spindle::sst::SlotHeader*>(region->bytes.data() +
+                                                             layout.columns(*rank, *sg).headers);
+  REQUIRE(header->size == bogus.size());
+  header->flags = group::kLargeMessage;
+  // Node 1 delivers nothing of it and suspects node 2 (a minority of two then: it halts,
+  // saying why).
+  REQUIRE(p.net.run_until([&] { return !p.rec[0].halted.empty(); }, p.net.now() + 2s));
+  CHECK(p.rec[0].messages.empty());
+  CHECK_THAT(p.rec[0].halted, Catch::Contains("large-message descriptor") &&
+                                  Catch::Contains("for no message this member holds"));
 }
 
 TEST_CASE("engine: a loan taken before a view change is published in the next view", "[engine]") {

@@ -266,8 +266,11 @@ void Engine::build_large(ViewState& vs) {
       break;
     }
   };
+  // A failed transfer is a suspicion of that peer (the SST's: the membership protocol
+  // starts a view change; a peer the transport reported is suspected already).
   cb.failed = [raw](NodeId peer, const std::string& why) {
-    if (const auto r = raw->view.rank_of(peer)) raw->membership->note_suspicion(*r, why);
+    if (const auto r = raw->view.rank_of(peer))
+      raw->sst->suspect(*r, transport::SuspicionReason::malformed_frame, why);
   };
   L.rdmc = std::make_unique<rdmc::Rdmc>(*transport_, v.epoch, std::move(groups), settings,
                                         std::move(cb));
@@ -1089,10 +1092,11 @@ void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
     if (!found || bytes.size() != d.size) {
       // Nobody honest commits a descriptor before its message is everywhere.
       if (const auto r = vs.view.rank_of(m.sender))
-        vs.membership->note_suspicion(
-            *r, "node " + std::to_string(m.sender) + " sent a large-message descriptor (subgroup " +
-                    std::to_string(m.subgroup) + ", message " + std::to_string(m.index) +
-                    ") for no message this member holds");
+        vs.sst->suspect(*r, transport::SuspicionReason::malformed_frame,
+                        "node " + std::to_string(m.sender) +
+                            " sent a large-message descriptor (subgroup " +
+                            std::to_string(m.subgroup) + ", message " + std::to_string(m.index) +
+                            ") for no message this member holds");
       continue;
     }
     smc::Message big = m;
