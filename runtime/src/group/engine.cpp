@@ -56,7 +56,6 @@ struct LargeState {
   // Per subgroup and sender rank: its RDMC group, kLocalGroup (the subgroup is this member
   // alone) or kNoGroup (the builtin subgroup: nothing larger than a slot).
   std::vector<std::vector<rdmc::GroupId>> group;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> owner;  // per group: subgroup, rank
   std::uint64_t max_message = 0;
 
   // One of this node's messages between its reservation and its descriptor's commit.
@@ -82,6 +81,30 @@ struct LargeState {
   // Protocol thread: messages here, by group and seq, until their descriptor is delivered
   // (a sender's own copies too, which a view change may send again).
   std::map<std::pair<rdmc::GroupId, std::uint64_t>, std::span<const std::byte>> held;
+
+  // The group `self` sends in of subgroup `sg` (kNoGroup when it sends nothing there).
+  [[nodiscard]] rdmc::GroupId group_of(const View& v, std::uint32_t sg, NodeId self) const {
+    const auto& senders = v.subgroups[sg].senders;
+    const auto rank = static_cast<std::size_t>(std::ranges::find(senders, self) - senders.begin());
+    return rank < group[sg].size() ? group[sg][rank] : kNoGroup;
+  }
+  // The bytes a descriptor names, if this member holds them (empty otherwise). Protocol
+  // thread, or control thread with it stopped.
+  [[nodiscard]] std::span<const std::byte> bytes_of(const LargeDescriptor& d) {
+    if (d.group == kLocalGroup) {
+      std::lock_guard lock(mu);
+      const auto it = local.find(d.seq);
+      return it == local.end() ? std::span<const std::byte>{} : it->second->bytes();
+    }
+    const auto it = held.find({d.group, d.seq});
+    return it == held.end() ? std::span<const std::byte>{} : it->second;
+  }
+  // The view ended or this member halted: writers waiting for buffer space give up on it.
+  void end() {
+    std::lock_guard lock(mu);
+    over = true;
+    freed.notify_all();
+  }
 };
 
 // Everything one view runs on; destroyed when no loan of the view is left.
@@ -119,6 +142,17 @@ View next_view(const View& v, std::uint64_t removed, const std::vector<sst::Join
   }
   next.subgroups = layout(next.members, demand, settings);
   return next;
+}
+
+// A write that waited past its deadline, for a view change or for a full ring.
+dds::core::TimeoutError view_change_timeout() {
+  return dds::core::TimeoutError(
+      "write blocked longer than reliability.max_blocking_time: a view change was in progress");
+}
+dds::core::TimeoutError ring_full_timeout(std::uint32_t window) {
+  return dds::core::TimeoutError(
+      "write blocked longer than reliability.max_blocking_time: every slot of the ring (" +
+      std::to_string(window) + ") is still waiting for some member to deliver it");
 }
 
 std::string member_list(const View& v, NodeId self) {
@@ -234,7 +268,6 @@ void Engine::build_large(ViewState& vs) {
       for (auto m : sg.members)
         if (m != sg.senders[i]) g.push_back(m);
       ids[i] = static_cast<rdmc::GroupId>(groups.size());
-      L.owner.emplace_back(s, i);
       groups.push_back(std::move(g));
     }
   }
@@ -380,11 +413,7 @@ bool Engine::end_view(const std::shared_ptr<ViewState>& ending) {
     wedged_ = true;
   }
   ending->smc->wedge();
-  {
-    std::lock_guard lock(ending->large.mu);
-    ending->large.over = true;
-    ending->large.freed.notify_all();
-  }
+  ending->large.end();
   runtime_->stop();
   return true;
 }
@@ -402,10 +431,7 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
     const auto& sub = fresh->view.subgroups[m.subgroup];
     const bool large = m.bytes.size() > sub.max_payload;
     auto& L = fresh->large;
-    const auto rank =
-        static_cast<std::size_t>(std::ranges::find(sub.senders, node()) - sub.senders.begin());
-    const rdmc::GroupId g =
-        rank < L.group[m.subgroup].size() ? L.group[m.subgroup][rank] : kNoGroup;
+    const rdmc::GroupId g = L.group_of(fresh->view, m.subgroup, node());
     if (large && (g == kNoGroup || m.bytes.size() > L.max_message)) {
       unread_.fetch_add(1, std::memory_order_relaxed);
       continue;
@@ -529,15 +555,8 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
       LargeDescriptor desc;
       if (u.bytes.size() < sizeof desc) continue;
       std::memcpy(&desc, u.bytes.data(), sizeof desc);
-      std::span<const std::byte> bytes;
-      if (desc.group == kLocalGroup) {
-        std::lock_guard lock(L.mu);
-        if (const auto it = L.local.find(desc.seq); it != L.local.end())
-          bytes = it->second->bytes();
-      } else if (const auto it = L.held.find({desc.group, desc.seq}); it != L.held.end()) {
-        bytes = it->second;
-      }
-      if (bytes.size() != desc.size) {
+      const auto bytes = L.bytes_of(desc);
+      if (bytes.empty() || bytes.size() != desc.size) {
         unread_.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
@@ -679,11 +698,7 @@ void Engine::halt(const std::string& why) {
     vs = current_;
   }
   vs->smc->freeze();
-  {
-    std::lock_guard lock(vs->large.mu);
-    vs->large.over = true;
-    vs->large.freed.notify_all();
-  }
+  vs->large.end();
   view_cv_.notify_all();
   // A halted leader admits nobody: its joiners ask again and find the next leader, which
   // needs the port.
@@ -758,18 +773,13 @@ std::uint64_t Engine::in_flight(Channel channel) const {
 }
 
 Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadline) {
-  const auto blocked_by_view_change = [] {
-    return dds::core::TimeoutError(
-        "write blocked longer than reliability.max_blocking_time: a view change was in "
-        "progress");
-  };
   for (;;) {
     std::shared_ptr<ViewState> vs;
     {
       std::unique_lock lock(view_mu_);
       // A view change in progress: the next view takes the message.
       if (!view_cv_.wait_until(lock, deadline, [&] { return !wedged_ || !halted_.empty(); }))
-        throw blocked_by_view_change();
+        throw view_change_timeout();
       if (!halted_.empty()) throw dds::core::PreconditionNotMetError(halted_);
       vs = current_;
     }
@@ -784,7 +794,7 @@ Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadli
       }
       if (!wanted) return scratch_loan(channel, size);
       // A relayout that makes us a sender is on its way: the next view takes the message.
-      if (!wait_for_view_after(vs, deadline)) throw blocked_by_view_change();
+      if (!wait_for_view_after(vs, deadline)) throw view_change_timeout();
       continue;
     }
     const auto& sub = vs->view.subgroups[*sg];
@@ -792,31 +802,16 @@ Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadli
       if (auto loan = reserve_large(vs, *sg, channel, size, deadline)) return std::move(*loan);
       continue;  // the view ended meanwhile: the next one takes it
     }
-    const auto bytes = static_cast<std::uint32_t>(size);
-    smc::Reservation r;
-    if (runtime_->simulated()) {
-      // Virtual time: waiting is what runs the other members.
-      r = vs->smc->reserve(*sg, bytes);
-      if (r.status == smc::ReserveStatus::full) {
-        (void)runtime_->wait_until(deadline, [&] {
-          r = vs->smc->reserve(*sg, bytes);
-          return r.status != smc::ReserveStatus::full;
-        });
-      }
-    } else {
-      r = vs->smc->reserve_wait(*sg, bytes, deadline);
-    }
+    const auto r = reserve_slot(*vs, *sg, static_cast<std::uint32_t>(size), deadline);
     switch (r.status) {
       case smc::ReserveStatus::ok:
         return Loan{channel, r.data, r.capacity, *sg, r.index, std::move(vs), nullptr};
       case smc::ReserveStatus::wedged:
         // A view change began: the next view takes the message.
-        if (!wait_for_view_after(vs, deadline)) throw blocked_by_view_change();
+        if (!wait_for_view_after(vs, deadline)) throw view_change_timeout();
         continue;
       case smc::ReserveStatus::full:
-        throw dds::core::TimeoutError(
-            "write blocked longer than reliability.max_blocking_time: every slot of the ring (" +
-            std::to_string(sub.window_size) + ") is still waiting for some member to deliver it");
+        throw ring_full_timeout(sub.window_size);
       case smc::ReserveStatus::too_large:
       case smc::ReserveStatus::not_sender:
         break;
@@ -831,9 +826,7 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
                                           Clock::time_point deadline) {
   const auto& sub = vs->view.subgroups[sg];
   auto& L = vs->large;
-  const auto rank =
-      static_cast<std::size_t>(std::ranges::find(sub.senders, node()) - sub.senders.begin());
-  const rdmc::GroupId g = L.group[sg][rank];
+  const rdmc::GroupId g = L.group_of(vs->view, sg, node());
   if (g == kNoGroup) {
     throw dds::core::PreconditionNotMetError(
         "a message of " + std::to_string(size) + " bytes does not fit a slot of " +
@@ -889,32 +882,16 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
     if (g != kLocalGroup) L.rdmc->unreserve(g, data);
   };
   // Then the slot that keeps its place in the order.
-  smc::Reservation r;
-  constexpr auto kSlot = std::uint32_t{sizeof(LargeDescriptor)};
-  if (runtime_->simulated()) {
-    r = vs->smc->reserve(sg, kSlot);
-    if (r.status == smc::ReserveStatus::full)
-      (void)runtime_->wait_until(deadline, [&] {
-        r = vs->smc->reserve(sg, kSlot);
-        return r.status != smc::ReserveStatus::full;
-      });
-  } else {
-    r = vs->smc->reserve_wait(sg, kSlot, deadline);
-  }
+  const auto r = reserve_slot(*vs, sg, std::uint32_t{sizeof(LargeDescriptor)}, deadline);
   if (r.status == smc::ReserveStatus::wedged) {
     // A view change began: the next view takes the message.
     give_back();
-    if (!wait_for_view_after(vs, deadline))
-      throw dds::core::TimeoutError(
-          "write blocked longer than reliability.max_blocking_time: a view change was in "
-          "progress");
+    if (!wait_for_view_after(vs, deadline)) throw view_change_timeout();
     return std::nullopt;
   }
   if (r.status != smc::ReserveStatus::ok) {
     give_back();
-    throw dds::core::TimeoutError(
-        "write blocked longer than reliability.max_blocking_time: every slot of the ring (" +
-        std::to_string(sub.window_size) + ") is still waiting for some member to deliver it");
+    throw ring_full_timeout(sub.window_size);
   }
   if (g != kLocalGroup) {
     LargeState::Outgoing o;
@@ -968,6 +945,20 @@ void Engine::commit_large(Loan& loan, std::size_t size) {
   it->second.committed = true;
   lock.unlock();
   vs.sst->nudge();  // a dozing protocol thread must announce it
+}
+
+smc::Reservation Engine::reserve_slot(ViewState& vs, std::uint32_t sg, std::uint32_t bytes,
+                                      Clock::time_point deadline) {
+  if (!runtime_->simulated()) return vs.smc->reserve_wait(sg, bytes, deadline);
+  // Virtual time: waiting is what runs the other members.
+  auto r = vs.smc->reserve(sg, bytes);
+  if (r.status == smc::ReserveStatus::full) {
+    (void)runtime_->wait_until(deadline, [&] {
+      r = vs.smc->reserve(sg, bytes);
+      return r.status != smc::ReserveStatus::full;
+    });
+  }
+  return r;
 }
 
 Loan Engine::scratch_loan(Channel channel, std::size_t size) {
@@ -1058,8 +1049,7 @@ void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
   auto& L = vs.large;
   std::vector<smc::Message> out;
   out.reserve(batch.size());
-  std::vector<std::pair<rdmc::GroupId, std::uint64_t>> done;
-  std::vector<std::shared_ptr<LocalMessage>> keep;  // local messages, for the upcall
+  std::vector<LargeDescriptor> done;  // let go of after the upcall
   for (const auto& m : batch) {
     if ((m.flags & kLargeMessage) == 0) {
       out.push_back(m);
@@ -1069,27 +1059,12 @@ void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
     const auto& groups = L.group[m.subgroup];
     const rdmc::GroupId want = m.sender_rank < groups.size() ? groups[m.sender_rank] : kNoGroup;
     std::span<const std::byte> bytes;
-    bool found = false;
     if (m.payload.size() == sizeof d) {
       std::memcpy(&d, m.payload.data(), sizeof d);
-      if (d.group == want && want == kLocalGroup) {
-        std::lock_guard lock(L.mu);
-        if (const auto it = L.local.find(d.seq); it != L.local.end()) {
-          keep.push_back(it->second);
-          bytes = it->second->bytes();
-          L.local.erase(it);
-          found = true;
-        }
-      } else if (d.group == want && want != kNoGroup) {
-        if (const auto it = L.held.find({d.group, d.seq}); it != L.held.end()) {
-          bytes = it->second;
-          L.held.erase(it);
-          done.emplace_back(d.group, d.seq);
-          found = true;
-        }
-      }
+      if (d.group == want && want != kNoGroup) bytes = L.bytes_of(d);
     }
-    if (!found || bytes.size() != d.size) {
+    const bool found = !bytes.empty() && bytes.size() == d.size;
+    if (!found) {
       // Nobody honest commits a descriptor before its message is everywhere.
       if (const auto r = vs.view.rank_of(m.sender))
         vs.sst->suspect(*r, transport::SuspicionReason::malformed_frame,
@@ -1102,10 +1077,18 @@ void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
     smc::Message big = m;
     big.payload = bytes;
     out.push_back(big);
+    done.push_back(d);
   }
   if (!out.empty()) client_->on_deliver(out);
-  for (const auto& [g, seq] : done)
-    L.rdmc->release(g, seq);
+  for (const auto& d : done) {
+    if (d.group == kLocalGroup) {
+      std::lock_guard lock(L.mu);
+      L.local.erase(d.seq);
+    } else {
+      L.held.erase({d.group, d.seq});
+      L.rdmc->release(d.group, d.seq);
+    }
+  }
 }
 
 }  // namespace spindle::group

@@ -61,7 +61,8 @@
 
 namespace spindle::smc {
 struct Message;
-}
+struct Reservation;
+}  // namespace spindle::smc
 
 namespace spindle::group {
 
@@ -236,6 +237,10 @@ class Engine {
   [[nodiscard]] std::optional<Loan> reserve_large(const std::shared_ptr<ViewState>& vs,
                                                   std::uint32_t sg, Channel channel,
                                                   std::size_t size, Clock::time_point deadline);
+  // A slot of `bytes` in subgroup `sg` of `vs`, sleeping (or, simulated, running the other
+  // members) while the ring is full, until `deadline`.
+  [[nodiscard]] smc::Reservation reserve_slot(ViewState& vs, std::uint32_t sg, std::uint32_t bytes,
+                                              Clock::time_point deadline);
   // Commits a large loan of the current view (view_mu_ held).
   void commit_large(Loan& loan, std::size_t size);
   // Protocol thread: RDMC transfers on, and the descriptors of those complete everywhere.
