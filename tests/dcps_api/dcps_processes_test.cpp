@@ -139,6 +139,19 @@ std::vector<std::string> run(const Run& r, const std::string& kind) {
   return errors;
 }
 
+// run() once per built transport, each checked on its own.
+void run_on_every_transport(const Run& r) {
+  const auto kinds = tst::available_transports();
+  REQUIRE_FALSE(kinds.empty());
+  for (const auto& kind : kinds) {
+    INFO("transport " << kind);
+    const auto errors = run(r, kind);
+    for (const auto& e : errors)
+      UNSCOPED_INFO(e);
+    CHECK(errors.empty());
+  }
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -157,13 +170,7 @@ TEST_CASE(
   // most), the samples being read and the ones in the reader's history (a handful of
   // 64 MiB ones), the writing threads' own samples, and the program.
   r.rss_bound_kib = std::uint64_t{1400} << 10;
-  for (const auto& kind : tst::available_transports()) {
-    INFO("transport " << kind);
-    const auto errors = run(r, kind);
-    for (const auto& e : errors)
-      UNSCOPED_INFO(e);
-    CHECK(errors.empty());
-  }
+  run_on_every_transport(r);
 }
 
 TEST_CASE("256 MiB samples with the default settings (nightly: 2 GiB a process)", "[huge]") {
@@ -175,26 +182,12 @@ TEST_CASE("256 MiB samples with the default settings (nightly: 2 GiB a process)"
   r.max_payload = (std::uint64_t{256} << 20) - 64;
   r.limit = 300s;
   r.rss_bound_kib = std::uint64_t{3} << 20;
-  for (const auto& kind : tst::available_transports()) {
-    INFO("transport " << kind);
-    const auto errors = run(r, kind);
-    for (const auto& e : errors)
-      UNSCOPED_INFO(e);
-    CHECK(errors.empty());
-  }
+  run_on_every_transport(r);
 }
 
 TEST_CASE(
     "3 processes, 2 writers each on an atomic and an unordered topic: every reader "
     "takes every sample, atomic in one order everywhere, each writer in FIFO order",
     "[multiproc]") {
-  const auto kinds = tst::available_transports();
-  REQUIRE_FALSE(kinds.empty());
-  for (const auto& kind : kinds) {
-    INFO("transport " << kind);
-    const auto errors = run(Run{}, kind);
-    for (const auto& e : errors)
-      UNSCOPED_INFO(e);
-    CHECK(errors.empty());
-  }
+  run_on_every_transport(Run{});
 }
