@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -490,8 +491,20 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 20))
       ->capture_default_str();
   app.add_option("--rdmc-block-size", o.rdmc_block,
-                 "engine.rdmc_block_size of every run (a multiple of 64); 0: the default")
-      ->check(CLI::Range(std::size_t{0}, std::size_t{64} << 20))
+                 "engine.rdmc_block_size of every run (a multiple of 64, 4096 to 64 MiB); 0: "
+                 "the default")
+      ->check(CLI::Validator(
+          [](const std::string& v) -> std::string {
+            std::uint64_t b = 0;
+            const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), b);
+            const bool number = ec == std::errc{} && end == v.data() + v.size();
+            if (number && (b == 0 || (b % 64 == 0 && b >= 4096 && b <= (std::uint64_t{64} << 20))))
+              return "";
+            return v +
+                   " is not 0 or a multiple of 64 from 4096 to 67108864 "
+                   "(engine.rdmc_block_size)";
+          },
+          "0 or 4096..67108864, a multiple of 64"))
       ->capture_default_str();
   // Internal: how the coordinator starts one process of a run.
   app.add_option("--role", o.role)
