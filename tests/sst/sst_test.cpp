@@ -106,6 +106,24 @@ TEST_CASE("group: errors name the file, the line and the key", "[group]") {
   CHECK(error_of("version: 1\nmembers:\n  - {id: 1}\nsubgroups:\n  - members: [1]\n"
                  "    topic: 18446744073709551616\n")
             .find("subgroups[0].topic: expected an unsigned 64-bit integer") != std::string::npos);
+  CHECK(error_of("version: 1\nmembers:\n  - {id: 1}\nknobs:\n  rdmc_block_size: 100\n") ==
+        "g.yaml:5: knobs.rdmc_block_size: must be a multiple of 64");
+  CHECK(error_of("version: 1\nmembers:\n  - {id: 1}\nknobs:\n  rdmc_algorithm: fastest\n") ==
+        "g.yaml:5: knobs.rdmc_algorithm: 'fastest' is not one of sequential, chain, "
+        "binomial_tree, binomial_pipeline");
+  CHECK(error_of("version: 1\nmembers:\n  - {id: 1}\nknobs:\n  rdmc_buffer_size: 0\n")
+            .find("g.yaml:5: knobs.rdmc_buffer_size: must be in 64..") == 0);
+}
+
+TEST_CASE("group: the RDMC knobs load and round-trip", "[group]") {
+  const auto g = sg::parse_group(
+      "version: 1\nmembers:\n  - {id: 1}\nknobs:\n  rdmc_block_size: 4096\n"
+      "  rdmc_buffer_size: 1048576\n  rdmc_algorithm: chain\n",
+      "g.yaml");
+  CHECK(g.knobs.rdmc_block_size == 4096);
+  CHECK(g.knobs.rdmc_buffer_size == 1048576);
+  CHECK(g.knobs.rdmc_algorithm == spindle::rdmc::Algorithm::chain);
+  CHECK(sg::parse_group(sg::to_yaml(g), "again") == g);
 }
 
 TEST_CASE("group: a subgroup's topic id takes all 64 bits and round-trips", "[group]") {
