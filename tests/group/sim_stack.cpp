@@ -160,3 +160,12 @@ std::uint64_t SimStack::delivered(std::size_t i) const {
 }
 
 }  // namespace spindle::testing
+
+namespace spindle::testing {
+
+std::vector<storage::Entry> SimStack::retained(std::size_t i, const std::string& topic) const {
+  if (!cores_.at(i)) return {};
+  return cores_.at(i)->retained(topic);
+}
+
+}  // namespace spindle::testing

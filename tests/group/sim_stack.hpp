@@ -20,6 +20,7 @@
 
 #include "group/engine.hpp"
 #include "group/view.hpp"
+#include "storage/history.hpp"
 
 namespace spindle::dcps {
 class Participant;
@@ -80,6 +81,8 @@ class SimStack {
   [[nodiscard]] group::View view(std::size_t i) const;
   [[nodiscard]] group::EngineStats engine_stats(std::size_t i) const;
   [[nodiscard]] std::uint64_t delivered(std::size_t i) const;
+  // What participant i retains of `topic` for late readers (storage/history.hpp).
+  [[nodiscard]] std::vector<storage::Entry> retained(std::size_t i, const std::string& topic) const;
 
  private:
   std::unique_ptr<transport::sim::Network> net_;

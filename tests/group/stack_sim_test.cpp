@@ -12,7 +12,9 @@
 // the survivors' sequence; a joiner's reader delivered the survivors' sequence from some
 // point on to its end (its join point: nothing before it, nothing skipped after it); and
 // the same seed replays to the same trace. In one seed in three some samples outgrow the
-// slot and go by RDMC, mixed with the others in the same stream. A failing seed prints the command
+// slot and go by RDMC, mixed with the others in the same stream; in one in three the writers
+// retain history (TRANSIENT_LOCAL or TRANSIENT), and every member still in the domain,
+// joiners included, must end with the same retained history. A failing seed prints the command
 // that replays it.
 #include <algorithm>
 #include <map>
@@ -42,10 +44,11 @@ using Sample = std::pair<std::uint32_t, std::uint64_t>;
 struct Outcome {
   std::vector<std::vector<Sample>> delivered;  // per reader, in take() order
   std::uint64_t trace = 0;
-  std::uint64_t faults = 0;  // crashes and leaves injected
-  std::uint64_t joins = 0;   // participants that joined mid-stream
-  std::uint64_t large = 0;   // samples larger than a slot (by RDMC) the live members wrote
-  std::string problem;       // the first violation found, empty if none
+  std::uint64_t faults = 0;    // crashes and leaves injected
+  std::uint64_t joins = 0;     // participants that joined mid-stream
+  std::uint64_t large = 0;     // samples larger than a slot (by RDMC) the live members wrote
+  std::uint64_t retained = 0;  // samples the survivors retain for late readers (durable seeds)
+  std::string problem;         // the first violation found, empty if none
 };
 
 sim::Config random_config(std::uint64_t seed) {
@@ -128,6 +131,20 @@ Outcome run_seed(std::uint64_t seed) {
   dds::pub::qos::DataWriterQos wq;
   wq << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(1))
      << dds::core::policy::History::KeepAll();
+  // One seed in three retains history (docs/storage.md): TRANSIENT_LOCAL (every sample of a
+  // writer, while it lives) or TRANSIENT (the last `depth` of the instance, after its writer
+  // is gone). The readers stay VOLATILE, so what they deliver is checked as before; every
+  // member, with a reader or not, must end with the same retained history.
+  const auto durable = rng.uniform(0, 5);
+  std::int32_t depth = 0;
+  if (durable == 0) {
+    wq << dds::core::policy::Durability::TransientLocal();
+  } else if (durable == 1) {
+    depth = static_cast<std::int32_t>(rng.uniform(1, 4));
+    dds::core::policy::DurabilityService ds;
+    ds.history_kind(dds::core::policy::HistoryKind::KEEP_LAST).history_depth(depth);
+    wq << dds::core::policy::Durability::Transient() << ds;
+  }
 
   std::vector<dds::topic::Topic<FlightState>> topics;
   std::vector<std::optional<dds::sub::DataReader<FlightState>>> readers(members);
@@ -408,6 +425,40 @@ Outcome run_seed(std::uint64_t seed) {
       out.problem +=
           " member " + std::to_string(r + 1) + ": " + std::to_string(out.delivered[r].size());
   }
+  // Every member still in the domain retains the same history (a joiner's came with its
+  // state transfer); TRANSIENT keeps the instance's last `depth` samples.
+  if (out.problem.empty() && durable <= 1) {
+    std::optional<std::size_t> first;
+    std::vector<spindle::storage::Entry> ref;
+    for (std::size_t m = 0; m < stack.size() && out.problem.empty(); ++m) {
+      if (gone(m)) continue;
+      auto mine = stack.retained(m, "FlightState");
+      for (auto& e : mine)
+        e.seq = 0;  // an arrival number, local to each member
+      if (!first) {
+        first = m;
+        ref = std::move(mine);
+        out.retained = ref.size();
+        continue;
+      }
+      if (mine != ref)
+        out.problem = "member " + std::to_string(m + 1) + " retains " +
+                      std::to_string(mine.size()) + " samples, member " +
+                      std::to_string(*first + 1) + " " + std::to_string(ref.size()) +
+                      ", or others" + describe();
+    }
+    const auto& seen = out.delivered[survivors.front()];
+    // Samples only: a writer that left also retained its instance's dispose and unregister.
+    const auto samples = static_cast<std::size_t>(
+        std::count_if(ref.begin(), ref.end(), [](const spindle::storage::Entry& e) {
+          return e.kind == spindle::storage::ChangeKind::data;
+        }));
+    if (out.problem.empty() && durable == 1 &&
+        samples != std::min<std::size_t>(static_cast<std::size_t>(depth), seen.size()))
+      out.problem = "TRANSIENT depth " + std::to_string(depth) + " retains " +
+                    std::to_string(samples) + " of " + std::to_string(seen.size()) + " samples" +
+                    describe();
+  }
   out.trace = stack.net().trace_hash();
   for (std::size_t i = 0; i < stack.size(); ++i)
     if (stack.alive(i)) out.large += stack.engine_stats(i).large_sent;
@@ -421,21 +472,24 @@ TEST_CASE("stack: DCPS over the engine in the simulator delivers the same sequen
   const auto seeds = sim::Seeds::from_env(10000);
   std::uint64_t faults = 0;
   std::uint64_t joins = 0;
-  std::uint64_t large = 0;  // seeds where samples went by RDMC
+  std::uint64_t large = 0;     // seeds where samples went by RDMC
+  std::uint64_t retained = 0;  // seeds whose survivors retained history
   for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
     const Outcome o = run_seed(seed);
     faults += o.faults;
     joins += o.joins;
     large += o.large > 0 ? 1 : 0;
+    retained += o.retained > 0 ? 1 : 0;
     if (!o.problem.empty()) {
       FAIL("seed " << seed << ": " << o.problem
                    << "\nreplay: " << sim::replay_command(seed, "[stack]"));
     }
   }
   if (seeds.count >= 100) {
-    CHECK(faults > seeds.count / 4);  // the faults did happen
-    CHECK(joins > seeds.count / 4);   // and the joins
-    CHECK(large > seeds.count / 5);   // and samples larger than a slot
+    CHECK(faults > seeds.count / 4);    // the faults did happen
+    CHECK(joins > seeds.count / 4);     // and the joins
+    CHECK(large > seeds.count / 5);     // and samples larger than a slot
+    CHECK(retained > seeds.count / 5);  // and retained history
   }
 }
 

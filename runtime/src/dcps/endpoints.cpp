@@ -860,10 +860,21 @@ dds::core::InstanceHandleSeq Reader::matched_publications() const {
   return out;
 }
 
-void Reader::wait_for_historical_data(const dds::core::Duration&) {
-  // VOLATILE readers (and, until the storage issue, every reader) have no history to wait
-  // for: a reader sees what is written after it matched.
+void Reader::wait_for_historical_data(const dds::core::Duration& timeout) {
+  // A reader that asks for no history (VOLATILE) has none to wait for; one that does gets
+  // it at the view boundary where its matches start (Participant::settle).
   check_open();
+  std::unique_lock lock(mu_);
+  const auto received = [this] { return history_received_; };
+  if (timeout.is_infinite()) {
+    history_cv_.wait(lock, received);
+    return;
+  }
+  if (!history_cv_.wait_for(lock, to_steady(timeout), received)) {
+    throw dds::core::TimeoutError("wait_for_historical_data: the retained history of '" +
+                                  topic_->name() + "' did not arrive within " +
+                                  std::to_string(timeout.to_millisecs()) + " ms");
+  }
 }
 
 void Reader::listener(std::shared_ptr<detail::ReaderListenerHook> hook, const StatusMask& mask) {
@@ -1032,18 +1043,12 @@ void Reader::writer_asserted(std::uint64_t writer_guid) {
       });
 }
 
-void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
+std::optional<Change> Reader::make_change(const ParsedSample& sample, std::int32_t strength,
+                                          const dds::core::Duration& lifespan) {
   const auto& hdr = sample.header;
   Change c;
-  {
-    std::lock_guard lock(mu_);
-    auto it = writers_.find(hdr.writer);
-    if (it == writers_.end()) return;  // not matched (yet, or any more): not for us
-    c.ownership_strength = it->second.strength;
-    c.lifespan = it->second.lifespan;
-    it->second.last_seen = clock_now();
-  }
-  if (hdr.kind == SampleKind::data) writer_asserted(hdr.writer);
+  c.ownership_strength = strength;
+  c.lifespan = lifespan;
   c.key = hdr.key;
   c.writer = InstanceHandle(hdr.writer);
   c.source_timestamp = dds::core::Time::from_nanosecs(hdr.source_time_ns);
@@ -1058,7 +1063,7 @@ void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
         raise_sample_lost("a sample from writer " + std::to_string(hdr.writer) +
                           " does not decode as " + std::string(topic_->type().type_name) + ": " +
                           error);
-        return;
+        return std::nullopt;
       }
       break;
     case SampleKind::dispose:
@@ -1067,19 +1072,68 @@ void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
       if (!sample.payload.empty()) c.data = topic_->type().deserialize(sample.payload, error);
       break;
     default:
-      return;
+      return std::nullopt;
   }
-  pending_.push_back(std::move(c));
+  return c;
+}
+
+void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
+  const auto& hdr = sample.header;
+  std::int32_t strength = 0;
+  dds::core::Duration lifespan;
+  {
+    std::lock_guard lock(mu_);
+    auto it = writers_.find(hdr.writer);
+    if (it == writers_.end()) return;  // not matched (yet, or any more): not for us
+    strength = it->second.strength;
+    lifespan = it->second.lifespan;
+    it->second.last_seen = clock_now();
+  }
+  if (hdr.kind == SampleKind::data) writer_asserted(hdr.writer);
+  if (auto c = make_change(sample, strength, lifespan)) pending_.push_back(std::move(*c));
 }
 
 void Reader::on_batch_end() {
   if (pending_.empty()) return;
-  results_.resize(pending_.size());
-  cache_->insert_batch(pending_, results_);
+  insert(pending_, results_);
   pending_.clear();
+}
+
+void Reader::receive_history(const std::vector<Historical>& history) {
+  std::vector<Change> changes;
+  changes.reserve(history.size());
+  std::string error;
+  for (const auto& h : history) {
+    const auto parsed = parse(h.entry.message, error);
+    if (!parsed) {
+      raise_sample_lost("a retained sample from writer " + std::to_string(h.entry.writer) +
+                        " does not parse: " + error);
+      continue;
+    }
+    if (auto c = make_change(*parsed, h.strength, h.lifespan)) changes.push_back(std::move(*c));
+  }
+  if (!changes.empty()) {
+    std::vector<InsertResult> results(changes.size());
+    insert(changes, results);
+  }
+  {
+    std::lock_guard lock(mu_);
+    history_received_ = true;
+  }
+  history_cv_.notify_all();
+}
+
+void Reader::expect_history() {
+  std::lock_guard lock(mu_);
+  history_received_ = false;
+}
+
+void Reader::insert(std::vector<Change>& changes, std::vector<InsertResult>& results) {
+  results.resize(changes.size());
+  cache_->insert_batch(changes, results);
   bool available = false;
   const auto now = clock_now();
-  for (const auto& r : results_) {
+  for (const auto& r : results) {
     available = available || r.data_available;
     if (r.outcome == InsertOutcome::accepted) {
       std::lock_guard lock(mu_);

@@ -38,9 +38,11 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -49,6 +51,7 @@
 #include <spindle/detail/dcps.hpp>
 
 #include "dcps/history_cache.hpp"
+#include "dcps/retained.hpp"
 #include "dcps/router.hpp"
 #include "discovery/endpoint_table.hpp"
 #include "discovery/records.hpp"
@@ -247,6 +250,9 @@ class Participant final : public detail::ParticipantCore {
   void retire_writer(std::uint64_t guid);
   void retire_reader(std::uint64_t guid);
   void forget(const Topic* t);
+  // What this member retains of topic `topic_name` (dcps/retained.hpp), oldest first: for
+  // tools and tests.
+  std::vector<storage::Entry> retained(const std::string& topic_name) const;
 
  private:
   using Actions = std::vector<std::function<void()>>;
@@ -308,6 +314,16 @@ class Participant final : public detail::ParticipantCore {
   // (Un)matches of this node's endpoints waiting for a view boundary: (writer, reader) ->
   // true to match, false to unmatch.
   std::map<std::pair<std::uint64_t, std::uint64_t>, bool> pending_;
+  // Retained topics (dcps/retained.hpp) by topic id: every topic a retaining writer was
+  // announced on, kept while this participant lives.
+  std::map<std::uint64_t, std::shared_ptr<RetainedTopic>> retained_;
+  // Local readers that asked for history: announced, their record not applied yet
+  // (wanted), then applied: the history goes to them at the next view boundary (due).
+  std::set<std::uint64_t> history_wanted_, history_due_;
+  // Local retaining writers and the channel each holds (group::Engine::hold_sends).
+  std::map<std::uint64_t, group::Channel> held_writers_;
+  // The retained topic `topic` (mu_ held), made and handed to the Router on first use.
+  RetainedTopic& retained_topic(std::uint64_t topic);
 };
 
 // A publisher's partition set as one key (group::Channel::partition): its names sorted,
@@ -523,10 +539,20 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   // participant's).
   void raise_data_available();
   void raise_sample_lost(const std::string& why);
+  // The retained history (dcps/retained.hpp): this reader waits for it (at creation, when
+  // it asks for history), then receives it once, before any live sample (control thread,
+  // at the view boundary where its matches start).
+  void expect_history();
+  void receive_history(const std::vector<Historical>& history);
 
  private:
   template <class Record, class HookCall, class AnyCall>
   void event(const StatusMask& bit, Record record, HookCall hook_call, AnyCall any_call);
+  // A delivered message as a change of this reader's cache (nullopt: reported, dropped).
+  std::optional<Change> make_change(const ParsedSample& sample, std::int32_t strength,
+                                    const dds::core::Duration& lifespan);
+  // Inserts changes into the cache and raises what follows (rejections, DATA_AVAILABLE).
+  void insert(std::vector<Change>& changes, std::vector<InsertResult>& results);
   void on_read();
   void check_deadlines();
   void check_liveliness();
@@ -546,6 +572,8 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   std::shared_ptr<detail::ReaderListenerHook> hook_;
   StatusMask mask_;
   std::map<std::uint64_t, std::chrono::steady_clock::time_point> instance_seen_;
+  bool history_received_ = true;  // mu_: false while the retained history is due
+  std::condition_variable history_cv_;
   group::Executor::TimerId deadline_timer_ = 0, liveliness_timer_ = 0, expiry_timer_ = 0;
   dds::core::Time expiry_at_ = dds::core::Time::invalid();
   // Predicate thread only: the batch being collected.

@@ -283,11 +283,16 @@ dds::domain::DomainParticipantListener* Participant::listener_for(const StatusMa
 // ------------------------------------------------------------------------- discovery out
 
 void Participant::announce(const std::shared_ptr<Writer>& w) {
+  const auto rec = w->record();
   {
     std::lock_guard lock(mu_);
     local_writers_[w->guid()] = w;
+    // What a retaining writer writes before its record is applied waits for its subgroup.
+    if (retention_terms(rec.qos)) {
+      engine_->hold_sends(writer_channel(rec));
+      held_writers_.emplace(rec.guid, writer_channel(rec));
+    }
   }
-  const auto rec = w->record();
   publish_record(SampleKind::announce_writer, rec.guid, discovery::encode(rec),
                  "DataWriter of topic '" + rec.topic_name + "'");
 }
@@ -296,6 +301,10 @@ void Participant::announce(const std::shared_ptr<Reader>& r) {
   {
     std::lock_guard lock(mu_);
     local_readers_[r->guid()] = r;
+    if (wants_history(r->qos())) {
+      r->expect_history();
+      history_wanted_.insert(r->guid());
+    }
   }
   const auto rec = r->record();
   publish_record(SampleKind::announce_reader, rec.guid, discovery::encode(rec),
@@ -348,6 +357,10 @@ void Participant::retire_writer(std::uint64_t guid) {
   {
     std::lock_guard lock(mu_);
     local_writers_.erase(guid);
+    if (const auto it = held_writers_.find(guid); it != held_writers_.end()) {
+      engine_->release_sends(it->second);
+      held_writers_.erase(it);
+    }
   }
   publish_retirement(SampleKind::retire_writer, guid);
 }
@@ -356,14 +369,18 @@ void Participant::retire_reader(std::uint64_t guid) {
   {
     std::lock_guard lock(mu_);
     local_readers_.erase(guid);
+    history_wanted_.erase(guid);
+    history_due_.erase(guid);
   }
   publish_retirement(SampleKind::retire_reader, guid);
 }
 
 // ------------------------------------------------------------------------ state transfer
 //
-// The endpoint table at a view boundary, for a participant joining in the next view: a
-// sequence of [u8 kind (1 writer, 2 reader) | u32 length, little-endian | record bytes].
+// The endpoint table at a view boundary, for a participant joining in the next view, and the
+// retained topics: a sequence of [u8 kind | u32 length, little-endian | record bytes], kind
+// 1 a writer, 2 a reader, 3 a gone writer whose retained entries are kept (its writer
+// record), 4 a retained entry (dcps/retained.hpp), in this order.
 
 std::vector<std::byte> Participant::endpoint_state() const {
   std::vector<std::byte> out;
@@ -379,6 +396,17 @@ std::vector<std::byte> Participant::endpoint_state() const {
     put(1, discovery::encode(w));
   for (const auto& [g, r] : endpoints_.reader_records())
     put(2, discovery::encode(r));
+  for (const auto& [topic, t] : retained_)
+    for (const auto& w : t->gone_writers())
+      put(3, discovery::encode(w));
+  std::vector<std::byte> entry;
+  for (const auto& [topic, t] : retained_) {
+    for (const auto& e : t->history().snapshot([](std::uint64_t) { return true; })) {
+      entry.clear();
+      encode_entry(topic, e, entry);
+      put(4, entry);
+    }
+  }
   return out;
 }
 
@@ -403,6 +431,29 @@ void Participant::apply_state(std::span<const std::byte> state) {
       if (auto r = discovery::decode_reader(bytes, error)) {
         on_reader_record(std::move(*r));
         continue;
+      }
+    } else if (kind == 3) {
+      if (auto w = discovery::decode_writer(bytes, error)) {
+        if (const auto terms = retention_terms(w->qos)) {
+          std::lock_guard lock(mu_);
+          auto& t = retained_topic(topic_id(w->topic_name));
+          t.add_writer(*w, *terms);
+          t.retire(w->guid);
+          continue;
+        }
+        error = "writer " + std::to_string(w->guid) + " retains nothing";
+      }
+    } else if (kind == 4) {
+      std::uint64_t topic = 0;
+      if (auto e = decode_entry(bytes, topic, error)) {
+        std::lock_guard lock(mu_);
+        const auto t = retained_.find(topic);
+        if (t != retained_.end() && t->second->history().knows(e->writer)) {
+          t->second->restore(std::move(*e));
+          continue;
+        }
+        error = "a retained entry of writer " + std::to_string(e->writer) +
+                " names a topic or writer the state did not announce";
       }
     } else {
       error = "unknown record kind " + std::to_string(kind);
@@ -554,6 +605,7 @@ group::Demand Participant::layout_demand() const {
     d.channel = writer_channel(w);
     d.name = w.topic_name;
     d.writers.push_back(guid_node(g));
+    d.retained = retention_terms(w.qos).has_value();
     // An Engine policy left at its defaults takes the domain file's engine settings.
     if (const auto& e = w.qos.policy<spindle::policy::Engine>(); e != spindle::policy::Engine()) {
       d.window_size = e.window_size();
@@ -589,6 +641,17 @@ void Participant::on_view(const group::View& view) {
 }
 
 void Participant::settle(Actions& out) {
+  // Readers whose record was applied get the retained history first: everything delivered
+  // up to this boundary, before the live samples of the matches settled below.
+  for (const auto guid : history_due_) {
+    const auto lr = local_reader(guid);
+    if (!lr) continue;
+    const auto rec = lr->record();
+    const auto t = retained_.find(topic_id(rec.topic_name));
+    auto history = t == retained_.end() ? std::vector<Historical>{} : t->second->history_for(rec);
+    out.emplace_back([lr, h = std::move(history)] { lr->receive_history(h); });
+  }
+  history_due_.clear();
   for (auto it = pending_.begin(); it != pending_.end();) {
     // Named copies: lambdas capture these (clang before 16 cannot capture a binding).
     const std::uint64_t writer = it->first.first;
@@ -613,6 +676,8 @@ void Participant::on_writer_record(WriterRecord rec) {
   {
     std::lock_guard lock(mu_);
     inconsistent = inconsistent_topic(rec.topic_name, rec.type_name);
+    if (const auto terms = retention_terms(rec.qos))
+      retained_topic(topic_id(rec.topic_name)).add_writer(rec, *terms);
     collect(endpoints_.add(std::move(rec)), actions);
     ++generation_;
   }
@@ -621,12 +686,34 @@ void Participant::on_writer_record(WriterRecord rec) {
   engine_->demand_changed();
 }
 
+std::vector<storage::Entry> Participant::retained(const std::string& topic_name) const {
+  std::shared_ptr<RetainedTopic> t;
+  {
+    std::lock_guard lock(mu_);
+    const auto it = retained_.find(topic_id(topic_name));
+    if (it == retained_.end()) return {};
+    t = it->second;
+  }
+  return t->history().snapshot([](std::uint64_t) { return true; });
+}
+
+RetainedTopic& Participant::retained_topic(std::uint64_t topic) {
+  auto& t = retained_[topic];
+  if (!t) {
+    t = std::make_shared<RetainedTopic>(topic);
+    router_.retain(topic, t);
+  }
+  return *t;
+}
+
 void Participant::on_reader_record(ReaderRecord rec) {
   Actions actions;
   std::shared_ptr<Topic> inconsistent;
   {
     std::lock_guard lock(mu_);
     inconsistent = inconsistent_topic(rec.topic_name, rec.type_name);
+    // A local reader's own record: its history goes to it at the next view boundary.
+    if (history_wanted_.erase(rec.guid) > 0) history_due_.insert(rec.guid);
     collect(endpoints_.add(std::move(rec)), actions);
     ++generation_;
   }
@@ -639,6 +726,9 @@ void Participant::on_retired(std::uint64_t guid, bool writer) {
   Actions actions;
   {
     std::lock_guard lock(mu_);
+    if (writer)
+      for (auto& [topic, t] : retained_)
+        t->retire(guid);
     collect(endpoints_.retire(guid, writer), actions);
     ++generation_;
   }
@@ -653,6 +743,10 @@ void Participant::on_suspicion(NodeId node, bool left, const std::string& why) {
   {
     std::lock_guard lock(mu_);
     left = left || left_.contains(node);
+    for (const auto& [g, w] : endpoints_.writer_records())
+      if (guid_node(g) == node)
+        for (auto& [topic, t] : retained_)
+          t->retire(g);
     const std::size_t before = endpoints_.writers() + endpoints_.readers();
     collect(endpoints_.retire_if([node](std::uint64_t g) { return guid_node(g) == node; }),
             actions);

@@ -99,6 +99,12 @@ RouterStats Router::stats() const {
   return s;
 }
 
+void Router::retain(std::uint64_t topic, std::shared_ptr<TopicSink> store) {
+  std::lock_guard lock(stores_mu_);
+  stores_[topic] = std::move(store);
+  any_store_.store(true, std::memory_order_release);
+}
+
 void Router::on_member_lost(NodeId node, bool left, const std::string& why) {
   if (auto h = copy_of(on_suspicion_)) h(node, left, why);
 }
@@ -173,6 +179,11 @@ void Router::on_deliver(std::span<const smc::Message> batch) {
     if (parsed->header.topic == 0) {
       if (builtin_) builtin_(*parsed, m.sender);
       continue;
+    }
+    if (any_store_.load(std::memory_order_acquire)) {
+      std::lock_guard slock(stores_mu_);
+      if (auto st = stores_.find(parsed->header.topic); st != stores_.end())
+        st->second->on_sample(*parsed, m.sender);
     }
     auto it = sinks_.find(parsed->header.topic);
     if (it == sinks_.end()) continue;

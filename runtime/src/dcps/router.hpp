@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -91,6 +92,9 @@ class Router final : public group::EngineClient {
 
   void subscribe(std::uint64_t topic, TopicSink* sink);
   void unsubscribe(std::uint64_t topic, TopicSink* sink);
+  // A topic's retained history (dcps/retained.hpp), fed every message of the topic from now
+  // on; the Router keeps it alive. Callable from the builtin handler too (a lock of its own).
+  void retain(std::uint64_t topic, std::shared_ptr<TopicSink> store);
   // Builtin messages (discovery, liveliness), in delivery order. Set before the engine starts.
   void set_builtin_handler(BuiltinHandler handler);
   void set_suspicion_handler(SuspicionHandler handler);
@@ -127,6 +131,9 @@ class Router final : public group::EngineClient {
   mutable std::mutex sinks_mu_;
   std::unordered_map<std::uint64_t, std::vector<TopicSink*>> sinks_;
   std::vector<TopicSink*> touched_;  // protocol thread: sinks that got samples this batch
+  mutable std::mutex stores_mu_;     // a leaf, taken inside sinks_mu_
+  std::unordered_map<std::uint64_t, std::shared_ptr<TopicSink>> stores_;
+  std::atomic<bool> any_store_{false};
   BuiltinHandler builtin_;
   SuspicionHandler on_suspicion_;
   std::function<void(const std::string&)> on_halt_;

@@ -2,6 +2,7 @@
 # history cache, statuses (StatusBook), conditions and WaitSets, the Entity base.
 target_sources(spindle_runtime PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/history_cache.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/retained.cpp
   ${CMAKE_CURRENT_LIST_DIR}/status_book.cpp
   ${CMAKE_CURRENT_LIST_DIR}/condition.cpp
   ${CMAKE_CURRENT_LIST_DIR}/waitset.cpp

@@ -772,6 +772,17 @@ std::uint64_t Engine::in_flight(Channel channel) const {
   return sg ? vs->smc->in_flight(*sg) : 0;
 }
 
+void Engine::hold_sends(Channel channel) {
+  std::lock_guard lock(view_mu_);
+  held_sends_.push_back(channel);
+}
+
+void Engine::release_sends(Channel channel) {
+  std::lock_guard lock(view_mu_);
+  if (const auto it = std::ranges::find(held_sends_, channel); it != held_sends_.end())
+    held_sends_.erase(it);
+}
+
 Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadline) {
   for (;;) {
     std::shared_ptr<ViewState> vs;
@@ -789,8 +800,8 @@ Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadli
       bool wanted = false;
       {
         std::lock_guard lock(view_mu_);
-        wanted =
-            std::find(wanted_sends_.begin(), wanted_sends_.end(), channel) != wanted_sends_.end();
+        wanted = std::ranges::find(wanted_sends_, channel) != wanted_sends_.end() ||
+                 std::ranges::find(held_sends_, channel) != held_sends_.end();
       }
       if (!wanted) return scratch_loan(channel, size);
       // A relayout that makes us a sender is on its way: the next view takes the message.

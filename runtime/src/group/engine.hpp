@@ -175,6 +175,12 @@ class Engine {
   // The client's demand changed (an endpoint record was applied): lay out again if the
   // view's subgroups no longer fit it (any thread; batched).
   void demand_changed();
+  // A writer whose every message must reach a subgroup (it retains history: its channel has
+  // a subgroup once its record is known, readers or not) holds its channel from creation:
+  // writes on it wait for the view that makes this node a sender, rather than go nowhere
+  // before its record is applied. Each hold is released once (any thread).
+  void hold_sends(Channel channel);
+  void release_sends(Channel channel);
 
   // Joining (join.hpp). While this member leads, it holds the domain's join port (`port`:
   // the TCP one, or the simulator's) and admits participants that agree on `settings`;
@@ -287,6 +293,9 @@ class Engine {
   // Channels the demand makes this node a sender of (guarded by view_mu_): while the view
   // has no subgroup for one, its writes wait for the next view instead of going nowhere.
   std::vector<Channel> wanted_sends_;
+  // Channels whose writes wait for the view that makes this node a sender even before the
+  // demand says so (hold_sends()): one entry per holder.
+  std::vector<Channel> held_sends_;
   std::atomic<bool> layout_check_due_{false};
 
   struct Retired {

@@ -24,7 +24,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr std::size_t kMaxRequest = 8 * 1024;
 constexpr std::size_t kMaxView = 1 << 20;
-constexpr std::size_t kMaxState = 64 << 20;
+// The state transfer carries the retained history of every retained topic (docs/storage.md):
+// it may be large, so it is read as it comes, never allocated up front from the header.
+constexpr std::size_t kMaxState = std::size_t{16} << 30;
+constexpr std::size_t kStateChunk = std::size_t{16} << 20;
 constexpr auto kRequestTimeout = std::chrono::seconds(3);
 constexpr std::string_view kMagic = "SPINDLE-JOIN 1";
 
@@ -378,9 +381,13 @@ std::optional<Welcome> join(const std::vector<transport::NodeAddress>& contacts,
     }
     std::string yaml(view_len, '\0');
     Welcome w;
-    w.state.resize(state_len);
-    if (!read_exact(fd, reinterpret_cast<std::byte*>(yaml.data()), view_len, deadline) ||
-        !read_exact(fd, w.state.data(), state_len, deadline)) {
+    bool whole = read_exact(fd, reinterpret_cast<std::byte*>(yaml.data()), view_len, deadline);
+    while (whole && w.state.size() < state_len) {
+      const auto at = w.state.size();
+      w.state.resize(at + std::min(kStateChunk, state_len - at));
+      whole = read_exact(fd, w.state.data() + at, w.state.size() - at, deadline);
+    }
+    if (!whole) {
       throw dds::core::Error("joining domain " + std::to_string(request.domain_id) +
                              ": the leader's welcome was cut short");
     }

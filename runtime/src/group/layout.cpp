@@ -54,6 +54,7 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
     std::string name;
     std::uint32_t window = 0;
     std::uint32_t payload = 0;
+    bool retained = false;
   };
   using Key = std::tuple<std::uint64_t, Ordering, std::uint64_t>;
   std::map<Key, Merged> channels;
@@ -70,6 +71,13 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
     if (c.name.empty()) c.name = d.name;
     c.window = std::max(c.window, d.window_size);
     c.payload = std::max(c.payload, d.max_payload);
+    c.retained = c.retained || d.retained;
+  }
+  // A retained channel: every member reads it (its own partition set only).
+  for (const auto& [key, c] : channels) {
+    if (!c.retained || c.writers.empty()) continue;
+    for (const auto& m : members)
+      readers[std::get<0>(key)].emplace_back(m.id, std::set<std::uint64_t>{std::get<2>(key)});
   }
   // Each topic and ordering: its partition sets with a live writer, grouped by the readers
   // that match several (union-find over their indices), one subgroup per group with a reader.

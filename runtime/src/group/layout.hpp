@@ -9,7 +9,10 @@
 // subgroup, so that every reader still takes all it matches in one total order. Each such
 // group with a reader is a subgroup whose senders are its writers' processes and whose
 // members are those and the processes with a reader that matches one of its partition
-// sets, ordered by (topic, ordering, smallest partition key). A process with no endpoint on
+// sets, ordered by (topic, ordering, smallest partition key). A retained channel (a writer
+// that keeps history for late readers, docs/storage.md) has every member of the view as a
+// reader: its subgroup spans the domain, so that every member holds the same history and a
+// late reader anywhere takes it from its own member. A process with no endpoint on
 // a topic, or only readers in other partitions, is in none of its subgroups: it receives
 // none of those samples and pays nothing for them; a channel nobody reads has no subgroup
 // at all (its writes go nowhere, as DDS has it for a writer with no matched reader).
@@ -73,6 +76,9 @@ struct ChannelDemand {
   std::vector<std::uint64_t> partitions;  // readers: the partition sets they match
   std::uint32_t window_size = 0;          // slots per sender
   std::uint32_t max_payload = 0;          // bytes of a message after the DCPS sample header
+  // Its writers' messages are retained (dcps/retained.hpp): every member keeps them, so
+  // every member is in its subgroup, with a reader or not (docs/storage.md).
+  bool retained = false;
 };
 
 // Everything the DCPS layer needs laid out, and the version of its endpoint table: every

@@ -1,0 +1,182 @@
+// Retained topics (see retained.hpp).
+#include "dcps/retained.hpp"
+
+#include <cstring>
+
+#include "qos/checks.hpp"
+
+namespace spindle::dcps {
+
+namespace policy = dds::core::policy;
+using spindle::policy::ConsistencyKind;
+
+std::optional<storage::WriterTerms> retention_terms(const dds::pub::qos::DataWriterQos& q) {
+  const auto& durability = q.policy<policy::Durability>();
+  const auto level =
+      qos::effective_consistency(durability, q.policy<spindle::policy::Consistency>());
+  if (level < ConsistencyKind::VOLATILE) return std::nullopt;
+  storage::WriterTerms t;
+  // TRANSIENT, PERSISTENT, LOGGED: per instance, after the writer is gone; TRANSIENT_LOCAL,
+  // VOLATILE: per writer, while it lives.
+  const bool service_level = level == ConsistencyKind::LOGGED;
+  t.per_writer = !service_level;
+  t.outlives_writer = service_level;
+  // The durability service's history where it is set (always at the service levels), the
+  // writer's own otherwise.
+  const auto& ds = q.policy<policy::DurabilityService>();
+  if (service_level || ds != policy::DurabilityService()) {
+    t.depth = ds.history_kind() == policy::HistoryKind::KEEP_ALL ? storage::kUnlimited
+                                                                 : ds.history_depth();
+    t.max_samples = ds.max_samples();
+    t.max_instances = ds.max_instances();
+    t.max_samples_per_instance = ds.max_samples_per_instance();
+  } else {
+    const auto& h = q.policy<policy::History>();
+    const auto& rl = q.policy<policy::ResourceLimits>();
+    t.depth = h.kind() == policy::HistoryKind::KEEP_ALL ? storage::kUnlimited : h.depth();
+    t.max_samples = rl.max_samples();
+    t.max_instances = rl.max_instances();
+    t.max_samples_per_instance = rl.max_samples_per_instance();
+  }
+  return t;
+}
+
+bool wants_history(const dds::sub::qos::DataReaderQos& q) {
+  return qos::effective_consistency(q.policy<policy::Durability>(),
+                                    q.policy<spindle::policy::Consistency>()) >=
+         ConsistencyKind::VOLATILE;
+}
+
+void RetainedTopic::add_writer(const WriterRecord& w, const storage::WriterTerms& terms) {
+  {
+    std::lock_guard lock(mu_);
+    records_.insert_or_assign(w.guid, w);
+    gone_.erase(w.guid);
+  }
+  history_.add_writer(w.guid, terms);
+}
+
+void RetainedTopic::retire(std::uint64_t writer) {
+  {
+    std::lock_guard lock(mu_);
+    if (!records_.contains(writer)) return;
+    gone_[writer] = true;
+  }
+  history_.retire(writer);
+}
+
+std::vector<Historical> RetainedTopic::history_for(const ReaderRecord& r) const {
+  // Which writers' entries the reader takes: those it would match.
+  std::map<std::uint64_t, std::pair<std::int32_t, dds::core::Duration>> takes;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [g, w] : records_) {
+      if (w.type_name != r.type_name || w.topic_name != r.topic_name) continue;
+      if (!qos::partitions_match(w.publisher_qos.policy<policy::Partition>(),
+                                 r.subscriber_qos.policy<policy::Partition>()))
+        continue;
+      if (!qos::incompatible_policies(w.publisher_qos, w.qos, r.subscriber_qos, r.qos).empty())
+        continue;
+      takes.emplace(g, std::pair{w.qos.policy<policy::OwnershipStrength>().value(),
+                                 w.qos.policy<policy::Lifespan>().duration()});
+    }
+  }
+  std::vector<Historical> out;
+  for (auto& e : history_.snapshot([&](std::uint64_t w) { return takes.contains(w); })) {
+    const auto& [strength, lifespan] = takes.at(e.writer);
+    out.push_back(Historical{std::move(e), strength, lifespan});
+  }
+  return out;
+}
+
+std::vector<WriterRecord> RetainedTopic::gone_writers() const {
+  std::lock_guard lock(mu_);
+  std::vector<WriterRecord> out;
+  for (const auto& [g, gone] : gone_)
+    if (auto it = records_.find(g); gone && it != records_.end()) out.push_back(it->second);
+  return out;
+}
+
+void RetainedTopic::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
+  const auto& h = sample.header;
+  storage::ChangeKind kind{};
+  switch (h.kind) {
+    case SampleKind::data:
+      kind = storage::ChangeKind::data;
+      break;
+    case SampleKind::dispose:
+      kind = storage::ChangeKind::dispose;
+      break;
+    case SampleKind::unregister:
+      kind = storage::ChangeKind::unregister;
+      break;
+    default:
+      return;
+  }
+  // The message as it was delivered: the header, then the payload.
+  std::vector<std::byte> message(sizeof(SampleHeader) + sample.payload.size());
+  std::memcpy(message.data(), &h, sizeof(SampleHeader));
+  if (!sample.payload.empty())
+    std::memcpy(message.data() + sizeof(SampleHeader), sample.payload.data(),
+                sample.payload.size());
+  (void)history_.retain(h.writer, h.key, kind, message);
+}
+
+namespace {
+
+void put64(std::vector<std::byte>& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<std::byte>((v >> (8 * i)) & 0xff));
+}
+
+std::uint64_t get64(std::span<const std::byte> b, std::size_t at) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < 8; ++i)
+    v |= static_cast<std::uint64_t>(b[at + i]) << (8 * i);
+  return v;
+}
+
+constexpr std::size_t kEntryHead = 8 + 8 + 8 + 16 + 1;
+
+}  // namespace
+
+void encode_entry(std::uint64_t topic, const storage::Entry& e, std::vector<std::byte>& out) {
+  put64(out, topic);
+  put64(out, e.seq);
+  put64(out, e.writer);
+  for (auto k : e.key)
+    out.push_back(std::byte{k});
+  out.push_back(static_cast<std::byte>(e.kind));
+  out.insert(out.end(), e.message.begin(), e.message.end());
+}
+
+std::optional<storage::Entry> decode_entry(std::span<const std::byte> bytes, std::uint64_t& topic,
+                                           std::string& error) {
+  if (bytes.size() < kEntryHead) {
+    error = "a retained entry of " + std::to_string(bytes.size()) + " bytes is shorter than " +
+            std::to_string(kEntryHead);
+    return std::nullopt;
+  }
+  storage::Entry e;
+  topic = get64(bytes, 0);
+  e.seq = get64(bytes, 8);
+  e.writer = get64(bytes, 16);
+  for (std::size_t i = 0; i < 16; ++i)
+    e.key[i] = static_cast<std::uint8_t>(bytes[24 + i]);
+  const auto kind = static_cast<std::uint8_t>(bytes[40]);
+  if (kind < 1 || kind > 3) {
+    error = "a retained entry has change kind " + std::to_string(kind) + " (1..3)";
+    return std::nullopt;
+  }
+  e.kind = static_cast<storage::ChangeKind>(kind);
+  const auto message = bytes.subspan(kEntryHead);
+  std::string why;
+  if (!parse(message, why)) {
+    error = "a retained entry's message does not parse: " + why;
+    return std::nullopt;
+  }
+  e.message.assign(message.begin(), message.end());
+  return e;
+}
+
+}  // namespace spindle::dcps
