@@ -11,9 +11,10 @@
 //   LOGGED     ATOMIC + delivered only once appended to a durable log (fsync per the
 //              policy below), replayed on restart; the counterpart is TRANSIENT/PERSISTENT
 //
-// Until the storage component lands, VOLATILE and LOGGED deliver exactly as ATOMIC (same
-// order, same stability rule) without retention or logging; profiles written for them
-// keep working unchanged when it does.
+// VOLATILE and LOGGED retain the last samples of each instance at every member and hand
+// them to late readers (docs/storage.md). LOGGED does not write its durable log yet: it
+// delivers as VOLATILE, with history that outlives its writer; profiles written for it keep
+// working unchanged when the log lands.
 //
 // The fsync settings apply to LOGGED only and are ignored at other levels: EVERY_SAMPLE
 // syncs before each delivery, PERIODIC at most every fsync_period (a crash loses at most
