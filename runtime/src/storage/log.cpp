@@ -46,13 +46,16 @@ std::uint32_t crc32c(const std::byte* p, std::size_t n) {
 }
 
 void put16(std::byte* p, std::uint16_t v) {
-  for (int i = 0; i < 2; ++i) p[i] = static_cast<std::byte>(v >> (8 * i));
+  for (int i = 0; i < 2; ++i)
+    p[i] = static_cast<std::byte>(v >> (8 * i));
 }
 void put32(std::byte* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::byte>(v >> (8 * i));
+  for (int i = 0; i < 4; ++i)
+    p[i] = static_cast<std::byte>(v >> (8 * i));
 }
 void put64(std::byte* p, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<std::byte>(v >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    p[i] = static_cast<std::byte>(v >> (8 * i));
 }
 std::uint16_t get16(const std::byte* p) {
   return static_cast<std::uint16_t>(std::to_integer<unsigned>(p[0]) |
@@ -60,12 +63,14 @@ std::uint16_t get16(const std::byte* p) {
 }
 std::uint32_t get32(const std::byte* p) {
   std::uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = v << 8 | std::to_integer<std::uint32_t>(p[i]);
+  for (int i = 3; i >= 0; --i)
+    v = v << 8 | std::to_integer<std::uint32_t>(p[i]);
   return v;
 }
 std::uint64_t get64(const std::byte* p) {
   std::uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = v << 8 | std::to_integer<std::uint64_t>(p[i]);
+  for (int i = 7; i >= 0; --i)
+    v = v << 8 | std::to_integer<std::uint64_t>(p[i]);
   return v;
 }
 
@@ -179,8 +184,8 @@ std::uint64_t file_size(int fd, const fs::path& p, const char* op) {
 std::size_t pwrite_all(int fd, std::span<const std::byte> data, std::uint64_t offset) {
   std::size_t done = 0;
   while (done < data.size()) {
-    const ssize_t n = ::pwrite(fd, data.data() + done, data.size() - done,
-                               static_cast<off_t>(offset + done));
+    const ssize_t n =
+        ::pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
       return done;
@@ -241,7 +246,8 @@ void sync_fd(int fd, const fs::path& p, const char* op) {
 
 void sync_dir(int dir_fd, const fs::path& p, const char* op) {
   while (::fsync(dir_fd) != 0) {
-    if (errno != EINTR && errno != EINVAL) fail(op, p, std::nullopt, errno, "fsync of the directory");
+    if (errno != EINTR && errno != EINVAL)
+      fail(op, p, std::nullopt, errno, "fsync of the directory");
     if (errno == EINVAL) return;  // a file system that cannot sync directories
   }
 }
@@ -293,7 +299,8 @@ class FileSource final : public Source {
         static_cast<std::size_t>(std::min<std::uint64_t>(dst.size(), size_ - offset));
     std::size_t done = 0;
     while (done < want) {
-      const ssize_t n = ::pread(fd_, dst.data() + done, want - done, static_cast<off_t>(offset + done));
+      const ssize_t n =
+          ::pread(fd_, dst.data() + done, want - done, static_cast<off_t>(offset + done));
       if (n < 0) {
         if (errno == EINTR) continue;
         fail("read", path_, offset + done, errno);
@@ -342,8 +349,8 @@ class Window {
       return {buf_.data() + (offset - start_), n};
     const std::uint64_t size = src_->size();
     if (offset >= size) return {};
-    const std::size_t want = static_cast<std::size_t>(
-        std::min<std::uint64_t>(std::max(n, kWindowBytes), size - offset));
+    const std::size_t want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(std::max(n, kWindowBytes), size - offset));
     if (buf_.size() < want) buf_.resize(want);
     len_ = 0;
     len_ = src_->read_at(offset, {buf_.data(), want});
@@ -398,9 +405,9 @@ std::optional<Bad> check_record_header(Window& w, std::uint64_t offset, std::uin
   r.time_ns = static_cast<std::int64_t>(get64(h.data() + 32));
   r.offset = offset;
   if (r.length > kMaxPayload)
-    return Bad{offset, Problem::bad_length,
-               "length " + std::to_string(r.length) + " above the maximum " +
-                   std::to_string(kMaxPayload)};
+    return Bad{
+        offset, Problem::bad_length,
+        "length " + std::to_string(r.length) + " above the maximum " + std::to_string(kMaxPayload)};
   r.span = record_span(r.length);
   if (r.span > left)
     return Bad{offset, Problem::short_record,
@@ -411,16 +418,15 @@ std::optional<Bad> check_record_header(Window& w, std::uint64_t offset, std::uin
 
 // The whole record at `offset`: header, then the CRC over everything after the CRC field,
 // read in window-sized pieces (nothing is allocated for the length).
-std::optional<Bad> check_record(Window& w, std::uint64_t offset, std::uint64_t end,
-                                RecordInfo& r) {
+std::optional<Bad> check_record(Window& w, std::uint64_t offset, std::uint64_t end, RecordInfo& r) {
   if (auto bad = check_record_header(w, offset, end, r)) return bad;
   const std::uint32_t stored = get32(w.get(offset, 4).data());
   Crc32c c;
   std::uint64_t pos = offset + 4;
   const std::uint64_t stop = offset + r.span;
   while (pos < stop) {
-    const auto piece = w.get(pos, static_cast<std::size_t>(std::min<std::uint64_t>(
-                                      kWindowBytes, stop - pos)));
+    const auto piece =
+        w.get(pos, static_cast<std::size_t>(std::min<std::uint64_t>(kWindowBytes, stop - pos)));
     if (piece.empty()) return Bad{offset, Problem::short_record, "short read inside a record"};
     c.process_bytes(piece.data(), piece.size());
     pos += piece.size();
@@ -562,14 +568,13 @@ Scan scan_segment(const Source& src, Window& w, std::uint64_t number, bool newes
                 "order " + to_string(r.order) + " is not after " + to_string(*prev)};
     if (bad) {
       Damage d = make_damage(src, *bad);
-      if (bad->problem != Problem::order_backwards && newest &&
-          !find_valid_after(w, off, size)) {
+      if (bad->problem != Problem::order_backwards && newest && !find_valid_after(w, off, size)) {
         d.torn = true;
         d.records = count_torn(w, off, size);
       } else {
         // The bad record (or the out-of-order one, valid itself) and the valid ones after it.
-        d.records = count_valid_from(w, off, size) +
-                    (bad->problem == Problem::order_backwards ? 0 : 1);
+        d.records =
+            count_valid_from(w, off, size) + (bad->problem == Problem::order_backwards ? 0 : 1);
       }
       s.damage = std::move(d);
       break;
@@ -618,8 +623,8 @@ IndexLoad load_index(const fs::path& p, std::uint64_t number, std::uint64_t segm
     return l;
   }
   for (std::uint64_t off = kIndexHeaderBytes; off < src.size(); off += kIndexEntryBytes) {
-    const std::string where = "entry " + std::to_string(l.entries.size()) + " at byte " +
-                              std::to_string(off) + ": ";
+    const std::string where =
+        "entry " + std::to_string(l.entries.size()) + " at byte " + std::to_string(off) + ": ";
     const auto b = w.get(off, kIndexEntryBytes);
     if (b.size() < kIndexEntryBytes) {
       l.problem = where + "the file ends inside it";
@@ -629,8 +634,8 @@ IndexLoad load_index(const fs::path& p, std::uint64_t number, std::uint64_t segm
       l.problem = where + "bad CRC";
       break;
     }
-    const IndexEntry e{{get64(b.data()), get64(b.data() + 8)}, get64(b.data() + 16),
-                       get64(b.data() + 24)};
+    const IndexEntry e{
+        {get64(b.data()), get64(b.data() + 8)}, get64(b.data() + 16), get64(b.data() + 24)};
     if (l.entries.empty() && (e.offset != kSegmentHeaderBytes || e.ordinal != 0)) {
       l.problem = where + "the first entry is not the first record";
       break;
@@ -641,8 +646,8 @@ IndexLoad load_index(const fs::path& p, std::uint64_t number, std::uint64_t segm
           e.ordinal <= l.entries.back().ordinal ||
           e.ordinal - l.entries.back().ordinal >
               (e.offset - l.entries.back().offset) / kRecordHeaderBytes))) {
-      l.problem = where + "offset " + std::to_string(e.offset) + ", order " +
-                  to_string(e.order) + " out of place";
+      l.problem = where + "offset " + std::to_string(e.offset) + ", order " + to_string(e.order) +
+                  " out of place";
       break;
     }
     l.entries.push_back(e);
@@ -693,7 +698,8 @@ Loaded load_segment(const Source& src, const fs::path& idx_path, std::uint64_t n
   }
   IndexLoad il = load_index(idx_path, number, src.size());
   std::size_t trusted = il.entries.size();
-  while (trusted > 0 && !entry_matches(w, src.size(), il.entries[trusted - 1])) --trusted;
+  while (trusted > 0 && !entry_matches(w, src.size(), il.entries[trusted - 1]))
+    --trusted;
   l.index.assign(il.entries.begin(), il.entries.begin() + static_cast<std::ptrdiff_t>(trusted));
   if (!il.present) {
     l.index_why = "missing";
@@ -790,7 +796,9 @@ std::int64_t to_ns(std::chrono::system_clock::time_point t) {
 
 // ---- printing ----------------------------------------------------------------------------
 
-std::string to_string(Order o) { return std::to_string(o.view) + ":" + std::to_string(o.seq); }
+std::string to_string(Order o) {
+  return std::to_string(o.view) + ":" + std::to_string(o.seq);
+}
 
 const char* to_string(Problem p) {
   switch (p) {
@@ -820,7 +828,8 @@ std::string Damage::to_string() const {
   if (records) s << ", " << *records << (*records == 1 ? " record" : " records");
   if (!set_aside.empty()) {
     s << " set aside in";
-    for (const auto& p : set_aside) s << " " << p.filename().string();
+    for (const auto& p : set_aside)
+      s << " " << p.filename().string();
   }
   return s.str();
 }
@@ -837,22 +846,26 @@ std::string RecoveryReport::to_string() const {
   s << "log " << dir.string() << ": " << segments << " segments, " << records << " records ("
     << range(first, last) << "), " << bytes << " bytes";
   if (damage.empty()) s << ", no damage";
-  for (const auto& d : damage) s << "\n  " << d.to_string();
-  for (const auto& i : index_rebuilt) s << "\n  index rebuilt: " << i;
+  for (const auto& d : damage)
+    s << "\n  " << d.to_string();
+  for (const auto& i : index_rebuilt)
+    s << "\n  index rebuilt: " << i;
   return s.str();
 }
 
 std::string VerifyReport::to_string() const {
   std::ostringstream s;
-  s << "log " << dir.string() << ": " << segments.size() << " segments, " << records
-    << " records (" << range(first, last) << "), " << bytes << " bytes: "
-    << (clean() ? "clean" : "DAMAGED");
+  s << "log " << dir.string() << ": " << segments.size() << " segments, " << records << " records ("
+    << range(first, last) << "), " << bytes << " bytes: " << (clean() ? "clean" : "DAMAGED");
   for (const auto& seg : segments)
     s << "\n  " << seg.file.filename().string() << ": " << seg.records << " records ("
       << range(seg.first, seg.last) << "), " << seg.bytes << " bytes";
-  for (const auto& d : damage) s << "\n  damage: " << d.to_string();
-  for (const auto& i : index_problems) s << "\n  index: " << i;
-  for (const auto& n : notes) s << "\n  note: " << n;
+  for (const auto& d : damage)
+    s << "\n  damage: " << d.to_string();
+  for (const auto& i : index_problems)
+    s << "\n  index: " << i;
+  for (const auto& n : notes)
+    s << "\n  note: " << n;
   return s.str();
 }
 
@@ -978,6 +991,10 @@ std::optional<RecordView> Cursor::next() {
     }
     RecordInfo r;
     auto bad = check_record_header(s.win, s.offset, s.limit, r);
+    if (!bad && r.order < s.from) {
+      s.offset += r.span;  // before the start: its header is enough to step over it
+      continue;
+    }
     if (!bad) {
       s.win.get(s.offset, static_cast<std::size_t>(r.span));  // the whole record, read once
       bad = check_record(s.win, s.offset, s.limit, r);
@@ -991,8 +1008,7 @@ std::optional<RecordView> Cursor::next() {
     const std::uint64_t at = s.offset;
     s.offset += r.span;
     s.last = r.order;
-    if (r.order < s.from) continue;
-    return RecordView{r.order, r.kind, r.time_ns, s.win.get(at + kRecordHeaderBytes, r.length),
+    return RecordView{r.order,  r.kind, r.time_ns, s.win.get(at + kRecordHeaderBytes, r.length),
                       s.number, at};
   }
 }
@@ -1142,7 +1158,8 @@ struct Log::Impl {
         iov.push_back({h, kRecordHeaderBytes});
         // pwritev takes non-const bases; it only reads them.
         iov.push_back({const_cast<std::byte*>(it.payload.data()), it.payload.size()});
-        const std::size_t pad = record_span(it.payload.size()) - kRecordHeaderBytes - it.payload.size();
+        const std::size_t pad =
+            record_span(it.payload.size()) - kRecordHeaderBytes - it.payload.size();
         iov.push_back({const_cast<std::byte*>(kZeros.data()), pad});
       }
       const std::uint64_t want = end - a.size;
@@ -1164,8 +1181,8 @@ struct Log::Impl {
           // tail_dirty stays set: the next append cuts the file first.
         }
         fail("append", a.file->path, a.size, err,
-             "write of " + std::to_string(want) + " bytes stopped after " +
-                 std::to_string(wrote) + "; the log ends at " + to_string(last_locked()));
+             "write of " + std::to_string(want) + " bytes stopped after " + std::to_string(wrote) +
+                 "; the log ends at " + to_string(last_locked()));
       }
       commit(items.subspan(i, j - i), now_ns);
       i = j;
@@ -1208,8 +1225,8 @@ struct Log::Impl {
         oldest = &table->segs.front();
         total = table->bytes;
       }
-      const bool too_old =
-          opt.retain_age.count() > 0 && (oldest->records == 0 || oldest->newest_ns < now_ns - age_ns);
+      const bool too_old = opt.retain_age.count() > 0 &&
+                           (oldest->records == 0 || oldest->newest_ns < now_ns - age_ns);
       const bool too_big = opt.retain_bytes > 0 && total > opt.retain_bytes;
       if (!too_old && !too_big) return;
       const fs::path p = oldest->file->path;
@@ -1235,7 +1252,8 @@ struct Log::Impl {
       dest += "@" + std::to_string(from) + ".corrupt";
       dest = unique_path(dest);
       if (from == 0) {
-        if (::rename(p.c_str(), dest.c_str()) != 0) fail("repair", p, std::nullopt, errno, "rename");
+        if (::rename(p.c_str(), dest.c_str()) != 0)
+          fail("repair", p, std::nullopt, errno, "rename");
       } else {
         Fd in(open_file(p, O_RDWR, "repair"));
         const std::uint64_t size = file_size(in.fd, p, "repair");
@@ -1413,8 +1431,12 @@ Order Log::append(Order order, std::uint16_t kind, std::span<const std::byte> pa
   impl_->append({&item, 1});
   return order;
 }
-void Log::append(std::span<const AppendItem> items) { impl_->append(items); }
-void Log::sync() { impl_->sync(); }
+void Log::append(std::span<const AppendItem> items) {
+  impl_->append(items);
+}
+void Log::sync() {
+  impl_->sync();
+}
 void Log::apply_retention(std::chrono::system_clock::time_point now) {
   impl_->apply_retention(now);
 }
@@ -1439,7 +1461,9 @@ std::uint64_t Log::segments() const {
   std::lock_guard lock(impl_->table->mu);
   return impl_->table->segs.size();
 }
-const LogOptions& Log::options() const { return impl_->opt; }
+const LogOptions& Log::options() const {
+  return impl_->opt;
+}
 
 Cursor Log::read(Order from) const {
   auto s = std::make_unique<Cursor::State>();
@@ -1514,7 +1538,8 @@ VerifyReport verify(const std::filesystem::path& dir) {
   VerifyReport v;
   v.dir = dir;
   const DirListing l = list_dir(dir, "verify");
-  for (const auto& c : l.corrupt) v.notes.push_back(c + ": bytes set aside by an earlier repair");
+  for (const auto& c : l.corrupt)
+    v.notes.push_back(c + ": bytes set aside by an earlier repair");
   for (const auto n : l.indexes)
     if (!std::binary_search(l.segments.begin(), l.segments.end(), n))
       v.notes.push_back(segment_name(n, ".idx") + ": index of no segment (open() removes it)");
@@ -1555,11 +1580,11 @@ VerifyReport verify(const std::filesystem::path& dir) {
                                      " names offset " + std::to_string(e.offset) +
                                      ", where no record starts");
         } else if (e.order != r.order || (!damaged_here && e.ordinal != ordinal)) {
-          v.index_problems.push_back(
-              idx_name + ": entry " + std::to_string(next_entry) + " says " +
-              to_string(e.order) + " (record " + std::to_string(e.ordinal) + ") at offset " +
-              std::to_string(e.offset) + ", the segment has " + to_string(r.order) +
-              " (record " + std::to_string(ordinal) + ")");
+          v.index_problems.push_back(idx_name + ": entry " + std::to_string(next_entry) + " says " +
+                                     to_string(e.order) + " (record " + std::to_string(e.ordinal) +
+                                     ") at offset " + std::to_string(e.offset) +
+                                     ", the segment has " + to_string(r.order) + " (record " +
+                                     std::to_string(ordinal) + ")");
         }
       }
     };
@@ -1607,8 +1632,7 @@ VerifyReport verify(const std::filesystem::path& dir) {
     }
     for (; next_entry < il.entries.size(); ++next_entry)
       v.index_problems.push_back(idx_name + ": entry " + std::to_string(next_entry) +
-                                 " names offset " +
-                                 std::to_string(il.entries[next_entry].offset) +
+                                 " names offset " + std::to_string(il.entries[next_entry].offset) +
                                  ", past the last valid record");
     v.records += sum.records;
     if (sum.first && !v.first) v.first = sum.first;

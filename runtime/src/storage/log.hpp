@@ -89,7 +89,7 @@ enum class SyncPolicy {
 };
 
 struct LogOptions {
-  std::filesystem::path dir;  // created (with parents) if missing
+  std::filesystem::path dir;                              // created (with parents) if missing
   std::uint64_t segment_bytes = std::uint64_t{64} << 20;  // a segment is sealed past this
   std::uint64_t retain_bytes = 0;      // 0: no limit; else oldest sealed segments go past it
   std::chrono::seconds retain_age{0};  // 0: no limit; else sealed segments whose newest record
@@ -117,10 +117,10 @@ struct Damage {
   std::filesystem::path file;  // the segment
   std::uint64_t offset = 0;    // of the first bad byte (a record or segment header)
   Problem problem = Problem::bad_crc;
-  std::string detail;          // e.g. "length 4294967295 above the maximum 1073741824"
-  bool torn = false;           // a torn tail: nothing valid after it, truncated by open()
-  std::uint64_t bytes = 0;     // bytes from `offset` dropped or set aside (verify: affected)
-  std::optional<std::uint64_t> records;  // records among them, where known
+  std::string detail;       // e.g. "length 4294967295 above the maximum 1073741824"
+  bool torn = false;        // a torn tail: nothing valid after it, truncated by open()
+  std::uint64_t bytes = 0;  // bytes from `offset` dropped or set aside (verify: affected)
+  std::optional<std::uint64_t> records;          // records among them, where known
   std::vector<std::filesystem::path> set_aside;  // repair: the *.corrupt files written
   std::string to_string() const;
 };
@@ -154,9 +154,9 @@ struct VerifyReport {
   std::uint64_t records = 0;
   std::uint64_t bytes = 0;
   std::optional<Order> first, last;
-  std::vector<Damage> damage;                 // every damaged place, in file order
-  std::vector<std::string> index_problems;    // an index entry contradicting its segment
-  std::vector<std::string> notes;             // missing index, *.corrupt files, ...
+  std::vector<Damage> damage;               // every damaged place, in file order
+  std::vector<std::string> index_problems;  // an index entry contradicting its segment
+  std::vector<std::string> notes;           // missing index, *.corrupt files, ...
   bool clean() const { return damage.empty() && index_problems.empty(); }
   std::string to_string() const;
 };
