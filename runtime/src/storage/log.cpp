@@ -756,7 +756,8 @@ fs::path unique_path(const fs::path& base) {
   if (!fs::exists(base, ec)) return base;
   for (int i = 1; i < 1000; ++i) {
     fs::path p = base;
-    p += "." + std::to_string(i);
+    p += ".";  // two steps: GCC 12 warns falsely (-Wrestrict) on "." + std::to_string(i)
+    p += std::to_string(i);
     if (!fs::exists(p, ec)) return p;
   }
   fail("repair", base, std::nullopt, EEXIST, "no free name for the set-aside file");
