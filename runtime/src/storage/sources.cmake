@@ -1,4 +1,6 @@
-# storage: what the `volatile` and `logged` consistency levels keep (DESIGN §8): the
-# retained history in memory.
+# storage: what the `volatile` and `logged` consistency levels keep (DESIGN §8): the retained
+# history in memory (docs/storage.md), and the durable log, one directory of checksummed
+# segment files per topic (docs/log-format.md).
 target_sources(spindle_runtime PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/history.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/history.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/log.cpp)
