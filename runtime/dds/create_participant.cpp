@@ -168,7 +168,8 @@ std::shared_ptr<ParticipantCore> create_participant(
         std::make_unique<group::Engine>(group::first_view(c.initial_members(), layout),
                                         std::move(t), runtime(), timeout, c.domain_id, layout);
     if (c.join_port != 0) engine->serve_joins(join_port_of(), must_agree(c));
-    return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine));
+    return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine),
+                                               std::span<const std::byte>{}, c.storage);
   }
   std::vector<transport::NodeAddress> contacts;
   for (const auto& a : c.contacts)
@@ -210,7 +211,8 @@ std::shared_ptr<ParticipantCore> create_participant(
       auto engine = std::make_unique<group::Engine>(std::move(welcome->view), std::move(t),
                                                     runtime(), timeout, c.domain_id, layout);
       engine->serve_joins(join_port_of(), must_agree(c));
-      return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine), welcome->state);
+      return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine), welcome->state,
+                                                 c.storage);
     }
     // Nobody leads here: after the grace above, found the domain if the join port is ours.
     if (std::chrono::steady_clock::now() < found_after) {
@@ -223,7 +225,8 @@ std::shared_ptr<ParticipantCore> create_participant(
       auto engine = std::make_unique<group::Engine>(group::first_view(self, layout), std::move(t),
                                                     runtime(), timeout, c.domain_id, layout);
       engine->serve_joins(join_port_of(fd), must_agree(c));
-      return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine));
+      return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine),
+                                                 std::span<const std::byte>{}, c.storage);
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       throw dds::core::Error(

@@ -268,7 +268,7 @@ const std::vector<std::pair<std::string, std::string>> kContradictions = {
      "d.yaml:2: shm.namespace: only letters, digits, '_', '-' and '.', got 'a/b'"},
     {"nodes: {}\n",
      "d.yaml:2: nodes: unknown key (allowed: version, domain_id, transport, node, members, "
-     "contacts, join_port, shm, engine)"},
+     "contacts, join_port, shm, engine, storage)"},
     {"engine: {window: 3}\n",
      "d.yaml:2: engine.window: unknown key (allowed: window_size, slot_size, idle_spin, "
      "sleep_slice, heartbeat_interval, suspicion_timeout, connect_timeout, rdmc_block_size, "
@@ -293,6 +293,16 @@ const std::vector<std::pair<std::string, std::string>> kContradictions = {
      "d.yaml:2: engine.rdmc_algorithm: 'fastest' is not one of binomial_pipeline, "
      "binomial_tree, chain, sequential"},
     {"engine: {rdmc_algorithm: chain, rdmc_block_size: 65536, rdmc_buffer_size: 2097152}\n", ""},
+    {"storage: {segment_bytes: 1000}\n",
+     "d.yaml:2: storage.segment_bytes: must be in 65536..1073741824, got 1000"},
+    {"storage: {retain_bytes: -1}\n", "d.yaml:2: storage.retain_bytes: must be >= 0, got -1"},
+    {"storage: {retain_age: -1s}\n",
+     "d.yaml:2: storage.retain_age: expected a duration (an integer with ns, us, ms, s or min, "
+     "or 0, or infinite), got '-1s'"},
+    {"storage: {logs: /tmp}\n",
+     "d.yaml:2: storage.logs: unknown key (allowed: log_dir, segment_bytes, retain_bytes, "
+     "retain_age)"},
+    {"storage: {log_dir: /var/lib/spindle, segment_bytes: 1048576, retain_age: 10080min}\n", ""},
 };
 
 TEST_CASE(

@@ -1,6 +1,7 @@
 // An inline domain file (SPINDLE_CONFIG) for the participants a test creates while it is in
 // scope. CTest gives every test a join port of its own (tests/CMakeLists.txt) so parallel
-// tests never meet; this keeps that port unless the settings name one, and restores the
+// tests never meet; this keeps that port unless the settings name one (and the test's log
+// directory, SPINDLE_TEST_LOG_DIR, unless they name a storage section), and restores the
 // previous SPINDLE_CONFIG when it goes out of scope.
 //
 // Threading: setenv is not thread-safe; use from the test's thread before participants exist.
@@ -22,6 +23,9 @@ class ScopedDomainConfig {
     const char* port = std::getenv("SPINDLE_TEST_JOIN_PORT");
     if (port != nullptr && settings.find("join_port") == std::string_view::npos)
       yaml += std::string(", join_port: ") + port;
+    const char* logs = std::getenv("SPINDLE_TEST_LOG_DIR");
+    if (logs != nullptr && settings.find("storage") == std::string_view::npos)
+      yaml += std::string(", storage: {log_dir: '") + logs + "'}";
     if (!settings.empty()) yaml += ", " + std::string(settings);
     yaml += "}";
     ::setenv("SPINDLE_CONFIG", yaml.c_str(), 1);

@@ -137,6 +137,30 @@ const std::vector<Field<EngineSettings>>& engine_fields() {
   return fields;
 }
 
+const std::vector<Field<storage::LogSettings>>& storage_fields() {
+  using S = storage::LogSettings;
+  static const std::vector<Field<S>> fields = {
+      // Empty is the default (a per-user directory), so a written-out file reads back.
+      field<S>(
+          "log_dir", ValueType::text, 0, 0,
+          "Where the durable logs of logged topics go: <log_dir>/domain-<id>/node-<id>/"
+          "<topic>/. Empty (the default): $XDG_STATE_HOME/spindle/logs, else "
+          "~/.local/state/spindle/logs.",
+          [](const S& s) -> Value { return s.log_dir; },
+          [](S& s, const Value& v) { s.log_dir = std::get<std::string>(v); }),
+      integer<S>("segment_bytes", std::int64_t{64} << 10, std::int64_t{1} << 30,
+                 "A log's segment file is closed and a new one begun past this size.",
+                 &S::segment_bytes),
+      integer<S>("retain_bytes", 0, INT64_MAX,
+                 "Oldest closed segments of a log are deleted past this many bytes; 0: no "
+                 "limit.",
+                 &S::retain_bytes),
+      span<S>("retain_age", 0, INT64_MAX,
+              "Closed segments whose newest record is older are deleted; 0: no limit.",
+              &S::retain_age)};
+  return fields;
+}
+
 const std::vector<Field<Address>>& node_fields() {
   static const std::vector<Field<Address>> fields = {
       text<Address>("host",
@@ -228,6 +252,9 @@ const std::vector<Field<DomainConfig>>& fields() {
     for (const auto& e : engine_fields())
       f.push_back(core::lift<DomainConfig>(
           e, "engine", [](auto& c) -> auto& { return c.engine; }));
+    for (const auto& e : storage_fields())
+      f.push_back(core::lift<DomainConfig>(
+          e, "storage", [](auto& c) -> auto& { return c.storage; }));
     return f;
   }();
   return all;

@@ -35,6 +35,7 @@
 #include <spindle/transport/transport.hpp>
 
 #include "group/view.hpp"
+#include "storage/settings.hpp"
 
 namespace spindle::config {
 
@@ -80,6 +81,7 @@ struct DomainConfig {
   std::uint16_t join_port = 0;            // the leader's join port; 0: 7410 + domain_id
   std::string shm_namespace = "spindle";  // prefix of shared-memory segment names
   EngineSettings engine;
+  storage::LogSettings storage;  // the durable logs of `logged` topics
 
   // The members of the first view: `members`, or this node alone.
   [[nodiscard]] std::vector<Member> initial_members() const;

@@ -279,6 +279,7 @@ Writer::Writer(std::shared_ptr<Publisher> pub, std::shared_ptr<Topic> topic,
       topic_(std::move(topic)),
       guid_(guid),
       topic_id_(topic_id(topic_->name())),
+      logged_(logs(q)),
       qos_(q) {
   channel_ =
       writer_channel(topic_->name(), q, publisher_->qos().policy<dds::core::policy::Partition>());
@@ -310,8 +311,10 @@ void Writer::close() {
     try {
       unregister_instance(h, wall_now());
     } catch (const dds::core::Exception& e) {
-      std::cerr << "spindle: closing a writer of '" << topic_->name()
-                << "': unregister failed: " << e.what() << '\n';
+      // Once: the next ones would fail alike (a halted member, a failed log).
+      std::cerr << "spindle: closing a writer of '" << topic_->name() << "': unregistering "
+                << live.size() << " instance(s) failed: " << e.what() << '\n';
+      break;
     }
   }
   auto& d = publisher_->owner().executor();
@@ -371,6 +374,7 @@ Writer::Instance& Writer::instance_for(const void* sample, const cdr::KeyHash& k
 
 void Writer::send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Time& ts,
                   std::span<const std::byte> payload, const void* sample) {
+  if (logged_) check_log();
   SampleHeader h;
   h.kind = kind;
   h.topic = topic_id_;
@@ -491,8 +495,19 @@ Slot Writer::end_loan(const void* sample) {
   return slot;
 }
 
+void Writer::check_log() const {
+  const auto why = publisher_->owner().log_failure(topic_id_);
+  if (why.empty()) return;
+  throw dds::core::OutOfResourcesError(
+      "DataWriter of '" + topic_->name() +
+      "': the durable log of this topic failed at this member, so its samples can no longer "
+      "be logged (what was written before is kept): " +
+      why);
+}
+
 void Writer::write_loan(const void* sample, const dds::core::Time& ts) {
   check_open();
+  if (logged_) check_log();
   Slot slot = end_loan(sample);
   cdr::KeyHash key{};
   try {

@@ -198,8 +198,11 @@ std::shared_ptr<T> make_entity(group::Engine& engine, Args&&... args) {
 
 class Participant final : public detail::ParticipantCore {
  public:
+  // `log_settings`: where this node's durable logs of `logged` topics go (docs/storage.md);
+  // the logs found there are recovered first.
   Participant(std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& qos,
-              std::unique_ptr<group::Engine> engine, std::span<const std::byte> joined_state = {});
+              std::unique_ptr<group::Engine> engine, std::span<const std::byte> joined_state = {},
+              storage::LogSettings log_settings = {});
   ~Participant() override;
 
   // ParticipantCore
@@ -253,6 +256,8 @@ class Participant final : public detail::ParticipantCore {
   // What this member retains of topic `topic_name` (dcps/retained.hpp), oldest first: for
   // tools and tests.
   std::vector<storage::Entry> retained(const std::string& topic_name) const;
+  // Why the durable log of topic `topic` failed at this member; empty while it works.
+  std::string log_failure(std::uint64_t topic) const;
 
  private:
   using Actions = std::vector<std::function<void()>>;
@@ -289,6 +294,7 @@ class Participant final : public detail::ParticipantCore {
   const std::uint32_t domain_id_;
   std::unique_ptr<group::Engine> engine_;
   Router router_;
+  const storage::LogSettings log_settings_;
   std::atomic<std::uint32_t> serial_{0};
   std::atomic<std::uint64_t> handles_{0};
 
@@ -324,6 +330,12 @@ class Participant final : public detail::ParticipantCore {
   std::map<std::uint64_t, group::Channel> held_writers_;
   // The retained topic `topic` (mu_ held), made and handed to the Router on first use.
   RetainedTopic& retained_topic(std::uint64_t topic);
+  // A retaining writer's record kept by its topic, whose log is opened first when it logs
+  // (mu_ held).
+  RetainedTopic& keep(const WriterRecord& w, const storage::WriterTerms& terms);
+  void open_log(RetainedTopic& t, const std::string& topic_name);  // mu_ held
+  // At start: every log of this node (storage/settings.hpp) opened and replayed.
+  void recover_logs();
 };
 
 // A publisher's partition set as one key (group::Channel::partition): its names sorted,
@@ -475,6 +487,8 @@ class Writer final : public detail::WriterCore {
   void send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Time& ts,
             std::span<const std::byte> payload, const void* sample);
   void lifecycle(InstanceHandle h, const dds::core::Time& ts, bool dispose);
+  // A logged writer: OutOfResourcesError when its topic's log failed at this member.
+  void check_log() const;
   void check_deadlines();
   void check_liveliness();
   template <class Record, class HookCall, class AnyCall>
@@ -487,6 +501,7 @@ class Writer final : public detail::WriterCore {
   const std::shared_ptr<Topic> topic_;
   const std::uint64_t guid_;
   const std::uint64_t topic_id_;
+  const bool logged_;  // its samples go to the durable log (dcps/retained.hpp)
   group::Channel channel_;
   QosCell<dds::pub::qos::DataWriterQos> qos_;
   mutable std::mutex mu_;

@@ -28,12 +28,13 @@ void report_bad_record(NodeId sender, SampleKind kind, const std::string& error)
 
 Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& qos,
                          std::unique_ptr<group::Engine> engine,
-                         std::span<const std::byte> joined_state)
+                         std::span<const std::byte> joined_state, storage::LogSettings log_settings)
     // The participant's own handle is its serial 1 (see next_handle()).
     : ParticipantCore(InstanceHandle(make_guid(engine->node(), 1)), true),
       domain_id_(domain_id),
       engine_(std::move(engine)),
       router_(*engine_),
+      log_settings_(std::move(log_settings)),
       qos_(qos) {
   serial_.store(1);
   router_.set_builtin_handler(
@@ -58,6 +59,7 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
                              return std::nullopt;
                            });
   view_ = engine_->view();
+  recover_logs();             // what this node logged before it restarted
   apply_state(joined_state);  // a joiner: the endpoints of the domain as the view began
   engine_->start(router_);    // only now: nothing delivered may miss the handlers above
 }
@@ -411,6 +413,7 @@ std::vector<std::byte> Participant::endpoint_state() const {
 }
 
 void Participant::apply_state(std::span<const std::byte> state) {
+  std::set<std::uint64_t> restored;  // retained topics whose history came in the state
   std::size_t at = 0;
   while (at + 5 <= state.size()) {
     const auto kind = static_cast<std::uint8_t>(state[at]);
@@ -436,9 +439,7 @@ void Participant::apply_state(std::span<const std::byte> state) {
       if (auto w = discovery::decode_writer(bytes, error)) {
         if (const auto terms = retention_terms(w->qos)) {
           std::lock_guard lock(mu_);
-          auto& t = retained_topic(topic_id(w->topic_name));
-          t.add_writer(*w, *terms);
-          t.retire(w->guid);
+          keep(*w, *terms).retire(w->guid);
           continue;
         }
         error = "writer " + std::to_string(w->guid) + " retains nothing";
@@ -449,6 +450,8 @@ void Participant::apply_state(std::span<const std::byte> state) {
         std::lock_guard lock(mu_);
         const auto t = retained_.find(topic);
         if (t != retained_.end() && t->second->history().knows(e->writer)) {
+          // The domain's history replaces what this node recovered from its own log.
+          if (restored.insert(topic).second) t->second->begin_restore();
           t->second->restore(std::move(*e));
           continue;
         }
@@ -635,6 +638,10 @@ void Participant::on_view(const group::View& view) {
   {
     std::lock_guard lock(mu_);
     view_ = view;
+    for (auto& [topic, t] : retained_) {
+      t->set_view(view.epoch);
+      t->apply_retention();
+    }
     settle(actions);
   }
   run(actions);
@@ -676,8 +683,7 @@ void Participant::on_writer_record(WriterRecord rec) {
   {
     std::lock_guard lock(mu_);
     inconsistent = inconsistent_topic(rec.topic_name, rec.type_name);
-    if (const auto terms = retention_terms(rec.qos))
-      retained_topic(topic_id(rec.topic_name)).add_writer(rec, *terms);
+    if (const auto terms = retention_terms(rec.qos)) keep(rec, *terms);
     collect(endpoints_.add(std::move(rec)), actions);
     ++generation_;
   }
@@ -695,6 +701,72 @@ std::vector<storage::Entry> Participant::retained(const std::string& topic_name)
     t = it->second;
   }
   return t->history().snapshot([](std::uint64_t) { return true; });
+}
+
+RetainedTopic& Participant::keep(const WriterRecord& w, const storage::WriterTerms& terms) {
+  auto& t = retained_topic(topic_id(w.topic_name));
+  if (logs(w.qos) && !t.logging() && t.log_failure().empty()) open_log(t, w.topic_name);
+  t.add_writer(w, terms);
+  return t;
+}
+
+void Participant::open_log(RetainedTopic& t, const std::string& topic_name) {
+  const auto dir = storage::topic_log_dir(log_settings_, domain_id_, engine_->node(), topic_name);
+  const auto report = t.open_log(dir, log_settings_, view_.epoch);
+  if (report.damaged() || !t.log_failure().empty()) {
+    std::cerr << "spindle: domain " << domain_id_ << ": the log of topic '" << topic_name << "'"
+              << (t.log_failure().empty() ? " was recovered: " + report.to_string()
+                                          : " cannot be used: " + t.log_failure())
+              << '\n';
+  }
+}
+
+void Participant::recover_logs() {
+  const auto node_dir =
+      storage::topic_log_dir(log_settings_, domain_id_, engine_->node(), "x").parent_path();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(node_dir, ec)) return;
+  std::vector<std::filesystem::path> dirs;
+  try {
+    dirs = storage::find_logs(node_dir);
+  } catch (const std::exception& e) {
+    std::cerr << "spindle: domain " << domain_id_ << ": the logs under " << node_dir.string()
+              << " cannot be listed: " << e.what() << '\n';
+    return;
+  }
+  for (const auto& dir : dirs) {
+    // The topic is named by the first writer record the log holds.
+    std::optional<WriterRecord> writer;
+    std::string error;
+    try {
+      auto cursor = storage::read_log(dir);
+      while (auto r = cursor.next()) {
+        if (r->kind != 2) continue;
+        writer = discovery::decode_writer(r->payload, error);
+        break;
+      }
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    if (!writer) {
+      std::cerr << "spindle: domain " << domain_id_ << ": the log in " << dir.string()
+                << " is skipped: it names no writer" << (error.empty() ? "" : ": " + error) << '\n';
+      continue;
+    }
+    std::lock_guard lock(mu_);
+    open_log(retained_topic(topic_id(writer->topic_name)), writer->topic_name);
+  }
+}
+
+std::string Participant::log_failure(std::uint64_t topic) const {
+  std::shared_ptr<RetainedTopic> t;
+  {
+    std::lock_guard lock(mu_);
+    const auto it = retained_.find(topic);
+    if (it == retained_.end()) return {};
+    t = it->second;
+  }
+  return t->log_failure();
 }
 
 RetainedTopic& Participant::retained_topic(std::uint64_t topic) {

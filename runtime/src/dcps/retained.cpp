@@ -2,6 +2,7 @@
 #include "dcps/retained.hpp"
 
 #include <cstring>
+#include <iostream>
 
 #include "qos/checks.hpp"
 
@@ -41,6 +42,11 @@ std::optional<storage::WriterTerms> retention_terms(const dds::pub::qos::DataWri
   return t;
 }
 
+bool logs(const dds::pub::qos::DataWriterQos& q) {
+  return q.policy<policy::Durability>().kind() == policy::DurabilityKind::PERSISTENT ||
+         q.policy<spindle::policy::Consistency>().kind() == ConsistencyKind::LOGGED;
+}
+
 bool wants_history(const dds::sub::qos::DataReaderQos& q) {
   return qos::effective_consistency(q.policy<policy::Durability>(),
                                     q.policy<spindle::policy::Consistency>()) >=
@@ -48,20 +54,37 @@ bool wants_history(const dds::sub::qos::DataReaderQos& q) {
 }
 
 void RetainedTopic::add_writer(const WriterRecord& w, const storage::WriterTerms& terms) {
-  {
-    std::lock_guard lock(mu_);
-    records_.insert_or_assign(w.guid, w);
-    gone_.erase(w.guid);
-  }
+  std::lock_guard lock(mu_);
+  records_.insert_or_assign(w.guid, w);
+  gone_.erase(w.guid);
   history_.add_writer(w.guid, terms);
+  if (!logs(w.qos)) return;
+  logged_.insert(w.guid);  // its messages reach readers only through the log
+  if (!log_) return;
+  // The strictest fsync policy of the topic's logged writers.
+  const auto& c = w.qos.policy<spindle::policy::Consistency>();
+  const auto rank = [](spindle::policy::FsyncKind k) {
+    return k == spindle::policy::FsyncKind::EVERY_SAMPLE ? 2
+           : k == spindle::policy::FsyncKind::PERIODIC   ? 1
+                                                         : 0;
+  };
+  const auto period =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(c.fsync_period().to_chrono());
+  if (rank(c.fsync()) > rank(fsync_)) {
+    fsync_ = c.fsync();
+    fsync_period_ = period;
+  } else if (c.fsync() == fsync_ && fsync_ == spindle::policy::FsyncKind::PERIODIC) {
+    fsync_period_ = std::min(fsync_period_, period);
+  }
+  // Its record, so that a restart knows whose messages the log holds.
+  const auto bytes = discovery::encode(w);
+  if (append(2, bytes)) (void)end_batch_locked();
 }
 
 void RetainedTopic::retire(std::uint64_t writer) {
-  {
-    std::lock_guard lock(mu_);
-    if (!records_.contains(writer)) return;
-    gone_[writer] = true;
-  }
+  std::lock_guard lock(mu_);
+  if (!records_.contains(writer)) return;
+  gone_[writer] = true;
   history_.retire(writer);
 }
 
@@ -97,7 +120,7 @@ std::vector<WriterRecord> RetainedTopic::gone_writers() const {
   return out;
 }
 
-void RetainedTopic::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
+bool RetainedTopic::store(const ParsedSample& sample) {
   const auto& h = sample.header;
   storage::ChangeKind kind{};
   switch (h.kind) {
@@ -111,7 +134,7 @@ void RetainedTopic::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
       kind = storage::ChangeKind::unregister;
       break;
     default:
-      return;
+      return true;
   }
   // The message as it was delivered: the header, then the payload.
   std::vector<std::byte> message(sizeof(SampleHeader) + sample.payload.size());
@@ -119,7 +142,166 @@ void RetainedTopic::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
   if (!sample.payload.empty())
     std::memcpy(message.data() + sizeof(SampleHeader), sample.payload.data(),
                 sample.payload.size());
+  std::lock_guard lock(mu_);
   (void)history_.retain(h.writer, h.key, kind, message);
+  if (!logged_.contains(h.writer)) return true;
+  // A logged message reaches readers only once it is in the log.
+  return append(1, message);
+}
+
+bool RetainedTopic::end_batch() {
+  std::lock_guard lock(mu_);
+  return end_batch_locked();
+}
+
+bool RetainedTopic::end_batch_locked() {
+  if (!log_) return true;  // store() refused the logged messages of a failed log
+  if (!unsynced_) return true;
+  const auto now = std::chrono::steady_clock::now();
+  const bool due =
+      fsync_ == spindle::policy::FsyncKind::EVERY_SAMPLE ||
+      (fsync_ == spindle::policy::FsyncKind::PERIODIC && now - last_sync_ >= fsync_period_);
+  if (!due) return true;
+  try {
+    log_->sync();
+  } catch (const storage::LogError& e) {
+    fail(e.what());
+    return false;
+  }
+  last_sync_ = now;
+  unsynced_ = false;
+  return true;
+}
+
+bool RetainedTopic::append(std::uint16_t kind, std::span<const std::byte> payload) {
+  if (!log_) return false;
+  storage::Order o =
+      epoch_ > last_.view ? storage::Order{epoch_, 1} : storage::Order{last_.view, last_.seq + 1};
+  try {
+    log_->append(o, kind, payload);
+  } catch (const storage::LogError& e) {
+    fail(e.what());
+    return false;
+  }
+  last_ = o;
+  unsynced_ = true;
+  return true;
+}
+
+void RetainedTopic::fail(const std::string& why) {
+  // The log keeps what it acknowledged; from here this member delivers none of the topic's
+  // logged messages and its logged writers get the error.
+  if (log_error_.empty()) {
+    log_error_ = why;
+    std::cerr << "spindle: the durable log of a topic failed; its logged samples are no "
+                 "longer delivered here: "
+              << why << '\n';
+  }
+  log_.reset();
+}
+
+storage::RecoveryReport RetainedTopic::open_log(const std::filesystem::path& dir,
+                                                const storage::LogSettings& settings,
+                                                std::uint64_t epoch) {
+  std::lock_guard lock(mu_);
+  storage::RecoveryReport report;
+  if (log_ || !log_error_.empty()) return report;
+  epoch_ = epoch;
+  storage::LogOptions o;
+  o.dir = dir;
+  o.segment_bytes = settings.segment_bytes;
+  o.retain_bytes = settings.retain_bytes;
+  o.retain_age = std::chrono::duration_cast<std::chrono::seconds>(settings.retain_age);
+  o.sync = storage::SyncPolicy::never;  // end_batch() syncs, per the writers' policy
+  try {
+    log_.emplace(storage::Log::open(o, &report));
+    last_ = log_->last();
+    // Replay: writer records (gone until they announce themselves again), messages, and
+    // snapshot marks (what follows replaces the history).
+    auto cursor = log_->read();
+    while (auto r = cursor.next())
+      replay(*r);
+  } catch (const storage::LogError& e) {
+    fail(e.what());
+  }
+  return report;
+}
+
+void RetainedTopic::replay(const storage::RecordView& r) {
+  std::string error;
+  switch (r.kind) {
+    case 1: {
+      const auto parsed = parse(r.payload, error);
+      if (!parsed) break;
+      const auto& h = parsed->header;
+      const auto kind = h.kind == SampleKind::dispose      ? storage::ChangeKind::dispose
+                        : h.kind == SampleKind::unregister ? storage::ChangeKind::unregister
+                                                           : storage::ChangeKind::data;
+      (void)history_.retain(h.writer, h.key, kind, r.payload);
+      return;
+    }
+    case 2: {
+      auto w = discovery::decode_writer(r.payload, error);
+      if (!w) break;
+      const auto terms = retention_terms(w->qos);
+      if (!terms) {
+        error = "writer " + std::to_string(w->guid) + " retains nothing";
+        break;
+      }
+      records_.insert_or_assign(w->guid, *w);
+      history_.add_writer(w->guid, *terms);
+      // Gone until it announces itself again (after a restart, no writer of the log lives).
+      gone_[w->guid] = true;
+      history_.retire(w->guid);
+      return;
+    }
+    case 3:
+      history_.clear();
+      return;
+    default:
+      error = "unknown record kind " + std::to_string(r.kind);
+      break;
+  }
+  std::cerr << "spindle: log " << log_->options().dir.string() << ": the record at "
+            << storage::to_string(r.order) << " is skipped: " << error << '\n';
+}
+
+void RetainedTopic::set_view(std::uint64_t epoch) {
+  std::lock_guard lock(mu_);
+  epoch_ = epoch;
+}
+
+std::string RetainedTopic::log_failure() const {
+  std::lock_guard lock(mu_);
+  return log_error_;
+}
+
+bool RetainedTopic::logging() const {
+  std::lock_guard lock(mu_);
+  return log_.has_value();
+}
+
+void RetainedTopic::apply_retention() {
+  std::lock_guard lock(mu_);
+  if (!log_) return;
+  try {
+    log_->apply_retention(std::chrono::system_clock::now());
+  } catch (const storage::LogError& e) {
+    fail(e.what());
+  }
+}
+
+void RetainedTopic::begin_restore() {
+  std::lock_guard lock(mu_);
+  history_.clear();
+  if (log_ && append(3, {})) (void)end_batch_locked();
+}
+
+void RetainedTopic::restore(storage::Entry e) {
+  std::lock_guard lock(mu_);
+  const bool logged = logged_.contains(e.writer);
+  if (logged) (void)append(1, e.message);
+  history_.restore(std::move(e));
 }
 
 namespace {

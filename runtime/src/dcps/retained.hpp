@@ -12,10 +12,23 @@
 // requested/offered QoS), oldest first, at the view boundary where its matches start.
 //
 // The state transfer to a joiner carries every retained topic: the records of the writers
-// whose entries are kept but who are gone, then the entries, in order (encode_state()).
+// whose entries are kept but who are gone, then the entries, in order.
 //
-// Threading: safe from any thread; on_sample on the protocol thread (the Router, a leaf
-// lock of its own); the rest under the participant's lock or at a view boundary.
+// `logged` (consistency LOGGED, or durability PERSISTENT): the topic also has a durable log
+// at this member (storage/log.hpp, one per topic and node: storage/settings.hpp). Every
+// message of a logged writer is appended as it is delivered, and the batch is synced as the
+// strictest logged writer's fsync policy asks (EVERY_SAMPLE: before the batch reaches any
+// reader; PERIODIC: once the period passed; NEVER: the system's business) — the Router hands
+// the batch to readers only after store() and end_batch() said yes. A log that fails (disk
+// full, I/O error) keeps what it acknowledged; its topic's logged messages then reach no
+// reader here, and this member's logged writers of the topic get the error (log_failure()).
+// The log's records (docs/storage.md): kind 1 a message (header and payload), kind 2 a
+// logged writer's discovery record, kind 3 a snapshot mark (what follows replaces the
+// history: a joiner's state transfer). Opening the log replays it into the history.
+//
+// Threading: safe from any thread; store()/end_batch() on the protocol thread (the Router,
+// under a leaf lock of its own); the rest under the participant's lock, at a view boundary
+// or before the engine starts. mu_ is a leaf; the log is used under it.
 #pragma once
 
 #include <cstdint>
@@ -23,11 +36,15 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "dcps/router.hpp"
 #include "discovery/records.hpp"
 #include "storage/history.hpp"
+#include "storage/log.hpp"
+#include "storage/settings.hpp"
 
 namespace spindle::dcps {
 
@@ -37,6 +54,8 @@ using discovery::WriterRecord;
 // Whether a writer's messages are retained, and how (nullopt: not retained).
 [[nodiscard]] std::optional<storage::WriterTerms> retention_terms(
     const dds::pub::qos::DataWriterQos& q);
+// Whether a writer's messages go to the durable log (consistency LOGGED, durability PERSISTENT).
+[[nodiscard]] bool logs(const dds::pub::qos::DataWriterQos& q);
 // Whether a reader asks for retained history.
 [[nodiscard]] bool wants_history(const dds::sub::qos::DataReaderQos& q);
 
@@ -47,12 +66,13 @@ struct Historical {
   dds::core::Duration lifespan = dds::core::Duration::infinite();  // the writer's LIFESPAN
 };
 
-class RetainedTopic final : public TopicSink {
+class RetainedTopic final : public TopicStore {
  public:
   explicit RetainedTopic(std::uint64_t topic) : topic_(topic) {}
 
   [[nodiscard]] std::uint64_t topic() const noexcept { return topic_; }
-  // A writer whose messages are kept (its record, for matching late readers).
+  // A writer whose messages are kept (its record, for matching late readers); a logged one's
+  // record goes to the log (open_log() first).
   void add_writer(const WriterRecord& w, const storage::WriterTerms& terms);
   void retire(std::uint64_t writer);
   // The entries `r` matches, oldest first.
@@ -60,18 +80,51 @@ class RetainedTopic final : public TopicSink {
   // The records of the writers that are gone but whose entries are kept.
   [[nodiscard]] std::vector<WriterRecord> gone_writers() const;
   [[nodiscard]] const storage::History& history() const noexcept { return history_; }
-  void restore(storage::Entry e) { history_.restore(std::move(e)); }
+  // A joiner's state transfer: begin_restore() drops what this member recovered from its log
+  // (the domain's history is newer) and marks a snapshot in the log; restore() puts back one
+  // entry (and logs it, when its writer is logged).
+  void begin_restore();
+  void restore(storage::Entry e);
 
-  // TopicSink (protocol thread).
-  void on_sample(const ParsedSample& sample, NodeId sender) override;
-  void on_batch_end() override {}
+  // The durable log, at the first logged writer (or a log found at start): opened in `dir`
+  // and replayed into the history; `epoch` is the installed view's. Idempotent. On failure
+  // the topic has no log and log_failure() says why. Returns what recovery found.
+  storage::RecoveryReport open_log(const std::filesystem::path& dir,
+                                   const storage::LogSettings& settings, std::uint64_t epoch);
+  // The view whose deliveries follow (the logged records' order).
+  void set_view(std::uint64_t epoch);
+  // Why the log failed or could not open; empty while it works (or there is none).
+  [[nodiscard]] std::string log_failure() const;
+  [[nodiscard]] bool logging() const;
+  // The log's retention (control thread, now and then).
+  void apply_retention();
+
+  // TopicStore (protocol thread).
+  bool store(const ParsedSample& sample) override;
+  bool end_batch() override;
 
  private:
+  bool end_batch_locked();  // mu_ held
+  // Appends one record in this member's order (mu_ held); false once the log failed.
+  bool append(std::uint16_t kind, std::span<const std::byte> payload);
+  void fail(const std::string& why);          // mu_ held
+  void replay(const storage::RecordView& r);  // mu_ held, open_log()
+
   const std::uint64_t topic_;
   storage::History history_;
   mutable std::mutex mu_;  // a leaf
   std::map<std::uint64_t, WriterRecord> records_;
   std::map<std::uint64_t, bool> gone_;
+  // The log (logged topics), and what it needs.
+  std::optional<storage::Log> log_;
+  std::string log_error_;
+  std::set<std::uint64_t> logged_;                                        // logged writers
+  spindle::policy::FsyncKind fsync_ = spindle::policy::FsyncKind::NEVER;  // strictest
+  std::chrono::nanoseconds fsync_period_{0};
+  std::chrono::steady_clock::time_point last_sync_{};
+  bool unsynced_ = false;  // appended since the last sync
+  std::uint64_t epoch_ = 0;
+  storage::Order last_{};
 };
 
 // One entry of a retained topic in the state transfer (docs/membership.md, record kind 4):

@@ -99,7 +99,7 @@ RouterStats Router::stats() const {
   return s;
 }
 
-void Router::retain(std::uint64_t topic, std::shared_ptr<TopicSink> store) {
+void Router::retain(std::uint64_t topic, std::shared_ptr<TopicStore> store) {
   std::lock_guard lock(stores_mu_);
   stores_[topic] = std::move(store);
   any_store_.store(true, std::memory_order_release);
@@ -157,6 +157,8 @@ void Router::on_view(const group::View& view) {
 
 void Router::on_deliver(std::span<const smc::Message> batch) {
   std::lock_guard lock(sinks_mu_);
+  const bool stores = any_store_.load(std::memory_order_acquire);
+  routed_.clear();
   std::string error;
   for (const auto& m : batch) {
     auto parsed = parse(m.payload, error);
@@ -174,27 +176,54 @@ void Router::on_deliver(std::span<const smc::Message> batch) {
       continue;
     }
     delivered_.fetch_add(1, std::memory_order_relaxed);
-    const auto kind = parsed->header.kind;
-    if (kind == SampleKind::nothing) continue;
-    if (parsed->header.topic == 0) {
-      if (builtin_) builtin_(*parsed, m.sender);
+    if (parsed->header.kind == SampleKind::nothing) continue;
+    if (!stores) {
+      route(*parsed, m.sender);
       continue;
     }
-    if (any_store_.load(std::memory_order_acquire)) {
+    routed_.push_back(Routed{*parsed, m.sender});
+  }
+  if (stores && !routed_.empty()) {
+    // Stores first: a message reaches readers only once its store kept it (a log appended
+    // and, at the batch's end, synced as its level asks).
+    {
       std::lock_guard slock(stores_mu_);
-      if (auto st = stores_.find(parsed->header.topic); st != stores_.end())
-        st->second->on_sample(*parsed, m.sender);
+      for (auto& r : routed_) {
+        if (r.sample.header.topic == 0) continue;
+        const auto st = stores_.find(r.sample.header.topic);
+        if (st == stores_.end()) continue;
+        r.store = st->second.get();
+        r.pass = r.store->store(r.sample);
+        if (std::find(touched_stores_.begin(), touched_stores_.end(), r.store) ==
+            touched_stores_.end())
+          touched_stores_.push_back(r.store);
+      }
+      for (TopicStore* st : touched_stores_) {
+        if (st->end_batch()) continue;
+        for (auto& r : routed_)
+          if (r.store == st) r.pass = false;
+      }
+      touched_stores_.clear();
     }
-    auto it = sinks_.find(parsed->header.topic);
-    if (it == sinks_.end()) continue;
-    for (TopicSink* s : it->second) {
-      s->on_sample(*parsed, m.sender);
-      if (std::find(touched_.begin(), touched_.end(), s) == touched_.end()) touched_.push_back(s);
-    }
+    for (const auto& r : routed_)
+      if (r.pass) route(r.sample, r.sender);
   }
   for (TopicSink* s : touched_)
     s->on_batch_end();
   touched_.clear();
+}
+
+void Router::route(const ParsedSample& sample, NodeId sender) {
+  if (sample.header.topic == 0) {
+    if (builtin_) builtin_(sample, sender);
+    return;
+  }
+  auto it = sinks_.find(sample.header.topic);
+  if (it == sinks_.end()) return;
+  for (TopicSink* s : it->second) {
+    s->on_sample(sample, sender);
+    if (std::find(touched_.begin(), touched_.end(), s) == touched_.end()) touched_.push_back(s);
+  }
 }
 
 }  // namespace spindle::dcps

@@ -45,6 +45,22 @@ class TopicSink {
   TopicSink& operator=(const TopicSink&) = default;
 };
 
+// A topic's store (dcps/retained.hpp): it sees each delivered message of its topic before the
+// topic's readers, and ends each delivery batch before they see any of it (a durable log is
+// synced there). A message it could not keep as its level promises (its log failed) goes to
+// no reader: store() or end_batch() says false.
+class TopicStore {
+ public:
+  virtual ~TopicStore() = default;
+  [[nodiscard]] virtual bool store(const ParsedSample& sample) = 0;
+  [[nodiscard]] virtual bool end_batch() = 0;
+
+ protected:
+  TopicStore() = default;
+  TopicStore(const TopicStore&) = default;
+  TopicStore& operator=(const TopicStore&) = default;
+};
+
 struct RouterStats {
   std::uint64_t delivered = 0;  // messages delivered here (all topics, builtin included)
   std::uint64_t malformed = 0;  // messages that failed parse(); dropped
@@ -92,9 +108,10 @@ class Router final : public group::EngineClient {
 
   void subscribe(std::uint64_t topic, TopicSink* sink);
   void unsubscribe(std::uint64_t topic, TopicSink* sink);
-  // A topic's retained history (dcps/retained.hpp), fed every message of the topic from now
-  // on; the Router keeps it alive. Callable from the builtin handler too (a lock of its own).
-  void retain(std::uint64_t topic, std::shared_ptr<TopicSink> store);
+  // A topic's store (dcps/retained.hpp), fed every message of the topic from now on, before
+  // its readers; the Router keeps it alive. Callable from the builtin handler too (a lock of
+  // its own).
+  void retain(std::uint64_t topic, std::shared_ptr<TopicStore> store);
   // Builtin messages (discovery, liveliness), in delivery order. Set before the engine starts.
   void set_builtin_handler(BuiltinHandler handler);
   void set_suspicion_handler(SuspicionHandler handler);
@@ -132,8 +149,19 @@ class Router final : public group::EngineClient {
   std::unordered_map<std::uint64_t, std::vector<TopicSink*>> sinks_;
   std::vector<TopicSink*> touched_;  // protocol thread: sinks that got samples this batch
   mutable std::mutex stores_mu_;     // a leaf, taken inside sinks_mu_
-  std::unordered_map<std::uint64_t, std::shared_ptr<TopicSink>> stores_;
+  std::unordered_map<std::uint64_t, std::shared_ptr<TopicStore>> stores_;
   std::atomic<bool> any_store_{false};
+  // Protocol thread: a batch's messages while stores take them first (on_deliver).
+  struct Routed {
+    ParsedSample sample;
+    NodeId sender = 0;
+    TopicStore* store = nullptr;
+    bool pass = true;
+  };
+  std::vector<Routed> routed_;
+  std::vector<TopicStore*> touched_stores_;
+  // A delivered message to its readers or the builtin handler (sinks_mu_ held).
+  void route(const ParsedSample& sample, NodeId sender);
   BuiltinHandler builtin_;
   SuspicionHandler on_suspicion_;
   std::function<void(const std::string&)> on_halt_;

@@ -88,6 +88,13 @@ bool History::retain(std::uint64_t writer, const KeyHash& key, ChangeKind kind,
   return true;
 }
 
+void History::clear() {
+  MutexLock lock(mu_);
+  slots_.clear();
+  order_.clear();
+  bytes_ = 0;
+}
+
 void History::restore(Entry entry) {
   MutexLock lock(mu_);
   const SlotKey sk = slot_key(entry);

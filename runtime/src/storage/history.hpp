@@ -94,6 +94,8 @@ class History {
   // Keeps one delivered message, trimming to its writer's terms; false when not kept.
   bool retain(std::uint64_t writer, const KeyHash& key, ChangeKind kind,
               std::span<const std::byte> message);
+  // Drops every entry (the writers stay known): a joiner's transferred history follows.
+  void clear();
   // Puts back an entry a joiner received in the state transfer (its `seq` is kept).
   void restore(Entry entry);
 

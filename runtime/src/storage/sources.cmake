@@ -3,4 +3,5 @@
 # segment files per topic (docs/log-format.md).
 target_sources(spindle_runtime PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/history.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/log.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/log.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/settings.cpp)

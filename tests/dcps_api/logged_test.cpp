@@ -1,0 +1,183 @@
+// DCPS behaviour: the `logged` level (docs/storage.md). A writer that offers PERSISTENT
+// durability (or consistency LOGGED) appends every sample to its topic's durable log at each
+// member before readers get it; a participant that restarts with its node id recovers the
+// log and hands the history to late readers; a log that cannot be written (the file size
+// limit, as on a full disk) gives the writer an OutOfResourcesError while the participant
+// goes on with its other topics. Public API only (plus setenv, fork and setrlimit).
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+#include "api_fixture.hpp"
+#include "scoped_config.hpp"
+
+namespace dcps_api {
+namespace {
+
+using spindle::testing::ScopedDomainConfig;
+namespace fs = std::filesystem;
+
+// A fresh log directory for one test case, removed afterwards.
+struct TempDir {
+  TempDir() {
+    path = fs::temp_directory_path() / ("spindle-logged-test-" + std::to_string(::getpid()) + "-" +
+                                        std::to_string(counter()++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  static int& counter() {
+    static int n = 0;
+    return n;
+  }
+  fs::path path;
+};
+
+dds::pub::qos::DataWriterQos logged_writer() {
+  auto q = writer_qos();
+  policy::DurabilityService ds;
+  ds.history_kind(policy::HistoryKind::KEEP_LAST).history_depth(3);
+  q << policy::Durability::Persistent() << ds;
+  return q;
+}
+
+dds::sub::qos::DataReaderQos logged_reader() {
+  auto q = reader_qos(policy::History::KeepAll());
+  q << policy::Durability::Persistent();
+  return q;
+}
+
+std::vector<std::pair<std::uint32_t, std::uint64_t>> sorted_take(Reader& r) {
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> out;
+  for (const auto& s : r.take())
+    if (s.info().valid()) out.emplace_back(s.data().aircraft_id(), s.data().timestamp_ns());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The settings of a node that keeps its id across restarts, with its logs in `dir`.
+std::string node_settings(const fs::path& dir) {
+  return "node: {id: 4242}, storage: {log_dir: '" + dir.string() + "'}";
+}
+
+TEST_CASE("logged samples survive a restart of their member", "[logged]") {
+  TempDir logs;
+  const ScopedDomainConfig config(node_settings(logs.path));
+  {
+    Participant p;
+    auto w = p.writer(logged_writer());
+    for (std::uint64_t i = 1; i <= 5; ++i)
+      for (std::uint32_t a = 1; a <= 2; ++a)
+        w.write(flight(a, 10 * a + i));
+    flush(w);
+    // A reader that was there sees the samples: they were appended first.
+    auto r = p.reader(logged_reader());
+    r.wait_for_historical_data(dds::core::Duration::from_secs(10));
+    CHECK(sorted_take(r).size() == 6);
+  }
+  // The log is where the domain file says, one directory per topic.
+  const auto dir = logs.path / "domain-0" / "node-4242" / "FlightState";
+  REQUIRE(fs::is_directory(dir));
+  CHECK(std::any_of(fs::directory_iterator(dir), fs::directory_iterator(),
+                    [](const fs::directory_entry& e) { return e.path().extension() == ".seg"; }));
+
+  // The same node again: its log is recovered, and a late reader gets the last 3 of each
+  // instance, though no writer of them lives.
+  Participant again;
+  auto r = again.reader(logged_reader());
+  r.wait_for_historical_data(dds::core::Duration::from_secs(10));
+  CHECK(sorted_take(r) == std::vector<std::pair<std::uint32_t, std::uint64_t>>{
+                              {1, 13}, {1, 14}, {1, 15}, {2, 23}, {2, 24}, {2, 25}});
+}
+
+TEST_CASE("a torn log tail is cut and the rest recovered", "[logged]") {
+  TempDir logs;
+  const ScopedDomainConfig config(node_settings(logs.path));
+  {
+    Participant p;
+    auto w = p.writer(logged_writer());
+    for (std::uint64_t i = 1; i <= 4; ++i)
+      w.write(flight(1, i));
+    flush(w);
+  }
+  // A crash in the middle of an append: the last record loses its end.
+  const auto dir = logs.path / "domain-0" / "node-4242" / "FlightState";
+  fs::path segment;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".seg") segment = e.path();
+  REQUIRE(!segment.empty());
+  fs::resize_file(segment, fs::file_size(segment) - 20);
+
+  Participant again;
+  auto r = again.reader(logged_reader());
+  r.wait_for_historical_data(dds::core::Duration::from_secs(10));
+  // The torn record was the last one: the dispose and unregister the writer sent as it
+  // closed (then samples 2, 3, 4 remain), or, if those never reached the log, sample 4.
+  const auto got = sorted_take(r);
+  const std::vector<std::pair<std::uint32_t, std::uint64_t>> lifecycle_torn{{1, 2}, {1, 3}, {1, 4}};
+  const std::vector<std::pair<std::uint32_t, std::uint64_t>> sample_torn{{1, 1}, {1, 2}, {1, 3}};
+  CHECK((got == lifecycle_torn || got == sample_torn));
+}
+
+TEST_CASE("a log that cannot grow fails its writer, not the participant", "[logged]") {
+  TempDir logs;
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // The child: a file size limit stands for a full disk (EFBIG instead of a signal).
+    int code = 0;
+    try {
+      const ScopedDomainConfig config(node_settings(logs.path));
+      std::signal(SIGXFSZ, SIG_IGN);
+      rlimit limit{};
+      limit.rlim_cur = limit.rlim_max = 256 * 1024;
+      ::setrlimit(RLIMIT_FSIZE, &limit);
+      Participant p;
+      auto w = p.writer(logged_writer());
+      auto plain = p.writer(writer_qos());  // an atomic writer of the same participant
+      bool failed = false;
+      for (std::uint64_t i = 0; i < 100'000 && !failed; ++i) {
+        try {
+          w.write(flight(static_cast<std::uint32_t>(i % 50), i));
+        } catch (const dds::core::OutOfResourcesError& e) {
+          failed = std::string(e.what()).find("durable log") != std::string::npos;
+          if (!failed) code = 3;
+        }
+      }
+      if (!failed && code == 0) code = 4;
+      // The participant goes on: another topic's writer still delivers.
+      dds::topic::Topic<FlightState> other(p.dp, "Other");
+      dds::pub::DataWriter<FlightState> ow(p.pub, other, writer_qos());
+      dds::sub::DataReader<FlightState> orr(p.sub, other, reader_qos());
+      if (!eventually([&] { return ow.publication_matched_status().current_count() == 1; }))
+        code = code == 0 ? 5 : code;
+      ow.write(flight(1, 1));
+      if (!eventually([&] { return orr.read().length() == 1; })) code = code == 0 ? 6 : code;
+      (void)plain;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "child: %s\n", e.what());
+      code = 7;
+    }
+    std::fflush(nullptr);
+    ::_exit(code);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  // 3: another error than the log's; 4: no error at all; 5, 6: the other topic stopped;
+  // 7: the participant failed.
+  CHECK(WEXITSTATUS(status) == 0);
+}
+
+}  // namespace
+}  // namespace dcps_api
