@@ -14,6 +14,8 @@ PACKAGES=(
   libantlr4-runtime-dev uuid-dev default-jre-headless maven
   # CDR, configuration, CLI, logging
   libfastcdr-dev libssl-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
+  # the durable log's CRC32C (ISA-L)
+  libisal-dev
   # tests and benchmarks
   catch2 libbenchmark-dev python3 iproute2 procps
 )

@@ -5,4 +5,4 @@
 set(_rt ${PROJECT_SOURCE_DIR}/runtime/src)
 spindle_add_fuzzer(log_record ${CMAKE_CURRENT_LIST_DIR}/log_record.cpp ${_rt}/storage/log.cpp)
 target_include_directories(log_record PRIVATE ${_rt})
-target_link_libraries(log_record PRIVATE spindle_warnings)
+target_link_libraries(log_record PRIVATE spindle_warnings ${SPINDLE_ISAL_LIBRARY})

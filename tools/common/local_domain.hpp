@@ -43,6 +43,7 @@ struct LocalDomain {
   std::string comment;          // first line of the file
   std::uint16_t join_port = 0;  // the leader takes joiners on it; 0: nobody joins later
   std::size_t rdmc_block = 0;   // engine.rdmc_block_size; 0: the default
+  std::string log_dir = {};     // storage.log_dir; empty: the default
 };
 
 // The engine settings of a LocalDomain, as the inside of a YAML flow map.
@@ -70,6 +71,7 @@ inline void write_domain_file(const std::filesystem::path& file, const LocalDoma
   }
   if (d.join_port != 0) out << "join_port: " << d.join_port << "\n";
   out << "engine: {" << engine_settings(d) << "}\n";
+  if (!d.log_dir.empty()) out << "storage: {log_dir: '" << d.log_dir << "'}\n";
   if (!out) throw std::runtime_error("cannot write " + file.string());
 }
 
@@ -81,6 +83,7 @@ inline void write_joiner_file(const std::filesystem::path& file, const LocalDoma
   out << "version: 1\ndomain_id: 0\ntransport: " << d.transport
       << "\nshm: {namespace: " << d.shm_namespace << "}\njoin_port: " << d.join_port
       << "\nengine: {" << engine_settings(d) << "}\n";
+  if (!d.log_dir.empty()) out << "storage: {log_dir: '" << d.log_dir << "'}\n";
   if (!out) throw std::runtime_error("cannot write " + file.string());
 }
 

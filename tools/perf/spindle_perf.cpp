@@ -61,7 +61,9 @@ struct Options {
   std::vector<std::string> tests{"lat", "thr"};
   double duration = 2.0;
   double warmup = 1.0;
-  std::string consistency = "atomic";  // or unordered
+  std::string consistency = "atomic";  // unordered, atomic, volatile, logged
+  std::string fsync = "every";         // logged: every (sample), periodic (10 ms), never
+  std::string log_dir = "/var/tmp";    // logged: where each run's logs go (and are removed)
   std::size_t slot_size = 0;           // engine.slot_size; 0: each run's sample (1 MiB at most)
   std::size_t rdmc_block = 0;          // engine.rdmc_block_size; 0: the default
   std::string role;
@@ -73,8 +75,16 @@ struct Options {
 const Options* g_options = nullptr;  // the process's options, for the QoS helpers
 
 spindle::policy::Consistency consistency() {
-  return g_options->consistency == "unordered" ? spindle::policy::Consistency::Unordered()
-                                               : spindle::policy::Consistency::Atomic();
+  using C = spindle::policy::Consistency;
+  const auto& c = g_options->consistency;
+  if (c == "unordered") return C::Unordered();
+  if (c == "volatile") return C::Volatile();
+  if (c == "logged") {
+    if (g_options->fsync == "periodic")
+      return C::LoggedPeriodicFsync(dds::core::Duration::from_millisecs(10));
+    return g_options->fsync == "never" ? C::LoggedNoFsync() : C::Logged();
+  }
+  return C::Atomic();
 }
 
 [[noreturn]] void die(const std::string& why) {
@@ -104,9 +114,13 @@ dds::sub::qos::DataReaderQos reader_qos(const dds::sub::Subscriber& sub, bool ke
   auto q = sub.default_datareader_qos();
   q << dds::core::policy::Reliability::Reliable() << consistency();
   if (keep_all) {
+    // Unbounded, but for a volatile reader (the QoS checks ask a bound of what a retaining
+    // level keeps): large enough for what a run delivers between takes.
+    const std::int32_t per_instance =
+        g_options->consistency == "volatile" ? 1 << 24 : dds::core::LENGTH_UNLIMITED;
     q << dds::core::policy::History::KeepAll()
       << dds::core::policy::ResourceLimits(dds::core::LENGTH_UNLIMITED, dds::core::LENGTH_UNLIMITED,
-                                           dds::core::LENGTH_UNLIMITED);
+                                           per_instance);
   } else {
     q << dds::core::policy::History::KeepLast(1);
   }
@@ -119,6 +133,10 @@ dds::pub::qos::DataWriterQos writer_qos(const dds::pub::Publisher& pub, bool kee
     << consistency();
   if (keep_all) {
     q << dds::core::policy::History::KeepAll();
+    // A volatile writer's history is retained in memory: bounded, as the QoS checks ask.
+    if (g_options->consistency == "volatile")
+      q << dds::core::policy::ResourceLimits(dds::core::LENGTH_UNLIMITED,
+                                             dds::core::LENGTH_UNLIMITED, 100);
   } else {
     q << dds::core::policy::History::KeepLast(1);
   }
@@ -353,6 +371,11 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
       o.slot_size > 0 ? o.slot_size : std::min<std::size_t>(size + 64, std::size_t{1} << 20);
   const std::size_t window = std::clamp<std::size_t>((std::size_t{32} << 20) / slot, 8, 256);
   const bool churn = std::find(roles.begin(), roles.end(), "churn") != roles.end();
+  // Logged runs: the members' logs in a directory of this run's, on the disk --log-dir names.
+  const auto logs = o.consistency == "logged"
+                        ? fs::path(o.log_dir) / ("spindle-perf-logs-" + std::to_string(::getpid()) +
+                                                 "-" + std::to_string(serial))
+                        : fs::path();
   const auto listed = static_cast<std::size_t>(
       std::count_if(roles.begin(), roles.end(), [](const std::string& r) { return r != "churn"; }));
   const spindle::tools::LocalDomain domain{
@@ -363,7 +386,8 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
       slot,
       "Written by spindle-perf for one run.",
       churn ? spindle::tools::free_loopback_port() : std::uint16_t{0},
-      o.rdmc_block};
+      o.rdmc_block,
+      logs.string()};
   spindle::tools::write_domain_file(file, domain);
   auto join_file = file;
   join_file.replace_extension(".joiner.yaml");
@@ -372,7 +396,8 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
   for (std::size_t i = 0; i < roles.size(); ++i) {
     std::ostringstream args;
     args << "--role " << roles[i] << " --size " << size << " --subs " << subs << " --duration "
-         << o.duration << " --warmup " << o.warmup << " --consistency " << o.consistency;
+         << o.duration << " --warmup " << o.warmup << " --consistency " << o.consistency
+         << " --fsync " << o.fsync;
     if (churn) args << " --churn --join-config '" << join_file.string() << "'";
     procs.push_back(spindle::tools::start_member(file, i, args.str()));
   }
@@ -389,6 +414,7 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
   }
   fs::remove(file);
   if (churn) fs::remove(join_file);
+  if (!logs.empty()) fs::remove_all(logs);
   return results;
 }
 
@@ -396,6 +422,7 @@ void line(const Options& o, std::size_t size, std::uint32_t subs, const std::str
           double value) {
   // The peer name carries the consistency level when it is not the default.
   std::cout << "peer=spindle" << (o.consistency == "atomic" ? "" : "-" + o.consistency)
+            << (o.consistency == "logged" && o.fsync != "every" ? "-" + o.fsync : "")
             << " transport=" << o.transport << " size=" << size << " subs=" << subs
             << " metric=" << metric << " value=" << value << std::endl;
 }
@@ -482,8 +509,18 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   app.add_option("--consistency", o.consistency,
-                 "Consistency of the topic (peer=spindle or peer=spindle-unordered)")
-      ->check(CLI::IsMember({"atomic", "unordered"}))
+                 "Consistency of the topic (peer=spindle, or spindle-<level>)")
+      ->check(CLI::IsMember({"atomic", "unordered", "volatile", "logged"}))
+      ->capture_default_str();
+  app.add_option("--fsync", o.fsync,
+                 "logged: fsync every sample's batch, every 10 ms (periodic), or never "
+                 "(peer=spindle-logged, -logged-periodic, -logged-never); the logs go to a "
+                 "temporary directory removed after each run")
+      ->check(CLI::IsMember({"every", "periodic", "never"}))
+      ->capture_default_str();
+  app.add_option("--log-dir", o.log_dir,
+                 "logged: the directory each run's logs go under (a disk, not tmpfs, for "
+                 "fsync to mean anything)")
       ->capture_default_str();
   app.add_option("--slot-size", o.slot_size,
                  "engine.slot_size of every run (larger samples go by RDMC); 0: each run's "

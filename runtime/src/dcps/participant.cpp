@@ -464,6 +464,10 @@ void Participant::apply_state(std::span<const std::byte> state) {
     std::cerr << "spindle: domain " << domain_id_ << ": a record of the joining state was "
               << "dropped: " << error << '\n';
   }
+  for (const auto topic : restored) {
+    std::lock_guard lock(mu_);
+    if (const auto t = retained_.find(topic); t != retained_.end()) t->second->end_restore();
+  }
   if (at != state.size()) {
     std::cerr << "spindle: domain " << domain_id_ << ": the joining state ends in a cut record ("
               << state.size() - at << " bytes left)\n";

@@ -77,8 +77,7 @@ void RetainedTopic::add_writer(const WriterRecord& w, const storage::WriterTerms
     fsync_period_ = std::min(fsync_period_, period);
   }
   // Its record, so that a restart knows whose messages the log holds.
-  const auto bytes = discovery::encode(w);
-  if (append(2, bytes)) (void)end_batch_locked();
+  if (append(2, discovery::encode(w))) (void)end_batch_locked();
 }
 
 void RetainedTopic::retire(std::uint64_t writer) {
@@ -145,8 +144,9 @@ bool RetainedTopic::store(const ParsedSample& sample) {
   std::lock_guard lock(mu_);
   (void)history_.retain(h.writer, h.key, kind, message);
   if (!logged_.contains(h.writer)) return true;
-  // A logged message reaches readers only once it is in the log.
-  return append(1, message);
+  // A logged message reaches readers only once it is in the log: appended with the rest of
+  // its batch at end_batch(), which says whether that worked.
+  return append(1, std::move(message));
 }
 
 bool RetainedTopic::end_batch() {
@@ -156,6 +156,7 @@ bool RetainedTopic::end_batch() {
 
 bool RetainedTopic::end_batch_locked() {
   if (!log_) return true;  // store() refused the logged messages of a failed log
+  if (!flush()) return false;
   if (!unsynced_) return true;
   const auto now = std::chrono::steady_clock::now();
   const bool due =
@@ -173,17 +174,30 @@ bool RetainedTopic::end_batch_locked() {
   return true;
 }
 
-bool RetainedTopic::append(std::uint16_t kind, std::span<const std::byte> payload) {
+bool RetainedTopic::append(std::uint16_t kind, std::vector<std::byte> payload) {
   if (!log_) return false;
-  storage::Order o =
+  const storage::Order o =
       epoch_ > last_.view ? storage::Order{epoch_, 1} : storage::Order{last_.view, last_.seq + 1};
+  last_ = o;
+  pending_.push_back(Pending{o, kind, std::move(payload)});
+  return true;
+}
+
+bool RetainedTopic::flush() {
+  if (pending_.empty()) return true;
+  if (!log_) return false;
+  // One write for the whole batch.
+  items_.clear();
+  for (const auto& p : pending_)
+    items_.push_back(storage::AppendItem{p.order, p.kind, p.bytes});
   try {
-    log_->append(o, kind, payload);
+    log_->append(items_);
   } catch (const storage::LogError& e) {
+    pending_.clear();
     fail(e.what());
     return false;
   }
-  last_ = o;
+  pending_.clear();
   unsynced_ = true;
   return true;
 }
@@ -297,11 +311,17 @@ void RetainedTopic::begin_restore() {
   if (log_ && append(3, {})) (void)end_batch_locked();
 }
 
+void RetainedTopic::end_restore() {
+  std::lock_guard lock(mu_);
+  (void)end_batch_locked();
+}
+
 void RetainedTopic::restore(storage::Entry e) {
   std::lock_guard lock(mu_);
   const bool logged = logged_.contains(e.writer);
   if (logged) (void)append(1, e.message);
   history_.restore(std::move(e));
+  if (pending_.size() >= 1024) (void)flush();
 }
 
 namespace {

@@ -82,9 +82,10 @@ class RetainedTopic final : public TopicStore {
   [[nodiscard]] const storage::History& history() const noexcept { return history_; }
   // A joiner's state transfer: begin_restore() drops what this member recovered from its log
   // (the domain's history is newer) and marks a snapshot in the log; restore() puts back one
-  // entry (and logs it, when its writer is logged).
+  // entry (and logs it, when its writer is logged); end_restore() writes and syncs the log.
   void begin_restore();
   void restore(storage::Entry e);
+  void end_restore();
 
   // The durable log, at the first logged writer (or a log found at start): opened in `dir`
   // and replayed into the history; `epoch` is the installed view's. Idempotent. On failure
@@ -105,8 +106,10 @@ class RetainedTopic final : public TopicStore {
 
  private:
   bool end_batch_locked();  // mu_ held
-  // Appends one record in this member's order (mu_ held); false once the log failed.
-  bool append(std::uint16_t kind, std::span<const std::byte> payload);
+  // Queues one record in this member's order (mu_ held); false once the log failed.
+  bool append(std::uint16_t kind, std::vector<std::byte> payload);
+  // Appends the queued records with one write (mu_ held); false (and failed) on an error.
+  bool flush();
   void fail(const std::string& why);          // mu_ held
   void replay(const storage::RecordView& r);  // mu_ held, open_log()
 
@@ -125,6 +128,13 @@ class RetainedTopic final : public TopicStore {
   bool unsynced_ = false;  // appended since the last sync
   std::uint64_t epoch_ = 0;
   storage::Order last_{};
+  struct Pending {
+    storage::Order order;
+    std::uint16_t kind = 0;
+    std::vector<std::byte> bytes;
+  };
+  std::vector<Pending> pending_;  // appended at the batch's end
+  std::vector<storage::AppendItem> items_;
 };
 
 // One entry of a retained topic in the state transfer (docs/membership.md, record kind 4):

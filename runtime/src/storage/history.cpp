@@ -58,34 +58,49 @@ bool History::retain(std::uint64_t writer, const KeyHash& key, ChangeKind kind,
   // history that outlives its writer keeps them, as members that delivered them before did.
   if (w == writers_.end() || (w->second.gone && !w->second.terms.outlives_writer)) return false;
   const auto terms = w->second.terms;
+  auto& slot = slots_[SlotKey{terms.per_writer ? writer : 0, key}];
+  // A slot is its data changes, then at most one dispose and one unregister: new data
+  // revives the instance (its earlier lifecycle changes are history no late reader needs),
+  // a lifecycle change replaces an earlier one of its kind. Depth counts data only.
+  if (kind == ChangeKind::data) {
+    if (!slot.entries.empty() && slot.entries.back().kind != ChangeKind::data)
+      remove_if(slot, [](const Entry& x) { return x.kind != ChangeKind::data; });
+  } else {
+    remove_if(slot, [kind](const Entry& x) { return x.kind == kind; });
+  }
+  const auto depth = std::min(bound(terms.depth), bound(terms.max_samples_per_instance));
   Entry e;
+  if (kind == ChangeKind::data && !slot.entries.empty() && data_count(slot) >= depth) {
+    // A full instance: its oldest sample goes, and lends the new one its buffer.
+    auto& oldest = slot.entries.front();
+    bytes_ -= oldest.message.size();
+    order_.erase(oldest.seq);
+    e.message = std::move(oldest.message);
+    slot.entries.pop_front();
+    ++evicted_;
+  }
   e.seq = next_seq_++;
   e.writer = writer;
   e.key = key;
   e.kind = kind;
   e.message.assign(message.begin(), message.end());
-  const SlotKey sk = slot_key(e);
-  auto& slot = slots_[sk];
-  // A slot is its data changes, then at most one dispose and one unregister: new data
-  // revives the instance (its earlier lifecycle changes are history no late reader needs),
-  // a lifecycle change replaces an earlier one of its kind. Depth counts data only.
-  if (kind == ChangeKind::data) {
-    remove_if(slot, [](const Entry& x) { return x.kind != ChangeKind::data; });
-  } else {
-    remove_if(slot, [kind](const Entry& x) { return x.kind == kind; });
-  }
   insert(slot, std::move(e));
-  const auto depth = std::min(bound(terms.depth), bound(terms.max_samples_per_instance));
-  std::uint64_t data = 0;
-  for (const auto& x : slot.entries)
-    data += x.kind == ChangeKind::data ? 1 : 0;
-  while (data > depth) {  // the oldest data change is the front: lifecycle ones come last
+  while (data_count(slot) > depth) {  // the oldest data change is the front
     drop_front(slot);
     ++evicted_;
-    --data;
   }
   enforce_limits(terms);
   return true;
+}
+
+std::size_t History::data_count(const Slot& slot) {
+  // Lifecycle changes are at most the last two.
+  std::size_t tail = 0;
+  for (auto it = slot.entries.rbegin(); it != slot.entries.rend() && tail < 2; ++it) {
+    if (it->kind == ChangeKind::data) break;
+    ++tail;
+  }
+  return slot.entries.size() - tail;
 }
 
 void History::clear() {

@@ -132,6 +132,7 @@ class History {
   [[nodiscard]] SlotKey slot_key(const Entry& e) const SPINDLE_REQUIRES(mu_);
   void insert(Slot& slot, Entry e) SPINDLE_REQUIRES(mu_);
   void drop_front(Slot& slot) SPINDLE_REQUIRES(mu_);
+  [[nodiscard]] static std::size_t data_count(const Slot& slot);
   template <class Pred>
   void remove_if(Slot& slot, Pred pred) SPINDLE_REQUIRES(mu_);
   void enforce_limits(const WriterTerms& terms) SPINDLE_REQUIRES(mu_);

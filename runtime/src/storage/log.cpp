@@ -18,7 +18,9 @@
 #include <system_error>
 #include <utility>
 
-#include <boost/crc.hpp>
+extern "C" {
+#include <isa-l/crc.h>
+}
 
 namespace spindle::storage {
 
@@ -37,7 +39,26 @@ constexpr std::size_t kWindowBytes = std::size_t{1} << 20;  // read buffer of sc
 constexpr std::size_t kMaxDamage = 100;                     // places verify() lists at most
 constexpr int kMaxIov = 1020;                               // below IOV_MAX (1024)
 
-using Crc32c = boost::crc_optimal<32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true, true>;
+// CRC32C (Castagnoli) by ISA-L's crc32_iscsi, which picks the machine's CRC instructions at
+// run time (~20 GB/s here, against ~0.4 GB/s for a table): the standard values (initial and
+// final xor 0xFFFFFFFF, reflected), as the tests check against Boost.CRC.
+class Crc32c {
+ public:
+  void process_bytes(const void* p, std::size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    while (n > 0) {
+      const auto chunk = std::min<std::size_t>(n, std::size_t{1} << 30);
+      // ISA-L takes a mutable pointer; it only reads.
+      state_ = crc32_iscsi(const_cast<unsigned char*>(b), static_cast<int>(chunk), state_);
+      b += chunk;
+      n -= chunk;
+    }
+  }
+  [[nodiscard]] std::uint32_t checksum() const { return ~state_; }
+
+ private:
+  std::uint32_t state_ = 0xFFFFFFFF;
+};
 
 std::uint32_t crc32c(const std::byte* p, std::size_t n) {
   Crc32c c;
