@@ -12,6 +12,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "api_fixture.hpp"
 #include "scoped_config.hpp"
@@ -127,6 +128,73 @@ TEST_CASE("a torn log tail is cut and the rest recovered", "[logged]") {
   const std::vector<std::pair<std::uint32_t, std::uint64_t>> lifecycle_torn{{1, 2}, {1, 3}, {1, 4}};
   const std::vector<std::pair<std::uint32_t, std::uint64_t>> sample_torn{{1, 1}, {1, 2}, {1, 3}};
   CHECK((got == lifecycle_torn || got == sample_torn));
+}
+
+TEST_CASE("SIGKILL mid-stream loses nothing a reader delivered", "[logged]") {
+  TempDir logs;
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // The child writes and reads a logged topic (fsync before each delivery) and tells the
+    // parent every sample its reader delivered, until it is killed.
+    ::close(pipe_fds[0]);
+    try {
+      const ScopedDomainConfig config(node_settings(logs.path));
+      Participant p;
+      auto wq = logged_writer();
+      policy::DurabilityService ds;
+      ds.history_kind(policy::HistoryKind::KEEP_ALL)
+          .max_samples(100'000)
+          .max_samples_per_instance(100'000);
+      wq << ds;
+      auto r = p.reader(logged_reader());
+      auto w = p.writer(wq);
+      wait_matched(w, r);
+      for (std::uint64_t i = 1; i < 1'000'000; ++i) {
+        w.write(flight(1, i));
+        for (const auto& s : r.take()) {
+          if (!s.info().valid()) continue;
+          const auto seq = s.data().timestamp_ns();
+          if (::write(pipe_fds[1], &seq, sizeof seq) != sizeof seq) ::_exit(2);
+        }
+      }
+    } catch (...) {
+    }
+    ::_exit(3);
+  }
+  ::close(pipe_fds[1]);
+  // Kill it once its reader delivered a few hundred samples.
+  std::vector<std::uint64_t> delivered;
+  std::uint64_t seq = 0;
+  while (delivered.size() < 300 && ::read(pipe_fds[0], &seq, sizeof seq) == sizeof seq)
+    delivered.push_back(seq);
+  ::kill(child, SIGKILL);
+  while (::read(pipe_fds[0], &seq, sizeof seq) == sizeof seq)  // what it said before it died
+    delivered.push_back(seq);
+  ::close(pipe_fds[0]);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(delivered.size() >= 300);
+
+  // Its node again: every sample its reader delivered is in the recovered log.
+  const ScopedDomainConfig config(node_settings(logs.path));
+  Participant again;
+  auto rq = logged_reader();
+  rq << policy::ResourceLimits(dds::core::LENGTH_UNLIMITED, dds::core::LENGTH_UNLIMITED,
+                               dds::core::LENGTH_UNLIMITED);
+  auto r = again.reader(rq);
+  r.wait_for_historical_data(dds::core::Duration::from_secs(20));
+  std::set<std::uint64_t> recovered;
+  for (const auto& s : r.take())
+    if (s.info().valid()) recovered.insert(s.data().timestamp_ns());
+  std::size_t missing = 0;
+  for (auto d : delivered)
+    missing += recovered.contains(d) ? 0U : 1U;
+  INFO("delivered " << delivered.size() << ", recovered " << recovered.size());
+  CHECK(missing == 0);
+  CHECK(recovered.size() >= delivered.size());
 }
 
 TEST_CASE("a log that cannot grow fails its writer, not the participant", "[logged]") {

@@ -310,8 +310,7 @@ PolicyDef<sp::Consistency> define() {
                "kind",
                "unordered: per-sender FIFO on receipt; atomic: one total order, delivered when "
                "stable; volatile: atomic + kept in memory for late joiners; logged: atomic + "
-               "durable log (not written yet: logged retains as volatile, after the writer is "
-               "gone). See docs/storage.md.",
+               "durable log, replayed on restart (docs/storage.md).",
                {"unordered", "atomic", "volatile", "logged"}, &P::kind, &P::kind),
            kind<P, sp::FsyncKind>("fsync",
                                   "logged only: every_sample (sync before each delivery), "

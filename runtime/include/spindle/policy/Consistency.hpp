@@ -12,9 +12,8 @@
 //              policy below), replayed on restart; the counterpart is TRANSIENT/PERSISTENT
 //
 // VOLATILE and LOGGED retain the last samples of each instance at every member and hand
-// them to late readers (docs/storage.md). LOGGED does not write its durable log yet: it
-// delivers as VOLATILE, with history that outlives its writer; profiles written for it keep
-// working unchanged when the log lands.
+// them to late readers; LOGGED also appends every sample to a durable log at each member
+// before it is delivered there, and a restarted member recovers it (docs/storage.md).
 //
 // The fsync settings apply to LOGGED only and are ignored at other levels: EVERY_SAMPLE
 // syncs before each delivery, PERIODIC at most every fsync_period (a crash loses at most
