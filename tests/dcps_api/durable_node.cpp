@@ -31,8 +31,7 @@ namespace policy = dds::core::policy;
 
 void expect(const std::string& word) {
   std::string line;
-  if (!std::getline(std::cin, line) || line != word)
-    fail("expected " + word + ", got: " + line);
+  if (!std::getline(std::cin, line) || line != word) fail("expected " + word + ", got: " + line);
 }
 
 std::string history(dds::sub::DataReader<FlightState>& r) {

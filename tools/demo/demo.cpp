@@ -188,6 +188,14 @@ int member(std::uint64_t samples) {
           std::to_string(reader.subscription_matched_status().current_count()) + " of " +
           std::to_string(kWriters) + ")");
     }
+    // A member that left will never report: the run cannot agree, say so now.
+    if (report_writer.publication_matched_status().current_count() <
+        static_cast<std::int32_t>(kMembers)) {
+      die("node " + std::to_string(me) + ": a member left after " + std::to_string(received) +
+          " of " + std::to_string(expected) + " samples (matched report readers " +
+          std::to_string(report_writer.publication_matched_status().current_count()) + " of " +
+          std::to_string(kMembers) + ")");
+    }
     if (Clock::now() > deadline) {
       die("node " + std::to_string(me) + ": took " + std::to_string(received) + " of " +
           std::to_string(expected) + " samples before the deadline");
