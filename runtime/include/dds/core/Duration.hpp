@@ -26,6 +26,8 @@ class Duration {
       throw InvalidArgumentError("dds::core::Duration: sec must be >= 0 and nanosec < 1e9");
     }
   }
+  // Whole seconds.
+  constexpr explicit Duration(std::int32_t sec) : Duration(sec, 0) {}
   template <class Rep, class Period>
   constexpr Duration(std::chrono::duration<Rep, Period> d)  // NOLINT(google-explicit-constructor)
       : Duration(from_nanos(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count())) {}
@@ -78,7 +80,8 @@ class Duration {
   friend constexpr auto operator<=>(const Duration& a, const Duration& b) noexcept {
     return a.to_nanosecs() <=> b.to_nanosecs();
   }
-  // Arithmetic saturates at infinite; subtraction below zero throws.
+  // Arithmetic saturates at infinite (a product too large for the type too); subtraction
+  // below zero throws.
   friend constexpr Duration operator+(const Duration& a, const Duration& b) {
     if (a.is_infinite() || b.is_infinite()) return infinite();
     return from_nanos(a.to_nanosecs() + b.to_nanosecs());
@@ -90,9 +93,18 @@ class Duration {
   }
   friend constexpr Duration operator*(const Duration& a, std::uint64_t k) {
     if (a.is_infinite()) return infinite();
-    return from_nanos(a.to_nanosecs() * static_cast<std::int64_t>(k));
+    const auto ns = static_cast<std::uint64_t>(a.to_nanosecs());
+    if (k != 0 && ns > static_cast<std::uint64_t>(INT64_MAX) / k) return infinite();
+    return from_nanos(static_cast<std::int64_t>(ns * k));
   }
   friend constexpr Duration operator*(std::uint64_t k, const Duration& a) { return a * k; }
+  // A k-th of the span (rounded down); infinite stays infinite; k = 0 throws.
+  friend constexpr Duration operator/(const Duration& a, std::uint64_t k) {
+    if (k == 0) throw InvalidArgumentError("dds::core::Duration: division by zero");
+    if (a.is_infinite()) return infinite();
+    return from_nanos(a.to_nanosecs() / static_cast<std::int64_t>(k));
+  }
+  Duration& operator*=(std::uint64_t k) { return *this = *this * k; }
   Duration& operator+=(const Duration& o) { return *this = *this + o; }
   Duration& operator-=(const Duration& o) { return *this = *this - o; }
 

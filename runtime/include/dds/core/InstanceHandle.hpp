@@ -10,11 +10,15 @@
 #include <ostream>
 #include <vector>
 
+#include <dds/core/types.hpp>
+
 namespace dds::core {
 
 class InstanceHandle {
  public:
   constexpr InstanceHandle() = default;
+  // The nil handle: `InstanceHandle h = dds::core::null;`, `h == dds::core::null`.
+  constexpr InstanceHandle(const null_type&) noexcept {}  // NOLINT(google-explicit-constructor)
   // Spindle extension: handles are 64-bit values assigned by the runtime.
   constexpr explicit InstanceHandle(std::uint64_t value) noexcept : value_(value) {}
   static constexpr InstanceHandle nil() noexcept { return {}; }

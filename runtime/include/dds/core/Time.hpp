@@ -26,6 +26,9 @@ class Time {
     }
   }
 
+  // Whole seconds.
+  constexpr explicit Time(std::int64_t sec) : Time(sec, 0) {}
+
   static constexpr Time invalid() { return {kInvalidSec, kInvalidNsec}; }
   static constexpr Time from_nanosecs(std::int64_t ns) {
     return {ns / 1'000'000'000, static_cast<std::uint32_t>(ns % 1'000'000'000)};

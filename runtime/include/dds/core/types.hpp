@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <dds/core/conformance.hpp>
+
 namespace dds::core {
 
 using ByteSeq = std::vector<std::uint8_t>;
