@@ -330,6 +330,10 @@ class Participant final : public detail::ParticipantCore {
   std::map<std::uint64_t, group::Channel> held_writers_;
   // The retained topic `topic` (mu_ held), made and handed to the Router on first use.
   RetainedTopic& retained_topic(std::uint64_t topic);
+  // The retained topic `topic`, if there is one (takes mu_).
+  std::shared_ptr<RetainedTopic> find_retained(std::uint64_t topic) const;
+  // A writer went: its topic's history learns it (mu_ held).
+  void retire_retained(const WriterRecord& w);
   // A retaining writer's record kept by its topic, whose log is opened first when it logs
   // (mu_ held).
   RetainedTopic& keep(const WriterRecord& w, const storage::WriterTerms& terms);

@@ -291,8 +291,9 @@ void Participant::announce(const std::shared_ptr<Writer>& w) {
     local_writers_[w->guid()] = w;
     // What a retaining writer writes before its record is applied waits for its subgroup.
     if (retention_terms(rec.qos)) {
-      engine_->hold_sends(writer_channel(rec));
-      held_writers_.emplace(rec.guid, writer_channel(rec));
+      const auto channel = writer_channel(rec);
+      engine_->hold_sends(channel);
+      held_writers_.emplace(rec.guid, channel);
     }
   }
   publish_record(SampleKind::announce_writer, rec.guid, discovery::encode(rec),
@@ -403,7 +404,7 @@ std::vector<std::byte> Participant::endpoint_state() const {
       put(3, discovery::encode(w));
   std::vector<std::byte> entry;
   for (const auto& [topic, t] : retained_) {
-    for (const auto& e : t->history().snapshot([](std::uint64_t) { return true; })) {
+    for (const auto& e : t->history().snapshot()) {
       entry.clear();
       encode_entry(topic, e, entry);
       put(4, entry);
@@ -696,15 +697,20 @@ void Participant::on_writer_record(WriterRecord rec) {
   engine_->demand_changed();
 }
 
+std::shared_ptr<RetainedTopic> Participant::find_retained(std::uint64_t topic) const {
+  std::lock_guard lock(mu_);
+  const auto it = retained_.find(topic);
+  return it == retained_.end() ? nullptr : it->second;
+}
+
 std::vector<storage::Entry> Participant::retained(const std::string& topic_name) const {
-  std::shared_ptr<RetainedTopic> t;
-  {
-    std::lock_guard lock(mu_);
-    const auto it = retained_.find(topic_id(topic_name));
-    if (it == retained_.end()) return {};
-    t = it->second;
-  }
-  return t->history().snapshot([](std::uint64_t) { return true; });
+  const auto t = find_retained(topic_id(topic_name));
+  return t ? t->history().snapshot() : std::vector<storage::Entry>{};
+}
+
+void Participant::retire_retained(const WriterRecord& w) {
+  if (const auto it = retained_.find(topic_id(w.topic_name)); it != retained_.end())
+    it->second->retire(w.guid);
 }
 
 RetainedTopic& Participant::keep(const WriterRecord& w, const storage::WriterTerms& terms) {
@@ -726,8 +732,7 @@ void Participant::open_log(RetainedTopic& t, const std::string& topic_name) {
 }
 
 void Participant::recover_logs() {
-  const auto node_dir =
-      storage::topic_log_dir(log_settings_, domain_id_, engine_->node(), "x").parent_path();
+  const auto node_dir = storage::node_log_dir(log_settings_, domain_id_, engine_->node());
   std::error_code ec;
   if (!std::filesystem::is_directory(node_dir, ec)) return;
   std::vector<std::filesystem::path> dirs;
@@ -763,14 +768,8 @@ void Participant::recover_logs() {
 }
 
 std::string Participant::log_failure(std::uint64_t topic) const {
-  std::shared_ptr<RetainedTopic> t;
-  {
-    std::lock_guard lock(mu_);
-    const auto it = retained_.find(topic);
-    if (it == retained_.end()) return {};
-    t = it->second;
-  }
-  return t->log_failure();
+  const auto t = find_retained(topic);
+  return t ? t->log_failure() : std::string{};
 }
 
 RetainedTopic& Participant::retained_topic(std::uint64_t topic) {
@@ -802,9 +801,7 @@ void Participant::on_retired(std::uint64_t guid, bool writer) {
   Actions actions;
   {
     std::lock_guard lock(mu_);
-    if (writer)
-      for (auto& [topic, t] : retained_)
-        t->retire(guid);
+    if (const auto* w = writer ? endpoints_.writer(guid) : nullptr) retire_retained(*w);
     collect(endpoints_.retire(guid, writer), actions);
     ++generation_;
   }
@@ -820,9 +817,7 @@ void Participant::on_suspicion(NodeId node, bool left, const std::string& why) {
     std::lock_guard lock(mu_);
     left = left || left_.contains(node);
     for (const auto& [g, w] : endpoints_.writer_records())
-      if (guid_node(g) == node)
-        for (auto& [topic, t] : retained_)
-          t->retire(g);
+      if (guid_node(g) == node) retire_retained(w);
     const std::size_t before = endpoints_.writers() + endpoints_.readers();
     collect(endpoints_.retire_if([node](std::uint64_t g) { return guid_node(g) == node; }),
             actions);

@@ -1,15 +1,33 @@
 // Retained topics (see retained.hpp).
 #include "dcps/retained.hpp"
 
-#include <cstring>
 #include <iostream>
 
+#include "discovery/endpoint_table.hpp"
 #include "qos/checks.hpp"
 
 namespace spindle::dcps {
 
 namespace policy = dds::core::policy;
 using spindle::policy::ConsistencyKind;
+
+namespace {
+
+// The change a delivered message makes to an instance; nullopt for any other message.
+std::optional<storage::ChangeKind> change_kind(SampleKind k) {
+  switch (k) {
+    case SampleKind::data:
+      return storage::ChangeKind::data;
+    case SampleKind::dispose:
+      return storage::ChangeKind::dispose;
+    case SampleKind::unregister:
+      return storage::ChangeKind::unregister;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
 
 std::optional<storage::WriterTerms> retention_terms(const dds::pub::qos::DataWriterQos& q) {
   const auto& durability = q.policy<policy::Durability>();
@@ -93,12 +111,9 @@ std::vector<Historical> RetainedTopic::history_for(const ReaderRecord& r) const 
   {
     std::lock_guard lock(mu_);
     for (const auto& [g, w] : records_) {
-      if (w.type_name != r.type_name || w.topic_name != r.topic_name) continue;
-      if (!qos::partitions_match(w.publisher_qos.policy<policy::Partition>(),
-                                 r.subscriber_qos.policy<policy::Partition>()))
-        continue;
-      if (!qos::incompatible_policies(w.publisher_qos, w.qos, r.subscriber_qos, r.qos).empty())
-        continue;
+      if (w.topic_name != r.topic_name) continue;
+      const auto broken = discovery::match_policies(w, r);  // matching's own rule
+      if (!broken || !broken->empty()) continue;
       takes.emplace(g, std::pair{w.qos.policy<policy::OwnershipStrength>().value(),
                                  w.qos.policy<policy::Lifespan>().duration()});
     }
@@ -121,31 +136,19 @@ std::vector<WriterRecord> RetainedTopic::gone_writers() const {
 
 bool RetainedTopic::store(const ParsedSample& sample) {
   const auto& h = sample.header;
-  storage::ChangeKind kind{};
-  switch (h.kind) {
-    case SampleKind::data:
-      kind = storage::ChangeKind::data;
-      break;
-    case SampleKind::dispose:
-      kind = storage::ChangeKind::dispose;
-      break;
-    case SampleKind::unregister:
-      kind = storage::ChangeKind::unregister;
-      break;
-    default:
-      return true;
-  }
+  const auto kind = change_kind(h.kind);
+  if (!kind) return true;
   // The message as it was delivered: the header, then the payload.
-  std::vector<std::byte> message(sizeof(SampleHeader) + sample.payload.size());
-  std::memcpy(message.data(), &h, sizeof(SampleHeader));
-  if (!sample.payload.empty())
-    std::memcpy(message.data() + sizeof(SampleHeader), sample.payload.data(),
-                sample.payload.size());
+  const auto head = std::as_bytes(std::span(&h, 1));
   std::lock_guard lock(mu_);
-  (void)history_.retain(h.writer, h.key, kind, message);
+  (void)history_.retain(h.writer, h.key, *kind, head, sample.payload);
   if (!logged_.contains(h.writer)) return true;
   // A logged message reaches readers only once it is in the log: appended with the rest of
   // its batch at end_batch(), which says whether that worked.
+  std::vector<std::byte> message;
+  message.reserve(head.size() + sample.payload.size());
+  message.insert(message.end(), head.begin(), head.end());
+  message.insert(message.end(), sample.payload.begin(), sample.payload.end());
   return append(1, std::move(message));
 }
 
@@ -248,10 +251,12 @@ void RetainedTopic::replay(const storage::RecordView& r) {
       const auto parsed = parse(r.payload, error);
       if (!parsed) break;
       const auto& h = parsed->header;
-      const auto kind = h.kind == SampleKind::dispose      ? storage::ChangeKind::dispose
-                        : h.kind == SampleKind::unregister ? storage::ChangeKind::unregister
-                                                           : storage::ChangeKind::data;
-      (void)history_.retain(h.writer, h.key, kind, r.payload);
+      const auto kind = change_kind(h.kind);
+      if (!kind) {
+        error = "a message of kind " + std::string(to_string(h.kind)) + " is no change";
+        break;
+      }
+      (void)history_.retain(h.writer, h.key, *kind, r.payload);
       return;
     }
     case 2: {

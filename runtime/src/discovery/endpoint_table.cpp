@@ -5,18 +5,24 @@
 
 namespace spindle::discovery {
 
+std::optional<std::vector<dds::core::policy::QosPolicyId>> match_policies(const WriterRecord& w,
+                                                                          const ReaderRecord& r) {
+  if (w.type_name != r.type_name) return std::nullopt;
+  if (!qos::partitions_match(w.publisher_qos.policy<dds::core::policy::Partition>(),
+                             r.subscriber_qos.policy<dds::core::policy::Partition>())) {
+    return std::nullopt;
+  }
+  return qos::incompatible_policies(w.publisher_qos, w.qos, r.subscriber_qos, r.qos);
+}
+
 void EndpointTable::match(const WriterRecord& w, const ReaderRecord& r, std::vector<Change>& out) {
   const bool lw = is_local_(w.guid);
   const bool lr = is_local_(r.guid);
   if (!lw && !lr) return;  // neither is ours: their own participants match them
-  if (w.type_name != r.type_name) return;
-  if (!qos::partitions_match(w.publisher_qos.policy<dds::core::policy::Partition>(),
-                             r.subscriber_qos.policy<dds::core::policy::Partition>())) {
-    return;
-  }
-  auto ids = qos::incompatible_policies(w.publisher_qos, w.qos, r.subscriber_qos, r.qos);
-  if (!ids.empty()) {
-    out.push_back(Change{Change::Kind::incompatible, w.guid, r.guid, lw, lr, std::move(ids)});
+  auto ids = match_policies(w, r);
+  if (!ids) return;
+  if (!ids->empty()) {
+    out.push_back(Change{Change::Kind::incompatible, w.guid, r.guid, lw, lr, std::move(*ids)});
     return;
   }
   if (!matched_.emplace(w.guid, r.guid).second) return;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -38,6 +39,12 @@ struct Change {
   bool local_reader = false;                             // the reader is this node's
   std::vector<dds::core::policy::QosPolicyId> policies;  // incompatible only
 };
+
+// The matching rule for a writer and a reader of the same topic name: nullopt when they do
+// not meet (another type, no common partition); else the ids of the policies whose
+// requested/offered rule they break, empty when they match.
+[[nodiscard]] std::optional<std::vector<dds::core::policy::QosPolicyId>> match_policies(
+    const WriterRecord& w, const ReaderRecord& r);
 
 class EndpointTable {
  public:

@@ -51,7 +51,7 @@ void History::retire(std::uint64_t guid) {
 }
 
 bool History::retain(std::uint64_t writer, const KeyHash& key, ChangeKind kind,
-                     std::span<const std::byte> message) {
+                     std::span<const std::byte> message, std::span<const std::byte> more) {
   MutexLock lock(mu_);
   const auto w = writers_.find(writer);
   // A writer's last messages may be delivered after its retirement (another subgroup):
@@ -83,7 +83,9 @@ bool History::retain(std::uint64_t writer, const KeyHash& key, ChangeKind kind,
   e.writer = writer;
   e.key = key;
   e.kind = kind;
+  e.message.reserve(message.size() + more.size());
   e.message.assign(message.begin(), message.end());
+  e.message.insert(e.message.end(), more.begin(), more.end());
   insert(slot, std::move(e));
   while (data_count(slot) > depth) {  // the oldest data change is the front
     drop_front(slot);

@@ -91,15 +91,19 @@ class History {
   // The writer is gone: without `outlives_writer` its entries go now; a message of it that
   // arrives later is not kept. Its terms stay known (entries of it may remain).
   void retire(std::uint64_t guid);
-  // Keeps one delivered message, trimming to its writer's terms; false when not kept.
+  // Keeps one delivered message — `message`, then `more` — trimming to its writer's terms;
+  // false when not kept.
   bool retain(std::uint64_t writer, const KeyHash& key, ChangeKind kind,
-              std::span<const std::byte> message);
+              std::span<const std::byte> message, std::span<const std::byte> more = {});
   // Drops every entry (the writers stay known): a joiner's transferred history follows.
   void clear();
   // Puts back an entry a joiner received in the state transfer (its `seq` is kept).
   void restore(Entry entry);
 
-  // Every entry, oldest first (`filter` on the writer's guid picks; null: all).
+  // Every entry, oldest first; with `keep`, those whose writer's guid it keeps.
+  [[nodiscard]] std::vector<Entry> snapshot() const {
+    return snapshot([](std::uint64_t) { return true; });
+  }
   template <class Filter>
   [[nodiscard]] std::vector<Entry> snapshot(Filter&& keep) const {
     detail::MutexLock lock(mu_);

@@ -31,9 +31,14 @@ std::filesystem::path topic_log_dir(const LogSettings& settings, std::uint32_t d
       name.push_back(kHex[c & 15]);
     }
   }
+  return node_log_dir(settings, domain_id, node) / name;
+}
+
+std::filesystem::path node_log_dir(const LogSettings& settings, std::uint32_t domain_id,
+                                   std::uint32_t node) {
   const auto root =
       settings.log_dir.empty() ? default_log_dir() : std::filesystem::path(settings.log_dir);
-  return root / ("domain-" + std::to_string(domain_id)) / ("node-" + std::to_string(node)) / name;
+  return root / ("domain-" + std::to_string(domain_id)) / ("node-" + std::to_string(node));
 }
 
 }  // namespace spindle::storage

@@ -27,6 +27,9 @@ struct LogSettings {
 // $XDG_STATE_HOME/spindle/logs, else $HOME/.local/state/spindle/logs, else
 // <temp dir>/spindle-logs-<uid>.
 [[nodiscard]] std::filesystem::path default_log_dir();
+// The directory of one node's logs in one domain: <log_dir>/domain-<id>/node-<id>.
+[[nodiscard]] std::filesystem::path node_log_dir(const LogSettings& settings,
+                                                 std::uint32_t domain_id, std::uint32_t node);
 // A topic's log directory under `settings` for one node of one domain. Topic names keep
 // letters, digits, '-', '_' and '.'; any other byte becomes %XX (a leading '.' too).
 [[nodiscard]] std::filesystem::path topic_log_dir(const LogSettings& settings,
