@@ -57,6 +57,16 @@ std::uint64_t drain(dds::sub::DataReader<Sample>& r) {
   return n;
 }
 
+// Waits for `r`'s history and takes until it held all `n` samples; false (said on stderr,
+// naming `who`) when they did not all come.
+bool take_history(dds::sub::DataReader<Sample>& r, std::uint64_t n, const std::string& who) {
+  r.wait_for_historical_data(dds::core::Duration::from_secs(120));
+  std::uint64_t got = drain(r);
+  if (wait_until([&] { return (got += drain(r)) >= n; }, std::chrono::seconds(60))) return true;
+  std::cerr << "catchup_bench: " << who << " got " << got << " of " << n << '\n';
+  return false;
+}
+
 int run(std::uint64_t n, std::size_t size, const std::string& transport) {
   const auto limit = static_cast<std::int32_t>(n);
   dds::pub::qos::DataWriterQos wq;
@@ -84,13 +94,7 @@ int run(std::uint64_t n, std::size_t size, const std::string& transport) {
   {
     const auto t0 = Clock::now();
     dds::sub::DataReader<Sample> r(dds::sub::Subscriber(dp), topic, rq);
-    r.wait_for_historical_data(dds::core::Duration::from_secs(120));
-    std::uint64_t got = drain(r);
-    const bool all = wait_until([&] { return (got += drain(r)) >= n; }, std::chrono::seconds(60));
-    if (!all) {
-      std::cerr << "catchup_bench: the local late reader got " << got << " of " << n << '\n';
-      return 1;
-    }
+    if (!take_history(r, n, "the local late reader")) return 1;
     line(transport, size, n, "late_reader_ms", ms_since(t0));
   }
   // A participant that joins the domain, with a reader that asks for history.
@@ -98,13 +102,7 @@ int run(std::uint64_t n, std::size_t size, const std::string& transport) {
   dds::domain::DomainParticipant joiner(dds::domain::default_id());
   dds::topic::Topic<Sample> topic2(joiner, "Catchup");
   dds::sub::DataReader<Sample> r(dds::sub::Subscriber(joiner), topic2, rq);
-  r.wait_for_historical_data(dds::core::Duration::from_secs(120));
-  std::uint64_t got = drain(r);
-  const bool all = wait_until([&] { return (got += drain(r)) >= n; }, std::chrono::seconds(60));
-  if (!all) {
-    std::cerr << "catchup_bench: the joiner's reader got " << got << " of " << n << '\n';
-    return 1;
-  }
+  if (!take_history(r, n, "the joiner's reader")) return 1;
   line(transport, size, n, "catchup_ms", ms_since(t0));
   joiner.close();
   dp.close();

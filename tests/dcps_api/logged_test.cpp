@@ -16,6 +16,7 @@
 
 #include "api_fixture.hpp"
 #include "scoped_config.hpp"
+#include "temp_dir.hpp"
 
 namespace dcps_api {
 namespace {
@@ -23,26 +24,7 @@ namespace {
 using spindle::testing::ScopedDomainConfig;
 namespace fs = std::filesystem;
 
-// A fresh log directory for one test case, removed afterwards.
-struct TempDir {
-  TempDir() {
-    path = fs::temp_directory_path() / ("spindle-logged-test-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(counter()++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-  fs::path path;
-};
+using spindle::testing::TempDir;
 
 dds::pub::qos::DataWriterQos logged_writer() {
   auto q = writer_qos();
@@ -73,7 +55,7 @@ std::string node_settings(const fs::path& dir) {
 
 TEST_CASE("logged samples survive a restart of their member", "[logged]") {
   TempDir logs;
-  const ScopedDomainConfig config(node_settings(logs.path));
+  const ScopedDomainConfig config(node_settings(logs.path()));
   {
     Participant p;
     auto w = p.writer(logged_writer());
@@ -87,7 +69,7 @@ TEST_CASE("logged samples survive a restart of their member", "[logged]") {
     CHECK(sorted_take(r).size() == 6);
   }
   // The log is where the domain file says, one directory per topic.
-  const auto dir = logs.path / "domain-0" / "node-4242" / "FlightState";
+  const auto dir = logs.path() / "domain-0" / "node-4242" / "FlightState";
   REQUIRE(fs::is_directory(dir));
   CHECK(std::any_of(fs::directory_iterator(dir), fs::directory_iterator(),
                     [](const fs::directory_entry& e) { return e.path().extension() == ".seg"; }));
@@ -103,7 +85,7 @@ TEST_CASE("logged samples survive a restart of their member", "[logged]") {
 
 TEST_CASE("a torn log tail is cut and the rest recovered", "[logged]") {
   TempDir logs;
-  const ScopedDomainConfig config(node_settings(logs.path));
+  const ScopedDomainConfig config(node_settings(logs.path()));
   {
     Participant p;
     auto w = p.writer(logged_writer());
@@ -112,7 +94,7 @@ TEST_CASE("a torn log tail is cut and the rest recovered", "[logged]") {
     flush(w);
   }
   // A crash in the middle of an append: the last record loses its end.
-  const auto dir = logs.path / "domain-0" / "node-4242" / "FlightState";
+  const auto dir = logs.path() / "domain-0" / "node-4242" / "FlightState";
   fs::path segment;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".seg") segment = e.path();
@@ -141,7 +123,7 @@ TEST_CASE("SIGKILL mid-stream loses nothing a reader delivered", "[logged]") {
     // parent every sample its reader delivered, until it is killed.
     ::close(pipe_fds[0]);
     try {
-      const ScopedDomainConfig config(node_settings(logs.path));
+      const ScopedDomainConfig config(node_settings(logs.path()));
       Participant p;
       auto wq = logged_writer();
       policy::DurabilityService ds;
@@ -179,7 +161,7 @@ TEST_CASE("SIGKILL mid-stream loses nothing a reader delivered", "[logged]") {
   REQUIRE(delivered.size() >= 300);
 
   // Its node again: every sample its reader delivered is in the recovered log.
-  const ScopedDomainConfig config(node_settings(logs.path));
+  const ScopedDomainConfig config(node_settings(logs.path()));
   Participant again;
   auto rq = logged_reader();
   rq << policy::ResourceLimits(dds::core::LENGTH_UNLIMITED, dds::core::LENGTH_UNLIMITED,
@@ -205,7 +187,7 @@ TEST_CASE("a log that cannot grow fails its writer, not the participant", "[logg
     // The child: a file size limit stands for a full disk (EFBIG instead of a signal).
     int code = 0;
     try {
-      const ScopedDomainConfig config(node_settings(logs.path));
+      const ScopedDomainConfig config(node_settings(logs.path()));
       std::signal(SIGXFSZ, SIG_IGN);
       rlimit limit{};
       limit.rlim_cur = limit.rlim_max = 256 * 1024;

@@ -11,34 +11,11 @@
 #include <optional>
 #include <string>
 
+#include "temp_dir.hpp"
+
 namespace qos_test {
 
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    path_ = std::filesystem::temp_directory_path() /
-            ("spindle_qos_test_" + std::to_string(::getpid()) + "_" + std::to_string(++counter));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-  // Writes `text` to `name` (folders created) and returns the full path.
-  std::filesystem::path write(const std::string& name, const std::string& text) const {
-    const auto p = path_ / name;
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-
- private:
-  std::filesystem::path path_;
-};
+using TempDir = spindle::testing::TempDir;
 
 // The what() of the exception of type E that `f` throws; "" when it throws nothing.
 template <class E, class F>

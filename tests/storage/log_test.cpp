@@ -26,6 +26,7 @@
 #include <catch2/catch.hpp>
 
 #include "storage/log.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 namespace st = spindle::storage;
@@ -34,22 +35,7 @@ using st::Order;
 namespace {
 
 // A directory of its own under the system's temporary directory, removed at the end.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("spindle-log-test-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(counter++) + "-" + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+using spindle::testing::TempDir;
 
 fs::path seg(const fs::path& dir, std::uint64_t n, const char* ext = ".seg") {
   std::string s = std::to_string(n);
@@ -150,7 +136,7 @@ TEST_CASE("round trip", "[log]") {
   TempDir t;
   {
     st::RecoveryReport r;
-    auto log = st::Log::open(options(t.path), &r);
+    auto log = st::Log::open(options(t.path()), &r);
     CHECK_FALSE(r.damaged());
     CHECK(log.records() == 0);
     append_range(log, 0, 300);
@@ -162,7 +148,7 @@ TEST_CASE("round trip", "[log]") {
     CHECK(log.durable() == order_of(299));
   }
   st::RecoveryReport r;
-  auto log = st::Log::open(options(t.path), &r);
+  auto log = st::Log::open(options(t.path()), &r);
   INFO(r.to_string());
   CHECK_FALSE(r.damaged());
   CHECK(r.index_rebuilt.empty());
@@ -173,7 +159,7 @@ TEST_CASE("round trip", "[log]") {
   check_range(read_all(log.read()), 0, 300);
   append_range(log, 300, 400);
   check_range(read_all(log.read()), 0, 400);
-  check_range(read_all(st::read_log(t.path)), 0, 400);
+  check_range(read_all(st::read_log(t.path())), 0, 400);
   // Empty payloads and a payload larger than a segment.
   log.append({900, 0}, 7, {});
   log.append({900, 1}, 8, payload(5, 20000));
@@ -181,12 +167,12 @@ TEST_CASE("round trip", "[log]") {
   REQUIRE(got.size() == 2);
   CHECK(got[0].payload.empty());
   CHECK(got[1].payload == payload(5, 20000));
-  CHECK(st::verify(t.path).clean());
+  CHECK(st::verify(t.path()).clean());
 }
 
 TEST_CASE("batch append", "[log]") {
   TempDir t;
-  auto log = st::Log::open(options(t.path));
+  auto log = st::Log::open(options(t.path()));
   std::vector<std::vector<std::byte>> payloads;
   std::vector<st::AppendItem> items;
   for (std::uint64_t i = 0; i < 200; ++i)
@@ -204,7 +190,7 @@ TEST_CASE("batch append", "[log]") {
 
 TEST_CASE("seek", "[log]") {
   TempDir t;
-  auto log = st::Log::open(options(t.path));
+  auto log = st::Log::open(options(t.path()));
   append_range(log, 0, 400);
   for (std::uint64_t i = 0; i < 400; i += 7) {
     auto got = read_all(log.read(order_of(i)), 1);
@@ -230,7 +216,7 @@ TEST_CASE("seek", "[log]") {
 TEST_CASE("order is monotonic", "[log]") {
   TempDir t;
   {
-    auto log = st::Log::open(options(t.path));
+    auto log = st::Log::open(options(t.path()));
     log.append({5, 5}, 1, payload(0, 10));
     try {
       log.append({5, 5}, 1, payload(0, 10));
@@ -243,7 +229,7 @@ TEST_CASE("order is monotonic", "[log]") {
     log.append({5, 6}, 1, {});
     log.append({6, 0}, 1, {});
   }
-  auto log = st::Log::open(options(t.path));
+  auto log = st::Log::open(options(t.path()));
   CHECK(log.last() == (Order{6, 0}));
   CHECK_THROWS_AS(log.append({5, 7}, 1, {}), st::LogError);
   CHECK(log.records() == 3);
@@ -251,7 +237,7 @@ TEST_CASE("order is monotonic", "[log]") {
 
 TEST_CASE("retention by size", "[log]") {
   TempDir t;
-  auto o = options(t.path);
+  auto o = options(t.path());
   o.retain_bytes = 3 * 4096;
   auto log = st::Log::open(o);
   append_range(log, 0, 400);
@@ -264,14 +250,14 @@ TEST_CASE("retention by size", "[log]") {
   REQUIRE(!got.empty());
   const std::uint64_t first = 400 - got.size();
   check_range(got, first, 400);
-  CHECK_FALSE(fs::exists(seg(t.path, 1)));
-  CHECK_FALSE(fs::exists(seg(t.path, 1, ".idx")));
+  CHECK_FALSE(fs::exists(seg(t.path(), 1)));
+  CHECK_FALSE(fs::exists(seg(t.path(), 1, ".idx")));
   CHECK(log.records() == got.size());
 }
 
 TEST_CASE("retention by age", "[log]") {
   TempDir t;
-  auto o = options(t.path);
+  auto o = options(t.path());
   o.retain_age = std::chrono::hours(1);
   {
     auto log = st::Log::open(o);
@@ -297,7 +283,7 @@ TEST_CASE("retention by age", "[log]") {
 TEST_CASE("index rebuilt", "[log]") {
   TempDir t;
   {
-    auto log = st::Log::open(options(t.path));
+    auto log = st::Log::open(options(t.path()));
     append_range(log, 0, 400);
   }
   auto probe = [&](st::Log& log) {
@@ -311,37 +297,37 @@ TEST_CASE("index rebuilt", "[log]") {
   };
   std::vector<std::uint64_t> want;
   {
-    auto log = st::Log::open(options(t.path));
+    auto log = st::Log::open(options(t.path()));
     want = probe(log);
   }
-  fs::remove(seg(t.path, 1, ".idx"));
-  fs::remove(seg(t.path, 3, ".idx"));
-  flip(seg(t.path, 2, ".idx"), 30);   // inside the first entry
-  flip(seg(t.path, 4, ".idx"), 100);  // a later entry
-  fs::resize_file(seg(t.path, 5, ".idx"), 50);
-  write_file(seg(t.path, 6, ".idx"), std::vector<char>(200, 'x'));
+  fs::remove(seg(t.path(), 1, ".idx"));
+  fs::remove(seg(t.path(), 3, ".idx"));
+  flip(seg(t.path(), 2, ".idx"), 30);   // inside the first entry
+  flip(seg(t.path(), 4, ".idx"), 100);  // a later entry
+  fs::resize_file(seg(t.path(), 5, ".idx"), 50);
+  write_file(seg(t.path(), 6, ".idx"), std::vector<char>(200, 'x'));
   // An index naming records past the end of its segment: the segment lost its tail.
   {
     st::RecoveryReport r;
-    auto log = st::Log::open(options(t.path), &r);
+    auto log = st::Log::open(options(t.path()), &r);
     INFO(r.to_string());
     CHECK_FALSE(r.damaged());
     CHECK(r.index_rebuilt.size() == 6);
     CHECK(probe(log) == want);
     check_range(read_all(log.read()), 0, 400);
   }
-  const auto v = st::verify(t.path);
+  const auto v = st::verify(t.path());
   INFO(v.to_string());
   CHECK(v.clean());
   CHECK(v.notes.empty());
   st::RecoveryReport r;
-  auto log = st::Log::open(options(t.path), &r);
+  auto log = st::Log::open(options(t.path()), &r);
   CHECK(r.index_rebuilt.empty());
 }
 
 TEST_CASE("index past the end", "[log]") {
   TempDir t;
-  auto o = options(t.path);
+  auto o = options(t.path());
   o.segment_bytes = 1 << 20;
   o.index_interval = 64;
   std::vector<Got> all;
@@ -351,7 +337,7 @@ TEST_CASE("index past the end", "[log]") {
     all = read_all(log.read());
   }
   // The segment loses its last 50 records at a record boundary; the index still names them.
-  fs::resize_file(seg(t.path, 1), all[50].offset);
+  fs::resize_file(seg(t.path(), 1), all[50].offset);
   st::RecoveryReport r;
   auto log = st::Log::open(o, &r);
   INFO(r.to_string());
@@ -365,9 +351,9 @@ TEST_CASE("index past the end", "[log]") {
 
 TEST_CASE("torn tail", "[log]") {
   TempDir t;
-  auto o = options(t.path);
+  auto o = options(t.path());
   o.segment_bytes = 1 << 20;
-  const fs::path orig = t.path / "orig";
+  const fs::path orig = t.path() / "orig";
   std::vector<Got> all;
   {
     o.dir = orig;
@@ -380,7 +366,7 @@ TEST_CASE("torn tail", "[log]") {
   const auto bytes = read_file(seg(orig, 1));
   REQUIRE(bytes.size() == last + 144);  // 40 + 100 + 4 padding
   for (std::uint64_t cut = last + 1; cut < bytes.size(); ++cut) {
-    const fs::path d = t.path / ("cut" + std::to_string(cut));
+    const fs::path d = t.path() / ("cut" + std::to_string(cut));
     fs::create_directories(d);
     write_file(seg(d, 1), std::vector<char>(bytes.begin(), bytes.begin() + static_cast<long>(cut)));
     o.dir = d;
@@ -406,7 +392,7 @@ TEST_CASE("torn tail", "[log]") {
   }
   // The last record whole but with a bad CRC and nothing after it: torn too.
   {
-    const fs::path d = t.path / "badcrc";
+    const fs::path d = t.path() / "badcrc";
     fs::create_directories(d);
     auto b = bytes;
     b[last + 60] = static_cast<char>(b[last + 60] ^ 1);
@@ -423,9 +409,9 @@ TEST_CASE("torn tail", "[log]") {
 
 TEST_CASE("torn segment header", "[log]") {
   TempDir t;
-  auto o = options(t.path);
+  auto o = options(t.path());
   o.segment_bytes = 2048;
-  const fs::path orig = t.path / "orig";
+  const fs::path orig = t.path() / "orig";
   std::vector<Got> all;
   {
     o.dir = orig;
@@ -445,7 +431,7 @@ TEST_CASE("torn segment header", "[log]") {
   cases.emplace_back(32, '\0');
   cases.emplace_back(4096, '\0');  // written as zeros by a crash
   for (const auto& c : cases) {
-    const fs::path d = t.path / "case";
+    const fs::path d = t.path() / "case";
     fs::remove_all(d);
     fs::copy(orig, d);
     write_file(seg(d, newest), c);
@@ -465,7 +451,7 @@ TEST_CASE("torn segment header", "[log]") {
     check_range(read_all(log.read()), 0, before + 1);
   }
   // Only the header: a clean, empty segment.
-  const fs::path d = t.path / "header-only";
+  const fs::path d = t.path() / "header-only";
   fs::copy(orig, d);
   write_file(seg(d, newest), std::vector<char>(bytes.begin(), bytes.begin() + 32));
   o.dir = d;
@@ -477,10 +463,10 @@ TEST_CASE("torn segment header", "[log]") {
 
 TEST_CASE("corruption", "[log]") {
   TempDir t;
-  auto o = options(t.path);
+  auto o = options(t.path());
   o.segment_bytes = 1 << 20;
   o.index_interval = 1 << 20;  // open() checks from the last index entry: here, all of it
-  const fs::path orig = t.path / "orig";
+  const fs::path orig = t.path() / "orig";
   std::vector<Got> all;
   {
     o.dir = orig;
@@ -492,7 +478,7 @@ TEST_CASE("corruption", "[log]") {
   // A payload byte, a header byte, and the CRC field of record 10.
   for (const std::uint64_t within : {std::uint64_t{45}, std::uint64_t{17}, std::uint64_t{1}}) {
     const std::uint64_t at = all[10].offset;
-    const fs::path d = t.path / "case";
+    const fs::path d = t.path() / "case";
     fs::remove_all(d);
     fs::copy(orig, d);
     flip(seg(d, 1), at + within);
@@ -539,7 +525,7 @@ TEST_CASE("corruption", "[log]") {
   }
   // Past the last index entry open() finds it; before it, readers and verify() do.
   {
-    const fs::path d = t.path / "indexed";
+    const fs::path d = t.path() / "indexed";
     o.dir = d;
     o.index_interval = 256;
     o.repair = false;
@@ -559,7 +545,7 @@ TEST_CASE("corruption", "[log]") {
 
 TEST_CASE("corruption in an older segment", "[log]") {
   TempDir t;
-  auto o = options(t.path);
+  auto o = options(t.path());
   std::vector<Got> all;
   {
     auto log = st::Log::open(o);
@@ -572,20 +558,20 @@ TEST_CASE("corruption in an older segment", "[log]") {
   std::size_t k = 0;
   while (all[k + 1].segment <= 2)
     ++k;
-  fs::remove(seg(t.path, 2, ".idx"));  // so that open() scans all of segment 2
-  flip(seg(t.path, 2), all[k].offset + 42);
+  fs::remove(seg(t.path(), 2, ".idx"));  // so that open() scans all of segment 2
+  flip(seg(t.path(), 2), all[k].offset + 42);
   CHECK_THROWS_AS(st::Log::open(o), st::LogError);
   o.repair = true;
   st::RecoveryReport r;
   auto log = st::Log::open(o, &r);
   INFO(r.to_string());
   REQUIRE(r.damage.size() == 1);
-  CHECK(r.damage[0].file == seg(t.path, 2));
+  CHECK(r.damage[0].file == seg(t.path(), 2));
   CHECK(r.damage[0].offset == all[k].offset);
   CHECK(r.damage[0].set_aside.size() == all.back().segment - 1);
   for (std::uint64_t n = 3; n <= all.back().segment; ++n) {
-    CHECK_FALSE(fs::exists(seg(t.path, n)));
-    CHECK(fs::exists(seg(t.path, n).string() + "@0.corrupt"));
+    CHECK_FALSE(fs::exists(seg(t.path(), n)));
+    CHECK(fs::exists(seg(t.path(), n).string() + "@0.corrupt"));
   }
   check_range(read_all(log.read()), 0, k);
   append_range(log, k, k + 100);
@@ -594,20 +580,20 @@ TEST_CASE("corruption in an older segment", "[log]") {
 
 TEST_CASE("missing segment", "[log]") {
   TempDir t;
-  auto o = options(t.path);
+  auto o = options(t.path());
   {
     auto log = st::Log::open(o);
     append_range(log, 0, 200);
   }
-  fs::remove(seg(t.path, 3));
+  fs::remove(seg(t.path(), 3));
   try {
     st::Log::open(o);
     FAIL("a gap was accepted");
   } catch (const st::LogError& e) {
     CHECK(contains(e.what(), "missing"));
-    CHECK(e.file() == seg(t.path, 4));
+    CHECK(e.file() == seg(t.path(), 4));
   }
-  CHECK_FALSE(st::verify(t.path).clean());
+  CHECK_FALSE(st::verify(t.path()).clean());
   o.repair = true;
   st::RecoveryReport r;
   auto log = st::Log::open(o, &r);
@@ -617,7 +603,7 @@ TEST_CASE("missing segment", "[log]") {
 
 TEST_CASE("bogus length", "[log]") {
   TempDir t;
-  auto o = options(t.path);
+  auto o = options(t.path());
   o.segment_bytes = 1 << 20;
   o.index_interval = 1 << 20;
   std::vector<Got> all;
@@ -626,7 +612,7 @@ TEST_CASE("bogus length", "[log]") {
     append_range(log, 0, 10);
     all = read_all(log.read());
   }
-  const auto bytes = read_file(seg(t.path, 1));
+  const auto bytes = read_file(seg(t.path(), 1));
   // Length 0xfffffff0 with a header CRC to match (so that the length itself is judged), in
   // a middle record and in the last one.
   auto forge = [&](std::uint64_t at, std::uint32_t length) {
@@ -636,7 +622,7 @@ TEST_CASE("bogus length", "[log]") {
     return b;
   };
   for (const std::uint32_t length : {0xfffffff0u, st::kMaxPayload, 16u}) {
-    write_file(seg(t.path, 1), forge(all[4].offset, length));
+    write_file(seg(t.path(), 1), forge(all[4].offset, length));
     o.repair = false;
     try {
       st::Log::open(o);
@@ -648,9 +634,9 @@ TEST_CASE("bogus length", "[log]") {
                                                            : "bad length"));
     }
     auto b = forge(all[9].offset, length);
-    write_file(seg(t.path, 1), b);
-    CHECK(st::verify(t.path).damage.size() == 1);
-    CHECK_THROWS_AS(read_all(st::read_log(t.path)), st::LogError);
+    write_file(seg(t.path(), 1), b);
+    CHECK(st::verify(t.path()).damage.size() == 1);
+    CHECK_THROWS_AS(read_all(st::read_log(t.path())), st::LogError);
     const auto c = st::check_segment(std::as_bytes(std::span(b.data(), b.size())), 1, true);
     CHECK(c.records == 9);
     REQUIRE(c.damage);
@@ -666,7 +652,7 @@ TEST_CASE("bogus length", "[log]") {
   // The same length without a matching header CRC: a bad header.
   auto b = bytes;
   put32(b, all[4].offset + 8, 0xfffffff0u);
-  write_file(seg(t.path, 1), b);
+  write_file(seg(t.path(), 1), b);
   try {
     st::Log::open(o);
     FAIL("a bad header was accepted");
@@ -678,10 +664,10 @@ TEST_CASE("bogus length", "[log]") {
 TEST_CASE("parser on buffers", "[log]") {
   TempDir t;
   {
-    auto log = st::Log::open(options(t.path));
+    auto log = st::Log::open(options(t.path()));
     append_range(log, 0, 20);
   }
-  const auto bytes = read_file(seg(t.path, 1));
+  const auto bytes = read_file(seg(t.path(), 1));
   std::mt19937 rng(7);
   for (int round = 0; round < 2000; ++round) {
     auto b = bytes;
@@ -697,7 +683,7 @@ TEST_CASE("parser on buffers", "[log]") {
 
 TEST_CASE("disk full", "[log]") {
   TempDir t;
-  auto o = options(t.path);
+  auto o = options(t.path());
   o.segment_bytes = 1 << 20;
   int fds[2];
   REQUIRE(::pipe(fds) == 0);
@@ -764,12 +750,12 @@ TEST_CASE("disk full", "[log]") {
     CHECK(got[i].order == order_of(i));
     CHECK(got[i].payload == payload(i, 1000));
   }
-  CHECK(st::verify(t.path).clean());
+  CHECK(st::verify(t.path()).clean());
 }
 
 TEST_CASE("read while appending", "[log]") {
   TempDir t;
-  auto o = options(t.path);
+  auto o = options(t.path());
   auto log = st::Log::open(o);
   constexpr std::uint64_t kRecords = 2000;
   std::atomic<bool> failed{false};
@@ -795,24 +781,24 @@ TEST_CASE("read while appending", "[log]") {
 
 TEST_CASE("open twice", "[log]") {
   TempDir t;
-  auto log = st::Log::open(options(t.path));
+  auto log = st::Log::open(options(t.path()));
   // flock() locks belong to the open file description: a second open in this process
   // conflicts as one in another process would.
-  CHECK_THROWS_AS(st::Log::open(options(t.path)), st::LogError);
+  CHECK_THROWS_AS(st::Log::open(options(t.path())), st::LogError);
 }
 
 TEST_CASE("find logs", "[log]") {
   TempDir t;
   for (const char* name : {"a", "b/c"}) {
-    auto o = options(t.path / name);
+    auto o = options(t.path() / name);
     auto log = st::Log::open(o);
     append_range(log, 0, 3);
   }
-  fs::create_directories(t.path / "empty");
-  const auto logs = st::find_logs(t.path);
+  fs::create_directories(t.path() / "empty");
+  const auto logs = st::find_logs(t.path());
   REQUIRE(logs.size() == 2);
-  CHECK(logs[0] == t.path / "a");
-  CHECK(logs[1] == t.path / "b/c");
+  CHECK(logs[0] == t.path() / "a");
+  CHECK(logs[1] == t.path() / "b/c");
 }
 
 #ifdef SPINDLE_LOG_TOOL
@@ -833,7 +819,7 @@ std::pair<int, std::string> tool(const std::string& args) {
 
 TEST_CASE("tool", "[tool]") {
   TempDir t;
-  const fs::path dir = t.path / "topic";
+  const fs::path dir = t.path() / "topic";
   std::vector<Got> all;
   {
     auto log = st::Log::open(options(dir));
@@ -844,7 +830,7 @@ TEST_CASE("tool", "[tool]") {
   INFO(out);
   CHECK(code == 0);
   CHECK(contains(out, "clean"));
-  std::tie(code, out) = tool("list " + t.path.string());
+  std::tie(code, out) = tool("list " + t.path().string());
   CHECK(code == 0);
   CHECK(contains(out, "100 records"));
   std::tie(code, out) = tool("dump " + dir.string() + " --from 2:10 --limit 3 --hex");
@@ -858,7 +844,7 @@ TEST_CASE("tool", "[tool]") {
   CHECK(code == 1);
   CHECK(contains(out, "offset " + std::to_string(victim.offset)));
   CHECK(contains(out, "bad crc"));
-  std::tie(code, out) = tool("verify " + (t.path / "nothing-here").string());
+  std::tie(code, out) = tool("verify " + (t.path() / "nothing-here").string());
   CHECK(code == 2);
   std::tie(code, out) = tool("dump " + dir.string() + " --from nonsense");
   CHECK(code == 2);
