@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "dcps/retained.hpp"
 #include "dcps/wire.hpp"
 
 namespace dcps = spindle::dcps;
@@ -76,4 +77,36 @@ TEST_CASE("wire: every kind of bad slot is refused with its reason", "[dcps][wir
   h = data_header();
   h.kind = dcps::SampleKind::announce_writer;
   CHECK(reject(slot(h)) == "builtin message with a topic id");
+}
+
+// A retained entry in the state transfer (dcps/retained.hpp, docs/membership.md kind 4): it
+// comes from the leader over the join connection, so it is checked like a slot.
+TEST_CASE("a retained entry round-trips, and a bad one says why", "[wire]") {
+  spindle::storage::Entry e;
+  e.seq = 7;
+  e.writer = dcps::make_guid(3, 2);
+  e.key[0] = 9;
+  e.kind = spindle::storage::ChangeKind::dispose;
+  e.message = slot(data_header(), 5);
+  std::vector<std::byte> bytes;
+  dcps::encode_entry(42, e, bytes);
+  std::uint64_t topic = 0;
+  std::string error;
+  const auto back = dcps::decode_entry(bytes, topic, error);
+  REQUIRE(back.has_value());
+  CHECK(topic == 42);
+  CHECK(*back == e);
+
+  auto short_entry = bytes;
+  short_entry.resize(10);
+  CHECK_FALSE(dcps::decode_entry(short_entry, topic, error).has_value());
+  CHECK(error == "a retained entry of 10 bytes is shorter than 41");
+  auto bad_kind = bytes;
+  bad_kind[40] = std::byte{9};
+  CHECK_FALSE(dcps::decode_entry(bad_kind, topic, error).has_value());
+  CHECK(error == "a retained entry has change kind 9 (1..3)");
+  auto bad_message = bytes;
+  bad_message.resize(41 + 5);
+  CHECK_FALSE(dcps::decode_entry(bad_message, topic, error).has_value());
+  CHECK(error.rfind("a retained entry's message does not parse: ", 0) == 0);
 }
