@@ -302,6 +302,9 @@ TEST_CASE("a StatusCondition outlives its entity but no longer yields it", "[dcp
     sc = StatusCondition(entity);
     int calls = 0;
     sc.handler([&](StatusCondition& self) { calls += self == sc ? 1 : 0; });
+    sc.dispatch();  // untriggered: the handler does not run
+    CHECK(calls == 0);
+    entity->statuses().set_changes(dds::core::status::StatusMask::liveliness_lost());
     sc.dispatch();
     CHECK(calls == 1);
     sc.reset_handler();
@@ -368,6 +371,9 @@ TEST_CASE("a ReadCondition handler may take the reader", "[dcps][cond]") {
   ws.dispatch(Duration::from_secs(5));
   CHECK(got == std::vector<int>{5});
   CHECK_FALSE(rc.trigger_value());
+  other.dispatch();  // untriggered: the handler does not run
+  CHECK(plain == 0);
+  (void)cache->insert(data(1, 6));
   other.dispatch();
   CHECK(plain == 1);
 }

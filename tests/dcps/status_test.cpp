@@ -242,13 +242,13 @@ TEST_CASE("an Entity is a reference: copies are equal, null throws", "[dcps][sta
   CHECK_THROWS_AS(nil.close(), dds::core::NullReferenceError);
 }
 
-TEST_CASE("a closed Entity refuses every operation but close", "[dcps][status]") {
+TEST_CASE("a closed Entity refuses every operation", "[dcps][status]") {
   dds::core::Entity e(std::make_shared<spindle::detail::EntityDelegate>(InstanceHandle(1), false));
   CHECK_FALSE(e->is_enabled());
   e.enable();
   CHECK(e->is_enabled());
   e.close();
-  e.close();
+  CHECK_THROWS_AS(e.close(), dds::core::AlreadyClosedError);
   CHECK_THROWS_AS(e.status_changes(), dds::core::AlreadyClosedError);
   CHECK_THROWS_AS(e.instance_handle(), dds::core::AlreadyClosedError);
   CHECK_THROWS_AS(e.enable(), dds::core::AlreadyClosedError);

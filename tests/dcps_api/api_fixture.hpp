@@ -96,7 +96,13 @@ struct Participant {
   Participant& operator=(const Participant&) = delete;
   // Closed explicitly, as DDS applications delete their participant: once close() returns
   // no listener runs, so Recorders declared before the fixture may go next.
-  ~Participant() { dp.close(); }
+  ~Participant() {
+    try {
+      dp.close();
+    } catch (const dds::core::AlreadyClosedError&) {
+      // the test closed it
+    }
+  }
 
   dds::domain::DomainParticipant dp{dds::domain::default_id()};
   dds::topic::Topic<FlightState> topic{dp, "FlightState"};

@@ -38,7 +38,14 @@ void ConditionDelegate::dispatch() {
     MutexLock lock(handler_mu_);
     h = handler_;
   }
-  if (h) h(*this);
+  if (h && trigger_value()) h(*this);
+}
+
+void ConditionDelegate::close() {
+  closed_.store(true, std::memory_order_release);
+  MutexLock lock(waitsets_mu_);
+  for (auto* ws : waitsets_)
+    ws->wake();
 }
 
 void ConditionDelegate::source_changed() {
@@ -79,6 +86,12 @@ void ConditionObservers::notify() {
     c->source_changed();
 }
 
+void ConditionObservers::close_all() {
+  MutexLock lock(mu_);
+  for (auto* c : list_)
+    c->close();
+}
+
 void GuardConditionDelegate::set_trigger_value(bool value) {
   trigger_.store(value, std::memory_order_release);
   if (value) source_changed();
@@ -95,6 +108,7 @@ StatusConditionDelegate::~StatusConditionDelegate() {
 }
 
 bool StatusConditionDelegate::trigger_value() const {
+  if (is_closed()) return false;
   const auto enabled = dds::core::status::StatusMask(enabled_.load(std::memory_order_acquire));
   return book_->status_changes().intersects(enabled);
 }
@@ -120,6 +134,7 @@ ReadConditionDelegate::~ReadConditionDelegate() {
 }
 
 bool ReadConditionDelegate::trigger_value() const {
+  if (is_closed()) return false;
   return cache_->has_matching(state_);
 }
 

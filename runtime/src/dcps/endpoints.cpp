@@ -46,22 +46,36 @@ HistoryCacheConfig cache_config(const dds::sub::qos::DataReaderQos& q) {
   return c;
 }
 
-// Records a status event — consumed when someone listens — and posts the call to the
-// typed `hook`, else to the untyped parent-or-participant listener `any` (given the
-// entity as AnyEntity, made from `self()`), on the listener thread.
-template <class AnyEntity, class Hook, class AnyListener, class Record, class HookCall,
-          class AnyCall, class Self>
-void post_status(group::Executor& d, std::shared_ptr<Hook> hook, AnyListener* any, Record record,
-                 HookCall hook_call, AnyCall any_call, Self self) {
-  const auto s = record(hook != nullptr || any != nullptr);
-  if (hook) {
-    d.post([hook, s, hook_call] { hook_call(*hook, s); });
-  } else if (any != nullptr) {
-    d.post([any, core = self(), s, any_call] {
-      AnyEntity e(core);
-      any_call(*any, e, s);
-    });
-  }
+// Records a status event of `entity` — consumed when someone listens — and posts the call
+// to whoever listens for it (Entity::target): its typed hook, else the untyped parent or
+// participant listener `any`, given the entity as AnyEntity. The job holds the entity
+// weakly (the predicate thread must not end up holding the last reference: make_entity())
+// and calls only if the same listener still hears the status then (Participant::post_listener).
+template <class AnyEntity, class Entity, class Record, class HookCall, class AnyCall>
+void post_status(Participant& p, Entity& entity, const StatusMask& bit, Record record,
+                 HookCall hook_call, AnyCall any_call) {
+  auto target = entity.target(bit);
+  const auto s = record(static_cast<bool>(target));
+  if (!target) return;
+  auto weak = std::weak_ptr<Entity>(std::static_pointer_cast<Entity>(entity.shared_from_this()));
+  p.post_listener([weak, bit, target = std::move(target), s, hook_call, any_call] {
+    const auto self = weak.lock();
+    if (!self || self->target(bit) != target) return;  // replaced, removed or closed since
+    if (target.hook) {
+      hook_call(*target.hook, s);
+    } else {
+      AnyEntity e(std::static_pointer_cast<typename AnyEntity::Core>(self));
+      any_call(*target.any, e, s);
+    }
+  });
+}
+
+// Whether `factory` creates its entities enabled: it is enabled itself and its
+// EntityFactory says autoenable_created_entities (DCPS 2.2.3.6).
+template <class Factory>
+bool creates_enabled(const Factory& factory) {
+  return factory.is_enabled() &&
+         factory.qos().template policy<policy::EntityFactory>().autoenable_created_entities();
 }
 
 template <class Core>
@@ -94,6 +108,7 @@ dds::pub::qos::PublisherQos Publisher::qos() const {
 }
 void Publisher::qos(const dds::pub::qos::PublisherQos& q) {
   check_open();
+  qos::check_supported(q);
   qos_.set_own(q);
 }
 dds::pub::qos::DataWriterQos Publisher::default_datawriter_qos() const {
@@ -115,6 +130,10 @@ std::shared_ptr<detail::WriterCore> Publisher::create_writer(
                                InstanceHandle(guid), guid);
   writers_.add(w);
   if (hook) w->listener(hook(w), mask);  // before the announcement: it hears every match
+  if (!creates_enabled(*this)) {
+    w->start_disabled();  // announced by enable()
+    return w;
+  }
   participant_->announce(w);
   w->start_timers();
   return w;
@@ -137,12 +156,65 @@ void Publisher::wait_for_acknowledgments(const dds::core::Duration& timeout) {
 
 void Publisher::listener(dds::pub::PublisherListener* l, const StatusMask& mask) {
   listener_.set(l, mask);
+  participant_->fence_listeners();
 }
 dds::pub::PublisherListener* Publisher::listener() const {
   return listener_.get();
 }
 dds::pub::PublisherListener* Publisher::listener_for(const StatusMask& status) const {
   return listener_.for_status(status);
+}
+
+void Publisher::enable() {
+  if (is_enabled()) return;
+  check_open();
+  if (!participant_->is_enabled()) {
+    throw dds::core::PreconditionNotMetError("Publisher::enable: its participant is not enabled");
+  }
+  PublisherCore::enable();
+  if (creates_enabled(*this)) {
+    for (const auto& w : writers_.alive())
+      w->enable();
+  }
+}
+
+void Subscriber::enable() {
+  if (is_enabled()) return;
+  check_open();
+  if (!participant_->is_enabled()) {
+    throw dds::core::PreconditionNotMetError("Subscriber::enable: its participant is not enabled");
+  }
+  SubscriberCore::enable();
+  if (creates_enabled(*this)) {
+    for (const auto& r : readers_.alive())
+      r->enable();
+  }
+}
+
+void Writer::enable() {
+  if (is_enabled()) return;
+  check_open();
+  if (!publisher_->is_enabled()) {
+    throw dds::core::PreconditionNotMetError(
+        "DataWriter::enable: its publisher is not enabled (enable the publisher first)");
+  }
+  WriterCore::enable();
+  auto self = std::static_pointer_cast<Writer>(shared_from_this());
+  publisher_->owner().announce(self);
+  start_timers();
+}
+
+void Reader::enable() {
+  if (is_enabled()) return;
+  check_open();
+  if (!subscriber_->is_enabled()) {
+    throw dds::core::PreconditionNotMetError(
+        "DataReader::enable: its subscriber is not enabled (enable the subscriber first)");
+  }
+  ReaderCore::enable();
+  auto self = std::static_pointer_cast<Reader>(shared_from_this());
+  subscriber_->owner().announce(self);
+  start_timers();
 }
 
 void Publisher::close() {
@@ -163,6 +235,7 @@ dds::sub::qos::SubscriberQos Subscriber::qos() const {
 }
 void Subscriber::qos(const dds::sub::qos::SubscriberQos& q) {
   check_open();
+  qos::check_supported(q);
   qos_.set_own(q);
 }
 dds::sub::qos::DataReaderQos Subscriber::default_datareader_qos() const {
@@ -185,6 +258,10 @@ std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
   readers_.add(r);
   if (hook) r->listener(hook(r), mask);  // before the announcement: it hears every match
   participant_->router().subscribe(topic_id(t->name()), r.get());
+  if (!creates_enabled(*this)) {
+    r->start_disabled();  // announced by enable()
+    return r;
+  }
   participant_->announce(r);
   r->start_timers();
   return r;
@@ -205,6 +282,7 @@ void Subscriber::notify_datareaders() {
 
 void Subscriber::listener(dds::sub::SubscriberListener* l, const StatusMask& mask) {
   listener_.set(l, mask);
+  participant_->fence_listeners();
 }
 dds::sub::SubscriberListener* Subscriber::listener() const {
   return listener_.get();
@@ -231,12 +309,16 @@ void Subscriber::data_arrived(Reader& reader) {
     return;
   }
   // Weak until the job runs: the predicate thread must not end up holding the last
-  // reference (see make_entity()).
-  participant_->executor().post([l, weak = weak_from_this()] {
-    if (auto self = weak.lock()) {
-      dds::sub::Subscriber s(std::static_pointer_cast<SubscriberCore>(self));
-      l->on_data_on_readers(s);
-    }
+  // reference (see make_entity()). Called only if `l` still hears DATA_ON_READERS then.
+  participant_->post_listener([l, on_readers, weak = weak_from_this()] {
+    const auto self = std::static_pointer_cast<Subscriber>(weak.lock());
+    if (!self || self->is_closed()) return;
+    auto* now = self->listener_for(on_readers);
+    if (now == nullptr) now = self->participant_->listener_for(on_readers);
+    if (now != l) return;
+    self->statuses().clear_changes(on_readers);  // the listener was told (DCPS 2.2.4.1)
+    dds::sub::Subscriber s(std::static_pointer_cast<SubscriberCore>(self));
+    l->on_data_on_readers(s);
   });
 }
 
@@ -280,6 +362,7 @@ Writer::Writer(std::shared_ptr<Publisher> pub, std::shared_ptr<Topic> topic,
       guid_(guid),
       topic_id_(topic_id(topic_->name())),
       logged_(logs(q)),
+      best_effort_(q.policy<policy::Reliability>().kind() == policy::ReliabilityKind::BEST_EFFORT),
       qos_(q) {
   channel_ =
       writer_channel(topic_->name(), q, publisher_->qos().policy<dds::core::policy::Partition>());
@@ -320,8 +403,8 @@ void Writer::close() {
   auto& d = publisher_->owner().executor();
   d.cancel(deadline_timer_);
   d.cancel(liveliness_timer_);
-  publisher_->owner().retire_writer(guid_);
-  listener(nullptr, StatusMask::none());  // a closed entity calls no listener
+  if (is_enabled()) publisher_->owner().retire_writer(guid_);  // else never announced
+  listener(nullptr, StatusMask::none());                       // a closed entity calls no listener
   WriterCore::close();
 }
 
@@ -366,7 +449,12 @@ Writer::Instance& Writer::instance_for(const void* sample, const cdr::KeyHash& k
   Instance i;
   i.handle = publisher_->owner().next_instance_handle();
   const auto& t = topic_->type();
-  i.key_holder.resize(t.size(sample));
+  try {
+    i.key_holder.resize(t.size(sample));
+  } catch (const std::exception& e) {
+    throw dds::core::InvalidDataError("DataWriter<" + std::string(t.type_name) +
+                                      ">: the sample cannot be serialized: " + e.what());
+  }
   (void)t.serialize(sample, i.key_holder);
   by_handle_[i.handle.value()] = key;
   return instances_.emplace(key, std::move(i)).first->second;
@@ -397,16 +485,24 @@ void Writer::send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Tim
     throw dds::core::InvalidDataError("DataWriter<" + std::string(t.type_name) +
                                       ">: the sample cannot be serialized: " + e.what());
   }
-  router.publish(
-      channel_, h, size,
-      [&](std::span<std::byte> out) {
-        const auto r = t.serialize(sample, out);
-        if (!r.ok()) {
-          throw dds::core::InvalidDataError("DataWriter<" + std::string(t.type_name) +
-                                            ">: the sample cannot be serialized: " + r.detail);
-        }
-      },
-      deadline());
+  const auto fill = [&](std::span<std::byte> out) {
+    const auto r = t.serialize(sample, out);
+    if (!r.ok()) {
+      throw dds::core::InvalidDataError("DataWriter<" + std::string(t.type_name) +
+                                        ">: the sample cannot be serialized: " + r.detail);
+    }
+  };
+  if (!best_effort_) {
+    router.publish(channel_, h, size, fill, deadline());
+    return;
+  }
+  // BEST_EFFORT never waits for a slow member: a sample that finds the ring full (or a
+  // view change under way) is dropped, for every reader alike.
+  try {
+    router.publish(channel_, h, size, fill, clock_now());
+  } catch (const dds::core::TimeoutError&) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 cdr::KeyHash Writer::note_write(const void* sample, InstanceHandle handle,
@@ -546,6 +642,7 @@ InstanceHandle Writer::register_instance(const void* key_holder, const dds::core
 
 void Writer::lifecycle(InstanceHandle h, const dds::core::Time& ts, bool dispose) {
   check_open();
+  if (!is_enabled()) throw dds::core::NotEnabledError("DataWriter: not enabled");
   cdr::KeyHash key{};
   std::vector<std::byte> holder;
   bool autodispose = false;
@@ -632,9 +729,24 @@ dds::core::InstanceHandleSeq Writer::matched_subscriptions() const {
 }
 
 void Writer::listener(std::shared_ptr<detail::WriterListenerHook> hook, const StatusMask& mask) {
-  std::lock_guard lock(mu_);
-  hook_ = std::move(hook);
-  mask_ = mask;
+  {
+    std::lock_guard lock(mu_);
+    hook_ = std::move(hook);
+    mask_ = mask;
+  }
+  publisher_->owner().fence_listeners();
+}
+
+Writer::Target Writer::target(const StatusMask& status) const {
+  Target t;
+  if (is_closed()) return t;
+  {
+    std::lock_guard lock(mu_);
+    if (hook_ && has(mask_, status)) t.hook = hook_;
+  }
+  if (!t.hook) t.any = publisher_->listener_for(status);
+  if (!t.hook && t.any == nullptr) t.any = publisher_->owner().listener_for(status);
+  return t;
 }
 std::shared_ptr<detail::WriterListenerHook> Writer::listener() const {
   std::lock_guard lock(mu_);
@@ -645,17 +757,8 @@ std::shared_ptr<detail::WriterListenerHook> Writer::listener() const {
 // with none listening it stays pending for status_changes() and StatusConditions.
 template <class Record, class HookCall, class AnyCall>
 void Writer::event(const StatusMask& bit, Record record, HookCall hook_call, AnyCall any_call) {
-  std::shared_ptr<detail::WriterListenerHook> hook;
-  {
-    std::lock_guard lock(mu_);
-    if (hook_ && has(mask_, bit)) hook = hook_;
-  }
-  dds::pub::AnyDataWriterListener* any = nullptr;
-  if (!hook) any = publisher_->listener_for(bit);
-  if (!hook && any == nullptr) any = publisher_->owner().listener_for(bit);
-  post_status<dds::pub::AnyDataWriter>(
-      publisher_->owner().executor(), std::move(hook), any, record, hook_call, any_call,
-      [this] { return std::static_pointer_cast<WriterCore>(shared_from_this()); });
+  post_status<dds::pub::AnyDataWriter>(publisher_->owner(), *this, bit, record, hook_call,
+                                       any_call);
 }
 
 void Writer::matched(std::uint64_t reader_guid, int delta) {
@@ -791,8 +894,9 @@ void Reader::close() {
   d.cancel(deadline_timer_);
   d.cancel(liveliness_timer_);
   d.cancel(expiry_timer_);
-  owner.retire_reader(guid_);
-  listener(nullptr, StatusMask::none());  // a closed entity calls no listener
+  if (is_enabled()) owner.retire_reader(guid_);  // else never announced
+  listener(nullptr, StatusMask::none());         // a closed entity calls no listener
+  cache_->observers().close_all();               // its read conditions leave their WaitSets
   ReaderCore::close();
 }
 
@@ -837,6 +941,7 @@ ReadSelection to_cache(const detail::ReaderCore::Selection& s) {
 
 void Reader::read(const Selection& selection, detail::SampleSink& sink) {
   check_open();
+  if (!is_enabled()) throw dds::core::NotEnabledError("DataReader::read: not enabled");
   if (cache_->read(to_cache(selection), sink) == ReadStatus::bad_instance) {
     throw dds::core::InvalidArgumentError("DataReader::read: unknown instance handle");
   }
@@ -845,6 +950,7 @@ void Reader::read(const Selection& selection, detail::SampleSink& sink) {
 
 void Reader::take(const Selection& selection, detail::SampleSink& sink) {
   check_open();
+  if (!is_enabled()) throw dds::core::NotEnabledError("DataReader::take: not enabled");
   if (cache_->take(to_cache(selection), sink) == ReadStatus::bad_instance) {
     throw dds::core::InvalidArgumentError("DataReader::take: unknown instance handle");
   }
@@ -893,9 +999,24 @@ void Reader::wait_for_historical_data(const dds::core::Duration& timeout) {
 }
 
 void Reader::listener(std::shared_ptr<detail::ReaderListenerHook> hook, const StatusMask& mask) {
-  std::lock_guard lock(mu_);
-  hook_ = std::move(hook);
-  mask_ = mask;
+  {
+    std::lock_guard lock(mu_);
+    hook_ = std::move(hook);
+    mask_ = mask;
+  }
+  subscriber_->owner().fence_listeners();
+}
+
+Reader::Target Reader::target(const StatusMask& status) const {
+  Target t;
+  if (is_closed()) return t;
+  {
+    std::lock_guard lock(mu_);
+    if (hook_ && has(mask_, status)) t.hook = hook_;
+  }
+  if (!t.hook) t.any = subscriber_->listener_for(status);
+  if (!t.hook && t.any == nullptr) t.any = subscriber_->owner().listener_for(status);
+  return t;
 }
 std::shared_ptr<detail::ReaderListenerHook> Reader::listener() const {
   std::lock_guard lock(mu_);
@@ -905,41 +1026,28 @@ std::shared_ptr<detail::ReaderListenerHook> Reader::listener() const {
 // A reader status: to the reader's listener, else the subscriber's, else the participant's.
 template <class Record, class HookCall, class AnyCall>
 void Reader::event(const StatusMask& bit, Record record, HookCall hook_call, AnyCall any_call) {
-  std::shared_ptr<detail::ReaderListenerHook> hook;
-  {
-    std::lock_guard lock(mu_);
-    if (hook_ && has(mask_, bit)) hook = hook_;
-  }
-  dds::sub::AnyDataReaderListener* any = nullptr;
-  if (!hook) any = subscriber_->listener_for(bit);
-  if (!hook && any == nullptr) any = subscriber_->owner().listener_for(bit);
-  post_status<dds::sub::AnyDataReader>(
-      subscriber_->owner().executor(), std::move(hook), any, record, hook_call, any_call,
-      [this] { return std::static_pointer_cast<ReaderCore>(shared_from_this()); });
+  post_status<dds::sub::AnyDataReader>(subscriber_->owner(), *this, bit, record, hook_call,
+                                       any_call);
 }
 
 void Reader::raise_data_available() {
   const auto bit = StatusMask::data_available();
-  std::shared_ptr<detail::ReaderListenerHook> hook;
-  {
-    std::lock_guard lock(mu_);
-    if (hook_ && has(mask_, bit)) hook = hook_;
-  }
-  dds::sub::AnyDataReaderListener* any = nullptr;
-  if (!hook) any = subscriber_->listener_for(bit);
-  if (!hook && any == nullptr) any = subscriber_->owner().listener_for(bit);
-  if (!hook && any == nullptr) return;
+  if (!target(bit)) return;
   // One call pending at a time: a fast stream must not queue a call per batch.
   if (data_available_posted_.exchange(true)) return;
-  subscriber_->owner().executor().post([this, weak = weak_from_this(), hook, any] {
-    auto self = weak.lock();
+  subscriber_->owner().post_listener([bit, weak = weak_from_this()] {
+    const auto self = std::static_pointer_cast<Reader>(weak.lock());
     if (!self) return;
-    data_available_posted_.store(false);
-    if (hook) {
-      hook->on_data_available();
+    self->data_available_posted_.store(false);
+    // Whoever hears it now (it may have changed since the post).
+    const auto t = self->target(bit);
+    if (!t) return;
+    self->statuses().clear_changes(bit);  // the listener was told (DCPS 2.2.4.1)
+    if (t.hook) {
+      t.hook->on_data_available();
     } else {
       dds::sub::AnyDataReader r(std::static_pointer_cast<ReaderCore>(self));
-      any->on_data_available(r);
+      t.any->on_data_available(r);
     }
   });
 }

@@ -58,6 +58,13 @@
 #include "group/engine.hpp"
 #include "qos/checks.hpp"
 
+namespace dds::pub {
+class AnyDataWriterListener;
+}
+namespace dds::sub {
+class AnyDataReaderListener;
+}
+
 namespace spindle::dcps {
 
 using discovery::ReaderRecord;
@@ -159,6 +166,17 @@ class ListenerSlot {
   StatusMask mask_;
 };
 
+// Who hears a status of a writer or reader: its typed listener (hook), else the untyped one
+// of its publisher or subscriber, else the participant's (any); neither when nobody
+// listens for it or the entity is closed.
+template <class Hook, class Any>
+struct ListenerTarget {
+  std::shared_ptr<Hook> hook;
+  Any* any = nullptr;
+  explicit operator bool() const noexcept { return hook != nullptr || any != nullptr; }
+  bool operator==(const ListenerTarget&) const = default;
+};
+
 // The entities a publisher or subscriber created, held weakly (the application owns them).
 template <class T>
 class Children {
@@ -230,6 +248,8 @@ class Participant final : public detail::ParticipantCore {
   void listener(dds::domain::DomainParticipantListener* l, const StatusMask& mask) override;
   dds::domain::DomainParticipantListener* listener() const override;
   std::uint32_t node_id() const override { return engine_->node(); }
+  // EntityFactory: whether topics, publishers and subscribers start enabled.
+  bool autoenables() const;
   std::string transport_kind() const override { return std::string(engine_->transport_kind()); }
   void close() override;
 
@@ -247,12 +267,22 @@ class Participant final : public detail::ParticipantCore {
   InstanceHandle next_instance_handle();
   // The participant listener, if its mask has `status` (caller posts the call).
   dds::domain::DomainParticipantListener* listener_for(const StatusMask& status) const;
+  // Listener calls. post_listener() runs `job` on the listener thread holding
+  // listener_calls_, and each job calls a listener only if that listener is still the one
+  // its status goes to at that moment; fence_listeners(), called once a listener was set,
+  // replaced or removed, waits for a call in progress. So once listener(...) or close()
+  // returns, the old listener is never called again and the application may destroy it.
+  // From a listener itself the fence does not wait: its own call is the one in progress.
+  void post_listener(group::Executor::Job job);
+  void fence_listeners();
 
   void announce(const std::shared_ptr<Writer>& w);
   void announce(const std::shared_ptr<Reader>& r);
   void retire_writer(std::uint64_t guid);
   void retire_reader(std::uint64_t guid);
   void forget(const Topic* t);
+  // This participant's open writers and readers of topic `t` (Topic::close refuses them).
+  std::pair<std::size_t, std::size_t> endpoints_of(const Topic& t) const;
   // What this member retains of topic `topic_name` (dcps/retained.hpp), oldest first: for
   // tools and tests.
   std::vector<storage::Entry> retained(const std::string& topic_name) const;
@@ -304,6 +334,7 @@ class Participant final : public detail::ParticipantCore {
   QosCell<dds::pub::qos::PublisherQos> default_publisher_qos_{{}};
   QosCell<dds::sub::qos::SubscriberQos> default_subscriber_qos_{{}};
   ListenerSlot<dds::domain::DomainParticipantListener> listener_;
+  std::recursive_mutex listener_calls_;  // held by a listener call (post_listener)
   std::map<std::string, std::weak_ptr<Topic>> topics_;
   std::vector<std::weak_ptr<Publisher>> publishers_;
   std::vector<std::weak_ptr<Subscriber>> subscribers_;
@@ -363,6 +394,8 @@ class Topic final : public detail::TopicCore {
   dds::topic::qos::TopicQos qos() const override;
   void qos(const dds::topic::qos::TopicQos& q) override;
   void listener(std::shared_ptr<detail::TopicListenerHook> hook, const StatusMask& mask) override;
+  // PreconditionNotMetError while a writer or reader of this participant uses the topic.
+  void close() override;
   // Another member uses this name with another type.
   void raise_inconsistent();
   Participant& owner() const { return *participant_; }
@@ -392,6 +425,8 @@ class Publisher final : public detail::PublisherCore {
   void wait_for_acknowledgments(const dds::core::Duration& timeout) override;
   void listener(dds::pub::PublisherListener* l, const StatusMask& mask) override;
   dds::pub::PublisherListener* listener() const override;
+  // Enables its writers too when its EntityFactory autoenables (DCPS 2.2.2.1.1.7).
+  void enable() override;
   void close() override;
   dds::pub::PublisherListener* listener_for(const StatusMask& status) const;
   Participant& owner() const { return *participant_; }
@@ -422,6 +457,7 @@ class Subscriber final : public detail::SubscriberCore {
   void notify_datareaders() override;
   void listener(dds::sub::SubscriberListener* l, const StatusMask& mask) override;
   dds::sub::SubscriberListener* listener() const override;
+  void enable() override;
   void close() override;
   dds::sub::SubscriberListener* listener_for(const StatusMask& status) const;
   Participant& owner() const { return *participant_; }
@@ -462,10 +498,15 @@ class Writer final : public detail::WriterCore {
   dds::core::InstanceHandleSeq matched_subscriptions() const override;
   void listener(std::shared_ptr<detail::WriterListenerHook> hook, const StatusMask& mask) override;
   std::shared_ptr<detail::WriterListenerHook> listener() const override;
+  // A writer created disabled is announced (and matched) when enabled; PreconditionNotMet
+  // while its publisher is disabled.
+  void enable() override;
   void close() override;
 
   std::uint64_t guid() const noexcept { return guid_; }
   group::Channel channel() const noexcept { return channel_; }
+  // Samples a BEST_EFFORT writer dropped rather than wait for a slot.
+  std::uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
   WriterRecord record() const;
   bool manual_by_participant() const;
   // After construction (timers hold the writer weakly).
@@ -473,6 +514,8 @@ class Writer final : public detail::WriterCore {
   // Matching (predicate thread, through the participant).
   void matched(std::uint64_t reader_guid, int delta);
   void incompatible(const std::vector<dds::core::policy::QosPolicyId>& ids);
+  using Target = ListenerTarget<detail::WriterListenerHook, dds::pub::AnyDataWriterListener>;
+  Target target(const StatusMask& status) const;
 
  private:
   struct Instance {
@@ -505,7 +548,9 @@ class Writer final : public detail::WriterCore {
   const std::shared_ptr<Topic> topic_;
   const std::uint64_t guid_;
   const std::uint64_t topic_id_;
-  const bool logged_;  // its samples go to the durable log (dcps/retained.hpp)
+  const bool logged_;       // its samples go to the durable log (dcps/retained.hpp)
+  const bool best_effort_;  // BEST_EFFORT: a sample that would wait for a slot is dropped
+  std::atomic<std::uint64_t> dropped_{0};
   group::Channel channel_;
   QosCell<dds::pub::qos::DataWriterQos> qos_;
   mutable std::mutex mu_;
@@ -539,6 +584,7 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   void wait_for_historical_data(const dds::core::Duration& timeout) override;
   void listener(std::shared_ptr<detail::ReaderListenerHook> hook, const StatusMask& mask) override;
   std::shared_ptr<detail::ReaderListenerHook> listener() const override;
+  void enable() override;
   void close() override;
 
   // TopicSink (predicate thread).
@@ -558,6 +604,8 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   // participant's).
   void raise_data_available();
   void raise_sample_lost(const std::string& why);
+  using Target = ListenerTarget<detail::ReaderListenerHook, dds::sub::AnyDataReaderListener>;
+  Target target(const StatusMask& status) const;
   // The retained history (dcps/retained.hpp): this reader waits for it (at creation, when
   // it asks for history), then receives it once, before any live sample (control thread,
   // at the view boundary where its matches start).

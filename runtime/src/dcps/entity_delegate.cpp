@@ -11,7 +11,15 @@ namespace spindle::detail {
 EntityDelegate::EntityDelegate(dds::core::InstanceHandle handle, bool enabled)
     : handle_(handle), enabled_(enabled), book_(std::make_shared<StatusBook>()) {}
 
-EntityDelegate::~EntityDelegate() = default;
+EntityDelegate::~EntityDelegate() {
+  // A StatusCondition that outlives its entity never triggers again.
+  std::shared_ptr<StatusConditionDelegate> cond;
+  {
+    MutexLock lock(cond_mu_);
+    cond = status_condition_;
+  }
+  if (cond) cond->close();
+}
 
 void EntityDelegate::enable() {
   check_open();
@@ -20,6 +28,12 @@ void EntityDelegate::enable() {
 
 void EntityDelegate::close() {
   closed_.store(true, std::memory_order_release);
+  std::shared_ptr<StatusConditionDelegate> cond;
+  {
+    MutexLock lock(cond_mu_);
+    cond = status_condition_;
+  }
+  if (cond) cond->close();  // WaitSets drop the condition of a closed entity
 }
 
 void EntityDelegate::retain() {

@@ -111,6 +111,16 @@ void Participant::close() {
   ParticipantCore::close();
 }
 
+std::pair<std::size_t, std::size_t> Participant::endpoints_of(const Topic& t) const {
+  std::pair<std::size_t, std::size_t> n{0, 0};
+  std::lock_guard lock(mu_);
+  for (const auto& [g, w] : local_writers_)
+    if (auto e = w.lock(); e && !e->is_closed() && e->topic().get() == &t) ++n.first;
+  for (const auto& [g, r] : local_readers_)
+    if (auto e = r.lock(); e && !e->is_closed() && e->topic().get() == &t) ++n.second;
+  return n;
+}
+
 void Participant::close_contained_entities() {
   std::vector<std::shared_ptr<EntityDelegate>> children;
   {
@@ -185,7 +195,7 @@ std::shared_ptr<detail::TopicCore> Participant::create_topic(const std::string& 
   auto self = std::static_pointer_cast<Participant>(shared_from_this());
   std::lock_guard lock(mu_);
   if (auto it = topics_.find(name); it != topics_.end()) {
-    if (auto existing = it->second.lock()) {
+    if (auto existing = it->second.lock(); existing && !existing->is_closed()) {
       if (existing->type().type_name != type.type_name) {
         throw dds::core::PreconditionNotMetError(
             "Topic '" + name + "' already exists in this participant with type '" +
@@ -196,6 +206,7 @@ std::shared_ptr<detail::TopicCore> Participant::create_topic(const std::string& 
     }
   }
   auto t = make_entity<Topic>(*engine_, self, name, type, q, next_handle());
+  if (!autoenables()) t->start_disabled();
   topics_[name] = t;
   return t;
 }
@@ -203,7 +214,9 @@ std::shared_ptr<detail::TopicCore> Participant::create_topic(const std::string& 
 std::shared_ptr<detail::TopicCore> Participant::find_topic(const std::string& name) const {
   std::lock_guard lock(mu_);
   auto it = topics_.find(name);
-  return it == topics_.end() ? nullptr : it->second.lock();
+  if (it == topics_.end()) return nullptr;
+  auto t = it->second.lock();
+  return t && !t->is_closed() ? t : nullptr;
 }
 
 void Participant::forget(const Topic* t) {
@@ -214,12 +227,18 @@ void Participant::forget(const Topic* t) {
   }
 }
 
+bool Participant::autoenables() const {
+  return qos().policy<dds::core::policy::EntityFactory>().autoenable_created_entities();
+}
+
 std::shared_ptr<detail::PublisherCore> Participant::create_publisher(
     const dds::pub::qos::PublisherQos& q) {
   check_open();
   qos::check_consistent(q);
+  qos::check_supported(q);
   auto p = make_entity<Publisher>(
       *engine_, std::static_pointer_cast<Participant>(shared_from_this()), q, next_handle());
+  if (!autoenables()) p->start_disabled();
   std::lock_guard lock(mu_);
   std::erase_if(publishers_, [](const auto& w) { return w.expired(); });
   publishers_.push_back(p);
@@ -230,8 +249,10 @@ std::shared_ptr<detail::SubscriberCore> Participant::create_subscriber(
     const dds::sub::qos::SubscriberQos& q) {
   check_open();
   qos::check_consistent(q);
+  qos::check_supported(q);
   auto s = make_entity<Subscriber>(
       *engine_, std::static_pointer_cast<Participant>(shared_from_this()), q, next_handle());
+  if (!autoenables()) s->start_disabled();
   std::lock_guard lock(mu_);
   std::erase_if(subscribers_, [](const auto& w) { return w.expired(); });
   subscribers_.push_back(s);
@@ -272,6 +293,18 @@ bool Participant::contains_entity(InstanceHandle h) const {
 
 void Participant::listener(dds::domain::DomainParticipantListener* l, const StatusMask& mask) {
   listener_.set(l, mask);
+  fence_listeners();
+}
+
+void Participant::post_listener(group::Executor::Job job) {
+  executor().post([this, job = std::move(job)] {
+    std::lock_guard lock(listener_calls_);
+    job();
+  });
+}
+
+void Participant::fence_listeners() {
+  std::lock_guard lock(listener_calls_);
 }
 
 dds::domain::DomainParticipantListener* Participant::listener() const {
@@ -842,6 +875,23 @@ Topic::~Topic() {
   participant_->forget(this);
 }
 
+void Topic::close() {
+  if (is_closed()) return;
+  const auto [writers, readers] = participant_->endpoints_of(*this);
+  if (writers + readers > 0) {
+    std::string what = "Topic::close: topic '";
+    what += name_;
+    what += "' is still used by ";
+    what += std::to_string(writers);
+    what += " writer(s) and ";
+    what += std::to_string(readers);
+    what += " reader(s) of its participant; close them first";
+    throw dds::core::PreconditionNotMetError(what);
+  }
+  listener(nullptr, StatusMask::none());  // a closed entity calls no listener
+  TopicCore::close();
+}
+
 dds::topic::qos::TopicQos Topic::qos() const {
   return qos_.get();
 }
@@ -852,9 +902,12 @@ void Topic::qos(const dds::topic::qos::TopicQos& q) {
 }
 
 void Topic::listener(std::shared_ptr<detail::TopicListenerHook> hook, const StatusMask& mask) {
-  std::lock_guard lock(mu_);
-  hook_ = std::move(hook);
-  mask_ = mask;
+  {
+    std::lock_guard lock(mu_);
+    hook_ = std::move(hook);
+    mask_ = mask;
+  }
+  participant_->fence_listeners();
 }
 
 void Topic::raise_inconsistent() {
@@ -866,15 +919,24 @@ void Topic::raise_inconsistent() {
   }
   auto* dl = hook ? nullptr : participant_->listener_for(bit);
   const auto s = statuses().inconsistent_topic(hook != nullptr || dl != nullptr);
-  if (hook) {
-    participant_->executor().post([hook, s] { hook->on_inconsistent_topic(s); });
-  } else if (dl != nullptr) {
-    auto self = std::static_pointer_cast<TopicCore>(shared_from_this());
-    participant_->executor().post([dl, self, s] {
-      dds::topic::AnyTopic t(self);
+  if (!hook && dl == nullptr) return;
+  // Called only if the same listener still hears the status when the job runs.
+  participant_->post_listener([hook, dl, bit, s, weak = weak_from_this()] {
+    const auto self = std::static_pointer_cast<Topic>(weak.lock());
+    if (!self || self->is_closed()) return;
+    std::shared_ptr<detail::TopicListenerHook> now;
+    {
+      std::lock_guard lock(self->mu_);
+      if (self->hook_ && has(self->mask_, bit)) now = self->hook_;
+    }
+    if (now != hook || (!now && self->participant_->listener_for(bit) != dl)) return;
+    if (hook) {
+      hook->on_inconsistent_topic(s);
+    } else {
+      dds::topic::AnyTopic t(std::static_pointer_cast<TopicCore>(self));
       dl->on_inconsistent_topic(t, s);
-    });
-  }
+    }
+  });
 }
 
 }  // namespace spindle::dcps

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <utility>
 
 #include <dds/core/Exception.hpp>
@@ -58,9 +59,26 @@ bool WaitSetDelegate::detach(const ConditionPtr& cond) {
   return true;
 }
 
-std::vector<WaitSetDelegate::ConditionPtr> WaitSetDelegate::conditions() const {
+std::vector<WaitSetDelegate::ConditionPtr> WaitSetDelegate::conditions() {
+  drop_closed();
   MutexLock lock(mu_);
   return conditions_;
+}
+
+void WaitSetDelegate::drop_closed() {
+  std::vector<ConditionPtr> closed;
+  {
+    MutexLock attach(attach_mu_);
+    {
+      MutexLock lock(mu_);
+      const auto is_closed = [](const ConditionPtr& c) { return c->is_closed(); };
+      std::copy_if(conditions_.begin(), conditions_.end(), std::back_inserter(closed), is_closed);
+      std::erase_if(conditions_, is_closed);
+    }
+    for (const auto& c : closed)
+      c->detach_waitset(this);
+  }
+  // `closed` is released here, with no lock held.
 }
 
 void WaitSetDelegate::collect_triggered(std::vector<ConditionPtr>& out) const {
@@ -75,6 +93,7 @@ std::vector<WaitSetDelegate::ConditionPtr> WaitSetDelegate::wait(
   const bool forever = timeout.is_infinite();
   const auto deadline = forever ? std::chrono::steady_clock::time_point::max()
                                 : std::chrono::steady_clock::now() + timeout.to_chrono();
+  drop_closed();
   MutexLock lock(mu_);
   if (waiting_) {
     throw dds::core::PreconditionNotMetError(

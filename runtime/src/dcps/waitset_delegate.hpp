@@ -36,7 +36,8 @@ class WaitSetDelegate {
   bool attach(const ConditionPtr& cond) SPINDLE_EXCLUDES(attach_mu_, mu_);
   // False if not attached.
   bool detach(const ConditionPtr& cond) SPINDLE_EXCLUDES(attach_mu_, mu_);
-  [[nodiscard]] std::vector<ConditionPtr> conditions() const SPINDLE_EXCLUDES(mu_);
+  // The attached conditions (closed ones are dropped first).
+  [[nodiscard]] std::vector<ConditionPtr> conditions() SPINDLE_EXCLUDES(attach_mu_, mu_);
 
   // The attached conditions whose trigger is true, waiting up to `timeout` for one;
   // empty on timeout. Throws PreconditionNotMetError if another thread is waiting.
@@ -48,6 +49,8 @@ class WaitSetDelegate {
 
  private:
   void collect_triggered(std::vector<ConditionPtr>& out) const SPINDLE_REQUIRES(mu_);
+  // Detaches the conditions whose entity was closed (ConditionDelegate::close).
+  void drop_closed() SPINDLE_EXCLUDES(attach_mu_, mu_);
 
   detail::Mutex attach_mu_;
   mutable detail::Mutex mu_;

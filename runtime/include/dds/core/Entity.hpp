@@ -1,9 +1,9 @@
 // dds::core::Entity: the base of every DCPS entity (DDS-PSM-Cxx §7.3.7, DCPS §2.2.2.1).
 // A reference type: copies refer to the same entity, `==` compares identity, and a
 // default-constructed (or dds::core::null) Entity refers to nothing — using it throws
-// NullReferenceError. Typed entities (DataReader<T>, Topic<T>, ...) derive from it and
-// share the same delegate, so `dds::core::Entity e = reader;` and
-// `StatusCondition(reader)` work for every entity.
+// NullReferenceError, and using a closed one throws AlreadyClosedError. Typed entities
+// (DataReader<T>, Topic<T>, ...) derive from it and share the same delegate, so `dds::core::Entity
+// e = reader;` and `StatusCondition(reader)` work for every entity.
 //
 // Threading: a reference may be copied and used from any thread; the operations are as
 // thread-safe as the entity behind it (spindle/detail/entity_delegate.hpp).
@@ -25,13 +25,23 @@ class Entity : public Reference<spindle::detail::EntityDelegate> {
   void enable() { checked().enable(); }
   // The statuses that changed since they were last read.
   [[nodiscard]] dds::core::status::StatusMask status_changes() const {
-    return checked().status_changes();
+    return open().status_changes();
   }
-  [[nodiscard]] InstanceHandle instance_handle() const { return checked().instance_handle(); }
-  // Releases the entity's resources now; every copy of this reference becomes unusable.
-  void close() { checked().close(); }
+  [[nodiscard]] InstanceHandle instance_handle() const { return open().instance_handle(); }
+  // Releases the entity's resources now; every copy of this reference becomes unusable:
+  // any operation on it, close() included, throws AlreadyClosedError.
+  void close() { open().close(); }
   // Keeps the entity alive after the last reference is gone (until close()).
-  void retain() { checked().retain(); }
+  void retain() { open().retain(); }
+
+ protected:
+  // The delegate of an entity that is not closed: NullReferenceError for a null
+  // reference, AlreadyClosedError for a closed entity.
+  [[nodiscard]] delegate_type& open() const {
+    auto& d = checked();
+    d.check_open();
+    return d;
+  }
 };
 
 }  // namespace dds::core

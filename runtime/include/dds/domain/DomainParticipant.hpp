@@ -95,9 +95,9 @@ class DomainParticipant : public dds::core::Entity {
   [[nodiscard]] std::uint32_t node_id() const { return core().node_id(); }
   [[nodiscard]] std::string transport() const { return core().transport_kind(); }
 
-  [[nodiscard]] Core& core() const { return static_cast<Core&>(checked()); }
+  [[nodiscard]] Core& core() const { return static_cast<Core&>(open()); }
   [[nodiscard]] std::shared_ptr<Core> core_ptr() const {
-    (void)checked();
+    (void)open();
     return std::static_pointer_cast<Core>(delegate());
   }
 };

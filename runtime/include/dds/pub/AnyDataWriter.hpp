@@ -49,9 +49,9 @@ class AnyDataWriter : public dds::core::Entity {
     return core().matched_subscriptions();
   }
 
-  [[nodiscard]] Core& core() const { return static_cast<Core&>(checked()); }
+  [[nodiscard]] Core& core() const { return static_cast<Core&>(open()); }
   [[nodiscard]] std::shared_ptr<Core> core_ptr() const {
-    (void)checked();
+    (void)open();
     return std::static_pointer_cast<Core>(delegate());
   }
 };

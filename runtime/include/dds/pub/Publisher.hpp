@@ -62,7 +62,7 @@ class Publisher : public dds::core::Entity {
   }
   [[nodiscard]] PublisherListener* listener() const { return core().listener(); }
 
-  [[nodiscard]] Core& core() const { return static_cast<Core&>(checked()); }
+  [[nodiscard]] Core& core() const { return static_cast<Core&>(open()); }
 };
 
 }  // namespace dds::pub

@@ -59,9 +59,9 @@ class AnyDataReader : public dds::core::Entity {
     return core().matched_publications();
   }
 
-  [[nodiscard]] Core& core() const { return static_cast<Core&>(checked()); }
+  [[nodiscard]] Core& core() const { return static_cast<Core&>(open()); }
   [[nodiscard]] std::shared_ptr<Core> core_ptr() const {
-    (void)checked();
+    (void)open();
     return std::static_pointer_cast<Core>(delegate());
   }
   // For dds::sub::cond::ReadCondition.

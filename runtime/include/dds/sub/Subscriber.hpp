@@ -58,7 +58,7 @@ class Subscriber : public dds::core::Entity {
   }
   [[nodiscard]] SubscriberListener* listener() const { return core().listener(); }
 
-  [[nodiscard]] Core& core() const { return static_cast<Core&>(checked()); }
+  [[nodiscard]] Core& core() const { return static_cast<Core&>(open()); }
 };
 
 }  // namespace dds::sub

@@ -38,9 +38,9 @@ class AnyTopic : public dds::core::Entity {
     return core().statuses().read<dds::core::status::InconsistentTopicStatus>();
   }
 
-  [[nodiscard]] Core& core() const { return static_cast<Core&>(checked()); }
+  [[nodiscard]] Core& core() const { return static_cast<Core&>(open()); }
   [[nodiscard]] std::shared_ptr<Core> core_ptr() const {
-    (void)checked();
+    (void)open();
     return std::static_pointer_cast<Core>(delegate());
   }
 };

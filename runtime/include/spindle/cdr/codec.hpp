@@ -101,6 +101,16 @@ inline constexpr int kMaxNesting = 200;
   return "unknown";
 }
 
+// "string of 12 elements over its bound of 8": what a BoundExceeded error says.
+inline std::string over(const char* what, size_t size, uint64_t bound) {
+  std::string s = what;
+  s += " of ";
+  s += std::to_string(size);
+  s += " elements over its bound of ";
+  s += std::to_string(bound);
+  return s;
+}
+
 class CodecError : public std::runtime_error {
  public:
   CodecError(Status status, const std::string& detail)
@@ -317,17 +327,21 @@ class BasicWriter {
 
   template <uint64_t N>
   void put_shaped(Str<N>, const std::string& s) {
-    if (N != 0 && s.size() > N) throw CodecError(Status::BoundExceeded, "string");
+    if (N != 0 && s.size() > N)
+      throw CodecError(Status::BoundExceeded, over("string", s.size(), N));
     self().str_body(s);
   }
   template <uint64_t N>
   void put_shaped(Str<N>, const std::wstring& s) {
-    if (N != 0 && s.size() > N) throw CodecError(Status::BoundExceeded, "wstring");
+    if (N != 0 && s.size() > N)
+      throw CodecError(Status::BoundExceeded, over("wstring", s.size(), N));
     self().str_body(s);
   }
   template <uint64_t N, class E, class V>
   void put_shaped(Seq<N, E>, const std::vector<V>& seq) {
-    if (N != 0 && seq.size() > N) throw CodecError(Status::BoundExceeded, "sequence");
+    if (N != 0 && seq.size() > N) {
+      throw CodecError(Status::BoundExceeded, over("sequence", seq.size(), N));
+    }
     if (seq.size() > std::numeric_limits<uint32_t>::max()) {
       throw CodecError(Status::BoundExceeded, "sequence longer than 2^32-1");
     }
@@ -336,7 +350,9 @@ class BasicWriter {
   }
   template <uint64_t N, class E>
   void put_shaped(Seq<N, E>, const std::vector<bool>& seq) {
-    if (N != 0 && seq.size() > N) throw CodecError(Status::BoundExceeded, "sequence");
+    if (N != 0 && seq.size() > N) {
+      throw CodecError(Status::BoundExceeded, over("sequence", seq.size(), N));
+    }
     self().length(static_cast<uint32_t>(seq.size()));
     for (bool b : seq)
       self().prim(b);

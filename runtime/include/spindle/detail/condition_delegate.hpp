@@ -59,8 +59,14 @@ class ConditionDelegate : public std::enable_shared_from_this<ConditionDelegate>
   void set_handler(Handler handler) SPINDLE_EXCLUDES(handler_mu_);
   void reset_handler() SPINDLE_EXCLUDES(handler_mu_);
   [[nodiscard]] bool has_handler() const SPINDLE_EXCLUDES(handler_mu_);
-  // Runs the handler, if one is set, on this thread. Exceptions from it propagate.
+  // Runs the handler, if one is set and the trigger is true, on this thread. Exceptions
+  // from it propagate.
   void dispatch() SPINDLE_EXCLUDES(handler_mu_);
+
+  // The condition's entity was closed: it never triggers again, and the WaitSets it is
+  // attached to drop it (they are woken to do so; conditions() no longer lists it).
+  void close() SPINDLE_EXCLUDES(waitsets_mu_);
+  [[nodiscard]] bool is_closed() const noexcept { return closed_.load(std::memory_order_acquire); }
 
   // The source changed: if the trigger is now true, wake the attached WaitSets.
   void source_changed() SPINDLE_EXCLUDES(waitsets_mu_);
@@ -74,6 +80,7 @@ class ConditionDelegate : public std::enable_shared_from_this<ConditionDelegate>
   Handler handler_ SPINDLE_GUARDED_BY(handler_mu_);
   Mutex waitsets_mu_;
   std::vector<spindle::dcps::WaitSetDelegate*> waitsets_ SPINDLE_GUARDED_BY(waitsets_mu_);
+  std::atomic<bool> closed_{false};
 };
 
 // The conditions that watch one source (a history cache, a status book). Non-owning: a
@@ -86,6 +93,8 @@ class ConditionObservers {
   void remove(ConditionDelegate* c) SPINDLE_EXCLUDES(mu_);
   // Calls source_changed() on each observer. Call with no source lock held.
   void notify() SPINDLE_EXCLUDES(mu_);
+  // Closes each observer (ConditionDelegate::close): its source's entity was closed.
+  void close_all() SPINDLE_EXCLUDES(mu_);
   [[nodiscard]] bool empty() const noexcept { return size_.load(std::memory_order_acquire) == 0; }
 
  private:

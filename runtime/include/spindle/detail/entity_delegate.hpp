@@ -34,6 +34,9 @@ class EntityDelegate : public std::enable_shared_from_this<EntityDelegate> {
   virtual void enable();
   // Idempotent. After close() every operation but close() throws AlreadyClosedError.
   virtual void close();
+  // For the entity layer, right after creation: the factory's EntityFactory does not
+  // autoenable, so the entity starts disabled until enable().
+  void start_disabled() noexcept { enabled_.store(false, std::memory_order_release); }
   // PSM retain(): keep the entity alive without references. The base does nothing; the
   // owner of entity lifetimes (the participant) overrides it.
   virtual void retain();
