@@ -124,8 +124,12 @@ void StatusConditionDelegate::enabled_statuses(const dds::core::status::StatusMa
 
 ReadConditionDelegate::ReadConditionDelegate(std::shared_ptr<spindle::dcps::HistoryCache> cache,
                                              const dds::sub::status::DataState& state,
-                                             std::shared_ptr<EntityDelegate> reader)
-    : cache_(std::move(cache)), state_(state), reader_(std::move(reader)) {
+                                             std::shared_ptr<EntityDelegate> reader,
+                                             std::function<bool(const void*)> content)
+    : cache_(std::move(cache)),
+      state_(state),
+      reader_(std::move(reader)),
+      content_(std::move(content)) {
   cache_->observers().add(this);
 }
 
@@ -135,7 +139,7 @@ ReadConditionDelegate::~ReadConditionDelegate() {
 
 bool ReadConditionDelegate::trigger_value() const {
   if (is_closed()) return false;
-  return cache_->has_matching(state_);
+  return content_ ? cache_->has_matching(state_, content_) : cache_->has_matching(state_);
 }
 
 }  // namespace spindle::detail

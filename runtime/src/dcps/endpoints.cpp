@@ -154,6 +154,13 @@ void Publisher::wait_for_acknowledgments(const dds::core::Duration& timeout) {
   }
 }
 
+std::vector<std::shared_ptr<detail::WriterCore>> Publisher::writers() const {
+  std::vector<std::shared_ptr<detail::WriterCore>> out;
+  for (auto& w : writers_.alive())
+    if (!w->is_closed()) out.push_back(std::move(w));
+  return out;
+}
+
 void Publisher::listener(dds::pub::PublisherListener* l, const StatusMask& mask) {
   listener_.set(l, mask);
   participant_->fence_listeners();
@@ -247,14 +254,19 @@ void Subscriber::default_datareader_qos(const dds::sub::qos::DataReaderQos& q) {
 
 std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
     const std::shared_ptr<detail::TopicCore>& topic, const dds::sub::qos::DataReaderQos& q,
-    const detail::ReaderHookFactory& hook, const StatusMask& mask) {
+    const detail::ReaderHookFactory& hook, const StatusMask& mask,
+    std::shared_ptr<detail::FilteredTopicCore> filtered) {
   check_open();
   auto t = own_topic(topic, *participant_, "DataReader");
+  if (filtered && filtered->topic() != topic) {
+    throw dds::core::PreconditionNotMetError("DataReader: the ContentFilteredTopic '" +
+                                             filtered->name() + "' filters another topic");
+  }
   qos::check_consistent(q);
   // The reader's handle is its guid: what writers see as its subscription handle.
   const auto guid = participant_->next_guid();
   auto r = make_entity<Reader>(participant_->engine(), self_of<Subscriber>(this), t, q,
-                               InstanceHandle(guid), guid);
+                               InstanceHandle(guid), guid, std::move(filtered));
   readers_.add(r);
   if (hook) r->listener(hook(r), mask);  // before the announcement: it hears every match
   participant_->router().subscribe(topic_id(t->name()), r.get());
@@ -278,6 +290,13 @@ std::vector<std::shared_ptr<detail::ReaderCore>> Subscriber::readers_with(
 void Subscriber::notify_datareaders() {
   for (auto& r : readers_with(dds::sub::status::DataState::new_data()))
     std::static_pointer_cast<Reader>(r)->raise_data_available();
+}
+
+std::vector<std::shared_ptr<detail::ReaderCore>> Subscriber::readers() const {
+  std::vector<std::shared_ptr<detail::ReaderCore>> out;
+  for (auto& r : readers_.alive())
+    if (!r->is_closed()) out.push_back(std::move(r));
+  return out;
 }
 
 void Subscriber::listener(dds::sub::SubscriberListener* l, const StatusMask& mask) {
@@ -873,12 +892,15 @@ void Writer::check_liveliness() {
 // -------------------------------------------------------------------------------- Reader
 
 Reader::Reader(std::shared_ptr<Subscriber> sub, std::shared_ptr<Topic> topic,
-               const dds::sub::qos::DataReaderQos& q, InstanceHandle h, std::uint64_t guid)
+               const dds::sub::qos::DataReaderQos& q, InstanceHandle h, std::uint64_t guid,
+               std::shared_ptr<detail::FilteredTopicCore> filtered)
     : ReaderCore(h),
       subscriber_(std::move(sub)),
       topic_(std::move(topic)),
       guid_(guid),
       topic_id_(topic_id(topic_->name())),
+      filtered_(std::move(filtered)),
+      filter_(filtered_ ? filtered_->filter().get() : nullptr),
       cache_(std::make_shared<HistoryCache>(cache_config(q))),
       qos_(q) {}
 
@@ -924,6 +946,7 @@ ReadSelection to_cache(const detail::ReaderCore::Selection& s) {
   r.state = s.state;
   r.instance = s.instance;
   r.max_samples = s.max_samples;
+  r.content = s.content;
   switch (s.scope) {
     case detail::ReaderCore::Scope::all:
       r.scope = ReadSelection::Scope::all;
@@ -1188,6 +1211,8 @@ std::optional<Change> Reader::make_change(const ParsedSample& sample, std::int32
                           error);
         return std::nullopt;
       }
+      // A ContentFilteredTopic's reader keeps only what passes its filter.
+      if (filter_ && !filter_->matches(c.data.get())) return std::nullopt;
       break;
     case SampleKind::dispose:
     case SampleKind::unregister:

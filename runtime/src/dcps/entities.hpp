@@ -394,6 +394,7 @@ class Topic final : public detail::TopicCore {
   dds::topic::qos::TopicQos qos() const override;
   void qos(const dds::topic::qos::TopicQos& q) override;
   void listener(std::shared_ptr<detail::TopicListenerHook> hook, const StatusMask& mask) override;
+  std::shared_ptr<detail::TopicListenerHook> listener() const override;
   // PreconditionNotMetError while a writer or reader of this participant uses the topic.
   void close() override;
   // Another member uses this name with another type.
@@ -423,6 +424,7 @@ class Publisher final : public detail::PublisherCore {
                                                     const detail::WriterHookFactory& hook,
                                                     const StatusMask& mask) override;
   void wait_for_acknowledgments(const dds::core::Duration& timeout) override;
+  std::vector<std::shared_ptr<detail::WriterCore>> writers() const override;
   void listener(dds::pub::PublisherListener* l, const StatusMask& mask) override;
   dds::pub::PublisherListener* listener() const override;
   // Enables its writers too when its EntityFactory autoenables (DCPS 2.2.2.1.1.7).
@@ -448,13 +450,14 @@ class Subscriber final : public detail::SubscriberCore {
   void qos(const dds::sub::qos::SubscriberQos& q) override;
   dds::sub::qos::DataReaderQos default_datareader_qos() const override;
   void default_datareader_qos(const dds::sub::qos::DataReaderQos& q) override;
-  std::shared_ptr<detail::ReaderCore> create_reader(const std::shared_ptr<detail::TopicCore>& topic,
-                                                    const dds::sub::qos::DataReaderQos& q,
-                                                    const detail::ReaderHookFactory& hook,
-                                                    const StatusMask& mask) override;
+  std::shared_ptr<detail::ReaderCore> create_reader(
+      const std::shared_ptr<detail::TopicCore>& topic, const dds::sub::qos::DataReaderQos& q,
+      const detail::ReaderHookFactory& hook, const StatusMask& mask,
+      std::shared_ptr<detail::FilteredTopicCore> filtered) override;
   std::vector<std::shared_ptr<detail::ReaderCore>> readers_with(
       const dds::sub::status::DataState& state) const override;
   void notify_datareaders() override;
+  std::vector<std::shared_ptr<detail::ReaderCore>> readers() const override;
   void listener(dds::sub::SubscriberListener* l, const StatusMask& mask) override;
   dds::sub::SubscriberListener* listener() const override;
   void enable() override;
@@ -567,8 +570,10 @@ class Writer final : public detail::WriterCore {
 
 class Reader final : public detail::ReaderCore, public TopicSink {
  public:
+  // `filtered`: the ContentFilteredTopic it reads (null for the plain topic).
   Reader(std::shared_ptr<Subscriber> sub, std::shared_ptr<Topic> topic,
-         const dds::sub::qos::DataReaderQos& q, InstanceHandle h, std::uint64_t guid);
+         const dds::sub::qos::DataReaderQos& q, InstanceHandle h, std::uint64_t guid,
+         std::shared_ptr<detail::FilteredTopicCore> filtered);
   ~Reader() override;
   const detail::TypeSupport& type() const override { return topic_->type(); }
   std::shared_ptr<detail::TopicCore> topic() const override { return topic_; }
@@ -581,6 +586,18 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   InstanceHandle lookup_instance(const void* key_holder) const override;
   std::shared_ptr<const void> key_value(InstanceHandle h) const override;
   dds::core::InstanceHandleSeq matched_publications() const override;
+  dds::sub::status::DataState default_state() const override {
+    std::lock_guard lock(mu_);
+    return default_state_;
+  }
+  void default_state(const dds::sub::status::DataState& s) override {
+    std::lock_guard lock(mu_);
+    default_state_ = s;
+  }
+  std::shared_ptr<detail::TopicDescriptionCore> description() const override {
+    if (filtered_) return filtered_;
+    return topic_;
+  }
   void wait_for_historical_data(const dds::core::Duration& timeout) override;
   void listener(std::shared_ptr<detail::ReaderListenerHook> hook, const StatusMask& mask) override;
   std::shared_ptr<detail::ReaderListenerHook> listener() const override;
@@ -632,6 +649,9 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   const std::shared_ptr<Topic> topic_;
   const std::uint64_t guid_;
   const std::uint64_t topic_id_;
+  const std::shared_ptr<detail::FilteredTopicCore> filtered_;  // null: the plain topic
+  const detail::ContentFilterCore* const filter_;              // its filter, or null
+  dds::sub::status::DataState default_state_ = dds::sub::status::DataState::any();  // mu_
   std::shared_ptr<HistoryCache> cache_;
   QosCell<dds::sub::qos::DataReaderQos> qos_;
   mutable std::mutex mu_;

@@ -634,7 +634,7 @@ ReadStatus HistoryCache::read_or_take(const ReadSelection& sel, detail::SampleSi
     for (std::size_t idx = first; idx < last && limit > 0; ++idx) {
       Instance& i = *instances_[idx];
       if (!view_mask.test(i.view_new ? 0 : 1) || !instance_mask.test(i.state)) continue;
-      const std::size_t n = emit_instance(i, sel.state, limit, sink, take);
+      const std::size_t n = emit_instance(i, sel, limit, sink, take);
       if (n == 0) continue;
       emitted = true;
       limit -= n;
@@ -649,16 +649,21 @@ ReadStatus HistoryCache::read_or_take(const ReadSelection& sel, detail::SampleSi
   return ReadStatus::ok;
 }
 
-std::size_t HistoryCache::emit_instance(Instance& i, const DataState& mask, std::size_t limit,
+std::size_t HistoryCache::emit_instance(Instance& i, const ReadSelection& sel, std::size_t limit,
                                         detail::SampleSink& sink, bool take) {
-  const bool want_read = mask.sample_state().test(0);
-  const bool want_not_read = mask.sample_state().test(1);
+  const bool want_read = sel.state.sample_state().test(0);
+  const bool want_not_read = sel.state.sample_state().test(1);
   const std::size_t invalid_index = i.samples.size();
   picks_.clear();
   for (std::size_t k = 0; k < i.samples.size() && picks_.size() < limit; ++k) {
-    if (i.samples[k].read ? want_read : want_not_read) picks_.push_back(k);
+    const Entry& e = i.samples[k];
+    if (!(e.read ? want_read : want_not_read)) continue;
+    if (sel.content && !sel.content(e.data.get())) continue;
+    picks_.push_back(k);
   }
-  if (i.invalid && picks_.size() < limit && (i.invalid_read ? want_read : want_not_read)) {
+  // An invalid sample carries no data for a query to look at.
+  if (i.invalid && !sel.content && picks_.size() < limit &&
+      (i.invalid_read ? want_read : want_not_read)) {
     picks_.push_back(invalid_index);
   }
   const std::size_t n = picks_.size();
@@ -817,6 +822,26 @@ std::size_t HistoryCache::count_matching_locked(const DataState& mask) const {
 bool HistoryCache::has_matching(const DataState& mask) const {
   MutexLock lock(mu_);
   return count_matching_locked(mask) != 0;
+}
+
+bool HistoryCache::has_matching(const DataState& mask,
+                                const std::function<bool(const void*)>& content) const {
+  if (!content) return has_matching(mask);
+  MutexLock lock(mu_);
+  if (count_matching_locked(mask) == 0) return false;
+  const bool want_read = mask.sample_state().test(0);
+  const bool want_not_read = mask.sample_state().test(1);
+  for (const auto& ip : instances_) {
+    const Instance& i = *ip;
+    if (!mask.view_state().test(i.view_new ? 0 : 1) || !mask.instance_state().test(i.state)) {
+      continue;
+    }
+    for (std::size_t k = 0; k < i.samples.size(); ++k) {
+      const Entry& e = i.samples[k];
+      if ((e.read ? want_read : want_not_read) && content(e.data.get())) return true;
+    }
+  }
+  return false;
 }
 
 std::size_t HistoryCache::count_matching(const DataState& mask) const {

@@ -141,6 +141,9 @@ struct ReadSelection {
   Scope scope = Scope::all;
   dds::core::InstanceHandle instance;
   std::int32_t max_samples = kLengthUnlimited;
+  // A query (QueryCondition, Selector::content): only valid samples whose data passes it;
+  // empty selects by state alone.
+  std::function<bool(const void*)> content;
 };
 
 enum class [[nodiscard]] ReadStatus : std::uint8_t{
@@ -192,6 +195,11 @@ class HistoryCache {
   // Whether / how many samples (valid or not) match `mask`: the ReadCondition trigger.
   [[nodiscard]] bool has_matching(const dds::sub::status::DataState& mask) const
       SPINDLE_EXCLUDES(mu_);
+  // Whether a valid sample matches `mask` and passes `content` (a QueryCondition's
+  // trigger): a scan of the samples in the matching states.
+  [[nodiscard]] bool has_matching(const dds::sub::status::DataState& mask,
+                                  const std::function<bool(const void*)>& content) const
+      SPINDLE_EXCLUDES(mu_);
   [[nodiscard]] std::size_t count_matching(const dds::sub::status::DataState& mask) const
       SPINDLE_EXCLUDES(mu_);
   [[nodiscard]] std::size_t instance_count() const SPINDLE_EXCLUDES(mu_);
@@ -234,7 +242,7 @@ class HistoryCache {
 
   ReadStatus read_or_take(const ReadSelection& sel, detail::SampleSink& sink, bool take)
       SPINDLE_EXCLUDES(mu_);
-  std::size_t emit_instance(Instance& i, const dds::sub::status::DataState& mask, std::size_t limit,
+  std::size_t emit_instance(Instance& i, const ReadSelection& sel, std::size_t limit,
                             detail::SampleSink& sink, bool take) SPINDLE_REQUIRES(mu_);
   bool expire_locked(std::int64_t now_ns) SPINDLE_REQUIRES(mu_);
   void purge_samples(Instance& i) SPINDLE_REQUIRES(mu_);

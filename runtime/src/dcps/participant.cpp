@@ -910,6 +910,11 @@ void Topic::listener(std::shared_ptr<detail::TopicListenerHook> hook, const Stat
   participant_->fence_listeners();
 }
 
+std::shared_ptr<detail::TopicListenerHook> Topic::listener() const {
+  std::lock_guard lock(mu_);
+  return hook_;
+}
+
 void Topic::raise_inconsistent() {
   const auto bit = StatusMask::inconsistent_topic();
   std::shared_ptr<detail::TopicListenerHook> hook;

@@ -15,6 +15,11 @@
 #include <spindle/detail/dcps.hpp>
 
 namespace dds::pub {
+template <typename T>
+class DataWriter;
+}
+
+namespace dds::pub {
 
 class AnyDataWriter : public dds::core::Entity {
  public:
@@ -48,6 +53,10 @@ class AnyDataWriter : public dds::core::Entity {
   [[nodiscard]] dds::core::InstanceHandleSeq matched_subscriptions() const {
     return core().matched_subscriptions();
   }
+
+  // The typed writer; InvalidDowncastError when its type is not T (DataWriter.hpp).
+  template <typename T>
+  [[nodiscard]] DataWriter<T> get() const;
 
   [[nodiscard]] Core& core() const { return static_cast<Core&>(open()); }
   [[nodiscard]] std::shared_ptr<Core> core_ptr() const {

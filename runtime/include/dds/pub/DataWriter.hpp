@@ -12,6 +12,7 @@
 #include <iterator>
 #include <memory>
 #include <new>
+#include <utility>
 
 #include <dds/core/InstanceHandle.hpp>
 #include <dds/core/Time.hpp>
@@ -20,6 +21,7 @@
 #include <dds/pub/DataWriterListener.hpp>
 #include <dds/pub/Publisher.hpp>
 #include <dds/topic/Topic.hpp>
+#include <dds/topic/TopicInstance.hpp>
 #include <spindle/detail/dcps.hpp>
 #include <spindle/detail/type_support.hpp>
 
@@ -58,13 +60,47 @@ class DataWriter : public AnyDataWriter {
              const dds::core::Time& timestamp) {
     core().write(&sample, timestamp, h);
   }
+  void write(const dds::topic::TopicInstance<T>& i) { write(i.sample(), i.handle()); }
+  void write(const dds::topic::TopicInstance<T>& i, const dds::core::Time& timestamp) {
+    write(i.sample(), i.handle(), timestamp);
+  }
+  // Each sample of [begin, end) in turn (with `timestamp`, or each its own time).
   template <typename FWIterator>
   void write(const FWIterator& begin, const FWIterator& end) {
     for (auto it = begin; it != end; ++it)
       write(*it);
   }
+  template <typename FWIterator>
+  void write(const FWIterator& begin, const FWIterator& end, const dds::core::Time& timestamp) {
+    for (auto it = begin; it != end; ++it)
+      write(*it, timestamp);
+  }
+  // Samples with their instance handles, pairwise; the shorter range ends both.
+  template <typename SamplesFWIterator, typename HandlesFWIterator>
+  void write(const SamplesFWIterator& data_begin, const SamplesFWIterator& data_end,
+             const HandlesFWIterator& handle_begin, const HandlesFWIterator& handle_end) {
+    auto h = handle_begin;
+    for (auto it = data_begin; it != data_end && h != handle_end; ++it, ++h)
+      write(*it, *h);
+  }
+  template <typename SamplesFWIterator, typename HandlesFWIterator>
+  void write(const SamplesFWIterator& data_begin, const SamplesFWIterator& data_end,
+             const HandlesFWIterator& handle_begin, const HandlesFWIterator& handle_end,
+             const dds::core::Time& timestamp) {
+    auto h = handle_begin;
+    for (auto it = data_begin; it != data_end && h != handle_end; ++it, ++h)
+      write(*it, *h, timestamp);
+  }
   DataWriter& operator<<(const T& sample) {
     write(sample);
+    return *this;
+  }
+  DataWriter& operator<<(const std::pair<T, dds::core::Time>& data) {
+    write(data.first, data.second);
+    return *this;
+  }
+  DataWriter& operator<<(const std::pair<T, dds::core::InstanceHandle>& data) {
+    write(data.first, data.second);
     return *this;
   }
 
@@ -101,6 +137,9 @@ class DataWriter : public AnyDataWriter {
     return *this;
   }
   DataWriter& unregister_instance(const T& key) { return unregister_instance(checked_lookup(key)); }
+  DataWriter& unregister_instance(const T& key, const dds::core::Time& timestamp) {
+    return unregister_instance(checked_lookup(key), timestamp);
+  }
   DataWriter& dispose_instance(const dds::core::InstanceHandle& h) {
     core().dispose_instance(h, dds::core::Time::now());
     return *this;
@@ -111,6 +150,9 @@ class DataWriter : public AnyDataWriter {
     return *this;
   }
   DataWriter& dispose_instance(const T& key) { return dispose_instance(checked_lookup(key)); }
+  DataWriter& dispose_instance(const T& key, const dds::core::Time& timestamp) {
+    return dispose_instance(checked_lookup(key), timestamp);
+  }
   [[nodiscard]] dds::core::InstanceHandle lookup_instance(const T& key) const {
     return core().lookup_instance(&key);
   }
@@ -119,11 +161,26 @@ class DataWriter : public AnyDataWriter {
     key = *std::static_pointer_cast<const T>(core().key_value(h));
     return key;
   }
+  [[nodiscard]] T key_value(const dds::core::InstanceHandle& h) {
+    T key;
+    key_value(key, h);
+    return key;
+  }
+  dds::topic::TopicInstance<T>& key_value(dds::topic::TopicInstance<T>& i,
+                                          const dds::core::InstanceHandle& h) {
+    i.handle(h);
+    key_value(i.sample(), h);
+    return i;
+  }
 
   // --- entity ----------------------------------------------------------------------------
   [[nodiscard]] dds::topic::Topic<T> topic() const { return dds::topic::Topic<T>(core().topic()); }
   DataWriter& operator<<(const qos::DataWriterQos& q) {
     qos(q);
+    return *this;
+  }
+  const DataWriter& operator>>(qos::DataWriterQos& q) const {
+    q = qos();
     return *this;
   }
   using AnyDataWriter::qos;
@@ -184,5 +241,15 @@ class DataWriter : public AnyDataWriter {
     std::weak_ptr<Core> core_;
   };
 };
+
+template <typename T>
+DataWriter<T> AnyDataWriter::get() const {
+  if (is_nil()) return DataWriter<T>(dds::core::null);
+  if (core().type().type_name != spindle::detail::type_support<T>().type_name) {
+    throw dds::core::InvalidDowncastError("AnyDataWriter::get: the writer's type is '" +
+                                          std::string(core().type().type_name) + "'");
+  }
+  return DataWriter<T>(core_ptr());
+}
 
 }  // namespace dds::pub

@@ -17,6 +17,11 @@
 #include <spindle/detail/dcps.hpp>
 
 namespace dds::sub {
+template <typename T>
+class DataReader;
+}
+
+namespace dds::sub {
 
 class AnyDataReader : public dds::core::Entity {
  public:
@@ -58,6 +63,10 @@ class AnyDataReader : public dds::core::Entity {
   [[nodiscard]] dds::core::InstanceHandleSeq matched_publications() const {
     return core().matched_publications();
   }
+
+  // The typed reader; InvalidDowncastError when its type is not T (DataReader.hpp).
+  template <typename T>
+  [[nodiscard]] DataReader<T> get() const;
 
   [[nodiscard]] Core& core() const { return static_cast<Core&>(open()); }
   [[nodiscard]] std::shared_ptr<Core> core_ptr() const {

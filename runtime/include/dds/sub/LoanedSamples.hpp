@@ -11,6 +11,7 @@
 // Threading: a value type; distinct LoanedSamples may be used from distinct threads.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -75,6 +76,13 @@ class LoanedSamplesSink final : public SampleSink {
     std::shared_ptr<const T> typed =
         data ? std::static_pointer_cast<const T>(std::move(data)) : std::make_shared<const T>();
     out_->samples_.emplace_back(std::move(typed), info);
+  }
+  // Sorts the samples by their data (a query's ORDER BY); stable, so ties keep the cache's
+  // order.
+  template <typename Less>
+  void sort(Less less) {
+    std::stable_sort(out_->samples_.begin(), out_->samples_.end(),
+                     [&](const auto& a, const auto& b) { return less(a.data(), b.data()); });
   }
 
  private:

@@ -30,6 +30,8 @@ class Sample {
   void data(const T& d) { data_ = std::make_shared<const T>(d); }
   [[nodiscard]] const SampleInfo& info() const noexcept { return info_; }
   void info(const SampleInfo& i) { info_ = i; }
+  // `sample->data()`, as iterators of LoanedSamples allow `it->data()`.
+  [[nodiscard]] const Sample* operator->() const noexcept { return this; }
   // Spindle: the shared data object, e.g. to keep a sample past the LoanedSamples.
   [[nodiscard]] const std::shared_ptr<const T>& shared_data() const noexcept { return data_; }
 

@@ -9,11 +9,13 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include <dds/core/Entity.hpp>
 #include <dds/core/status/State.hpp>
 #include <dds/core/status/Status.hpp>
 #include <dds/domain/DomainParticipant.hpp>
+#include <dds/topic/TopicDescription.hpp>
 #include <dds/topic/TopicListener.hpp>
 #include <dds/topic/qos/TopicQos.hpp>
 #include <spindle/detail/dcps.hpp>
@@ -26,6 +28,8 @@ class AnyTopic : public dds::core::Entity {
   using Core = spindle::detail::TopicCore;
   AnyTopic(const dds::core::null_type& n) : Entity(n) {}  // NOLINT
   explicit AnyTopic(std::shared_ptr<Core> core) : Entity(std::move(core)) {}
+  // The topic `e` refers to; InvalidDowncastError if it is another kind of entity.
+  explicit AnyTopic(const dds::core::Entity& e) : Entity(downcast(e)) {}
 
   [[nodiscard]] const std::string& name() const { return core().name(); }
   [[nodiscard]] std::string type_name() const { return std::string(core().type().type_name); }
@@ -38,10 +42,27 @@ class AnyTopic : public dds::core::Entity {
     return core().statuses().read<dds::core::status::InconsistentTopicStatus>();
   }
 
+  AnyTopic& operator<<(const qos::TopicQos& q) {
+    qos(q);
+    return *this;
+  }
+  const AnyTopic& operator>>(qos::TopicQos& q) const {
+    q = qos();
+    return *this;
+  }
+
   [[nodiscard]] Core& core() const { return static_cast<Core&>(open()); }
   [[nodiscard]] std::shared_ptr<Core> core_ptr() const {
     (void)open();
     return std::static_pointer_cast<Core>(delegate());
+  }
+
+ protected:
+  static std::shared_ptr<Core> downcast(const dds::core::Entity& e) {
+    if (e.is_nil()) return nullptr;
+    auto core = std::dynamic_pointer_cast<Core>(e.delegate());
+    if (!core) throw dds::core::InvalidDowncastError("Topic: the entity is not a topic");
+    return core;
   }
 };
 
@@ -59,13 +80,36 @@ class Topic : public AnyTopic {
       : AnyTopic(dp.core().create_topic(name, spindle::detail::type_support<T>(), q)) {
     if (listener != nullptr) this->listener(listener, mask);
   }
+  // A topic whose type is registered under `type_name` rather than T's own name: Spindle
+  // DDS matches topics by name and type name, so this must be T's IDL name
+  // (topic_type_name<T>()); another name is refused with InvalidArgumentError.
+  Topic(const dds::domain::DomainParticipant& dp, const std::string& name,
+        const std::string& type_name)
+      : Topic(dp, name, type_name, dp.default_topic_qos()) {}
+  Topic(const dds::domain::DomainParticipant& dp, const std::string& name,
+        const std::string& type_name, const qos::TopicQos& q, TopicListener<T>* listener = nullptr,
+        const dds::core::status::StatusMask& mask = dds::core::status::StatusMask::all())
+      : AnyTopic(create(dp, name, type_name, q)) {
+    if (listener != nullptr) this->listener(listener, mask);
+  }
   explicit Topic(std::shared_ptr<Core> core) : AnyTopic(std::move(core)) {}
+  // The topic `t` or `e` refers to; InvalidDowncastError if it is not a topic of type T.
+  explicit Topic(const AnyTopic& t) : AnyTopic(checked_type(t.is_nil() ? nullptr : t.core_ptr())) {}
+  explicit Topic(const dds::core::Entity& e) : AnyTopic(checked_type(downcast(e))) {}
 
   Topic& operator<<(const qos::TopicQos& q) {
     qos(q);
     return *this;
   }
+  const Topic& operator>>(qos::TopicQos& q) const {
+    q = qos();
+    return *this;
+  }
   using AnyTopic::qos;
+
+  operator TopicDescription<T>() const {  // NOLINT(google-explicit-constructor)
+    return TopicDescription<T>(core_ptr());
+  }
 
   void listener(TopicListener<T>* l, const dds::core::status::StatusMask& mask) {
     if (l == nullptr) {
@@ -74,11 +118,35 @@ class Topic : public AnyTopic {
     }
     core().listener(std::make_shared<Hook>(l, core_ptr()), mask);
   }
+  [[nodiscard]] TopicListener<T>* listener() const {
+    auto* h = dynamic_cast<Hook*>(core().listener().get());
+    return h == nullptr ? nullptr : h->target();
+  }
 
  private:
+  static std::shared_ptr<Core> create(const dds::domain::DomainParticipant& dp,
+                                      const std::string& name, const std::string& type_name,
+                                      const qos::TopicQos& q) {
+    const auto& ts = spindle::detail::type_support<T>();
+    if (type_name != ts.type_name) {
+      throw dds::core::InvalidArgumentError("Topic '" + name + "': type name '" + type_name +
+                                            "' is not the IDL name of its type, '" +
+                                            std::string(ts.type_name) + "'");
+    }
+    return dp.core().create_topic(name, ts, q);
+  }
+  static std::shared_ptr<Core> checked_type(std::shared_ptr<Core> core) {
+    if (core && core->type().type_name != spindle::detail::type_support<T>().type_name) {
+      throw dds::core::InvalidDowncastError("Topic: topic '" + core->name() + "' has type '" +
+                                            std::string(core->type().type_name) + "'");
+    }
+    return core;
+  }
+
   class Hook final : public spindle::detail::TopicListenerHook {
    public:
     Hook(TopicListener<T>* l, const std::shared_ptr<Core>& c) : l_(l), core_(c) {}
+    TopicListener<T>* target() const noexcept { return l_; }
     void on_inconsistent_topic(const dds::core::status::InconsistentTopicStatus& s) override {
       if (auto c = core_.lock()) {
         Topic<T> t(c);
@@ -91,5 +159,15 @@ class Topic : public AnyTopic {
     std::weak_ptr<Core> core_;
   };
 };
+
+// Whether T is a topic type (idlc generated its spindle::topic_traits), and its type name.
+template <typename T>
+inline constexpr bool is_topic_type_v = spindle::Topic<T>;
+template <typename T>
+struct is_topic_type : std::bool_constant<spindle::Topic<T>> {};
+template <typename T>
+const char* topic_type_name() {
+  return spindle::topic_traits<T>::type_name.data();
+}
 
 }  // namespace dds::topic

@@ -142,9 +142,12 @@ class StatusConditionDelegate final : public ConditionDelegate {
 // that data_reader() stays valid as long as the condition.
 class ReadConditionDelegate final : public ConditionDelegate {
  public:
+  // `content` (QueryCondition): only valid samples whose data passes it count; empty for
+  // a plain ReadCondition.
   ReadConditionDelegate(std::shared_ptr<spindle::dcps::HistoryCache> cache,
                         const dds::sub::status::DataState& state,
-                        std::shared_ptr<EntityDelegate> reader);
+                        std::shared_ptr<EntityDelegate> reader,
+                        std::function<bool(const void*)> content = {});
   ~ReadConditionDelegate() override;
   ReadConditionDelegate(const ReadConditionDelegate&) = delete;
   ReadConditionDelegate& operator=(const ReadConditionDelegate&) = delete;
@@ -155,11 +158,15 @@ class ReadConditionDelegate final : public ConditionDelegate {
   [[nodiscard]] const std::shared_ptr<spindle::dcps::HistoryCache>& cache() const noexcept {
     return cache_;
   }
+  [[nodiscard]] const std::function<bool(const void*)>& content() const noexcept {
+    return content_;
+  }
 
  private:
   std::shared_ptr<spindle::dcps::HistoryCache> cache_;
   dds::sub::status::DataState state_;
   std::shared_ptr<EntityDelegate> reader_;
+  std::function<bool(const void*)> content_;
 };
 
 }  // namespace spindle::detail

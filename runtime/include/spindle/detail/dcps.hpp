@@ -84,6 +84,34 @@ class ReaderListenerHook {
   virtual void on_sample_lost(const dds::core::status::SampleLostStatus& s) = 0;
 };
 
+// A compiled content filter (ContentFilteredTopic) or query (QueryCondition) over one
+// topic type: the DDS 1.4 annex B language, docs/filters.md. Made by make_content_filter;
+// a reader created with one keeps only the data samples that pass it, a query condition
+// selects with it.
+//
+// Threading: every member may be called from any thread; parameters(p) swaps the compiled
+// program atomically, so a match in progress uses the old or the new one.
+class ContentFilterCore {
+ public:
+  virtual ~ContentFilterCore() = default;
+  [[nodiscard]] virtual const std::string& expression() const = 0;
+  [[nodiscard]] virtual std::vector<std::string> parameters() const = 0;
+  // InvalidArgumentError naming the position when a parameter does not fit its use.
+  virtual void parameters(const std::vector<std::string>& p) = 0;
+  [[nodiscard]] virtual bool matches(const void* sample) const = 0;
+  // A query's ORDER BY: whether it has one, and whether `a` sorts before `b`.
+  [[nodiscard]] virtual bool ordered() const = 0;
+  [[nodiscard]] virtual bool before(const void* a, const void* b) const = 0;
+};
+
+// InvalidArgumentError (naming the column) for a bad expression or parameter,
+// UnsupportedError when idlc generated no member tables for the type. `query`: the
+// QueryCondition grammar, which may end in ORDER BY.
+std::shared_ptr<ContentFilterCore> make_content_filter(const TypeSupport& type,
+                                                       const std::string& expression,
+                                                       const std::vector<std::string>& parameters,
+                                                       bool query);
+
 // Makes the listener hook of a new writer or reader from its core. create_writer and
 // create_reader install it before the entity is announced, so that a listener given at
 // creation hears the entity's very first match (set afterwards, it could miss it).
@@ -130,16 +158,49 @@ class ParticipantCore : public EntityDelegate {
   [[nodiscard]] virtual std::string transport_kind() const = 0;
 };
 
-class TopicCore : public EntityDelegate {
+// What a TopicDescription is: a Topic, or a ContentFilteredTopic over one.
+class TopicDescriptionCore : public EntityDelegate {
  public:
   using EntityDelegate::EntityDelegate;
   [[nodiscard]] virtual const std::string& name() const = 0;
   [[nodiscard]] virtual const TypeSupport& type() const = 0;
   [[nodiscard]] virtual std::shared_ptr<ParticipantCore> participant() const = 0;
+};
+
+class TopicCore : public TopicDescriptionCore {
+ public:
+  using TopicDescriptionCore::TopicDescriptionCore;
   [[nodiscard]] virtual dds::topic::qos::TopicQos qos() const = 0;
   virtual void qos(const dds::topic::qos::TopicQos& q) = 0;
   virtual void listener(std::shared_ptr<TopicListenerHook> hook,
                         const dds::core::status::StatusMask& mask) = 0;
+  [[nodiscard]] virtual std::shared_ptr<TopicListenerHook> listener() const = 0;
+};
+
+// A ContentFilteredTopic: a name, the topic it filters and its filter. Readers made on it
+// read the topic and keep what passes the filter (SubscriberCore::create_reader).
+class FilteredTopicCore final : public TopicDescriptionCore {
+ public:
+  FilteredTopicCore(std::shared_ptr<TopicCore> topic, std::string name,
+                    std::shared_ptr<ContentFilterCore> filter)
+      : TopicDescriptionCore(dds::core::InstanceHandle::nil()),
+        topic_(std::move(topic)),
+        name_(std::move(name)),
+        filter_(std::move(filter)) {}
+  [[nodiscard]] const std::string& name() const override { return name_; }
+  [[nodiscard]] const TypeSupport& type() const override { return topic_->type(); }
+  [[nodiscard]] std::shared_ptr<ParticipantCore> participant() const override {
+    return topic_->participant();
+  }
+  [[nodiscard]] const std::shared_ptr<TopicCore>& topic() const noexcept { return topic_; }
+  [[nodiscard]] const std::shared_ptr<ContentFilterCore>& filter() const noexcept {
+    return filter_;
+  }
+
+ private:
+  std::shared_ptr<TopicCore> topic_;
+  std::string name_;
+  std::shared_ptr<ContentFilterCore> filter_;
 };
 
 class PublisherCore : public EntityDelegate {
@@ -156,6 +217,8 @@ class PublisherCore : public EntityDelegate {
                                                     const WriterHookFactory& hook,
                                                     const dds::core::status::StatusMask& mask) = 0;
   virtual void wait_for_acknowledgments(const dds::core::Duration& timeout) = 0;
+  // Its writers that are not closed (dds::pub::find).
+  [[nodiscard]] virtual std::vector<std::shared_ptr<WriterCore>> writers() const = 0;
   virtual void listener(dds::pub::PublisherListener* l,
                         const dds::core::status::StatusMask& mask) = 0;
   [[nodiscard]] virtual dds::pub::PublisherListener* listener() const = 0;
@@ -170,14 +233,18 @@ class SubscriberCore : public EntityDelegate {
   [[nodiscard]] virtual dds::sub::qos::DataReaderQos default_datareader_qos() const = 0;
   virtual void default_datareader_qos(const dds::sub::qos::DataReaderQos& q) = 0;
   // `hook` may be empty (no listener); else its listener gets the statuses in `mask`.
-  virtual std::shared_ptr<ReaderCore> create_reader(const std::shared_ptr<TopicCore>& topic,
-                                                    const dds::sub::qos::DataReaderQos& q,
-                                                    const ReaderHookFactory& hook,
-                                                    const dds::core::status::StatusMask& mask) = 0;
+  // `filtered` (may be null): the ContentFilteredTopic over `topic` the reader is made on;
+  // its filter applies to every data sample.
+  virtual std::shared_ptr<ReaderCore> create_reader(
+      const std::shared_ptr<TopicCore>& topic, const dds::sub::qos::DataReaderQos& q,
+      const ReaderHookFactory& hook, const dds::core::status::StatusMask& mask,
+      std::shared_ptr<FilteredTopicCore> filtered) = 0;
   // Readers of this subscriber holding samples in `state` (find_datareaders / get_datareaders).
   [[nodiscard]] virtual std::vector<std::shared_ptr<ReaderCore>> readers_with(
       const dds::sub::status::DataState& state) const = 0;
   virtual void notify_datareaders() = 0;
+  // Its readers that are not closed (dds::sub::find).
+  [[nodiscard]] virtual std::vector<std::shared_ptr<ReaderCore>> readers() const = 0;
   virtual void listener(dds::sub::SubscriberListener* l,
                         const dds::core::status::StatusMask& mask) = 0;
   [[nodiscard]] virtual dds::sub::SubscriberListener* listener() const = 0;
@@ -240,6 +307,8 @@ class ReaderCore : public EntityDelegate {
     Scope scope = Scope::all;
     dds::core::InstanceHandle instance;
     std::int32_t max_samples = -1;  // LENGTH_UNLIMITED
+    // A query (Selector::content, QueryCondition): only valid samples whose data passes.
+    std::function<bool(const void*)> content;
   };
   // Throws InvalidArgumentError for Scope::instance with an unknown handle.
   virtual void read(const Selection& selection, SampleSink& sink) = 0;
@@ -248,6 +317,11 @@ class ReaderCore : public EntityDelegate {
   [[nodiscard]] virtual std::shared_ptr<const void> key_value(
       dds::core::InstanceHandle h) const = 0;
   [[nodiscard]] virtual dds::core::InstanceHandleSeq matched_publications() const = 0;
+  // The states read()/take() select when not told (DataReader::default_filter_state).
+  [[nodiscard]] virtual dds::sub::status::DataState default_state() const = 0;
+  virtual void default_state(const dds::sub::status::DataState& s) = 0;
+  // What the reader was made on: its topic, or the ContentFilteredTopic over it.
+  [[nodiscard]] virtual std::shared_ptr<TopicDescriptionCore> description() const = 0;
   virtual void wait_for_historical_data(const dds::core::Duration& timeout) = 0;
   virtual void listener(std::shared_ptr<ReaderListenerHook> hook,
                         const dds::core::status::StatusMask& mask) = 0;

@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include <spindle/cdr/serialize.hpp>
+#include <spindle/reflect.hpp>
 #include <spindle/topic_traits.hpp>
 
 namespace spindle::detail {
@@ -38,6 +39,8 @@ struct TypeSupport {
   // Copies a native sample out of untrusted bytes (size checked); null when it cannot.
   std::shared_ptr<const void> (*from_native)(std::span<const std::byte> in,
                                              std::string& error) = nullptr;
+  // The type's member tables (content filters, queries); null when idlc made none.
+  const reflect::StructInfo* (*reflect)() = nullptr;
 };
 
 // Types whose bytes are the whole sample: no pointers inside (strings, sequences, optional
@@ -79,6 +82,13 @@ const TypeSupport& type_support() {
           return std::shared_ptr<const T>(std::move(sample));
         } else {
           error = "this type does not travel in native layout";
+          return nullptr;
+        }
+      },
+      []() -> const reflect::StructInfo* {
+        if constexpr (reflect::Reflected<T>) {
+          return &reflect::Reflect<T>::info();
+        } else {
           return nullptr;
         }
       },

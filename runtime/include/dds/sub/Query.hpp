@@ -1,0 +1,71 @@
+// dds::sub::Query: a query expression over a DataReader's samples, with %n parameters
+// (DDS-PSM-Cxx §7.5.5, DCPS §2.2.2.5.9): the language of DDS 1.4 annex B, a filter that may
+// end in `ORDER BY member, ...` (docs/filters.md). Reads with it —
+// `reader.select().content(query).read()` — return only the valid samples that pass it,
+// sorted by the ORDER BY keys when it has some; a QueryCondition triggers on them. The
+// expression is checked against the reader's type when the Query is made (and the
+// parameters when they change): InvalidArgumentError naming the column.
+//
+// Threading: a reference; copies share the query, and its parameters may be changed from
+// any thread (a read in progress uses the old or the new ones).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <dds/core/Exception.hpp>
+#include <dds/sub/AnyDataReader.hpp>
+#include <spindle/detail/dcps.hpp>
+
+namespace dds::sub {
+
+class Query {
+ public:
+  using const_iterator = std::vector<std::string>::const_iterator;
+
+  Query(const AnyDataReader& dr, const std::string& expression)
+      : Query(dr, expression, std::vector<std::string>{}) {}
+  template <typename FWIterator>
+  Query(const AnyDataReader& dr, const std::string& expression, const FWIterator& params_begin,
+        const FWIterator& params_end)
+      : Query(dr, expression, std::vector<std::string>(params_begin, params_end)) {}
+  Query(const AnyDataReader& dr, const std::string& expression,
+        const std::vector<std::string>& params)
+      : reader_(dr),
+        filter_(spindle::detail::make_content_filter(dr.core().type(), expression, params, true)) {}
+
+  [[nodiscard]] const std::string& expression() const { return filter_->expression(); }
+  // Replaces the expression; the parameters stay (InvalidArgumentError if they no longer fit).
+  void expression(const std::string& expr) {
+    filter_ = spindle::detail::make_content_filter(reader_.core().type(), expr,
+                                                   filter_->parameters(), true);
+  }
+  [[nodiscard]] std::vector<std::string> parameters() const { return filter_->parameters(); }
+  template <typename FWIterator>
+  void parameters(const FWIterator& begin, const FWIterator& end) {
+    filter_->parameters(std::vector<std::string>(begin, end));
+  }
+  void add_parameter(const std::string& param) {
+    auto p = filter_->parameters();
+    p.push_back(param);
+    filter_->parameters(p);
+  }
+  [[nodiscard]] std::uint32_t parameters_length() const {
+    return static_cast<std::uint32_t>(filter_->parameters().size());
+  }
+  [[nodiscard]] const AnyDataReader& data_reader() const noexcept { return reader_; }
+
+  // Spindle: the compiled query.
+  [[nodiscard]] const std::shared_ptr<spindle::detail::ContentFilterCore>& spindle_filter()
+      const noexcept {
+    return filter_;
+  }
+
+ private:
+  AnyDataReader reader_;
+  std::shared_ptr<spindle::detail::ContentFilterCore> filter_;
+};
+
+}  // namespace dds::sub

@@ -1,0 +1,66 @@
+// dds::sub::find: the readers of a subscriber on a topic, or holding samples in some states
+// (DDS-PSM-Cxx §7.5.5; DCPS lookup_datareader / get_datareaders). READER is DataReader<T> or
+// AnyDataReader; a typed READER whose T is not the reader's type throws
+// InvalidDowncastError.
+//
+// Threading: may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <dds/core/Exception.hpp>
+#include <dds/sub/Subscriber.hpp>
+#include <dds/sub/status/DataState.hpp>
+#include <spindle/detail/dcps.hpp>
+#include <spindle/detail/type_support.hpp>
+
+namespace dds::sub {
+
+namespace detail {
+template <typename READER, typename Out>
+std::uint32_t put_readers(const std::vector<std::shared_ptr<spindle::detail::ReaderCore>>& all,
+                          const std::string* topic_name, Out out, std::uint32_t max_size) {
+  std::uint32_t n = 0;
+  for (const auto& r : all) {
+    if (n == max_size) break;
+    if (topic_name != nullptr && r->topic()->name() != *topic_name) continue;
+    if constexpr (requires { typename READER::DataType; }) {
+      const auto want = spindle::detail::type_support<typename READER::DataType>().type_name;
+      if (r->type().type_name != want) {
+        throw dds::core::InvalidDowncastError("dds::sub::find: a reader of topic '" +
+                                              r->topic()->name() + "' has type '" +
+                                              std::string(r->type().type_name) + "'");
+      }
+    }
+    *out++ = READER(r);
+    ++n;
+  }
+  return n;
+}
+}  // namespace detail
+
+template <typename READER, typename FwdIterator>
+std::uint32_t find(const Subscriber& sub, const std::string& topic_name, FwdIterator begin,
+                   std::uint32_t max_size) {
+  return detail::put_readers<READER>(sub.core().readers(), &topic_name, begin, max_size);
+}
+template <typename READER, typename BinIterator>
+std::uint32_t find(const Subscriber& sub, const std::string& topic_name, BinIterator begin) {
+  return detail::put_readers<READER>(sub.core().readers(), &topic_name, begin, UINT32_MAX);
+}
+// The readers holding samples in `state` (DCPS get_datareaders).
+template <typename READER, typename FwdIterator>
+std::uint32_t find(const Subscriber& sub, const dds::sub::status::DataState& state,
+                   FwdIterator begin, std::uint32_t max_size) {
+  return detail::put_readers<READER>(sub.core().readers_with(state), nullptr, begin, max_size);
+}
+template <typename READER, typename BinIterator>
+std::uint32_t find(const Subscriber& sub, const dds::sub::status::DataState& state,
+                   BinIterator begin) {
+  return detail::put_readers<READER>(sub.core().readers_with(state), nullptr, begin, UINT32_MAX);
+}
+
+}  // namespace dds::sub

@@ -1,0 +1,74 @@
+// make_content_filter: a ContentFilteredTopic's filter or a QueryCondition's query
+// (spindle/detail/dcps.hpp) over the filter language (filter/expression.hpp), with the
+// language's FilterError turned into the dds::core exception the PSM promises.
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <dds/core/Exception.hpp>
+#include <spindle/detail/dcps.hpp>
+
+#include "filter/expression.hpp"
+
+namespace spindle::detail {
+
+namespace {
+
+class ContentFilter final : public ContentFilterCore {
+ public:
+  explicit ContentFilter(filter::Expression e)
+      : expression_(e.expression()),
+        program_(std::make_shared<const filter::Expression>(std::move(e))) {}
+
+  const std::string& expression() const override { return expression_; }
+  std::vector<std::string> parameters() const override {
+    const auto p = program_.load();
+    return {p->parameters().begin(), p->parameters().end()};
+  }
+  void parameters(const std::vector<std::string>& params) override {
+    std::lock_guard lock(set_mu_);  // one writer at a time: no update is lost
+    auto next = std::make_shared<filter::Expression>(*program_.load());
+    try {
+      next->set_parameters(params);
+    } catch (const filter::FilterError& e) {
+      throw dds::core::InvalidArgumentError(e.what());
+    }
+    program_.store(std::move(next));
+  }
+  bool matches(const void* sample) const override { return program_.load()->matches(sample); }
+  bool ordered() const override { return !program_.load()->order_by().empty(); }
+  bool before(const void* a, const void* b) const override {
+    return program_.load()->order(a, b) < 0;
+  }
+
+ private:
+  const std::string expression_;
+  std::atomic<std::shared_ptr<const filter::Expression>> program_;
+  std::mutex set_mu_;
+};
+
+}  // namespace
+
+std::shared_ptr<ContentFilterCore> make_content_filter(const TypeSupport& type,
+                                                       const std::string& expression,
+                                                       const std::vector<std::string>& parameters,
+                                                       bool query) {
+  const reflect::StructInfo* info = type.reflect == nullptr ? nullptr : type.reflect();
+  if (info == nullptr) {
+    std::string msg = "content filter on type '";
+    msg += type.type_name;
+    msg += "': the type has no member tables (generate it with this release's idlc)";
+    throw dds::core::UnsupportedError(msg);
+  }
+  try {
+    return std::make_shared<ContentFilter>(filter::Expression::compile(
+        expression, *info, parameters, query ? filter::Grammar::query : filter::Grammar::filter));
+  } catch (const filter::FilterError& e) {
+    throw dds::core::InvalidArgumentError(e.what());
+  }
+}
+
+}  // namespace spindle::detail

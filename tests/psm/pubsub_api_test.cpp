@@ -1,0 +1,350 @@
+// The topic, publication and subscription API of the ISO C++ PSM (DDS-PSM-Cxx 1.0 §7.5),
+// written from the specification: the write and read forms, instances, the manipulators,
+// find, ContentFilteredTopic and QueryCondition with their parameters and errors. Standard
+// `dds::` names only, in a one-member domain of this process.
+#include <algorithm>
+#include <chrono>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <dds/dds.hpp>
+
+#include "ShapeType.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using dds::sub::status::DataState;
+
+template <class Pred>
+bool eventually(Pred done) {
+  const auto until = std::chrono::steady_clock::now() + 5s;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+ShapeType shape(const std::string& color, int32_t x, int32_t size = 10) {
+  ShapeType s;
+  s.color(color);
+  s.x(x);
+  s.shapesize(size);
+  return s;
+}
+
+std::vector<int32_t> xs(const dds::sub::LoanedSamples<ShapeType>& samples) {
+  std::vector<int32_t> out;
+  for (const auto& s : samples)
+    if (s.info().valid()) out.push_back(s->data().x());
+  return out;
+}
+
+dds::sub::qos::DataReaderQos keep_all(const dds::sub::Subscriber& sub) {
+  auto q = sub.default_datareader_qos();
+  q << dds::core::policy::History::KeepAll();
+  return q;
+}
+
+struct World {
+  World()
+      : participant(dds::domain::default_id()),
+        topic(participant, "Square"),
+        publisher(participant),
+        subscriber(participant),
+        writer(publisher, topic),
+        reader(subscriber, topic, keep_all(subscriber)) {
+    REQUIRE(eventually([&] { return writer.publication_matched_status().current_count() == 1; }));
+  }
+  ~World() {
+    for (dds::core::Entity e : {dds::core::Entity(reader), dds::core::Entity(writer)}) {
+      try {
+        e.close();
+      } catch (const dds::core::AlreadyClosedError&) {
+      }
+    }
+    std::this_thread::sleep_for(20ms);
+    participant.close();
+  }
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  // Waits until the reader holds `n` samples in any state.
+  void await(std::uint32_t n) {
+    REQUIRE(eventually([&] { return reader.select().read().length() >= n; }));
+  }
+
+  dds::domain::DomainParticipant participant;
+  dds::topic::Topic<ShapeType> topic;
+  dds::pub::Publisher publisher;
+  dds::sub::Subscriber subscriber;
+  dds::pub::DataWriter<ShapeType> writer;
+  dds::sub::DataReader<ShapeType> reader;
+};
+
+}  // namespace
+
+TEST_CASE("every write form of DataWriter<T>", "[psm][pub]") {
+  World w;
+  const dds::core::Time t(100, 5);
+  std::vector<ShapeType> batch{shape("RED", 1), shape("RED", 2)};
+  w.writer.write(batch.begin(), batch.end());
+  w.writer.write(batch.begin(), batch.end(), t);
+  const auto red = w.writer.lookup_instance(shape("RED", 0));
+  std::vector<dds::core::InstanceHandle> handles{red, red};
+  w.writer.write(batch.begin(), batch.end(), handles.begin(), handles.end());
+  w.writer << std::make_pair(shape("RED", 3), t);
+  w.writer << std::make_pair(shape("RED", 4), red);
+  w.writer.write(dds::topic::TopicInstance<ShapeType>(red, shape("RED", 5)));
+  w.await(9);
+  const auto got = w.reader.read();
+  CHECK(xs(got) == std::vector<int32_t>{1, 2, 1, 2, 1, 2, 3, 4, 5});
+  CHECK(got[2].info().timestamp() == t);
+  CHECK(got[6].info().timestamp() == t);
+  // A handle of another instance is refused.
+  CHECK_THROWS_AS(w.writer << std::make_pair(shape("BLUE", 1), red),
+                  dds::core::PreconditionNotMetError);
+}
+
+TEST_CASE("instances by key with a timestamp, and key_value by handle", "[psm][pub]") {
+  World w;
+  w.writer.write(shape("GREEN", 1));
+  const auto h = w.writer.lookup_instance(shape("GREEN", 0));
+  CHECK(w.writer.key_value(h).color() == "GREEN");
+  dds::topic::TopicInstance<ShapeType> ti;
+  w.writer.key_value(ti, h);
+  CHECK(ti.handle() == h);
+  CHECK(static_cast<const ShapeType&>(ti).color() == "GREEN");
+  w.await(1);
+  const auto rh = w.reader.read()[0].info().instance_handle();
+  CHECK(w.reader.key_value(rh).color() == "GREEN");
+  const dds::core::Time when(200, 0);
+  w.writer.dispose_instance(shape("GREEN", 0), when);
+  REQUIRE(
+      eventually([&] { return w.reader.select().state(DataState::any()).read().length() == 2; }));
+  const auto s = w.reader.read();
+  CHECK_FALSE(s[1].info().valid());
+  CHECK(s[1].info().timestamp() == when);
+  w.writer.unregister_instance(shape("GREEN", 0), dds::core::Time(201, 0));
+  CHECK_THROWS_AS(w.writer.dispose_instance(shape("NONE", 0), when),
+                  dds::core::PreconditionNotMetError);
+}
+
+TEST_CASE("QoS in and out with << and >>; typed entities from untyped ones", "[psm][pub][sub]") {
+  World w;
+  dds::pub::qos::DataWriterQos wq;
+  w.writer >> wq;
+  CHECK(wq == w.writer.qos());
+  dds::sub::qos::DataReaderQos rq;
+  w.reader >> rq;
+  CHECK(rq == w.reader.qos());
+  dds::topic::qos::TopicQos tq;
+  w.topic >> tq;
+  CHECK(tq == w.topic.qos());
+
+  dds::pub::AnyDataWriter any_w = w.writer;
+  CHECK(any_w.get<ShapeType>() == w.writer);
+  dds::sub::AnyDataReader any_r = w.reader;
+  CHECK(any_r.get<ShapeType>() == w.reader);
+  dds::topic::AnyTopic any_t = w.topic;
+  CHECK(dds::topic::Topic<ShapeType>(any_t) == w.topic);
+  CHECK(dds::topic::Topic<ShapeType>(dds::core::Entity(w.topic)) == w.topic);
+  CHECK_THROWS_AS(dds::topic::Topic<ShapeType>(dds::core::Entity(w.writer)),
+                  dds::core::InvalidDowncastError);
+
+  dds::topic::TopicDescription<ShapeType> td = w.topic;
+  CHECK(td.name() == "Square");
+  CHECK(td.type_name() == "ShapeType");
+  CHECK(w.reader.topic_description().name() == "Square");
+  static_assert(dds::topic::is_topic_type<ShapeType>::value);
+  CHECK(std::string(dds::topic::topic_type_name<ShapeType>()) == "ShapeType");
+
+  // The (participant, name, type name) constructor: the IDL name, or a clear refusal.
+  dds::topic::Topic<ShapeType> named(w.participant, "Named", "ShapeType");
+  CHECK(named.type_name() == "ShapeType");
+  CHECK_THROWS_AS(dds::topic::Topic<ShapeType>(w.participant, "Other", "Shape"),
+                  dds::core::InvalidArgumentError);
+  dds::topic::NoOpTopicListener<ShapeType> tl;
+  named.listener(&tl, dds::core::status::StatusMask::all());
+  CHECK(named.listener() == &tl);
+  named.listener(nullptr, dds::core::status::StatusMask::none());
+  CHECK(named.listener() == nullptr);
+}
+
+TEST_CASE("find writers and readers of a topic", "[psm][pub][sub]") {
+  World w;
+  std::vector<dds::pub::DataWriter<ShapeType>> writers;
+  CHECK(dds::pub::find<dds::pub::DataWriter<ShapeType>>(w.publisher, "Square",
+                                                        std::back_inserter(writers)) == 1);
+  REQUIRE(writers.size() == 1);
+  CHECK(writers[0] == w.writer);
+  std::vector<dds::sub::AnyDataReader> readers(3, dds::core::null);
+  CHECK(dds::sub::find<dds::sub::AnyDataReader>(w.subscriber, "Square", readers.begin(), 3) == 1);
+  CHECK(readers[0] == w.reader);
+  std::vector<dds::sub::DataReader<ShapeType>> none;
+  CHECK(dds::sub::find<dds::sub::DataReader<ShapeType>>(w.subscriber, "Nothing",
+                                                        std::back_inserter(none)) == 0);
+  w.writer.write(shape("RED", 1));
+  w.await(1);
+  std::vector<dds::sub::AnyDataReader> holding;
+  CHECK(dds::sub::find<dds::sub::AnyDataReader>(w.subscriber, DataState::any(),
+                                                std::back_inserter(holding)) == 1);
+}
+
+TEST_CASE("the manipulator form of read and take", "[psm][sub]") {
+  World w;
+  for (int32_t i = 1; i <= 5; ++i)
+    w.writer.write(shape("RED", i));
+  w.await(5);
+  dds::sub::LoanedSamples<ShapeType> samples;
+  w.reader >> dds::sub::read >> dds::sub::max_samples(2) >> samples;
+  CHECK(xs(samples) == std::vector<int32_t>{1, 2});
+  w.reader >> dds::sub::take >> dds::sub::max_samples(3) >> samples;
+  CHECK(xs(samples) == std::vector<int32_t>{1, 2, 3});
+  w.reader >> samples;  // reads by default
+  CHECK(xs(samples) == std::vector<int32_t>{4, 5});
+  const DataState unread(dds::sub::status::SampleState::not_read(),
+                         dds::sub::status::ViewState::any(),
+                         dds::sub::status::InstanceState::any());
+  w.reader >> dds::sub::state(unread) >> samples;
+  CHECK(samples.length() == 0);
+  const auto h = w.reader.lookup_instance(shape("RED", 0));
+  w.reader >> dds::sub::take >> dds::sub::instance(h) >> samples;
+  CHECK(samples.length() == 2);
+  dds::sub::SharedSamples<ShapeType> shared(w.reader.read());
+  CHECK(shared.length() == 0);
+}
+
+TEST_CASE("default_filter_state narrows read() and take()", "[psm][sub]") {
+  World w;
+  w.writer.write(shape("RED", 1));
+  w.await(1);
+  (void)w.reader.read();
+  w.reader.default_filter_state(DataState::new_data());
+  CHECK(w.reader.default_filter_state() == DataState::new_data());
+  CHECK(w.reader.read().length() == 0);
+  w.writer.write(shape("RED", 2));
+  REQUIRE(eventually([&] { return w.reader.read().length() == 1; }));
+  w.reader.default_filter_state(DataState::any());
+  CHECK(w.reader.take().length() == 2);
+}
+
+TEST_CASE("copying reads through a Selector into iterators", "[psm][sub]") {
+  World w;
+  for (int32_t i = 1; i <= 3; ++i)
+    w.writer.write(shape("RED", i));
+  w.await(3);
+  std::vector<dds::sub::Sample<ShapeType>> out(2);
+  CHECK(w.reader.select().read(out.begin(), 2) == 2);
+  CHECK(out[1].data().x() == 2);
+  std::vector<dds::sub::Sample<ShapeType>> all;
+  CHECK(w.reader.select().take(std::back_inserter(all)) == 3);
+}
+
+TEST_CASE("a ContentFilteredTopic's reader keeps what passes its filter", "[psm][filter]") {
+  World w;
+  dds::topic::Filter filter("x > %0 AND color LIKE 'R%'", std::vector<std::string>{"10"});
+  dds::topic::ContentFilteredTopic<ShapeType> cft(w.topic, "BigReds", filter);
+  CHECK(cft.filter_expression() == "x > %0 AND color LIKE 'R%'");
+  CHECK(cft.topic() == w.topic);
+  CHECK(cft.name() == "BigReds");
+  dds::sub::DataReader<ShapeType> filtered(w.subscriber, cft, keep_all(w.subscriber));
+  CHECK(filtered.topic_description().name() == "BigReds");
+  REQUIRE(eventually([&] { return w.writer.publication_matched_status().current_count() == 2; }));
+  w.writer.write(shape("RED", 5));
+  w.writer.write(shape("RED", 50));
+  w.writer.write(shape("BLUE", 60));
+  w.writer.write(shape("ROSE", 70));
+  w.await(4);
+  REQUIRE(eventually([&] { return filtered.read().length() == 2; }));
+  CHECK(xs(filtered.read()) == std::vector<int32_t>{50, 70});
+  // New parameters apply to what arrives next.
+  const std::vector<std::string> p{"100"};
+  cft.filter_parameters(p.begin(), p.end());
+  CHECK(cft.filter_parameters() == p);
+  w.writer.write(shape("RED", 99));
+  w.writer.write(shape("RED", 101));
+  REQUIRE(eventually([&] { return filtered.read().length() == 3; }));
+  CHECK(xs(filtered.read()).back() == 101);
+  // A parameter that does not fit its use is refused and changes nothing.
+  const std::vector<std::string> bad{"big"};
+  CHECK_THROWS_AS(cft.filter_parameters(bad.begin(), bad.end()), dds::core::InvalidArgumentError);
+  CHECK(cft.filter_parameters() == p);
+  filtered.close();
+}
+
+TEST_CASE("a bad filter expression is an InvalidArgumentError naming the column", "[psm][filter]") {
+  World w;
+  const auto message = [&](const std::string& expr) {
+    try {
+      dds::topic::ContentFilteredTopic<ShapeType> cft(w.topic, "Bad", dds::topic::Filter(expr));
+    } catch (const dds::core::InvalidArgumentError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK_THAT(message("x >> 3"), Catch::Contains("column 4"));
+  CHECK_THAT(message("nosuch = 1"), Catch::Contains("column 1") && Catch::Contains("nosuch"));
+  CHECK_THAT(message("x = %2"), Catch::Contains("%2"));
+  CHECK_THAT(message("color = 'RED"), Catch::Contains("column 9"));
+  CHECK(message("x > 1 ORDER BY x") != "accepted");  // ORDER BY belongs to queries
+  CHECK(message("x BETWEEN 1 AND 5 OR NOT color = 'RED'") == "accepted");
+}
+
+TEST_CASE("Query and QueryCondition select by content, with ORDER BY", "[psm][filter]") {
+  World w;
+  for (int32_t i : {30, 10, 50, 20, 40})
+    w.writer.write(shape(i < 35 ? "RED" : "BLUE", i));
+  w.await(5);
+  dds::sub::Query q(w.reader, "x >= %0 ORDER BY x", std::vector<std::string>{"20"});
+  CHECK(q.expression() == "x >= %0 ORDER BY x");
+  CHECK(q.parameters_length() == 1);
+  CHECK(xs(w.reader.select().content(q).read()) == std::vector<int32_t>{20, 30, 40, 50});
+  dds::sub::LoanedSamples<ShapeType> samples;
+  w.reader >> dds::sub::content(q) >> dds::sub::max_samples(10) >> samples;
+  CHECK(samples.length() == 4);
+
+  dds::sub::cond::QueryCondition qc(dds::sub::Query(w.reader, "color = 'BLUE'"),
+                                    DataState::new_data());
+  CHECK(qc.trigger_value());
+  dds::core::cond::WaitSet ws;
+  ws += qc;
+  CHECK(ws.wait(dds::core::Duration::from_secs(1)).size() == 1);
+  CHECK(xs(w.reader.select().condition(qc).take()) == std::vector<int32_t>{50, 40});
+  CHECK_FALSE(qc.trigger_value());  // the blue ones were taken
+  const std::vector<std::string> p{"RED"};
+  dds::sub::cond::QueryCondition by_param(dds::sub::Query(w.reader, "color = %0", p),
+                                          DataState::any());
+  CHECK(by_param.trigger_value());
+  CHECK(by_param.parameters() == p);
+  const std::vector<std::string> green{"GREEN"};
+  by_param.parameters(green.begin(), green.end());
+  CHECK_FALSE(by_param.trigger_value());
+  CHECK_THROWS_AS(dds::sub::Query(w.reader, "x >"), dds::core::InvalidArgumentError);
+}
+
+TEST_CASE("coherent sets and suspended publication keep their contract", "[psm][pub][sub]") {
+  World w;
+  {
+    dds::pub::CoherentSet set(w.publisher);
+    w.writer.write(shape("RED", 1));
+    set.end();
+    CHECK_THROWS_AS(set.end(), dds::core::PreconditionNotMetError);
+  }
+  {
+    dds::pub::SuspendedPublication suspended(w.publisher);
+    w.writer.write(shape("RED", 2));
+    suspended.resume();
+  }
+  {
+    dds::sub::CoherentAccess access(w.subscriber);
+    w.await(2);
+    CHECK(w.reader.read().length() == 2);
+    access.end();
+  }
+}
