@@ -1153,7 +1153,8 @@ void Emitter::emit_reflect(std::ostringstream& os, const StructDecl& s) {
     const MemberDecl& m = *members[i];
     const std::string kind = reflect_kind(m);
     const std::string acc = "static_cast<const " + q + "*>(p)->" + cxx_id(m.name) + "()";
-    // Every field named: -Wmissing-field-initializers holds for generated code too.
+    // One row per member, every field given (-Wmissing-field-initializers holds here too):
+    // name, kind, get, nested, object, enumerators.
     std::string get = "nullptr";
     std::string nested = "nullptr";
     std::string object = "nullptr";
@@ -1179,9 +1180,8 @@ void Emitter::emit_reflect(std::ostringstream& os, const StructDecl& s) {
       os << "};\n";
       enumerators = std::to_string(i).insert(0, 1, 'e');
     }
-    rows << "      {.name = \"" << m.name << "\",\n       .kind = Kind::" << kind
-         << ",\n       .get = " << get << ",\n       .nested = " << nested
-         << ",\n       .object = " << object << ",\n       .enumerators = " << enumerators;
+    rows << "      {\"" << m.name << "\", Kind::" << kind << ", " << get << ", " << nested << ", "
+         << object << ", " << enumerators;
     rows << "},\n";
   }
   if (members.empty()) {
