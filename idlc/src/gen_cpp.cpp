@@ -923,10 +923,13 @@ void Emitter::emit_struct_codec(std::ostringstream& os, const StructDecl& s) {
   for (const auto* m : members) {
     const auto c = member_code(*m, "v");
     range_checks("w", *m, c);
+    // The parameter header's id, with the must-understand flag (0x4000) when asked for; an
+    // id above 0x3F00 is left as is for the codec to refuse.
+    const uint32_t pid = m->must_understand && m->id <= 0x3F00 ? (m->id | 0x4000U) : m->id;
     if (mutable_) {
-      os << "  w." << tmpl("put_param", c.shape) << "(" << m->id << ", " << c.accessor << ");\n";
+      os << "  w." << tmpl("put_param", c.shape) << "(" << pid << ", " << c.accessor << ");\n";
     } else if (m->is_optional) {
-      os << "  w.template put_optional<" << shape_or_plain(c.shape) << ">(" << m->id << ", "
+      os << "  w.template put_optional<" << shape_or_plain(c.shape) << ">(" << pid << ", "
          << c.accessor << ");\n";
     } else {
       os << "  w." << tmpl("put", c.shape) << "(" << c.accessor << ");\n";

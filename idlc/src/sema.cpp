@@ -1389,6 +1389,7 @@ void Builder::apply_member_annotations(MemberDecl& m, bool /*in_union*/) {
   m.is_key = flag(key);
   m.is_optional = flag(optional);
   m.is_external = flag(find(m.annotations, "external"));
+  m.must_understand = flag(find(m.annotations, "must_understand"));
   if (m.is_key && m.is_optional) {
     diags_.error(key->loc, "key member '" + m.name + "' cannot be @optional");
   }

@@ -302,6 +302,30 @@ TEST_CASE("annotations that do not change the encoding keep the generated code a
   STATIC_REQUIRE(spindle::cdr::max_serialized_size<Gaps::Plain1>() == 8);
 }
 
+TEST_CASE("@must_understand sets the M flag of the member's parameter header", "[gaps][vectors]") {
+  Gaps::Understood u;
+  u.a(1);
+  u.b(2);
+  const auto e = Endianness::Big;
+  // `u16 id | u16 length` as one big-endian u32.
+  const auto expected = by_hand(e, [](Cdr& cdr) {
+    cdr << uint32_t{(0x4001U << 16) | 4} << int32_t{1} << uint32_t{(2U << 16) | 4} << int32_t{2}
+        << uint32_t{0x3F02U << 16};
+  });
+  auto bytes = encode(u, e);
+  bytes[1] = std::byte{0};  // compare the body: PL_CDR_BE vs by_hand's CDR_BE header
+  CHECK(std::vector<std::byte>(bytes.begin() + 4, bytes.end()) ==
+        std::vector<std::byte>(expected.begin() + 4, expected.end()));
+  check_roundtrip(u);
+
+  Gaps::OptionalUnderstood o;
+  o.a(7);
+  const auto opt = by_hand(e, [](Cdr& cdr) { cdr << uint32_t{(0x4000U << 16) | 4} << int32_t{7}; });
+  CHECK(encode(o, e) == opt);
+  check_roundtrip(o);
+  check_roundtrip(Gaps::OptionalUnderstood());
+}
+
 TEST_CASE("maps and bitsets print readably", "[gaps][print]") {
   std::ostringstream os;
   Gaps::BoundedMap bm;

@@ -150,8 +150,9 @@ struct MemberDecl {
   // Filled in by sema from the annotations:
   bool is_key = false;
   bool is_optional = false;
-  bool is_external = false;  // @external: generated as a plain value member (docs/idlc.md)
-  uint32_t id = 0;           // member id (@id / @autoid / position)
+  bool is_external = false;      // @external: generated as a plain value member (docs/idlc.md)
+  bool must_understand = false;  // @must_understand: the M flag of its XCDR1 parameter header
+  uint32_t id = 0;               // member id (@id / @autoid / position)
   std::optional<ConstValue> default_value;  // @default
   std::optional<ConstValue> min;            // @min / @range(min=…)
   std::optional<ConstValue> max;            // @max / @range(max=…)

@@ -434,8 +434,11 @@ class Writer : public BasicWriter<Writer> {
     char* length_field;
     char* value_start;
   };
+  // `id` may carry kPidMustUnderstand (@must_understand members).
   ParamMark param_begin(uint16_t id) {
-    if (id > 0x3F00) throw CodecError(Status::BadParameter, "member id above 0x3F00");
+    if ((id & kPidIdMask) > 0x3F00 || (id & ~(kPidIdMask | kPidMustUnderstand)) != 0) {
+      throw CodecError(Status::BadParameter, "member id above 0x3F00");
+    }
     cdr_ << param_header(id);  // as one u32 so that it is aligned to 4
     char* value = cdr_.getCurrentPosition();
     cdr_.resetAlignment();
