@@ -266,7 +266,7 @@ template <class KS, class K, class VS, class V>
   return worst;
 }
 
-// XTypes 1.3 7.4.3.5.?: a map is a uint32 count followed by that many key/value pairs.
+// XTypes 1.3 (XCDR map serialization): a uint32 count, then that many key/value pairs.
 template <uint64_t N, class KS, class VS, class M>
 struct MaxSize<Map<N, KS, VS>, M> {
   static constexpr size_t at(size_t off) {
