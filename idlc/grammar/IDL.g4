@@ -16,6 +16,7 @@ specification : definition* EOF ;
 
 definition
   : annotationAppl* ( moduleDcl | typeDcl | constDcl ) ';'
+  | annotationDcl ';'
   | KEYLIST_PRAGMA
   ;
 
@@ -28,6 +29,7 @@ typeDcl
   | unionForwardDcl
   | enumDcl
   | bitmaskDcl
+  | bitsetDcl
   | typedefDcl
   ;
 
@@ -52,6 +54,21 @@ enumerator : annotationAppl* identifier ;
 bitmaskDcl : KW_BITMASK identifier '{' bitValue ( ',' bitValue )* '}' ;
 bitValue : annotationAppl* identifier ;
 
+// ---------------------------------------------------------------------------- bitset (IDL 4.2 7.4.13.4.3.2)
+bitsetDcl : KW_BITSET identifier ( ':' scopedName )? '{' bitfield* '}' ;
+// No identifier: anonymous padding bits.
+bitfield : annotationAppl* bitfieldSpec ( identifier ( ',' identifier )* )? ';' ;
+bitfieldSpec : KW_BITFIELD '<' constExpr ( ',' typeSpec )? '>' ;
+
+// ---------------------------------------------------------------------------- annotation declarations
+// `@annotation Name { member; ... };` (IDL 4.2 7.4.15.4.1). The '@annotation' keyword is a
+// single token (it needs the whitespace after it), so `@annotation_x` stays an application.
+annotationDcl : ANNOTATION_DCL identifier '{' annotationBody* '}' ;
+annotationBody
+  : typeSpec identifier ( KW_DEFAULT constExpr )? ';'
+  | ( enumDcl | constDcl | typedefDcl ) ';'
+  ;
+
 // ---------------------------------------------------------------------------- typedef, const
 typedefDcl : KW_TYPEDEF annotationAppl* typeSpec declarators ;
 constDcl : KW_CONST typeSpec identifier '=' constExpr ;
@@ -65,6 +82,7 @@ typeSpec
   : baseType
   | stringType
   | sequenceType
+  | mapType
   | scopedName
   ;
 
@@ -87,6 +105,7 @@ baseType
 
 stringType : ( KW_STRING | KW_WSTRING ) ( '<' constExpr '>' )? ;
 sequenceType : KW_SEQUENCE '<' typeSpec ( ',' constExpr )? '>' ;
+mapType : KW_MAP '<' typeSpec ',' typeSpec ( ',' constExpr )? '>' ;
 
 scopedName : '::'? identifier ( '::' identifier )* ;
 identifier : ID ;
@@ -133,6 +152,7 @@ annotationParam : identifier '=' constExpr ;
 // ============================================================================ lexer
 
 KEYLIST_PRAGMA : '#' [ \t]* 'pragma' [ \t]+ 'keylist' ( [ \t] ~[\r\n]* )? ;
+ANNOTATION_DCL : '@annotation' [ \t\r\n]+ ;
 
 KW_MODULE : 'module' ;
 KW_STRUCT : 'struct' ;
@@ -145,6 +165,9 @@ KW_BITMASK : 'bitmask' ;
 KW_TYPEDEF : 'typedef' ;
 KW_CONST : 'const' ;
 KW_SEQUENCE : 'sequence' ;
+KW_MAP : 'map' ;
+KW_BITSET : 'bitset' ;
+KW_BITFIELD : 'bitfield' ;
 KW_STRING : 'string' ;
 KW_WSTRING : 'wstring' ;
 KW_SHORT : 'short' ;

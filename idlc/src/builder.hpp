@@ -86,7 +86,14 @@ enum class AnnotationSite : uint8_t {
   Typedef,
   Const,
   Discriminator,
+  Bitset,
+  Bitfield,
 };
+
+// IDL identifiers collide case-insensitively; names are compared in lower case.
+[[nodiscard]] std::string lower_name(std::string s);
+// One of the annotations of IDL 4.2 / XTypes 1.3 that idlc knows (acted upon or not).
+[[nodiscard]] bool is_builtin_annotation(const std::string& name);
 
 struct KeylistEntry {
   std::vector<const MemberDecl*> path;
@@ -114,6 +121,9 @@ class Builder {
                 std::vector<Decl*>& out);
   void bitmask_dcl(antlr4::ParserRuleContext* ctx,
                    const std::vector<antlr4::ParserRuleContext*>& anns, std::vector<Decl*>& out);
+  void bitset_dcl(antlr4::ParserRuleContext* ctx,
+                  const std::vector<antlr4::ParserRuleContext*>& anns, std::vector<Decl*>& out);
+  void annotation_dcl(antlr4::ParserRuleContext* ctx, std::vector<Decl*>& out);
   void typedef_dcl(antlr4::ParserRuleContext* ctx,
                    const std::vector<antlr4::ParserRuleContext*>& anns, std::vector<Decl*>& out);
   void const_dcl(antlr4::ParserRuleContext* ctx,
@@ -163,6 +173,14 @@ class Builder {
   static EvalTarget target_of(const Type* t);
   bool check_const_type(const Type& t, const SourceLocation& where);
   bool check_discriminator(const Type& t, const SourceLocation& where);
+  bool check_map_key(const Type& t, const SourceLocation& where);
+  // A bitfield's destination type: boolean (width 1), octet or an integer type wide enough.
+  std::optional<PrimitiveKind> bitfield_type(const Type* declared, uint64_t width,
+                                             const SourceLocation& where);
+  // A user-declared annotation applied: parameters checked against its members.
+  std::optional<Annotation> user_annotation(antlr4::ParserRuleContext* ctx, Annotation ann,
+                                            const AnnotationDecl& decl);
+  const AnnotationDecl* find_user_annotation(const std::string& name) const;
 
   // Declarations that need their members.
   void finish_struct(StructDecl* s, const SourceLocation& base_loc);
@@ -200,6 +218,9 @@ class Builder {
   std::map<const Decl*, std::string> autoid_;  // "SEQUENTIAL" / "HASH" when given
   std::map<const Decl*, bool> topic_annotation_;
   std::set<const Decl*> incomplete_reported_;  // forward decls already reported at a use
+  // User `@annotation` declarations by scoped name and by simple name (annotation names
+  // live apart from type names, IDL 4.2 7.4.15.4).
+  std::map<std::string, const AnnotationDecl*> user_annotations_;
 };
 
 }  // namespace spindle::idlc::detail

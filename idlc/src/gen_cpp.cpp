@@ -160,6 +160,8 @@ std::string cxx_type(const Type& t) {
       return t.wide ? "std::wstring" : "std::string";
     case Type::Kind::Sequence:
       return "std::vector<" + cxx_type(*t.element) + ">";
+    case Type::Kind::Map:
+      return "std::map<" + cxx_type(*t.key) + ", " + cxx_type(*t.element) + ">";
     case Type::Kind::Named:
       return qualified(*t.decl);
   }
@@ -188,6 +190,17 @@ std::string base_shape(const Type& t) {
     case Type::Kind::Sequence: {
       std::string elem = shape_of(*t.element, {});
       return "Seq<" + std::to_string(t.bound) + (elem == "Plain" ? "" : ", " + elem) + ">";
+    }
+    case Type::Kind::Map: {
+      const std::string k = shape_of(*t.key, {});
+      const std::string v = shape_of(*t.element, {});
+      std::string args;
+      if (v != "Plain") {
+        args = ", " + k + ", " + v;
+      } else if (k != "Plain") {
+        args = ", " + k;
+      }
+      return "Map<" + std::to_string(t.bound) + args + ">";
     }
     case Type::Kind::Named:
       if (t.decl->kind == DeclKind::Typedef) {
@@ -327,6 +340,10 @@ size_t min_decl_size(const Decl& d, int depth) {
       const auto bb = static_cast<const BitmaskDecl&>(d).bit_bound;
       return bb <= 8 ? 1 : bb <= 16 ? 2 : bb <= 32 ? 4 : 8;
     }
+    case DeclKind::Bitset: {
+      const auto bb = static_cast<const BitsetDecl&>(d).total_bits;
+      return bb <= 8 ? 1 : bb <= 16 ? 2 : bb <= 32 ? 4 : 8;
+    }
     case DeclKind::Typedef: {
       const auto& td = static_cast<const TypedefDecl&>(d);
       return min_wire_size(*td.type, td.array_dims, depth + 1);
@@ -356,6 +373,7 @@ size_t min_wire_size(const Type& t, const std::vector<uint64_t>& dims, int depth
       return count * primitive_wire_size(t.primitive);
     case Type::Kind::String:
     case Type::Kind::Sequence:
+    case Type::Kind::Map:
       return count * 4;
     case Type::Kind::Named:
       return count * min_decl_size(*t.decl, depth);
@@ -379,6 +397,8 @@ class Emitter {
   void emit_union(std::ostringstream& os, const UnionDecl& u, const std::string& ind);
   void emit_enum(std::ostringstream& os, const EnumDecl& e, const std::string& ind);
   void emit_bitmask(std::ostringstream& os, const BitmaskDecl& b, const std::string& ind);
+  void emit_bitset(std::ostringstream& os, const BitsetDecl& b, const std::string& ind);
+  void emit_reflect(std::ostringstream& os, const StructDecl& s);
   void emit_codec_decl(std::ostringstream& os, const Decl& d);
   void emit_codec_defs(std::ostringstream& os, const Decl& d);
   void emit_struct_codec(std::ostringstream& os, const StructDecl& s);
@@ -400,6 +420,7 @@ void Emitter::collect(const std::vector<Decl*>& decls) {
       case DeclKind::Union:
       case DeclKind::Enum:
       case DeclKind::Bitmask:
+      case DeclKind::Bitset:
         typed_.push_back(d);
         break;
       default:
@@ -441,6 +462,11 @@ void Emitter::emit_types(std::ostringstream& os, const std::vector<Decl*>& decls
       case DeclKind::Bitmask:
         emit_bitmask(os, static_cast<const BitmaskDecl&>(*d), ind);
         break;
+      case DeclKind::Bitset:
+        emit_bitset(os, static_cast<const BitsetDecl&>(*d), ind);
+        break;
+      case DeclKind::Annotation:
+        break;  // recorded by the front end; no code
       case DeclKind::Typedef: {
         const auto& td = static_cast<const TypedefDecl&>(*d);
         os << ind << "using " << cxx_id(td.name) << " = "
@@ -488,6 +514,10 @@ void emit_accessors(std::ostringstream& os, const std::string& ind, const std::s
 
 std::string default_initializer(const MemberDecl& m) {
   if (m.default_value && !m.is_optional && m.array_dims.empty()) {
+    const Type& t = resolve_typedefs(*m.type);
+    if (t.kind == Type::Kind::Named && t.decl->kind == DeclKind::Bitmask) {
+      return "{static_cast<" + qualified(*t.decl) + ">(" + integer_literal(*m.default_value) + ")}";
+    }
     return "{" + literal(*m.default_value, *m.type) + "}";
   }
   if (m.array_dims.empty() && !m.is_optional) {
@@ -717,6 +747,38 @@ void Emitter::emit_bitmask(std::ostringstream& os, const BitmaskDecl& b, const s
   os << ind << "std::ostream& operator<<(std::ostream& os, " << name << " v);\n\n";
 }
 
+// All bitfields of a bitset including its bases', base-most first; padding included.
+std::vector<const Bitfield*> all_bitfields(const BitsetDecl& b) {
+  std::vector<const Bitfield*> out;
+  if (b.base != nullptr) out = all_bitfields(*b.base);
+  for (const auto& f : b.fields)
+    out.push_back(&f);
+  return out;
+}
+
+void Emitter::emit_bitset(std::ostringstream& os, const BitsetDecl& b, const std::string& ind) {
+  const std::string name = cxx_id(b.name);
+  os << ind << "class " << name;
+  if (b.base != nullptr) os << " : public " << qualified(*b.base);
+  os << " {\n" << ind << " public:\n";
+  bool any = false;
+  for (const auto& f : b.fields) {
+    if (f.name.empty()) continue;
+    emit_accessors(os, ind, primitive_cxx(f.type), cxx_id(f.name), true);
+    any = true;
+  }
+  os << (any ? "\n" : "") << ind << "  bool operator==(const " << name << "&) const = default;\n";
+  if (any) {
+    os << "\n" << ind << " private:\n";
+    for (const auto& f : b.fields) {
+      if (f.name.empty()) continue;
+      os << ind << "  " << primitive_cxx(f.type) << " " << cxx_id(f.name) << "_{};\n";
+    }
+  }
+  os << ind << "};\n";
+  os << ind << "std::ostream& operator<<(std::ostream& os, const " << name << "& v);\n\n";
+}
+
 // ----------------------------------------------------------------------------- codecs
 void Emitter::emit_codec_decl(std::ostringstream& os, const Decl& d) {
   const std::string q = qualified(d);
@@ -755,6 +817,39 @@ void Emitter::emit_codec_decl(std::ostringstream& os, const Decl& d) {
         os << "  template <class R>\n  static void read(R& r, " << q << "& v) { v = read_bits<" << q
            << ", " << u << ">(r, " << static_cast<const BitmaskDecl&>(d).bit_bound << "); }\n";
       }
+      os << "  static constexpr size_t max_size(size_t off) { return max_size_at<Plain, " << u
+         << ">(off); }\n";
+      os << "  static constexpr size_t key_max_size(size_t off) { return max_size(off); }\n";
+      break;
+    }
+    case DeclKind::Bitset: {
+      const auto& b = static_cast<const BitsetDecl&>(d);
+      const std::string u = bitmask_storage(b.total_bits);
+      const auto fields = all_bitfields(b);
+      os << "  static constexpr Extensibility kExtensibility = Extensibility::Final;\n";
+      os << "  static constexpr size_t kMinSize = sizeof(" << u << ");\n";
+      os << "  template <class W>\n  static void write(W& w, const " << q << "& v) {\n";
+      os << "    BitsetPacker p;\n";
+      for (const auto* f : fields) {
+        if (f->name.empty()) continue;
+        os << "    p.put(v." << cxx_id(f->name) << "(), " << f->offset << ", " << f->width << ", \""
+           << d.scoped_name() << "." << f->name << "\");\n";
+      }
+      os << "    w.prim(static_cast<" << u << ">(p.bits()));\n  }\n";
+      os << "  template <class W>\n  static void write_key(W& w, const " << q
+         << "& v) { write(w, v); }\n";
+      os << "  template <class R>\n  static void read(R& r, " << q << "& v) {\n";
+      os << "    const " << u << " raw = read_bitset_holder<" << u << ">(r, " << b.total_bits
+         << ");\n";
+      bool any = false;
+      for (const auto* f : fields) {
+        if (f->name.empty()) continue;
+        os << "    v." << cxx_id(f->name) << "(unpack_bits<" << primitive_cxx(f->type) << ">(raw, "
+           << f->offset << ", " << f->width << "));\n";
+        any = true;
+      }
+      if (!any) os << "    (void)raw;\n    (void)v;\n";
+      os << "  }\n";
       os << "  static constexpr size_t max_size(size_t off) { return max_size_at<Plain, " << u
          << ">(off); }\n";
       os << "  static constexpr size_t key_max_size(size_t off) { return max_size(off); }\n";
@@ -828,10 +923,13 @@ void Emitter::emit_struct_codec(std::ostringstream& os, const StructDecl& s) {
   for (const auto* m : members) {
     const auto c = member_code(*m, "v");
     range_checks("w", *m, c);
+    // The parameter header's id, with the must-understand flag (0x4000) when asked for; an
+    // id above 0x3F00 is left as is for the codec to refuse.
+    const uint32_t pid = m->must_understand && m->id <= 0x3F00 ? (m->id | 0x4000U) : m->id;
     if (mutable_) {
-      os << "  w." << tmpl("put_param", c.shape) << "(" << m->id << ", " << c.accessor << ");\n";
+      os << "  w." << tmpl("put_param", c.shape) << "(" << pid << ", " << c.accessor << ");\n";
     } else if (m->is_optional) {
-      os << "  w.template put_optional<" << shape_or_plain(c.shape) << ">(" << m->id << ", "
+      os << "  w.template put_optional<" << shape_or_plain(c.shape) << ">(" << pid << ", "
          << c.accessor << ");\n";
     } else {
       os << "  w." << tmpl("put", c.shape) << "(" << c.accessor << ");\n";
@@ -972,6 +1070,21 @@ void Emitter::emit_printer(std::ostringstream& os, const Decl& d) {
       os << "  return os << '}';\n}\n\n";
       break;
     }
+    case DeclKind::Bitset: {
+      const auto& b = static_cast<const BitsetDecl&>(d);
+      os << "std::ostream& operator<<(std::ostream& os, const " << q << "& v) {\n";
+      os << "  os << \"" << b.scoped_name() << "{\";\n";
+      bool first = true;
+      for (const auto* f : all_bitfields(b)) {
+        if (f->name.empty()) continue;
+        os << "  spindle::print_member(os, \"" << f->name << "\", v." << cxx_id(f->name) << "()"
+           << (first ? ", true" : "") << ");\n";
+        first = false;
+      }
+      if (first) os << "  (void)v;\n";
+      os << "  return os << '}';\n}\n\n";
+      break;
+    }
     case DeclKind::Union: {
       const auto& u = static_cast<const UnionDecl&>(d);
       os << "std::ostream& operator<<(std::ostream& os, const " << q << "& v) {\n";
@@ -990,6 +1103,99 @@ void Emitter::emit_printer(std::ostringstream& os, const Decl& d) {
   }
 }
 
+// What a content filter can read of a member (<spindle/reflect.hpp>): the Kind's name, or
+// "other" for what it cannot (arrays, sequences, maps, unions, bitsets, bitmasks, wstrings).
+std::string reflect_kind(const MemberDecl& m) {
+  std::vector<uint64_t> dims = m.array_dims;
+  const Type& t = resolve_typedefs(*m.type, &dims);
+  if (!dims.empty()) return "other";
+  switch (t.kind) {
+    case Type::Kind::Primitive:
+      switch (t.primitive) {
+        case PrimitiveKind::Boolean:
+          return "boolean";
+        case PrimitiveKind::Char:
+        case PrimitiveKind::WChar:
+          return "character";
+        case PrimitiveKind::Int8:
+        case PrimitiveKind::Int16:
+        case PrimitiveKind::Int32:
+        case PrimitiveKind::Int64:
+          return "signed_int";
+        case PrimitiveKind::Octet:
+        case PrimitiveKind::UInt8:
+        case PrimitiveKind::UInt16:
+        case PrimitiveKind::UInt32:
+        case PrimitiveKind::UInt64:
+          return "unsigned_int";
+        case PrimitiveKind::Float:
+        case PrimitiveKind::Double:
+        case PrimitiveKind::LongDouble:
+          return "floating";
+      }
+      return "other";
+    case Type::Kind::String:
+      return t.wide ? "other" : "string";
+    case Type::Kind::Sequence:
+    case Type::Kind::Map:
+      return "other";
+    case Type::Kind::Named:
+      if (t.decl->kind == DeclKind::Enum) return "enumeration";
+      if (t.decl->kind == DeclKind::Struct) return "structure";
+      return "other";
+  }
+  return "other";
+}
+
+void Emitter::emit_reflect(std::ostringstream& os, const StructDecl& s) {
+  const std::string q = qualified(s);
+  const auto members = all_members(s);
+  os << "const spindle::reflect::StructInfo& spindle::reflect::Reflect<" << q << ">::info() {\n";
+  std::ostringstream rows;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const MemberDecl& m = *members[i];
+    const std::string kind = reflect_kind(m);
+    const std::string acc = "static_cast<const " + q + "*>(p)->" + cxx_id(m.name) + "()";
+    // One row per member, every field given (-Wmissing-field-initializers holds here too):
+    // name, kind, get, nested, object, enumerators.
+    std::string get = "nullptr";
+    std::string nested = "nullptr";
+    std::string object = "nullptr";
+    std::string enumerators = "{}";
+    if (kind == "structure") {
+      nested = "&Reflect<" + qualified(*resolve_typedefs(*m.type).decl) + ">::info";
+      object = "[](const void* p) { return object_of(" + acc + "); }";
+    } else if (kind != "other") {
+      get = "[](const void* p) { return value_of(" + acc + "); }";
+    }
+    if (kind == "enumeration") {
+      const auto& e = static_cast<const EnumDecl&>(*resolve_typedefs(*m.type).decl);
+      os << "  static constexpr Enumerator e" << i << "[] = {";
+      for (size_t k = 0; k < e.enumerators.size(); ++k) {
+        const uint32_t v = e.enumerators[k]->value;
+        os << (k ? ", " : "") << "{\"" << e.enumerators[k]->name << "\", ";
+        if (v <= 0x7FFFFFFFU) {
+          os << v << "}";
+        } else {
+          os << "static_cast<std::int32_t>(" << v << "U)}";
+        }
+      }
+      os << "};\n";
+      enumerators = std::to_string(i).insert(0, 1, 'e');
+    }
+    rows << "      {\"" << m.name << "\", Kind::" << kind << ", " << get << ", " << nested << ", "
+         << object << ", " << enumerators;
+    rows << "},\n";
+  }
+  if (members.empty()) {
+    os << "  static const StructInfo info{\"" << s.scoped_name() << "\", {}};\n";
+  } else {
+    os << "  static const Member members[] = {\n" << rows.str() << "  };\n";
+    os << "  static const StructInfo info{\"" << s.scoped_name() << "\", members};\n";
+  }
+  os << "  return info;\n}\n\n";
+}
+
 std::string banner(const std::string& source) {
   return "// Generated from " + source + " by idlc " + kIdlcVersion +
          " (Spindle DDS) — do not edit.\n";
@@ -999,9 +1205,11 @@ std::string Emitter::header(const std::string& source, const std::string& stem) 
   collect(spec_.definitions);
   std::ostringstream os;
   os << banner(source) << "#pragma once\n\n";
-  os << "#include <spindle/cdr/codec.hpp>\n#include <spindle/topic_traits.hpp>\n\n";
+  os << "#include <spindle/cdr/codec.hpp>\n#include <spindle/reflect.hpp>\n"
+        "#include <spindle/topic_traits.hpp>\n\n";
   os << "#include <algorithm>\n#include <array>\n#include <cstdint>\n#include <iosfwd>\n"
-        "#include <limits>\n#include <optional>\n#include <stdexcept>\n#include <string>\n"
+        "#include <limits>\n#include <map>\n#include <optional>\n#include <stdexcept>\n#include "
+        "<string>\n"
         "#include <string_view>\n#include <utility>\n#include <variant>\n#include <vector>\n\n";
   for (const auto& inc : spec_.direct_includes) {
     os << "#include \"" << std::filesystem::path(inc).stem().string() << ".hpp\"\n";
@@ -1036,6 +1244,17 @@ std::string Emitter::header(const std::string& source, const std::string& stem) 
     os << "};\n\n";
   }
   if (any_topic) os << "}  // namespace spindle\n";
+
+  // Member tables for content filters (<spindle/reflect.hpp>), defined in the .cpp.
+  bool any_struct = false;
+  for (const Decl* d : typed_) {
+    if (d->kind != DeclKind::Struct) continue;
+    if (!any_struct) os << (any_topic ? "\n" : "") << "namespace spindle::reflect {\n\n";
+    any_struct = true;
+    os << "template <>\nstruct Reflect<" << qualified(*d)
+       << "> {\n  static const StructInfo& info();\n};\n\n";
+  }
+  if (any_struct) os << "}  // namespace spindle::reflect\n";
   return os.str();
 }
 
@@ -1051,6 +1270,9 @@ std::string Emitter::source(const std::string& source, const std::string& header
     if (!ns.empty()) os << "namespace " << ns << " {\n\n";
     emit_printer(os, *d);
     if (!ns.empty()) os << "}  // namespace " << ns << "\n\n";
+  }
+  for (const Decl* d : typed_) {
+    if (d->kind == DeclKind::Struct) emit_reflect(os, static_cast<const StructDecl&>(*d));
   }
   return os.str();
 }

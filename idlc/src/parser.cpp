@@ -77,6 +77,8 @@ std::string token_kind(const antlr4::dfa::Vocabulary& vocab, size_t type) {
       return "string literal";
     case IDLParser::KEYLIST_PRAGMA:
       return "#pragma keylist";
+    case IDLParser::ANNOTATION_DCL:
+      return "'@annotation'";
     default:
       break;
   }
@@ -382,6 +384,10 @@ void Builder::definition(Ctx* ctx, std::vector<Decl*>& out) {
     keylist(def->KEYLIST_PRAGMA()->getSymbol());
     return;
   }
+  if (def->annotationDcl() != nullptr) {
+    annotation_dcl(def->annotationDcl(), out);
+    return;
+  }
   const auto anns = as_ctx(def->annotationAppl());
   if (def->moduleDcl() != nullptr) {
     module(def->moduleDcl(), anns, out);
@@ -400,6 +406,8 @@ void Builder::definition(Ctx* ctx, std::vector<Decl*>& out) {
       enum_dcl(t->enumDcl(), anns, out);
     } else if (t->bitmaskDcl() != nullptr) {
       bitmask_dcl(t->bitmaskDcl(), anns, out);
+    } else if (t->bitsetDcl() != nullptr) {
+      bitset_dcl(t->bitsetDcl(), anns, out);
     } else if (t->typedefDcl() != nullptr) {
       typedef_dcl(t->typedefDcl(), anns, out);
     }
@@ -619,6 +627,146 @@ void Builder::bitmask_dcl(Ctx* ctx, const std::vector<Ctx*>& anns, std::vector<D
   finish_bitmask(decl, value_anns);
 }
 
+void Builder::bitset_dcl(Ctx* ctx, const std::vector<Ctx*>& anns, std::vector<Decl*>& out) {
+  auto* b = static_cast<IDLParser::BitsetDclContext*>(ctx);
+  auto* decl = spec_.make<BitsetDecl>(identifier(b->identifier()), loc(b->identifier()));
+  decl->annotations = annotations(anns, AnnotationSite::Bitset, nullptr);
+  place(decl, out);
+  std::map<std::string, std::string> names;  // lower-case -> as written, base fields included
+  uint32_t offset = 0;
+  if (b->scopedName() != nullptr) {
+    const ScopedName base = scoped_name(b->scopedName());
+    if (const Decl* d = lookup(base); d != nullptr) {
+      if (d->kind == DeclKind::Typedef) {
+        const auto* td = static_cast<const TypedefDecl*>(d);
+        const Type& t = resolve_typedefs(*td->type);
+        d = t.kind == Type::Kind::Named && td->array_dims.empty() ? t.decl : nullptr;
+      }
+      if (d == nullptr || d->kind != DeclKind::Bitset) {
+        diags_.error(base.loc, "base type '" + base.str() + "' is not a bitset");
+      } else {
+        decl->base = static_cast<const BitsetDecl*>(d);
+        offset = decl->base->total_bits;
+        for (const BitsetDecl* c = decl->base; c != nullptr; c = c->base) {
+          for (const auto& f : c->fields) {
+            if (!f.name.empty()) {
+              names[lower_name(f.name)] = f.name;
+            }
+          }
+        }
+      }
+    }
+  }
+  declare(decl);
+  bool reported_width = false;
+  for (auto* f : b->bitfield()) {
+    auto* fs = f->bitfieldSpec();
+    (void)annotations(as_ctx(f->annotationAppl()), AnnotationSite::Bitfield, nullptr);
+    auto w = eval(fs->constExpr(), EvalTarget{true, 64});
+    if (!w) {
+      continue;
+    }
+    if (w->kind != EvalValue::Kind::Int || w->i < 1 || w->i > 64) {
+      diags_.error(loc(fs->constExpr()), "bitfield width must be between 1 and 64");
+      continue;
+    }
+    const auto width = static_cast<uint32_t>(w->i);
+    TypePtr declared;
+    if (fs->typeSpec() != nullptr) {
+      declared = type_spec(fs->typeSpec());
+      if (!declared) {
+        continue;
+      }
+    }
+    auto type = bitfield_type(declared.get(), width,
+                              fs->typeSpec() != nullptr ? loc(fs->typeSpec()) : loc(fs));
+    if (!type) {
+      continue;
+    }
+    std::vector<std::pair<std::string, SourceLocation>> ids;
+    for (auto* id : f->identifier()) {
+      ids.emplace_back(identifier(id), loc(id));
+    }
+    if (ids.empty()) {
+      ids.emplace_back(std::string(), loc(fs));  // padding
+    }
+    for (auto& [name, where] : ids) {
+      if (!name.empty()) {
+        const std::string key = lower_name(name);
+        if (auto it = names.find(key); it != names.end()) {
+          diags_.error(where, it->second == name
+                                  ? "redefinition of bitfield '" + name + "'"
+                                  : "bitfield '" + name + "' collides with '" + it->second +
+                                        "' (IDL identifiers are case-insensitive)");
+          continue;
+        }
+        names[key] = name;
+      }
+      if (offset + width > 64 && !reported_width) {
+        diags_.error(where, "bitset '" + decl->name +
+                                "' needs more than 64 bits; a bitset is "
+                                "held in one integer of at most 64 bits");
+        reported_width = true;
+      }
+      decl->fields.push_back(Bitfield{name, where, width, offset, *type});
+      offset += width;
+    }
+  }
+  if (offset == 0 && !reported_width) {
+    diags_.error(decl->loc, "bitset '" + decl->name + "' has no bitfields");
+  }
+  decl->total_bits = offset > 64 ? 64 : offset;
+}
+
+void Builder::annotation_dcl(Ctx* ctx, std::vector<Decl*>& out) {
+  auto* a = static_cast<IDLParser::AnnotationDclContext*>(ctx);
+  auto* decl = spec_.make<AnnotationDecl>(identifier(a->identifier()), loc(a->identifier()));
+  place(decl, out);
+  if (is_builtin_annotation(decl->name)) {
+    // The standards' own declarations of the built-in annotations, as IDL files sometimes
+    // copy them: the built-in meaning stays, the body is not examined.
+    return;
+  }
+  const std::string scoped = decl->scoped_name();
+  if (user_annotations_.count(scoped) != 0) {
+    diags_.error(decl->loc, "redefinition of annotation '@" + decl->name + "'");
+    return;
+  }
+  std::set<std::string> members;
+  for (auto* body : a->annotationBody()) {
+    if (body->typeSpec() == nullptr) {
+      diags_.error(loc(body),
+                   "declarations inside an annotation declaration are not supported; declare "
+                   "them before the annotation");
+      continue;
+    }
+    AnnotationMemberDecl m;
+    m.name = identifier(body->identifier());
+    m.loc = loc(body->identifier());
+    m.type = type_spec(body->typeSpec());
+    if (!m.type || !check_const_type(*m.type, loc(body->typeSpec()))) {
+      continue;
+    }
+    if (!members.insert(lower_name(m.name)).second) {
+      diags_.error(m.loc, "redefinition of annotation member '" + m.name + "'");
+      continue;
+    }
+    if (body->constExpr() != nullptr) {
+      auto v = eval(body->constExpr(), target_of(m.type.get()));
+      if (!v) {
+        continue;
+      }
+      m.default_value = convert(*v, *m.type, loc(body->constExpr()));
+      if (!m.default_value) {
+        continue;
+      }
+    }
+    decl->members.push_back(std::move(m));
+  }
+  user_annotations_[scoped] = decl;
+  user_annotations_.emplace(decl->name, decl);  // a nearer declaration keeps the simple name
+}
+
 void Builder::typedef_dcl(Ctx* ctx, const std::vector<Ctx*>& anns, std::vector<Decl*>& out) {
   auto* t = static_cast<IDLParser::TypedefDclContext*>(ctx);
   const TypePtr type = type_spec(t->typeSpec());
@@ -728,6 +876,23 @@ TypePtr Builder::type_spec(Ctx* ctx) {
       }
       t->bound = *bound;
     }
+    return t;
+  }
+  if (auto* mt = ts->mapType(); mt != nullptr) {
+    TypePtr key = type_spec(mt->typeSpec(0));
+    TypePtr value = type_spec(mt->typeSpec(1));
+    std::optional<uint64_t> bound = 0;
+    if (mt->constExpr() != nullptr) {
+      bound = positive_bound(mt->constExpr(), "map bound");
+    }
+    if (!key || !value || !bound || !check_map_key(*key, loc(mt->typeSpec(0)))) {
+      return nullptr;
+    }
+    auto t = std::make_shared<Type>();
+    t->kind = Type::Kind::Map;
+    t->key = key;
+    t->element = value;
+    t->bound = *bound;
     return t;
   }
   if (auto* q = ts->sequenceType(); q != nullptr) {

@@ -199,6 +199,7 @@ constexpr unsigned kAnySite = ~0U;
 constexpr unsigned kMembers = bit(AnnotationSite::StructMember) | bit(AnnotationSite::UnionMember);
 constexpr unsigned kAggregates = bit(AnnotationSite::Struct) | bit(AnnotationSite::Union);
 constexpr unsigned kValueSites = kMembers | bit(AnnotationSite::Typedef);
+constexpr unsigned kEnums = bit(AnnotationSite::Enum) | bit(AnnotationSite::Bitmask);
 
 const std::vector<AnnotationSpec>& annotation_table() {
   static const std::vector<AnnotationSpec> table = {
@@ -215,11 +216,11 @@ const std::vector<AnnotationSpec>& annotation_table() {
        {{"name", Param::String, false, {}}, {"platform", Param::String, false, {}}},
        true},
       {"nested", kAggregates, {{"value", Param::Bool, false, {}}}, true},
-      {"final", kAggregates, {}, true},
-      {"appendable", kAggregates, {}, true},
+      {"final", kAggregates | kEnums, {}, true},
+      {"appendable", kAggregates | kEnums, {}, true},
       {"mutable", kAggregates, {}, true},
       {"extensibility",
-       kAggregates,
+       kAggregates | kEnums,
        {{"value", Param::Ident, true, {"FINAL", "APPENDABLE", "MUTABLE"}}},
        true},
       {"default", kValueSites, {{"value", Param::MemberTyped, true, {}}}, true},
@@ -243,6 +244,7 @@ const std::vector<AnnotationSpec>& annotation_table() {
       {"unit", kAnySite, {}, false},
       {"verbatim", kAnySite, {}, false},
       {"default_literal", kAnySite, {}, false},
+      // Refused unless they ask for what idlc does (see encoding_refusal below).
       {"data_representation", kAnySite, {}, false},
       {"non_serialized", kAnySite, {}, false},
       {"try_construct", kAnySite, {}, false},
@@ -289,6 +291,10 @@ const char* site_name(AnnotationSite s) {
       return "a constant";
     case AnnotationSite::Discriminator:
       return "a union discriminator";
+    case AnnotationSite::Bitset:
+      return "a bitset";
+    case AnnotationSite::Bitfield:
+      return "a bitfield";
   }
   return "this declaration";
 }
@@ -382,7 +388,94 @@ bool same_label(const ConstValue& a, const ConstValue& b) {
   return r && *r == 0;
 }
 
+// Annotations known from the standards that would change the bytes on the wire (or the
+// decoding rule) in a way idlc does not implement: refused rather than silently ignored.
+// `text` is each parameter as written. Returns the reason, or "" when the use is fine.
+std::string encoding_refusal(const std::string& name, const std::vector<std::string>& text) {
+  if (name == "data_representation") {
+    if (text.size() == 1 && text[0] == "XCDR1") {
+      return "";
+    }
+    return "idlc encodes XCDR1 only";
+  }
+  if (name == "non_serialized") {
+    return "idlc serializes every member";
+  }
+  if (name == "try_construct") {
+    if (text.size() == 1 && text[0] == "DISCARD") {
+      return "";  // what decoding does: a sample with a bad member is dropped whole
+    }
+    return "a sample with a member that cannot be decoded is always discarded";
+  }
+  return "";
+}
+
 }  // namespace
+
+std::string lower_name(std::string s) {
+  return lower(std::move(s));
+}
+
+bool is_builtin_annotation(const std::string& name) {
+  return find_annotation(name) != nullptr;
+}
+
+const AnnotationDecl* Builder::find_user_annotation(const std::string& name) const {
+  auto it = user_annotations_.find(name);
+  return it == user_annotations_.end() ? nullptr : it->second;
+}
+
+bool Builder::check_map_key(const Type& t, const SourceLocation& where) {
+  std::vector<uint64_t> dims;
+  const Type& r = resolve_typedefs(t, &dims);
+  const bool ok =
+      dims.empty() &&
+      ((r.kind == Type::Kind::Primitive &&
+        (is_integer(r.primitive) || r.primitive == PrimitiveKind::Char ||
+         r.primitive == PrimitiveKind::WChar)) ||
+       r.kind == Type::Kind::String ||
+       (r.kind == Type::Kind::Named && r.decl != nullptr && r.decl->kind == DeclKind::Enum));
+  if (!ok) {
+    diags_.error(where, "'" + type_name(t) +
+                            "' is not a valid map key type (an integer, character, string or "
+                            "enum type is)");
+  }
+  return ok;
+}
+
+std::optional<PrimitiveKind> Builder::bitfield_type(const Type* declared, uint64_t width,
+                                                    const SourceLocation& where) {
+  if (declared == nullptr) {
+    return width <= 8    ? PrimitiveKind::UInt8
+           : width <= 16 ? PrimitiveKind::UInt16
+           : width <= 32 ? PrimitiveKind::UInt32
+                         : PrimitiveKind::UInt64;
+  }
+  std::vector<uint64_t> dims;
+  const Type& r = resolve_typedefs(*declared, &dims);
+  if (!dims.empty() || r.kind != Type::Kind::Primitive ||
+      !(is_integer(r.primitive) || r.primitive == PrimitiveKind::Boolean)) {
+    diags_.error(where,
+                 "'" + type_name(*declared) +
+                     "' is not a valid bitfield type (boolean, octet or an integer type is)");
+    return std::nullopt;
+  }
+  uint64_t bits = 1;
+  if (r.primitive != PrimitiveKind::Boolean) {
+    const auto [lo, hi] = range_of(r.primitive);
+    bits = 0;
+    for (Int128 v = hi; v > 0; v >>= 1) {
+      ++bits;
+    }
+    bits += lo < 0 ? 1 : 0;
+  }
+  if (width > bits) {
+    diags_.error(where, "a bitfield of " + std::to_string(width) + " bits does not fit in '" +
+                            type_name(*declared) + "'");
+    return std::nullopt;
+  }
+  return r.primitive;
+}
 
 std::string ScopedName::str() const {
   std::string out = absolute ? "::" : "";
@@ -542,7 +635,11 @@ TypePtr Builder::named_type(const ScopedName& name) {
     case DeclKind::Typedef:
     case DeclKind::ForwardStruct:
     case DeclKind::ForwardUnion:
+    case DeclKind::Bitset:
       break;
+    case DeclKind::Annotation:
+      diags_.error(name.loc, "'" + name.str() + "' is an annotation, not a type");
+      return nullptr;
     case DeclKind::Const:
       diags_.error(name.loc, "'" + name.str() + "' is a constant, not a type");
       return nullptr;
@@ -826,6 +923,7 @@ std::optional<ConstValue> Builder::convert(const EvalValue& v, const Type& targe
       }
       return mismatch();
     case Type::Kind::Sequence:
+    case Type::Kind::Map:
       return mismatch();
   }
   return mismatch();
@@ -866,6 +964,10 @@ std::string Builder::type_name(const Type& t) const {
              (t.bound != 0 ? "<" + std::to_string(t.bound) + ">" : "");
     case Type::Kind::Sequence:
       return "sequence<" + (t.element ? type_name(*t.element) : std::string("?")) +
+             (t.bound != 0 ? ", " + std::to_string(t.bound) : "") + ">";
+    case Type::Kind::Map:
+      return "map<" + (t.key ? type_name(*t.key) : std::string("?")) + ", " +
+             (t.element ? type_name(*t.element) : std::string("?")) +
              (t.bound != 0 ? ", " + std::to_string(t.bound) : "") + ">";
     case Type::Kind::Named:
       return t.decl != nullptr ? t.decl->scoped_name() : "?";
@@ -932,6 +1034,9 @@ std::optional<Annotation> Builder::annotation(Ctx* ctx, AnnotationSite site, con
   }
   const AnnotationSpec* spec = find_annotation(ann.name);
   if (spec == nullptr) {
+    if (const AnnotationDecl* user = find_user_annotation(ann.name); user != nullptr) {
+      return user_annotation(ctx, std::move(ann), *user);
+    }
     diags_.warning(ann.loc, "unknown annotation '@" + ann.name + "' ignored");
     return std::nullopt;
   }
@@ -957,6 +1062,22 @@ std::optional<Annotation> Builder::annotation(Ctx* ctx, AnnotationSite site, con
     }
   }
   if (!spec->interpreted) {
+    std::vector<std::string> texts;
+    for (auto& [pname, expr] : given) {
+      texts.push_back(expr->getText());
+    }
+    if (const std::string why = encoding_refusal(ann.name, texts); !why.empty()) {
+      std::string shown = "@" + ann.name;
+      if (!texts.empty()) {
+        shown += "(";
+        for (size_t i = 0; i < texts.size(); ++i) {
+          shown += (i == 0 ? "" : ", ") + texts[i];
+        }
+        shown += ")";
+      }
+      diags_.error(ann.loc, "annotation '" + shown + "' is not supported: " + why);
+      return std::nullopt;
+    }
     // Keep literal and identifier parameters as written; do not judge them.
     for (auto& [pname, expr] : given) {
       auto* prim = expr->orExpr()
@@ -1076,14 +1197,32 @@ std::optional<Annotation> Builder::annotation(Ctx* ctx, AnnotationSite site, con
         const Type& r = resolve_typedefs(*target, &dims);
         const bool numeric =
             r.kind == Type::Kind::Primitive && (is_integer(r.primitive) || is_float(r.primitive));
+        const bool bitmask =
+            r.kind == Type::Kind::Named && r.decl != nullptr && r.decl->kind == DeclKind::Bitmask;
         const bool scalar =
-            r.kind == Type::Kind::Primitive || r.kind == Type::Kind::String ||
+            r.kind == Type::Kind::Primitive || r.kind == Type::Kind::String || bitmask ||
             (r.kind == Type::Kind::Named && r.decl != nullptr && r.decl->kind == DeclKind::Enum);
         if (!dims.empty() || (ann.name == "default" ? !scalar : !numeric)) {
           diags_.error(ann.loc, "annotation '@" + ann.name +
                                     "' does not apply to a member of type '" + type_name(*target) +
                                     "'");
           ok = false;
+          break;
+        }
+        if (bitmask) {
+          // The default of a bitmask member is its bits as an integer (IDL has no syntax
+          // for naming bit values in an expression).
+          const uint32_t bb = static_cast<const BitmaskDecl*>(r.decl)->bit_bound;
+          auto v = eval(expr, EvalTarget{true, bb});
+          if (v && (v->kind != EvalValue::Kind::Int || v->i < 0 ||
+                    (bb < 64 && v->i >= (static_cast<Int128>(1) << bb)) ||
+                    v->i > static_cast<Int128>(UINT64_MAX))) {
+            diags_.error(where, "default of a '" + type_name(*target) +
+                                    "' member must be an integer of at most " + std::to_string(bb) +
+                                    " bits (its bit_bound)");
+          } else if (v) {
+            value = ConstValue{static_cast<uint64_t>(v->i)};
+          }
           break;
         }
         auto v = eval(expr, target_of(target));
@@ -1128,6 +1267,74 @@ std::optional<Annotation> Builder::annotation(Ctx* ctx, AnnotationSite site, con
   return ann;
 }
 
+std::optional<Annotation> Builder::user_annotation(Ctx* ctx, Annotation ann,
+                                                   const AnnotationDecl& decl) {
+  auto* a = static_cast<IDLParser::AnnotationApplContext*>(ctx);
+  std::vector<std::pair<std::string, IDLParser::ConstExprContext*>> given;
+  if (auto* ps = a->annotationParams(); ps != nullptr) {
+    if (ps->constExpr() != nullptr) {
+      // The shorthand `@A(v)` names the only member, or the member called "value".
+      std::string pname = "value";
+      if (decl.members.size() == 1) {
+        pname = decl.members.front().name;
+      }
+      given.emplace_back(pname, ps->constExpr());
+    } else {
+      for (auto* p : ps->annotationParam()) {
+        given.emplace_back(identifier(p->identifier()), p->constExpr());
+      }
+    }
+  }
+  bool ok = true;
+  for (auto& [pname, expr] : given) {
+    const SourceLocation where = loc(expr);
+    const AnnotationMemberDecl* member = nullptr;
+    for (const auto& m : decl.members) {
+      if (m.name == pname) {
+        member = &m;
+      }
+    }
+    if (member == nullptr) {
+      diags_.error(where, decl.members.empty()
+                              ? "annotation '@" + ann.name + "' takes no parameters"
+                              : "annotation '@" + ann.name + "' has no parameter '" + pname + "'");
+      ok = false;
+      continue;
+    }
+    const std::string& given_name = pname;  // lambdas cannot capture structured bindings
+    if (std::any_of(ann.params.begin(), ann.params.end(),
+                    [&](const AnnotationParam& p) { return p.name == given_name; })) {
+      diags_.error(where, "parameter '" + pname + "' given twice");
+      ok = false;
+      continue;
+    }
+    auto v = eval(expr, target_of(member->type.get()));
+    std::optional<ConstValue> cv;
+    if (v) {
+      cv = convert(*v, *member->type, where);
+    }
+    if (!cv) {
+      ok = false;
+      continue;
+    }
+    ann.params.push_back({pname, *cv});
+  }
+  if (!ok) {
+    return std::nullopt;
+  }
+  for (const auto& m : decl.members) {
+    if (param(ann, m.name.c_str()) != nullptr) {
+      continue;
+    }
+    if (!m.default_value) {
+      diags_.error(ann.loc, "annotation '@" + ann.name + "' requires parameter '" + m.name + "'");
+      return std::nullopt;
+    }
+    ann.params.push_back({m.name, *m.default_value});
+  }
+  return ann;
+}
+
 void Builder::apply_type_annotations(Decl* d, Extensibility* ext) {
   const Annotation* ext_ann = nullptr;
   for (const auto& a : d->annotations) {
@@ -1152,6 +1359,13 @@ void Builder::apply_type_annotations(Decl* d, Extensibility* ext) {
           a.loc, "'@" + a.name + "' conflicts with '@" + ext_ann->name + "' on '" + d->name + "'");
       continue;
     }
+    if (*e == Extensibility::Mutable &&
+        (d->kind == DeclKind::Enum || d->kind == DeclKind::Bitmask)) {
+      diags_.error(a.loc, "'" + d->name +
+                              "' cannot be MUTABLE: an enum or bitmask is FINAL or "
+                              "APPENDABLE");
+      continue;
+    }
     ext_ann = &a;
     if (ext != nullptr) {
       *ext = *e;
@@ -1174,6 +1388,8 @@ void Builder::apply_member_annotations(MemberDecl& m, bool /*in_union*/) {
   const Annotation* optional = find(m.annotations, "optional");
   m.is_key = flag(key);
   m.is_optional = flag(optional);
+  m.is_external = flag(find(m.annotations, "external"));
+  m.must_understand = flag(find(m.annotations, "must_understand"));
   if (m.is_key && m.is_optional) {
     diags_.error(key->loc, "key member '" + m.name + "' cannot be @optional");
   }
@@ -1214,6 +1430,9 @@ void Builder::apply_member_annotations(MemberDecl& m, bool /*in_union*/) {
 
 bool Builder::check_by_value(const TypePtr& type, const SourceLocation& where) {
   const Type& r = resolve_typedefs(*type);
+  if (r.kind == Type::Kind::Map) {
+    return check_by_value(r.element, where);  // std::map needs a complete value type
+  }
   if (r.kind != Type::Kind::Named || r.decl == nullptr) {
     return true;
   }
@@ -1244,18 +1463,34 @@ bool Builder::keyable(const Type& t, std::set<const Decl*>& seen) const {
     case Type::Kind::String:
       return true;
     case Type::Kind::Sequence:
+      // XTypes 1.3 7.6.8: a sequence key is hashed through its serialized form (MD5, its
+      // size being unbounded or large).
+      return r.element && keyable(*r.element, seen);
+    case Type::Kind::Map:
       return false;
     case Type::Kind::Named:
       break;
   }
   const Decl* d = r.decl;
-  if (d != nullptr && (d->kind == DeclKind::ForwardStruct)) {
+  if (d != nullptr && (d->kind == DeclKind::ForwardStruct || d->kind == DeclKind::ForwardUnion)) {
     d = static_cast<const ForwardDecl*>(d)->definition;
   }
   if (d == nullptr) {
     return false;
   }
-  if (d->kind == DeclKind::Enum || d->kind == DeclKind::Bitmask) {
+  if (d->kind == DeclKind::Enum || d->kind == DeclKind::Bitmask || d->kind == DeclKind::Bitset) {
+    return true;
+  }
+  if (d->kind == DeclKind::Union) {
+    // The whole union is the key: its discriminator and every member must be keyable.
+    if (!seen.insert(d).second) {
+      return true;
+    }
+    for (const auto& c : static_cast<const UnionDecl*>(d)->cases) {
+      if (c.member.type && !keyable(*c.member.type, seen)) {
+        return false;
+      }
+    }
     return true;
   }
   if (d->kind != DeclKind::Struct) {
@@ -1458,6 +1693,7 @@ void Builder::finish_union(UnionDecl* u, const std::vector<SourceLocation>& defa
 }
 
 void Builder::finish_enum(EnumDecl* e, const std::vector<std::vector<Annotation>>& value_anns) {
+  apply_type_annotations(e, &e->extensibility);
   if (const Annotation* bb = find(e->annotations, "bit_bound"); bb != nullptr) {
     const uint64_t v = uint_param(*bb);
     if (v < 1 || v > 32) {
@@ -1495,6 +1731,7 @@ void Builder::finish_enum(EnumDecl* e, const std::vector<std::vector<Annotation>
 
 void Builder::finish_bitmask(BitmaskDecl* b,
                              const std::vector<std::vector<Annotation>>& value_anns) {
+  apply_type_annotations(b, nullptr);
   if (const Annotation* bb = find(b->annotations, "bit_bound"); bb != nullptr) {
     const uint64_t v = uint_param(*bb);
     if (v < 1 || v > 64) {

@@ -10,6 +10,7 @@
 
 #include "all_constructs.hpp"
 #include "avionics.hpp"
+#include "gaps.hpp"
 
 namespace {
 
@@ -33,7 +34,7 @@ void check(std::span<const std::byte> in) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data + 1), size - 1);
-  switch (data[0] % 12) {
+  switch (data[0] % 17) {
     case 0:
       check<Test::Primitives>(in);
       break;
@@ -67,8 +68,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 10:
       check<Avionics::AirData>(in);
       break;
-    default:
+    case 11:
       check<Test::Reopened>(in);
+      break;
+    case 12:
+      check<Gaps::Maps>(in);
+      break;
+    case 13:
+      check<Gaps::BoundedMap>(in);
+      break;
+    case 14:
+      check<Gaps::Bits>(in);
+      break;
+    case 15:
+      check<Gaps::SeqKey>(in);
+      break;
+    default:
+      check<Gaps::UnionKey>(in);
       break;
   }
   return 0;

@@ -523,3 +523,117 @@ TEST_CASE("every kind of declaration records where its name is", "[ast][position
   CHECK(f.annotations[0].loc.str() == "test.idl:9:3");
   CHECK(f.values[0].loc.str() == "test.idl:9:29");
 }
+
+TEST_CASE("maps keep their key, value and bound", "[ast][map]") {
+  const auto p = parse(R"(
+enum Color { RED, GREEN };
+typedef map<string, long> Dict;
+struct Holder {
+  map<long, string<8>> a;
+  map<Color, sequence<double>, 5> b;
+  Dict c;
+};
+)");
+  INFO(p.messages());
+  REQUIRE(p.spec);
+  const auto& s = p.get<StructDecl>("Holder");
+  const Type& a = *member(s, "a").type;
+  REQUIRE(a.kind == Type::Kind::Map);
+  CHECK(a.bound == 0);
+  CHECK(a.key->primitive == PrimitiveKind::Int32);
+  CHECK(a.element->kind == Type::Kind::String);
+  CHECK(a.element->bound == 8);
+  const Type& b = *member(s, "b").type;
+  REQUIRE(b.kind == Type::Kind::Map);
+  CHECK(b.bound == 5);
+  CHECK(b.key->decl == &p.get<EnumDecl>("Color"));
+  CHECK(b.element->kind == Type::Kind::Sequence);
+  CHECK(resolve_typedefs(*member(s, "c").type).kind == Type::Kind::Map);
+}
+
+TEST_CASE("bitsets pack their bitfields from bit 0, base bitfields first", "[ast][bitset]") {
+  const auto p = parse(R"(
+bitset Base { bitfield<3> a; bitfield<2>; bitfield<1, boolean> on; };
+bitset Derived : Base { bitfield<10, short> s, t; bitfield<33> big; };
+struct Holder { Derived d; };
+)");
+  INFO(p.messages());
+  REQUIRE(p.spec);
+  const auto& base = p.get<BitsetDecl>("Base");
+  REQUIRE(base.fields.size() == 3);
+  CHECK(base.total_bits == 6);
+  CHECK(base.fields[0].type == PrimitiveKind::UInt8);
+  CHECK(base.fields[1].name.empty());  // padding
+  CHECK(base.fields[1].offset == 3);
+  CHECK(base.fields[2].offset == 5);
+  CHECK(base.fields[2].type == PrimitiveKind::Boolean);
+  const auto& d = p.get<BitsetDecl>("Derived");
+  CHECK(d.base == &base);
+  REQUIRE(d.fields.size() == 3);
+  CHECK(d.fields[0].offset == 6);
+  CHECK(d.fields[0].type == PrimitiveKind::Int16);
+  CHECK(d.fields[1].offset == 16);
+  CHECK(d.fields[2].offset == 26);
+  CHECK(d.fields[2].type == PrimitiveKind::UInt64);
+  CHECK(d.total_bits == 59);
+}
+
+TEST_CASE("annotation declarations are recorded and their applications checked",
+          "[ast][annotations]") {
+  const auto p = parse(R"(
+@annotation Units { string name default "m"; long scale default 1; };
+@annotation Marker { boolean value; };
+@annotation key { boolean value default TRUE; };
+struct S {
+  @Units(name = "s") double t;
+  @Marker(TRUE) @key long id;
+};
+)");
+  INFO(p.messages());
+  REQUIRE(p.spec);
+  CHECK_FALSE(p.diags.has_errors());
+  CHECK(p.diags.all().empty());
+  const auto& units = p.get<AnnotationDecl>("Units");
+  REQUIRE(units.members.size() == 2);
+  CHECK(units.members[1].name == "scale");
+  CHECK(i64(*units.members[1].default_value) == 1);
+  const auto& t = member(p.get<StructDecl>("S"), "t");
+  REQUIRE(t.annotations.size() == 1);
+  CHECK(t.annotations[0].name == "Units");
+  REQUIRE(t.annotations[0].params.size() == 2);  // the default filled in
+  CHECK(std::get<StringValue>(t.annotations[0].params[0].value).utf8 == "s");
+  CHECK(i64(t.annotations[0].params[1].value) == 1);
+  CHECK(member(p.get<StructDecl>("S"), "id").is_key);  // the built-in @key keeps its meaning
+}
+
+TEST_CASE("extensibility on enums and bitmasks, @external, @optional(FALSE), bitmask defaults",
+          "[ast][annotations]") {
+  const auto p = parse(R"(
+@appendable enum A { X, Y };
+@final enum F { Z };
+@extensibility(APPENDABLE) bitmask B { P, Q, R };
+struct U { long a; };
+union C switch (short) { case 1: long n; case 2: string s; };
+struct S {
+  @external U e;
+  @optional(TRUE) long o;
+  @optional(FALSE) long n;
+  @default(5) B bits;
+  @key sequence<long> ids;
+  @key C choice;
+  @data_representation(XCDR1) long plain;
+  @try_construct(DISCARD) long tried;
+};
+)");
+  INFO(p.messages());
+  REQUIRE(p.spec);
+  CHECK(p.get<EnumDecl>("A").extensibility == Extensibility::Appendable);
+  CHECK(p.get<EnumDecl>("F").extensibility == Extensibility::Final);
+  const auto& s = p.get<StructDecl>("S");
+  CHECK(member(s, "e").is_external);
+  CHECK(member(s, "o").is_optional);
+  CHECK_FALSE(member(s, "n").is_optional);
+  CHECK(u64(*member(s, "bits").default_value) == 5);
+  CHECK(s.key_paths.size() == 2);
+  CHECK(s.is_topic);
+}

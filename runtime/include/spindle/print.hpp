@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -25,6 +26,8 @@ template <class T, size_t N>
 void print_value(std::ostream& os, const std::array<T, N>& v);
 template <class T>
 void print_value(std::ostream& os, const std::optional<T>& v);
+template <class K, class V, class C, class A>
+void print_value(std::ostream& os, const std::map<K, V, C, A>& v);
 
 namespace detail {
 inline void print_wide(std::ostream& os, const std::wstring& s) {
@@ -81,6 +84,24 @@ void print_value(std::ostream& os, const std::vector<T, A>& v) {
 template <class T, size_t N>
 void print_value(std::ostream& os, const std::array<T, N>& v) {
   detail::print_range(os, v);
+}
+template <class K, class V, class C, class A>
+void print_value(std::ostream& os, const std::map<K, V, C, A>& v) {
+  os << '{';
+  const char* sep = "";
+  size_t shown = 0;
+  for (const auto& [key, value] : v) {
+    if (++shown > 16) {
+      os << ", … (" << v.size() << " entries)";
+      break;
+    }
+    os << sep;
+    print_value(os, key);
+    os << ": ";
+    print_value(os, value);
+    sep = ", ";
+  }
+  os << '}';
 }
 template <class T>
 void print_value(std::ostream& os, const std::optional<T>& v) {

@@ -10,8 +10,11 @@
 
 #include <concepts>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace spindle::reflect {
 
@@ -67,6 +70,51 @@ struct StructInfo {
     return nullptr;
   }
 };
+
+// A member's value as a filter sees it; generated getters are one call to this. Handles
+// bool, characters, integers, floating point, std::string, enums and std::optional of those.
+template <class T>
+[[nodiscard]] Value value_of(const T& v) {
+  Value out;
+  if constexpr (std::is_same_v<T, bool>) {
+    out.kind = Kind::boolean;
+    out.i = v ? 1 : 0;
+  } else if constexpr (std::is_same_v<T, char> || std::is_same_v<T, wchar_t>) {
+    out.kind = Kind::character;
+    out.u = static_cast<std::uint64_t>(static_cast<std::make_unsigned_t<T>>(v));
+  } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    out.kind = Kind::signed_int;
+    out.i = static_cast<std::int64_t>(v);
+  } else if constexpr (std::is_integral_v<T>) {
+    out.kind = Kind::unsigned_int;
+    out.u = static_cast<std::uint64_t>(v);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    out.kind = Kind::floating;
+    out.f = static_cast<double>(v);
+  } else if constexpr (std::is_enum_v<T>) {
+    out.kind = Kind::enumeration;
+    out.i = static_cast<std::int64_t>(static_cast<std::underlying_type_t<T>>(v));
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    out.kind = Kind::string;
+    out.s = v;
+  } else {
+    static_assert(sizeof(T) == 0, "no filter value for this type");
+  }
+  return out;
+}
+template <class T>
+[[nodiscard]] Value value_of(const std::optional<T>& v) {
+  return v ? value_of(*v) : Value{};
+}
+// The nested object of a Kind::structure member (null for an unset optional).
+template <class T>
+[[nodiscard]] const void* object_of(const T& v) {
+  return &v;
+}
+template <class T>
+[[nodiscard]] const void* object_of(const std::optional<T>& v) {
+  return v ? &*v : nullptr;
+}
 
 // Specialized by idlc for each struct: `static const StructInfo& info();`.
 template <class T>

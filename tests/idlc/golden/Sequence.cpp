@@ -18,3 +18,14 @@ std::ostream& operator<<(std::ostream& os, const ::Bench::Sequence& v) {
 
 }  // namespace Bench
 
+const spindle::reflect::StructInfo& spindle::reflect::Reflect<::Bench::Sequence>::info() {
+  static const Member members[] = {
+      {"writer_id", Kind::unsigned_int, [](const void* p) { return value_of(static_cast<const ::Bench::Sequence*>(p)->writer_id()); }, nullptr, nullptr, {}},
+      {"seq", Kind::unsigned_int, [](const void* p) { return value_of(static_cast<const ::Bench::Sequence*>(p)->seq()); }, nullptr, nullptr, {}},
+      {"send_time_ns", Kind::unsigned_int, [](const void* p) { return value_of(static_cast<const ::Bench::Sequence*>(p)->send_time_ns()); }, nullptr, nullptr, {}},
+      {"payload", Kind::other, nullptr, nullptr, nullptr, {}},
+  };
+  static const StructInfo info{"Bench::Sequence", members};
+  return info;
+}
+

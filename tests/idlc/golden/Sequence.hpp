@@ -2,6 +2,7 @@
 #pragma once
 
 #include <spindle/cdr/codec.hpp>
+#include <spindle/reflect.hpp>
 #include <spindle/topic_traits.hpp>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <limits>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -116,3 +118,12 @@ struct topic_traits<::Bench::Sequence> : topic_traits_base<::Bench::Sequence> {
 };
 
 }  // namespace spindle
+
+namespace spindle::reflect {
+
+template <>
+struct Reflect<::Bench::Sequence> {
+  static const StructInfo& info();
+};
+
+}  // namespace spindle::reflect

@@ -14,3 +14,14 @@ std::ostream& operator<<(std::ostream& os, const ::ShapeType& v) {
   return os << '}';
 }
 
+const spindle::reflect::StructInfo& spindle::reflect::Reflect<::ShapeType>::info() {
+  static const Member members[] = {
+      {"color", Kind::string, [](const void* p) { return value_of(static_cast<const ::ShapeType*>(p)->color()); }, nullptr, nullptr, {}},
+      {"x", Kind::signed_int, [](const void* p) { return value_of(static_cast<const ::ShapeType*>(p)->x()); }, nullptr, nullptr, {}},
+      {"y", Kind::signed_int, [](const void* p) { return value_of(static_cast<const ::ShapeType*>(p)->y()); }, nullptr, nullptr, {}},
+      {"shapesize", Kind::signed_int, [](const void* p) { return value_of(static_cast<const ::ShapeType*>(p)->shapesize()); }, nullptr, nullptr, {}},
+  };
+  static const StructInfo info{"ShapeType", members};
+  return info;
+}
+

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <spindle/cdr/codec.hpp>
+#include <spindle/reflect.hpp>
 #include <spindle/topic_traits.hpp>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <limits>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -112,3 +114,12 @@ struct topic_traits<::ShapeType> : topic_traits_base<::ShapeType> {
 };
 
 }  // namespace spindle
+
+namespace spindle::reflect {
+
+template <>
+struct Reflect<::ShapeType> {
+  static const StructInfo& info();
+};
+
+}  // namespace spindle::reflect

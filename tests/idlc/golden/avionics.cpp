@@ -172,3 +172,69 @@ std::ostream& operator<<(std::ostream& os, const ::Avionics::Navigation& v) {
 
 }  // namespace Avionics
 
+const spindle::reflect::StructInfo& spindle::reflect::Reflect<::Avionics::Position>::info() {
+  static const Member members[] = {
+      {"latitude_deg", Kind::floating, [](const void* p) { return value_of(static_cast<const ::Avionics::Position*>(p)->latitude_deg()); }, nullptr, nullptr, {}},
+      {"longitude_deg", Kind::floating, [](const void* p) { return value_of(static_cast<const ::Avionics::Position*>(p)->longitude_deg()); }, nullptr, nullptr, {}},
+      {"altitude_m", Kind::floating, [](const void* p) { return value_of(static_cast<const ::Avionics::Position*>(p)->altitude_m()); }, nullptr, nullptr, {}},
+  };
+  static const StructInfo info{"Avionics::Position", members};
+  return info;
+}
+
+const spindle::reflect::StructInfo& spindle::reflect::Reflect<::Avionics::FlightState>::info() {
+  static constexpr Enumerator e7[] = {{"PREFLIGHT", 0}, {"TAXI", 1}, {"TAKEOFF", 2}, {"CLIMB", 3}, {"CRUISE", 4}, {"DESCENT", 5}, {"APPROACH", 6}, {"LANDING", 7}};
+  static const Member members[] = {
+      {"aircraft_id", Kind::unsigned_int, [](const void* p) { return value_of(static_cast<const ::Avionics::FlightState*>(p)->aircraft_id()); }, nullptr, nullptr, {}},
+      {"callsign", Kind::string, [](const void* p) { return value_of(static_cast<const ::Avionics::FlightState*>(p)->callsign()); }, nullptr, nullptr, {}},
+      {"timestamp_ns", Kind::unsigned_int, [](const void* p) { return value_of(static_cast<const ::Avionics::FlightState*>(p)->timestamp_ns()); }, nullptr, nullptr, {}},
+      {"position", Kind::structure, nullptr, &Reflect<::Avionics::Position>::info, [](const void* p) { return object_of(static_cast<const ::Avionics::FlightState*>(p)->position()); }, {}},
+      {"heading_deg", Kind::floating, [](const void* p) { return value_of(static_cast<const ::Avionics::FlightState*>(p)->heading_deg()); }, nullptr, nullptr, {}},
+      {"ground_speed_mps", Kind::floating, [](const void* p) { return value_of(static_cast<const ::Avionics::FlightState*>(p)->ground_speed_mps()); }, nullptr, nullptr, {}},
+      {"vertical_speed_mps", Kind::floating, [](const void* p) { return value_of(static_cast<const ::Avionics::FlightState*>(p)->vertical_speed_mps()); }, nullptr, nullptr, {}},
+      {"phase", Kind::enumeration, [](const void* p) { return value_of(static_cast<const ::Avionics::FlightState*>(p)->phase()); }, nullptr, nullptr, e7},
+      {"status", Kind::other, nullptr, nullptr, nullptr, {}},
+  };
+  static const StructInfo info{"Avionics::FlightState", members};
+  return info;
+}
+
+const spindle::reflect::StructInfo& spindle::reflect::Reflect<::Avionics::AirData>::info() {
+  static const Member members[] = {
+      {"aircraft_id", Kind::unsigned_int, [](const void* p) { return value_of(static_cast<const ::Avionics::AirData*>(p)->aircraft_id()); }, nullptr, nullptr, {}},
+      {"timestamp_ns", Kind::unsigned_int, [](const void* p) { return value_of(static_cast<const ::Avionics::AirData*>(p)->timestamp_ns()); }, nullptr, nullptr, {}},
+      {"indicated_airspeed_mps", Kind::floating, [](const void* p) { return value_of(static_cast<const ::Avionics::AirData*>(p)->indicated_airspeed_mps()); }, nullptr, nullptr, {}},
+      {"true_airspeed_mps", Kind::floating, [](const void* p) { return value_of(static_cast<const ::Avionics::AirData*>(p)->true_airspeed_mps()); }, nullptr, nullptr, {}},
+      {"mach", Kind::floating, [](const void* p) { return value_of(static_cast<const ::Avionics::AirData*>(p)->mach()); }, nullptr, nullptr, {}},
+      {"static_pressure_pa", Kind::floating, [](const void* p) { return value_of(static_cast<const ::Avionics::AirData*>(p)->static_pressure_pa()); }, nullptr, nullptr, {}},
+      {"total_air_temperature_k", Kind::floating, [](const void* p) { return value_of(static_cast<const ::Avionics::AirData*>(p)->total_air_temperature_k()); }, nullptr, nullptr, {}},
+      {"angle_of_attack_deg", Kind::floating, [](const void* p) { return value_of(static_cast<const ::Avionics::AirData*>(p)->angle_of_attack_deg()); }, nullptr, nullptr, {}},
+      {"sideslip_deg", Kind::floating, [](const void* p) { return value_of(static_cast<const ::Avionics::AirData*>(p)->sideslip_deg()); }, nullptr, nullptr, {}},
+  };
+  static const StructInfo info{"Avionics::AirData", members};
+  return info;
+}
+
+const spindle::reflect::StructInfo& spindle::reflect::Reflect<::Avionics::Waypoint>::info() {
+  static const Member members[] = {
+      {"ident", Kind::string, [](const void* p) { return value_of(static_cast<const ::Avionics::Waypoint*>(p)->ident()); }, nullptr, nullptr, {}},
+      {"position", Kind::structure, nullptr, &Reflect<::Avionics::Position>::info, [](const void* p) { return object_of(static_cast<const ::Avionics::Waypoint*>(p)->position()); }, {}},
+  };
+  static const StructInfo info{"Avionics::Waypoint", members};
+  return info;
+}
+
+const spindle::reflect::StructInfo& spindle::reflect::Reflect<::Avionics::Navigation>::info() {
+  static constexpr Enumerator e1[] = {{"GPS", 0}, {"INERTIAL", 1}, {"VOR_DME", 2}, {"ILS", 3}};
+  static const Member members[] = {
+      {"aircraft_id", Kind::unsigned_int, [](const void* p) { return value_of(static_cast<const ::Avionics::Navigation*>(p)->aircraft_id()); }, nullptr, nullptr, {}},
+      {"source", Kind::enumeration, [](const void* p) { return value_of(static_cast<const ::Avionics::Navigation*>(p)->source()); }, nullptr, nullptr, e1},
+      {"timestamp_ns", Kind::unsigned_int, [](const void* p) { return value_of(static_cast<const ::Avionics::Navigation*>(p)->timestamp_ns()); }, nullptr, nullptr, {}},
+      {"fix", Kind::other, nullptr, nullptr, nullptr, {}},
+      {"route", Kind::other, nullptr, nullptr, nullptr, {}},
+      {"active_leg", Kind::signed_int, [](const void* p) { return value_of(static_cast<const ::Avionics::Navigation*>(p)->active_leg()); }, nullptr, nullptr, {}},
+  };
+  static const StructInfo info{"Avionics::Navigation", members};
+  return info;
+}
+

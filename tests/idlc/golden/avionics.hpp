@@ -2,6 +2,7 @@
 #pragma once
 
 #include <spindle/cdr/codec.hpp>
+#include <spindle/reflect.hpp>
 #include <spindle/topic_traits.hpp>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <limits>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -776,3 +778,32 @@ struct topic_traits<::Avionics::Navigation> : topic_traits_base<::Avionics::Navi
 };
 
 }  // namespace spindle
+
+namespace spindle::reflect {
+
+template <>
+struct Reflect<::Avionics::Position> {
+  static const StructInfo& info();
+};
+
+template <>
+struct Reflect<::Avionics::FlightState> {
+  static const StructInfo& info();
+};
+
+template <>
+struct Reflect<::Avionics::AirData> {
+  static const StructInfo& info();
+};
+
+template <>
+struct Reflect<::Avionics::Waypoint> {
+  static const StructInfo& info();
+};
+
+template <>
+struct Reflect<::Avionics::Navigation> {
+  static const StructInfo& info();
+};
+
+}  // namespace spindle::reflect

@@ -71,12 +71,13 @@ struct Type;
 using TypePtr = std::shared_ptr<const Type>;
 
 struct Type {
-  enum class Kind : uint8_t { Primitive, String, Sequence, Named };
+  enum class Kind : uint8_t { Primitive, String, Sequence, Map, Named };
   Kind kind = Kind::Primitive;
   PrimitiveKind primitive = PrimitiveKind::Int32;  // Kind::Primitive
   bool wide = false;                               // Kind::String: wstring
-  uint64_t bound = 0;                              // String / Sequence: 0 = unbounded, else > 0
-  TypePtr element;                                 // Sequence
+  uint64_t bound = 0;          // String / Sequence / Map: 0 = unbounded, else > 0
+  TypePtr element;             // Sequence: the element; Map: the value
+  TypePtr key;                 // Map: the key (an integer, character, string or enum type)
   const Decl* decl = nullptr;  // Named: a Struct/Union/Enum/Bitmask/Typedef decl (never a
                                // forward declaration after sema: resolved to the definition)
 };
@@ -106,6 +107,8 @@ enum class DeclKind : uint8_t {
   Const,
   ForwardStruct,
   ForwardUnion,
+  Bitset,
+  Annotation,  // a user `@annotation` declaration: recorded, never generated
 };
 
 struct ModuleDecl;
@@ -147,7 +150,9 @@ struct MemberDecl {
   // Filled in by sema from the annotations:
   bool is_key = false;
   bool is_optional = false;
-  uint32_t id = 0;                          // member id (@id / @autoid / position)
+  bool is_external = false;      // @external: generated as a plain value member (docs/idlc.md)
+  bool must_understand = false;  // @must_understand: the M flag of its XCDR1 parameter header
+  uint32_t id = 0;               // member id (@id / @autoid / position)
   std::optional<ConstValue> default_value;  // @default
   std::optional<ConstValue> min;            // @min / @range(min=…)
   std::optional<ConstValue> max;            // @max / @range(max=…)
@@ -193,6 +198,8 @@ struct EnumDecl : Decl {
   EnumDecl(std::string n, SourceLocation l) : Decl(DeclKind::Enum, std::move(n), std::move(l)) {}
   std::vector<EnumeratorDecl*> enumerators;
   uint32_t bit_bound = 32;  // @bit_bound
+  // @final / @appendable: recorded; an enum's XCDR1 encoding is the same either way.
+  Extensibility extensibility = Extensibility::Final;
 };
 
 struct BitValue {
@@ -206,6 +213,42 @@ struct BitmaskDecl : Decl {
       : Decl(DeclKind::Bitmask, std::move(n), std::move(l)) {}
   std::vector<BitValue> values;
   uint32_t bit_bound = 32;  // 1..64: selects uint8/16/32/64 on the wire
+};
+
+// One `bitfield<width[, type]> a, b;` declarator, or anonymous padding (empty name).
+struct Bitfield {
+  std::string name;  // "" for padding bits
+  SourceLocation loc;
+  uint32_t width = 0;   // 1..64
+  uint32_t offset = 0;  // of its lowest bit in the holder integer, base bitfields included
+  // The C++ member type: the declared destination type, else the smallest unsigned integer
+  // (boolean for width 1 only when declared so).
+  PrimitiveKind type = PrimitiveKind::UInt8;
+};
+
+// XTypes 1.3 7.3.1.2.1.x: bitfields packed from the least significant bit of one holder
+// integer of the total width (base bitfields first), which is what goes on the wire.
+struct BitsetDecl : Decl {
+  BitsetDecl(std::string n, SourceLocation l)
+      : Decl(DeclKind::Bitset, std::move(n), std::move(l)) {}
+  const BitsetDecl* base = nullptr;
+  std::vector<Bitfield> fields;  // own fields only, padding included
+  uint32_t total_bits = 0;       // base included; 1..64 after sema
+};
+
+struct AnnotationMemberDecl {
+  std::string name;
+  SourceLocation loc;
+  TypePtr type;
+  std::optional<ConstValue> default_value;  // converted to `type`
+};
+
+// `@annotation Name { type member [default value]; ... };`: applying it is accepted and has
+// no effect on the generated code; its parameters are checked against these members.
+struct AnnotationDecl : Decl {
+  AnnotationDecl(std::string n, SourceLocation l)
+      : Decl(DeclKind::Annotation, std::move(n), std::move(l)) {}
+  std::vector<AnnotationMemberDecl> members;
 };
 
 struct TypedefDecl : Decl {

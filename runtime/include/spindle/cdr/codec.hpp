@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -59,6 +60,7 @@ enum class Status : uint8_t {
   OutOfRange,             // a value outside its @range/@min/@max
   BufferTooSmall,         // encoding: the destination cannot hold the sample
   NestingTooDeep,         // recursive types nested deeper than kMaxNesting
+  DuplicateMapKey,        // a map whose encoding holds one key twice
 };
 
 // Recursive types (a struct holding a sequence of itself) are decoded by recursion; a hostile
@@ -97,6 +99,8 @@ inline constexpr int kMaxNesting = 200;
       return "buffer too small";
     case Status::NestingTooDeep:
       return "nesting too deep";
+    case Status::DuplicateMapKey:
+      return "duplicate map key";
   }
   return "unknown";
 }
@@ -132,6 +136,8 @@ template <uint64_t Bound, class Elem = Plain>
 struct Seq {};  // sequence; Bound 0 = unbounded
 template <class Elem = Plain>
 struct Arr {};  // std::array (one dimension; nest for more)
+template <uint64_t Bound, class Key = Plain, class Value = Plain>
+struct Map {};  // map<K, V> as std::map; Bound 0 = unbounded
 template <class S>
 struct is_arr_shape : std::false_type {};
 template <class E>
@@ -255,6 +261,35 @@ struct MaxSize<Seq<N, E>, V> {
   }
 };
 
+// Bytes a key/value pair can take from any start offset, padding included (as
+// worst_element_size); kUnbounded when either half is unbounded.
+template <class KS, class K, class VS, class V>
+[[nodiscard]] constexpr size_t worst_pair_size() {
+  size_t worst = 0;
+  for (size_t r = 0; r < 8; ++r) {
+    const size_t key_end = MaxSize<KS, K>::at(r);
+    if (key_end == kUnbounded) return kUnbounded;
+    const size_t end = MaxSize<VS, V>::at(key_end);
+    if (end == kUnbounded) return kUnbounded;
+    worst = end - r > worst ? end - r : worst;
+  }
+  return worst;
+}
+
+// XTypes 1.3 (XCDR map serialization): a uint32 count, then that many key/value pairs.
+template <uint64_t N, class KS, class VS, class M>
+struct MaxSize<Map<N, KS, VS>, M> {
+  static constexpr size_t at(size_t off) {
+    if constexpr (N == 0) {
+      return kUnbounded;
+    } else {
+      using K = typename M::key_type;
+      using V = typename M::mapped_type;
+      return add_size(add_size(align_to(off, 4), 4), mul_size(N, worst_pair_size<KS, K, VS, V>()));
+    }
+  }
+};
+
 template <class S, class V>
 [[nodiscard]] constexpr size_t max_size_at(size_t off) {
   return MaxSize<S, V>::at(off);
@@ -361,6 +396,18 @@ class BasicWriter {
   void put_shaped(Arr<E>, const std::array<V, M>& arr) {
     put_elements<E>(arr.data(), M);
   }
+  template <uint64_t N, class KS, class VS, class K, class V, class C, class A>
+  void put_shaped(Map<N, KS, VS>, const std::map<K, V, C, A>& map) {
+    if (N != 0 && map.size() > N) throw CodecError(Status::BoundExceeded, "map");
+    if (map.size() > std::numeric_limits<uint32_t>::max()) {
+      throw CodecError(Status::BoundExceeded, "map larger than 2^32-1");
+    }
+    self().length(static_cast<uint32_t>(map.size()));
+    for (const auto& [k, v] : map) {
+      put<KS>(k);
+      put<VS>(v);
+    }
+  }
 
   template <class E, class V>
   void put_elements(const V* p, size_t n) {
@@ -403,8 +450,11 @@ class Writer : public BasicWriter<Writer> {
     char* length_field;
     char* value_start;
   };
+  // `id` may carry kPidMustUnderstand (@must_understand members).
   ParamMark param_begin(uint16_t id) {
-    if (id > 0x3F00) throw CodecError(Status::BadParameter, "member id above 0x3F00");
+    if ((id & kPidIdMask) > 0x3F00 || (id & ~(kPidIdMask | kPidMustUnderstand)) != 0) {
+      throw CodecError(Status::BadParameter, "member id above 0x3F00");
+    }
     cdr_ << param_header(id);  // as one u32 so that it is aligned to 4
     char* value = cdr_.getCurrentPosition();
     cdr_.resetAlignment();
@@ -650,6 +700,20 @@ class Reader {
   void get_shaped(Arr<E>, std::array<V, M>& arr) {
     get_elements<E>(arr.data(), M);
   }
+  template <uint64_t N, class KS, class VS, class K, class V, class C, class A>
+  void get_shaped(Map<N, KS, VS>, std::map<K, V, C, A>& map) {
+    const uint32_t n = length(N, min_elem_size<KS, K>() + min_elem_size<VS, V>(), "map");
+    map.clear();
+    for (uint32_t i = 0; i < n; ++i) {
+      K k{};
+      get<KS>(k);
+      V v{};
+      get<VS>(v);
+      if (!map.emplace(std::move(k), std::move(v)).second) {
+        throw CodecError(Status::DuplicateMapKey, "");
+      }
+    }
+  }
 
   template <class E, class V>
   void get_elements(V* p, size_t n) {
@@ -717,6 +781,59 @@ Bits read_bits(Reader& r, uint32_t bit_bound) {
     throw CodecError(Status::BadBitmask, "");
   }
   return static_cast<Bits>(raw);
+}
+
+// Bitsets (XTypes 1.3 7.3.1.2.1.x): the bitfields are packed from the least significant bit
+// of one holder integer of the bitset's total width, which is what the wire carries. A
+// value that does not fit its bitfield is refused rather than cut.
+[[nodiscard]] constexpr uint64_t low_bits(unsigned width) {
+  return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+}
+class BitsetPacker {
+ public:
+  template <class V>
+  void put(V v, unsigned offset, unsigned width, const char* field) {
+    uint64_t raw = 0;
+    if constexpr (std::is_same_v<V, bool>) {
+      raw = v ? 1 : 0;
+    } else if constexpr (std::is_signed_v<V>) {
+      const auto s = static_cast<int64_t>(v);
+      const int64_t hi = width >= 64 ? std::numeric_limits<int64_t>::max()
+                                     : static_cast<int64_t>(low_bits(width - 1));
+      if (s > hi || s < -hi - 1) throw CodecError(Status::OutOfRange, field);
+      raw = static_cast<uint64_t>(s) & low_bits(width);
+    } else {
+      raw = static_cast<uint64_t>(v);
+      if ((raw & ~low_bits(width)) != 0) throw CodecError(Status::OutOfRange, field);
+    }
+    bits_ |= raw << offset;
+  }
+  [[nodiscard]] uint64_t bits() const { return bits_; }
+
+ private:
+  uint64_t bits_ = 0;
+};
+template <class V>
+[[nodiscard]] V unpack_bits(uint64_t holder, unsigned offset, unsigned width) {
+  uint64_t raw = (holder >> offset) & low_bits(width);
+  if constexpr (std::is_same_v<V, bool>) {
+    return raw != 0;
+  } else if constexpr (std::is_signed_v<V>) {
+    if (width < 64 && ((raw >> (width - 1)) & 1) != 0) raw |= ~low_bits(width);  // sign-extend
+    return static_cast<V>(static_cast<int64_t>(raw));
+  } else {
+    return static_cast<V>(raw);
+  }
+}
+// Reads a bitset's holder; bits beyond the bitset's width are refused like a bitmask's.
+template <class U>
+[[nodiscard]] U read_bitset_holder(Reader& r, unsigned total_bits) {
+  U raw{};
+  r.get(raw);
+  if ((static_cast<uint64_t>(raw) & ~low_bits(total_bits)) != 0) {
+    throw CodecError(Status::BadBitmask, "bitset");
+  }
+  return raw;
 }
 
 }  // namespace spindle::cdr
