@@ -26,6 +26,8 @@ class AnyTopic : public dds::core::Entity {
   using Core = spindle::detail::TopicCore;
   AnyTopic(const dds::core::null_type& n) : Entity(n) {}  // NOLINT
   explicit AnyTopic(std::shared_ptr<Core> core) : Entity(std::move(core)) {}
+  // The topic `e` refers to; InvalidDowncastError if it is another kind of entity.
+  explicit AnyTopic(const dds::core::Entity& e) : Entity(checked_downcast<Core>(e, "AnyTopic")) {}
 
   [[nodiscard]] const std::string& name() const { return core().name(); }
   [[nodiscard]] std::string type_name() const { return std::string(core().type().type_name); }
@@ -60,6 +62,10 @@ class Topic : public AnyTopic {
     if (listener != nullptr) this->listener(listener, mask);
   }
   explicit Topic(std::shared_ptr<Core> core) : AnyTopic(std::move(core)) {}
+  // The topic `e` refers to; InvalidDowncastError if it is not a topic of T.
+  explicit Topic(const dds::core::Entity& e)
+      : AnyTopic(checked_downcast<Core>(e, "Topic", spindle::detail::type_support<T>().type_name)) {
+  }
 
   Topic& operator<<(const qos::TopicQos& q) {
     qos(q);
