@@ -26,7 +26,7 @@ inline void ignore(const DomainParticipant& dp, const dds::core::InstanceHandle&
 template <typename FwdIterator>
 void ignore(const DomainParticipant& dp, FwdIterator begin, FwdIterator end) {
   for (auto it = begin; it != end; ++it)
-    ignore(dp, *it);
+    dds::domain::ignore(dp, *it);
 }
 
 }  // namespace dds::domain

@@ -26,7 +26,7 @@ inline void ignore(const dds::domain::DomainParticipant& dp,
 template <typename FwdIterator>
 void ignore(const dds::domain::DomainParticipant& dp, FwdIterator begin, FwdIterator end) {
   for (auto it = begin; it != end; ++it)
-    ignore(dp, *it);
+    dds::sub::ignore(dp, *it);
 }
 
 }  // namespace dds::sub

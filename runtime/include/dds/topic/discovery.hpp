@@ -25,7 +25,7 @@ inline void ignore(const dds::domain::DomainParticipant& dp,
 template <typename FwdIterator>
 void ignore(const dds::domain::DomainParticipant& dp, FwdIterator begin, FwdIterator end) {
   for (auto it = begin; it != end; ++it)
-    ignore(dp, *it);
+    dds::topic::ignore(dp, *it);
 }
 
 }  // namespace dds::topic
