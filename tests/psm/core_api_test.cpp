@@ -271,9 +271,10 @@ TEST_CASE("find gives a live participant of the domain, or null", "[domain]") {
   CHECK(dds::domain::find(dp.domain_id()) == dp);
   CHECK(dds::domain::find(dds::domain::default_id()) == dp);
   CHECK(dds::domain::find(dp.domain_id() + 1) == dds::core::null);
+  const auto id = dp.domain_id();
   dp.close();
   // A closed participant is no member of the domain any more.
-  CHECK(dds::domain::find(dp.domain_id()) == dds::core::null);
+  CHECK(dds::domain::find(id) == dds::core::null);
   {
     dds::domain::DomainParticipant gone(dds::domain::default_id());
     CHECK(dds::domain::find(gone.domain_id()) == gone);

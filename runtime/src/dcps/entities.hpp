@@ -360,6 +360,9 @@ class Participant final : public detail::ParticipantCore {
     std::set<NodeId> nodes;
     std::set<std::uint64_t> writers, readers, topics;
   } ignored_;
+  // Serializes ignore() with on_view(), the one place matches are reported, so that a match
+  // of a pair is never reported after ignore() ended it. Taken before mu_.
+  std::mutex ignore_mu_;
   // Whether this participant ignores the writer or the reader of the pair (mu_ held).
   bool ignores(std::uint64_t writer, std::uint64_t reader) const;
   // Retained topics (dcps/retained.hpp) by topic id: every topic a retaining writer was

@@ -676,6 +676,7 @@ group::Demand Participant::layout_demand() const {
 }
 
 void Participant::on_view(const group::View& view) {
+  std::lock_guard order(ignore_mu_);  // see ignore()
   Actions actions;
   {
     std::lock_guard lock(mu_);
@@ -874,11 +875,12 @@ void Participant::on_suspicion(NodeId node, bool left, const std::string& why) {
 // ignore_participant/_publication/_subscription are local: the endpoint table stays the
 // domain's (every member's table must agree, it is the layout demand), and only this
 // participant's matching skips pairs with an ignored side (collect()). The matches such a
-// pair had end the way every unmatch does, at a view boundary (settle()), so that they stay
-// ordered with the matches settle() reports on the control thread; the generation counts
-// the change so that the engine installs that boundary now rather than at the next
-// endpoint change. A reader takes no sample of a writer it is not matched with
-// (Reader::on_sample), so from that boundary on the ignored writer's samples are dropped.
+// pair had end at once, not at a view boundary: nothing else in the domain changes, so no
+// member needs to agree on the point, and a relayout asked by one member is not a view
+// change. ignore_mu_ orders that unmatch with on_view(), where matches are reported: a match
+// held for the next boundary is dropped, one reported is ended after it. A reader takes no
+// sample of a writer it is not matched with (Reader::on_sample), so from the call on the
+// ignored writer's samples are dropped.
 
 bool Participant::ignores(std::uint64_t writer, std::uint64_t reader) const {
   return ignored_.writers.contains(writer) || ignored_.readers.contains(reader) ||
@@ -894,7 +896,8 @@ void Participant::ignore(Ignored kind, InstanceHandle h) {
   const std::uint64_t guid = h.value();
   // A participant's handle is its member's guid of serial 1 (the constructor).
   const bool a_participant = guid == make_guid(guid_node(guid), 1);
-  bool changed = false;
+  std::lock_guard order(ignore_mu_);
+  Actions actions;
   {
     std::lock_guard lock(mu_);
     switch (kind) {
@@ -929,17 +932,18 @@ void Participant::ignore(Ignored kind, InstanceHandle h) {
         if (!ignores(writer, reader)) continue;
         if (!local_writers_.contains(writer) && !local_readers_.contains(reader)) continue;
         const auto it = pending_.find({writer, reader});
-        if (it != pending_.end() && it->second) {
+        if (it != pending_.end()) {
           pending_.erase(it);  // never reported matched
-        } else {
-          pending_[{writer, reader}] = false;
-          changed = true;
+          continue;
         }
+        if (auto lw = local_writer(writer))
+          actions.emplace_back([lw, reader] { lw->matched(reader, -1); });
+        if (auto lr = local_reader(reader))
+          actions.emplace_back([lr, w = writer] { lr->unmatched(w); });
       }
     }
-    if (changed) ++generation_;
   }
-  if (changed) engine_->demand_changed();
+  run(actions);
 }
 
 // --------------------------------------------------------------------------------- Topic

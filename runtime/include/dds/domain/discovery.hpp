@@ -1,9 +1,9 @@
 // dds::domain::ignore: tells a participant to act as if a remote participant did not exist
 // (DDS-PSM-Cxx §7.5.1; DCPS 2.2.2.2.1.14 ignore_participant). The handle is a participant's
 // instance_handle(). From the call on, this participant's writers and readers end their
-// matches with that participant's endpoints (at the next view boundary, as every unmatch
-// in Spindle: docs/dcps.md) and match none of them again; it is irreversible. The ignored
-// participant is not told and its own endpoints still count ours as matched.
+// matches with that participant's endpoints (when the call returns: docs/dcps.md) and match none of
+// them again; it is irreversible. The ignored participant is not told and its own endpoints still
+// count ours as matched.
 //
 // A handle not seen yet is kept and applies once such a participant appears. A nil handle,
 // or one that is not a participant's, is an InvalidArgumentError; the participant's own

@@ -1,9 +1,9 @@
-// dds::pub::ignore: tells a participant to act as if
-// a remote DataWriter (DCPS 2.2.2.2.1.16 ignore_publication). The handle is a writer's
-// instance_handle() — what matched_publications() and SampleInfo::publication_handle() give. From
-// the call on, this participant's readers end their match with that writer at the next view
-// boundary (as every unmatch in Spindle: docs/dcps.md), take none of its samples from then on, and
-// never match it again; it is irreversible. A reader's handle is an InvalidArgumentError.
+// dds::pub::ignore: tells a participant to act as if a remote DataWriter did not exist
+// (DCPS 2.2.2.2.1.16 ignore_publication). The handle is a writer's instance_handle() — what
+// matched_publications() and SampleInfo::publication_handle() give. From the call on, this
+// participant's readers end their match with that writer when the call returns (docs/dcps.md), take
+// none of its samples from then on, and never match it again; it is irreversible. A reader's handle
+// is an InvalidArgumentError.
 //
 // A handle not seen yet is kept and applies once it appears. A nil handle is an
 // InvalidArgumentError, a closed participant an AlreadyClosedError.

@@ -1,9 +1,9 @@
-// dds::sub::ignore: tells a participant to act as if
-// a remote DataReader (DCPS 2.2.2.2.1.17 ignore_subscription). The handle is a reader's
-// instance_handle() — what matched_subscriptions() gives. From the call on, this participant's
-// writers end their match with that reader (at the next view boundary, as every unmatch in Spindle:
-// docs/dcps.md) and never match it again; it is irreversible. (Samples still travel to the reader's
-// member: the ignored side is not told, DCPS.) A writer's handle is an InvalidArgumentError.
+// dds::sub::ignore: tells a participant to act as if a remote DataReader did not exist
+// (DCPS 2.2.2.2.1.17 ignore_subscription). The handle is a reader's instance_handle() — what
+// matched_subscriptions() gives. From the call on, this participant's writers end their match with
+// that reader (when the call returns: docs/dcps.md) and never match it again; it is irreversible.
+// (Samples still travel to the reader's member: the ignored side is not told, DCPS.) A writer's
+// handle is an InvalidArgumentError.
 //
 // A handle not seen yet is kept and applies once it appears. A nil handle is an
 // InvalidArgumentError, a closed participant an AlreadyClosedError.

@@ -1,8 +1,8 @@
 // dds::topic::ignore: tells a participant to act as if
-// a remote Topic (DCPS 2.2.2.2.1.15 ignore_topic). Spindle discovers no topics of their own (no
-// DCPSTopic built-in topic: a topic is known through its writers and readers), so an ignored topic
-// handle is kept, irreversibly, and has no effect on matching, as DCPS allows (ignoring a topic
-// does not ignore its endpoints).
+// a remote Topic did not exist (DCPS 2.2.2.2.1.15 ignore_topic). Spindle discovers no topics of
+// their own (no DCPSTopic built-in topic: a topic is known through its writers and readers), so an
+// ignored topic handle is kept, irreversibly, and has no effect on matching, as DCPS allows
+// (ignoring a topic does not ignore its endpoints).
 //
 // A handle not seen yet is kept and applies once it appears. A nil handle is an
 // InvalidArgumentError, a closed participant an AlreadyClosedError.

@@ -131,7 +131,7 @@ class ParticipantCore : public EntityDelegate {
 
   // DCPS ignore_participant/_topic/_publication/_subscription (dds::domain::ignore, ...):
   // from now on this participant's endpoints behave as if the remote entity with handle `h`
-  // did not exist — matches with it end (at the next view boundary, like every unmatch)
+  // did not exist — matches with it end (when the call returns)
   // and none begin. Irreversible. A handle not (yet) discovered is kept and takes effect
   // if it appears. InvalidArgumentError for a nil handle or one of another kind;
   // PreconditionNotMetError for this participant's own handle.
