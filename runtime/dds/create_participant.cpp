@@ -26,6 +26,7 @@
 #include "group/engine.hpp"
 #include "group/join.hpp"
 #include "group/thread_runtime.hpp"
+#include "participant_registry.hpp"
 #include "qos/checks.hpp"
 
 namespace spindle::detail {
@@ -127,8 +128,11 @@ transport::NodeId random_node_id() {
 }
 }  // namespace
 
-std::shared_ptr<ParticipantCore> create_participant(
-    std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& q) {
+namespace {
+
+// create_participant without the registration.
+std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
+                                             const dds::domain::qos::DomainParticipantQos& q) {
   qos::check_consistent(q);
   const std::optional<std::uint32_t> wanted =
       domain_id == kDefaultDomain ? std::nullopt : std::optional<std::uint32_t>(domain_id);
@@ -237,6 +241,15 @@ std::shared_ptr<ParticipantCore> create_participant(
     // Someone else is founding the domain right now: ask again.
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+}  // namespace
+
+std::shared_ptr<ParticipantCore> create_participant(
+    std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& q) {
+  auto participant = join_domain(domain_id, q);
+  register_participant(domain_id, participant);
+  return participant;
 }
 
 }  // namespace spindle::detail

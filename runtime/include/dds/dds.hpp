@@ -12,6 +12,7 @@
 #include <dds/core/InstanceHandle.hpp>
 #include <dds/core/QosProvider.hpp>
 #include <dds/core/Time.hpp>
+#include <dds/core/WeakReference.hpp>
 #include <dds/core/cond/Condition.hpp>
 #include <dds/core/cond/GuardCondition.hpp>
 #include <dds/core/cond/StatusCondition.hpp>
@@ -22,11 +23,14 @@
 #include <dds/core/types.hpp>
 #include <dds/domain/DomainParticipant.hpp>
 #include <dds/domain/DomainParticipantListener.hpp>
+#include <dds/domain/discovery.hpp>
+#include <dds/domain/find.hpp>
 #include <dds/pub/AnyDataWriter.hpp>
 #include <dds/pub/CoherentSet.hpp>
 #include <dds/pub/DataWriter.hpp>
 #include <dds/pub/DataWriterListener.hpp>
 #include <dds/pub/Publisher.hpp>
+#include <dds/pub/discovery.hpp>
 #include <dds/pub/find.hpp>
 #include <dds/sub/AnyDataReader.hpp>
 #include <dds/sub/CoherentAccess.hpp>
@@ -40,6 +44,7 @@
 #include <dds/sub/Subscriber.hpp>
 #include <dds/sub/cond/QueryCondition.hpp>
 #include <dds/sub/cond/ReadCondition.hpp>
+#include <dds/sub/discovery.hpp>
 #include <dds/sub/find.hpp>
 #include <dds/sub/status/DataState.hpp>
 #include <dds/topic/ContentFilteredTopic.hpp>
@@ -48,6 +53,7 @@
 #include <dds/topic/TopicDescription.hpp>
 #include <dds/topic/TopicInstance.hpp>
 #include <dds/topic/TopicListener.hpp>
+#include <dds/topic/discovery.hpp>
 #include <dds/topic/find.hpp>
 #include <spindle/policy/Consistency.hpp>
 #include <spindle/policy/Engine.hpp>

@@ -252,6 +252,8 @@ class Participant final : public detail::ParticipantCore {
   bool autoenables() const;
   std::string transport_kind() const override { return std::string(engine_->transport_kind()); }
   void close() override;
+  // DCPS ignore_*: kept in ignored_; see "Ignoring" in participant.cpp.
+  void ignore(Ignored kind, InstanceHandle h) override;
 
   // For the entities.
   group::Engine& engine() noexcept { return *engine_; }
@@ -351,6 +353,18 @@ class Participant final : public detail::ParticipantCore {
   // (Un)matches of this node's endpoints waiting for a view boundary: (writer, reader) ->
   // true to match, false to unmatch.
   std::map<std::pair<std::uint64_t, std::uint64_t>, bool> pending_;
+  // What the application ignored (DCPS ignore_*, irreversible): members (participants are
+  // one per member, their handle make_guid(node, 1)), writer and reader guids, and topic
+  // handles (kept only). A (writer, reader) pair with an ignored side never matches here.
+  struct IgnoreSet {
+    std::set<NodeId> nodes;
+    std::set<std::uint64_t> writers, readers, topics;
+  } ignored_;
+  // Serializes ignore() with on_view(), the one place matches are reported, so that a match
+  // of a pair is never reported after ignore() ended it. Taken before mu_.
+  std::mutex ignore_mu_;
+  // Whether this participant ignores the writer or the reader of the pair (mu_ held).
+  bool ignores(std::uint64_t writer, std::uint64_t reader) const;
   // Retained topics (dcps/retained.hpp) by topic id: every topic a retaining writer was
   // announced on, kept while this participant lives.
   std::map<std::uint64_t, std::shared_ptr<RetainedTopic>> retained_;

@@ -554,7 +554,8 @@ void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
       {
         std::lock_guard lock(mu_);
         for (auto rg : endpoints_.readers_of(s.header.writer))
-          if (auto r = local_reader(rg)) readers.push_back(std::move(r));
+          if (auto r = local_reader(rg); r && !ignores(s.header.writer, rg))
+            readers.push_back(std::move(r));
       }
       for (auto& r : readers)
         r->writer_asserted(s.header.writer);
@@ -602,9 +603,11 @@ void Participant::collect(const std::vector<discovery::Change>& changes, Actions
     auto lr = c.local_reader ? local_reader(c.reader) : nullptr;
     switch (c.kind) {
       case Kind::matched:
-        if (lw || lr) pending_[{c.writer, c.reader}] = true;  // at the next view boundary
+        if ((lw || lr) && !ignores(c.writer, c.reader))
+          pending_[{c.writer, c.reader}] = true;  // at the next view boundary
         break;
       case Kind::unmatched: {
+        if (ignores(c.writer, c.reader)) break;  // never matched, or ignore() unmatched it
         const auto it = pending_.find({c.writer, c.reader});
         if (it != pending_.end() && it->second) {
           pending_.erase(it);  // never reported matched
@@ -614,6 +617,7 @@ void Participant::collect(const std::vector<discovery::Change>& changes, Actions
         break;
       }
       case Kind::incompatible:
+        if (ignores(c.writer, c.reader)) break;
         if (lw) out.emplace_back([lw, ids = c.policies] { lw->incompatible(ids); });
         if (lr) out.emplace_back([lr, ids = c.policies] { lr->incompatible(ids); });
         break;
@@ -672,6 +676,7 @@ group::Demand Participant::layout_demand() const {
 }
 
 void Participant::on_view(const group::View& view) {
+  std::lock_guard order(ignore_mu_);  // see ignore()
   Actions actions;
   {
     std::lock_guard lock(mu_);
@@ -863,6 +868,82 @@ void Participant::on_suspicion(NodeId node, bool left, const std::string& why) {
   }
   run(actions);
   engine_->demand_changed();
+}
+
+// ------------------------------------------------------------------------------ Ignoring
+//
+// ignore_participant/_publication/_subscription are local: the endpoint table stays the
+// domain's (every member's table must agree, it is the layout demand), and only this
+// participant's matching skips pairs with an ignored side (collect()). The matches such a
+// pair had end at once, not at a view boundary: nothing else in the domain changes, so no
+// member needs to agree on the point, and a relayout asked by one member is not a view
+// change. ignore_mu_ orders that unmatch with on_view(), where matches are reported: a match
+// held for the next boundary is dropped, one reported is ended after it. A reader takes no
+// sample of a writer it is not matched with (Reader::on_sample), so from the call on the
+// ignored writer's samples are dropped.
+
+bool Participant::ignores(std::uint64_t writer, std::uint64_t reader) const {
+  return ignored_.writers.contains(writer) || ignored_.readers.contains(reader) ||
+         ignored_.nodes.contains(guid_node(writer)) || ignored_.nodes.contains(guid_node(reader));
+}
+
+void Participant::ignore(Ignored kind, InstanceHandle h) {
+  check_open();
+  if (h.is_nil()) throw dds::core::InvalidArgumentError("ignore: the handle is nil");
+  if (h == instance_handle()) {
+    throw dds::core::PreconditionNotMetError("ignore: a participant cannot ignore itself");
+  }
+  const std::uint64_t guid = h.value();
+  // A participant's handle is its member's guid of serial 1 (the constructor).
+  const bool a_participant = guid == make_guid(guid_node(guid), 1);
+  std::lock_guard order(ignore_mu_);
+  Actions actions;
+  {
+    std::lock_guard lock(mu_);
+    switch (kind) {
+      case Ignored::topic:
+        ignored_.topics.insert(guid);  // nothing matches on topics alone (see discovery.hpp)
+        return;
+      case Ignored::participant:
+        if (!a_participant) {
+          throw dds::core::InvalidArgumentError("ignore: " + std::to_string(guid) +
+                                                " is not a participant's handle");
+        }
+        ignored_.nodes.insert(guid_node(guid));
+        break;
+      case Ignored::publication:
+        if (a_participant || endpoints_.reader(guid) != nullptr || local_readers_.contains(guid)) {
+          throw dds::core::InvalidArgumentError("ignore: " + std::to_string(guid) +
+                                                " is not a publication's (a writer's) handle");
+        }
+        ignored_.writers.insert(guid);
+        break;
+      case Ignored::subscription:
+        if (a_participant || endpoints_.writer(guid) != nullptr || local_writers_.contains(guid)) {
+          throw dds::core::InvalidArgumentError("ignore: " + std::to_string(guid) +
+                                                " is not a subscription's (a reader's) handle");
+        }
+        ignored_.readers.insert(guid);
+        break;
+    }
+    // The matches of this participant's endpoints that now have an ignored side end.
+    for (const auto& [writer, w] : endpoints_.writer_records()) {
+      for (const auto reader : endpoints_.readers_of(writer)) {
+        if (!ignores(writer, reader)) continue;
+        if (!local_writers_.contains(writer) && !local_readers_.contains(reader)) continue;
+        const auto it = pending_.find({writer, reader});
+        if (it != pending_.end()) {
+          pending_.erase(it);  // never reported matched
+          continue;
+        }
+        if (auto lw = local_writer(writer))
+          actions.emplace_back([lw, reader] { lw->matched(reader, -1); });
+        if (auto lr = local_reader(reader))
+          actions.emplace_back([lr, w = writer] { lr->unmatched(w); });
+      }
+    }
+  }
+  run(actions);
 }
 
 // --------------------------------------------------------------------------------- Topic

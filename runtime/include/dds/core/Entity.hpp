@@ -9,6 +9,11 @@
 // thread-safe as the entity behind it (spindle/detail/entity_delegate.hpp).
 #pragma once
 
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <dds/core/Exception.hpp>
 #include <dds/core/InstanceHandle.hpp>
 #include <dds/core/Reference.hpp>
 #include <dds/core/status/State.hpp>
@@ -35,6 +40,30 @@ class Entity : public Reference<spindle::detail::EntityDelegate> {
   void retain() { open().retain(); }
 
  protected:
+  // The delegate of `e` as a D, for the typed entities' constructors from an Entity (and so
+  // for polymorphic_cast): null for a null entity, InvalidDowncastError naming `to` when
+  // `e` is another kind of entity.
+  template <class D>
+  static std::shared_ptr<D> checked_downcast(const Entity& e, const char* to) {
+    if (e.is_nil()) return nullptr;
+    auto d = std::dynamic_pointer_cast<D>(e.delegate());
+    if (!d) throw InvalidDowncastError(std::string(to) + ": the entity is not one");
+    return d;
+  }
+  // The same, for a typed entity (Topic<T>, DataWriter<T>, DataReader<T>): also refuses a
+  // delegate whose data type is not `type_name`.
+  template <class D>
+  static std::shared_ptr<D> checked_downcast(const Entity& e, const char* to,
+                                             std::string_view type_name) {
+    auto d = checked_downcast<D>(e, to);
+    if (d && d->type().type_name != type_name) {
+      throw InvalidDowncastError(std::string(to) + ": the entity's type is '" +
+                                 std::string(d->type().type_name) + "', not '" +
+                                 std::string(type_name) + "'");
+    }
+    return d;
+  }
+
   // The delegate of an entity that is not closed: NullReferenceError for a null
   // reference, AlreadyClosedError for a closed entity.
   [[nodiscard]] delegate_type& open() const {

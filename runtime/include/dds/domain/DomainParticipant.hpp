@@ -34,8 +34,9 @@ class DomainParticipant : public dds::core::Entity {
   using Core = spindle::detail::ParticipantCore;
 
   DomainParticipant(const dds::core::null_type& n) : Entity(n) {}  // NOLINT
+  // A participant with the process-wide default QoS (default_participant_qos()).
   explicit DomainParticipant(std::uint32_t domain_id)
-      : DomainParticipant(domain_id, qos::DomainParticipantQos()) {}
+      : DomainParticipant(domain_id, default_participant_qos()) {}
   DomainParticipant(
       std::uint32_t domain_id, const qos::DomainParticipantQos& qos,
       DomainParticipantListener* listener = nullptr,
@@ -44,6 +45,19 @@ class DomainParticipant : public dds::core::Entity {
     if (listener != nullptr) core().listener(listener, mask);
   }
   explicit DomainParticipant(std::shared_ptr<Core> core) : Entity(std::move(core)) {}
+  // The participant `e` refers to; InvalidDowncastError if it is another kind of entity.
+  explicit DomainParticipant(const dds::core::Entity& e)
+      : Entity(checked_downcast<Core>(e, "DomainParticipant")) {}
+
+  // The QoS a participant gets when it is created without one: one value for the process
+  // (the PSM's DomainParticipantFactory), initially DomainParticipantQos(). Setting it
+  // checks consistency (InconsistentPolicyError) and affects participants created later.
+  [[nodiscard]] static qos::DomainParticipantQos default_participant_qos() {
+    return spindle::detail::default_participant_qos();
+  }
+  static void default_participant_qos(const qos::DomainParticipantQos& q) {
+    spindle::detail::default_participant_qos(q);
+  }
 
   [[nodiscard]] std::uint32_t domain_id() const { return core().domain_id(); }
   [[nodiscard]] qos::DomainParticipantQos qos() const { return core().qos(); }

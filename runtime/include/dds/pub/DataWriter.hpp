@@ -41,6 +41,10 @@ class DataWriter : public AnyDataWriter {
       : AnyDataWriter(pub.core().create_writer(topic.core_ptr(), q, hook_factory(listener), mask)) {
   }
   explicit DataWriter(std::shared_ptr<Core> core) : AnyDataWriter(std::move(core)) {}
+  // The writer `e` refers to; InvalidDowncastError if it is not a writer of T.
+  explicit DataWriter(const dds::core::Entity& e)
+      : AnyDataWriter(checked_downcast<Core>(e, "DataWriter",
+                                             spindle::detail::type_support<T>().type_name)) {}
 
   // --- writing ---------------------------------------------------------------------------
   void write(const T& sample) { write(sample, dds::core::Time::now()); }

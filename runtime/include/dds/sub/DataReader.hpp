@@ -58,7 +58,10 @@ class DataReader : public AnyDataReader {
       : AnyDataReader(sub.core().create_reader(topic.filtered().topic(), q, hook_factory(listener),
                                                mask, topic.filtered_ptr())) {}
   explicit DataReader(std::shared_ptr<Core> core) : AnyDataReader(std::move(core)) {}
-  explicit DataReader(const dds::core::Entity& e) : AnyDataReader(e) {}
+  // The reader `e` refers to; InvalidDowncastError if it is not a reader of T.
+  explicit DataReader(const dds::core::Entity& e)
+      : AnyDataReader(checked_downcast<Core>(e, "DataReader",
+                                             spindle::detail::type_support<T>().type_name)) {}
 
   // What a read or take selects; build it with reader.select().
   class Selector {

@@ -30,6 +30,9 @@ class Subscriber : public dds::core::Entity {
     if (listener != nullptr) core().listener(listener, mask);
   }
   explicit Subscriber(std::shared_ptr<Core> core) : Entity(std::move(core)) {}
+  // The subscriber `e` refers to; InvalidDowncastError if it is another kind of entity.
+  explicit Subscriber(const dds::core::Entity& e)
+      : Entity(checked_downcast<Core>(e, "Subscriber")) {}
 
   [[nodiscard]] qos::SubscriberQos qos() const { return core().qos(); }
   void qos(const qos::SubscriberQos& q) { core().qos(q); }

@@ -29,7 +29,7 @@ class AnyTopic : public dds::core::Entity {
   AnyTopic(const dds::core::null_type& n) : Entity(n) {}  // NOLINT
   explicit AnyTopic(std::shared_ptr<Core> core) : Entity(std::move(core)) {}
   // The topic `e` refers to; InvalidDowncastError if it is another kind of entity.
-  explicit AnyTopic(const dds::core::Entity& e) : Entity(downcast(e)) {}
+  explicit AnyTopic(const dds::core::Entity& e) : Entity(checked_downcast<Core>(e, "AnyTopic")) {}
 
   [[nodiscard]] const std::string& name() const { return core().name(); }
   [[nodiscard]] std::string type_name() const { return std::string(core().type().type_name); }
@@ -55,14 +55,6 @@ class AnyTopic : public dds::core::Entity {
   [[nodiscard]] std::shared_ptr<Core> core_ptr() const {
     (void)open();
     return std::static_pointer_cast<Core>(delegate());
-  }
-
- protected:
-  static std::shared_ptr<Core> downcast(const dds::core::Entity& e) {
-    if (e.is_nil()) return nullptr;
-    auto core = std::dynamic_pointer_cast<Core>(e.delegate());
-    if (!core) throw dds::core::InvalidDowncastError("Topic: the entity is not a topic");
-    return core;
   }
 };
 
@@ -93,9 +85,11 @@ class Topic : public AnyTopic {
     if (listener != nullptr) this->listener(listener, mask);
   }
   explicit Topic(std::shared_ptr<Core> core) : AnyTopic(std::move(core)) {}
-  // The topic `t` or `e` refers to; InvalidDowncastError if it is not a topic of type T.
-  explicit Topic(const AnyTopic& t) : AnyTopic(checked_type(t.is_nil() ? nullptr : t.core_ptr())) {}
-  explicit Topic(const dds::core::Entity& e) : AnyTopic(checked_type(downcast(e))) {}
+  // The topic `t` or `e` refers to; InvalidDowncastError if it is not a topic of T.
+  explicit Topic(const AnyTopic& t) : Topic(static_cast<const dds::core::Entity&>(t)) {}
+  explicit Topic(const dds::core::Entity& e)
+      : AnyTopic(checked_downcast<Core>(e, "Topic", spindle::detail::type_support<T>().type_name)) {
+  }
 
   Topic& operator<<(const qos::TopicQos& q) {
     qos(q);
@@ -135,14 +129,6 @@ class Topic : public AnyTopic {
     }
     return dp.core().create_topic(name, ts, q);
   }
-  static std::shared_ptr<Core> checked_type(std::shared_ptr<Core> core) {
-    if (core && core->type().type_name != spindle::detail::type_support<T>().type_name) {
-      throw dds::core::InvalidDowncastError("Topic: topic '" + core->name() + "' has type '" +
-                                            std::string(core->type().type_name) + "'");
-    }
-    return core;
-  }
-
   class Hook final : public spindle::detail::TopicListenerHook {
    public:
     Hook(TopicListener<T>* l, const std::shared_ptr<Core>& c) : l_(l), core_(c) {}

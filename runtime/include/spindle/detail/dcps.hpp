@@ -156,6 +156,15 @@ class ParticipantCore : public EntityDelegate {
   // Spindle: this participant's member id and transport ("tcp", "shm", "rdma").
   [[nodiscard]] virtual std::uint32_t node_id() const = 0;
   [[nodiscard]] virtual std::string transport_kind() const = 0;
+
+  // DCPS ignore_participant/_topic/_publication/_subscription (dds::domain::ignore, ...):
+  // from now on this participant's endpoints behave as if the remote entity with handle `h`
+  // did not exist — matches with it end (when the call returns)
+  // and none begin. Irreversible. A handle not (yet) discovered is kept and takes effect
+  // if it appears. InvalidArgumentError for a nil handle or one of another kind;
+  // PreconditionNotMetError for this participant's own handle.
+  enum class Ignored : std::uint8_t { participant, topic, publication, subscription };
+  virtual void ignore(Ignored kind, dds::core::InstanceHandle h) = 0;
 };
 
 // What a TopicDescription is: a Topic, or a ContentFilteredTopic over one.
@@ -333,6 +342,15 @@ class ReaderCore : public EntityDelegate {
 // transports. Throws dds::core::Error with what went wrong (unreachable members, bad file).
 std::shared_ptr<ParticipantCore> create_participant(
     std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& q);
+
+// The participants of this process, the PSM's DomainParticipantFactory role (defined next
+// to create_participant, which registers each one). The table holds them weakly: a
+// participant closed, or gone with its last reference, is not found.
+// One participant of this process in `domain_id` (a live, open one), or null.
+std::shared_ptr<ParticipantCore> find_participant(std::uint32_t domain_id);
+// The QoS of participants created without one; set checks consistency. Thread-safe.
+dds::domain::qos::DomainParticipantQos default_participant_qos();
+void default_participant_qos(const dds::domain::qos::DomainParticipantQos& q);
 
 // The domain id a participant created with dds::domain::default_id() joins.
 inline constexpr std::uint32_t kDefaultDomain = 0xffffffffu;

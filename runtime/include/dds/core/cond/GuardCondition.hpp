@@ -32,6 +32,9 @@ class GuardCondition : public Condition {
       : Condition(std::move(delegate)) {}
   // The GuardCondition `c` refers to; throws InvalidDowncastError if it is another kind.
   explicit GuardCondition(const Condition& c) : Condition(downcast<delegate_type>(c)) {}
+  // Assignment from a Condition (or dds::core::null), checked the same way.
+  GuardCondition& operator=(const Condition& c) { return *this = GuardCondition(c); }
+  GuardCondition& operator=(const dds::core::null_type& n) { return *this = GuardCondition(n); }
 
   using Condition::trigger_value;
   void trigger_value(bool value) { guard().set_trigger_value(value); }

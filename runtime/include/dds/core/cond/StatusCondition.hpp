@@ -39,6 +39,9 @@ class StatusCondition : public Condition {
       : Condition(std::move(delegate)) {}
   // The StatusCondition `c` refers to; throws InvalidDowncastError if it is another kind.
   explicit StatusCondition(const Condition& c) : Condition(downcast<delegate_type>(c)) {}
+  // Assignment from a Condition (or dds::core::null), checked the same way.
+  StatusCondition& operator=(const Condition& c) { return *this = StatusCondition(c); }
+  StatusCondition& operator=(const dds::core::null_type& n) { return *this = StatusCondition(n); }
 
   void enabled_statuses(const dds::core::status::StatusMask& mask) const {
     status().enabled_statuses(mask);

@@ -65,6 +65,9 @@ class ReadCondition : public dds::core::cond::Condition {
       : Condition(std::move(delegate)) {}
   // The ReadCondition `c` refers to; throws InvalidDowncastError if it is another kind.
   explicit ReadCondition(const Condition& c) : Condition(downcast<delegate_type>(c)) {}
+  // Assignment from a Condition (or dds::core::null), checked the same way.
+  ReadCondition& operator=(const Condition& c) { return *this = ReadCondition(c); }
+  ReadCondition& operator=(const dds::core::null_type& n) { return *this = ReadCondition(n); }
 
   // The mask given at creation.
   [[nodiscard]] const dds::sub::status::DataState& state_filter() const {
