@@ -926,13 +926,17 @@ void Emitter::emit_struct_codec(std::ostringstream& os, const StructDecl& s) {
     // The parameter header's id, with the must-understand flag (0x4000) when asked for; an
     // id above 0x3F00 is left as is for the codec to refuse.
     const uint32_t pid = m->must_understand && m->id <= 0x3F00 ? (m->id | 0x4000U) : m->id;
+    // A string, sequence or map member is named, for its bound error.
+    const std::string named =
+        c.shape.empty() ? "" : ", \"" + s.scoped_name() + "." + m->name + "\"";
     if (mutable_) {
-      os << "  w." << tmpl("put_param", c.shape) << "(" << pid << ", " << c.accessor << ");\n";
+      os << "  w." << tmpl("put_param", c.shape) << "(" << pid << ", " << c.accessor << named
+         << ");\n";
     } else if (m->is_optional) {
       os << "  w.template put_optional<" << shape_or_plain(c.shape) << ">(" << pid << ", "
-         << c.accessor << ");\n";
+         << c.accessor << named << ");\n";
     } else {
-      os << "  w." << tmpl("put", c.shape) << "(" << c.accessor << ");\n";
+      os << "  w." << tmpl("put", c.shape) << "(" << c.accessor << named << ");\n";
     }
   }
   if (mutable_) os << "  w.end_params();\n";
@@ -978,14 +982,18 @@ void Emitter::emit_struct_codec(std::ostringstream& os, const StructDecl& s) {
   std::string key_size;
   for (const auto& path : s.key_paths) {
     std::string acc = "v";
+    std::string name = s.scoped_name();
     for (const auto* m : path) {
       acc += '.';
       acc += cxx_id(m->name);
       acc += "()";
+      name += '.';
+      name += m->name;
     }
     const MemberDecl& leaf = *path.back();
     const auto c = member_code(leaf, "");
-    os << "  w." << tmpl("put", c.shape) << "(" << acc << ");\n";
+    const std::string named = c.shape.empty() ? "" : ", \"" + name + "\"";
+    os << "  w." << tmpl("put", c.shape) << "(" << acc << named << ");\n";
     key_size += "  off = max_size_at<" + shape_or_plain(c.shape) + ", " + c.cxx + ">(off);\n";
   }
   os << "}\n\n";

@@ -77,7 +77,7 @@ void Codec<::Bench::Sequence>::write(W& w, const ::Bench::Sequence& v) {
   w.put(v.writer_id());
   w.put(v.seq());
   w.put(v.send_time_ns());
-  w.template put<Seq<0>>(v.payload());
+  w.template put<Seq<0>>(v.payload(), "Bench::Sequence.payload");
 }
 
 template <class R>

@@ -70,7 +70,7 @@ struct Codec<::ShapeType> {
 
 template <class W>
 void Codec<::ShapeType>::write(W& w, const ::ShapeType& v) {
-  w.template put<Str<128>>(v.color());
+  w.template put<Str<128>>(v.color(), "ShapeType.color");
   w.put(v.x());
   w.put(v.y());
   w.put(v.shapesize());
@@ -94,7 +94,7 @@ constexpr size_t Codec<::ShapeType>::max_size(size_t off) {
 
 template <class W>
 void Codec<::ShapeType>::write_key(W& w, const ::ShapeType& v) {
-  w.template put<Str<128>>(v.color());
+  w.template put<Str<128>>(v.color(), "ShapeType.color");
 }
 
 constexpr size_t Codec<::ShapeType>::key_max_size(size_t off) {

@@ -524,7 +524,7 @@ constexpr size_t Codec<::Avionics::Position>::key_max_size(size_t off) {
 template <class W>
 void Codec<::Avionics::FlightState>::write(W& w, const ::Avionics::FlightState& v) {
   w.put(v.aircraft_id());
-  w.template put<Str<8>>(v.callsign());
+  w.template put<Str<8>>(v.callsign(), "Avionics::FlightState.callsign");
   w.put(v.timestamp_ns());
   w.put(v.position());
   w.template check_range<float>(v.heading_deg(), 0.0F, 360.0F, "Avionics::FlightState.heading_deg");
@@ -625,7 +625,7 @@ constexpr size_t Codec<::Avionics::AirData>::key_max_size(size_t off) {
 
 template <class W>
 void Codec<::Avionics::Waypoint>::write(W& w, const ::Avionics::Waypoint& v) {
-  w.template put<Str<8>>(v.ident());
+  w.template put<Str<8>>(v.ident(), "Avionics::Waypoint.ident");
   w.put(v.position());
 }
 
@@ -702,7 +702,7 @@ void Codec<::Avionics::Navigation>::write(W& w, const ::Avionics::Navigation& v)
   w.put(v.source());
   w.put(v.timestamp_ns());
   w.put(v.fix());
-  w.template put<Seq<64>>(v.route());
+  w.template put<Seq<64>>(v.route(), "Avionics::Navigation.route");
   w.put(v.active_leg());
 }
 

@@ -105,9 +105,16 @@ inline constexpr int kMaxNesting = 200;
   return "unknown";
 }
 
-// "string of 12 elements over its bound of 8": what a BoundExceeded error says.
-inline std::string over(const char* what, size_t size, uint64_t bound) {
-  std::string s = what;
+// "member 'Sensors::Reading.unit': string of 12 elements over its bound of 8": what a
+// BoundExceeded error of a writer says (`member` may be null: not named).
+inline std::string over(const char* member, const char* what, size_t size, uint64_t bound) {
+  std::string s;
+  if (member != nullptr) {
+    s += "member '";
+    s += member;
+    s += "': ";
+  }
+  s += what;
   s += " of ";
   s += std::to_string(size);
   s += " elements over its bound of ";
@@ -328,27 +335,34 @@ class BasicWriter {
       put_shaped(S{}, v);
     }
   }
+  // The same for a string, sequence or map member: `member` ("Module::Type.name") is what
+  // a bound error names.
+  template <class S = Plain, class V>
+  void put(const V& v, const char* member) {
+    member_ = member;
+    put<S>(v);
+  }
 
   // An @optional member outside a mutable type: a parameter header with length 0 when
   // absent (XCDR1).
   template <class S = Plain, class V>
-  void put_optional(uint16_t id, const std::optional<V>& v) {
+  void put_optional(uint16_t id, const std::optional<V>& v, const char* member = nullptr) {
     auto mark = self().param_begin(id);
-    if (v) put<S>(*v);
+    if (v) put<S>(*v, member);
     self().param_end(mark);
   }
 
   // A member of a @mutable type.
   template <class S = Plain, class V>
-  void put_param(uint16_t id, const V& v) {
+  void put_param(uint16_t id, const V& v, const char* member = nullptr) {
     auto mark = self().param_begin(id);
-    put<S>(v);
+    put<S>(v, member);
     self().param_end(mark);
   }
   template <class S = Plain, class V>
-  void put_param(uint16_t id, const std::optional<V>& v) {
+  void put_param(uint16_t id, const std::optional<V>& v, const char* member = nullptr) {
     if (!v) return;  // absent optionals of mutable types are simply not sent
-    put_param<S>(id, *v);
+    put_param<S>(id, *v, member);
   }
   void end_params() { self().sentinel(); }
 
@@ -360,22 +374,24 @@ class BasicWriter {
  private:
   Derived& self() { return static_cast<Derived&>(*this); }
 
+  const char* member_ = nullptr;  // the member being written, for bound errors
+
   template <uint64_t N>
   void put_shaped(Str<N>, const std::string& s) {
     if (N != 0 && s.size() > N)
-      throw CodecError(Status::BoundExceeded, over("string", s.size(), N));
+      throw CodecError(Status::BoundExceeded, over(member_, "string", s.size(), N));
     self().str_body(s);
   }
   template <uint64_t N>
   void put_shaped(Str<N>, const std::wstring& s) {
     if (N != 0 && s.size() > N)
-      throw CodecError(Status::BoundExceeded, over("wstring", s.size(), N));
+      throw CodecError(Status::BoundExceeded, over(member_, "wstring", s.size(), N));
     self().str_body(s);
   }
   template <uint64_t N, class E, class V>
   void put_shaped(Seq<N, E>, const std::vector<V>& seq) {
     if (N != 0 && seq.size() > N) {
-      throw CodecError(Status::BoundExceeded, over("sequence", seq.size(), N));
+      throw CodecError(Status::BoundExceeded, over(member_, "sequence", seq.size(), N));
     }
     if (seq.size() > std::numeric_limits<uint32_t>::max()) {
       throw CodecError(Status::BoundExceeded, "sequence longer than 2^32-1");
@@ -386,7 +402,7 @@ class BasicWriter {
   template <uint64_t N, class E>
   void put_shaped(Seq<N, E>, const std::vector<bool>& seq) {
     if (N != 0 && seq.size() > N) {
-      throw CodecError(Status::BoundExceeded, over("sequence", seq.size(), N));
+      throw CodecError(Status::BoundExceeded, over(member_, "sequence", seq.size(), N));
     }
     self().length(static_cast<uint32_t>(seq.size()));
     for (bool b : seq)
@@ -398,7 +414,9 @@ class BasicWriter {
   }
   template <uint64_t N, class KS, class VS, class K, class V, class C, class A>
   void put_shaped(Map<N, KS, VS>, const std::map<K, V, C, A>& map) {
-    if (N != 0 && map.size() > N) throw CodecError(Status::BoundExceeded, "map");
+    if (N != 0 && map.size() > N) {
+      throw CodecError(Status::BoundExceeded, over(member_, "map", map.size(), N));
+    }
     if (map.size() > std::numeric_limits<uint32_t>::max()) {
       throw CodecError(Status::BoundExceeded, "map larger than 2^32-1");
     }
