@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "transports.hpp"
 
 namespace tst = spindle::testing;
+namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 namespace {
@@ -29,11 +31,16 @@ std::string program(const std::string& name) {
   return tst::self_dir() + "/psm_program_" + name;
 }
 
+// The shared-memory namespace of this run over `transport`.
+std::string shm_namespace(const std::string& transport) {
+  return "porting-" + std::to_string(::getpid()) + "-" + transport;
+}
+
 // SPINDLE_CONFIG for one run: the transport, a shared-memory namespace of this run, and
 // `engine` settings if any.
 tst::ScopedDomainConfig domain(const std::string& transport, const std::string& engine = "") {
-  std::string settings = "transport: " + transport + ", shm: {namespace: porting-" +
-                         std::to_string(::getpid()) + "-" + transport + "}";
+  std::string settings =
+      "transport: " + transport + ", shm: {namespace: " + shm_namespace(transport) + "}";
   if (!engine.empty()) settings += ", engine: {" + engine + "}";
   return tst::ScopedDomainConfig(settings);
 }
@@ -124,6 +131,12 @@ void best_effort(const std::string& transport) {
   const auto writer_done = finish(writer, "writer", deadline);
   CHECK(writer_done.status == 0);
   CHECK(reader.wait(deadline) == 128 + SIGKILL);
+  // The killed reader could not unlink its shared-memory segments; the next run has another
+  // namespace, so nobody else would.
+  const std::string prefix = shm_namespace(transport) + ".";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/dev/shm", ec))
+    if (entry.path().filename().string().rfind(prefix, 0) == 0) fs::remove(entry.path(), ec);
 }
 
 }  // namespace
