@@ -99,12 +99,14 @@ WriterRecord full_writer() {
                   << pol::Partition(dds::core::StringSeq{"a", "sensors/*", ""})
                   << pol::GroupData(group.begin(), group.end())
                   << pol::EntityFactory::ManuallyEnable();
+  const std::vector<std::uint8_t> topic{4, 0, 4};
+  r.topic_data = pol::TopicData(topic.begin(), topic.end());
   return r;
 }
 
 Bytes full_writer_layout() {
   Layout l;
-  l.u8(1).u8(1).u64(0x0000'0007'0000'0003).str("Telemetry").str("avionics::AirData");
+  l.u8(2).u8(1).u64(0x0000'0007'0000'0003).str("Telemetry").str("avionics::AirData");
   l.data({1, 2, 3, 0, 255})  // user_data
       .u8(3)                 // durability
       .dur(2, 5)
@@ -143,9 +145,10 @@ Bytes full_writer_layout() {
       .u32(3)
       .str("a")
       .str("sensors/*")
-      .str("")       // partition
-      .data({9, 8})  // group_data
-      .u8(0);        // entity_factory
+      .str("")           // partition
+      .data({9, 8})      // group_data
+      .u8(0)             // entity_factory
+      .data({4, 0, 4});  // topic_data
   return l.bytes();
 }
 
@@ -169,12 +172,14 @@ ReaderRecord full_reader() {
   r.subscriber_qos << pol::Presentation::TopicAccessScope(true, true)
                    << pol::Partition(std::string("x")) << pol::GroupData(group.begin(), group.end())
                    << pol::EntityFactory::ManuallyEnable();
+  const std::vector<std::uint8_t> topic{1};
+  r.topic_data = pol::TopicData(topic.begin(), topic.end());
   return r;
 }
 
 Bytes full_reader_layout() {
   Layout l;
-  l.u8(1).u8(2).u64(0xffff'fffe'8000'0001).str("Telemetry").str("avionics::AirData");
+  l.u8(2).u8(2).u64(0xffff'fffe'8000'0001).str("Telemetry").str("avionics::AirData");
   l.data({7})     // user_data
       .u8(2)      // durability
       .dur(2, 0)  // deadline
@@ -204,9 +209,10 @@ Bytes full_reader_layout() {
       .u8(1)
       .u8(1)  // presentation
       .u32(1)
-      .str("x")   // partition
-      .data({0})  // group_data
-      .u8(0);     // entity_factory
+      .str("x")    // partition
+      .data({0})   // group_data
+      .u8(0)       // entity_factory
+      .data({1});  // topic_data
   return l.bytes();
 }
 
@@ -294,16 +300,16 @@ TEST_CASE("discovery: default-QoS records are laid out as documented and round-t
           "[dcps][discovery]") {
   const auto w = named<WriterRecord>("T", "X");
   const auto wb = spindle::discovery::encode(w);
-  CHECK(wb.size() == 153 + 2);
+  CHECK(wb.size() == 157 + 2);
   CHECK(std::vector(wb.begin(), wb.begin() + 20) ==
-        Layout().u8(1).u8(1).u64(0x0000'0001'0000'0002).str("T").str("X").bytes());
+        Layout().u8(2).u8(1).u64(0x0000'0001'0000'0002).str("T").str("X").bytes());
   const auto wd = round_trip(w);
   CHECK(wd == w);
   check_policies_equal(wd.qos, w.qos);
   check_policies_equal(wd.publisher_qos, w.publisher_qos);
 
   const auto r = named<ReaderRecord>("", "");
-  CHECK(spindle::discovery::encode(r).size() == 135);
+  CHECK(spindle::discovery::encode(r).size() == 139);
   const auto rd = round_trip(r);
   CHECK(rd == r);
   check_policies_equal(rd.qos, r.qos);
@@ -389,7 +395,7 @@ TEST_CASE("discovery: encode refuses what no peer would accept", "[dcps][discove
 // starts at 20 (version, kind, guid, two 5-byte strings); see the table in discovery/records.hpp.
 TEST_CASE("discovery: truncated records name the field and the offset", "[dcps][discovery]") {
   const auto w = spindle::discovery::encode(named<WriterRecord>("T", "X"));
-  REQUIRE(w.size() == 155);
+  REQUIRE(w.size() == 159);
   const std::pair<std::size_t, std::string> cases[] = {
       {0, "writer record: version: truncated at offset 0 (1 byte needed, 0 left)"},
       {1, "writer record: kind: truncated at offset 1 (1 byte needed, 0 left)"},
@@ -408,6 +414,7 @@ TEST_CASE("discovery: truncated records name the field and the offset", "[dcps][
       {154,
        "writer record: publisher_qos.entity_factory.autoenable_created_entities: truncated at "
        "offset 154 (1 byte needed, 0 left)"},
+      {157, "writer record: topic_data.value: truncated at offset 155 (4 bytes needed, 2 left)"},
   };
   for (const auto& [size, message] : cases) {
     INFO(size);
@@ -421,9 +428,11 @@ TEST_CASE("discovery: truncated records name the field and the offset", "[dcps][
   CHECK(error_of<ReaderRecord>(truncated(r, 144)) ==
         "reader record: subscriber_qos.partition.names[1]: truncated at offset 142 (4 bytes "
         "needed, 2 left)");
-  CHECK(error_of<ReaderRecord>(truncated(r, r.size() - 1)) ==
+  CHECK(error_of<ReaderRecord>(truncated(r, r.size() - 5)) ==
         "reader record: subscriber_qos.entity_factory.autoenable_created_entities: truncated at "
         "offset 150 (1 byte needed, 0 left)");
+  CHECK(error_of<ReaderRecord>(truncated(r, r.size() - 1)) ==
+        "reader record: topic_data.value: truncated at offset 151 (4 bytes needed, 3 left)");
 }
 
 TEST_CASE("discovery: bad fields are rejected with field, value and offset", "[dcps][discovery]") {
@@ -432,16 +441,19 @@ TEST_CASE("discovery: bad fields are rejected with field, value and offset", "[d
   Bytes trailing = w;
   trailing.insert(trailing.end(), 3, std::byte{0});
   const std::tuple<std::string_view, Bytes, std::string> writer_cases[] = {
-      {"version", with_byte(w, 0, 2), "writer record: version: 2 at offset 0, this node reads 1"},
+      {"version", with_byte(w, 0, 1), "writer record: version: 1 at offset 0, this node reads 2"},
       {"kind of the other record", r, "writer record: kind: 2 at offset 1 is a reader record"},
       {"unknown kind", with_byte(w, 1, 9),
        "writer record: kind: 9 at offset 1 is not a record kind (1 writer, 2 reader)"},
       {"name length", with_u32(w, 10, 257),
        "writer record: topic_name: length 257 at offset 10 is above the limit of 256"},
       {"name length beyond the input", with_u32(w, 15, 200),
-       "writer record: type_name: truncated at offset 19 (200 bytes needed, 136 left)"},
+       "writer record: type_name: truncated at offset 19 (200 bytes needed, 140 left)"},
       {"user data length", with_u32(w, 20, 65537),
        "writer record: qos.user_data.value: length 65537 at offset 20 is above the limit of "
+       "65536"},
+      {"topic data length", with_u32(w, 155, 65537),
+       "writer record: topic_data.value: length 65537 at offset 155 is above the limit of "
        "65536"},
       {"partition count", with_u32(w, 146, 65),
        "writer record: publisher_qos.partition.names: 65 names at offset 146 are more than the "
@@ -482,7 +494,7 @@ TEST_CASE("discovery: bad fields are rejected with field, value and offset", "[d
       {"durability service limit", with_u32(w, 46, 0x80000000),
        "writer record: qos.durability_service.max_samples_per_instance: -2147483648 at offset 46 "
        "is below -1 (LENGTH_UNLIMITED)"},
-      {"trailing bytes", trailing, "writer record: 3 trailing bytes at offset 155"},
+      {"trailing bytes", trailing, "writer record: 3 trailing bytes at offset 159"},
   };
   for (const auto& [what, bytes, message] : writer_cases) {
     INFO(what);

@@ -47,6 +47,7 @@
 #include <dds/sub/discovery.hpp>
 #include <dds/sub/find.hpp>
 #include <dds/sub/status/DataState.hpp>
+#include <dds/topic/BuiltinTopic.hpp>
 #include <dds/topic/ContentFilteredTopic.hpp>
 #include <dds/topic/Filter.hpp>
 #include <dds/topic/Topic.hpp>

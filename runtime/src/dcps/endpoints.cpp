@@ -123,6 +123,11 @@ std::shared_ptr<detail::WriterCore> Publisher::create_writer(
     const detail::WriterHookFactory& hook, const StatusMask& mask) {
   check_open();
   auto t = own_topic(topic, *participant_, "DataWriter");
+  if (t->type().serialize == nullptr) {
+    throw dds::core::PreconditionNotMetError("DataWriter: topic '" + t->name() + "' has type '" +
+                                             std::string(t->type().type_name) +
+                                             "', which has no codec (a built-in topic type)");
+  }
   qos::check_consistent(q);
   // The writer's handle is its guid: what readers see as its publication handle.
   const auto guid = participant_->next_guid();
@@ -219,6 +224,7 @@ void Reader::enable() {
         "DataReader::enable: its subscriber is not enabled (enable the subscriber first)");
   }
   ReaderCore::enable();
+  if (builtin_) return;  // fed by its participant, never announced
   auto self = std::static_pointer_cast<Reader>(shared_from_this());
   subscriber_->owner().announce(self);
   start_timers();
@@ -442,6 +448,7 @@ WriterRecord Writer::record() const {
   r.type_name = std::string(topic_->type().type_name);
   r.qos = qos();
   r.publisher_qos = publisher_->qos();
+  r.topic_data = topic_->qos().policy<dds::core::policy::TopicData>();
   return r;
 }
 
@@ -916,9 +923,9 @@ void Reader::close() {
   d.cancel(deadline_timer_);
   d.cancel(liveliness_timer_);
   d.cancel(expiry_timer_);
-  if (is_enabled()) owner.retire_reader(guid_);  // else never announced
-  listener(nullptr, StatusMask::none());         // a closed entity calls no listener
-  cache_->observers().close_all();               // its read conditions leave their WaitSets
+  if (is_enabled() && !builtin_) owner.retire_reader(guid_);  // else never announced
+  listener(nullptr, StatusMask::none());                      // a closed entity calls no listener
+  cache_->observers().close_all();  // its read conditions leave their WaitSets
   ReaderCore::close();
 }
 
@@ -937,6 +944,7 @@ ReaderRecord Reader::record() const {
   r.type_name = std::string(topic_->type().type_name);
   r.qos = qos();
   r.subscriber_qos = subscriber_->qos();
+  r.topic_data = topic_->qos().policy<dds::core::policy::TopicData>();
   return r;
 }
 

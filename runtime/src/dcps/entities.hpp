@@ -28,15 +28,21 @@
 // participant's executor (never run on the predicate thread). DATA_ON_READERS on a
 // subscriber's or participant's listener takes precedence over DATA_AVAILABLE.
 //
-// Threading and lock order: Participant::mu_ (entity registry and discovery tables) before
-// a Writer's or Reader's mu_; QosCell, ListenerSlot and Children lock leaves of their own; no lock
-// is held while calling the StatusBook (its own leaf lock), the HistoryCache, Router::publish or a
-// listener. Application threads create and use entities; the predicate thread runs
-// on_builtin/on_sample/on_batch_end; timers and listeners run on the engine's executor.
-// Time comes from the engine's Runtime (group/runtime.hpp), never from a clock directly, so
-// the entities run unchanged in the deterministic simulator.
+// Built-in topics (builtin.cpp): the built-in subscriber's four readers are Readers that
+// are never announced nor subscribed to a topic subgroup; the participant feeds their
+// caches with Changes it makes from its discovery tables (the records, the view's members),
+// queued under mu_ in table order and inserted by flush_builtin() after mu_ is released.
+//
+// Threading and lock order: Participant::builtin_mu_ before Participant::mu_ (entity registry and
+// discovery tables) before a Writer's or Reader's mu_; QosCell, ListenerSlot and Children lock
+// leaves of their own; no lock is held while calling the StatusBook (its own leaf lock), the
+// HistoryCache, Router::publish or a listener. Application threads create and use entities; the
+// predicate thread runs on_builtin/on_sample/on_batch_end; timers and listeners run on the engine's
+// executor. Time comes from the engine's Runtime (group/runtime.hpp), never from a clock directly,
+// so the entities run unchanged in the deterministic simulator.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -254,6 +260,11 @@ class Participant final : public detail::ParticipantCore {
   void close() override;
   // DCPS ignore_*: kept in ignored_; see "Ignoring" in participant.cpp.
   void ignore(Ignored kind, InstanceHandle h) override;
+  std::shared_ptr<detail::SubscriberCore> builtin_subscriber() override;
+  std::shared_ptr<const dds::topic::PublicationBuiltinTopicData> publication_data(
+      InstanceHandle h) const override;
+  std::shared_ptr<const dds::topic::SubscriptionBuiltinTopicData> subscription_data(
+      InstanceHandle h) const override;
 
   // For the entities.
   group::Engine& engine() noexcept { return *engine_; }
@@ -385,6 +396,38 @@ class Participant final : public detail::ParticipantCore {
   void open_log(RetainedTopic& t, const std::string& topic_name);  // mu_ held
   // At start: every log of this node (storage/settings.hpp) opened and replayed.
   void recover_logs();
+
+  // Built-in topics (builtin.cpp). Index of each reader in Builtin's arrays.
+  enum BuiltinIndex : std::size_t {
+    kDcpsParticipant,
+    kDcpsTopic,
+    kDcpsPublication,
+    kDcpsSubscription,
+    kBuiltinTopics
+  };
+  struct BuiltinSet;  // what builtin_subscriber() hands out: the subscriber and its readers
+  struct Builtin {
+    std::weak_ptr<BuiltinSet> set;
+    std::weak_ptr<Subscriber> subscriber;
+    std::array<std::weak_ptr<Reader>, kBuiltinTopics> readers;
+    std::array<std::vector<Change>, kBuiltinTopics> pending;  // not inserted yet
+    bool active = false;  // a built-in subscriber was made: changes are queued
+  };
+  Builtin builtin_;        // mu_
+  std::mutex builtin_mu_;  // serializes flush_builtin(); before mu_
+  // Queue the built-in samples of a change of the tables (mu_ held; no-ops while no
+  // built-in subscriber exists).
+  void builtin_endpoint(const WriterRecord& w, bool alive);
+  void builtin_endpoint(const ReaderRecord& r, bool alive);
+  void builtin_topic(const std::string& name, const std::string& type,
+                     const dds::topic::qos::TopicQos& qos, const dds::core::policy::TopicData& td,
+                     bool alive);
+  // A topic's built-in instance: alive while an endpoint uses it (after a change, mu_ held).
+  void builtin_topic_check(const std::string& name);
+  void builtin_participant(NodeId node, bool alive);
+  void queue_builtin(std::size_t index, std::shared_ptr<const void> data, bool alive);
+  // Inserts what is queued into the readers' caches (no lock held by the caller).
+  void flush_builtin();
 };
 
 // A publisher's partition set as one key (group::Channel::partition): its names sorted,
@@ -478,6 +521,9 @@ class Subscriber final : public detail::SubscriberCore {
   void close() override;
   dds::sub::SubscriberListener* listener_for(const StatusMask& status) const;
   Participant& owner() const { return *participant_; }
+  // A built-in reader on `t` (builtin.cpp), enabled, never announced.
+  std::shared_ptr<Reader> create_builtin_reader(const std::shared_ptr<Topic>& t,
+                                                const dds::sub::qos::DataReaderQos& q);
   // A reader of this subscriber has new data: DATA_ON_READERS, or the readers' own
   // DATA_AVAILABLE when nobody listens for DATA_ON_READERS.
   void data_arrived(Reader& reader);
@@ -631,6 +677,11 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   void writer_asserted(std::uint64_t writer_guid);
   // After construction (timers hold the reader weakly).
   void start_timers();
+  // A built-in reader (builtin.cpp): never announced; its data comes from feed(). Called
+  // before the reader is shared.
+  void make_builtin() noexcept { builtin_ = true; }
+  [[nodiscard]] bool is_builtin() const noexcept { return builtin_; }
+  void feed(std::vector<Change> changes);
   // Raise DATA_AVAILABLE on this reader (its listener, else the subscriber's, else the
   // participant's).
   void raise_data_available();
@@ -682,6 +733,7 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   std::vector<InsertResult> results_;
   std::atomic<bool> subscribed_{false};
   std::atomic<bool> data_available_posted_{false};  // coalesces DATA_AVAILABLE calls
+  bool builtin_ = false;
 };
 
 }  // namespace spindle::dcps

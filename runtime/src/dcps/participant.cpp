@@ -87,6 +87,15 @@ void Participant::close() {
   if (is_closed()) return;
   engine_->closing();
   close_contained_entities();
+  std::shared_ptr<Subscriber> builtin_sub;
+  {
+    std::lock_guard lock(mu_);
+    builtin_sub = builtin_.subscriber.lock();
+    builtin_.active = false;
+    for (auto& p : builtin_.pending)
+      p.clear();
+  }
+  if (builtin_sub) builtin_sub->close();  // the built-in readers, which nothing else closes
   // Goodbye, in the builtin subgroup: members that see it expect this node's connections to
   // go. Give it a moment to be delivered everywhere.
   const group::Channel builtin{0, group::Ordering::atomic};
@@ -680,6 +689,11 @@ void Participant::on_view(const group::View& view) {
   Actions actions;
   {
     std::lock_guard lock(mu_);
+    // DCPSParticipant: members that left, and members that joined.
+    for (const auto& m : view_.members)
+      if (!view.rank_of(m.id)) builtin_participant(m.id, false);
+    for (const auto& m : view.members)
+      if (!view_.rank_of(m.id)) builtin_participant(m.id, true);
     view_ = view;
     for (auto& [topic, t] : retained_) {
       t->set_view(view.epoch);
@@ -687,6 +701,7 @@ void Participant::on_view(const group::View& view) {
     }
     settle(actions);
   }
+  flush_builtin();
   run(actions);
 }
 
@@ -727,9 +742,13 @@ void Participant::on_writer_record(WriterRecord rec) {
     std::lock_guard lock(mu_);
     inconsistent = inconsistent_topic(rec.topic_name, rec.type_name);
     if (const auto terms = retention_terms(rec.qos)) keep(rec, *terms);
+    builtin_endpoint(rec, true);
+    const auto topic = rec.topic_name;
     collect(endpoints_.add(std::move(rec)), actions);
+    builtin_topic_check(topic);
     ++generation_;
   }
+  flush_builtin();
   if (inconsistent) inconsistent->raise_inconsistent();
   run(actions);
   engine_->demand_changed();
@@ -827,9 +846,13 @@ void Participant::on_reader_record(ReaderRecord rec) {
     inconsistent = inconsistent_topic(rec.topic_name, rec.type_name);
     // A local reader's own record: its history goes to it at the next view boundary.
     if (history_wanted_.erase(rec.guid) > 0) history_due_.insert(rec.guid);
+    builtin_endpoint(rec, true);
+    const auto topic = rec.topic_name;
     collect(endpoints_.add(std::move(rec)), actions);
+    builtin_topic_check(topic);
     ++generation_;
   }
+  flush_builtin();
   if (inconsistent) inconsistent->raise_inconsistent();
   run(actions);
   engine_->demand_changed();
@@ -840,9 +863,20 @@ void Participant::on_retired(std::uint64_t guid, bool writer) {
   {
     std::lock_guard lock(mu_);
     if (const auto* w = writer ? endpoints_.writer(guid) : nullptr) retire_retained(*w);
+    std::string topic;
+    if (const auto* w = writer ? endpoints_.writer(guid) : nullptr) {
+      builtin_endpoint(*w, false);
+      topic = w->topic_name;
+    }
+    if (const auto* r = writer ? nullptr : endpoints_.reader(guid)) {
+      builtin_endpoint(*r, false);
+      topic = r->topic_name;
+    }
     collect(endpoints_.retire(guid, writer), actions);
+    if (!topic.empty()) builtin_topic_check(topic);
     ++generation_;
   }
+  flush_builtin();
   run(actions);
   engine_->demand_changed();
 }
@@ -854,14 +888,27 @@ void Participant::on_suspicion(NodeId node, bool left, const std::string& why) {
   {
     std::lock_guard lock(mu_);
     left = left || left_.contains(node);
-    for (const auto& [g, w] : endpoints_.writer_records())
-      if (guid_node(g) == node) retire_retained(w);
+    std::set<std::string> topics;
+    for (const auto& [g, w] : endpoints_.writer_records()) {
+      if (guid_node(g) != node) continue;
+      retire_retained(w);
+      builtin_endpoint(w, false);
+      topics.insert(w.topic_name);
+    }
+    for (const auto& [g, r] : endpoints_.reader_records()) {
+      if (guid_node(g) != node) continue;
+      builtin_endpoint(r, false);
+      topics.insert(r.topic_name);
+    }
     const std::size_t before = endpoints_.writers() + endpoints_.readers();
     collect(endpoints_.retire_if([node](std::uint64_t g) { return guid_node(g) == node; }),
             actions);
+    for (const auto& t : topics)
+      builtin_topic_check(t);
     gone = before - (endpoints_.writers() + endpoints_.readers());
     if (gone > 0) ++generation_;
   }
+  flush_builtin();
   if (gone > 0 && !left) {
     std::cerr << "spindle: domain " << domain_id_ << ": member " << node << " is gone (" << why
               << "); its " << gone << " endpoint(s) are unmatched\n";

@@ -15,6 +15,7 @@ target_sources(spindle_runtime PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/router.cpp
   # The entities: participant, topic, publisher/subscriber, writer/reader.
   ${CMAKE_CURRENT_LIST_DIR}/content_filter.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/builtin.cpp
   ${CMAKE_CURRENT_LIST_DIR}/participant.cpp
   ${CMAKE_CURRENT_LIST_DIR}/endpoints.cpp)
 

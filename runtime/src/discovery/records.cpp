@@ -259,6 +259,10 @@ void fields(Io& io, pol::GroupData& p) {
   p.value(io.sequence("group_data.value", p.value(), kMaxDataBytes));
 }
 template <class Io>
+void fields(Io& io, pol::TopicData& p) {
+  p.value(io.sequence("topic_data.value", p.value(), kMaxDataBytes));
+}
+template <class Io>
 void fields(Io& io, pol::Durability& p) {
   p.kind(io.enumeration("durability.kind", p.kind(), pol::DurabilityKind::PERSISTENT));
 }
@@ -409,6 +413,8 @@ void record_fields(Io& io, Record& r) {
   r.type_name = io.sequence("type_name", r.type_name, kMaxNameBytes);
   qos_fields(io, "qos", r.qos);
   qos_fields(io, Traits::group_section, Traits::group(r));
+  io.section({});
+  fields(io, r.topic_data);
 }
 
 template <class Record>

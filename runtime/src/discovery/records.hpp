@@ -13,20 +13,23 @@
 // decodes is also consistent (spindle::qos::find_inconsistency finds nothing), and the
 // format is canonical: encode(decode(b)) == b for every accepted b.
 //
-// Format (version 1): little-endian, packed (no alignment, no padding); spec with the
+// Format (version 2): little-endian, packed (no alignment, no padding); spec with the
 // rationale in docs/dcps-wire.md, "Discovery records".
 //
 //    0         1         2                                       10
 //   +---------+---------+---------------------------------------+
 //   | version | kind    | guid (u64): node id << 32 | serial    |
-//   | u8 = 1  | u8      |                                       |
+//   | u8 = 2  | u8      |                                       |
 //   +---------+---------+---------------------------------------+
-//   10: topic_name str | type_name str | qos | group qos | end (no trailing bytes)
+//   10: topic_name str | type_name str | qos | group qos | topic_data | end (no trailing
+//       bytes)
 //
 //   kind        1 writer record, 2 reader record
 //   qos         DataWriterQos (writer) or DataReaderQos (reader): the policies below, in
 //               the order the QoS class lists them
 //   group qos   PublisherQos (writer) or SubscriberQos (reader), likewise
+//   topic_data  the TopicData policy of the endpoint's topic: value: bytes (version 2; the
+//               built-in topics show it, DCPSPublication and DCPSSubscription)
 //
 //   str   u32 length | length bytes, no terminator    names: length <= 256
 //   bytes u32 length | length bytes                    length <= 65536
@@ -69,7 +72,7 @@
 //   group_data             value: bytes                                                   3
 //   entity_factory         autoenable_created_entities: bool                              4
 //
-// With default QoS, a writer record is 153 bytes plus its two names, a reader record 135.
+// With default QoS, a writer record is 157 bytes plus its two names, a reader record 139.
 // Field paths in error messages are "<section>.<policy>.<field>" with the profile schema's
 // keys (qos.history.depth, publisher_qos.partition.names[2], topic_name).
 //
@@ -90,11 +93,11 @@
 
 namespace spindle::discovery {
 
-inline constexpr std::uint8_t kDiscoveryVersion = 1;
+inline constexpr std::uint8_t kDiscoveryVersion = 2;
 // Record limits; a decoder rejects larger values before allocating anything for them.
 inline constexpr std::size_t kMaxNameBytes = 256;        // topic, type and partition names
 inline constexpr std::size_t kMaxPartitions = 64;        // names in one Partition policy
-inline constexpr std::size_t kMaxDataBytes = 64 * 1024;  // UserData, GroupData
+inline constexpr std::size_t kMaxDataBytes = 64 * 1024;  // UserData, GroupData, TopicData
 
 struct WriterRecord {
   std::uint64_t guid = 0;  // make_guid(node, serial), wire.hpp
@@ -102,6 +105,7 @@ struct WriterRecord {
   std::string type_name;
   dds::pub::qos::DataWriterQos qos;
   dds::pub::qos::PublisherQos publisher_qos;
+  dds::core::policy::TopicData topic_data;  // its topic's
   friend bool operator==(const WriterRecord&, const WriterRecord&) = default;
 };
 
@@ -111,6 +115,7 @@ struct ReaderRecord {
   std::string type_name;
   dds::sub::qos::DataReaderQos qos;
   dds::sub::qos::SubscriberQos subscriber_qos;
+  dds::core::policy::TopicData topic_data;  // its topic's
   friend bool operator==(const ReaderRecord&, const ReaderRecord&) = default;
 };
 

@@ -12,8 +12,10 @@
 #include <vector>
 
 #include <dds/core/Exception.hpp>
+#include <dds/domain/DomainParticipant.hpp>
 #include <dds/sub/Subscriber.hpp>
 #include <dds/sub/status/DataState.hpp>
+#include <dds/topic/BuiltinTopic.hpp>
 #include <spindle/detail/dcps.hpp>
 #include <spindle/detail/type_support.hpp>
 
@@ -61,6 +63,17 @@ template <typename READER, typename BinIterator>
 std::uint32_t find(const Subscriber& sub, const dds::sub::status::DataState& state,
                    BinIterator begin) {
   return detail::put_readers<READER>(sub.core().readers_with(state), nullptr, begin, UINT32_MAX);
+}
+
+// The participant's built-in subscriber (DDS-PSM-Cxx §7.5.5, DCPS §2.2.5): its readers of
+// "DCPSParticipant", "DCPSTopic", "DCPSPublication" and "DCPSSubscription" (found with find()
+// above, types in dds/topic/BuiltinTopic.hpp) hold the domain as this participant discovered
+// it — every entity known when the subscriber was made, then each change. The subscriber and
+// its readers last while the application holds one of them; the participant keeps them
+// for it, so a later call gives the same subscriber. AlreadyClosedError for a closed
+// participant.
+inline Subscriber builtin_subscriber(const dds::domain::DomainParticipant& dp) {
+  return Subscriber(dp.core().builtin_subscriber());
 }
 
 }  // namespace dds::sub

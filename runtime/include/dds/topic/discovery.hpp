@@ -1,6 +1,6 @@
 // dds::topic::ignore: tells a participant to act as if
 // a remote Topic did not exist (DCPS 2.2.2.2.1.15 ignore_topic). Spindle discovers no topics of
-// their own (no DCPSTopic built-in topic: a topic is known through its writers and readers), so an
+// their own (a topic is known through its writers and readers: DCPSTopic shows those), so an
 // ignored topic handle is kept, irreversibly, and has no effect on matching, as DCPS allows
 // (ignoring a topic does not ignore its endpoints).
 //

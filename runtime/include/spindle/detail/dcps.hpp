@@ -40,6 +40,10 @@ class PublisherListener;
 namespace dds::sub {
 class SubscriberListener;
 }
+namespace dds::topic {
+class PublicationBuiltinTopicData;
+class SubscriptionBuiltinTopicData;
+}  // namespace dds::topic
 namespace spindle::dcps {
 class HistoryCache;
 }
@@ -165,6 +169,18 @@ class ParticipantCore : public EntityDelegate {
   // PreconditionNotMetError for this participant's own handle.
   enum class Ignored : std::uint8_t { participant, topic, publication, subscription };
   virtual void ignore(Ignored kind, dds::core::InstanceHandle h) = 0;
+
+  // The built-in subscriber (dds::sub::builtin_subscriber, BuiltinTopic.hpp): made on the
+  // first call with its four readers, which get the domain as discovered so far as history
+  // and every later change live. It lives while the application holds it or one of its
+  // readers; the next call after that makes a new one.
+  [[nodiscard]] virtual std::shared_ptr<SubscriberCore> builtin_subscriber() = 0;
+  // The built-in data of a discovered writer or reader (its handle), or null when the
+  // domain has no such endpoint now.
+  [[nodiscard]] virtual std::shared_ptr<const dds::topic::PublicationBuiltinTopicData>
+  publication_data(dds::core::InstanceHandle h) const = 0;
+  [[nodiscard]] virtual std::shared_ptr<const dds::topic::SubscriptionBuiltinTopicData>
+  subscription_data(dds::core::InstanceHandle h) const = 0;
 };
 
 // What a TopicDescription is: a Topic, or a ContentFilteredTopic over one.

@@ -1,0 +1,248 @@
+// The built-in topics (DDS-PSM-Cxx §7.5.4-5, DCPS §2.2.5) as an application reads them:
+// dds::sub::builtin_subscriber and its DCPSParticipant, DCPSTopic, DCPSPublication and
+// DCPSSubscription readers, with two participants of the domain in this process; the
+// matched_*_data functions. Only standard `dds::` names are used.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <dds/dds.hpp>
+
+#include "ShapeType.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+namespace pol = dds::core::policy;
+using dds::topic::ParticipantBuiltinTopicData;
+using dds::topic::PublicationBuiltinTopicData;
+using dds::topic::SubscriptionBuiltinTopicData;
+using dds::topic::TopicBuiltinTopicData;
+
+template <class Pred>
+bool eventually(Pred done, std::chrono::milliseconds limit = 10s) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+template <class T>
+dds::sub::DataReader<T> builtin_reader(const dds::domain::DomainParticipant& dp,
+                                       const std::string& topic) {
+  std::vector<dds::sub::DataReader<T>> found;
+  dds::sub::find<dds::sub::DataReader<T>>(dds::sub::builtin_subscriber(dp), topic,
+                                          std::back_inserter(found));
+  REQUIRE(found.size() == 1);
+  return found.front();
+}
+
+// The alive samples of `r` for which `pred` holds (read, not taken).
+template <class T, class Pred>
+std::vector<T> alive(dds::sub::DataReader<T>& r, Pred pred) {
+  std::vector<T> out;
+  for (const auto& s : r.read()) {
+    if (s.info().valid() &&
+        s.info().state().instance_state() == dds::sub::status::InstanceState::alive() &&
+        pred(s.data()))
+      out.push_back(s.data());
+  }
+  return out;
+}
+
+template <class T>
+bool disposed(dds::sub::DataReader<T>& r, const dds::topic::BuiltinTopicKey& key) {
+  for (const auto& s : r.read())
+    if (s.data().key() == key &&
+        s.info().state().instance_state() == dds::sub::status::InstanceState::not_alive_disposed())
+      return true;
+  return false;
+}
+
+dds::core::ByteSeq bytes(std::initializer_list<std::uint8_t> b) {
+  return dds::core::ByteSeq(b);
+}
+
+void close_quietly(dds::core::Entity e) {
+  try {
+    e.close();
+  } catch (const dds::core::AlreadyClosedError&) {
+    // the test closed it
+  }
+}
+
+// Two participants: `a` writes "Square" (user, group and topic data, a partition), `b`
+// reads it.
+struct Domain {
+  Domain() : a(dds::domain::default_id(), participant_qos({5})), b(dds::domain::default_id()) {}
+  ~Domain() {
+    close_quietly(a);
+    close_quietly(b);
+  }
+  static dds::domain::qos::DomainParticipantQos participant_qos(dds::core::ByteSeq user) {
+    dds::domain::qos::DomainParticipantQos q;
+    q << pol::UserData(user);
+    return q;
+  }
+  dds::domain::DomainParticipant a;
+  dds::domain::DomainParticipant b;
+};
+
+dds::topic::qos::TopicQos topic_qos() {
+  dds::topic::qos::TopicQos q;
+  q << pol::TopicData(bytes({7, 7}));
+  return q;
+}
+
+}  // namespace
+
+TEST_CASE("the built-in subscriber has the four readers and is the same on each call",
+          "[builtin]") {
+  dds::domain::DomainParticipant dp(dds::domain::default_id());
+  auto sub = dds::sub::builtin_subscriber(dp);
+  for (const char* name : {"DCPSParticipant", "DCPSTopic", "DCPSPublication", "DCPSSubscription"}) {
+    std::vector<dds::sub::AnyDataReader> found;
+    dds::sub::find<dds::sub::AnyDataReader>(sub, name, std::back_inserter(found));
+    CHECK(found.size() == 1);
+  }
+  CHECK(dds::sub::builtin_subscriber(dp) == sub);
+  // A built-in reader of the wrong type is refused.
+  std::vector<dds::sub::DataReader<TopicBuiltinTopicData>> wrong;
+  CHECK_THROWS_AS(dds::sub::find<dds::sub::DataReader<TopicBuiltinTopicData>>(
+                      sub, "DCPSPublication", std::back_inserter(wrong)),
+                  dds::core::InvalidDowncastError);
+  // This participant is known, with its user data.
+  auto parts = builtin_reader<ParticipantBuiltinTopicData>(dp, "DCPSParticipant");
+  CHECK(eventually([&] { return !alive(parts, [](const auto&) { return true; }).empty(); }));
+}
+
+TEST_CASE("publications and subscriptions show names, types and QoS, as history and live",
+          "[builtin]") {
+  Domain d;
+  // Endpoints made before the built-in subscriber: its history.
+  dds::topic::Topic<ShapeType> ta(d.a, "Square", topic_qos());
+  dds::pub::qos::PublisherQos pq;
+  pq << pol::Partition("left") << pol::GroupData(bytes({9}));
+  dds::pub::Publisher pub(d.a, pq);
+  dds::pub::qos::DataWriterQos wq;
+  wq << pol::UserData(bytes({1, 2})) << pol::Reliability::Reliable() << pol::OwnershipStrength(3);
+  dds::pub::DataWriter<ShapeType> writer(pub, ta, wq);
+
+  auto pubs = builtin_reader<PublicationBuiltinTopicData>(d.b, "DCPSPublication");
+  auto subs = builtin_reader<SubscriptionBuiltinTopicData>(d.b, "DCPSSubscription");
+  auto topics = builtin_reader<TopicBuiltinTopicData>(d.b, "DCPSTopic");
+  auto parts = builtin_reader<ParticipantBuiltinTopicData>(d.b, "DCPSParticipant");
+  const auto square = [](const auto& x) { return x.topic_name() == "Square"; };
+  REQUIRE(eventually([&] { return alive(pubs, square).size() == 1; }));
+  const auto p = alive(pubs, square).front();
+  CHECK(p.type_name() == "ShapeType");
+  CHECK(p.user_data().value() == bytes({1, 2}));
+  CHECK(p.group_data().value() == bytes({9}));
+  CHECK(p.topic_data().value() == bytes({7, 7}));
+  CHECK(p.partition().name() == dds::core::StringSeq{"left"});
+  CHECK(p.reliability().kind() == pol::ReliabilityKind::RELIABLE);
+  CHECK(p.ownership_strength().value() == 3);
+  CHECK(p.key().value()[0] != 0);
+
+  // The topic, and both participants, a's with its user data.
+  REQUIRE(eventually([&] {
+    return alive(topics, [](const auto& t) { return t.name() == "Square"; }).size() == 1;
+  }));
+  const auto t = alive(topics, [](const auto& x) { return x.name() == "Square"; }).front();
+  CHECK(t.type_name() == "ShapeType");
+  CHECK(t.topic_data().value() == bytes({7, 7}));
+  REQUIRE(eventually([&] { return alive(parts, [](const auto&) { return true; }).size() == 2; }));
+  // A participant's own sample has its user data (a remote one's is empty: no participant
+  // record yet, docs/dcps.md).
+  auto own = builtin_reader<ParticipantBuiltinTopicData>(d.a, "DCPSParticipant");
+  const auto five = [](const auto& x) { return x.user_data().value() == bytes({5}); };
+  REQUIRE(eventually([&] { return alive(own, five).size() == 1; }));
+  CHECK(p.participant_key() == alive(own, five).front().key());
+  CHECK(alive(parts, [&](const auto& x) { return x.key() == p.participant_key(); }).size() == 1);
+
+  // A reader made now shows live, and the writer and the reader see each other's data.
+  dds::topic::Topic<ShapeType> tb(d.b, "Square", topic_qos());
+  dds::sub::qos::SubscriberQos sq;
+  sq << pol::Partition("left") << pol::GroupData(bytes({4}));
+  dds::sub::Subscriber sub(d.b, sq);
+  dds::sub::qos::DataReaderQos rq;
+  rq << pol::UserData(bytes({3})) << pol::Reliability::Reliable();
+  dds::sub::DataReader<ShapeType> reader(sub, tb, rq);
+  REQUIRE(eventually([&] { return alive(subs, square).size() == 1; }));
+  const auto s = alive(subs, square).front();
+  CHECK(s.type_name() == "ShapeType");
+  CHECK(s.user_data().value() == bytes({3}));
+  CHECK(s.group_data().value() == bytes({4}));
+  CHECK(s.topic_data().value() == bytes({7, 7}));
+  CHECK(s.partition().name() == dds::core::StringSeq{"left"});
+
+  REQUIRE(eventually([&] { return writer.publication_matched_status().current_count() == 1; }));
+  REQUIRE(eventually([&] { return reader.subscription_matched_status().current_count() == 1; }));
+  const auto sd = dds::pub::matched_subscription_data(writer, reader.instance_handle());
+  CHECK(sd.user_data().value() == bytes({3}));
+  CHECK(sd.key() == s.key());
+  const auto pd = dds::sub::matched_publication_data(reader, writer.instance_handle());
+  CHECK(pd.user_data().value() == bytes({1, 2}));
+  CHECK(pd.key() == p.key());
+  CHECK(dds::sub::matched_publications(reader).size() == 1);
+  // Not matched with that handle.
+  CHECK_THROWS_AS(dds::sub::matched_publication_data(reader, reader.instance_handle()),
+                  dds::core::InvalidArgumentError);
+
+  // A closed writer's instance is disposed.
+  const auto key = p.key();
+  writer.close();
+  CHECK(eventually([&] { return disposed(pubs, key); }));
+  reader.close();
+  CHECK(eventually([&] { return disposed(subs, s.key()); }));
+  // No endpoint uses "Square" any more.
+  CHECK(eventually([&] { return disposed(topics, t.key()); }));
+}
+
+namespace {
+class Counting : public dds::sub::NoOpDataReaderListener<PublicationBuiltinTopicData> {
+ public:
+  void on_data_available(dds::sub::DataReader<PublicationBuiltinTopicData>& r) override {
+    for (const auto& s : r.take())
+      if (s.info().valid() && s.data().topic_name() == "Circle") ++circles;
+  }
+  std::atomic<int> circles{0};
+};
+}  // namespace
+
+TEST_CASE("a listener on a built-in reader hears a new publication", "[builtin]") {
+  Domain d;
+  Counting listener;
+  auto pubs = builtin_reader<PublicationBuiltinTopicData>(d.b, "DCPSPublication");
+  pubs.listener(&listener, dds::core::status::StatusMask::data_available());
+  dds::topic::Topic<ShapeType> topic(d.a, "Circle");
+  dds::pub::Publisher pub(d.a);
+  dds::pub::DataWriter<ShapeType> writer(pub, topic);
+  CHECK(eventually([&] { return listener.circles.load() == 1; }));
+  pubs.listener(nullptr, dds::core::status::StatusMask::none());
+}
+
+TEST_CASE("a participant that leaves is disposed in DCPSParticipant", "[builtin]") {
+  dds::domain::DomainParticipant a(dds::domain::default_id());
+  auto parts = builtin_reader<ParticipantBuiltinTopicData>(a, "DCPSParticipant");
+  dds::topic::BuiltinTopicKey key;
+  {
+    dds::domain::DomainParticipant b(dds::domain::default_id());
+    REQUIRE(eventually([&] { return alive(parts, [](const auto&) { return true; }).size() == 2; }));
+    const auto self = alive(parts, [](const auto& x) { return x.user_data().value().empty(); });
+    REQUIRE(self.size() == 2);
+    // b's key: the one that is not a's.
+    for (const auto& p : self)
+      if (p.key().value()[0] != static_cast<std::int32_t>(a.instance_handle().value() >> 32))
+        key = p.key();
+    b.close();
+  }
+  CHECK(eventually([&] { return disposed(parts, key); }));
+}
