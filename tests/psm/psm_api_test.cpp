@@ -568,8 +568,11 @@ TEST_CASE("psm: QosProvider profiles feed every entity", "[psm]") {
 #ifndef OMG_DDS_PERSISTENCE_SUPPORT
 #error "OMG_DDS_PERSISTENCE_SUPPORT: TRANSIENT/PERSISTENT durability is supported"
 #endif
-#ifdef OMG_DDS_CONTENT_SUBSCRIPTION_SUPPORT
-#error "OMG_DDS_CONTENT_SUBSCRIPTION_SUPPORT is not (yet) supported and must not be claimed"
+#ifndef OMG_DDS_CONTENT_SUBSCRIPTION_SUPPORT
+#error "OMG_DDS_CONTENT_SUBSCRIPTION_SUPPORT: ContentFilteredTopic and QueryCondition are supported"
+#endif
+#ifdef OMG_DDS_MULTI_TOPIC_SUPPORT
+#error "OMG_DDS_MULTI_TOPIC_SUPPORT: MultiTopic is not supported and must not be claimed"
 #endif
 
 TEST_CASE("core: Duration and Time from whole seconds, and Duration arithmetic", "[core]") {

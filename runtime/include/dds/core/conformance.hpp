@@ -6,8 +6,9 @@
 //   OMG_DDS_OWNERSHIP_SUPPORT        OWNERSHIP (exclusive, with strength), per instance
 //   OMG_DDS_PERSISTENCE_SUPPORT      DURABILITY TRANSIENT and PERSISTENT, DURABILITY_SERVICE
 //                                    (docs/storage.md)
-//   not defined (yet):
-//   OMG_DDS_CONTENT_SUBSCRIPTION_SUPPORT   ContentFilteredTopic, QueryCondition, MultiTopic
+//   OMG_DDS_CONTENT_SUBSCRIPTION_SUPPORT   ContentFilteredTopic, QueryCondition (the PSM
+//                                    gives MultiTopic a macro of its own; docs/filters.md)
+//   not defined:
 //   OMG_DDS_MULTI_TOPIC_SUPPORT            MultiTopic
 //   OMG_DDS_OBJECT_MODEL_SUPPORT           coherent and ordered access (Presentation)
 //   OMG_DDS_X_TYPES_*                      DDS-XTypes dynamic types
@@ -17,3 +18,4 @@
 
 #define OMG_DDS_OWNERSHIP_SUPPORT 1
 #define OMG_DDS_PERSISTENCE_SUPPORT 1
+#define OMG_DDS_CONTENT_SUBSCRIPTION_SUPPORT 1
