@@ -201,6 +201,19 @@ TEST_CASE("strings without their NUL are rejected", "[hostile]") {
   CHECK(decode<Test::Strings>(b, b.size()).status == Status::BadString);
 }
 
+TEST_CASE("a NUL inside a string is refused both ways", "[hostile]") {
+  Test::Strings s;
+  s.unbounded("abc");
+  auto b = encode(s);
+  b[9] = std::byte{0};  // "a\0c" with its NUL: the writer would have sent "a"
+  CHECK(decode<Test::Strings>(b, b.size()).status == Status::BadString);
+  s.unbounded(std::string("a\0c", 3));
+  std::vector<std::byte> out;
+  const auto r = spindle::cdr::serialize(s, out);
+  CHECK(r.status == Status::BadString);
+  CHECK_THAT(r.detail, Catch::Contains("NUL character inside") && Catch::Contains("Test::Strings"));
+}
+
 TEST_CASE("corrupted and random bytes never crash a deserializer", "[hostile]") {
   garbage_never_crashes(samples::primitives(), 1);
   garbage_never_crashes(samples::strings(), 2);

@@ -162,7 +162,7 @@ TEST_CASE("QoS in and out with << and >>; typed entities from untyped ones", "[p
   CHECK(td.type_name() == "ShapeType");
   CHECK(w.reader.topic_description().name() == "Square");
   static_assert(dds::topic::is_topic_type<ShapeType>::value);
-  CHECK(std::string(dds::topic::topic_type_name<ShapeType>()) == "ShapeType");
+  CHECK(dds::topic::topic_type_name<ShapeType>::value() == "ShapeType");
 
   // The (participant, name, type name) constructor: the IDL name, or a clear refusal.
   dds::topic::Topic<ShapeType> named(w.participant, "Named", "ShapeType");
@@ -346,4 +346,41 @@ TEST_CASE("coherent sets and suspended publication keep their contract", "[psm][
     CHECK(w.reader.read().length() == 2);
     access.end();
   }
+}
+
+TEST_CASE("conversions by copy, find by topic, Query as a reference, discover", "[psm][topic]") {
+  World w;
+  dds::core::cond::Condition c = dds::sub::cond::ReadCondition(w.reader, DataState::any());
+  dds::sub::cond::ReadCondition rc = c;
+  dds::sub::DataReader<ShapeType> r = rc.data_reader();
+  CHECK(r == w.reader);
+  dds::pub::AnyDataWriter aw = w.writer;
+  dds::pub::DataWriter<ShapeType> tw = aw;
+  CHECK(tw == w.writer);
+  CHECK(w.writer.topic_description().name() == "Square");
+  std::vector<dds::sub::DataReader<ShapeType>> readers;
+  CHECK(dds::sub::find<dds::sub::DataReader<ShapeType>>(w.subscriber, w.topic,
+                                                        std::back_inserter(readers)) == 1);
+
+  dds::sub::Query none(dds::core::null);
+  CHECK(none == dds::core::null);
+  CHECK_THROWS_AS(none.expression(), dds::core::NullReferenceError);
+  dds::sub::Query q(w.reader, "x > %0 AND x < %1", std::vector<std::string>{"1", "5"});
+  CHECK(std::vector<std::string>(q.begin(), q.end()) == std::vector<std::string>{"1", "5"});
+
+  // A topic that only another participant of the domain has.
+  dds::domain::DomainParticipant other(dds::domain::default_id());
+  dds::topic::Topic<ShapeType> elsewhere(other, "Elsewhere");
+  dds::pub::Publisher other_pub(other);
+  dds::pub::DataWriter<ShapeType> other_writer(other_pub, elsewhere);
+  const auto found = dds::topic::discover<dds::topic::Topic<ShapeType>>(
+      w.participant, "Elsewhere", dds::core::Duration::from_secs(10));
+  REQUIRE(found != dds::core::null);
+  CHECK(found.name() == "Elsewhere");
+  CHECK(found.domain_participant() == w.participant);
+  CHECK(dds::topic::discover<dds::topic::Topic<ShapeType>>(
+            w.participant, "Nowhere", dds::core::Duration::from_millisecs(50)) == dds::core::null);
+  other_writer.close();
+  std::this_thread::sleep_for(20ms);
+  other.close();
 }

@@ -45,6 +45,9 @@ class DataWriter : public AnyDataWriter {
   explicit DataWriter(const dds::core::Entity& e)
       : AnyDataWriter(checked_downcast<Core>(e, "DataWriter",
                                              spindle::detail::type_support<T>().type_name)) {}
+  // `DataWriter<T> w = any_writer;` — the same check.
+  DataWriter(const AnyDataWriter& w)  // NOLINT(google-explicit-constructor)
+      : DataWriter(static_cast<const dds::core::Entity&>(w)) {}
 
   // --- writing ---------------------------------------------------------------------------
   void write(const T& sample) { write(sample, dds::core::Time::now()); }
@@ -179,6 +182,7 @@ class DataWriter : public AnyDataWriter {
 
   // --- entity ----------------------------------------------------------------------------
   [[nodiscard]] dds::topic::Topic<T> topic() const { return dds::topic::Topic<T>(core().topic()); }
+  [[nodiscard]] dds::topic::TopicDescription<T> topic_description() const { return topic(); }
   DataWriter& operator<<(const qos::DataWriterQos& q) {
     qos(q);
     return *this;

@@ -62,6 +62,9 @@ class DataReader : public AnyDataReader {
   explicit DataReader(const dds::core::Entity& e)
       : AnyDataReader(checked_downcast<Core>(e, "DataReader",
                                              spindle::detail::type_support<T>().type_name)) {}
+  // `DataReader<T> r = condition.data_reader();` — the same check.
+  DataReader(const AnyDataReader& r)  // NOLINT(google-explicit-constructor)
+      : DataReader(static_cast<const dds::core::Entity&>(r)) {}
 
   // What a read or take selects; build it with reader.select().
   class Selector {

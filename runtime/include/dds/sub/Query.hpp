@@ -25,6 +25,7 @@ class Query {
  public:
   using const_iterator = std::vector<std::string>::const_iterator;
 
+  Query(const dds::core::null_type&) : reader_(dds::core::null) {}  // NOLINT
   Query(const AnyDataReader& dr, const std::string& expression)
       : Query(dr, expression, std::vector<std::string>{}) {}
   template <typename FWIterator>
@@ -36,24 +37,33 @@ class Query {
       : reader_(dr),
         filter_(spindle::detail::make_content_filter(dr.core().type(), expression, params, true)) {}
 
-  [[nodiscard]] const std::string& expression() const { return filter_->expression(); }
+  [[nodiscard]] bool is_nil() const noexcept { return filter_ == nullptr; }
+  friend bool operator==(const Query& q, const dds::core::null_type&) noexcept {
+    return q.is_nil();
+  }
+  friend bool operator==(const Query& a, const Query& b) noexcept { return a.filter_ == b.filter_; }
+
+  [[nodiscard]] const std::string& expression() const { return checked().expression(); }
   // Replaces the expression; the parameters stay (InvalidArgumentError if they no longer fit).
   void expression(const std::string& expr) {
     filter_ = spindle::detail::make_content_filter(reader_.core().type(), expr,
-                                                   filter_->parameters(), true);
+                                                   checked().parameters(), true);
   }
-  [[nodiscard]] std::vector<std::string> parameters() const { return filter_->parameters(); }
+  [[nodiscard]] std::vector<std::string> parameters() const { return checked().parameters(); }
+  // The parameters, as a range: iterators stay valid until the parameters change.
+  [[nodiscard]] const_iterator begin() const { return current().cbegin(); }
+  [[nodiscard]] const_iterator end() const { return current().cend(); }
   template <typename FWIterator>
   void parameters(const FWIterator& begin, const FWIterator& end) {
-    filter_->parameters(std::vector<std::string>(begin, end));
+    checked().parameters(std::vector<std::string>(begin, end));
   }
   void add_parameter(const std::string& param) {
-    auto p = filter_->parameters();
+    auto p = checked().parameters();
     p.push_back(param);
     filter_->parameters(p);
   }
   [[nodiscard]] std::uint32_t parameters_length() const {
-    return static_cast<std::uint32_t>(filter_->parameters().size());
+    return static_cast<std::uint32_t>(checked().parameters().size());
   }
   [[nodiscard]] const AnyDataReader& data_reader() const noexcept { return reader_; }
 
@@ -64,8 +74,21 @@ class Query {
   }
 
  private:
+  // The parameters as a vector that stays put while they do (begin() and end() may be
+  // called in either order).
+  const std::vector<std::string>& current() const {
+    auto p = checked().parameters();
+    if (p != snapshot_) snapshot_ = std::move(p);
+    return snapshot_;
+  }
+  [[nodiscard]] spindle::detail::ContentFilterCore& checked() const {
+    if (!filter_) throw dds::core::NullReferenceError("dds::sub::Query: null reference");
+    return *filter_;
+  }
+
   AnyDataReader reader_;
   std::shared_ptr<spindle::detail::ContentFilterCore> filter_;
+  mutable std::vector<std::string> snapshot_;  // what begin()/end() iterate
 };
 
 }  // namespace dds::sub

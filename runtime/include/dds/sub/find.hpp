@@ -16,6 +16,8 @@
 #include <dds/sub/Subscriber.hpp>
 #include <dds/sub/status/DataState.hpp>
 #include <dds/topic/BuiltinTopic.hpp>
+#include <dds/topic/Topic.hpp>
+#include <dds/topic/TopicDescription.hpp>
 #include <spindle/detail/dcps.hpp>
 #include <spindle/detail/type_support.hpp>
 
@@ -53,6 +55,27 @@ template <typename READER, typename BinIterator>
 std::uint32_t find(const Subscriber& sub, const std::string& topic_name, BinIterator begin) {
   return detail::put_readers<READER>(sub.core().readers(), &topic_name, begin, UINT32_MAX);
 }
+// The same, naming the topic by a Topic or a ContentFilteredTopic (its name).
+template <typename READER, typename FwdIterator>
+std::uint32_t find(const Subscriber& sub, const dds::topic::AnyTopic& topic, FwdIterator begin,
+                   std::uint32_t max_size) {
+  return find<READER>(sub, topic.name(), begin, max_size);
+}
+template <typename READER, typename BinIterator>
+std::uint32_t find(const Subscriber& sub, const dds::topic::AnyTopic& topic, BinIterator begin) {
+  return find<READER>(sub, topic.name(), begin);
+}
+template <typename READER, typename T, typename FwdIterator>
+std::uint32_t find(const Subscriber& sub, const dds::topic::TopicDescription<T>& topic,
+                   FwdIterator begin, std::uint32_t max_size) {
+  return find<READER>(sub, topic.name(), begin, max_size);
+}
+template <typename READER, typename T, typename BinIterator>
+std::uint32_t find(const Subscriber& sub, const dds::topic::TopicDescription<T>& topic,
+                   BinIterator begin) {
+  return find<READER>(sub, topic.name(), begin);
+}
+
 // The readers holding samples in `state` (DCPS get_datareaders).
 template <typename READER, typename FwdIterator>
 std::uint32_t find(const Subscriber& sub, const dds::sub::status::DataState& state,

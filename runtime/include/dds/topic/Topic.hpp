@@ -74,7 +74,7 @@ class Topic : public AnyTopic {
   }
   // A topic whose type is registered under `type_name` rather than T's own name: Spindle
   // DDS matches topics by name and type name, so this must be T's IDL name
-  // (topic_type_name<T>()); another name is refused with InvalidArgumentError.
+  // (topic_type_name<T>::value()); another name is refused with InvalidArgumentError.
   Topic(const dds::domain::DomainParticipant& dp, const std::string& name,
         const std::string& type_name)
       : Topic(dp, name, type_name, dp.default_topic_qos()) {}
@@ -152,8 +152,8 @@ inline constexpr bool is_topic_type_v = spindle::Topic<T>;
 template <typename T>
 struct is_topic_type : std::bool_constant<spindle::Topic<T>> {};
 template <typename T>
-const char* topic_type_name() {
-  return spindle::topic_traits<T>::type_name.data();
-}
+struct topic_type_name {
+  static std::string value() { return std::string(spindle::topic_traits<T>::type_name); }
+};
 
 }  // namespace dds::topic

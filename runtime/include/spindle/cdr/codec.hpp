@@ -52,7 +52,7 @@ enum class Status : uint8_t {
   BadDiscriminator,       // a union discriminator outside its type
   BadEnumerator,          // an enum value that names no enumerator
   BadBoolean,             // a boolean byte other than 0 or 1
-  BadString,              // a string without its terminating NUL
+  BadString,              // a string without its terminating NUL, or with a NUL inside
   BadBitmask,             // bits set beyond the bitmask's bit_bound
   BadEncapsulation,       // unknown or mismatched encapsulation header
   BadParameter,           // malformed parameter-list header
@@ -380,6 +380,16 @@ class BasicWriter {
   void put_shaped(Str<N>, const std::string& s) {
     if (N != 0 && s.size() > N)
       throw CodecError(Status::BoundExceeded, over(member_, "string", s.size(), N));
+    // A CDR string ends at its NUL: one inside would cut it short on the wire.
+    if (s.find('\0') != std::string::npos) {
+      std::string what = "a NUL character inside";
+      if (member_ != nullptr) {
+        what += " member '";
+        what += member_;
+        what += "'";
+      }
+      throw CodecError(Status::BadString, what);
+    }
     self().str_body(s);
   }
   template <uint64_t N>
@@ -687,6 +697,11 @@ class Reader {
     s.resize(n);
     cdr_.deserializeArray(s.data(), n);
     s.pop_back();  // the NUL
+    // Only the last byte may be NUL: the writer would send a string with one inside as a
+    // shorter one (and two map keys could then collide).
+    if (s.find('\0') != std::string::npos) {
+      throw CodecError(Status::BadString, "a NUL character inside the string");
+    }
   }
   template <uint64_t N>
   void get_shaped(Str<N>, std::wstring& s) {

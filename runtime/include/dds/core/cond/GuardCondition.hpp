@@ -31,7 +31,9 @@ class GuardCondition : public Condition {
   explicit GuardCondition(std::shared_ptr<delegate_type> delegate)
       : Condition(std::move(delegate)) {}
   // The GuardCondition `c` refers to; throws InvalidDowncastError if it is another kind.
-  explicit GuardCondition(const Condition& c) : Condition(downcast<delegate_type>(c)) {}
+  GuardCondition(
+      const Condition& c)  // NOLINT(google-explicit-constructor): `GuardCondition x = cond;`
+      : Condition(downcast<delegate_type>(c)) {}
   // Assignment from a Condition (or dds::core::null), checked the same way.
   GuardCondition& operator=(const Condition& c) { return *this = GuardCondition(c); }
   GuardCondition& operator=(const dds::core::null_type& n) { return *this = GuardCondition(n); }

@@ -38,7 +38,9 @@ class StatusCondition : public Condition {
   explicit StatusCondition(std::shared_ptr<delegate_type> delegate)
       : Condition(std::move(delegate)) {}
   // The StatusCondition `c` refers to; throws InvalidDowncastError if it is another kind.
-  explicit StatusCondition(const Condition& c) : Condition(downcast<delegate_type>(c)) {}
+  StatusCondition(
+      const Condition& c)  // NOLINT(google-explicit-constructor): `StatusCondition x = cond;`
+      : Condition(downcast<delegate_type>(c)) {}
   // Assignment from a Condition (or dds::core::null), checked the same way.
   StatusCondition& operator=(const Condition& c) { return *this = StatusCondition(c); }
   StatusCondition& operator=(const dds::core::null_type& n) { return *this = StatusCondition(n); }

@@ -64,7 +64,9 @@ class ReadCondition : public dds::core::cond::Condition {
   explicit ReadCondition(std::shared_ptr<delegate_type> delegate)
       : Condition(std::move(delegate)) {}
   // The ReadCondition `c` refers to; throws InvalidDowncastError if it is another kind.
-  explicit ReadCondition(const Condition& c) : Condition(downcast<delegate_type>(c)) {}
+  ReadCondition(
+      const Condition& c)  // NOLINT(google-explicit-constructor): `ReadCondition x = cond;`
+      : Condition(downcast<delegate_type>(c)) {}
   // Assignment from a Condition (or dds::core::null), checked the same way.
   ReadCondition& operator=(const Condition& c) { return *this = ReadCondition(c); }
   ReadCondition& operator=(const dds::core::null_type& n) { return *this = ReadCondition(n); }
