@@ -14,8 +14,12 @@
 #include <dds/dds.hpp>
 
 #include "ShapeType.hpp"
+#include "psm_test_support.hpp"
 
 namespace {
+
+using psm_test::close_quietly;
+using psm_test::eventually;
 
 using namespace std::chrono_literals;
 namespace pol = dds::core::policy;
@@ -23,16 +27,6 @@ using dds::topic::ParticipantBuiltinTopicData;
 using dds::topic::PublicationBuiltinTopicData;
 using dds::topic::SubscriptionBuiltinTopicData;
 using dds::topic::TopicBuiltinTopicData;
-
-template <class Pred>
-bool eventually(Pred done, std::chrono::milliseconds limit = 10s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(2ms);
-  }
-  return true;
-}
 
 template <class T>
 dds::sub::DataReader<T> builtin_reader(const dds::domain::DomainParticipant& dp,
@@ -68,14 +62,6 @@ bool disposed(dds::sub::DataReader<T>& r, const dds::topic::BuiltinTopicKey& key
 
 dds::core::ByteSeq bytes(std::initializer_list<std::uint8_t> b) {
   return dds::core::ByteSeq(b);
-}
-
-void close_quietly(dds::core::Entity e) {
-  try {
-    e.close();
-  } catch (const dds::core::AlreadyClosedError&) {
-    // the test closed it
-  }
 }
 
 // Two participants: `a` writes "Square" (user, group and topic data, a partition), `b`

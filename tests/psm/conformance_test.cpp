@@ -13,36 +13,21 @@
 #include <dds/dds.hpp>
 
 #include "ShapeType.hpp"
+#include "psm_test_support.hpp"
 
 namespace {
 
+using psm_test::close_quietly;
+using psm_test::eventually;
+
 using namespace std::chrono_literals;
 using dds::core::status::StatusMask;
-
-template <class Pred>
-bool eventually(Pred done, std::chrono::milliseconds limit = 5s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
 
 ShapeType shape(const std::string& color, int32_t x) {
   ShapeType s;
   s.color(color);
   s.x(x);
   return s;
-}
-
-// Closes what the test left open (a second close() throws AlreadyClosedError).
-void close_quietly(dds::core::Entity e) {
-  try {
-    e.close();
-  } catch (const dds::core::AlreadyClosedError&) {
-    // the test closed it
-  }
 }
 
 struct World {

@@ -17,23 +17,17 @@
 
 #include "ShapeType.hpp"
 #include "avionics.hpp"
+#include "psm_test_support.hpp"
 
 namespace {
+
+using psm_test::close_quietly;
+using psm_test::eventually;
 
 using namespace std::chrono_literals;
 using dds::core::InvalidDowncastError;
 using Writer = dds::pub::DataWriter<ShapeType>;
 using Reader = dds::sub::DataReader<ShapeType>;
-
-template <class Pred>
-bool eventually(Pred done, std::chrono::milliseconds limit = 10s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(2ms);
-  }
-  return true;
-}
 
 // `pred` holds at every check during `period` ("nothing more happens").
 template <class Pred>
@@ -51,14 +45,6 @@ ShapeType shape(const std::string& color, int32_t x) {
   s.color(color);
   s.x(x);
   return s;
-}
-
-void close_quietly(dds::core::Entity e) {
-  try {
-    e.close();
-  } catch (const dds::core::AlreadyClosedError&) {
-    // the test closed it
-  }
 }
 
 dds::sub::qos::DataReaderQos reliable_reader() {

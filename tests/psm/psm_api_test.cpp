@@ -19,21 +19,13 @@
 #include <dds/dds.hpp>
 
 #include "ShapeType.hpp"
+#include "psm_test_support.hpp"
 
 namespace {
 
-using namespace std::chrono_literals;
+using psm_test::eventually;
 
-// Polls `done` for up to five seconds.
-template <class Pred>
-bool eventually(Pred done) {
-  const auto until = std::chrono::steady_clock::now() + 5s;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(2ms);
-  }
-  return true;
-}
+using namespace std::chrono_literals;
 
 // Closes a matched writer and reader and gives the participant's threads time to process
 // their retirement before the test drops its references. Today a discovery record handled

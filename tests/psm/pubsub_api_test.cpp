@@ -14,21 +14,14 @@
 #include <dds/dds.hpp>
 
 #include "ShapeType.hpp"
+#include "psm_test_support.hpp"
 
 namespace {
 
+using psm_test::eventually;
+
 using namespace std::chrono_literals;
 using dds::sub::status::DataState;
-
-template <class Pred>
-bool eventually(Pred done) {
-  const auto until = std::chrono::steady_clock::now() + 5s;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
 
 ShapeType shape(const std::string& color, int32_t x, int32_t size = 10) {
   ShapeType s;
@@ -62,12 +55,8 @@ struct World {
     REQUIRE(eventually([&] { return writer.publication_matched_status().current_count() == 1; }));
   }
   ~World() {
-    for (dds::core::Entity e : {dds::core::Entity(reader), dds::core::Entity(writer)}) {
-      try {
-        e.close();
-      } catch (const dds::core::AlreadyClosedError&) {
-      }
-    }
+    psm_test::close_quietly(reader);
+    psm_test::close_quietly(writer);
     std::this_thread::sleep_for(20ms);
     participant.close();
   }
