@@ -166,6 +166,8 @@ TEST_CASE("DATA_AVAILABLE is no longer a changed status once the listener ran",
 TEST_CASE("Topic::close refuses while writers or readers use the topic", "[conformance][close]") {
   World w;
   CHECK_THROWS_AS(w.topic.close(), dds::core::PreconditionNotMetError);
+  CHECK_THROWS_WITH(w.topic.close(),
+                    Catch::Contains("'Circle'") && Catch::Contains("1 writer(s) and 1 reader(s)"));
   w.writer.write(shape("RED", 7));  // both still work
   REQUIRE(eventually([&] { return w.reader.read().length() == 1; }));
   w.writer.close();
@@ -296,6 +298,7 @@ TEST_CASE("EntityFactory autoenable_created_entities=false creates disabled enti
   dds::pub::DataWriter<ShapeType> blocked(off, w.topic);
   CHECK_THROWS_AS(blocked.write(shape("PINK", 1)), dds::core::NotEnabledError);
   CHECK_THROWS_AS(blocked.enable(), dds::core::PreconditionNotMetError);
+  CHECK_THROWS_WITH(blocked.enable(), Catch::Contains("publisher is not enabled"));
   off.enable();  // its own EntityFactory autoenables: its writers are enabled with it
   REQUIRE(eventually([&] { return blocked.publication_matched_status().current_count() == 1; }));
   blocked.write(shape("PINK", 2));
@@ -308,9 +311,13 @@ TEST_CASE("Presentation that Spindle DDS cannot honour is refused, not ignored",
   dds::pub::qos::PublisherQos coherent = w.participant.default_publisher_qos();
   coherent << dds::core::policy::Presentation::TopicAccessScope(true, false);
   CHECK_THROWS_AS(dds::pub::Publisher(w.participant, coherent), dds::core::UnsupportedError);
+  CHECK_THROWS_WITH(dds::pub::Publisher(w.participant, coherent),
+                    Catch::Contains("Publisher: Presentation coherent_access"));
   dds::sub::qos::SubscriberQos group = w.participant.default_subscriber_qos();
   group << dds::core::policy::Presentation::GroupAccessScope(false, true);
   CHECK_THROWS_AS(dds::sub::Subscriber(w.participant, group), dds::core::UnsupportedError);
+  CHECK_THROWS_WITH(dds::sub::Subscriber(w.participant, group),
+                    Catch::Contains("ordered_access over the GROUP access_scope"));
   CHECK_THROWS_AS(w.publisher.qos(coherent), dds::core::UnsupportedError);
   // Ordered access per topic holds (a writer's samples arrive in its order): accepted.
   dds::pub::qos::PublisherQos ordered = w.participant.default_publisher_qos();

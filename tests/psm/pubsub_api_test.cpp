@@ -158,6 +158,9 @@ TEST_CASE("QoS in and out with << and >>; typed entities from untyped ones", "[p
   CHECK(named.type_name() == "ShapeType");
   CHECK_THROWS_AS(dds::topic::Topic<ShapeType>(w.participant, "Other", "Shape"),
                   dds::core::InvalidArgumentError);
+  CHECK_THROWS_WITH(dds::topic::Topic<ShapeType>(w.participant, "Other", "Shape"),
+                    Catch::Contains("type name 'Shape' is not the IDL name of its type, "
+                                    "'ShapeType'"));
   dds::topic::NoOpTopicListener<ShapeType> tl;
   named.listener(&tl, dds::core::status::StatusMask::all());
   CHECK(named.listener() == &tl);
