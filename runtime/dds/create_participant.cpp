@@ -212,8 +212,20 @@ std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
       continue;
     }
     if (welcome) {
-      auto engine = std::make_unique<group::Engine>(std::move(welcome->view), std::move(t),
-                                                    runtime(), timeout, c.domain_id, layout);
+      std::unique_ptr<group::Engine> engine;
+      try {
+        engine = std::make_unique<group::Engine>(std::move(welcome->view), std::move(t), runtime(),
+                                                 timeout, c.domain_id, layout);
+      } catch (const dds::core::Error&) {
+        // A member of the welcome view could not be reached: often the domain went on to a
+        // later view before we connected (it removes us then). Ask again, on a new transport.
+        if (std::chrono::steady_clock::now() + std::chrono::milliseconds(300) >= deadline) throw;
+        t = make_transport(c);
+        if (const auto* tcp = dynamic_cast<transport::TcpTransport*>(t.get()))
+          request.port = tcp->port();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
       engine->serve_joins(join_port_of(), must_agree(c));
       return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine), welcome->state,
                                                  c.storage);

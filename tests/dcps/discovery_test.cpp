@@ -34,7 +34,9 @@ namespace {
 namespace pol = dds::core::policy;
 namespace sp = spindle::policy;
 using dds::core::Duration;
+using spindle::discovery::ParticipantRecord;
 using spindle::discovery::ReaderRecord;
+using spindle::discovery::TopicRecord;
 using spindle::discovery::WriterRecord;
 using Bytes = std::vector<std::byte>;
 
@@ -216,6 +218,73 @@ Bytes full_reader_layout() {
   return l.bytes();
 }
 
+ParticipantRecord full_participant() {
+  ParticipantRecord r;
+  r.guid = spindle::dcps::make_guid(9, 1);
+  const std::vector<std::uint8_t> user{0xca, 0xfe};
+  r.qos << pol::UserData(user.begin(), user.end()) << pol::EntityFactory::ManuallyEnable();
+  return r;
+}
+
+Bytes full_participant_layout() {
+  return Layout().u8(2).u8(3).u64(0x0000'0009'0000'0001).data({0xca, 0xfe}).u8(0).bytes();
+}
+
+TopicRecord full_topic() {
+  TopicRecord r;
+  r.guid = spindle::dcps::make_guid(9, 4);
+  r.topic_name = "Telemetry";
+  r.type_name = "avionics::AirData";
+  const std::vector<std::uint8_t> topic{4, 0, 4};
+  r.qos << pol::TopicData(topic.begin(), topic.end()) << pol::Durability::Persistent()
+        << pol::DurabilityService(Duration(2, 5), pol::HistoryKind::KEEP_ALL, 7, 100, 10, 20)
+        << pol::Deadline(Duration(1, 500)) << pol::LatencyBudget(Duration::infinite())
+        << pol::Liveliness::ManualByTopic(Duration(3, 0))
+        << pol::Reliability::Reliable(Duration(0, 250'000'000))
+        << pol::DestinationOrder::SourceTimestamp() << pol::History(pol::HistoryKind::KEEP_ALL, 4)
+        << pol::ResourceLimits(1000, 50, 20) << pol::TransportPriority(-7)
+        << pol::Lifespan(Duration(60, 0)) << pol::Ownership::Exclusive()
+        << sp::Consistency::LoggedPeriodicFsync(Duration(0, 5'000'000))
+        << sp::Engine(64, 4096, 65536, sp::RdmcAlgorithm::CHAIN);
+  return r;
+}
+
+Bytes full_topic_layout() {
+  Layout l;
+  l.u8(2).u8(4).u64(0x0000'0009'0000'0004).str("Telemetry").str("avionics::AirData");
+  l.data({4, 0, 4})  // topic_data
+      .u8(3)         // durability
+      .dur(2, 5)
+      .u8(1)
+      .i32(7)
+      .i32(100)
+      .i32(10)
+      .i32(20)      // durability_service
+      .dur(1, 500)  // deadline
+      .infinite()   // latency_budget
+      .u8(2)
+      .dur(3, 0)  // liveliness
+      .u8(1)
+      .dur(0, 250'000'000)  // reliability
+      .u8(1)                // destination_order
+      .u8(1)
+      .i32(4)  // history
+      .i32(1000)
+      .i32(50)
+      .i32(20)     // resource_limits
+      .i32(-7)     // transport_priority
+      .dur(60, 0)  // lifespan
+      .u8(1)       // ownership
+      .u8(3)
+      .u8(1)
+      .dur(0, 5'000'000)  // consistency
+      .u32(64)
+      .u32(4096)
+      .u32(65536)
+      .u8(1);  // engine
+  return l.bytes();
+}
+
 template <class Record>
 Record named(std::string topic, std::string type) {
   Record r;
@@ -233,6 +302,14 @@ std::optional<WriterRecord> decode(const WriterRecord&, std::span<const std::byt
 std::optional<ReaderRecord> decode(const ReaderRecord&, std::span<const std::byte> b,
                                    std::string& e) {
   return spindle::discovery::decode_reader(b, e);
+}
+std::optional<ParticipantRecord> decode(const ParticipantRecord&, std::span<const std::byte> b,
+                                        std::string& e) {
+  return spindle::discovery::decode_participant(b, e);
+}
+std::optional<TopicRecord> decode(const TopicRecord&, std::span<const std::byte> b,
+                                  std::string& e) {
+  return spindle::discovery::decode_topic(b, e);
 }
 
 // Every field of every policy of `q` differs from the default QoS, by the profile schema
@@ -444,7 +521,8 @@ TEST_CASE("discovery: bad fields are rejected with field, value and offset", "[d
       {"version", with_byte(w, 0, 1), "writer record: version: 1 at offset 0, this node reads 2"},
       {"kind of the other record", r, "writer record: kind: 2 at offset 1 is a reader record"},
       {"unknown kind", with_byte(w, 1, 9),
-       "writer record: kind: 9 at offset 1 is not a record kind (1 writer, 2 reader)"},
+       "writer record: kind: 9 at offset 1 is not a record kind (1 writer, 2 reader, 3 "
+       "participant, 4 topic)"},
       {"name length", with_u32(w, 10, 257),
        "writer record: topic_name: length 257 at offset 10 is above the limit of 256"},
       {"name length beyond the input", with_u32(w, 15, 200),
@@ -511,6 +589,53 @@ TEST_CASE("discovery: bad fields are rejected with field, value and offset", "[d
         "1500000000 at offset 90 is not below 1e9");
 }
 
+TEST_CASE("discovery: participant and topic records are laid out as documented and round-trip",
+          "[dcps][discovery]") {
+  const auto p = full_participant();
+  check_every_field_differs_from_default(p.qos);
+  CHECK(spindle::discovery::encode(p) == full_participant_layout());
+  CHECK(round_trip(p) == p);
+  CHECK(spindle::discovery::encode(ParticipantRecord{}).size() == 10 + 4 + 1);
+  CHECK(round_trip(ParticipantRecord{}) == ParticipantRecord{});
+
+  const auto t = full_topic();
+  check_every_field_differs_from_default(t.qos);
+  CHECK(spindle::discovery::encode(t) == full_topic_layout());
+  const auto got = round_trip(t);
+  check_policies_equal(got.qos, t.qos);
+  CHECK(got == t);
+  CHECK(round_trip(named<TopicRecord>("T", "X")) == named<TopicRecord>("T", "X"));
+}
+
+TEST_CASE("discovery: bad participant and topic records are rejected with what is wrong",
+          "[dcps][discovery]") {
+  const auto p = spindle::discovery::encode(full_participant());
+  const auto t = spindle::discovery::encode(full_topic());
+  CHECK(error_of<ParticipantRecord>(t) ==
+        "participant record: kind: 4 at offset 1 is a topic record");
+  CHECK(error_of<TopicRecord>(p) == "topic record: kind: 3 at offset 1 is a participant record");
+  CHECK(error_of<WriterRecord>(t) == "writer record: kind: 4 at offset 1 is a topic record");
+  CHECK(error_of<ParticipantRecord>(truncated(p, 15)) ==
+        "participant record: qos.user_data.value: truncated at offset 14 (2 bytes needed, 1 "
+        "left)");
+  CHECK(error_of<ParticipantRecord>(with_byte(p, 16, 2)) ==
+        "participant record: qos.entity_factory.autoenable_created_entities: 2 at offset 16 is "
+        "not a boolean (0 or 1)");
+  CHECK(error_of<ParticipantRecord>(with_byte(p, 0, 1)) ==
+        "participant record: version: 1 at offset 0, this node reads 2");
+  auto trailing = p;
+  trailing.push_back(std::byte{0});
+  CHECK(error_of<ParticipantRecord>(trailing) ==
+        "participant record: 1 trailing bytes at offset 17");
+  CHECK(error_of<TopicRecord>(with_u32(t, 10, 300)) ==
+        "topic record: topic_name: length 300 at offset 10 is above the limit of 256");
+  auto bad = named<TopicRecord>("T", "X");
+  bad.qos << pol::History::KeepLast(8) << pol::ResourceLimits(100, 10, 4);
+  CHECK(error_of<TopicRecord>(spindle::discovery::encode(bad)) ==
+        "topic record: qos: inconsistent: History.depth (8) > "
+        "ResourceLimits.max_samples_per_instance (4)");
+}
+
 TEST_CASE("discovery: values the checks allow are accepted", "[dcps][discovery]") {
   const auto w = spindle::discovery::encode(named<WriterRecord>("T", "X"));
   std::string error;
@@ -566,7 +691,9 @@ TEST_CASE("discovery: mutated records are decoded or rejected, never misread",
                                     spindle::discovery::encode(named<ReaderRecord>("", "")),
                                     spindle::discovery::encode(full_writer()),
                                     spindle::discovery::encode(full_reader()),
-                                    spindle::discovery::encode(partitions)};
+                                    spindle::discovery::encode(partitions),
+                                    spindle::discovery::encode(full_participant()),
+                                    spindle::discovery::encode(full_topic())};
   std::mt19937_64 rng(0x5d15c0);
   auto below = [&](std::size_t n) {
     return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
@@ -614,8 +741,12 @@ TEST_CASE("discovery: mutated records are decoded or rejected, never misread",
     };
     std::string werror;
     std::string rerror;
+    std::string perror;
+    std::string terror;
     tally(spindle::discovery::decode_writer(b, werror), werror, "writer record: ");
     tally(spindle::discovery::decode_reader(b, rerror), rerror, "reader record: ");
+    tally(spindle::discovery::decode_participant(b, perror), perror, "participant record: ");
+    tally(spindle::discovery::decode_topic(b, terror), terror, "topic record: ");
   }
   CHECK(misread == 0);
   CHECK(accepted > 100);
@@ -633,6 +764,8 @@ TEST_CASE("discovery: the fuzz seed corpus holds current encodings", "[dcps][dis
       {"writer_full", spindle::discovery::encode(full_writer())},
       {"reader_full", spindle::discovery::encode(full_reader())},
       {"writer_partitions", spindle::discovery::encode(partitions)},
+      {"participant_full", spindle::discovery::encode(full_participant())},
+      {"topic_full", spindle::discovery::encode(full_topic())},
   };
   const auto dir = std::filesystem::path(SPINDLE_SOURCE_DIR) / "tests/fuzz/corpus/discovery_record";
   const bool write = std::getenv("SPINDLE_WRITE_CORPUS") != nullptr;

@@ -1,8 +1,8 @@
 // libFuzzer target for the discovery record decoder (discovery/records.hpp): every participant
 // decodes the records every other participant multicasts, so any bytes must give a record
-// or a message, never a crash, a hang or an exception. Each input is decoded both as a
-// writer and as a reader record. Properties checked: a rejection has a message naming the
-// record kind; an accepted record leaves the message empty, has consistent QoS, and
+// or a message, never a crash, a hang or an exception. Each input is decoded as each kind
+// of record: writer, reader, participant and topic. Properties checked: a rejection has a message
+// naming the record kind; an accepted record leaves the message empty, has consistent QoS, and
 // re-encodes to exactly the input (the format is canonical).
 //
 // Threading: single-threaded (libFuzzer's).
@@ -39,5 +39,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check(spindle::discovery::decode_writer(input, error), error, "writer record: ", input);
   error.clear();
   check(spindle::discovery::decode_reader(input, error), error, "reader record: ", input);
+  error.clear();
+  check(spindle::discovery::decode_participant(input, error), error, "participant record: ", input);
+  error.clear();
+  check(spindle::discovery::decode_topic(input, error), error, "topic record: ", input);
   return 0;
 }

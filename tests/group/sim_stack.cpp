@@ -97,6 +97,7 @@ std::optional<std::size_t> SimStack::join(std::string& why, std::chrono::nanosec
     return net_->events_run() != ran || net_->step();
   };
   std::shared_ptr<group::SimJoinHub::Ticket> ticket;
+  std::unique_ptr<group::Engine> engine;
   while (net_->now() < deadline) {
     ticket = hub_->ask(request);
     if (!ticket) {
@@ -104,8 +105,19 @@ std::optional<std::size_t> SimStack::join(std::string& why, std::chrono::nanosec
       continue;
     }
     (void)net_->run_until([&] { return hub_->settled(*ticket); }, deadline);
-    if (ticket->state == State::welcomed) break;
-    if (ticket->state == State::refused) {
+    if (ticket->state == State::welcomed) {
+      // The domain may have gone on to a later view before we connect (create_participant
+      // asks again then, and so does this).
+      try {
+        engine = std::make_unique<group::Engine>(ticket->welcome->view, net_->node(id),
+                                                 std::make_unique<group::SimRuntime>(*net_, id),
+                                                 std::chrono::milliseconds(0), 0, settings_);
+        break;
+      } catch (const dds::core::Error& e) {
+        ticket->state = State::refused;
+        ticket->why = e.what();
+      }
+    } else if (ticket->state == State::refused) {
       // A restarted id still in the view, or a leader closing or halted: ask again.
       const bool again = ticket->why.find("is already a member") != std::string::npos ||
                          ticket->why.find(group::kLeaderLeaving) != std::string::npos;
@@ -113,7 +125,7 @@ std::optional<std::size_t> SimStack::join(std::string& why, std::chrono::nanosec
     }
     if (!breathe()) break;
   }
-  if (!ticket || ticket->state != State::welcomed) {
+  if (!engine) {
     why = "node " + std::to_string(id) + " got no welcome: " +
           (!ticket                           ? std::string("nobody held the join port")
            : ticket->state == State::waiting ? std::string("the leader did not answer")
@@ -123,9 +135,6 @@ std::optional<std::size_t> SimStack::join(std::string& why, std::chrono::nanosec
     participants_.emplace_back(dds::core::null);
     return std::nullopt;
   }
-  auto engine = std::make_unique<group::Engine>(std::move(ticket->welcome->view), net_->node(id),
-                                                std::make_unique<group::SimRuntime>(*net_, id),
-                                                std::chrono::milliseconds(0), 0, settings_);
   engine->serve_joins(hub_->port(id), agreed());
   cores_.push_back(std::make_shared<dcps::Participant>(0, dds::domain::qos::DomainParticipantQos(),
                                                        std::move(engine), ticket->welcome->state));

@@ -475,7 +475,13 @@ TEST_CASE("stack: DCPS over the engine in the simulator delivers the same sequen
   std::uint64_t large = 0;     // seeds where samples went by RDMC
   std::uint64_t retained = 0;  // seeds whose survivors retained history
   for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
-    const Outcome o = run_seed(seed);
+    Outcome o;
+    try {
+      o = run_seed(seed);
+    } catch (const std::exception& e) {
+      FAIL("seed " << seed << " threw: " << e.what()
+                   << "\nreplay: " << sim::replay_command(seed, "[stack]"));
+    }
     faults += o.faults;
     joins += o.joins;
     large += o.large > 0 ? 1 : 0;

@@ -59,6 +59,12 @@ TEST_CASE(
   dds::pub::DataWriter<FlightState> w(dds::pub::Publisher(stack.participant(0)), t1);
   dds::sub::DataReader<FlightState> r(dds::sub::Subscriber(stack.participant(1)), t2, keep_all());
   REQUIRE(stack.run_until([&] { return w.publication_matched_status().current_count() == 1; }));
+  // Every member installs the view that lays the topic out (each at its own moment).
+  REQUIRE(stack.run_until([&] {
+    for (std::size_t i = 0; i < 3; ++i)
+      if (topic_subgroup(stack.view(i), "Track") == nullptr) return false;
+    return true;
+  }));
   for (std::size_t i = 0; i < 3; ++i) {
     const auto v = stack.view(i);
     const auto* sg = topic_subgroup(v, "Track");

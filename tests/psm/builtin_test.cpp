@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 #include <dds/dds.hpp>
 
+#include "Sequence.hpp"
 #include "ShapeType.hpp"
 #include "psm_test_support.hpp"
 
@@ -145,13 +146,13 @@ TEST_CASE("publications and subscriptions show names, types and QoS, as history 
   CHECK(t.type_name() == "ShapeType");
   CHECK(t.topic_data().value() == bytes({7, 7}));
   REQUIRE(eventually([&] { return alive(parts, [](const auto&) { return true; }).size() == 2; }));
-  // A participant's own sample has its user data (a remote one's is empty: no participant
-  // record yet, docs/dcps.md).
+  // A participant's user data, its own and a remote one's (its participant record).
   auto own = builtin_reader<ParticipantBuiltinTopicData>(d.a, "DCPSParticipant");
   const auto five = [](const auto& x) { return x.user_data().value() == bytes({5}); };
   REQUIRE(eventually([&] { return alive(own, five).size() == 1; }));
   CHECK(p.participant_key() == alive(own, five).front().key());
-  CHECK(alive(parts, [&](const auto& x) { return x.key() == p.participant_key(); }).size() == 1);
+  REQUIRE(eventually([&] { return alive(parts, five).size() == 1; }));
+  CHECK(alive(parts, five).front().key() == p.participant_key());
 
   // A reader made now shows live, and the writer and the reader see each other's data.
   dds::topic::Topic<ShapeType> tb(d.b, "Square", topic_qos());
@@ -188,7 +189,13 @@ TEST_CASE("publications and subscriptions show names, types and QoS, as history 
   CHECK(eventually([&] { return disposed(pubs, key); }));
   reader.close();
   CHECK(eventually([&] { return disposed(subs, s.key()); }));
-  // No endpoint uses "Square" any more.
+  // No endpoint uses "Square" any more, but both Topics do; it goes with the last of them.
+  std::this_thread::sleep_for(100ms);
+  CHECK_FALSE(disposed(topics, t.key()));
+  ta.close();
+  std::this_thread::sleep_for(100ms);
+  CHECK_FALSE(disposed(topics, t.key()));
+  tb.close();
   CHECK(eventually([&] { return disposed(topics, t.key()); }));
 }
 
@@ -231,4 +238,120 @@ TEST_CASE("a participant that leaves is disposed in DCPSParticipant", "[builtin]
     b.close();
   }
   CHECK(eventually([&] { return disposed(parts, key); }));
+}
+
+TEST_CASE("a remote participant's user data shows, and its change too", "[builtin]") {
+  Domain d;
+  auto parts = builtin_reader<ParticipantBuiltinTopicData>(d.b, "DCPSParticipant");
+  const auto key_a = [&](const auto& x) {
+    return x.key().value()[0] == static_cast<std::int32_t>(d.a.instance_handle().value() >> 32);
+  };
+  REQUIRE(eventually([&] {
+    const auto a = alive(parts, key_a);
+    return a.size() == 1 && a.front().user_data().value() == bytes({5});
+  }));
+  auto q = d.a.qos();
+  q << pol::UserData(bytes({6, 6, 6}));
+  d.a.qos(q);
+  CHECK(eventually([&] {
+    const auto a = alive(parts, key_a);
+    return a.size() == 1 && a.front().user_data().value() == bytes({6, 6, 6});
+  }));
+  // The same at a participant that joins now (the joining state carries the record).
+  dds::domain::DomainParticipant c(dds::domain::default_id());
+  auto parts_c = builtin_reader<ParticipantBuiltinTopicData>(c, "DCPSParticipant");
+  CHECK(eventually([&] {
+    const auto a = alive(parts_c, key_a);
+    return a.size() == 1 && a.front().user_data().value() == bytes({6, 6, 6});
+  }));
+  CHECK(eventually([&] { return alive(parts_c, [](const auto&) { return true; }).size() == 3; }));
+  close_quietly(c);
+}
+
+TEST_CASE("a topic with no endpoints shows in DCPSTopic with its own QoS", "[builtin]") {
+  Domain d;
+  dds::topic::qos::TopicQos q = topic_qos();
+  q << pol::Durability::TransientLocal() << pol::Reliability::Reliable()
+    << pol::Deadline(dds::core::Duration(4, 0));
+  dds::topic::Topic<ShapeType> lonely(d.a, "Lonely", q);
+  auto topics = builtin_reader<TopicBuiltinTopicData>(d.b, "DCPSTopic");
+  const auto named = [](const auto& x) { return x.name() == "Lonely"; };
+  REQUIRE(eventually([&] { return alive(topics, named).size() == 1; }));
+  auto t = alive(topics, named).front();
+  CHECK(t.type_name() == "ShapeType");
+  CHECK(t.topic_data().value() == bytes({7, 7}));
+  CHECK(t.durability().kind() == pol::DurabilityKind::TRANSIENT_LOCAL);
+  CHECK(t.reliability().kind() == pol::ReliabilityKind::RELIABLE);
+  CHECK(t.deadline().period() == dds::core::Duration(4, 0));
+
+  // A changed topic QoS is announced again.
+  q << pol::TopicData(bytes({8}));
+  lonely.qos(q);
+  REQUIRE(eventually([&] {
+    const auto now = alive(topics, named);
+    return now.size() == 1 && now.front().topic_data().value() == bytes({8});
+  }));
+
+  // dds::topic::discover finds it at b, and b's own Topic is made for it.
+  const auto found = dds::topic::discover<dds::topic::Topic<ShapeType>>(
+      d.b, "Lonely", dds::core::Duration::from_secs(10));
+  REQUIRE(found != dds::core::null);
+  CHECK(found.domain_participant() == d.b);
+
+  // The instance goes with the last Topic of the name.
+  const auto key = t.key();
+  lonely.close();
+  std::this_thread::sleep_for(100ms);
+  CHECK_FALSE(disposed(topics, key));
+  dds::topic::Topic<ShapeType>(found).close();
+  CHECK(eventually([&] { return disposed(topics, key); }));
+}
+
+TEST_CASE("discover and discover_all list the domain's topics", "[builtin]") {
+  Domain d;
+  dds::topic::Topic<ShapeType> square(d.a, "Square");
+  dds::topic::Topic<ShapeType> circle(d.a, "Circle");
+  dds::topic::Topic<Bench::Sequence> seq(d.a, "Seq");
+  dds::topic::Topic<ShapeType> mine(d.b, "Mine");
+  // Topic<T>: every topic of the domain with T's type, each as a Topic of b.
+  std::vector<dds::topic::Topic<ShapeType>> shapes;
+  REQUIRE(eventually([&] {
+    shapes.clear();
+    return dds::topic::discover_all<dds::topic::Topic<ShapeType>>(d.b,
+                                                                  std::back_inserter(shapes)) == 3;
+  }));
+  std::vector<std::string> names;
+  for (const auto& t : shapes) {
+    names.push_back(t.name());
+    CHECK(t.domain_participant() == d.b);
+  }
+  CHECK(names == std::vector<std::string>{"Circle", "Mine", "Square"});
+  // At most max_size of them, into a forward iterator.
+  std::vector<dds::topic::Topic<ShapeType>> two(2, dds::topic::Topic<ShapeType>(dds::core::null));
+  CHECK(dds::topic::discover<dds::topic::Topic<ShapeType>>(d.b, two.begin(), 2) == 2);
+  CHECK(two[0].name() == "Circle");
+  CHECK(two[1].name() == "Mine");
+  // AnyTopic and TopicDescription: the participant's own topics (a topic made for another
+  // member needs its type: Topic<T>).
+  std::vector<dds::topic::AnyTopic> any;
+  CHECK(dds::topic::discover_all<dds::topic::AnyTopic>(d.b, std::back_inserter(any)) == 3);
+  std::vector<dds::topic::TopicDescription> descriptions;
+  CHECK(dds::topic::discover_all<dds::topic::TopicDescription>(
+            d.b, std::back_inserter(descriptions)) == 3);
+  CHECK(descriptions.front().name() == "Circle");
+  std::vector<dds::topic::Topic<Bench::Sequence>> seqs;
+  CHECK(dds::topic::discover_all<dds::topic::Topic<Bench::Sequence>>(
+            d.b, std::back_inserter(seqs)) == 1);
+}
+
+TEST_CASE("a Topic of another type elsewhere is an inconsistent topic, endpoints or not",
+          "[builtin]") {
+  Domain d;
+  dds::topic::Topic<ShapeType> shapes(d.a, "Clash");
+  dds::topic::Topic<Bench::Sequence> sequences(d.b, "Clash");
+  CHECK(eventually([&] { return shapes.inconsistent_topic_status().total_count() == 1; }));
+  CHECK(eventually([&] { return sequences.inconsistent_topic_status().total_count() == 1; }));
+  // discover refuses the other type.
+  CHECK_THROWS_AS(dds::topic::discover<dds::topic::Topic<ShapeType>>(d.b, "Clash"),
+                  dds::core::InvalidDowncastError);
 }

@@ -146,10 +146,16 @@ TEST_CASE("QoS in and out with << and >>; typed entities from untyped ones", "[p
   CHECK_THROWS_AS(dds::topic::Topic<ShapeType>(dds::core::Entity(w.writer)),
                   dds::core::InvalidDowncastError);
 
-  dds::topic::TopicDescription<ShapeType> td = w.topic;
+  dds::topic::TopicDescription td = w.topic;
   CHECK(td.name() == "Square");
   CHECK(td.type_name() == "ShapeType");
   CHECK(w.reader.topic_description().name() == "Square");
+  // A Topic is a TopicDescription, and a TopicDescription converts back to one.
+  dds::topic::TopicDescription from_reader = w.reader.topic_description();
+  CHECK(dds::topic::Topic<ShapeType>(dds::core::Entity(from_reader)) == w.topic);
+  CHECK(dds::topic::TopicDescription(dds::core::Entity(w.topic)) == td);
+  CHECK_THROWS_AS(dds::topic::TopicDescription(dds::core::Entity(w.writer)),
+                  dds::core::InvalidDowncastError);
   static_assert(dds::topic::is_topic_type<ShapeType>::value);
   CHECK(dds::topic::topic_type_name<ShapeType>::value() == "ShapeType");
 

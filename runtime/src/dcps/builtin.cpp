@@ -14,11 +14,12 @@
 // the tables in its pending lists, taken under mu_, so it sees every entity once and each
 // later change after it.
 //
-// What Spindle does not discover: a topic apart from its endpoints (DCPSTopic has an
-// instance per topic name some writer or reader uses, with that endpoint's TopicData and the
-// QoS its record carries; it is disposed when the last endpoint goes), and a remote
-// participant's UserData (no participant record: a remote member's DCPSParticipant sample
-// has empty user_data; this participant's own has its QoS's).
+// DCPSParticipant has an instance per member whose participant record was applied (with
+// the UserData the record carries; this participant's own from its QoS), disposed when the
+// member leaves the view. DCPSTopic has an instance per topic name that some member's Topic
+// (its record) or some writer or reader uses, showing the Topic record of lowest guid (so
+// every member shows the same), else the first endpoint's TopicData and QoS; it is disposed
+// when the last of those goes.
 #include <algorithm>
 
 #include <dds/topic/BuiltinTopic.hpp>
@@ -185,19 +186,23 @@ std::shared_ptr<detail::SubscriberCore> Participant::builtin_subscriber() {
   if (std::find(fresh.begin(), fresh.end(), true) != fresh.end()) {
     // The domain as discovered so far is the new readers' history.
     builtin_.active = true;
-    for (const auto& m : view_.members)
-      builtin_participant(m.id, true);
+    builtin_.topic_shown.clear();
+    if (!participant_records_.contains(engine_->node())) builtin_participant(engine_->node(), true);
+    for (const auto& [node, p] : participant_records_)
+      builtin_participant(node, true);
     std::set<std::string> topic_names;
+    for (const auto& [g, t] : topic_records_)
+      topic_names.insert(t.topic_name);
     for (const auto& [g, w] : endpoints_.writer_records()) {
       builtin_endpoint(w, true);
-      if (topic_names.insert(w.topic_name).second)
-        builtin_topic(w.topic_name, w.type_name, topic_qos_of(w.qos), w.topic_data, true);
+      topic_names.insert(w.topic_name);
     }
     for (const auto& [g, r] : endpoints_.reader_records()) {
       builtin_endpoint(r, true);
-      if (topic_names.insert(r.topic_name).second)
-        builtin_topic(r.topic_name, r.type_name, topic_qos_of(r.qos), r.topic_data, true);
+      topic_names.insert(r.topic_name);
     }
+    for (const auto& name : topic_names)
+      builtin_topic_check(name);
   }
   for (std::size_t i = 0; i < kBuiltinTopics; ++i)
     if (!fresh[i]) builtin_.pending[i].swap(kept[i]);  // the snapshot is for the new ones only
@@ -263,31 +268,55 @@ void Participant::builtin_topic(const std::string& name, const std::string& type
   queue_builtin(kDcpsTopic, std::move(d), alive);
 }
 
-void Participant::builtin_topic_check(const std::string& name) {
+void Participant::builtin_topic_check(const std::string& name, std::uint64_t changed) {
   if (!builtin_.active) return;
-  std::size_t users = 0;
-  const WriterRecord* first_writer = nullptr;
-  const ReaderRecord* first_reader = nullptr;
-  for (const auto& [g, w] : endpoints_.writer_records()) {
-    if (w.topic_name != name) continue;
-    ++users;
-    if (first_writer == nullptr) first_writer = &w;
-  }
-  for (const auto& [g, r] : endpoints_.reader_records()) {
-    if (r.topic_name != name) continue;
-    ++users;
-    if (first_reader == nullptr) first_reader = &r;
-  }
-  if (users == 0) {
-    builtin_topic(name, {}, {}, {}, false);
-  } else if (users == 1) {  // the topic's first endpoint: the topic appears
-    if (first_writer != nullptr) {
-      builtin_topic(name, first_writer->type_name, topic_qos_of(first_writer->qos),
-                    first_writer->topic_data, true);
-    } else {
-      builtin_topic(name, first_reader->type_name, topic_qos_of(first_reader->qos),
-                    first_reader->topic_data, true);
+  // The sample's source: the Topic record of lowest guid, else the first writer, else the
+  // first reader.
+  const discovery::TopicRecord* topic = nullptr;
+  for (const auto& [g, t] : topic_records_) {
+    if (t.topic_name == name) {
+      topic = &t;
+      break;
     }
+  }
+  const WriterRecord* writer = nullptr;
+  const ReaderRecord* reader = nullptr;
+  std::uint64_t source = 0;
+  if (topic != nullptr) {
+    source = topic->guid;
+  } else {
+    for (const auto& [g, w] : endpoints_.writer_records()) {
+      if (w.topic_name == name) {
+        writer = &w;
+        source = g;
+        break;
+      }
+    }
+    for (const auto& [g, r] : endpoints_.reader_records()) {
+      if (writer != nullptr) break;
+      if (r.topic_name == name) {
+        reader = &r;
+        source = g;
+        break;
+      }
+    }
+  }
+  const auto shown = builtin_.topic_shown.find(name);
+  if (source == 0) {  // nothing has the name any more
+    if (shown != builtin_.topic_shown.end()) {
+      builtin_.topic_shown.erase(shown);
+      builtin_topic(name, {}, {}, {}, false);
+    }
+    return;
+  }
+  if (shown != builtin_.topic_shown.end() && shown->second == source && source != changed) return;
+  builtin_.topic_shown[name] = source;
+  if (topic != nullptr) {
+    builtin_topic(name, topic->type_name, topic->qos, topic->qos.policy<pol::TopicData>(), true);
+  } else if (writer != nullptr) {
+    builtin_topic(name, writer->type_name, topic_qos_of(writer->qos), writer->topic_data, true);
+  } else {
+    builtin_topic(name, reader->type_name, topic_qos_of(reader->qos), reader->topic_data, true);
   }
 }
 
@@ -295,7 +324,11 @@ void Participant::builtin_participant(NodeId node, bool alive) {
   if (!builtin_.active) return;
   auto d = std::make_shared<dds::topic::ParticipantBuiltinTopicData>();
   d->key(participant_key(node));
-  if (node == engine_->node()) d->user_data(qos_.get().policy<pol::UserData>());
+  if (node == engine_->node()) {
+    d->user_data(qos_.get().policy<pol::UserData>());
+  } else if (const auto it = participant_records_.find(node); it != participant_records_.end()) {
+    d->user_data(it->second.qos.policy<pol::UserData>());
+  }
   queue_builtin(kDcpsParticipant, std::move(d), alive);
 }
 

@@ -19,6 +19,10 @@
 // one point where every member's reader starts (or stops) taking a writer's samples alike;
 // and a sample written after publication_matched reaches the reader.
 //
+// A participant (at start) and each Topic (at creation) are announced the same way, and
+// again when their QoS changes: those records are what the built-in topics and
+// dds::topic::discover show of other members; they change no layout.
+//
 // Samples. A writer serializes straight into an SMC slot (Router::publish); a reader's
 // TopicSink::on_sample keeps samples of matched writers, deserializes each once and
 // applies the batch to its HistoryCache at the end of the upcall.
@@ -243,6 +247,8 @@ class Participant final : public detail::ParticipantCore {
                                                   const detail::TypeSupport& type,
                                                   const dds::topic::qos::TopicQos& q) override;
   std::shared_ptr<detail::TopicCore> find_topic(const std::string& name) const override;
+  std::vector<std::shared_ptr<detail::TopicCore>> topics() const override;
+  std::vector<DiscoveredTopic> discovered_topics() const override;
   std::shared_ptr<detail::PublisherCore> create_publisher(
       const dds::pub::qos::PublisherQos& q) override;
   std::shared_ptr<detail::SubscriberCore> create_subscriber(
@@ -291,8 +297,11 @@ class Participant final : public detail::ParticipantCore {
 
   void announce(const std::shared_ptr<Writer>& w);
   void announce(const std::shared_ptr<Reader>& r);
+  // A Topic's record (at creation or enable(), and again when its QoS changes), and its end.
+  void announce(Topic& t);
   void retire_writer(std::uint64_t guid);
   void retire_reader(std::uint64_t guid);
+  void retire_topic(std::uint64_t guid);
   void forget(const Topic* t);
   // This participant's open writers and readers of topic `t` (Topic::close refuses them).
   std::pair<std::size_t, std::size_t> endpoints_of(const Topic& t) const;
@@ -306,7 +315,10 @@ class Participant final : public detail::ParticipantCore {
   using Actions = std::vector<std::function<void()>>;
   // Runs matching actions collected under mu_ (after it is released).
   void run(Actions& actions);
-  // Multicasts one endpoint's discovery record; `who` names the endpoint in errors.
+  // PreconditionNotMetError, naming `who`, when a record of `size` bytes does not fit a
+  // builtin slot.
+  void check_record_fits(std::size_t size, const std::string& who) const;
+  // Multicasts one entity's discovery record; `who` names the entity in errors.
   void publish_record(SampleKind kind, std::uint64_t guid, const std::vector<std::byte>& bytes,
                       const std::string& who);
   void publish_retirement(SampleKind kind, std::uint64_t guid);
@@ -328,6 +340,9 @@ class Participant final : public detail::ParticipantCore {
   void on_suspicion(NodeId node, bool left, const std::string& why);
   void on_writer_record(WriterRecord rec);
   void on_reader_record(ReaderRecord rec);
+  void on_participant_record(discovery::ParticipantRecord rec);
+  void on_topic_record(discovery::TopicRecord rec);
+  void on_topic_retired(std::uint64_t guid);
   void on_retired(std::uint64_t guid, bool writer);
   void collect(const std::vector<discovery::Change>& changes, Actions& out);
   std::shared_ptr<Writer> local_writer(std::uint64_t guid) const;
@@ -358,7 +373,11 @@ class Participant final : public detail::ParticipantCore {
     return local_writer(guid) != nullptr || local_reader(guid) != nullptr;
   }};
   std::set<std::pair<std::string, std::string>> inconsistent_seen_;  // (topic, type)
-  std::set<NodeId> left_;         // members that said goodbye (participant_left)
+  std::set<NodeId> left_;  // members that said goodbye (participant_left)
+  // The records of the members' participants (by node) and of every open Topic (by guid):
+  // what DCPSParticipant and DCPSTopic show. A member's go when it leaves the view.
+  std::map<NodeId, discovery::ParticipantRecord> participant_records_;
+  std::map<std::uint64_t, discovery::TopicRecord> topic_records_;
   group::View view_;              // the installed view, as on_view() last told it
   std::uint64_t generation_ = 0;  // changes of endpoints_ (group::Demand)
   // (Un)matches of this node's endpoints waiting for a view boundary: (writer, reader) ->
@@ -412,6 +431,9 @@ class Participant final : public detail::ParticipantCore {
     std::array<std::weak_ptr<Reader>, kBuiltinTopics> readers;
     std::array<std::vector<Change>, kBuiltinTopics> pending;  // not inserted yet
     bool active = false;  // a built-in subscriber was made: changes are queued
+    // DCPSTopic: each alive topic name and the record its sample shows (see
+    // builtin_topic_check()).
+    std::map<std::string, std::uint64_t> topic_shown;
   };
   Builtin builtin_;        // mu_
   std::mutex builtin_mu_;  // serializes flush_builtin(); before mu_
@@ -422,8 +444,12 @@ class Participant final : public detail::ParticipantCore {
   void builtin_topic(const std::string& name, const std::string& type,
                      const dds::topic::qos::TopicQos& qos, const dds::core::policy::TopicData& td,
                      bool alive);
-  // A topic's built-in instance: alive while an endpoint uses it (after a change, mu_ held).
-  void builtin_topic_check(const std::string& name);
+  // A topic name's built-in instance after a change of the tables (mu_ held): alive while a
+  // Topic record or an endpoint has the name, showing the record of lowest guid, else the
+  // first writer's or reader's QoS; sent again when that source changes or is `changed`
+  // (the guid of a record that was replaced).
+  void builtin_topic_check(const std::string& name, std::uint64_t changed = 0);
+  // A member's participant: alive once its record is applied, disposed when it leaves.
   void builtin_participant(NodeId node, bool alive);
   void queue_builtin(std::size_t index, std::shared_ptr<const void> data, bool alive);
   // Inserts what is queued into the readers' caches (no lock held by the caller).
@@ -457,9 +483,16 @@ class Topic final : public detail::TopicCore {
   // Another member uses this name with another type.
   void raise_inconsistent();
   Participant& owner() const { return *participant_; }
+  // Announced (at creation when enabled, else by enable()); retired by close().
+  void enable() override;
+  // What its discovery record says: names and QoS.
+  discovery::TopicRecord record() const;
+  // Called once the record was sent: close() retires it.
+  void announced() noexcept { announced_.store(true); }
 
  private:
   const std::shared_ptr<Participant> participant_;
+  std::atomic<bool> announced_{false};
   const std::string name_;
   const detail::TypeSupport* type_;
   QosCell<dds::topic::qos::TopicQos> qos_;

@@ -61,7 +61,25 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
   view_ = engine_->view();
   recover_logs();             // what this node logged before it restarted
   apply_state(joined_state);  // a joiner: the endpoints of the domain as the view began
-  engine_->start(router_);    // only now: nothing delivered may miss the handlers above
+  // This participant's record must fit a slot (its UserData is the application's): refused
+  // here, before the engine starts calling the handlers above.
+  const auto self = discovery::encode(discovery::ParticipantRecord{instance_handle().value(), qos});
+  check_record_fits(self.size(), "DomainParticipant");
+  engine_->start(router_);  // only now: nothing delivered may miss the handlers above
+  // Announced from the executor, so that creating a participant never waits for a slot (in
+  // the simulator, members are made one after another).
+  executor().post([this, self] {
+    if (is_closed()) return;
+    try {
+      publish_record(SampleKind::announce_participant, instance_handle().value(), self,
+                     "DomainParticipant");
+    } catch (const dds::core::Exception& e) {
+      // The ring stayed full for seconds: the domain is not delivering. The participant
+      // works; DCPSParticipant elsewhere lacks it until its QoS is set again.
+      std::cerr << "spindle: domain " << domain_id_
+                << ": this participant was not announced: " << e.what() << '\n';
+    }
+  });
 }
 
 Participant::~Participant() {
@@ -154,7 +172,19 @@ dds::domain::qos::DomainParticipantQos Participant::qos() const {
 }
 void Participant::qos(const dds::domain::qos::DomainParticipantQos& q) {
   check_open();
+  const auto old = qos_.get();
   qos_.set_own(q);
+  if (q == old) return;
+  // The domain sees the new UserData (DCPSParticipant); a record that cannot go keeps the
+  // old QoS.
+  try {
+    publish_record(SampleKind::announce_participant, instance_handle().value(),
+                   discovery::encode(discovery::ParticipantRecord{instance_handle().value(), q}),
+                   "DomainParticipant");
+  } catch (...) {
+    qos_.set_own(old);
+    throw;
+  }
 }
 dds::topic::qos::TopicQos Participant::default_topic_qos() const {
   return default_topic_qos_.get();
@@ -202,22 +232,50 @@ std::shared_ptr<detail::TopicCore> Participant::create_topic(const std::string& 
   }
   qos::check_consistent(q);
   auto self = std::static_pointer_cast<Participant>(shared_from_this());
-  std::lock_guard lock(mu_);
-  if (auto it = topics_.find(name); it != topics_.end()) {
-    if (auto existing = it->second.lock(); existing && !existing->is_closed()) {
-      if (existing->type().type_name != type.type_name) {
-        throw dds::core::PreconditionNotMetError(
-            "Topic '" + name + "' already exists in this participant with type '" +
-            std::string(existing->type().type_name) + "', not '" + std::string(type.type_name) +
-            "'");
+  std::shared_ptr<Topic> t;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = topics_.find(name); it != topics_.end()) {
+      if (auto existing = it->second.lock(); existing && !existing->is_closed()) {
+        if (existing->type().type_name != type.type_name) {
+          throw dds::core::PreconditionNotMetError(
+              "Topic '" + name + "' already exists in this participant with type '" +
+              std::string(existing->type().type_name) + "', not '" + std::string(type.type_name) +
+              "'");
+        }
+        return existing;
       }
-      return existing;
     }
+    t = make_entity<Topic>(*engine_, self, name, type, q, next_handle());
+    if (!autoenables()) t->start_disabled();
+    topics_[name] = t;
   }
-  auto t = make_entity<Topic>(*engine_, self, name, type, q, next_handle());
-  if (!autoenables()) t->start_disabled();
-  topics_[name] = t;
+  if (t->is_enabled()) announce(*t);  // else by enable()
   return t;
+}
+
+std::vector<std::shared_ptr<detail::TopicCore>> Participant::topics() const {
+  std::vector<std::shared_ptr<detail::TopicCore>> out;
+  std::lock_guard lock(mu_);
+  for (const auto& [name, weak] : topics_)
+    if (auto t = weak.lock(); t && !t->is_closed()) out.push_back(std::move(t));
+  return out;
+}
+
+std::vector<detail::ParticipantCore::DiscoveredTopic> Participant::discovered_topics() const {
+  std::map<std::string, std::string> found;  // name -> type name, the first seen
+  std::lock_guard lock(mu_);
+  for (const auto& [g, t] : topic_records_)
+    found.emplace(t.topic_name, t.type_name);
+  for (const auto& [g, w] : endpoints_.writer_records())
+    found.emplace(w.topic_name, w.type_name);
+  for (const auto& [g, r] : endpoints_.reader_records())
+    found.emplace(r.topic_name, r.type_name);
+  std::vector<DiscoveredTopic> out;
+  out.reserve(found.size());
+  for (auto& [name, type] : found)
+    out.push_back({name, std::move(type)});
+  return out;
 }
 
 std::shared_ptr<detail::TopicCore> Participant::find_topic(const std::string& name) const {
@@ -356,22 +414,28 @@ void Participant::announce(const std::shared_ptr<Reader>& r) {
                  "DataReader of topic '" + rec.topic_name + "'");
 }
 
+void Participant::check_record_fits(std::size_t size, const std::string& who) const {
+  const group::Channel channel{0, group::Ordering::atomic};
+  // A discovery record travels in one slot, like a sample. It carries the entity's QoS,
+  // names and partitions, so a very small engine.slot_size cannot hold it: say so here,
+  // rather than let publish() report a "sample" the application never wrote.
+  if (size > router_.max_payload(channel)) {
+    std::string msg = who;
+    msg += ": its discovery record (";
+    msg += std::to_string(size);
+    msg += " bytes: QoS with its user, group and topic data, names, partitions) does not fit a ";
+    msg += "slot of ";
+    msg += std::to_string(router_.max_payload(channel));
+    msg += " bytes; raise engine.slot_size in the domain file to at least ";
+    msg += std::to_string(size);
+    throw dds::core::PreconditionNotMetError(msg);
+  }
+}
+
 void Participant::publish_record(SampleKind kind, std::uint64_t guid,
                                  const std::vector<std::byte>& bytes, const std::string& who) {
   const group::Channel channel{0, group::Ordering::atomic};
-  // A discovery record travels in one slot, like a sample. It carries the endpoint's QoS,
-  // names and partitions, so a very small engine.slot_size cannot hold it: say so here,
-  // rather than let publish() report a "sample" the application never wrote.
-  if (bytes.size() > router_.max_payload(channel)) {
-    std::string msg = who;
-    msg += ": its discovery record (";
-    msg += std::to_string(bytes.size());
-    msg += " bytes: QoS, topic and type names, partitions) does not fit a slot of ";
-    msg += std::to_string(router_.max_payload(channel));
-    msg += " bytes; raise engine.slot_size in the domain file to at least ";
-    msg += std::to_string(bytes.size());
-    throw dds::core::PreconditionNotMetError(msg);
-  }
+  check_record_fits(bytes.size(), who);
   SampleHeader h;
   h.kind = kind;
   h.writer = guid;
@@ -396,6 +460,17 @@ void Participant::publish_retirement(SampleKind kind, std::uint64_t guid) {
     std::cerr << "spindle: could not announce the end of endpoint " << guid << ": " << e.what()
               << '\n';
   }
+}
+
+void Participant::announce(Topic& t) {
+  const auto rec = t.record();
+  publish_record(SampleKind::announce_topic, rec.guid, discovery::encode(rec),
+                 "Topic '" + rec.topic_name + "'");
+  t.announced();
+}
+
+void Participant::retire_topic(std::uint64_t guid) {
+  publish_retirement(SampleKind::retire_topic, guid);
 }
 
 void Participant::retire_writer(std::uint64_t guid) {
@@ -425,7 +500,8 @@ void Participant::retire_reader(std::uint64_t guid) {
 // The endpoint table at a view boundary, for a participant joining in the next view, and the
 // retained topics: a sequence of [u8 kind | u32 length, little-endian | record bytes], kind
 // 1 a writer, 2 a reader, 3 a gone writer whose retained entries are kept (its writer
-// record), 4 a retained entry (dcps/retained.hpp), in this order.
+// record), 4 a retained entry (dcps/retained.hpp), 5 a participant record, 6 a topic
+// record, in this order.
 
 std::vector<std::byte> Participant::endpoint_state() const {
   std::vector<std::byte> out;
@@ -452,6 +528,10 @@ std::vector<std::byte> Participant::endpoint_state() const {
       put(4, entry);
     }
   }
+  for (const auto& [node, p] : participant_records_)
+    put(5, discovery::encode(p));
+  for (const auto& [g, t] : topic_records_)
+    put(6, discovery::encode(t));
   return out;
 }
 
@@ -500,6 +580,16 @@ void Participant::apply_state(std::span<const std::byte> state) {
         }
         error = "a retained entry of writer " + std::to_string(e->writer) +
                 " names a topic or writer the state did not announce";
+      }
+    } else if (kind == 5) {
+      if (auto p = discovery::decode_participant(bytes, error)) {
+        on_participant_record(std::move(*p));
+        continue;
+      }
+    } else if (kind == 6) {
+      if (auto t = discovery::decode_topic(bytes, error)) {
+        on_topic_record(std::move(*t));
+        continue;
       }
     } else {
       error = "unknown record kind " + std::to_string(kind);
@@ -558,6 +648,28 @@ void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
       left_.insert(sender);
       return;
     }
+    case SampleKind::announce_participant: {
+      auto rec = discovery::decode_participant(s.payload, error);
+      if (!rec) return report_bad_record(sender, s.header.kind, error);
+      if (rec->guid != s.header.writer || rec->guid != make_guid(sender, 1)) {
+        return report_bad_record(sender, s.header.kind,
+                                 "guid is not the sending member's participant's");
+      }
+      on_participant_record(std::move(*rec));
+      return;
+    }
+    case SampleKind::announce_topic: {
+      auto rec = discovery::decode_topic(s.payload, error);
+      if (!rec) return report_bad_record(sender, s.header.kind, error);
+      if (rec->guid != s.header.writer || guid_node(rec->guid) != sender) {
+        return report_bad_record(sender, s.header.kind, "guid is not one of the sending member's");
+      }
+      on_topic_record(std::move(*rec));
+      return;
+    }
+    case SampleKind::retire_topic:
+      if (guid_node(s.header.writer) == sender) on_topic_retired(s.header.writer);
+      return;
     case SampleKind::liveliness: {
       std::vector<std::shared_ptr<Reader>> readers;
       {
@@ -690,10 +802,11 @@ void Participant::on_view(const group::View& view) {
   {
     std::lock_guard lock(mu_);
     // DCPSParticipant: members that left, and members that joined.
-    for (const auto& m : view_.members)
-      if (!view.rank_of(m.id)) builtin_participant(m.id, false);
-    for (const auto& m : view.members)
-      if (!view_.rank_of(m.id)) builtin_participant(m.id, true);
+    // DCPSParticipant: members that left (a joiner appears with its record).
+    for (const auto& m : view_.members) {
+      if (view.rank_of(m.id)) continue;
+      if (participant_records_.erase(m.id) > 0) builtin_participant(m.id, false);
+    }
     view_ = view;
     for (auto& [topic, t] : retained_) {
       t->set_view(view.epoch);
@@ -858,6 +971,42 @@ void Participant::on_reader_record(ReaderRecord rec) {
   engine_->demand_changed();
 }
 
+void Participant::on_participant_record(discovery::ParticipantRecord rec) {
+  {
+    std::lock_guard lock(mu_);
+    const auto node = guid_node(rec.guid);
+    participant_records_[node] = std::move(rec);
+    builtin_participant(node, true);
+  }
+  flush_builtin();
+}
+
+void Participant::on_topic_record(discovery::TopicRecord rec) {
+  std::shared_ptr<Topic> inconsistent;
+  {
+    std::lock_guard lock(mu_);
+    inconsistent = inconsistent_topic(rec.topic_name, rec.type_name);
+    const auto name = rec.topic_name;
+    const auto guid = rec.guid;
+    topic_records_[guid] = std::move(rec);
+    builtin_topic_check(name, guid);
+  }
+  flush_builtin();
+  if (inconsistent) inconsistent->raise_inconsistent();
+}
+
+void Participant::on_topic_retired(std::uint64_t guid) {
+  {
+    std::lock_guard lock(mu_);
+    const auto it = topic_records_.find(guid);
+    if (it == topic_records_.end()) return;
+    const auto name = it->second.topic_name;
+    topic_records_.erase(it);
+    builtin_topic_check(name);
+  }
+  flush_builtin();
+}
+
 void Participant::on_retired(std::uint64_t guid, bool writer) {
   Actions actions;
   {
@@ -899,6 +1048,14 @@ void Participant::on_suspicion(NodeId node, bool left, const std::string& why) {
       if (guid_node(g) != node) continue;
       builtin_endpoint(r, false);
       topics.insert(r.topic_name);
+    }
+    for (auto it = topic_records_.begin(); it != topic_records_.end();) {
+      if (guid_node(it->first) != node) {
+        ++it;
+        continue;
+      }
+      topics.insert(it->second.topic_name);
+      it = topic_records_.erase(it);
     }
     const std::size_t before = endpoints_.writers() + endpoints_.readers();
     collect(endpoints_.retire_if([node](std::uint64_t g) { return guid_node(g) == node; }),
@@ -1000,7 +1157,22 @@ Topic::Topic(std::shared_ptr<Participant> p, std::string name, const detail::Typ
     : TopicCore(h), participant_(std::move(p)), name_(std::move(name)), type_(&type), qos_(q) {}
 
 Topic::~Topic() {
+  // Without close() (its last reference went): the domain still learns that it is gone,
+  // unless its participant is gone from the domain already.
+  if (!is_closed() && announced_.load() && !participant_->is_closed())
+    participant_->retire_topic(instance_handle().value());
   participant_->forget(this);
+}
+
+void Topic::enable() {
+  if (is_enabled()) return;
+  check_open();
+  TopicCore::enable();
+  participant_->announce(*this);
+}
+
+discovery::TopicRecord Topic::record() const {
+  return {instance_handle().value(), name_, std::string(type_->type_name), qos_.get()};
 }
 
 void Topic::close() {
@@ -1016,6 +1188,7 @@ void Topic::close() {
     what += " reader(s) of its participant; close them first";
     throw dds::core::PreconditionNotMetError(what);
   }
+  if (announced_.exchange(false)) participant_->retire_topic(instance_handle().value());
   listener(nullptr, StatusMask::none());  // a closed entity calls no listener
   TopicCore::close();
 }
@@ -1026,7 +1199,16 @@ dds::topic::qos::TopicQos Topic::qos() const {
 
 void Topic::qos(const dds::topic::qos::TopicQos& q) {
   check_open();
+  const auto old = qos_.get();
   qos_.set_own(q);
+  if (q == old || !announced_.load()) return;
+  // The domain sees the new QoS (DCPSTopic); a record that cannot go keeps the old one.
+  try {
+    participant_->announce(*this);
+  } catch (...) {
+    qos_.set_own(old);
+    throw;
+  }
 }
 
 void Topic::listener(std::shared_ptr<detail::TopicListenerHook> hook, const StatusMask& mask) {

@@ -25,6 +25,12 @@ std::string_view to_string(SampleKind k) noexcept {
       return "liveliness";
     case SampleKind::participant_left:
       return "participant_left";
+    case SampleKind::announce_participant:
+      return "announce_participant";
+    case SampleKind::announce_topic:
+      return "announce_topic";
+    case SampleKind::retire_topic:
+      return "retire_topic";
   }
   return "unknown";
 }
@@ -42,6 +48,9 @@ bool known(std::uint8_t k) noexcept {
     case SampleKind::retire_reader:
     case SampleKind::liveliness:
     case SampleKind::participant_left:
+    case SampleKind::announce_participant:
+    case SampleKind::announce_topic:
+    case SampleKind::retire_topic:
       return true;
   }
   return false;

@@ -43,8 +43,11 @@ enum class SampleKind : std::uint8_t {
   announce_reader = 17,
   retire_writer = 18,
   retire_reader = 19,
-  liveliness = 20,        // a writer's manual liveliness assertion (no payload)
-  participant_left = 21,  // the sending participant is closing (no payload)
+  liveliness = 20,            // a writer's manual liveliness assertion (no payload)
+  participant_left = 21,      // the sending participant is closing (no payload)
+  announce_participant = 22,  // the sending participant's record (its QoS)
+  announce_topic = 23,        // a Topic's record (names and TopicQos)
+  retire_topic = 24,          // a Topic closed (writer = its guid; no payload)
 };
 [[nodiscard]] std::string_view to_string(SampleKind k) noexcept;
 

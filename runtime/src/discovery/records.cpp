@@ -29,7 +29,22 @@ namespace pol = dds::core::policy;
 namespace sp = spindle::policy;
 using dds::core::Duration;
 
-enum class RecordKind : std::uint8_t { writer = 1, reader = 2 };
+enum class RecordKind : std::uint8_t { writer = 1, reader = 2, participant = 3, topic = 4 };
+
+constexpr std::string_view kind_name(std::uint8_t kind) noexcept {
+  switch (kind) {
+    case static_cast<std::uint8_t>(RecordKind::writer):
+      return "a writer record";
+    case static_cast<std::uint8_t>(RecordKind::reader):
+      return "a reader record";
+    case static_cast<std::uint8_t>(RecordKind::participant):
+      return "a participant record";
+    case static_cast<std::uint8_t>(RecordKind::topic):
+      return "a topic record";
+    default:
+      return "not a record kind (1 writer, 2 reader, 3 participant, 4 topic)";
+  }
+}
 
 // Message building by appending pieces (GCC 12 -O3 reports a false -Wrestrict for
 // `"literal" + std::to_string(n)`).
@@ -402,9 +417,20 @@ struct RecordTraits<ReaderRecord> {
   static constexpr std::string_view group_section = "subscriber_qos";
   static dds::sub::qos::SubscriberQos& group(ReaderRecord& r) { return r.subscriber_qos; }
 };
+template <>
+struct RecordTraits<ParticipantRecord> {
+  static constexpr RecordKind kind = RecordKind::participant;
+  static constexpr std::string_view name = "participant";
+};
+template <>
+struct RecordTraits<TopicRecord> {
+  static constexpr RecordKind kind = RecordKind::topic;
+  static constexpr std::string_view name = "topic";
+};
 
 // Everything after the version and kind bytes.
 template <class Io, class Record>
+requires std::same_as<Record, WriterRecord> || std::same_as<Record, ReaderRecord>
 void record_fields(Io& io, Record& r) {
   using Traits = RecordTraits<Record>;
   io.section({});
@@ -415,6 +441,33 @@ void record_fields(Io& io, Record& r) {
   qos_fields(io, Traits::group_section, Traits::group(r));
   io.section({});
   fields(io, r.topic_data);
+}
+template <class Io>
+void record_fields(Io& io, ParticipantRecord& r) {
+  io.section({});
+  r.guid = io.integer("guid", r.guid);
+  qos_fields(io, "qos", r.qos);
+}
+template <class Io>
+void record_fields(Io& io, TopicRecord& r) {
+  io.section({});
+  r.guid = io.integer("guid", r.guid);
+  r.topic_name = io.sequence("topic_name", r.topic_name, kMaxNameBytes);
+  r.type_name = io.sequence("type_name", r.type_name, kMaxNameBytes);
+  qos_fields(io, "qos", r.qos);
+}
+
+// The first inconsistent QoS of a decoded record: its section and what is wrong.
+template <class Record>
+std::optional<std::pair<std::string_view, std::string>> inconsistency(Record& r) {
+  if (const auto bad = qos::find_inconsistency(r.qos))
+    return std::pair<std::string_view, std::string>{"qos", bad->message};
+  if constexpr (requires { RecordTraits<Record>::group(r); }) {
+    using Traits = RecordTraits<Record>;
+    if (const auto bad = qos::find_inconsistency(Traits::group(r)))
+      return std::pair<std::string_view, std::string>{Traits::group_section, bad->message};
+  }
+  return std::nullopt;
 }
 
 template <class Record>
@@ -436,22 +489,15 @@ std::optional<Record> decode_record(std::span<const std::byte> bytes, std::strin
   if (!get.failed() && version != kDiscoveryVersion)
     get.fail("version", cat(version, " at offset 0, this node reads ", kDiscoveryVersion));
   const auto kind = get.integer<std::uint8_t>("kind", 0);
-  if (!get.failed() && kind != static_cast<std::uint8_t>(Traits::kind)) {
-    std::string_view what = "not a record kind (1 writer, 2 reader)";
-    if (kind == static_cast<std::uint8_t>(RecordKind::writer)) what = "a writer record";
-    if (kind == static_cast<std::uint8_t>(RecordKind::reader)) what = "a reader record";
-    get.fail("kind", cat(kind, " at offset 1 is ", what));
-  }
+  if (!get.failed() && kind != static_cast<std::uint8_t>(Traits::kind))
+    get.fail("kind", cat(kind, " at offset 1 is ", kind_name(kind)));
   Record r;
   record_fields(get, r);
   get.section({});
   if (!get.failed() && get.left() > 0)
     get.fail({}, cat(get.left(), " trailing bytes at offset ", get.offset()));
   if (!get.failed()) {
-    if (const auto bad = qos::find_inconsistency(r.qos))
-      get.fail("qos", cat("inconsistent: ", bad->message));
-    else if (const auto bad_group = qos::find_inconsistency(Traits::group(r)))
-      get.fail(Traits::group_section, cat("inconsistent: ", bad_group->message));
+    if (const auto bad = inconsistency(r)) get.fail(bad->first, cat("inconsistent: ", bad->second));
   }
   if (get.failed()) {
     error = get.error();
@@ -474,6 +520,19 @@ std::optional<WriterRecord> decode_writer(std::span<const std::byte> bytes, std:
 }
 std::optional<ReaderRecord> decode_reader(std::span<const std::byte> bytes, std::string& error) {
   return decode_record<ReaderRecord>(bytes, error);
+}
+std::vector<std::byte> encode(const ParticipantRecord& r) {
+  return encode_record(r);
+}
+std::vector<std::byte> encode(const TopicRecord& r) {
+  return encode_record(r);
+}
+std::optional<ParticipantRecord> decode_participant(std::span<const std::byte> bytes,
+                                                    std::string& error) {
+  return decode_record<ParticipantRecord>(bytes, error);
+}
+std::optional<TopicRecord> decode_topic(std::span<const std::byte> bytes, std::string& error) {
+  return decode_record<TopicRecord>(bytes, error);
 }
 
 }  // namespace spindle::discovery

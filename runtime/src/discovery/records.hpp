@@ -1,6 +1,7 @@
-// Discovery records: how a participant announces one of its DataWriters or DataReaders to
-// every member of the domain. The record is the payload of an SMC slot whose SampleHeader
-// (wire.hpp) has kind announce_writer or announce_reader. It carries everything a remote
+// Discovery records: how a participant announces itself, its Topics and its DataWriters and
+// DataReaders to every member of the domain. The record is the payload of an SMC slot whose
+// SampleHeader (wire.hpp) has kind announce_participant, announce_topic, announce_writer or
+// announce_reader. An endpoint's record carries everything a remote
 // participant needs to match the entity and run its side of the protocol: topic and type
 // names, and every policy of the entity's QoS and of its publisher's or subscriber's QoS,
 // so the receiver can call spindle::qos::incompatible_policies() and partitions_match() and
@@ -24,7 +25,7 @@
 //   10: topic_name str | type_name str | qos | group qos | topic_data | end (no trailing
 //       bytes)
 //
-//   kind        1 writer record, 2 reader record
+//   kind        1 writer record, 2 reader record (3 and 4: below)
 //   qos         DataWriterQos (writer) or DataReaderQos (reader): the policies below, in
 //               the order the QoS class lists them
 //   group qos   PublisherQos (writer) or SubscriberQos (reader), likewise
@@ -72,6 +73,16 @@
 //   group_data             value: bytes                                                   3
 //   entity_factory         autoenable_created_entities: bool                              4
 //
+// Participant and topic records (kinds 3 and 4) share the version, kind and guid bytes:
+//
+//   participant (3): guid = make_guid(node, 1) | qos: DomainParticipantQos = user_data,
+//                    entity_factory
+//   topic (4):       guid = make_guid(node, serial) | topic_name str | type_name str |
+//                    qos: TopicQos = topic_data, durability, durability_service, deadline,
+//                    latency_budget, liveliness, reliability, destination_order, history,
+//                    resource_limits, transport_priority, lifespan, ownership,
+//                    consistency, engine
+//
 // With default QoS, a writer record is 157 bytes plus its two names, a reader record 139.
 // Field paths in error messages are "<section>.<policy>.<field>" with the profile schema's
 // keys (qos.history.depth, publisher_qos.partition.names[2], topic_name).
@@ -86,10 +97,12 @@
 #include <string>
 #include <vector>
 
+#include <dds/domain/qos/DomainParticipantQos.hpp>
 #include <dds/pub/qos/DataWriterQos.hpp>
 #include <dds/pub/qos/PublisherQos.hpp>
 #include <dds/sub/qos/DataReaderQos.hpp>
 #include <dds/sub/qos/SubscriberQos.hpp>
+#include <dds/topic/qos/TopicQos.hpp>
 
 namespace spindle::discovery {
 
@@ -119,11 +132,29 @@ struct ReaderRecord {
   friend bool operator==(const ReaderRecord&, const ReaderRecord&) = default;
 };
 
+// A DomainParticipant: what DCPSParticipant shows of a remote one.
+struct ParticipantRecord {
+  std::uint64_t guid = 0;  // make_guid(node, 1): the participant's handle
+  dds::domain::qos::DomainParticipantQos qos;
+  friend bool operator==(const ParticipantRecord&, const ParticipantRecord&) = default;
+};
+
+// A Topic: what DCPSTopic and dds::topic::discover show of a remote one.
+struct TopicRecord {
+  std::uint64_t guid = 0;  // make_guid(node, serial)
+  std::string topic_name;
+  std::string type_name;
+  dds::topic::qos::TopicQos qos;
+  friend bool operator==(const TopicRecord&, const TopicRecord&) = default;
+};
+
 // The record's bytes. The QoS should be consistent (the entity layer checks it before an
 // entity exists); a name, partition list or byte sequence beyond the limits above throws
 // dds::core::InvalidArgumentError naming the field, since no peer would accept the record.
 [[nodiscard]] std::vector<std::byte> encode(const WriterRecord& r);
 [[nodiscard]] std::vector<std::byte> encode(const ReaderRecord& r);
+[[nodiscard]] std::vector<std::byte> encode(const ParticipantRecord& r);
+[[nodiscard]] std::vector<std::byte> encode(const TopicRecord& r);
 
 // The record in `bytes`, or nullopt with `error` saying what is wrong (see above). `error`
 // is left alone on success.
@@ -131,5 +162,9 @@ struct ReaderRecord {
                                                         std::string& error);
 [[nodiscard]] std::optional<ReaderRecord> decode_reader(std::span<const std::byte> bytes,
                                                         std::string& error);
+[[nodiscard]] std::optional<ParticipantRecord> decode_participant(std::span<const std::byte> bytes,
+                                                                  std::string& error);
+[[nodiscard]] std::optional<TopicRecord> decode_topic(std::span<const std::byte> bytes,
+                                                      std::string& error);
 
 }  // namespace spindle::discovery

@@ -182,7 +182,7 @@ class DataWriter : public AnyDataWriter {
 
   // --- entity ----------------------------------------------------------------------------
   [[nodiscard]] dds::topic::Topic<T> topic() const { return dds::topic::Topic<T>(core().topic()); }
-  [[nodiscard]] dds::topic::TopicDescription<T> topic_description() const { return topic(); }
+  [[nodiscard]] dds::topic::TopicDescription topic_description() const { return topic(); }
   DataWriter& operator<<(const qos::DataWriterQos& q) {
     qos(q);
     return *this;

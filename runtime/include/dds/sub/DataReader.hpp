@@ -247,8 +247,8 @@ class DataReader : public AnyDataReader {
 
   [[nodiscard]] dds::topic::Topic<T> topic() const { return dds::topic::Topic<T>(core().topic()); }
   // The Topic, or the ContentFilteredTopic, the reader was made on.
-  [[nodiscard]] dds::topic::TopicDescription<T> topic_description() const {
-    return dds::topic::TopicDescription<T>(core().description());
+  [[nodiscard]] dds::topic::TopicDescription topic_description() const {
+    return dds::topic::TopicDescription(core().description());
   }
   DataReader& operator<<(const qos::DataReaderQos& q) {
     qos(q);

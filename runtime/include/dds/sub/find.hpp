@@ -55,23 +55,15 @@ template <typename READER, typename BinIterator>
 std::uint32_t find(const Subscriber& sub, const std::string& topic_name, BinIterator begin) {
   return detail::put_readers<READER>(sub.core().readers(), &topic_name, begin, UINT32_MAX);
 }
-// The same, naming the topic by a Topic or a ContentFilteredTopic (its name).
+// The same, naming the topic by a TopicDescription (a Topic, a ContentFilteredTopic): its
+// name.
 template <typename READER, typename FwdIterator>
-std::uint32_t find(const Subscriber& sub, const dds::topic::AnyTopic& topic, FwdIterator begin,
-                   std::uint32_t max_size) {
-  return find<READER>(sub, topic.name(), begin, max_size);
-}
-template <typename READER, typename BinIterator>
-std::uint32_t find(const Subscriber& sub, const dds::topic::AnyTopic& topic, BinIterator begin) {
-  return find<READER>(sub, topic.name(), begin);
-}
-template <typename READER, typename T, typename FwdIterator>
-std::uint32_t find(const Subscriber& sub, const dds::topic::TopicDescription<T>& topic,
+std::uint32_t find(const Subscriber& sub, const dds::topic::TopicDescription& topic,
                    FwdIterator begin, std::uint32_t max_size) {
   return find<READER>(sub, topic.name(), begin, max_size);
 }
-template <typename READER, typename T, typename BinIterator>
-std::uint32_t find(const Subscriber& sub, const dds::topic::TopicDescription<T>& topic,
+template <typename READER, typename BinIterator>
+std::uint32_t find(const Subscriber& sub, const dds::topic::TopicDescription& topic,
                    BinIterator begin) {
   return find<READER>(sub, topic.name(), begin);
 }

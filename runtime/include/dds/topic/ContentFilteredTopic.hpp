@@ -23,13 +23,13 @@
 namespace dds::topic {
 
 template <typename T>
-class ContentFilteredTopic : public TopicDescription<T> {
+class ContentFilteredTopic : public TopicDescription {
  public:
   using Core = spindle::detail::FilteredTopicCore;
 
-  ContentFilteredTopic(const dds::core::null_type& n) : TopicDescription<T>(n) {}  // NOLINT
+  ContentFilteredTopic(const dds::core::null_type& n) : TopicDescription(n) {}  // NOLINT
   ContentFilteredTopic(const Topic<T>& topic, const std::string& name, const Filter& filter)
-      : TopicDescription<T>(make(topic, name, filter)) {}
+      : TopicDescription(make(topic, name, filter)) {}
 
   [[nodiscard]] const std::string& filter_expression() const {
     return filtered().filter()->expression();

@@ -23,19 +23,16 @@
 
 namespace dds::topic {
 
-class AnyTopic : public dds::core::Entity {
+// A Topic of any type; a TopicDescription (as in the specification, where a Topic is one).
+class AnyTopic : public TopicDescription {
  public:
   using Core = spindle::detail::TopicCore;
-  AnyTopic(const dds::core::null_type& n) : Entity(n) {}  // NOLINT
-  explicit AnyTopic(std::shared_ptr<Core> core) : Entity(std::move(core)) {}
+  AnyTopic(const dds::core::null_type& n) : TopicDescription(n) {}  // NOLINT
+  explicit AnyTopic(std::shared_ptr<Core> core) : TopicDescription(std::move(core)) {}
   // The topic `e` refers to; InvalidDowncastError if it is another kind of entity.
-  explicit AnyTopic(const dds::core::Entity& e) : Entity(checked_downcast<Core>(e, "AnyTopic")) {}
+  explicit AnyTopic(const dds::core::Entity& e)
+      : TopicDescription(checked_downcast<Core>(e, "AnyTopic")) {}
 
-  [[nodiscard]] const std::string& name() const { return core().name(); }
-  [[nodiscard]] std::string type_name() const { return std::string(core().type().type_name); }
-  [[nodiscard]] dds::domain::DomainParticipant domain_participant() const {
-    return dds::domain::DomainParticipant(core().participant());
-  }
   [[nodiscard]] qos::TopicQos qos() const { return core().qos(); }
   void qos(const qos::TopicQos& q) { core().qos(q); }
   [[nodiscard]] dds::core::status::InconsistentTopicStatus inconsistent_topic_status() const {
@@ -100,10 +97,6 @@ class Topic : public AnyTopic {
     return *this;
   }
   using AnyTopic::qos;
-
-  operator TopicDescription<T>() const {  // NOLINT(google-explicit-constructor)
-    return TopicDescription<T>(core_ptr());
-  }
 
   void listener(TopicListener<T>* l, const dds::core::status::StatusMask& mask) {
     if (l == nullptr) {

@@ -1,6 +1,7 @@
-// dds::topic::TopicDescription<T>: what a DataReader reads (DDS-PSM-Cxx §7.5.2.1) — a
-// Topic<T>, or a ContentFilteredTopic<T> over one. Both convert to it; it gives the name,
-// the type name and the participant.
+// dds::topic::TopicDescription: what a DataReader reads (DDS-PSM-Cxx §7.5.2.1) — a
+// Topic<T> (through AnyTopic), or a ContentFilteredTopic<T> over one. Both are one; it gives
+// the name, the type name and the participant. Not a template, as in the specification's
+// headers: `dds::topic::TopicDescription td = reader.topic_description();`.
 //
 // Threading: a reference; every operation may be called from any thread.
 #pragma once
@@ -14,14 +15,16 @@
 
 namespace dds::topic {
 
-template <typename T>
 class TopicDescription : public dds::core::Entity {
  public:
-  using DataType = T;
   using Core = spindle::detail::TopicDescriptionCore;
 
   TopicDescription(const dds::core::null_type& n) : Entity(n) {}  // NOLINT
   explicit TopicDescription(std::shared_ptr<Core> core) : Entity(std::move(core)) {}
+  // The topic description `e` refers to; InvalidDowncastError if it is another kind of
+  // entity.
+  explicit TopicDescription(const dds::core::Entity& e)
+      : Entity(checked_downcast<Core>(e, "TopicDescription")) {}
 
   [[nodiscard]] const std::string& name() const { return core().name(); }
   [[nodiscard]] std::string type_name() const { return std::string(core().type().type_name); }

@@ -1,20 +1,129 @@
-// dds::topic::ignore: tells a participant to act as if
-// a remote Topic did not exist (DCPS 2.2.2.2.1.15 ignore_topic). Spindle discovers no topics of
-// their own (a topic is known through its writers and readers: DCPSTopic shows those), so an
-// ignored topic handle is kept, irreversibly, and has no effect on matching, as DCPS allows
-// (ignoring a topic does not ignore its endpoints).
+// Topic discovery (DDS-PSM-Cxx §7.5.2, dds/topic/discovery.hpp): the topics of the domain,
+// as discovery knows them, as Topics of a participant; and ignore.
 //
-// A handle not seen yet is kept and applies once it appears. A nil handle is an
-// InvalidArgumentError, a closed participant an AlreadyClosedError.
+// What "the domain's topics" are: every member announces each Topic it creates (a topic
+// record: names and TopicQos) and each writer and reader (their records name the topic), so
+// a topic is discovered from the moment some member has a Topic or an endpoint on it, until
+// the last of those goes (the DCPSTopic built-in topic shows the same set).
+//
+//   auto t = dds::topic::discover<dds::topic::Topic<Sensors::Reading>>(dp, "Readings",
+//                                                                     dds::core::Duration(5));
+//   std::vector<dds::topic::Topic<Sensors::Reading>> all;
+//   dds::topic::discover_all<dds::topic::Topic<Sensors::Reading>>(dp, std::back_inserter(all));
+//
+// A discovered topic is returned as a Topic of `dp`: `dp`'s own one when it has the name,
+// else one made for it (with `dp`'s default TopicQos). That needs the type, so Topic<T>
+// finds the domain's topics of T's type; AnyTopic and TopicDescription, which carry no
+// type, find `dp`'s own topics only (the choice DDS-PSM-Cxx leaves open; others are data
+// in DCPSTopic).
+//
+// ignore: tells a participant to act as if a remote Topic did not exist (DCPS
+// ignore_topic). Topics match nothing by themselves (endpoints match), so an ignored topic
+// handle is kept, irreversibly, and has no effect on matching, as DCPS allows (ignoring a
+// topic does not ignore its endpoints). A handle not seen yet is kept and applies once it
+// appears. A nil handle is an InvalidArgumentError, a closed participant an
+// AlreadyClosedError.
 //
 // Threading: may be called from any thread.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <dds/core/Duration.hpp>
+#include <dds/core/Exception.hpp>
 #include <dds/core/InstanceHandle.hpp>
+#include <dds/core/types.hpp>
 #include <dds/domain/DomainParticipant.hpp>
+#include <dds/topic/Topic.hpp>
+#include <dds/topic/TopicDescription.hpp>
+#include <dds/topic/find.hpp>
 #include <spindle/detail/dcps.hpp>
+#include <spindle/detail/type_support.hpp>
 
 namespace dds::topic {
+
+namespace detail {
+
+// Up to `max` of the domain's topics as TOPIC, by name.
+template <typename TOPIC>
+std::vector<TOPIC> discovered(const dds::domain::DomainParticipant& dp, std::uint32_t max) {
+  std::vector<TOPIC> out;
+  if constexpr (requires { typename TOPIC::DataType; }) {
+    const std::string want(spindle::detail::type_support<typename TOPIC::DataType>().type_name);
+    for (const auto& t : dp.core().discovered_topics()) {
+      if (out.size() >= max) break;
+      if (t.type_name != want) continue;
+      // dp's own topic of that name, else a new one (both checked for T's type).
+      if (TOPIC local = find<TOPIC>(dp, t.name); local != dds::core::null) {
+        out.push_back(std::move(local));
+      } else {
+        out.push_back(TOPIC(dp, t.name));
+      }
+    }
+  } else {
+    for (auto& core : dp.core().topics()) {
+      if (out.size() >= max) break;
+      out.push_back(TOPIC(std::move(core)));
+    }
+  }
+  return out;
+}
+
+}  // namespace detail
+
+// The topic `topic_name`: `dp`'s own, or — once some member of the domain has a Topic or an
+// endpoint on it — a new Topic<T> of `dp` made for it. Waits up to `timeout`;
+// dds::core::null when none appeared. InvalidDowncastError when the domain's topic has a
+// type other than T. (AnyTopic and TopicDescription find `dp`'s own topics only.)
+template <typename TOPIC>
+TOPIC discover(const dds::domain::DomainParticipant& dp, const std::string& topic_name,
+               const dds::core::Duration& timeout = dds::core::Duration::infinite()) {
+  const auto until = timeout.is_infinite() ? std::chrono::steady_clock::time_point::max()
+                                           : std::chrono::steady_clock::now() + timeout.to_chrono();
+  for (;;) {
+    if (TOPIC local = find<TOPIC>(dp, topic_name); local != dds::core::null) return local;
+    if constexpr (requires { typename TOPIC::DataType; }) {
+      const auto want = spindle::detail::type_support<typename TOPIC::DataType>().type_name;
+      for (const auto& t : dp.core().discovered_topics()) {
+        if (t.name != topic_name) continue;
+        if (t.type_name != want) {
+          throw dds::core::InvalidDowncastError("dds::topic::discover: topic '" + topic_name +
+                                                "' has type '" + t.type_name + "', not '" +
+                                                std::string(want) + "'");
+        }
+        return TOPIC(dp, topic_name);
+      }
+    }
+    if (std::chrono::steady_clock::now() >= until) return TOPIC(dds::core::null);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+// Up to `max_size` of the domain's topics (see above), by name, written to `begin`
+// onwards; returns how many.
+template <typename ANYTOPIC, typename FwdIterator>
+std::uint32_t discover(const dds::domain::DomainParticipant& dp, FwdIterator begin,
+                       std::uint32_t max_size) {
+  auto found = detail::discovered<ANYTOPIC>(dp, max_size);
+  for (auto& t : found)
+    *begin++ = std::move(t);
+  return static_cast<std::uint32_t>(found.size());
+}
+
+// Every one of the domain's topics (see above), by name, into `begin` (a back inserter);
+// returns how many.
+template <typename ANYTOPIC, typename BinIterator>
+std::uint32_t discover_all(const dds::domain::DomainParticipant& dp, BinIterator begin) {
+  auto found = detail::discovered<ANYTOPIC>(dp, UINT32_MAX);
+  for (auto& t : found)
+    *begin++ = std::move(t);
+  return static_cast<std::uint32_t>(found.size());
+}
 
 inline void ignore(const dds::domain::DomainParticipant& dp,
                    const dds::core::InstanceHandle& handle) {

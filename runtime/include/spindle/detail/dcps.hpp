@@ -143,6 +143,15 @@ class ParticipantCore : public EntityDelegate {
                                                   const dds::topic::qos::TopicQos& q) = 0;
   // Null when no topic of that name was created here.
   [[nodiscard]] virtual std::shared_ptr<TopicCore> find_topic(const std::string& name) const = 0;
+  // This participant's open topics, by name.
+  [[nodiscard]] virtual std::vector<std::shared_ptr<TopicCore>> topics() const = 0;
+  // The topics of the domain as discovery knows them (every member's Topics and the topics
+  // of every writer and reader), by name: each name once, with its type name.
+  struct DiscoveredTopic {
+    std::string name;
+    std::string type_name;
+  };
+  [[nodiscard]] virtual std::vector<DiscoveredTopic> discovered_topics() const = 0;
   virtual std::shared_ptr<PublisherCore> create_publisher(const dds::pub::qos::PublisherQos& q) = 0;
   virtual std::shared_ptr<SubscriberCore> create_subscriber(
       const dds::sub::qos::SubscriberQos& q) = 0;
