@@ -872,6 +872,9 @@ void Emitter::emit_codec_decl(std::ostringstream& os, const Decl& d) {
       if (d.kind == DeclKind::Struct) {
         os << "  template <class W>\n  static void write_key(W& w, const " << q << "& v);\n";
         os << "  static constexpr size_t key_max_size(size_t off);\n";
+      } else {  // a union topic type has no key
+        os << "  template <class W>\n  static void write_key(W&, const " << q << "&) {}\n";
+        os << "  static constexpr size_t key_max_size(size_t off) { return off; }\n";
       }
       break;
     }
@@ -1236,19 +1239,26 @@ std::string Emitter::header(const std::string& source, const std::string& stem) 
     os << "}  // namespace spindle::cdr\n\n";
   }
 
+  // Every struct and union not @nested is a topic type (a union, as XTypes allows, keyless).
   bool any_topic = false;
   for (const Decl* d : typed_) {
-    if (d->kind != DeclKind::Struct) continue;
-    const auto& s = static_cast<const StructDecl&>(*d);
-    if (s.is_nested) continue;
+    size_t keys = 0;
+    if (d->kind == DeclKind::Struct) {
+      const auto& s = static_cast<const StructDecl&>(*d);
+      if (s.is_nested) continue;
+      keys = s.key_paths.size();
+    } else if (d->kind == DeclKind::Union) {
+      if (static_cast<const UnionDecl&>(*d).is_nested) continue;
+    } else {
+      continue;
+    }
     if (!any_topic) os << "namespace spindle {\n\n";
     any_topic = true;
-    const std::string q = qualified(s);
+    const std::string q = qualified(*d);
     os << "template <>\nstruct topic_traits<" << q << "> : topic_traits_base<" << q << "> {\n";
-    os << "  static constexpr std::string_view type_name = \"" << s.scoped_name() << "\";\n";
-    os << "  static constexpr bool is_keyed = " << (s.key_paths.empty() ? "false" : "true")
-       << ";\n";
-    os << "  static constexpr size_t key_count = " << s.key_paths.size() << ";\n";
+    os << "  static constexpr std::string_view type_name = \"" << d->scoped_name() << "\";\n";
+    os << "  static constexpr bool is_keyed = " << (keys == 0 ? "false" : "true") << ";\n";
+    os << "  static constexpr size_t key_count = " << keys << ";\n";
     os << "};\n\n";
   }
   if (any_topic) os << "}  // namespace spindle\n";

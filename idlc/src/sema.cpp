@@ -1597,6 +1597,7 @@ void Builder::finish_struct(StructDecl* s, const SourceLocation& base_loc) {
 void Builder::finish_union(UnionDecl* u, const std::vector<SourceLocation>& default_locs,
                            const std::vector<std::vector<SourceLocation>>& case_label_locs) {
   apply_type_annotations(u, &u->extensibility);
+  u->is_nested = flag(find(u->annotations, "nested"));
   if (default_locs.size() > 1) {
     diags_.error(default_locs[1], "more than one default case in union '" + u->name + "'");
   }

@@ -21,6 +21,10 @@ TEST_CASE("topic traits name the type by its scoped name and state its keys", "[
   STATIC_REQUIRE(spindle::topic_traits<Test::Legacy>::key_count == 2);
   STATIC_REQUIRE_FALSE(spindle::topic_traits<Test::TreeNode>::is_bounded);
   STATIC_REQUIRE(spindle::Topic<Avionics::AirData>);
+  // A union is a keyless topic type unless @nested.
+  STATIC_REQUIRE(spindle::topic_traits<Test::ByLong>::type_name == "Test::ByLong");
+  STATIC_REQUIRE_FALSE(spindle::topic_traits<Test::ByLong>::is_keyed);
+  STATIC_REQUIRE_FALSE(spindle::Topic<Test::NestedChoice>);
 }
 
 TEST_CASE("maximum serialized size is exact for fixed-size types", "[traits]") {

@@ -174,6 +174,51 @@ TEST_CASE("polymorphic_cast converts between entity kinds and refuses the wrong 
   CHECK(Reader(nothing) == dds::core::null);
 }
 
+TEST_CASE("references convert by copy-initialization and assignment, checked", "[core]") {
+  Node n;
+  const dds::core::Entity dp_entity = n.dp;
+  dds::domain::DomainParticipant dp = dp_entity;
+  CHECK(dp == n.dp);
+  dp = dds::core::Entity(n.dp);
+  CHECK(dp == n.dp);
+  dds::pub::Publisher pub = dds::core::Entity(n.pub);
+  CHECK(pub == n.pub);
+  pub = dds::core::Entity(n.pub);
+  dds::sub::Subscriber sub = dds::core::Entity(n.sub);
+  CHECK(sub == n.sub);
+  // A Topic from an AnyTopic, a TopicDescription or an Entity.
+  const dds::topic::AnyTopic any_topic = n.topic;
+  dds::topic::Topic<ShapeType> topic = any_topic;
+  CHECK(topic == n.topic);
+  const dds::topic::TopicDescription description = n.topic;
+  topic = description;
+  CHECK(topic == n.topic);
+  topic = dds::core::Entity(n.topic);
+  CHECK(topic == n.topic);
+  Writer writer = dds::core::Entity(n.writer);
+  CHECK(writer == n.writer);
+  Reader reader = dds::core::Entity(n.reader);
+  CHECK(reader == n.reader);
+  dds::pub::AnyDataWriter any_writer = dds::core::Entity(n.writer);
+  CHECK(any_writer == n.writer);
+  dds::sub::AnyDataReader any_reader = dds::core::Entity(n.reader);
+  CHECK(any_reader == n.reader);
+
+  // The wrong kind, or the wrong data type, throws and leaves the target as it was.
+  CHECK_THROWS_AS(pub = dds::core::Entity(n.sub), InvalidDowncastError);
+  CHECK(pub == n.pub);
+  CHECK_THROWS_AS(dp = dds::core::Entity(n.writer), InvalidDowncastError);
+  CHECK(dp == n.dp);
+  CHECK_THROWS_AS(writer = dds::core::Entity(n.reader), InvalidDowncastError);
+  CHECK(writer == n.writer);
+  dds::topic::Topic<Avionics::FlightState> other(dds::core::null);
+  CHECK_THROWS_AS(other = any_topic, InvalidDowncastError);
+  CHECK(other == dds::core::null);
+  // Null converts to null.
+  sub = dds::core::Entity(dds::core::null);
+  CHECK(sub == dds::core::null);
+}
+
 TEST_CASE("a Condition converts to its own kind of condition only", "[core][cond]") {
   Node n;
   dds::core::cond::StatusCondition status(n.reader);

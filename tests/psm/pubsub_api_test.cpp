@@ -14,6 +14,7 @@
 #include <dds/dds.hpp>
 
 #include "ShapeType.hpp"
+#include "avionics.hpp"
 #include "psm_test_support.hpp"
 
 namespace {
@@ -111,7 +112,9 @@ TEST_CASE("instances by key with a timestamp, and key_value by handle", "[psm][p
   CHECK(static_cast<const ShapeType&>(ti).color() == "GREEN");
   w.await(1);
   const auto rh = w.reader.read()[0].info().instance_handle();
-  CHECK(w.reader.key_value(rh).color() == "GREEN");
+  const dds::topic::TopicInstance<ShapeType> ri = w.reader.key_value(rh);
+  CHECK(ri.sample().color() == "GREEN");
+  CHECK(ri.handle() == rh);
   const dds::core::Time when(200, 0);
   w.writer.dispose_instance(shape("GREEN", 0), when);
   REQUIRE(
@@ -381,4 +384,40 @@ TEST_CASE("conversions by copy, find by topic, Query as a reference, discover", 
   other_writer.close();
   std::this_thread::sleep_for(20ms);
   other.close();
+}
+
+TEST_CASE("a union is a topic type (keyless), and a non-topic type is named Undefined",
+          "[psm][topic]") {
+  static_assert(dds::topic::is_topic_type<Avionics::NavFix>::value);
+  CHECK(dds::topic::topic_type_name<Avionics::NavFix>::value() == "Avionics::NavFix");
+  static_assert(!dds::topic::is_topic_type<int>::value);
+  CHECK(dds::topic::topic_type_name<int>::value() == "Undefined");
+
+  dds::domain::DomainParticipant dp(dds::domain::default_id());
+  dds::topic::Topic<Avionics::NavFix> topic(dp, "Fix");
+  dds::sub::Subscriber sub(dp);
+  dds::sub::DataReader<Avionics::NavFix> reader(sub, topic, keep_all(sub));
+  dds::pub::Publisher pub(dp);
+  dds::pub::DataWriter<Avionics::NavFix> writer(pub, topic);
+  REQUIRE(eventually([&] { return writer.publication_matched_status().current_count() == 1; }));
+  Avionics::NavFix gps;
+  Avionics::Position here;
+  here.latitude_deg(48.5);
+  gps.position(here);
+  gps._d(Avionics::NavSource::INERTIAL);
+  Avionics::NavFix ils;
+  ils.deviation_dots({0.5F, -1.25F});
+  writer << gps << ils;
+  std::vector<Avionics::NavFix> got;
+  REQUIRE(eventually([&] {
+    for (const auto& s : reader.take())
+      if (s.info().valid()) got.push_back(s.data());
+    return got.size() == 2;
+  }));
+  CHECK(got[0]._d() == Avionics::NavSource::INERTIAL);
+  CHECK(got[0].position().latitude_deg() == 48.5);
+  CHECK(got[1]._d() == Avionics::NavSource::ILS);
+  CHECK(got[1].deviation_dots()[1] == -1.25F);
+  writer.close();
+  reader.close();
 }

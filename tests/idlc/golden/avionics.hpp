@@ -474,6 +474,9 @@ struct Codec<::Avionics::NavFix> {
   template <class R>
   static void read(R& r, ::Avionics::NavFix& v);
   static constexpr size_t max_size(size_t off);
+  template <class W>
+  static void write_key(W&, const ::Avionics::NavFix&) {}
+  static constexpr size_t key_max_size(size_t off) { return off; }
 };
 
 template <>
@@ -766,6 +769,13 @@ struct topic_traits<::Avionics::AirData> : topic_traits_base<::Avionics::AirData
 template <>
 struct topic_traits<::Avionics::Waypoint> : topic_traits_base<::Avionics::Waypoint> {
   static constexpr std::string_view type_name = "Avionics::Waypoint";
+  static constexpr bool is_keyed = false;
+  static constexpr size_t key_count = 0;
+};
+
+template <>
+struct topic_traits<::Avionics::NavFix> : topic_traits_base<::Avionics::NavFix> {
+  static constexpr std::string_view type_name = "Avionics::NavFix";
   static constexpr bool is_keyed = false;
   static constexpr size_t key_count = 0;
 };

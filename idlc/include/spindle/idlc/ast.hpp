@@ -182,6 +182,7 @@ struct UnionDecl : Decl {
   TypePtr discriminator;  // integer, char, boolean or enum (possibly through a typedef)
   std::vector<UnionCase> cases;
   Extensibility extensibility = Extensibility::Appendable;
+  bool is_nested = false;  // @nested: never a topic type (a union is one otherwise, keyless)
   // A discriminator value selecting no case, for the implicit default when there is no
   // `default:` case and the labels do not cover the discriminator's range.
   std::optional<ConstValue> implicit_default;

@@ -45,8 +45,9 @@ class DomainParticipant : public dds::core::Entity {
     if (listener != nullptr) core().listener(listener, mask);
   }
   explicit DomainParticipant(std::shared_ptr<Core> core) : Entity(std::move(core)) {}
-  // The participant `e` refers to; InvalidDowncastError if it is another kind of entity.
-  explicit DomainParticipant(const dds::core::Entity& e)
+  // The participant `e` refers to; InvalidDowncastError if it is another kind of entity. Implicit,
+  // as the specification's references convert (`Publisher p = entity;`, `p = entity;`).
+  DomainParticipant(const dds::core::Entity& e)  // NOLINT(google-explicit-constructor)
       : Entity(checked_downcast<Core>(e, "DomainParticipant")) {}
 
   // The QoS a participant gets when it is created without one: one value for the process

@@ -29,7 +29,8 @@ class AnyDataReader : public dds::core::Entity {
 
   AnyDataReader(const dds::core::null_type& n) : Entity(n) {}  // NOLINT
   explicit AnyDataReader(std::shared_ptr<Core> core) : Entity(std::move(core)) {}
-  explicit AnyDataReader(const dds::core::Entity& e) : Entity(downcast(e)) {}
+  AnyDataReader(const dds::core::Entity& e)  // NOLINT(google-explicit-constructor)
+      : Entity(downcast(e)) {}
 
   [[nodiscard]] std::string topic_name() const { return core().topic()->name(); }
   [[nodiscard]] std::string type_name() const { return std::string(core().type().type_name); }

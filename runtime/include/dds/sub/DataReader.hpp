@@ -32,6 +32,7 @@
 #include <dds/topic/ContentFilteredTopic.hpp>
 #include <dds/topic/Topic.hpp>
 #include <dds/topic/TopicDescription.hpp>
+#include <dds/topic/TopicInstance.hpp>
 #include <spindle/detail/dcps.hpp>
 #include <spindle/detail/type_support.hpp>
 
@@ -58,8 +59,9 @@ class DataReader : public AnyDataReader {
       : AnyDataReader(sub.core().create_reader(topic.filtered().topic(), q, hook_factory(listener),
                                                mask, topic.filtered_ptr())) {}
   explicit DataReader(std::shared_ptr<Core> core) : AnyDataReader(std::move(core)) {}
-  // The reader `e` refers to; InvalidDowncastError if it is not a reader of T.
-  explicit DataReader(const dds::core::Entity& e)
+  // The reader `e` refers to; InvalidDowncastError if it is not a reader of T. Implicit, as
+  // the specification's references convert (`Publisher p = entity;`, `p = entity;`).
+  DataReader(const dds::core::Entity& e)  // NOLINT(google-explicit-constructor)
       : AnyDataReader(checked_downcast<Core>(e, "DataReader",
                                              spindle::detail::type_support<T>().type_name)) {}
   // `DataReader<T> r = condition.data_reader();` — the same check.
@@ -239,10 +241,11 @@ class DataReader : public AnyDataReader {
     key = *std::static_pointer_cast<const T>(data);
     return key;
   }
-  [[nodiscard]] T key_value(const dds::core::InstanceHandle& h) {
-    T key;
-    key_value(key, h);
-    return key;
+  // The same as a TopicInstance (handle and key fields), as the specification has it.
+  [[nodiscard]] dds::topic::TopicInstance<T> key_value(const dds::core::InstanceHandle& h) {
+    dds::topic::TopicInstance<T> i(h);
+    key_value(i.sample(), h);
+    return i;
   }
 
   [[nodiscard]] dds::topic::Topic<T> topic() const { return dds::topic::Topic<T>(core().topic()); }

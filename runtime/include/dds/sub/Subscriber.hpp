@@ -30,8 +30,9 @@ class Subscriber : public dds::core::Entity {
     if (listener != nullptr) core().listener(listener, mask);
   }
   explicit Subscriber(std::shared_ptr<Core> core) : Entity(std::move(core)) {}
-  // The subscriber `e` refers to; InvalidDowncastError if it is another kind of entity.
-  explicit Subscriber(const dds::core::Entity& e)
+  // The subscriber `e` refers to; InvalidDowncastError if it is another kind of entity. Implicit,
+  // as the specification's references convert (`Publisher p = entity;`, `p = entity;`).
+  Subscriber(const dds::core::Entity& e)  // NOLINT(google-explicit-constructor)
       : Entity(checked_downcast<Core>(e, "Subscriber")) {}
 
   [[nodiscard]] qos::SubscriberQos qos() const { return core().qos(); }

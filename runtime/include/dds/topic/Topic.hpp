@@ -29,8 +29,9 @@ class AnyTopic : public TopicDescription {
   using Core = spindle::detail::TopicCore;
   AnyTopic(const dds::core::null_type& n) : TopicDescription(n) {}  // NOLINT
   explicit AnyTopic(std::shared_ptr<Core> core) : TopicDescription(std::move(core)) {}
-  // The topic `e` refers to; InvalidDowncastError if it is another kind of entity.
-  explicit AnyTopic(const dds::core::Entity& e)
+  // The topic `e` refers to; InvalidDowncastError if it is another kind of entity. Implicit, as
+  // the specification's references convert (`Publisher p = entity;`, `p = entity;`).
+  AnyTopic(const dds::core::Entity& e)  // NOLINT(google-explicit-constructor)
       : TopicDescription(checked_downcast<Core>(e, "AnyTopic")) {}
 
   [[nodiscard]] qos::TopicQos qos() const { return core().qos(); }
@@ -82,9 +83,11 @@ class Topic : public AnyTopic {
     if (listener != nullptr) this->listener(listener, mask);
   }
   explicit Topic(std::shared_ptr<Core> core) : AnyTopic(std::move(core)) {}
-  // The topic `t` or `e` refers to; InvalidDowncastError if it is not a topic of T.
-  explicit Topic(const AnyTopic& t) : Topic(static_cast<const dds::core::Entity&>(t)) {}
-  explicit Topic(const dds::core::Entity& e)
+  // The topic `t` or `e` refers to; InvalidDowncastError if it is not a topic of T. Implicit, as
+  // the specification's references convert (`Publisher p = entity;`, `p = entity;`).
+  Topic(const AnyTopic& t)  // NOLINT(google-explicit-constructor)
+      : Topic(static_cast<const dds::core::Entity&>(t)) {}
+  Topic(const dds::core::Entity& e)  // NOLINT(google-explicit-constructor)
       : AnyTopic(checked_downcast<Core>(e, "Topic", spindle::detail::type_support<T>().type_name)) {
   }
 
@@ -139,14 +142,21 @@ class Topic : public AnyTopic {
   };
 };
 
-// Whether T is a topic type (idlc generated its spindle::topic_traits), and its type name.
+// Whether T is a topic type (idlc generated its spindle::topic_traits), and its type name
+// ("Undefined" for a type that is not one, as the specification's default).
 template <typename T>
 inline constexpr bool is_topic_type_v = spindle::Topic<T>;
 template <typename T>
 struct is_topic_type : std::bool_constant<spindle::Topic<T>> {};
 template <typename T>
 struct topic_type_name {
-  static std::string value() { return std::string(spindle::topic_traits<T>::type_name); }
+  static std::string value() {
+    if constexpr (spindle::Topic<T>) {
+      return std::string(spindle::topic_traits<T>::type_name);
+    } else {
+      return "Undefined";
+    }
+  }
 };
 
 }  // namespace dds::topic

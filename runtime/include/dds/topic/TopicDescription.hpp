@@ -22,8 +22,8 @@ class TopicDescription : public dds::core::Entity {
   TopicDescription(const dds::core::null_type& n) : Entity(n) {}  // NOLINT
   explicit TopicDescription(std::shared_ptr<Core> core) : Entity(std::move(core)) {}
   // The topic description `e` refers to; InvalidDowncastError if it is another kind of
-  // entity.
-  explicit TopicDescription(const dds::core::Entity& e)
+  // entity. Implicit, as the specification's references convert.
+  TopicDescription(const dds::core::Entity& e)  // NOLINT(google-explicit-constructor)
       : Entity(checked_downcast<Core>(e, "TopicDescription")) {}
 
   [[nodiscard]] const std::string& name() const { return core().name(); }
