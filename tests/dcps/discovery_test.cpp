@@ -106,11 +106,11 @@ WriterRecord full_writer() {
   return r;
 }
 
-Bytes full_writer_layout() {
-  Layout l;
-  l.u8(2).u8(1).u64(0x0000'0007'0000'0003).str("Telemetry").str("avionics::AirData");
-  l.data({1, 2, 3, 0, 255})  // user_data
-      .u8(3)                 // durability
+// The policies full_writer() and full_topic() give the same values, in wire order:
+// durability to liveliness, history to ownership, and consistency and engine.
+Layout& durability_to_liveliness(Layout& l) {
+  return l
+      .u8(3)  // durability
       .dur(2, 5)
       .u8(1)
       .i32(7)
@@ -120,27 +120,40 @@ Bytes full_writer_layout() {
       .dur(1, 500)  // deadline
       .infinite()   // latency_budget
       .u8(2)
-      .dur(3, 0)  // liveliness
-      .u8(0)
-      .dur(0, 250'000'000)  // reliability
-      .u8(1)                // destination_order
-      .u8(1)
+      .dur(3, 0);  // liveliness
+}
+Layout& history_to_ownership(Layout& l) {
+  return l.u8(1)
       .i32(4)  // history
       .i32(1000)
       .i32(50)
       .i32(20)     // resource_limits
       .i32(-7)     // transport_priority
       .dur(60, 0)  // lifespan
-      .u8(1)       // ownership
-      .i32(42)     // ownership_strength
-      .u8(0)       // writer_data_lifecycle
-      .u8(3)
+      .u8(1);      // ownership
+}
+Layout& consistency_and_engine(Layout& l) {
+  return l.u8(3)
       .u8(1)
       .dur(0, 5'000'000)  // consistency
       .u32(64)
       .u32(4096)
       .u32(65536)
       .u8(1);  // engine
+}
+
+Bytes full_writer_layout() {
+  Layout l;
+  l.u8(2).u8(1).u64(0x0000'0007'0000'0003).str("Telemetry").str("avionics::AirData");
+  l.data({1, 2, 3, 0, 255});  // user_data
+  durability_to_liveliness(l)
+      .u8(0)
+      .dur(0, 250'000'000)  // reliability
+      .u8(1);               // destination_order
+  history_to_ownership(l)
+      .i32(42)  // ownership_strength
+      .u8(0);   // writer_data_lifecycle
+  consistency_and_engine(l);
   l.u8(2)
       .u8(1)
       .u8(1)  // presentation
@@ -252,36 +265,13 @@ TopicRecord full_topic() {
 Bytes full_topic_layout() {
   Layout l;
   l.u8(2).u8(4).u64(0x0000'0009'0000'0004).str("Telemetry").str("avionics::AirData");
-  l.data({4, 0, 4})  // topic_data
-      .u8(3)         // durability
-      .dur(2, 5)
-      .u8(1)
-      .i32(7)
-      .i32(100)
-      .i32(10)
-      .i32(20)      // durability_service
-      .dur(1, 500)  // deadline
-      .infinite()   // latency_budget
-      .u8(2)
-      .dur(3, 0)  // liveliness
+  l.data({4, 0, 4});  // topic_data
+  durability_to_liveliness(l)
       .u8(1)
       .dur(0, 250'000'000)  // reliability
-      .u8(1)                // destination_order
-      .u8(1)
-      .i32(4)  // history
-      .i32(1000)
-      .i32(50)
-      .i32(20)     // resource_limits
-      .i32(-7)     // transport_priority
-      .dur(60, 0)  // lifespan
-      .u8(1)       // ownership
-      .u8(3)
-      .u8(1)
-      .dur(0, 5'000'000)  // consistency
-      .u32(64)
-      .u32(4096)
-      .u32(65536)
-      .u8(1);  // engine
+      .u8(1);               // destination_order
+  history_to_ownership(l);
+  consistency_and_engine(l);
   return l.bytes();
 }
 
