@@ -48,6 +48,14 @@ TEST_CASE("wire: a well-formed slot splits into header and payload", "[dcps][wir
   dcps::SampleHeader left;
   left.kind = dcps::SampleKind::participant_left;
   CHECK(dcps::parse(slot(left), error).has_value());
+  for (const auto kind : {dcps::SampleKind::announce_participant, dcps::SampleKind::announce_topic,
+                          dcps::SampleKind::retire_topic}) {
+    dcps::SampleHeader h;
+    h.kind = kind;
+    INFO(dcps::to_string(kind));
+    CHECK(dcps::parse(slot(h), error).has_value());
+  }
+  CHECK(dcps::to_string(dcps::SampleKind::announce_topic) == "announce_topic");
   // A topic id is never 0 (that is the builtin topic).
   CHECK(dcps::topic_id("") != 0);
   CHECK(dcps::topic_id("a") != dcps::topic_id("b"));
@@ -69,6 +77,11 @@ TEST_CASE("wire: every kind of bad slot is refused with its reason", "[dcps][wir
   h = data_header();
   h.kind = static_cast<dcps::SampleKind>(200);
   CHECK(reject(slot(h)) == "unknown sample kind 200");
+  h.kind = static_cast<dcps::SampleKind>(25);
+  CHECK(reject(slot(h)) == "unknown sample kind 25");
+  h = data_header();  // with a topic id
+  h.kind = dcps::SampleKind::announce_topic;
+  CHECK(reject(slot(h)) == "builtin message with a topic id");
 
   h = data_header();
   h.topic = 0;

@@ -143,6 +143,19 @@ std::optional<std::size_t> SimStack::join(std::string& why, std::chrono::nanosec
   return participants_.size() - 1;
 }
 
+void SimStack::forge(std::size_t i, const dcps::SampleHeader& header,
+                     std::span<const std::byte> payload) {
+  auto& core = *cores_.at(i);
+  core.router().publish(
+      group::Channel{0, group::Ordering::atomic}, header, payload.size(),
+      [&](std::span<std::byte> out) { std::copy(payload.begin(), payload.end(), out.begin()); },
+      core.clock_now() + std::chrono::seconds(1));
+}
+
+std::uint64_t SimStack::malformed(std::size_t i) const {
+  return cores_.at(i)->router().stats().malformed;
+}
+
 std::string SimStack::halted(std::size_t i) const {
   if (!cores_.at(i)) return "it never joined";
   return cores_.at(i)->engine().halted();

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,8 @@
 
 namespace spindle::dcps {
 class Participant;
-}
+struct SampleHeader;
+}  // namespace spindle::dcps
 namespace spindle::group {
 class SimJoinHub;
 }
@@ -81,6 +83,11 @@ class SimStack {
   [[nodiscard]] group::View view(std::size_t i) const;
   [[nodiscard]] group::EngineStats engine_stats(std::size_t i) const;
   [[nodiscard]] std::uint64_t delivered(std::size_t i) const;
+  // A builtin message (a discovery record, a retirement...) multicast by participant i's
+  // router as given, header and payload: what a faulty or hostile member could send.
+  void forge(std::size_t i, const dcps::SampleHeader& header, std::span<const std::byte> payload);
+  // Participant i's router counters: messages dropped as malformed, and why the last one.
+  [[nodiscard]] std::uint64_t malformed(std::size_t i) const;
   // What participant i retains of `topic` for late readers (storage/history.hpp).
   [[nodiscard]] std::vector<storage::Entry> retained(std::size_t i, const std::string& topic) const;
 

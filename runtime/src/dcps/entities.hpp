@@ -322,6 +322,11 @@ class Participant final : public detail::ParticipantCore {
   void publish_record(SampleKind kind, std::uint64_t guid, const std::vector<std::byte>& bytes,
                       const std::string& who);
   void publish_retirement(SampleKind kind, std::uint64_t guid);
+  // This participant's record, from its QoS as it is now (at start, and on a change).
+  void announce_self();
+  // Serializes announce_self() and announce(Topic&): each record is encoded from the QoS
+  // as it is when sent, so the last one sent has the latest. Taken with no other lock held.
+  std::mutex announce_mu_;
   // The engine's side (control thread): every endpoint as a channel demand, and a view
   // installed (held matches it carries are reported now).
   group::Demand layout_demand() const;

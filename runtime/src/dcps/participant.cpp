@@ -68,11 +68,10 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
   engine_->start(router_);  // only now: nothing delivered may miss the handlers above
   // Announced from the executor, so that creating a participant never waits for a slot (in
   // the simulator, members are made one after another).
-  executor().post([this, self] {
+  executor().post([this] {
     if (is_closed()) return;
     try {
-      publish_record(SampleKind::announce_participant, instance_handle().value(), self,
-                     "DomainParticipant");
+      announce_self();
     } catch (const dds::core::Exception& e) {
       // The ring stayed full for seconds: the domain is not delivering. The participant
       // works; DCPSParticipant elsewhere lacks it until its QoS is set again.
@@ -178,9 +177,7 @@ void Participant::qos(const dds::domain::qos::DomainParticipantQos& q) {
   // The domain sees the new UserData (DCPSParticipant); a record that cannot go keeps the
   // old QoS.
   try {
-    publish_record(SampleKind::announce_participant, instance_handle().value(),
-                   discovery::encode(discovery::ParticipantRecord{instance_handle().value(), q}),
-                   "DomainParticipant");
+    announce_self();
   } catch (...) {
     qos_.set_own(old);
     throw;
@@ -462,7 +459,16 @@ void Participant::publish_retirement(SampleKind kind, std::uint64_t guid) {
   }
 }
 
+void Participant::announce_self() {
+  std::lock_guard lock(announce_mu_);
+  publish_record(
+      SampleKind::announce_participant, instance_handle().value(),
+      discovery::encode(discovery::ParticipantRecord{instance_handle().value(), qos_.get()}),
+      "DomainParticipant");
+}
+
 void Participant::announce(Topic& t) {
+  std::lock_guard lock(announce_mu_);
   const auto rec = t.record();
   publish_record(SampleKind::announce_topic, rec.guid, discovery::encode(rec),
                  "Topic '" + rec.topic_name + "'");
