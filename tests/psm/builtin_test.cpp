@@ -100,11 +100,10 @@ TEST_CASE("the built-in subscriber has the four readers and is the same on each 
     CHECK(found.size() == 1);
   }
   CHECK(dds::sub::builtin_subscriber(dp) == sub);
-  // A built-in reader of the wrong type is refused.
+  // A built-in reader asked for with the wrong type is not found.
   std::vector<dds::sub::DataReader<TopicBuiltinTopicData>> wrong;
-  CHECK_THROWS_AS(dds::sub::find<dds::sub::DataReader<TopicBuiltinTopicData>>(
-                      sub, "DCPSPublication", std::back_inserter(wrong)),
-                  dds::core::InvalidDowncastError);
+  CHECK(dds::sub::find<dds::sub::DataReader<TopicBuiltinTopicData>>(
+            sub, "DCPSPublication", std::back_inserter(wrong)) == 0);
   // This participant is known, with its user data.
   auto parts = builtin_reader<ParticipantBuiltinTopicData>(dp, "DCPSParticipant");
   CHECK(eventually([&] { return !alive(parts, [](const auto&) { return true; }).empty(); }));
@@ -331,20 +330,29 @@ TEST_CASE("discover and discover_all list the domain's topics", "[builtin]") {
   CHECK(dds::topic::discover<dds::topic::Topic<ShapeType>>(d.b, two.begin(), 2) == 2);
   CHECK(two[0].name() == "Circle");
   CHECK(two[1].name() == "Mine");
-  // AnyTopic and TopicDescription: the participant's own topics (a topic made for another
-  // member needs its type: Topic<T>).
-  std::vector<dds::topic::AnyTopic> any;
-  CHECK(dds::topic::discover_all<dds::topic::AnyTopic>(d.b, std::back_inserter(any)) == 3);
-  std::vector<dds::topic::TopicDescription> descriptions;
-  CHECK(dds::topic::discover_all<dds::topic::TopicDescription>(
-            d.b, std::back_inserter(descriptions)) == 3);
-  CHECK(descriptions.front().name() == "Circle");
   std::vector<dds::topic::Topic<Bench::Sequence>> seqs;
   CHECK(eventually([&] {
     seqs.clear();
     return dds::topic::discover_all<dds::topic::Topic<Bench::Sequence>>(
                d.b, std::back_inserter(seqs)) == 1;
   }));
+  // AnyTopic and TopicDescription: every topic whose type this program uses (all four here).
+  std::vector<dds::topic::AnyTopic> any;
+  CHECK(dds::topic::discover_all<dds::topic::AnyTopic>(d.b, std::back_inserter(any)) == 4);
+  std::vector<dds::topic::TopicDescription> descriptions;
+  CHECK(dds::topic::discover_all<dds::topic::TopicDescription>(
+            d.b, std::back_inserter(descriptions)) == 4);
+  CHECK(descriptions.front().name() == "Circle");
+  CHECK(descriptions[2].type_name() == "Bench::Sequence");
+  // By name, untyped: a topic only another participant had.
+  dds::topic::Topic<ShapeType> only_a(d.a, "OnlyA");
+  const auto found =
+      dds::topic::discover<dds::topic::AnyTopic>(d.b, "OnlyA", dds::core::Duration::from_secs(10));
+  REQUIRE(found != dds::core::null);
+  CHECK(found.type_name() == "ShapeType");
+  CHECK(found.domain_participant() == d.b);
+  CHECK(dds::topic::discover<dds::topic::TopicDescription>(
+            d.b, "Nowhere", dds::core::Duration::from_millisecs(20)) == dds::core::null);
 }
 
 TEST_CASE("a Topic of another type elsewhere is an inconsistent topic, endpoints or not",
@@ -354,7 +362,8 @@ TEST_CASE("a Topic of another type elsewhere is an inconsistent topic, endpoints
   dds::topic::Topic<Bench::Sequence> sequences(d.b, "Clash");
   CHECK(eventually([&] { return shapes.inconsistent_topic_status().total_count() == 1; }));
   CHECK(eventually([&] { return sequences.inconsistent_topic_status().total_count() == 1; }));
-  // discover refuses the other type.
-  CHECK_THROWS_AS(dds::topic::discover<dds::topic::Topic<ShapeType>>(d.b, "Clash"),
-                  dds::core::InvalidDowncastError);
+  // Neither find nor discover gives a topic of another type.
+  CHECK(dds::topic::find<dds::topic::Topic<ShapeType>>(d.b, "Clash") == dds::core::null);
+  CHECK(dds::topic::discover<dds::topic::Topic<ShapeType>>(
+            d.b, "Clash", dds::core::Duration::from_millisecs(50)) == dds::core::null);
 }

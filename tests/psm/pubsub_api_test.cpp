@@ -166,7 +166,7 @@ TEST_CASE("QoS in and out with << and >>; typed entities from untyped ones", "[p
   dds::topic::Topic<ShapeType> named(w.participant, "Named", "ShapeType");
   CHECK(named.type_name() == "ShapeType");
   CHECK_THROWS_AS(dds::topic::Topic<ShapeType>(w.participant, "Other", "Shape"),
-                  dds::core::InvalidArgumentError);
+                  dds::core::UnsupportedError);
   CHECK_THROWS_WITH(dds::topic::Topic<ShapeType>(w.participant, "Other", "Shape"),
                     Catch::Contains("type name 'Shape' is not the IDL name of its type, "
                                     "'ShapeType'"));
@@ -326,6 +326,25 @@ TEST_CASE("Query and QueryCondition select by content, with ORDER BY", "[psm][fi
   by_param.parameters(green.begin(), green.end());
   CHECK_FALSE(by_param.trigger_value());
   CHECK_THROWS_AS(dds::sub::Query(w.reader, "x >"), dds::core::InvalidArgumentError);
+  CHECK_THROWS_AS(dds::sub::Query(w.reader, "no_such_member = 1"),
+                  dds::core::InvalidArgumentError);
+
+  // A Query may get its parameters after its expression; they are checked when it is used.
+  dds::sub::Query later(w.reader, "x > %0 AND color = %1");
+  CHECK(later.parameters_length() == 0);
+  CHECK_THROWS_WITH(w.reader.select().content(later).read(),
+                    Catch::Contains("parameter %0 is not given"));
+  later.add_parameter("25");
+  later.add_parameter("RED");
+  CHECK(xs(w.reader.select().content(later).read()) == std::vector<int32_t>{30});
+  // Once used, a parameter that does not fit is refused at once.
+  const std::vector<std::string> not_a_number{"many", "RED"};
+  CHECK_THROWS_AS(later.parameters(not_a_number.begin(), not_a_number.end()),
+                  dds::core::InvalidArgumentError);
+  CHECK(later.parameters() == std::vector<std::string>{"25", "RED"});
+  dds::sub::Query incomplete(w.reader, "x > %0");
+  CHECK_THROWS_AS(dds::sub::cond::QueryCondition(incomplete, DataState::any()),
+                  dds::core::InvalidArgumentError);
 }
 
 TEST_CASE("coherent sets and suspended publication keep their contract", "[psm][pub][sub]") {

@@ -19,9 +19,10 @@ namespace {
 
 class ContentFilter final : public ContentFilterCore {
  public:
-  explicit ContentFilter(filter::Expression e)
+  ContentFilter(filter::Expression e, bool defer)
       : expression_(e.expression()),
-        program_(std::make_shared<const filter::Expression>(std::move(e))) {}
+        program_(std::make_shared<const filter::Expression>(std::move(e))),
+        used_(!defer) {}
 
   const std::string& expression() const override { return expression_; }
   std::vector<std::string> parameters() const override {
@@ -32,8 +33,21 @@ class ContentFilter final : public ContentFilterCore {
     std::lock_guard lock(set_mu_);  // one writer at a time: no update is lost
     auto next = std::make_shared<filter::Expression>(*program_.load());
     try {
-      next->set_parameters(params);
+      next->set_parameters(params, used_ ? filter::Binding::now : filter::Binding::later);
     } catch (const filter::FilterError& e) {
+      throw dds::core::InvalidArgumentError(e.what());
+    }
+    program_.store(std::move(next));
+  }
+  void use() override {
+    std::lock_guard lock(set_mu_);
+    used_ = true;
+    if (program_.load()->bound()) return;
+    auto next = std::make_shared<filter::Expression>(*program_.load());
+    try {
+      next->bind();
+    } catch (const filter::FilterError& e) {
+      used_ = false;  // still deferred: the application may complete the parameters
       throw dds::core::InvalidArgumentError(e.what());
     }
     program_.store(std::move(next));
@@ -48,6 +62,7 @@ class ContentFilter final : public ContentFilterCore {
   const std::string expression_;
   std::atomic<std::shared_ptr<const filter::Expression>> program_;
   std::mutex set_mu_;
+  bool used_;  // set_mu_: parameters are checked when set (else at use())
 };
 
 }  // namespace
@@ -55,7 +70,7 @@ class ContentFilter final : public ContentFilterCore {
 std::shared_ptr<ContentFilterCore> make_content_filter(const TypeSupport& type,
                                                        const std::string& expression,
                                                        const std::vector<std::string>& parameters,
-                                                       bool query) {
+                                                       bool query, bool defer) {
   const reflect::StructInfo* info = type.reflect == nullptr ? nullptr : type.reflect();
   if (info == nullptr) {
     std::string msg = "content filter on type '";
@@ -64,8 +79,11 @@ std::shared_ptr<ContentFilterCore> make_content_filter(const TypeSupport& type,
     throw dds::core::UnsupportedError(msg);
   }
   try {
-    return std::make_shared<ContentFilter>(filter::Expression::compile(
-        expression, *info, parameters, query ? filter::Grammar::query : filter::Grammar::filter));
+    return std::make_shared<ContentFilter>(
+        filter::Expression::compile(expression, *info, parameters,
+                                    query ? filter::Grammar::query : filter::Grammar::filter,
+                                    defer ? filter::Binding::later : filter::Binding::now),
+        defer);
   } catch (const filter::FilterError& e) {
     throw dds::core::InvalidArgumentError(e.what());
   }

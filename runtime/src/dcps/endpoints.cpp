@@ -325,8 +325,6 @@ void Subscriber::close() {
 
 void Subscriber::data_arrived(Reader& reader) {
   const auto on_readers = StatusMask::data_on_readers();
-  statuses().set_changes(on_readers);
-  reader.statuses().set_changes(StatusMask::data_available());
   dds::sub::SubscriberListener* l = listener_for(on_readers);
   if (l == nullptr) l = participant_->listener_for(on_readers);
   if (l == nullptr) {
@@ -973,6 +971,7 @@ ReadSelection to_cache(const detail::ReaderCore::Selection& s) {
 void Reader::read(const Selection& selection, detail::SampleSink& sink) {
   check_open();
   if (!is_enabled()) throw dds::core::NotEnabledError("DataReader::read: not enabled");
+  std::lock_guard data(data_mu_);
   if (cache_->read(to_cache(selection), sink) == ReadStatus::bad_instance) {
     throw dds::core::InvalidArgumentError("DataReader::read: unknown instance handle");
   }
@@ -982,10 +981,23 @@ void Reader::read(const Selection& selection, detail::SampleSink& sink) {
 void Reader::take(const Selection& selection, detail::SampleSink& sink) {
   check_open();
   if (!is_enabled()) throw dds::core::NotEnabledError("DataReader::take: not enabled");
+  std::lock_guard data(data_mu_);
   if (cache_->take(to_cache(selection), sink) == ReadStatus::bad_instance) {
     throw dds::core::InvalidArgumentError("DataReader::take: unknown instance handle");
   }
   on_read();
+}
+
+void Reader::mark_data_available() {
+  statuses().set_changes(StatusMask::data_available());
+  subscriber_->statuses().set_changes(StatusMask::data_on_readers());
+}
+
+bool Reader::lose_writer(InstanceHandle writer) {
+  std::lock_guard data(data_mu_);
+  if (cache_->writer_lost(writer, wall_now()) == 0) return false;
+  mark_data_available();  // NOT_ALIVE_NO_WRITERS samples to read
+  return true;
 }
 
 void Reader::on_read() {
@@ -1138,9 +1150,7 @@ void Reader::unmatched(std::uint64_t writer_guid) {
     writers_.erase(it);
   }
   const InstanceHandle h(writer_guid);
-  if (cache_->writer_lost(h, wall_now()) > 0) {
-    subscriber_->data_arrived(*this);
-  }
+  if (lose_writer(h)) subscriber_->data_arrived(*this);
   using S = dds::core::status::SubscriptionMatchedStatus;
   event(
       StatusMask::subscription_matched(),
@@ -1286,11 +1296,15 @@ void Reader::expect_history() {
 
 void Reader::insert(std::vector<Change>& changes, std::vector<InsertResult>& results) {
   results.resize(changes.size());
+  std::unique_lock data(data_mu_);
   cache_->insert_batch(changes, results);
   bool available = false;
+  for (const auto& r : results)
+    available = available || r.data_available;
+  if (available) mark_data_available();  // before a take can see the data (data_mu_)
+  data.unlock();
   const auto now = clock_now();
   for (const auto& r : results) {
-    available = available || r.data_available;
     if (r.outcome == InsertOutcome::accepted) {
       std::lock_guard lock(mu_);
       instance_seen_[r.instance.value()] = now;
@@ -1409,9 +1423,7 @@ void Reader::check_liveliness() {
   }
   for (auto g : lost) {
     const InstanceHandle h(g);
-    if (cache_->writer_lost(h, wall_now()) > 0) {
-      subscriber_->data_arrived(*this);
-    }
+    if (lose_writer(h)) subscriber_->data_arrived(*this);
     using L = dds::core::status::LivelinessChangedStatus;
     event(
         StatusMask::liveliness_changed(),

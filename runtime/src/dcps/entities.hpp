@@ -562,8 +562,8 @@ class Subscriber final : public detail::SubscriberCore {
   // A built-in reader on `t` (builtin.cpp), enabled, never announced.
   std::shared_ptr<Reader> create_builtin_reader(const std::shared_ptr<Topic>& t,
                                                 const dds::sub::qos::DataReaderQos& q);
-  // A reader of this subscriber has new data: DATA_ON_READERS, or the readers' own
-  // DATA_AVAILABLE when nobody listens for DATA_ON_READERS.
+  // A reader of this subscriber has new data (its statuses already set): the listener of
+  // DATA_ON_READERS, or the reader's own DATA_AVAILABLE one when nobody listens for that.
   void data_arrived(Reader& reader);
 
  private:
@@ -741,6 +741,16 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   // Inserts changes into the cache and raises what follows (rejections, DATA_AVAILABLE).
   void insert(std::vector<Change>& changes, std::vector<InsertResult>& results);
   void on_read();
+  // DATA_AVAILABLE and its subscriber's DATA_ON_READERS (data_mu_ held).
+  void mark_data_available();
+  // The cache learns that `writer` is gone; true when that left samples to read (the
+  // statuses are set then).
+  bool lose_writer(InstanceHandle writer);
+  // Held across an insertion and the DATA_AVAILABLE it sets, and across a read or take and
+  // the clearing that follows, so neither pair interleaves with the other: the status is
+  // never set for data a take already returned, nor cleared for data it did not see. Taken
+  // before the HistoryCache's lock and the StatusBook's.
+  std::mutex data_mu_;
   void check_deadlines();
   void check_liveliness();
   void watch_liveliness(std::chrono::steady_clock::time_point at);

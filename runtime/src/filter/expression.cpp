@@ -476,6 +476,7 @@ struct Expression::Program {
   std::optional<std::uint32_t> root;  // none: ORDER BY only
   std::vector<std::string> order_names;
   std::vector<OrderKey> order_keys;
+  bool bound = false;  // the parameters were checked and bound (bind_all)
 
   [[nodiscard]] bool eval(std::uint32_t n, const void* sample) const {
     const Node& node = nodes[n];
@@ -571,6 +572,7 @@ struct Expression::Program {
     for (auto& p : predicates)
       for (Operand* o : {&p.a, &p.b, &p.c})
         if (o->param >= 0) bind(*o);
+    bound = true;
   }
 };
 
@@ -1084,13 +1086,14 @@ class Compiler {
 }  // namespace
 
 Expression Expression::compile(std::string_view expression, const StructInfo& type,
-                               std::span<const std::string> parameters, Grammar grammar) {
+                               std::span<const std::string> parameters, Grammar grammar,
+                               Binding binding) {
   auto program = std::make_shared<Program>();
   program->text = std::string(expression);
   program->type = &type;
   program->parameters.assign(parameters.begin(), parameters.end());
   Compiler(*program, grammar).run();
-  program->bind_all();
+  if (binding == Binding::now) program->bind_all();
   return Expression(std::move(program));
 }
 
@@ -1099,11 +1102,23 @@ bool Expression::matches(const void* sample) const {
   return !p.root || p.eval(*p.root, sample);
 }
 
-void Expression::set_parameters(std::span<const std::string> parameters) {
+void Expression::set_parameters(std::span<const std::string> parameters, Binding binding) {
   auto program = std::make_shared<Program>(*program_);
   program->parameters.assign(parameters.begin(), parameters.end());
+  program->bound = false;
+  if (binding == Binding::now) program->bind_all();
+  program_ = std::move(program);
+}
+
+void Expression::bind() {
+  if (program_->bound) return;
+  auto program = std::make_shared<Program>(*program_);
   program->bind_all();
   program_ = std::move(program);
+}
+
+bool Expression::bound() const noexcept {
+  return program_->bound;
 }
 
 const std::string& Expression::expression() const noexcept {

@@ -47,22 +47,32 @@ class FilterError : public std::runtime_error {
 // `ORDER BY field, ...` (refused in a filter).
 enum class Grammar : std::uint8_t { filter, query };
 
+// When the parameters are checked against their uses: at once, or (a Query built up with
+// add_parameter) only when bind() is called before the expression is used.
+enum class Binding : std::uint8_t { now, later };
+
 class Expression {
  public:
   // Throws FilterError. `parameters` are the texts of %0, %1, ...: each use is parsed as
   // the type of the member it is compared with (docs/filters.md, "Parameters").
+  // With Binding::later the text and its members are checked, the parameters not (yet).
   [[nodiscard]] static Expression compile(std::string_view expression,
                                           const reflect::StructInfo& type,
                                           std::span<const std::string> parameters,
-                                          Grammar grammar = Grammar::filter);
+                                          Grammar grammar = Grammar::filter,
+                                          Binding binding = Binding::now);
 
   // Whether `sample` (an object of the compiled type) passes. An expression that is only an
-  // ORDER BY passes everything.
+  // ORDER BY passes everything. Needs bound parameters (bound()).
   [[nodiscard]] bool matches(const void* sample) const;
 
-  // Replaces the parameters, checking them against their uses as compile() does. Throws
-  // FilterError and leaves this expression unchanged when one does not fit.
-  void set_parameters(std::span<const std::string> parameters);
+  // Replaces the parameters, checking them against their uses as compile() does (with
+  // Binding::later, not yet: bound() is false until bind()). Throws FilterError and leaves
+  // this expression unchanged when one does not fit.
+  void set_parameters(std::span<const std::string> parameters, Binding binding = Binding::now);
+  // Checks and binds the parameters now; FilterError when one is missing or does not fit.
+  void bind();
+  [[nodiscard]] bool bound() const noexcept;
 
   [[nodiscard]] const std::string& expression() const noexcept;
   [[nodiscard]] std::span<const std::string> parameters() const noexcept;

@@ -3,8 +3,10 @@
 // end in `ORDER BY member, ...` (docs/filters.md). Reads with it —
 // `reader.select().content(query).read()` — return only the valid samples that pass it,
 // sorted by the ORDER BY keys when it has some; a QueryCondition triggers on them. The
-// expression is checked against the reader's type when the Query is made (and the
-// parameters when they change): InvalidArgumentError naming the column.
+// expression is checked against the reader's type when the Query is made or changed; its
+// parameters when it is first used (a QueryCondition made, a read) and, from then on, when
+// they change — so `Query q(reader, "x > %0"); q.add_parameter("3");` works.
+// InvalidArgumentError naming the column.
 //
 // Threading: a reference; copies share the query, and its parameters may be changed from
 // any thread (a read in progress uses the old or the new ones).
@@ -35,7 +37,8 @@ class Query {
   Query(const AnyDataReader& dr, const std::string& expression,
         const std::vector<std::string>& params)
       : reader_(dr),
-        filter_(spindle::detail::make_content_filter(dr.core().type(), expression, params, true)) {}
+        filter_(spindle::detail::make_content_filter(dr.core().type(), expression, params, true,
+                                                     true)) {}
 
   [[nodiscard]] bool is_nil() const noexcept { return filter_ == nullptr; }
   friend bool operator==(const Query& q, const dds::core::null_type&) noexcept {
@@ -44,10 +47,10 @@ class Query {
   friend bool operator==(const Query& a, const Query& b) noexcept { return a.filter_ == b.filter_; }
 
   [[nodiscard]] const std::string& expression() const { return checked().expression(); }
-  // Replaces the expression; the parameters stay (InvalidArgumentError if they no longer fit).
+  // Replaces the expression; the parameters stay (checked as above).
   void expression(const std::string& expr) {
     filter_ = spindle::detail::make_content_filter(reader_.core().type(), expr,
-                                                   checked().parameters(), true);
+                                                   checked().parameters(), true, true);
   }
   [[nodiscard]] std::vector<std::string> parameters() const { return checked().parameters(); }
   // The parameters, as a range: iterators stay valid until the parameters change.
@@ -67,9 +70,9 @@ class Query {
   }
   [[nodiscard]] const AnyDataReader& data_reader() const noexcept { return reader_; }
 
-  // Spindle: the compiled query.
-  [[nodiscard]] const std::shared_ptr<spindle::detail::ContentFilterCore>& spindle_filter()
-      const noexcept {
+  // Spindle: the compiled query, its parameters checked (InvalidArgumentError).
+  [[nodiscard]] const std::shared_ptr<spindle::detail::ContentFilterCore>& spindle_filter() const {
+    checked().use();
     return filter_;
   }
 

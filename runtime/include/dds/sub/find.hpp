@@ -1,7 +1,7 @@
 // dds::sub::find: the readers of a subscriber on a topic, or holding samples in some states
 // (DDS-PSM-Cxx §7.5.5; DCPS lookup_datareader / get_datareaders). READER is DataReader<T> or
-// AnyDataReader; a typed READER whose T is not the reader's type throws
-// InvalidDowncastError.
+// AnyDataReader; a reader whose type is not a typed READER's T is not found (as the main
+// implementations do).
 //
 // Threading: may be called from any thread.
 #pragma once
@@ -33,11 +33,7 @@ std::uint32_t put_readers(const std::vector<std::shared_ptr<spindle::detail::Rea
     if (topic_name != nullptr && r->topic()->name() != *topic_name) continue;
     if constexpr (requires { typename READER::DataType; }) {
       const auto want = spindle::detail::type_support<typename READER::DataType>().type_name;
-      if (r->type().type_name != want) {
-        throw dds::core::InvalidDowncastError("dds::sub::find: a reader of topic '" +
-                                              r->topic()->name() + "' has type '" +
-                                              std::string(r->type().type_name) + "'");
-      }
+      if (r->type().type_name != want) continue;  // not a READER: not found
     }
     *out++ = READER(r);
     ++n;

@@ -119,9 +119,11 @@ class Topic : public AnyTopic {
                                       const qos::TopicQos& q) {
     const auto& ts = spindle::detail::type_support<T>();
     if (type_name != ts.type_name) {
-      throw dds::core::InvalidArgumentError("Topic '" + name + "': type name '" + type_name +
-                                            "' is not the IDL name of its type, '" +
-                                            std::string(ts.type_name) + "'");
+      // DCPS lets a type be registered under another name; Spindle matches topics by the
+      // IDL name, so it does not.
+      throw dds::core::UnsupportedError(
+          "Topic '" + name + "': type name '" + type_name + "' is not the IDL name of its type, '" +
+          std::string(ts.type_name) + "' (types are registered under their IDL name only)");
     }
     return dp.core().create_topic(name, ts, q);
   }

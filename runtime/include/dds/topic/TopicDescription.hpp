@@ -32,7 +32,7 @@ class TopicDescription : public dds::core::Entity {
     return dds::domain::DomainParticipant(core().participant());
   }
 
-  [[nodiscard]] Core& core() const { return static_cast<Core&>(checked()); }
+  [[nodiscard]] Core& core() const { return static_cast<Core&>(open()); }
 };
 
 }  // namespace dds::topic

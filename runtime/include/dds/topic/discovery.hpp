@@ -12,10 +12,11 @@
 //   dds::topic::discover_all<dds::topic::Topic<Sensors::Reading>>(dp, std::back_inserter(all));
 //
 // A discovered topic is returned as a Topic of `dp`: `dp`'s own one when it has the name,
-// else one made for it (with `dp`'s default TopicQos). That needs the type, so Topic<T>
-// finds the domain's topics of T's type; AnyTopic and TopicDescription, which carry no
-// type, find `dp`'s own topics only (the choice DDS-PSM-Cxx leaves open; others are data
-// in DCPSTopic).
+// else one made for it (with `dp`'s default TopicQos). That needs the type: Topic<T> finds
+// the domain's topics of T's type; AnyTopic and TopicDescription, which carry no type, find
+// those whose type this program uses (some Topic, writer or reader of it was made here:
+// spindle::detail::find_type). The others are data in DCPSTopic; discovering one of them by
+// name is an UnsupportedError naming its type.
 //
 // ignore: tells a participant to act as if a remote Topic did not exist (DCPS
 // ignore_topic). Topics match nothing by themselves (endpoints match), so an ignored topic
@@ -58,17 +59,21 @@ std::vector<TOPIC> discovered(const dds::domain::DomainParticipant& dp, std::uin
     for (const auto& t : dp.core().discovered_topics()) {
       if (out.size() >= max) break;
       if (t.type_name != want) continue;
-      // dp's own topic of that name, else a new one (both checked for T's type).
-      if (TOPIC local = find<TOPIC>(dp, t.name); local != dds::core::null) {
-        out.push_back(std::move(local));
+      // dp's own topic of that name (unless it has another type), else a new one.
+      if (auto local = dp.core().find_topic(t.name)) {
+        if (local->type().type_name == want) out.push_back(TOPIC(std::move(local)));
       } else {
         out.push_back(TOPIC(dp, t.name));
       }
     }
   } else {
-    for (auto& core : dp.core().topics()) {
+    for (const auto& t : dp.core().discovered_topics()) {
       if (out.size() >= max) break;
-      out.push_back(TOPIC(std::move(core)));
+      if (auto local = dp.core().find_topic(t.name)) {
+        out.push_back(TOPIC(std::move(local)));
+      } else if (const auto* type = spindle::detail::find_type(t.type_name)) {
+        out.push_back(TOPIC(dp.core().create_topic(t.name, *type, dp.default_topic_qos())));
+      }
     }
   }
   return out;
@@ -77,9 +82,11 @@ std::vector<TOPIC> discovered(const dds::domain::DomainParticipant& dp, std::uin
 }  // namespace detail
 
 // The topic `topic_name`: `dp`'s own, or — once some member of the domain has a Topic or an
-// endpoint on it — a new Topic<T> of `dp` made for it. Waits up to `timeout`;
-// dds::core::null when none appeared. InvalidDowncastError when the domain's topic has a
-// type other than T. (AnyTopic and TopicDescription find `dp`'s own topics only.)
+// endpoint on it — a new Topic of `dp` made for it. Waits up to `timeout` for a topic of
+// that name (and, for Topic<T>, of T's type: one of another type is not it) and gives
+// dds::core::null when none appeared — at once when `dp` has the name with another type. AnyTopic
+// and TopicDescription: UnsupportedError when the domain's topic has a type this program does not
+// use (see above).
 template <typename TOPIC>
 TOPIC discover(const dds::domain::DomainParticipant& dp, const std::string& topic_name,
                const dds::core::Duration& timeout = dds::core::Duration::infinite()) {
@@ -87,16 +94,21 @@ TOPIC discover(const dds::domain::DomainParticipant& dp, const std::string& topi
                                            : std::chrono::steady_clock::now() + timeout.to_chrono();
   for (;;) {
     if (TOPIC local = find<TOPIC>(dp, topic_name); local != dds::core::null) return local;
-    if constexpr (requires { typename TOPIC::DataType; }) {
-      const auto want = spindle::detail::type_support<typename TOPIC::DataType>().type_name;
-      for (const auto& t : dp.core().discovered_topics()) {
-        if (t.name != topic_name) continue;
-        if (t.type_name != want) {
-          throw dds::core::InvalidDowncastError("dds::topic::discover: topic '" + topic_name +
-                                                "' has type '" + t.type_name + "', not '" +
-                                                std::string(want) + "'");
+    // dp has the name with another type: no topic of T's can appear in it.
+    if (dp.core().find_topic(topic_name)) return TOPIC(dds::core::null);
+    for (const auto& t : dp.core().discovered_topics()) {
+      if (t.name != topic_name) continue;
+      if constexpr (requires { typename TOPIC::DataType; }) {
+        const auto want = spindle::detail::type_support<typename TOPIC::DataType>().type_name;
+        if (t.type_name == want) return TOPIC(dp, topic_name);
+      } else {
+        const auto* type = spindle::detail::find_type(t.type_name);
+        if (type == nullptr) {
+          throw dds::core::UnsupportedError(
+              "dds::topic::discover: topic '" + topic_name + "' has type '" + t.type_name +
+              "', which this program does not use: discover it as a Topic of that type");
         }
-        return TOPIC(dp, topic_name);
+        return TOPIC(dp.core().create_topic(topic_name, *type, dp.default_topic_qos()));
       }
     }
     if (std::chrono::steady_clock::now() >= until) return TOPIC(dds::core::null);

@@ -100,8 +100,14 @@ class ContentFilterCore {
   virtual ~ContentFilterCore() = default;
   [[nodiscard]] virtual const std::string& expression() const = 0;
   [[nodiscard]] virtual std::vector<std::string> parameters() const = 0;
-  // InvalidArgumentError naming the position when a parameter does not fit its use.
+  // InvalidArgumentError naming the position when a parameter does not fit its use (for a
+  // deferred filter not used yet: when it is used).
   virtual void parameters(const std::vector<std::string>& p) = 0;
+  // Before the filter is used (a read, a condition): its parameters are checked and bound
+  // now if they were deferred — InvalidArgumentError naming the position — and checked at
+  // once from then on.
+  virtual void use() = 0;
+  // Needs use() first.
   [[nodiscard]] virtual bool matches(const void* sample) const = 0;
   // A query's ORDER BY: whether it has one, and whether `a` sorts before `b`.
   [[nodiscard]] virtual bool ordered() const = 0;
@@ -110,11 +116,13 @@ class ContentFilterCore {
 
 // InvalidArgumentError (naming the column) for a bad expression or parameter,
 // UnsupportedError when idlc generated no member tables for the type. `query`: the
-// QueryCondition grammar, which may end in ORDER BY.
+// QueryCondition grammar, which may end in ORDER BY. `defer`: the parameters are checked at
+// use() (a dds::sub::Query, which may get its parameters after its expression), the text
+// and its members at once.
 std::shared_ptr<ContentFilterCore> make_content_filter(const TypeSupport& type,
                                                        const std::string& expression,
                                                        const std::vector<std::string>& parameters,
-                                                       bool query);
+                                                       bool query, bool defer = false);
 
 // Makes the listener hook of a new writer or reader from its core. create_writer and
 // create_reader install it before the entity is announced, so that a listener given at

@@ -8,7 +8,10 @@
 
 #include <cstddef>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -47,6 +50,30 @@ struct TypeSupport {
 // members and unions are not), so a loaned sample can be built in the slot itself.
 template <class T>
 inline constexpr bool is_self_contained = std::is_trivially_copyable_v<T> && !std::is_pointer_v<T>;
+
+// The topic types this program has used (type_support<T>() ran for them: a Topic, writer
+// or reader of T was made), by IDL name: what an untyped dds::topic::discover can make a
+// Topic of. The first type registered under a name keeps it.
+struct TypeRegistry {
+  std::mutex mu;
+  std::map<std::string, const TypeSupport*, std::less<>> types;
+};
+inline TypeRegistry& type_registry() {
+  static TypeRegistry registry;
+  return registry;
+}
+inline void register_type(const TypeSupport& t) {
+  auto& r = type_registry();
+  std::lock_guard lock(r.mu);
+  r.types.emplace(std::string(t.type_name), &t);
+}
+// Null when no type of that name was used in this program.
+[[nodiscard]] inline const TypeSupport* find_type(std::string_view type_name) {
+  auto& r = type_registry();
+  std::lock_guard lock(r.mu);
+  const auto it = r.types.find(type_name);
+  return it == r.types.end() ? nullptr : it->second;
+}
 
 template <class T>
 const TypeSupport& type_support() {
@@ -93,6 +120,8 @@ const TypeSupport& type_support() {
         }
       },
   };
+  static const bool registered = (register_type(table), true);
+  (void)registered;
   return table;
 }
 
