@@ -240,8 +240,8 @@ TEST_CASE("conditions convert back to their kind", "[dcps][cond]") {
   GuardCondition g;
   Condition c = g;
   CHECK(GuardCondition(c) == g);
-  CHECK_THROWS_AS(StatusCondition(c), dds::core::InvalidDowncastError);
-  CHECK_THROWS_AS(ReadCondition(c), dds::core::InvalidDowncastError);
+  CHECK_THROWS_AS(StatusCondition(c), dds::core::IllegalOperationError);
+  CHECK_THROWS_AS(ReadCondition(c), dds::core::IllegalOperationError);
 }
 
 TEST_CASE("an entity has one StatusCondition, triggered by its enabled statuses", "[dcps][cond]") {

@@ -41,13 +41,14 @@ class Entity : public Reference<spindle::detail::EntityDelegate> {
 
  protected:
   // The delegate of `e` as a D, for the typed entities' constructors from an Entity (and so
-  // for polymorphic_cast): null for a null entity, InvalidDowncastError naming `to` when
-  // `e` is another kind of entity.
+  // for polymorphic_cast): null for a null entity, IllegalOperationError naming `to` when
+  // `e` is another kind of entity (as the specification's reference conversions throw;
+  // polymorphic_cast turns it into an InvalidDowncastError).
   template <class D>
   static std::shared_ptr<D> checked_downcast(const Entity& e, const char* to) {
     if (e.is_nil()) return nullptr;
     auto d = std::dynamic_pointer_cast<D>(e.delegate());
-    if (!d) throw InvalidDowncastError(std::string(to) + ": the entity is not one");
+    if (!d) throw IllegalOperationError(std::string(to) + ": the entity is not one");
     return d;
   }
   // The same, for a typed entity (Topic<T>, DataWriter<T>, DataReader<T>): also refuses a
@@ -57,9 +58,9 @@ class Entity : public Reference<spindle::detail::EntityDelegate> {
                                              std::string_view type_name) {
     auto d = checked_downcast<D>(e, to);
     if (d && d->type().type_name != type_name) {
-      throw InvalidDowncastError(std::string(to) + ": the entity's type is '" +
-                                 std::string(d->type().type_name) + "', not '" +
-                                 std::string(type_name) + "'");
+      throw IllegalOperationError(std::string(to) + ": the entity's type is '" +
+                                  std::string(d->type().type_name) + "', not '" +
+                                  std::string(type_name) + "'");
     }
     return d;
   }

@@ -71,7 +71,11 @@ TO polymorphic_cast(const FROM& from) {
                 "(entities to entities, conditions to conditions)");
   static_assert(std::is_constructible_v<TO, const FROM&>,
                 "polymorphic_cast needs TO to be constructible from FROM's root");
-  return TO(from);
+  try {
+    return TO(from);
+  } catch (const IllegalOperationError& e) {  // a conversion's refusal (Entity.hpp)
+    throw InvalidDowncastError(e.what());
+  }
 }
 
 }  // namespace dds::core

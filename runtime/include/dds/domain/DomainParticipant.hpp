@@ -45,7 +45,7 @@ class DomainParticipant : public dds::core::Entity {
     if (listener != nullptr) core().listener(listener, mask);
   }
   explicit DomainParticipant(std::shared_ptr<Core> core) : Entity(std::move(core)) {}
-  // The participant `e` refers to; InvalidDowncastError if it is another kind of entity. Implicit,
+  // The participant `e` refers to; IllegalOperationError if it is another kind of entity. Implicit,
   // as the specification's references convert (`Publisher p = entity;`, `p = entity;`).
   DomainParticipant(const dds::core::Entity& e)  // NOLINT(google-explicit-constructor)
       : Entity(checked_downcast<Core>(e, "DomainParticipant")) {}

@@ -27,7 +27,7 @@ class AnyDataWriter : public dds::core::Entity {
 
   AnyDataWriter(const dds::core::null_type& n) : Entity(n) {}  // NOLINT
   explicit AnyDataWriter(std::shared_ptr<Core> core) : Entity(std::move(core)) {}
-  // The writer `e` refers to; InvalidDowncastError if it is another kind of entity. Implicit, as
+  // The writer `e` refers to; IllegalOperationError if it is another kind of entity. Implicit, as
   // the specification's references convert (`Publisher p = entity;`, `p = entity;`).
   AnyDataWriter(const dds::core::Entity& e)  // NOLINT(google-explicit-constructor)
       : Entity(checked_downcast<Core>(e, "AnyDataWriter")) {}

@@ -41,7 +41,7 @@ class DataWriter : public AnyDataWriter {
       : AnyDataWriter(pub.core().create_writer(topic.core_ptr(), q, hook_factory(listener), mask)) {
   }
   explicit DataWriter(std::shared_ptr<Core> core) : AnyDataWriter(std::move(core)) {}
-  // The writer `e` refers to; InvalidDowncastError if it is not a writer of T. Implicit, as
+  // The writer `e` refers to; IllegalOperationError if it is not a writer of T. Implicit, as
   // the specification's references convert (`Publisher p = entity;`, `p = entity;`).
   DataWriter(const dds::core::Entity& e)  // NOLINT(google-explicit-constructor)
       : AnyDataWriter(checked_downcast<Core>(e, "DataWriter",

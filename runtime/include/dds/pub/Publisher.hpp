@@ -31,8 +31,8 @@ class Publisher : public dds::core::Entity {
     if (listener != nullptr) core().listener(listener, mask);
   }
   explicit Publisher(std::shared_ptr<Core> core) : Entity(std::move(core)) {}
-  // The publisher `e` refers to; InvalidDowncastError if it is another kind of entity. Implicit, as
-  // the specification's references convert (`Publisher p = entity;`, `p = entity;`).
+  // The publisher `e` refers to; IllegalOperationError if it is another kind of entity. Implicit,
+  // as the specification's references convert (`Publisher p = entity;`, `p = entity;`).
   Publisher(const dds::core::Entity& e)  // NOLINT(google-explicit-constructor)
       : Entity(checked_downcast<Core>(e, "Publisher")) {}
 

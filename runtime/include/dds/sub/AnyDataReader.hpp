@@ -1,7 +1,7 @@
 // dds::sub::AnyDataReader: a DataReader of any type (DDS-PSM-Cxx §7.5.5) — what a
 // SubscriberListener, a DomainParticipantListener or ReadCondition::data_reader() gives.
 // DataReader<T> derives from it; it can also be made from a plain dds::core::Entity that
-// refers to a reader (InvalidDowncastError otherwise).
+// refers to a reader (IllegalOperationError otherwise).
 //
 // Threading: every operation may be called from any thread.
 #pragma once
@@ -83,7 +83,7 @@ class AnyDataReader : public dds::core::Entity {
   static std::shared_ptr<Core> downcast(const dds::core::Entity& e) {
     if (e.is_nil()) return nullptr;
     auto core = std::dynamic_pointer_cast<Core>(e.delegate());
-    if (!core) throw dds::core::InvalidDowncastError("AnyDataReader: the entity is not a reader");
+    if (!core) throw dds::core::IllegalOperationError("AnyDataReader: the entity is not a reader");
     return core;
   }
 };

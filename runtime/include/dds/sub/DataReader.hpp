@@ -59,7 +59,7 @@ class DataReader : public AnyDataReader {
       : AnyDataReader(sub.core().create_reader(topic.filtered().topic(), q, hook_factory(listener),
                                                mask, topic.filtered_ptr())) {}
   explicit DataReader(std::shared_ptr<Core> core) : AnyDataReader(std::move(core)) {}
-  // The reader `e` refers to; InvalidDowncastError if it is not a reader of T. Implicit, as
+  // The reader `e` refers to; IllegalOperationError if it is not a reader of T. Implicit, as
   // the specification's references convert (`Publisher p = entity;`, `p = entity;`).
   DataReader(const dds::core::Entity& e)  // NOLINT(google-explicit-constructor)
       : AnyDataReader(checked_downcast<Core>(e, "DataReader",

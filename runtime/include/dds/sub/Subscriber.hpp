@@ -30,7 +30,7 @@ class Subscriber : public dds::core::Entity {
     if (listener != nullptr) core().listener(listener, mask);
   }
   explicit Subscriber(std::shared_ptr<Core> core) : Entity(std::move(core)) {}
-  // The subscriber `e` refers to; InvalidDowncastError if it is another kind of entity. Implicit,
+  // The subscriber `e` refers to; IllegalOperationError if it is another kind of entity. Implicit,
   // as the specification's references convert (`Publisher p = entity;`, `p = entity;`).
   Subscriber(const dds::core::Entity& e)  // NOLINT(google-explicit-constructor)
       : Entity(checked_downcast<Core>(e, "Subscriber")) {}

@@ -29,7 +29,7 @@ class AnyTopic : public TopicDescription {
   using Core = spindle::detail::TopicCore;
   AnyTopic(const dds::core::null_type& n) : TopicDescription(n) {}  // NOLINT
   explicit AnyTopic(std::shared_ptr<Core> core) : TopicDescription(std::move(core)) {}
-  // The topic `e` refers to; InvalidDowncastError if it is another kind of entity. Implicit, as
+  // The topic `e` refers to; IllegalOperationError if it is another kind of entity. Implicit, as
   // the specification's references convert (`Publisher p = entity;`, `p = entity;`).
   AnyTopic(const dds::core::Entity& e)  // NOLINT(google-explicit-constructor)
       : TopicDescription(checked_downcast<Core>(e, "AnyTopic")) {}
@@ -83,7 +83,7 @@ class Topic : public AnyTopic {
     if (listener != nullptr) this->listener(listener, mask);
   }
   explicit Topic(std::shared_ptr<Core> core) : AnyTopic(std::move(core)) {}
-  // The topic `t` or `e` refers to; InvalidDowncastError if it is not a topic of T. Implicit, as
+  // The topic `t` or `e` refers to; IllegalOperationError if it is not a topic of T. Implicit, as
   // the specification's references convert (`Publisher p = entity;`, `p = entity;`).
   Topic(const AnyTopic& t)  // NOLINT(google-explicit-constructor)
       : Topic(static_cast<const dds::core::Entity&>(t)) {}

@@ -21,7 +21,7 @@ class TopicDescription : public dds::core::Entity {
 
   TopicDescription(const dds::core::null_type& n) : Entity(n) {}  // NOLINT
   explicit TopicDescription(std::shared_ptr<Core> core) : Entity(std::move(core)) {}
-  // The topic description `e` refers to; InvalidDowncastError if it is another kind of
+  // The topic description `e` refers to; IllegalOperationError if it is another kind of
   // entity. Implicit, as the specification's references convert.
   TopicDescription(const dds::core::Entity& e)  // NOLINT(google-explicit-constructor)
       : Entity(checked_downcast<Core>(e, "TopicDescription")) {}

@@ -42,7 +42,11 @@ class Condition : public dds::core::Reference<spindle::detail::ConditionDelegate
   static std::shared_ptr<D> downcast(const Condition& c) {
     if (c.is_nil()) return nullptr;
     auto d = std::dynamic_pointer_cast<D>(c.delegate());
-    if (!d) throw InvalidDowncastError("dds::core::cond::Condition: not of the requested kind");
+    if (!d) {
+      // As the specification's reference conversions do (polymorphic_cast turns it into an
+      // InvalidDowncastError).
+      throw IllegalOperationError("dds::core::cond::Condition: not of the requested kind");
+    }
     return d;
   }
 

@@ -30,7 +30,7 @@ class GuardCondition : public Condition {
   GuardCondition(const null_type& n) : Condition(n) {}  // NOLINT(google-explicit-constructor)
   explicit GuardCondition(std::shared_ptr<delegate_type> delegate)
       : Condition(std::move(delegate)) {}
-  // The GuardCondition `c` refers to; throws InvalidDowncastError if it is another kind.
+  // The GuardCondition `c` refers to; throws IllegalOperationError if it is another kind.
   GuardCondition(
       const Condition& c)  // NOLINT(google-explicit-constructor): `GuardCondition x = cond;`
       : Condition(downcast<delegate_type>(c)) {}

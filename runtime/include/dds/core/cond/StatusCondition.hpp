@@ -37,7 +37,7 @@ class StatusCondition : public Condition {
   }
   explicit StatusCondition(std::shared_ptr<delegate_type> delegate)
       : Condition(std::move(delegate)) {}
-  // The StatusCondition `c` refers to; throws InvalidDowncastError if it is another kind.
+  // The StatusCondition `c` refers to; throws IllegalOperationError if it is another kind.
   StatusCondition(
       const Condition& c)  // NOLINT(google-explicit-constructor): `StatusCondition x = cond;`
       : Condition(downcast<delegate_type>(c)) {}

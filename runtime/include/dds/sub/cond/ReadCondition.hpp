@@ -63,7 +63,7 @@ class ReadCondition : public dds::core::cond::Condition {
   }
   explicit ReadCondition(std::shared_ptr<delegate_type> delegate)
       : Condition(std::move(delegate)) {}
-  // The ReadCondition `c` refers to; throws InvalidDowncastError if it is another kind.
+  // The ReadCondition `c` refers to; throws IllegalOperationError if it is another kind.
   ReadCondition(
       const Condition& c)  // NOLINT(google-explicit-constructor): `ReadCondition x = cond;`
       : Condition(downcast<delegate_type>(c)) {}
