@@ -589,12 +589,13 @@ void Participant::apply_state(std::span<const std::byte> state) {
       }
     } else if (kind == 5) {
       if (auto p = discovery::decode_participant(bytes, error)) {
-        on_participant_record(std::move(*p));
+        // Only the members of the view we join (one that left at this boundary is gone).
+        if (view_.rank_of(guid_node(p->guid))) on_participant_record(std::move(*p));
         continue;
       }
     } else if (kind == 6) {
       if (auto t = discovery::decode_topic(bytes, error)) {
-        on_topic_record(std::move(*t));
+        if (view_.rank_of(guid_node(t->guid))) on_topic_record(std::move(*t));
         continue;
       }
     } else {
