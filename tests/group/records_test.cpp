@@ -11,6 +11,7 @@
 #include "ShapeType.hpp"
 #include "dcps/wire.hpp"
 #include "discovery/records.hpp"
+#include "psm_test_support.hpp"
 #include "sim_stack.hpp"
 
 namespace sim = spindle::transport::sim;
@@ -20,25 +21,16 @@ using spindle::testing::SimStack;
 
 namespace {
 
-template <class T>
-dds::sub::DataReader<T> builtin_reader(dds::domain::DomainParticipant& dp,
-                                       const std::string& topic) {
-  std::vector<dds::sub::DataReader<T>> found;
-  dds::sub::find<dds::sub::DataReader<T>>(dds::sub::builtin_subscriber(dp), topic,
-                                          std::back_inserter(found));
-  REQUIRE(found.size() == 1);
-  return found.front();
-}
+using psm_test::alive;
+using psm_test::builtin_reader;
 
 // The user data DCPSParticipant shows for member `node` (empty when it shows none alive).
 std::vector<dds::core::ByteSeq> user_data_of(
     dds::sub::DataReader<dds::topic::ParticipantBuiltinTopicData>& r, std::uint32_t node) {
   std::vector<dds::core::ByteSeq> out;
-  for (const auto& s : r.read())
-    if (s.info().valid() &&
-        s.info().state().instance_state() == dds::sub::status::InstanceState::alive() &&
-        s.data().key().value()[0] == static_cast<std::int32_t>(node))
-      out.push_back(s.data().user_data().value());
+  for (const auto& p : alive(
+           r, [&](const auto& x) { return x.key().value()[0] == static_cast<std::int32_t>(node); }))
+    out.push_back(p.user_data().value());
   return out;
 }
 
@@ -46,11 +38,8 @@ std::vector<dds::core::ByteSeq> user_data_of(
 std::vector<dds::core::ByteSeq> topic_data_of(
     dds::sub::DataReader<dds::topic::TopicBuiltinTopicData>& r, const std::string& name) {
   std::vector<dds::core::ByteSeq> out;
-  for (const auto& s : r.read())
-    if (s.info().valid() &&
-        s.info().state().instance_state() == dds::sub::status::InstanceState::alive() &&
-        s.data().name() == name)
-      out.push_back(s.data().topic_data().value());
+  for (const auto& t : alive(r, [&](const auto& x) { return x.name() == name; }))
+    out.push_back(t.topic_data().value());
   return out;
 }
 

@@ -19,6 +19,8 @@
 
 namespace {
 
+using psm_test::alive;
+using psm_test::builtin_reader;
 using psm_test::close_quietly;
 using psm_test::eventually;
 
@@ -28,29 +30,6 @@ using dds::topic::ParticipantBuiltinTopicData;
 using dds::topic::PublicationBuiltinTopicData;
 using dds::topic::SubscriptionBuiltinTopicData;
 using dds::topic::TopicBuiltinTopicData;
-
-template <class T>
-dds::sub::DataReader<T> builtin_reader(const dds::domain::DomainParticipant& dp,
-                                       const std::string& topic) {
-  std::vector<dds::sub::DataReader<T>> found;
-  dds::sub::find<dds::sub::DataReader<T>>(dds::sub::builtin_subscriber(dp), topic,
-                                          std::back_inserter(found));
-  REQUIRE(found.size() == 1);
-  return found.front();
-}
-
-// The alive samples of `r` for which `pred` holds (read, not taken).
-template <class T, class Pred>
-std::vector<T> alive(dds::sub::DataReader<T>& r, Pred pred) {
-  std::vector<T> out;
-  for (const auto& s : r.read()) {
-    if (s.info().valid() &&
-        s.info().state().instance_state() == dds::sub::status::InstanceState::alive() &&
-        pred(s.data()))
-      out.push_back(s.data());
-  }
-  return out;
-}
 
 template <class T>
 bool disposed(dds::sub::DataReader<T>& r, const dds::topic::BuiltinTopicKey& key) {

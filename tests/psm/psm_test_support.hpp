@@ -1,12 +1,17 @@
-// What the psm tests share: waiting, bounded, for something to hold, and closing what a
-// test may have closed already.
+// What the psm tests (and the simulator's records test) share: waiting, bounded, for
+// something to hold, closing what a test may have closed already, and reading the built-in
+// topics.
 //
 // Threading: test threads only.
 #pragma once
 
 #include <chrono>
+#include <iterator>
+#include <string>
 #include <thread>
+#include <vector>
 
+#include <catch2/catch.hpp>
 #include <dds/dds.hpp>
 
 namespace psm_test {
@@ -29,6 +34,30 @@ inline void close_quietly(dds::core::Entity e) {
   } catch (const dds::core::AlreadyClosedError&) {
     // the test closed it
   }
+}
+
+// The built-in reader of `topic` ("DCPSParticipant", ...) of `dp`'s built-in subscriber.
+template <class T>
+dds::sub::DataReader<T> builtin_reader(const dds::domain::DomainParticipant& dp,
+                                       const std::string& topic) {
+  std::vector<dds::sub::DataReader<T>> found;
+  dds::sub::find<dds::sub::DataReader<T>>(dds::sub::builtin_subscriber(dp), topic,
+                                          std::back_inserter(found));
+  REQUIRE(found.size() == 1);
+  return found.front();
+}
+
+// The alive samples of `r` for which `pred` holds (read, not taken).
+template <class T, class Pred>
+std::vector<T> alive(dds::sub::DataReader<T>& r, Pred pred) {
+  std::vector<T> out;
+  for (const auto& s : r.read()) {
+    if (s.info().valid() &&
+        s.info().state().instance_state() == dds::sub::status::InstanceState::alive() &&
+        pred(s.data()))
+      out.push_back(s.data());
+  }
+  return out;
 }
 
 }  // namespace psm_test

@@ -292,12 +292,13 @@ void Participant::builtin_topic_check(const std::string& name, std::uint64_t cha
         break;
       }
     }
-    for (const auto& [g, r] : endpoints_.reader_records()) {
-      if (writer != nullptr) break;
-      if (r.topic_name == name) {
-        reader = &r;
-        source = g;
-        break;
+    if (writer == nullptr) {
+      for (const auto& [g, r] : endpoints_.reader_records()) {
+        if (r.topic_name == name) {
+          reader = &r;
+          source = g;
+          break;
+        }
       }
     }
   }

@@ -31,26 +31,14 @@ class ContentFilter final : public ContentFilterCore {
   }
   void parameters(const std::vector<std::string>& params) override {
     std::lock_guard lock(set_mu_);  // one writer at a time: no update is lost
-    auto next = std::make_shared<filter::Expression>(*program_.load());
-    try {
-      next->set_parameters(params, used_ ? filter::Binding::now : filter::Binding::later);
-    } catch (const filter::FilterError& e) {
-      throw dds::core::InvalidArgumentError(e.what());
-    }
-    program_.store(std::move(next));
+    const auto binding = used_ ? filter::Binding::now : filter::Binding::later;
+    replace([&](filter::Expression& e) { e.set_parameters(params, binding); });
   }
   void use() override {
     std::lock_guard lock(set_mu_);
+    // On failure it stays deferred: the application may complete the parameters.
+    if (!program_.load()->bound()) replace([](filter::Expression& e) { e.bind(); });
     used_ = true;
-    if (program_.load()->bound()) return;
-    auto next = std::make_shared<filter::Expression>(*program_.load());
-    try {
-      next->bind();
-    } catch (const filter::FilterError& e) {
-      used_ = false;  // still deferred: the application may complete the parameters
-      throw dds::core::InvalidArgumentError(e.what());
-    }
-    program_.store(std::move(next));
   }
   bool matches(const void* sample) const override { return program_.load()->matches(sample); }
   bool ordered() const override { return !program_.load()->order_by().empty(); }
@@ -59,6 +47,19 @@ class ContentFilter final : public ContentFilterCore {
   }
 
  private:
+  // A changed copy of the program takes its place (set_mu_ held); InvalidArgumentError,
+  // and the program as it was, when `change` fails.
+  template <class Change>
+  void replace(Change change) {
+    auto next = std::make_shared<filter::Expression>(*program_.load());
+    try {
+      change(*next);
+    } catch (const filter::FilterError& e) {
+      throw dds::core::InvalidArgumentError(e.what());
+    }
+    program_.store(std::move(next));
+  }
+
   const std::string expression_;
   std::atomic<std::shared_ptr<const filter::Expression>> program_;
   std::mutex set_mu_;

@@ -808,7 +808,6 @@ void Participant::on_view(const group::View& view) {
   Actions actions;
   {
     std::lock_guard lock(mu_);
-    // DCPSParticipant: members that left, and members that joined.
     // DCPSParticipant: members that left (a joiner appears with its record).
     for (const auto& m : view_.members) {
       if (view.rank_of(m.id)) continue;

@@ -72,7 +72,7 @@ class Topic : public AnyTopic {
   }
   // A topic whose type is registered under `type_name` rather than T's own name: Spindle
   // DDS matches topics by name and type name, so this must be T's IDL name
-  // (topic_type_name<T>::value()); another name is refused with InvalidArgumentError.
+  // (topic_type_name<T>::value()); another name is refused with UnsupportedError.
   Topic(const dds::domain::DomainParticipant& dp, const std::string& name,
         const std::string& type_name)
       : Topic(dp, name, type_name, dp.default_topic_qos()) {}

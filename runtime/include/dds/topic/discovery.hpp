@@ -50,30 +50,37 @@ namespace dds::topic {
 
 namespace detail {
 
-// Up to `max` of the domain's topics as TOPIC, by name.
+template <typename TOPIC>
+inline constexpr bool is_typed = requires {
+  typename TOPIC::DataType;
+};
+
+// What a domain topic of type `type_name` is made with as a TOPIC of this program: T's type
+// for a Topic<T> of that type; for AnyTopic and TopicDescription, the program's type of that
+// name. Null when there is none.
+template <typename TOPIC>
+const spindle::detail::TypeSupport* type_for(const std::string& type_name) {
+  if constexpr (is_typed<TOPIC>) {
+    const auto& t = spindle::detail::type_support<typename TOPIC::DataType>();
+    return t.type_name == type_name ? &t : nullptr;
+  } else {
+    return spindle::detail::find_type(type_name);
+  }
+}
+
+// Up to `max` of the domain's topics as TOPIC, by name: dp's own topic of the name (for
+// Topic<T>, only of T's type), else a new one when the type allows.
 template <typename TOPIC>
 std::vector<TOPIC> discovered(const dds::domain::DomainParticipant& dp, std::uint32_t max) {
   std::vector<TOPIC> out;
-  if constexpr (requires { typename TOPIC::DataType; }) {
-    const std::string want(spindle::detail::type_support<typename TOPIC::DataType>().type_name);
-    for (const auto& t : dp.core().discovered_topics()) {
-      if (out.size() >= max) break;
-      if (t.type_name != want) continue;
-      // dp's own topic of that name (unless it has another type), else a new one.
-      if (auto local = dp.core().find_topic(t.name)) {
-        if (local->type().type_name == want) out.push_back(TOPIC(std::move(local)));
-      } else {
-        out.push_back(TOPIC(dp, t.name));
-      }
-    }
-  } else {
-    for (const auto& t : dp.core().discovered_topics()) {
-      if (out.size() >= max) break;
-      if (auto local = dp.core().find_topic(t.name)) {
+  for (const auto& t : dp.core().discovered_topics()) {
+    if (out.size() >= max) break;
+    const auto* type = type_for<TOPIC>(t.type_name);
+    if (auto local = dp.core().find_topic(t.name)) {
+      if (!is_typed<TOPIC> || (type != nullptr && local->type().type_name == type->type_name))
         out.push_back(TOPIC(std::move(local)));
-      } else if (const auto* type = spindle::detail::find_type(t.type_name)) {
-        out.push_back(TOPIC(dp.core().create_topic(t.name, *type, dp.default_topic_qos())));
-      }
+    } else if (type != nullptr) {
+      out.push_back(TOPIC(dp.core().create_topic(t.name, *type, dp.default_topic_qos())));
     }
   }
   return out;
@@ -98,17 +105,12 @@ TOPIC discover(const dds::domain::DomainParticipant& dp, const std::string& topi
     if (dp.core().find_topic(topic_name)) return TOPIC(dds::core::null);
     for (const auto& t : dp.core().discovered_topics()) {
       if (t.name != topic_name) continue;
-      if constexpr (requires { typename TOPIC::DataType; }) {
-        const auto want = spindle::detail::type_support<typename TOPIC::DataType>().type_name;
-        if (t.type_name == want) return TOPIC(dp, topic_name);
-      } else {
-        const auto* type = spindle::detail::find_type(t.type_name);
-        if (type == nullptr) {
-          throw dds::core::UnsupportedError(
-              "dds::topic::discover: topic '" + topic_name + "' has type '" + t.type_name +
-              "', which this program does not use: discover it as a Topic of that type");
-        }
+      if (const auto* type = detail::type_for<TOPIC>(t.type_name))
         return TOPIC(dp.core().create_topic(topic_name, *type, dp.default_topic_qos()));
+      if constexpr (!detail::is_typed<TOPIC>) {
+        throw dds::core::UnsupportedError(
+            "dds::topic::discover: topic '" + topic_name + "' has type '" + t.type_name +
+            "', which this program does not use: discover it as a Topic of that type");
       }
     }
     if (std::chrono::steady_clock::now() >= until) return TOPIC(dds::core::null);
