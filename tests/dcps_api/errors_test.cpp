@@ -93,6 +93,53 @@ TEST_CASE("an endpoint whose discovery record does not fit a slot is refused, na
   CHECK_NOTHROW(dds::pub::Publisher(dp));
 }
 
+TEST_CASE("a participant or topic whose record does not fit a slot is refused, naming the fix",
+          "[errors]") {
+  const ScopedDomainConfig config("engine: {slot_size: 64}");
+  const auto refused = [](const dds::core::PreconditionNotMetError& e, const std::string& who) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find(who + ": its discovery record") != std::string::npos);
+    CHECK(what.find("engine.slot_size") != std::string::npos);
+  };
+  const dds::core::ByteSeq big(2048, 0x42);
+  dds::domain::qos::DomainParticipantQos heavy;
+  heavy << dds::core::policy::UserData(big);
+  try {
+    dds::domain::DomainParticipant refused_dp(dds::domain::default_id(), heavy);
+    FAIL("a participant with 2 KiB of user data was announced in a 512-byte slot");
+  } catch (const dds::core::PreconditionNotMetError& e) {
+    refused(e, "DomainParticipant");
+  }
+
+  dds::domain::DomainParticipant dp(dds::domain::default_id());
+  // A QoS change whose record does not fit is refused, and the old QoS stays.
+  try {
+    dp.qos(heavy);
+    FAIL("a participant QoS with 2 KiB of user data was announced in a 512-byte slot");
+  } catch (const dds::core::PreconditionNotMetError& e) {
+    refused(e, "DomainParticipant");
+  }
+  CHECK(dp.qos().policy<dds::core::policy::UserData>().value().empty());
+
+  dds::topic::qos::TopicQos topic_heavy;
+  topic_heavy << dds::core::policy::TopicData(big);
+  try {
+    dds::topic::Topic<FlightState> t(dp, "Heavy", topic_heavy);
+    FAIL("a topic with 2 KiB of topic data was announced in a 512-byte slot");
+  } catch (const dds::core::PreconditionNotMetError& e) {
+    refused(e, "Topic 'Heavy'");
+  }
+  dds::topic::Topic<FlightState> light(dp, "Light");
+  try {
+    light.qos(topic_heavy);
+    FAIL("a topic QoS with 2 KiB of topic data was announced in a 512-byte slot");
+  } catch (const dds::core::PreconditionNotMetError& e) {
+    refused(e, "Topic 'Light'");
+  }
+  CHECK(light.qos().policy<dds::core::policy::TopicData>().value().empty());
+}
+
 TEST_CASE("a second topic of the same name with another type is refused", "[errors]") {
   Participant p;
   try {

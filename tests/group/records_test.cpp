@@ -3,6 +3,8 @@
 // topic, or a retirement of another member's topic is dropped (and reported), and what the
 // others show of the domain — DCPSParticipant, DCPSTopic — and their traffic are untouched.
 #include <cstddef>
+#include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,20 @@ std::vector<dds::core::ByteSeq> topic_data_of(
   return out;
 }
 
+// What is written to std::cerr while it lives (then std::cerr is as it was).
+class CerrCapture {
+ public:
+  CerrCapture() : was_(std::cerr.rdbuf(text_.rdbuf())) {}
+  ~CerrCapture() { std::cerr.rdbuf(was_); }
+  CerrCapture(const CerrCapture&) = delete;
+  CerrCapture& operator=(const CerrCapture&) = delete;
+  [[nodiscard]] std::string text() const { return text_.str(); }
+
+ private:
+  std::ostringstream text_;
+  std::streambuf* was_;
+};
+
 dcps::SampleHeader builtin(dcps::SampleKind kind, std::uint64_t writer) {
   dcps::SampleHeader h;
   h.kind = kind;
@@ -75,6 +91,8 @@ TEST_CASE("records: a member's bad or forged records change nothing elsewhere", 
 
   // Member 3 forges: its own participant record claiming member 1's guid; a topic record
   // naming a topic of member 1; bytes that are no record; a retirement of member 1's topic.
+  // Every member reports what it dropped (the simulator runs them on this thread).
+  CerrCapture reports;
   spindle::discovery::ParticipantRecord fake_participant;
   fake_participant.guid = dcps::make_guid(1, 1);
   fake_participant.qos << pol::UserData(dds::core::ByteSeq{9});
@@ -99,6 +117,16 @@ TEST_CASE("records: a member's bad or forged records change nothing elsewhere", 
   REQUIRE(stack.run_until([&] { return stack.malformed(1) > malformed_before; }));
 
   (void)stack.run_until([] { return false; }, std::chrono::milliseconds(50));
+  const auto said = reports.text();
+  INFO(said);
+  CHECK(said.find("dropped a announce_participant record from node 3: guid is not the sending "
+                  "member's participant's") != std::string::npos);
+  CHECK(said.find("dropped a announce_topic record from node 3: guid is not one of the sending "
+                  "member's") != std::string::npos);
+  CHECK(said.find("dropped a announce_topic record from node 3: topic record: version: 238 at "
+                  "offset 0, this node reads 2") != std::string::npos);
+  CHECK(said.find("dropped a announce_participant record from node 3: participant record: "
+                  "version: 238") != std::string::npos);
   CHECK(as_before());
   // Member 3 itself is still shown with its own (empty) user data, once.
   CHECK(user_data_of(parts, 3) == std::vector<dds::core::ByteSeq>{{}});
@@ -114,4 +142,31 @@ TEST_CASE("records: a member's bad or forged records change nothing elsewhere", 
   CHECK(stack.run_until([&] { return r.read().length() == 1; }));
   for (std::size_t i = 0; i < 3; ++i)
     CHECK(stack.halted(i).empty());
+}
+
+TEST_CASE(
+    "records: an untyped discover of a topic whose type the program does not use is "
+    "refused, naming the type",
+    "[records]") {
+  SimStack stack(sim::Config{}, 2);
+  // Member 2's own topic, of a type no code of this program has: as another program's would be.
+  spindle::discovery::TopicRecord ghost;
+  ghost.guid = dcps::make_guid(2, 77);
+  ghost.topic_name = "Ghost";
+  ghost.type_name = "Elsewhere::Unknown";
+  stack.forge(1, builtin(dcps::SampleKind::announce_topic, ghost.guid),
+              spindle::discovery::encode(ghost));
+  REQUIRE(stack.run_until([&] {
+    for (const auto& t : stack.participant(0).core().discovered_topics())
+      if (t.name == "Ghost") return true;
+    return false;
+  }));
+  CHECK_THROWS_WITH(dds::topic::discover<dds::topic::AnyTopic>(stack.participant(0), "Ghost"),
+                    "dds::topic::discover: topic 'Ghost' has type 'Elsewhere::Unknown', which this "
+                    "program does not use: discover it as a Topic of that type");
+  CHECK_THROWS_AS(dds::topic::discover<dds::topic::TopicDescription>(stack.participant(0), "Ghost"),
+                  dds::core::UnsupportedError);
+  // Typed, it is not of ShapeType: nothing.
+  CHECK(dds::topic::discover<dds::topic::Topic<ShapeType>>(
+            stack.participant(0), "Ghost", dds::core::Duration::zero()) == dds::core::null);
 }
