@@ -25,6 +25,7 @@
 #include "dcps/wire.hpp"
 #include "group/engine.hpp"
 #include "group/join.hpp"
+#include "group/liveness.hpp"
 #include "group/thread_runtime.hpp"
 #include "participant_registry.hpp"
 #include "qos/checks.hpp"
@@ -168,9 +169,13 @@ std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
   auto runtime = [] { return std::make_unique<group::ThreadRuntime>(); };
 
   if (!joining) {
-    auto engine =
-        std::make_unique<group::Engine>(group::first_view(c.initial_members(), layout),
-                                        std::move(t), runtime(), timeout, c.domain_id, layout);
+    // Our own entry carries our process; the others' are not known (the majority rule
+    // decides their deaths).
+    auto members = c.initial_members();
+    for (auto& m : members)
+      if (m.id == c.node_id) m = group::with_identity(m);
+    auto engine = std::make_unique<group::Engine>(group::first_view(members, layout), std::move(t),
+                                                  runtime(), timeout, c.domain_id, layout);
     if (c.join_port != 0) engine->serve_joins(join_port_of(), must_agree(c));
     return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine),
                                                std::span<const std::byte>{}, c.storage);
@@ -183,6 +188,9 @@ std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
   request.domain_id = c.domain_id;
   request.node = c.node_id;
   request.host = c.node.host;
+  const auto me = group::this_process();
+  request.pid = me.pid;
+  request.host_id = me.host_id;
   if (const auto* tcp = dynamic_cast<transport::TcpTransport*>(t.get())) request.port = tcp->port();
   request.settings = must_agree(c);
   const auto start = std::chrono::steady_clock::now();
@@ -237,6 +245,7 @@ std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
     }
     if (const int fd = group::bind_join_port(join_host, join_port); fd >= 0) {
       auto self = c.initial_members();
+      self.front() = group::with_identity(self.front());
       self.front().port = request.port;
       auto engine = std::make_unique<group::Engine>(group::first_view(self, layout), std::move(t),
                                                     runtime(), timeout, c.domain_id, layout);

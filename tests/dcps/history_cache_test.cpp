@@ -615,3 +615,67 @@ TEST_CASE("state counts follow every transition", "[dcps][cache]") {
   (void)take(cache);
   CHECK_FALSE(cache.has_matching(DataState::any()));
 }
+
+// PRESENTATION ordered access (TOPIC or GROUP scope): samples come out in the order they
+// went in, across instances, not grouped by instance.
+TEST_CASE("ordered access hands samples out in insertion order across instances", "[dcps][cache]") {
+  HistoryCacheConfig config = keep_all();
+  config.ordered = true;
+  HistoryCache cache(config);
+  // Instances 2, 1, 2, 3, 1 interleaved, as two writers' samples arrive.
+  const std::vector<std::pair<int, int>> in{{2, 20}, {1, 10}, {2, 21}, {3, 30}, {1, 11}, {3, 31}};
+  for (const auto& [k, v] : in)
+    (void)cache.insert(data(k, v));
+
+  auto first = read(cache, select(DataState::any(), 4));
+  REQUIRE(values(first) == std::vector<int>{20, 10, 21, 30});
+  // Ranks count within the collection, per instance: 20 has 21 after it, 10 nothing.
+  CHECK(first[0].info().rank().sample() == 1);
+  CHECK(first[1].info().rank().sample() == 0);
+  CHECK(first[2].info().rank().sample() == 0);
+
+  // The rest, then everything taken in one go keeps the same order.
+  CHECK(values(read(cache, select(DataState::new_data()))) == std::vector<int>{11, 31});
+  auto all = take(cache);
+  CHECK(values(all) == std::vector<int>{20, 10, 21, 30, 11, 31});
+  CHECK(cache.sample_count() == 0);
+
+  // A dispose's invalid sample takes its place in the order too.
+  (void)cache.insert(data(5, 50));
+  (void)cache.insert(dispose(4));
+  (void)cache.insert(data(6, 60));
+  auto mixed = take(cache);
+  REQUIRE(mixed.length() == 3);
+  CHECK(mixed[0].data().value == 50);
+  CHECK_FALSE(mixed[1].info().valid());
+  CHECK(mixed[1].info().state().instance_state() == InstanceState::not_alive_disposed());
+  CHECK(mixed[2].data().value == 60);
+}
+
+TEST_CASE("ordered access keeps grouped order for one instance and next_instance",
+          "[dcps][cache]") {
+  HistoryCacheConfig config = keep_all();
+  config.ordered = true;
+  HistoryCache cache(config);
+  for (const auto& [k, v] : std::vector<std::pair<int, int>>{{2, 20}, {1, 10}, {2, 21}})
+    (void)cache.insert(data(k, v));
+  // Per-instance selections are that instance's samples, oldest first.
+  const auto h2 = cache.lookup_instance(key_of(2));
+  ReadSelection one = select();
+  one.scope = ReadSelection::Scope::instance;
+  one.instance = h2;
+  CHECK(values(read(cache, one)) == std::vector<int>{20, 21});
+  ReadSelection next = select();
+  next.scope = ReadSelection::Scope::next_instance;
+  CHECK(values(take(cache, next)) == std::vector<int>{20, 21});
+  // A shared sequence orders samples across caches (a GROUP subscriber's readers).
+  auto seq = std::make_shared<std::atomic<std::uint64_t>>(0);
+  HistoryCache a(config, &dds::core::Time::now, seq);
+  HistoryCache b(config, &dds::core::Time::now, seq);
+  (void)a.insert(data(1, 1));
+  (void)b.insert(data(1, 2));
+  (void)a.insert(data(2, 3));
+  CHECK(a.sequence_of(DataState::any(), 10) == std::vector<std::uint64_t>{1, 3});
+  CHECK(b.sequence_of(DataState::any(), 10) == std::vector<std::uint64_t>{2});
+  CHECK(a.sequence_of(DataState::any(), 1) == std::vector<std::uint64_t>{1});
+}

@@ -306,6 +306,81 @@ TEST_CASE("engine: a member that loses half of its view stops, and its writes sa
                          Catch::Matchers::Message(stack.halted(0)));
 }
 
+// Certain death (group/liveness.hpp): members on one host see a crashed member's process
+// gone, which is no partition, so the survivor of a two-member domain goes on alone.
+TEST_CASE("engine: on one host, the survivor of a crash goes on without a majority",
+          "[engine][liveness]") {
+  spindle::testing::SimStack stack(sim::Config{}, 2);
+  stack.one_host();
+  Streams s(stack);
+  stack.crash(1);
+  REQUIRE(stack.run_until([&] { return stack.view(0).members.size() == 1; }));
+  CHECK(stack.halted(0).empty());
+  s.writers[0].write(Streams::sample(1));
+  std::vector<std::uint64_t> got;
+  REQUIRE(stack.run_until([&] {
+    for (const auto& x : s.readers[0].take())
+      if (x.info().valid()) got.push_back(x.data().timestamp_ns());
+    return !got.empty();
+  }));
+  CHECK(got == std::vector<std::uint64_t>{1});
+  // A new reader joins the survivor and receives what is written after it matched.
+  std::string why;
+  const auto joiner = stack.join(why);
+  REQUIRE(joiner.has_value());
+  dds::topic::Topic<Avionics::FlightState> topic(stack.participant(*joiner), "T");
+  dds::sub::qos::DataReaderQos rq;
+  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  dds::sub::DataReader<Avionics::FlightState> late(dds::sub::Subscriber(stack.participant(*joiner)),
+                                                   topic, rq);
+  REQUIRE(stack.run_until(
+      [&] { return s.writers[0].publication_matched_status().current_count() == 2; }));
+  s.writers[0].write(Streams::sample(2));
+  std::vector<std::uint64_t> late_got;
+  REQUIRE(stack.run_until([&] {
+    for (const auto& x : late.take())
+      if (x.info().valid()) late_got.push_back(x.data().timestamp_ns());
+    return !late_got.empty();
+  }));
+  CHECK(late_got == std::vector<std::uint64_t>{2});
+}
+
+TEST_CASE("engine: on one host, a domain survives the crash of all but one member",
+          "[engine][liveness]") {
+  spindle::testing::SimStack stack(sim::Config{}, 4);
+  stack.one_host();
+  Streams s(stack);
+  stack.crash(0);  // the leader too
+  stack.crash(1);
+  stack.crash(3);
+  REQUIRE(stack.run_until([&] { return stack.view(2).members.size() == 1; }));
+  CHECK(stack.halted(2).empty());
+  s.writers[2].write(Streams::sample(9));
+  std::vector<std::uint64_t> got;
+  REQUIRE(stack.run_until([&] {
+    for (const auto& x : s.readers[2].take())
+      if (x.info().valid()) got.push_back(x.data().timestamp_ns());
+    return !got.empty();
+  }));
+  CHECK(got == std::vector<std::uint64_t>{9});
+}
+
+// A member cut off while its process lives is a partition even on one host: the side
+// without a majority halts (after the short wait for a process exit), the majority goes on.
+TEST_CASE("engine: on one host, a member cut off alive still needs a majority",
+          "[engine][liveness]") {
+  spindle::testing::SimStack stack(sim::Config{}, 3);
+  stack.one_host();
+  Streams s(stack);
+  stack.isolate(2);
+  REQUIRE(stack.run_until([&] { return !stack.halted(2).empty(); }));
+  CHECK_THAT(stack.halted(2), Catch::Contains("lost contact with 2 of the 3 members") &&
+                                  Catch::Contains("its process alive on this host"));
+  REQUIRE(stack.run_until([&] { return stack.view(0).members.size() == 2; }));
+  CHECK(stack.halted(0).empty());
+  CHECK(stack.halted(1).empty());
+}
+
 TEST_CASE("engine: members that leave are removed without counting as failures", "[engine]") {
   spindle::testing::SimStack stack(sim::Config{}, 3);
   Streams s(stack);

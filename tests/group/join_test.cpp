@@ -28,10 +28,14 @@ TEST_CASE("join: a request reads back as it was written", "[join]") {
   r.node = 0x7ffffffe;
   r.host = "127.0.0.1";
   r.port = 40000;
+  r.pid = 4294967295u;
+  r.host_id = 0x7fffffffffffffffull;
   r.settings = {{"protocol", "1"}, {"engine.slot_size", "1024"}};
   std::string error;
   const auto back = g::parse_join(g::encode(r), error);
   REQUIRE(back);
+  CHECK(back->pid == r.pid);
+  CHECK(back->host_id == r.host_id);
   CHECK(back->domain_id == 42);
   CHECK(back->node == 0x7ffffffe);
   CHECK(back->host == "127.0.0.1");
@@ -50,6 +54,10 @@ TEST_CASE("join: malformed requests are refused with the line and the reason", "
        "join request line 2: bad or unknown field 'port 70000'"},
       {"SPINDLE-JOIN 1\nnode 99999999999\nend\n",
        "join request line 2: bad or unknown field 'node 99999999999'"},
+      {"SPINDLE-JOIN 1\npid 4294967296\nend\n",
+       "join request line 2: bad or unknown field 'pid 4294967296'"},
+      {"SPINDLE-JOIN 1\nhost_id 9223372036854775808\nend\n",
+       "join request line 2: bad or unknown field 'host_id 9223372036854775808'"},
       {"SPINDLE-JOIN 1\nrole admin\nend\n",
        "join request line 2: bad or unknown field 'role admin'"},
       {"SPINDLE-JOIN 1\nsetting lonely\nend\n",

@@ -77,10 +77,17 @@ void SimStack::isolate(std::size_t i) {
       net_->cut(static_cast<transport::NodeId>(i + 1), static_cast<transport::NodeId>(j + 1));
 }
 
+void SimStack::one_host() {
+  host_ = 1;
+  for (std::size_t i = 0; i < participants_.size(); ++i)
+    net_->set_host(static_cast<transport::NodeId>(i + 1), host_);
+}
+
 std::optional<std::size_t> SimStack::join(std::string& why, std::chrono::nanoseconds limit) {
   using State = group::SimJoinHub::Ticket::State;
   const auto id = static_cast<transport::NodeId>(participants_.size() + 1);
   net_->add_node(id);
+  if (host_ != 0) net_->set_host(id, host_);
   for (auto i : isolated_)
     net_->cut(static_cast<transport::NodeId>(i + 1), id);
   group::JoinRequest request;

@@ -76,6 +76,9 @@ class SimStack {
   // running: a minority, it must halt by itself.
   void isolate(std::size_t i);
   [[nodiscard]] bool alive(std::size_t i) const { return alive_.at(i); }
+  // Puts every participant, and those that join later, on one simulated host: their
+  // crashes are certain deaths to each other (group/liveness.hpp), not partitions.
+  void one_host();
   // Why participant i halted (majority rule), empty while it runs.
   [[nodiscard]] std::string halted(std::size_t i) const;
   // Participant i's engine: its current view, its counters, and the messages its router
@@ -97,6 +100,7 @@ class SimStack {
   group::LayoutSettings settings_;
   group::View view_;
   std::set<std::size_t> isolated_;
+  std::uint32_t host_ = 0;  // one_host(): the host of every participant
   std::vector<std::shared_ptr<dcps::Participant>> cores_;
   std::vector<dds::domain::DomainParticipant> participants_;
   std::vector<bool> alive_;

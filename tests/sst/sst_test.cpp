@@ -95,7 +95,11 @@ TEST_CASE("group: errors name the file, the line and the key", "[group]") {
   CHECK(error_of("version: 1\nmembers:\n  - {id: 1}\n  - {id: 1}\n").find("appears twice") !=
         std::string::npos);
   CHECK(error_of("version: 1\nmembers:\n  - {id: 1, colour: red}\n") ==
-        "g.yaml:3: members[0].colour: unknown key (allowed: id, host, port)");
+        "g.yaml:3: members[0].colour: unknown key (allowed: id, host, port, pid, host_id)");
+  CHECK(error_of("version: 1\nmembers:\n  - {id: 1, pid: -2}\n").find("g.yaml:3: members[0].pid") ==
+        0);
+  CHECK(error_of("version: 1\nmembers:\n  - {id: 1, host_id: 9223372036854775808}\n")
+            .find("g.yaml:3: members[0].host_id") == 0);
   CHECK(error_of("version: 1\nmembers: [\n").find("g.yaml:") == 0);
   CHECK(error_of("version: 1\nmembers:\n  - {id: 1}\nsubgroups:\n  - members: [1]\n"
                  "    ordering: causal\n") ==
@@ -113,6 +117,17 @@ TEST_CASE("group: errors name the file, the line and the key", "[group]") {
         "binomial_tree, binomial_pipeline");
   CHECK(error_of("version: 1\nmembers:\n  - {id: 1}\nknobs:\n  rdmc_buffer_size: 0\n")
             .find("g.yaml:5: knobs.rdmc_buffer_size: must be in 64..") == 0);
+}
+
+TEST_CASE("group: a member's process identity loads and round-trips", "[group]") {
+  const auto g = sg::parse_group(
+      "version: 1\nmembers:\n  - {id: 1, pid: 4711, host_id: 9223372036854775807}\n  - {id: 2}\n",
+      "g.yaml");
+  CHECK(g.members[0].pid == 4711);
+  CHECK(g.members[0].host_id == 9223372036854775807ull);
+  CHECK(g.members[1].pid == 0);
+  CHECK(g.members[1].host_id == 0);
+  CHECK(sg::parse_group(sg::to_yaml(g), "again") == g);
 }
 
 TEST_CASE("group: the RDMC knobs load and round-trip", "[group]") {

@@ -27,7 +27,8 @@ bool unordered(const dds::core::policy::Durability& d, const spindle::policy::Co
   return qos::effective_consistency(d, c) == spindle::policy::ConsistencyKind::UNORDERED;
 }
 
-HistoryCacheConfig cache_config(const dds::sub::qos::DataReaderQos& q) {
+HistoryCacheConfig cache_config(const dds::sub::qos::DataReaderQos& q,
+                                const dds::sub::qos::SubscriberQos& sq) {
   HistoryCacheConfig c;
   const auto& h = q.policy<policy::History>();
   c.keep_all = h.kind() == policy::HistoryKind::KEEP_ALL;
@@ -43,6 +44,11 @@ HistoryCacheConfig cache_config(const dds::sub::qos::DataReaderQos& q) {
   const auto& rdl = q.policy<policy::ReaderDataLifecycle>();
   c.autopurge_nowriter_samples_delay = rdl.autopurge_nowriter_samples_delay();
   c.autopurge_disposed_samples_delay = rdl.autopurge_disposed_samples_delay();
+  // PRESENTATION: ordered access over a topic or a group hands samples out in delivery
+  // order across instances (docs/dcps.md, "Presentation").
+  const auto& p = sq.policy<policy::Presentation>();
+  c.ordered =
+      p.ordered_access() && p.access_scope() != policy::PresentationAccessScopeKind::INSTANCE;
   return c;
 }
 
@@ -906,7 +912,7 @@ Reader::Reader(std::shared_ptr<Subscriber> sub, std::shared_ptr<Topic> topic,
       topic_id_(topic_id(topic_->name())),
       filtered_(std::move(filtered)),
       filter_(filtered_ ? filtered_->filter().get() : nullptr),
-      cache_(std::make_shared<HistoryCache>(cache_config(q))),
+      cache_(std::make_shared<HistoryCache>(cache_config(q, subscriber_->qos()))),
       qos_(q) {}
 
 Reader::~Reader() {

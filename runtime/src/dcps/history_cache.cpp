@@ -86,6 +86,7 @@ struct HistoryCache::Entry {
   std::int64_t reception_ns = kNoTime;
   std::int64_t expiry_ns = kNever;
   std::uint64_t writer = 0;
+  std::uint64_t seq = 0;  // insertion number (ordered access)
   std::int32_t disposed_gen = 0;
   std::int32_t no_writers_gen = 0;
   bool read = false;
@@ -175,6 +176,7 @@ struct HistoryCache::Instance {
   std::int64_t invalid_source_ns = kNoTime;
   std::int64_t invalid_reception_ns = kNoTime;
   std::uint64_t invalid_writer = 0;
+  std::uint64_t invalid_seq = 0;
   // Samples per sample state, the invalid one included.
   std::size_t read_count = 0;
   std::size_t not_read_count = 0;
@@ -184,6 +186,11 @@ struct HistoryCache::Instance {
   std::int64_t last_source_ns = kNoTime;      // DESTINATION_ORDER
   std::int64_t last_accepted_ns = kNoTime;    // TIME_BASED_FILTER
   std::int64_t not_alive_since_ns = kNoTime;  // READER_DATA_LIFECYCLE; kNoTime when done
+  // emit_ordered's scratch: this instance's picks in the collection, those pushed so far,
+  // and the generation of its last one.
+  std::size_t ordered_n = 0;
+  std::size_t ordered_k = 0;
+  std::int32_t ordered_mrsic = 0;
 
   [[nodiscard]] bool has_unread_valid() const noexcept {
     return not_read_count > ((invalid && !invalid_read) ? 1u : 0u);
@@ -234,7 +241,8 @@ bool HistoryCache::KeyHashEqual::operator()(const KeyHash& a, const KeyHash& b) 
 
 // ------------------------------------------------------------------------ construction
 
-HistoryCache::HistoryCache(const HistoryCacheConfig& config, Clock clock)
+HistoryCache::HistoryCache(const HistoryCacheConfig& config, Clock clock,
+                           std::shared_ptr<std::atomic<std::uint64_t>> sequence)
     : config_(config),
       clock_(std::move(clock)),
       per_instance_cap_(config.keep_all ? limit_of(config.max_samples_per_instance)
@@ -246,7 +254,8 @@ HistoryCache::HistoryCache(const HistoryCacheConfig& config, Clock clock)
       separation_ns_(config.minimum_separation.is_infinite()
                          ? kNever
                          : config.minimum_separation.to_nanosecs()),
-      next_expiry_ns_(kNever) {}
+      next_expiry_ns_(kNever),
+      sequence_(sequence ? std::move(sequence) : std::make_shared<std::atomic<std::uint64_t>>(0)) {}
 
 HistoryCache::~HistoryCache() = default;
 
@@ -307,6 +316,7 @@ void HistoryCache::add_invalid(Instance& i, const Change& c) {
   i.invalid_source_ns = to_ns(c.source_timestamp);
   i.invalid_reception_ns = to_ns(c.reception_timestamp);
   i.invalid_writer = c.writer.value();
+  i.invalid_seq = sequence_->fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
 void HistoryCache::drop_invalid(Instance& i) {
@@ -515,6 +525,7 @@ void HistoryCache::apply_data(Instance& i, Change& c, std::int64_t expiry_ns, In
   e.reception_ns = to_ns(c.reception_timestamp);
   e.expiry_ns = expiry_ns;
   e.writer = c.writer.value();
+  e.seq = sequence_->fetch_add(1, std::memory_order_relaxed) + 1;
   e.disposed_gen = i.disposed_gen;
   e.no_writers_gen = i.no_writers_gen;
   e.data = std::move(c.data);
@@ -631,15 +642,19 @@ ReadStatus HistoryCache::read_or_take(const ReadSelection& sel, detail::SampleSi
 
     const auto view_mask = sel.state.view_state();
     const auto instance_mask = sel.state.instance_state();
-    for (std::size_t idx = first; idx < last && limit > 0; ++idx) {
-      Instance& i = *instances_[idx];
-      if (!view_mask.test(i.view_new ? 0 : 1) || !instance_mask.test(i.state)) continue;
-      const std::size_t n = emit_instance(i, sel, limit, sink, take);
-      if (n == 0) continue;
-      emitted = true;
-      limit -= n;
-      if (i.reclaimable()) reclaim_pending_ = true;
-      if (sel.scope == ReadSelection::Scope::next_instance) break;
+    if (config_.ordered && sel.scope == ReadSelection::Scope::all) {
+      emitted = emit_ordered(sel, limit, sink, take);
+    } else {
+      for (std::size_t idx = first; idx < last && limit > 0; ++idx) {
+        Instance& i = *instances_[idx];
+        if (!view_mask.test(i.view_new ? 0 : 1) || !instance_mask.test(i.state)) continue;
+        const std::size_t n = emit_instance(i, sel, limit, sink, take);
+        if (n == 0) continue;
+        emitted = true;
+        limit -= n;
+        if (i.reclaimable()) reclaim_pending_ = true;
+        if (sel.scope == ReadSelection::Scope::next_instance) break;
+      }
     }
     remove_reclaimable();
   }
@@ -649,11 +664,9 @@ ReadStatus HistoryCache::read_or_take(const ReadSelection& sel, detail::SampleSi
   return ReadStatus::ok;
 }
 
-std::size_t HistoryCache::emit_instance(Instance& i, const ReadSelection& sel, std::size_t limit,
-                                        detail::SampleSink& sink, bool take) {
+void HistoryCache::pick_instance(const Instance& i, const ReadSelection& sel, std::size_t limit) {
   const bool want_read = sel.state.sample_state().test(0);
   const bool want_not_read = sel.state.sample_state().test(1);
-  const std::size_t invalid_index = i.samples.size();
   picks_.clear();
   for (std::size_t k = 0; k < i.samples.size() && picks_.size() < limit; ++k) {
     const Entry& e = i.samples[k];
@@ -664,45 +677,106 @@ std::size_t HistoryCache::emit_instance(Instance& i, const ReadSelection& sel, s
   // An invalid sample carries no data for a query to look at.
   if (i.invalid && !sel.content && picks_.size() < limit &&
       (i.invalid_read ? want_read : want_not_read)) {
-    picks_.push_back(invalid_index);
+    picks_.push_back(i.samples.size());
   }
-  const std::size_t n = picks_.size();
-  if (n == 0) return 0;
+}
 
-  // Ranks (DCPS §2.2.2.5.5): against the most recent sample of the instance in this
-  // collection (MRSIC) and the most recent the reader holds (the instance's generation).
-  const auto generation_of = [&](std::size_t pick) {
-    if (pick == invalid_index) return i.generation();
-    return i.samples[pick].disposed_gen + i.samples[pick].no_writers_gen;
-  };
-  const std::int32_t mrsic = generation_of(picks_.back());
-  const std::int32_t current = i.generation();
+std::int32_t HistoryCache::generation_of(const Instance& i, std::size_t pick) const {
+  if (pick == i.samples.size()) return i.generation();
+  return i.samples[pick].disposed_gen + i.samples[pick].no_writers_gen;
+}
+
+// Ranks (DCPS §2.2.2.5.5): against the most recent sample of the instance in this
+// collection (MRSIC) and the most recent the reader holds (the instance's generation).
+void HistoryCache::push_pick(const Instance& i, std::size_t pick, std::size_t k, std::size_t n,
+                             std::int32_t mrsic, detail::SampleSink& sink) const {
   const ViewState view(i.view_new ? ViewState::kNewView : ViewState::kNotNewView);
   const InstanceState istate(1u << i.state);
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::size_t pick = picks_[k];
-    const auto sample_rank = static_cast<std::int32_t>(n - 1 - k);
-    const std::int32_t gen = generation_of(pick);
-    const dds::sub::Rank rank(sample_rank, mrsic - gen, current - gen);
-    if (pick == invalid_index) {
-      const DataState state(
-          SampleState(i.invalid_read ? SampleState::kRead : SampleState::kNotRead), view, istate);
-      sink.push(std::shared_ptr<const void>(i.key_data),
-                dds::sub::SampleInfo(to_time(i.invalid_source_ns), to_time(i.invalid_reception_ns),
-                                     state, {i.disposed_gen, i.no_writers_gen}, rank, false,
-                                     i.handle, dds::core::InstanceHandle(i.invalid_writer)));
-    } else {
-      const Entry& e = i.samples[pick];
-      const DataState state(SampleState(e.read ? SampleState::kRead : SampleState::kNotRead), view,
-                            istate);
-      sink.push(std::shared_ptr<const void>(e.data),
-                dds::sub::SampleInfo(to_time(e.source_ns), to_time(e.reception_ns), state,
-                                     {e.disposed_gen, e.no_writers_gen}, rank, true, i.handle,
-                                     dds::core::InstanceHandle(e.writer)));
+  const auto sample_rank = static_cast<std::int32_t>(n - 1 - k);
+  const std::int32_t gen = generation_of(i, pick);
+  const dds::sub::Rank rank(sample_rank, mrsic - gen, i.generation() - gen);
+  if (pick == i.samples.size()) {
+    const DataState state(SampleState(i.invalid_read ? SampleState::kRead : SampleState::kNotRead),
+                          view, istate);
+    sink.push(std::shared_ptr<const void>(i.key_data),
+              dds::sub::SampleInfo(to_time(i.invalid_source_ns), to_time(i.invalid_reception_ns),
+                                   state, {i.disposed_gen, i.no_writers_gen}, rank, false, i.handle,
+                                   dds::core::InstanceHandle(i.invalid_writer)));
+  } else {
+    const Entry& e = i.samples[pick];
+    const DataState state(SampleState(e.read ? SampleState::kRead : SampleState::kNotRead), view,
+                          istate);
+    sink.push(std::shared_ptr<const void>(e.data),
+              dds::sub::SampleInfo(to_time(e.source_ns), to_time(e.reception_ns), state,
+                                   {e.disposed_gen, e.no_writers_gen}, rank, true, i.handle,
+                                   dds::core::InstanceHandle(e.writer)));
+  }
+}
+
+std::size_t HistoryCache::emit_instance(Instance& i, const ReadSelection& sel, std::size_t limit,
+                                        detail::SampleSink& sink, bool take) {
+  pick_instance(i, sel, limit);
+  const std::size_t n = picks_.size();
+  if (n == 0) return 0;
+  const std::int32_t mrsic = generation_of(i, picks_.back());
+  for (std::size_t k = 0; k < n; ++k)
+    push_pick(i, picks_[k], k, n, mrsic, sink);
+  // Only now change the cache, so that a sink that throws leaves it as it was.
+  settle_picks(i, take);
+  return n;
+}
+
+// Ordered access: every instance's selected samples, merged by insertion number (each
+// instance's own picks are already in that order), cut at `limit`; ranks count within the
+// collection as for grouped access.
+bool HistoryCache::emit_ordered(const ReadSelection& sel, std::size_t limit,
+                                detail::SampleSink& sink, bool take) {
+  const auto view_mask = sel.state.view_state();
+  const auto instance_mask = sel.state.instance_state();
+  ordered_picks_.clear();
+  for (auto& ip : instances_) {
+    Instance& i = *ip;
+    i.ordered_n = 0;
+    i.ordered_k = 0;
+    if (!view_mask.test(i.view_new ? 0 : 1) || !instance_mask.test(i.state)) continue;
+    pick_instance(i, sel, limit);
+    for (const std::size_t pick : picks_) {
+      const std::uint64_t seq = pick == i.samples.size() ? i.invalid_seq : i.samples[pick].seq;
+      ordered_picks_.push_back({seq, &i, pick});
     }
   }
+  if (ordered_picks_.empty()) return false;
+  std::sort(ordered_picks_.begin(), ordered_picks_.end(),
+            [](const OrderedPick& a, const OrderedPick& b) { return a.seq < b.seq; });
+  if (ordered_picks_.size() > limit) ordered_picks_.resize(limit);
+  for (const OrderedPick& p : ordered_picks_) {
+    ++p.instance->ordered_n;
+    p.instance->ordered_mrsic = generation_of(*p.instance, p.index);
+  }
+  for (const OrderedPick& p : ordered_picks_) {
+    Instance& i = *p.instance;
+    push_pick(i, p.index, i.ordered_k++, i.ordered_n, i.ordered_mrsic, sink);
+  }
+  // Only now change the cache, instance by instance: grouped by instance, each instance's
+  // picks keep their (ascending) order.
+  std::stable_sort(ordered_picks_.begin(), ordered_picks_.end(),
+                   [](const OrderedPick& a, const OrderedPick& b) {
+                     return std::less<>{}(a.instance, b.instance);
+                   });
+  for (std::size_t k = 0; k < ordered_picks_.size();) {
+    Instance& i = *ordered_picks_[k].instance;
+    picks_.clear();
+    for (; k < ordered_picks_.size() && ordered_picks_[k].instance == &i; ++k)
+      picks_.push_back(ordered_picks_[k].index);
+    settle_picks(i, take);
+    if (i.reclaimable()) reclaim_pending_ = true;
+  }
+  return true;
+}
 
-  // Only now change the cache, so that a sink that throws leaves it as it was.
+void HistoryCache::settle_picks(Instance& i, bool take) {
+  const std::size_t n = picks_.size();
+  const std::size_t invalid_index = i.samples.size();
   const bool took_invalid = picks_.back() == invalid_index;
   if (take && n == i.samples.size() + (i.invalid ? 1u : 0u)) {
     // Everything: the common case of take() — no compaction needed.
@@ -737,7 +811,6 @@ std::size_t HistoryCache::emit_instance(Instance& i, const ReadSelection& sel, s
     }
   }
   set_state(i, i.state, false);
-  return n;
 }
 
 // ------------------------------------------------------------------------ expiry
@@ -857,6 +930,27 @@ std::size_t HistoryCache::instance_count() const {
 std::size_t HistoryCache::sample_count() const {
   MutexLock lock(mu_);
   return total_samples_;
+}
+
+std::vector<std::uint64_t> HistoryCache::sequence_of(const DataState& mask, std::size_t max) const {
+  MutexLock lock(mu_);
+  std::vector<std::uint64_t> out;
+  const bool want_read = mask.sample_state().test(0);
+  const bool want_not_read = mask.sample_state().test(1);
+  for (const auto& ip : instances_) {
+    const Instance& i = *ip;
+    if (!mask.view_state().test(i.view_new ? 0 : 1) || !mask.instance_state().test(i.state)) {
+      continue;
+    }
+    for (std::size_t k = 0; k < i.samples.size(); ++k) {
+      const Entry& e = i.samples[k];
+      if (e.read ? want_read : want_not_read) out.push_back(e.seq);
+    }
+    if (i.invalid && (i.invalid_read ? want_read : want_not_read)) out.push_back(i.invalid_seq);
+  }
+  std::sort(out.begin(), out.end());
+  if (out.size() > max) out.resize(max);
+  return out;
 }
 
 }  // namespace spindle::dcps

@@ -35,6 +35,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -85,6 +86,10 @@ struct HistoryCacheConfig {
   // READER_DATA_LIFECYCLE: how long a not-alive instance keeps its samples.
   dds::core::Duration autopurge_nowriter_samples_delay = dds::core::Duration::infinite();
   dds::core::Duration autopurge_disposed_samples_delay = dds::core::Duration::infinite();
+  // PRESENTATION ordered_access over the TOPIC or GROUP scope: read/take over all
+  // instances hand samples out in the order they were inserted (the subgroup's delivery
+  // order), across instances, instead of grouped by instance.
+  bool ordered = false;
 };
 
 enum class ChangeKind : std::uint8_t {
@@ -156,7 +161,10 @@ class HistoryCache {
   // The reader's clock, for lifespan and autopurge on read/take; tests inject their own.
   using Clock = std::function<dds::core::Time()>;
 
-  explicit HistoryCache(const HistoryCacheConfig& config, Clock clock = &dds::core::Time::now);
+  // Every insertion takes the next number of `sequence` (a GROUP-scope subscriber shares
+  // one among its readers, so their samples compare); null: the cache's own counter.
+  explicit HistoryCache(const HistoryCacheConfig& config, Clock clock = &dds::core::Time::now,
+                        std::shared_ptr<std::atomic<std::uint64_t>> sequence = nullptr);
   ~HistoryCache();
   HistoryCache(const HistoryCache&) = delete;
   HistoryCache& operator=(const HistoryCache&) = delete;
@@ -174,8 +182,9 @@ class HistoryCache {
       SPINDLE_EXCLUDES(mu_);
 
   // Pushes the selected samples to `sink` — grouped by instance in handle order, oldest
-  // first within an instance — with full SampleInfos, then marks them read (read) or
-  // removes them (take); either way their instances are no longer new.
+  // first within an instance; or, when the config is `ordered` and the scope is all
+  // instances, in insertion order across instances — with full SampleInfos, then marks
+  // them read (read) or removes them (take); either way their instances are no longer new.
   ReadStatus read(const ReadSelection& selection, detail::SampleSink& sink) SPINDLE_EXCLUDES(mu_);
   ReadStatus take(const ReadSelection& selection, detail::SampleSink& sink) SPINDLE_EXCLUDES(mu_);
 
@@ -205,6 +214,11 @@ class HistoryCache {
   [[nodiscard]] std::size_t instance_count() const SPINDLE_EXCLUDES(mu_);
   // Valid samples held (what RESOURCE_LIMITS count).
   [[nodiscard]] std::size_t sample_count() const SPINDLE_EXCLUDES(mu_);
+  // The insertion numbers (the `sequence` numbers) of the samples `mask` selects, in
+  // increasing order, at most `max`: what a GROUP-scope subscriber merges across its
+  // readers (Subscriber::get_datareaders).
+  [[nodiscard]] std::vector<std::uint64_t> sequence_of(const dds::sub::status::DataState& mask,
+                                                       std::size_t max) const SPINDLE_EXCLUDES(mu_);
 
   [[nodiscard]] const HistoryCacheConfig& config() const noexcept { return config_; }
   // ReadConditions register here.
@@ -244,6 +258,21 @@ class HistoryCache {
       SPINDLE_EXCLUDES(mu_);
   std::size_t emit_instance(Instance& i, const ReadSelection& sel, std::size_t limit,
                             detail::SampleSink& sink, bool take) SPINDLE_REQUIRES(mu_);
+  // Ordered access: the selected samples of every instance, in insertion order.
+  bool emit_ordered(const ReadSelection& sel, std::size_t limit, detail::SampleSink& sink,
+                    bool take) SPINDLE_REQUIRES(mu_);
+  // picks_ <- the samples of `i` that `sel` selects, at most `limit` (the invalid one's
+  // index is i.samples.size()).
+  void pick_instance(const Instance& i, const ReadSelection& sel, std::size_t limit)
+      SPINDLE_REQUIRES(mu_);
+  // Pushes sample `pick` of `i` (k-th of the instance's `n` picks, whose last has
+  // generation `mrsic`) to the sink.
+  void push_pick(const Instance& i, std::size_t pick, std::size_t k, std::size_t n,
+                 std::int32_t mrsic, detail::SampleSink& sink) const SPINDLE_REQUIRES(mu_);
+  [[nodiscard]] std::int32_t generation_of(const Instance& i, std::size_t pick) const
+      SPINDLE_REQUIRES(mu_);
+  // Marks picks_ of `i` read, or removes them (take); the instance is no longer new.
+  void settle_picks(Instance& i, bool take) SPINDLE_REQUIRES(mu_);
   bool expire_locked(std::int64_t now_ns) SPINDLE_REQUIRES(mu_);
   void purge_samples(Instance& i) SPINDLE_REQUIRES(mu_);
 
@@ -280,6 +309,13 @@ class HistoryCache {
   // Earliest time expire_locked() has work (INT64_MAX: never); a lower bound.
   std::int64_t next_expiry_ns_ SPINDLE_GUARDED_BY(mu_);
   std::vector<std::size_t> picks_ SPINDLE_GUARDED_BY(mu_);  // emit_instance scratch
+  struct OrderedPick {
+    std::uint64_t seq;
+    Instance* instance;
+    std::size_t index;
+  };
+  std::vector<OrderedPick> ordered_picks_ SPINDLE_GUARDED_BY(mu_);  // emit_ordered scratch
+  const std::shared_ptr<std::atomic<std::uint64_t>> sequence_;
   bool reclaim_pending_ SPINDLE_GUARDED_BY(mu_) = false;
 
   detail::ConditionObservers observers_;

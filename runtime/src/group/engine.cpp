@@ -138,7 +138,7 @@ View next_view(const View& v, std::uint64_t removed, const std::vector<sst::Join
       a.s_addr = j.ipv4;
       (void)::inet_ntop(AF_INET, &a, host, sizeof host);
     }
-    next.members.push_back(Member{j.id, host, j.port});
+    next.members.push_back(Member{j.id, host, j.port, j.pid, j.host_id});
   }
   next.subgroups = layout(next.members, demand, settings);
   return next;
@@ -206,6 +206,7 @@ std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::millisecond
   auto vs = std::make_shared<ViewState>();
   vs->view = v;
   Runtime* rt = runtime_.get();
+  rt->watch(v.members);  // certain death of the members on this host (liveness.hpp)
   vs->sst =
       std::make_unique<sst::Sst>(*transport_, v, [rt] { return rt->now().time_since_epoch(); });
   vs->predicates = std::make_unique<sst::Predicates>();
@@ -215,8 +216,14 @@ std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::millisecond
       [this, raw](std::uint32_t, std::span<const smc::Message> batch) { on_deliver(*raw, batch); });
   vs->membership = std::make_unique<Membership>(
       *vs->sst, *vs->smc, *vs->predicates,
-      Membership::Callbacks{[this, raw](const ViewDecision& d) { decided(raw->view, d); },
-                            [this](const std::string& why) { halt(why); }});
+      Membership::Callbacks{
+          [this, raw](const ViewDecision& d) { decided(raw->view, d); },
+          [this](const std::string& why) { halt(why); },
+          [rt, raw](std::size_t rank) { return rt->process_state(raw->view.members.at(rank)); },
+          [rt] { return rt->now(); },
+          [this, rt](TimePoint when) {
+            (void)rt->control().schedule(when, [this] { transport_->notify(); });
+          }});
   if (closing_.load()) vs->membership->closing();
   vs->sst->set_suspicion_handler(
       [raw](const sst::SuspicionReport& r) { raw->membership->note_suspicion(r.rank, r.detail); });
@@ -672,6 +679,8 @@ void Engine::on_join(PendingJoin join) {
   in_addr a{};
   if (::inet_pton(AF_INET, r.host.c_str(), &a) == 1) e.ipv4 = a.s_addr;
   e.port = r.port;
+  e.pid = r.pid;
+  e.host_id = r.host_id;
   {
     // Checked under the lock leave() reads the pending joins with: a join either counts
     // there or is turned away. The joiner asks again and finds the next leader.

@@ -127,6 +127,8 @@ std::string encode(const JoinRequest& r) {
   std::ostringstream os;
   os << kMagic << "\ndomain " << r.domain_id << "\nnode " << r.node << "\nhost " << r.host
      << "\nport " << r.port << '\n';
+  if (r.pid != 0) os << "pid " << r.pid << '\n';
+  if (r.host_id != 0) os << "host_id " << r.host_id << '\n';
   for (const auto& s : r.settings)
     os << "setting " << s.name << ' ' << s.value << '\n';
   os << "end\n";
@@ -140,7 +142,7 @@ std::optional<JoinRequest> parse_join(std::string_view text, std::string& error)
   int n = 0;
   bool magic = false, end = false, domain = false, node = false, port = false;
   auto number = [&](const std::string& v, std::uint64_t max, std::uint64_t& out) {
-    if (v.empty() || v.size() > 10 || v.find_first_not_of("0123456789") != std::string::npos)
+    if (v.empty() || v.size() > 19 || v.find_first_not_of("0123456789") != std::string::npos)
       return false;
     out = std::stoull(v);
     return out <= max;
@@ -173,6 +175,10 @@ std::optional<JoinRequest> parse_join(std::string_view text, std::string& error)
     } else if (key == "port" && number(value, 65535, v)) {
       r.port = static_cast<std::uint16_t>(v);
       port = true;
+    } else if (key == "pid" && number(value, 0xffffffff, v)) {
+      r.pid = static_cast<std::uint32_t>(v);
+    } else if (key == "host_id" && number(value, 0x7fffffffffffffff, v)) {
+      r.host_id = v;
     } else if (key == "host" && !value.empty() && value.size() <= 255) {
       r.host = value;
     } else if (key == "setting" && value.find(' ') != std::string::npos && r.settings.size() < 32) {

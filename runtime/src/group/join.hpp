@@ -59,6 +59,10 @@ struct JoinRequest {
   NodeId node = 0;
   std::string host = "127.0.0.1";  // the joiner's transport address
   std::uint16_t port = 0;
+  // The joiner's process (liveness.hpp), so that members on its host can tell its death
+  // for certain; 0: unknown.
+  std::uint32_t pid = 0;
+  std::uint64_t host_id = 0;
   std::vector<transport::AgreedSetting> settings;
 };
 

@@ -154,6 +154,16 @@ bool Membership::needed() const {
       seen_now_.push_back(v);
     }
   }
+  // While the majority rule waits for a same-host member to be seen exited (kExitGrace),
+  // its process state and the end of the wait are news too.
+  if (exit_grace_until_ && !committed_) {
+    std::uint64_t exited = 0;
+    std::uint64_t alive_here = 0;
+    certain(sst_->load<std::uint64_t>(sst_->layout().control(me_) + kSuspected), exited,
+            alive_here);
+    seen_now_.push_back(exited);
+    seen_now_.push_back(callbacks_.now && callbacks_.now() >= *exit_grace_until_ ? 1 : 0);
+  }
   if (any == 0 || seen_now_ == seen_last_) return false;
   std::swap(seen_now_, seen_last_);
   return true;
@@ -194,25 +204,16 @@ void Membership::step() {
   if (!wedged_) wedge();
   if (!committed_ && !closing_.load(std::memory_order_relaxed) &&
       !leave_.load(std::memory_order_relaxed)) {
-    // Majority rule, before any commit: members that leave on purpose do not count (nor
-    // does anything once we are closing ourselves).
-    const auto lost = static_cast<std::size_t>(std::popcount(suspected & ~leaving));
-    if (lost * 2 >= n_) {
-      done_ = true;
-      if (callbacks_.halt) {
-        std::string whom;
-        for (std::size_t r = 0; r < n_; ++r) {
-          if (((suspected & ~leaving) & bit(r)) == 0) continue;
-          whom += whom.empty() ? " (" : "; ";
-          whom += "node " + std::to_string(sst_->node_of(r)) + ": " +
-                  (r < why_.size() && !why_[r].empty() ? why_[r] : "suspected");
-        }
-        callbacks_.halt("lost contact with " + std::to_string(lost) + " of the " +
-                        std::to_string(n_) + " members of its view" +
-                        (whom.empty() ? "" : whom + ")") +
-                        "; a member that cannot reach a majority stops (no split brain)");
-      }
-      return;
+    std::string why;
+    switch (majority(suspected, leaving, why)) {
+      case Majority::held:
+        break;
+      case Majority::waiting:
+        return;  // neither go on nor halt yet
+      case Majority::lost:
+        done_ = true;
+        if (callbacks_.halt) callbacks_.halt(why);
+        return;
     }
   }
   if (!committed_) {
@@ -223,6 +224,66 @@ void Membership::step() {
     }
   }
   if (committed_) finish();
+}
+
+void Membership::certain(std::uint64_t suspected, std::uint64_t& exited,
+                         std::uint64_t& alive_here) const {
+  exited = 0;
+  alive_here = 0;
+  if (!callbacks_.process_state) return;
+  for (std::size_t r = 0; r < n_; ++r) {
+    if ((suspected & bit(r)) == 0) continue;
+    switch (callbacks_.process_state(r)) {
+      case ProcessState::exited:
+        exited |= bit(r);
+        break;
+      case ProcessState::alive:
+        alive_here |= bit(r);
+        break;
+      case ProcessState::unknown:
+        break;
+    }
+  }
+}
+
+// Majority rule, before any commit: members that leave on purpose do not count as lost
+// (nor does anything once we are closing ourselves), and members whose process exited
+// count neither as lost nor in the view: a dead process is on no side of a partition.
+Membership::Majority Membership::majority(std::uint64_t suspected, std::uint64_t leaving,
+                                          std::string& why) {
+  std::uint64_t exited = 0;
+  std::uint64_t alive_here = 0;
+  certain(suspected & ~leaving, exited, alive_here);
+  const std::uint64_t lost_mask = suspected & ~leaving & ~exited;
+  const auto lost = static_cast<std::size_t>(std::popcount(lost_mask));
+  const std::size_t voters = n_ - static_cast<std::size_t>(std::popcount(exited));
+  if (lost * 2 < voters) {
+    exit_grace_until_.reset();
+    return Majority::held;
+  }
+  // A same-host member whose stream closed may not be reaped yet: give it a moment.
+  if ((lost_mask & alive_here) != 0 && callbacks_.now) {
+    const auto now = callbacks_.now();
+    if (!exit_grace_until_) {
+      exit_grace_until_ = now + kExitGrace;
+      if (callbacks_.wake_at) callbacks_.wake_at(*exit_grace_until_);
+    }
+    if (now < *exit_grace_until_) return Majority::waiting;
+  }
+  std::string whom;
+  for (std::size_t r = 0; r < n_; ++r) {
+    if ((lost_mask & bit(r)) == 0) continue;
+    whom += whom.empty() ? " (" : "; ";
+    whom += "node " + std::to_string(sst_->node_of(r)) + ": " +
+            (r < why_.size() && !why_[r].empty() ? why_[r] : "suspected");
+    if ((alive_here & bit(r)) != 0) whom += ", its process alive on this host";
+  }
+  why = "lost contact with " + std::to_string(lost) + " of the " + std::to_string(voters) +
+        " members of its view" + (whom.empty() ? "" : whom + ")") +
+        (exited != 0 ? " besides " + std::to_string(std::popcount(exited)) + " whose process exited"
+                     : "") +
+        "; a member that cannot reach a majority stops (no split brain)";
+  return Majority::lost;
 }
 
 // Suspicions of members we do not suspect ourselves are ours too (everyone wedges).

@@ -33,19 +33,27 @@
 // echoed a commit acks nothing else. Proposals only grow, so later trims never fall below
 // earlier ones. Majority rule: a member that suspects half or more of the view (members
 // that leave on purpose aside) before the commit halts instead of going on (no split
-// brain). Suspicions after the commit do not count: the view is ending.
+// brain). Suspicions after the commit do not count: the view is ending. A member whose
+// process is known to have exited (same host: liveness.hpp) is no partition: it counts
+// neither as lost nor in the view the majority is taken of, so survivors on its host go
+// on whatever their number. While a suspected member on this host still looks alive and
+// the rest would not make a majority, the halt waits kExitGrace: a closed stream is seen
+// a moment before the process is reaped.
 //
 // Threading: everything runs on the protocol thread (one recurrent predicate), except
 // request_leave(), which any thread may call.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "group/liveness.hpp"
 #include "group/view.hpp"
 #include "sst/layout.hpp"
 #include "sst/predicates.hpp"
@@ -58,6 +66,10 @@ class Smc;
 }
 
 namespace spindle::group {
+
+// How long a member that would halt waits for a suspected member of its host, whose
+// process still looks alive, to be seen exited.
+inline constexpr std::chrono::milliseconds kExitGrace{250};
 
 // The outcome of a view change, as every survivor sees it.
 struct ViewDecision {
@@ -74,6 +86,14 @@ class Membership {
     std::function<void(const ViewDecision&)> decided;
     // This member lost contact with too many (protocol thread); it must stop.
     std::function<void(const std::string& why)> halt;
+    // What is certain about the process of the member of rank r (runtime.hpp); unset:
+    // nothing (every suspicion counts for the majority rule).
+    std::function<ProcessState(std::size_t rank)> process_state;
+    // The runtime's clock (for kExitGrace); unset: no grace.
+    std::function<std::chrono::steady_clock::time_point()> now;
+    // Runs the protocol step again at that time (the end of kExitGrace), even if nothing
+    // else wakes the protocol thread.
+    std::function<void(std::chrono::steady_clock::time_point)> wake_at;
   };
 
   Membership(sst::Sst& sst, smc::Smc& smc, sst::Predicates& predicates, Callbacks callbacks);
@@ -120,6 +140,13 @@ class Membership {
   void copy_joiners(std::size_t from);
   [[nodiscard]] std::uint64_t suspected_mask() const;
   [[nodiscard]] std::uint64_t leaving_mask() const;
+  // Of `suspected`, the members whose process exited (certain), and those on this host
+  // whose process still looks alive.
+  void certain(std::uint64_t suspected, std::uint64_t& exited, std::uint64_t& alive_here) const;
+  // The majority rule: held, lost (this member must halt; `why` says so), or waiting for
+  // a same-host member to be seen exited (kExitGrace).
+  enum class Majority : std::uint8_t { held, waiting, lost };
+  [[nodiscard]] Majority majority(std::uint64_t suspected, std::uint64_t leaving, std::string& why);
 
   sst::Sst* sst_;
   smc::Smc* smc_;
@@ -142,6 +169,8 @@ class Membership {
   bool committed_ = false;  // we hold a commit (ours as leader, or echoed)
   bool delivered_ = false;  // delivered up to the trims
   bool done_ = false;       // decided or halted
+  // The majority rule waits for a same-host member to be seen exited until then.
+  std::optional<std::chrono::steady_clock::time_point> exit_grace_until_;
   // What needed() saw at the last step, and its scratch for the current look.
   mutable std::vector<std::uint64_t> seen_last_;
   mutable std::vector<std::uint64_t> seen_now_;

@@ -12,7 +12,9 @@
 //   ├── control()              where view changes run: off the protocol thread (which a
 //   │                          view change stops) and never behind a slow listener
 //   ├── start(loop) / stop()   the protocol (predicate) thread of one view's engine
-//   └── wait_until(t, done)    an application thread waiting for protocol progress
+//   ├── wait_until(t, done)    an application thread waiting for protocol progress
+//   └── process_state(m)       what is certain about a member's process: on this host,
+//                              whether it exited (liveness.hpp; simulated hosts in tests)
 //
 // Threading: a Runtime is owned by one participant's engine. now(), wall_ns(), executor()
 // and the Executor's calls are safe from any thread; start/stop from the control thread;
@@ -22,6 +24,9 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <span>
+
+#include "group/liveness.hpp"
 
 namespace spindle::sst {
 class PredicateLoop;
@@ -85,6 +90,12 @@ class Runtime {
   // True when time is virtual and waits drive the scheduler: blocking primitives of real
   // threads (a futex sleep) must not be used, wait_until must.
   [[nodiscard]] virtual bool simulated() const noexcept = 0;
+
+  // What is known for certain about member `m`'s process (any thread; never blocks).
+  [[nodiscard]] virtual ProcessState process_state(const Member& m) = 0;
+  // The members of a view being installed: the runtime watches the processes of those on
+  // its host (control thread).
+  virtual void watch(std::span<const Member> members) = 0;
 
  protected:
   Runtime() = default;

@@ -141,4 +141,10 @@ bool SimRuntime::wait_until(TimePoint deadline, const std::function<bool()>& don
   return true;
 }
 
+ProcessState SimRuntime::process_state(const Member& m) {
+  const std::uint32_t host = net_->host_of(node_);
+  if (host == 0 || net_->host_of(m.id) != host) return ProcessState::unknown;
+  return net_->crashed(m.id) ? ProcessState::exited : ProcessState::alive;
+}
+
 }  // namespace spindle::group

@@ -69,6 +69,9 @@ class SimRuntime final : public Runtime {
   [[nodiscard]] bool on_protocol_thread() const noexcept override { return in_loop_; }
   bool wait_until(TimePoint deadline, const std::function<bool()>& done) override;
   [[nodiscard]] bool simulated() const noexcept override { return true; }
+  // Same simulated host (Network::set_host): exited once crashed, else alive.
+  [[nodiscard]] ProcessState process_state(const Member& m) override;
+  void watch(std::span<const Member> members) override { (void)members; }
 
   // Wall-clock time of virtual time 0 (2026-01-01T00:00:00Z): fixed, so a seed replays.
   static constexpr std::int64_t kEpochNs = 1'767'225'600'000'000'000;

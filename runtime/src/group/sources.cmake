@@ -9,6 +9,7 @@ target_sources(spindle_runtime PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/thread_runtime.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sim_runtime.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sim_join.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/liveness.cpp
   ${CMAKE_CURRENT_LIST_DIR}/membership.cpp
   ${CMAKE_CURRENT_LIST_DIR}/join.cpp
   ${CMAKE_CURRENT_LIST_DIR}/engine.cpp)

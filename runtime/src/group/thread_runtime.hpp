@@ -66,8 +66,11 @@ class ThreadRuntime final : public Runtime {
   [[nodiscard]] bool on_protocol_thread() const noexcept override;
   bool wait_until(TimePoint deadline, const std::function<bool()>& done) override;
   [[nodiscard]] bool simulated() const noexcept override { return false; }
+  [[nodiscard]] ProcessState process_state(const Member& m) override { return watch_.state(m); }
+  void watch(std::span<const Member> members) override { watch_.watch(members); }
 
  private:
+  ProcessWatch watch_;
   ThreadExecutor executor_;
   ThreadExecutor control_;
   sst::PredicateLoop* loop_ = nullptr;

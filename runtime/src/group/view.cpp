@@ -80,12 +80,20 @@ View parse(std::string_view yaml, std::string_view source) {
   for (std::size_t i = 0; i < members.size(); ++i) {
     const std::string key = "members[" + std::to_string(i) + "]";
     const auto m = members[i];
-    r.expect_map(m, key, {"id", "host", "port"});
+    r.expect_map(m, key, {"id", "host", "port", "pid", "host_id"});
     if (!m["id"]) r.fail(m, key + ".id", "missing");
     Member mem;
     mem.id = r.integer<NodeId>(m["id"], key + ".id", 0, std::numeric_limits<NodeId>::max());
     if (auto h = m["host"]) mem.host = r.text(h, key + ".host");
     if (auto p = m["port"]) mem.port = r.integer<std::uint16_t>(p, key + ".port", 0, 65535);
+    if (auto p = m["pid"]) {
+      mem.pid =
+          r.integer<std::uint32_t>(p, key + ".pid", 0, std::numeric_limits<std::uint32_t>::max());
+    }
+    if (auto h = m["host_id"]) {
+      mem.host_id = r.integer<std::uint64_t>(h, key + ".host_id", 0,
+                                             std::numeric_limits<std::int64_t>::max());
+    }
     g.members.push_back(std::move(mem));
   }
 
@@ -220,8 +228,12 @@ void validate(const View& g, std::string_view source) {
 std::string to_yaml(const View& g) {
   std::ostringstream os;
   os << "version: 1\nepoch: " << g.epoch << "\nmembers:\n";
-  for (const auto& m : g.members)
-    os << "  - {id: " << m.id << ", host: \"" << m.host << "\", port: " << m.port << "}\n";
+  for (const auto& m : g.members) {
+    os << "  - {id: " << m.id << ", host: \"" << m.host << "\", port: " << m.port;
+    if (m.pid != 0) os << ", pid: " << m.pid;
+    if (m.host_id != 0) os << ", host_id: " << m.host_id;
+    os << "}\n";
+  }
   os << "subgroups:\n";
   auto list = [&](const std::vector<NodeId>& v) {
     os << '[';

@@ -36,6 +36,11 @@ struct Member {
   NodeId id = 0;
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
+  // The member's process (liveness.hpp): its pid and the id of the host (kernel and pid
+  // namespace) it runs on, so that members on the same host can tell its death for
+  // certain. 0: unknown (a member listed in a domain file) — the majority rule decides.
+  std::uint32_t pid = 0;
+  std::uint64_t host_id = 0;
   friend bool operator==(const Member&, const Member&) = default;
 };
 

@@ -18,7 +18,7 @@
 //   | MembershipRow (64 B): wedged | leaving | proposal | proposal_num|  -> all members
 //   |   | committed                                                  |
 //   | trims[subgroups]: i64 each, padded to a line (view change)     |  -> all members
-//   | joiners[kMaxJoins]: JoinEntry, 16 B each (view change)         |  -> all members
+//   | joiners[kMaxJoins]: JoinEntry, 24 B each (view change)         |  -> all members
 //   +---------------------------------------------------------------+
 //   | for each subgroup s that m belongs to, in subgroup order:      |
 //   |   counters  atomic:    CountersRow {received_num, delivered_num}|  -> members of s
@@ -84,9 +84,10 @@ struct JoinEntry {
   std::uint32_t ipv4;  // network byte order; 0 for shm
   std::uint16_t port;  // its transport port
   std::uint16_t reserved0;
-  std::uint32_t reserved1;
+  std::uint32_t pid;      // its process (group/liveness.hpp); 0: unknown
+  std::uint64_t host_id;  // the host that pid belongs to; 0: unknown
 };
-static_assert(sizeof(JoinEntry) == 16);
+static_assert(sizeof(JoinEntry) == 24);
 inline constexpr std::size_t kMaxJoins = 8;  // per view change
 
 struct alignas(kLine) CountersRow {

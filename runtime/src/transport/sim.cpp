@@ -133,6 +133,7 @@ struct Network::Impl {
   std::uint64_t events_run = 0;
   std::uint64_t hash = 0xcbf29ce484222325ULL;
   std::map<NodeId, std::unique_ptr<SimTransport>> nodes;
+  std::map<NodeId, std::uint32_t> hosts;  // set_host(); absent: a host of its own
   std::map<std::pair<NodeId, NodeId>, Channel> channels;
   std::priority_queue<Ev, std::vector<Ev>, std::greater<>> queue;
 
@@ -532,6 +533,15 @@ void Network::pause(NodeId id, Duration length) {
 bool Network::crashed(NodeId id) const {
   auto* t = impl_->find(id);
   return t != nullptr && t->state().crashed;
+}
+
+void Network::set_host(NodeId id, std::uint32_t host) {
+  impl_->hosts[id] = host;
+}
+
+std::uint32_t Network::host_of(NodeId id) const {
+  const auto it = impl_->hosts.find(id);
+  return it == impl_->hosts.end() ? 0 : it->second;
 }
 
 bool Network::paused(NodeId id) const {

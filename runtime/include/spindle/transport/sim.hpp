@@ -104,6 +104,11 @@ class Network {
   // resumes it suspects each peer that went on without it or suspected it meanwhile.
   void pause(NodeId id, Duration length);
   [[nodiscard]] bool paused(NodeId id) const;
+  // Hosts, for certain death (group/liveness.hpp): nodes put on the same host (a number
+  // other than 0) see each other's crash for certain; a node on host 0 (the default) is on
+  // a host of its own.
+  void set_host(NodeId id, std::uint32_t host);
+  [[nodiscard]] std::uint32_t host_of(NodeId id) const;
 
   // Hash of every event run (time, kind, endpoints, bytes): equal for equal seeds.
   [[nodiscard]] std::uint64_t trace_hash() const noexcept;

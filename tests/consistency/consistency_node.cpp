@@ -1,0 +1,175 @@
+// One participant process of the consistency checks (consistency_processes_test.cpp),
+// written only against the ISO C++ PSM (<dds/dds.hpp> and the idlc-generated types;
+// CMakeLists.txt refuses vendor names here). No domain file: the test names the transport
+// and the join port in SPINDLE_CONFIG, as a user's environment would.
+//
+//   ordered-reader N FILE      a subscriber asking for order the standard way
+//                              (Presentation TOPIC scope, ordered_access) and a reliable
+//                              KEEP_ALL reader of "Events"; says "ready", takes (every
+//                              20 ms) until it holds N samples, writes "source seq" per sample in
+//                              the order take() returned them to FILE, says "done N"
+//   ordered-writer SOURCE N R  a publisher with the same presentation; once R readers
+//                              matched ("matched"), writes N samples of instance SOURCE,
+//                              waits for every acknowledgment, says "wrote N"
+//   stream-publisher SECONDS   writes a sample of "Stream" every 5 ms for SECONDS, saying
+//                              "wrote K" every 50 samples; "error WHAT" and exit 3 if a
+//                              write throws; "finished K" at the end
+//   stream-subscriber N        reads "Stream"; says "ready", then "got K" every 10 samples;
+//                              "done" once it has N
+// Every wait is bounded; "FAIL why" and exit 1 otherwise.
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <dds/dds.hpp>
+
+#include "consistency.hpp"
+
+namespace {
+
+using Consistency::Event;
+using Clock = std::chrono::steady_clock;
+constexpr auto kPatience = std::chrono::seconds(60);
+
+[[noreturn]] void fail(const std::string& why) {
+  std::cout << "FAIL " << why << std::endl;
+  std::exit(EXIT_FAILURE);
+}
+
+template <typename Done>
+void wait_until(Done done, const std::string& what) {
+  const auto give_up = Clock::now() + kPatience;
+  while (!done()) {
+    if (Clock::now() > give_up) fail(what);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+dds::core::policy::Presentation ordered_topic() {
+  return dds::core::policy::Presentation::TopicAccessScope(false, true);
+}
+
+int ordered_reader(std::uint64_t expected, const std::string& file) {
+  dds::domain::DomainParticipant participant(dds::domain::default_id());
+  dds::topic::Topic<Event> topic(participant, "Events");
+  dds::sub::qos::SubscriberQos sq;
+  sq << ordered_topic();
+  dds::sub::Subscriber subscriber(participant, sq);
+  dds::sub::qos::DataReaderQos rq = subscriber.default_datareader_qos();
+  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  dds::sub::DataReader<Event> reader(subscriber, topic, rq);
+  std::cout << "ready" << std::endl;
+  // Takes every 20 ms, so that each take() finds samples of both instances: grouped by
+  // instance, two readers' sequences would differ with the moments they took.
+  std::ostringstream log;
+  std::uint64_t got = 0;
+  const auto give_up = Clock::now() + kPatience;
+  while (got < expected) {
+    if (Clock::now() > give_up)
+      fail("ordered-reader: " + std::to_string(got) + " of " + std::to_string(expected) +
+           " samples");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (const auto& s : reader.take()) {
+      if (!s.info().valid()) continue;
+      log << s.data().source() << ' ' << s.data().seq() << '\n';
+      ++got;
+    }
+  }
+  std::ofstream(file) << log.str();
+  std::cout << "done " << got << std::endl;
+  return 0;
+}
+
+int ordered_writer(std::uint32_t source, std::uint64_t count, std::int32_t readers) {
+  dds::domain::DomainParticipant participant(dds::domain::default_id());
+  dds::topic::Topic<Event> topic(participant, "Events");
+  dds::pub::qos::PublisherQos pq;
+  pq << ordered_topic();
+  dds::pub::Publisher publisher(participant, pq);
+  dds::pub::qos::DataWriterQos wq = publisher.default_datawriter_qos();
+  wq << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(5))
+     << dds::core::policy::History::KeepAll();
+  dds::pub::DataWriter<Event> writer(publisher, topic, wq);
+  wait_until([&] { return writer.publication_matched_status().current_count() >= readers; },
+             "ordered-writer: readers did not match");
+  std::cout << "matched" << std::endl;
+  for (std::uint64_t i = 0; i < count; ++i)
+    writer.write(Event(source, i, 0));
+  writer.wait_for_acknowledgments(dds::core::Duration::from_secs(30));
+  std::cout << "wrote " << count << std::endl;
+  return 0;
+}
+
+int stream_publisher(double seconds) {
+  dds::domain::DomainParticipant participant(dds::domain::default_id());
+  dds::topic::Topic<Event> topic(participant, "Stream");
+  dds::pub::Publisher publisher(participant);
+  dds::pub::DataWriter<Event> writer(publisher, topic);
+  std::cout << "started" << std::endl;
+  const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(seconds));
+  std::uint64_t k = 0;
+  try {
+    while (Clock::now() < end) {
+      writer.write(Event(1, k, 0));
+      if (++k % 50 == 0) std::cout << "wrote " << k << std::endl;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  } catch (const dds::core::Exception& e) {
+    std::cout << "error " << e.what() << std::endl;
+    return 3;
+  }
+  std::cout << "finished " << k << std::endl;
+  return 0;
+}
+
+int stream_subscriber(std::uint64_t wanted) {
+  dds::domain::DomainParticipant participant(dds::domain::default_id());
+  dds::topic::Topic<Event> topic(participant, "Stream");
+  dds::sub::Subscriber subscriber(participant);
+  dds::sub::qos::DataReaderQos rq = subscriber.default_datareader_qos();
+  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  dds::sub::DataReader<Event> reader(subscriber, topic, rq);
+  std::cout << "ready" << std::endl;
+  std::uint64_t got = 0;
+  wait_until(
+      [&] {
+        for (const auto& s : reader.take()) {
+          if (!s.info().valid()) continue;
+          if (++got % 10 == 0) std::cout << "got " << got << std::endl;
+        }
+        return got >= wanted;
+      },
+      "stream-subscriber: too few samples");
+  std::cout << "done" << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string role = argc > 1 ? argv[1] : "";
+  auto arg = [&](int i) -> std::string {
+    if (i >= argc) fail(role + ": missing argument " + std::to_string(i));
+    return argv[i];
+  };
+  try {
+    if (role == "ordered-reader") return ordered_reader(std::stoull(arg(2)), arg(3));
+    if (role == "ordered-writer") {
+      return ordered_writer(static_cast<std::uint32_t>(std::stoul(arg(2))), std::stoull(arg(3)),
+                            std::stoi(arg(4)));
+    }
+    if (role == "stream-publisher") return stream_publisher(std::stod(arg(2)));
+    if (role == "stream-subscriber") return stream_subscriber(std::stoull(arg(2)));
+  } catch (const std::exception& e) {
+    fail(role + ": " + e.what());
+  }
+  std::cerr << "usage: consistency_node ordered-reader N FILE | ordered-writer SOURCE N R |"
+               " stream-publisher SECONDS | stream-subscriber N\n";
+  return 2;
+}
