@@ -48,6 +48,7 @@ struct Outcome {
   std::uint64_t joins = 0;     // participants that joined mid-stream
   std::uint64_t large = 0;     // samples larger than a slot (by RDMC) the live members wrote
   std::uint64_t retained = 0;  // samples the survivors retain for late readers (durable seeds)
+  bool certain = false;        // on one host, half or more of the members crashed
   std::string problem;         // the first violation found, empty if none
 };
 
@@ -103,8 +104,10 @@ std::string check(const std::vector<std::vector<Sample>>& delivered,
 // often a part of the view, and the view's leader (member 1) often outside it, computing
 // its ragged edge from the final counters its members pushed; a random member may be
 // slowed; with 3 or more members, a minority may crash, leave, be cut off or pause at
-// random points mid-stream (a short pause changes nothing: that member must go on); and up
-// to two participants may join at random points, with a reader, a writer, both or neither.
+// random points mid-stream (a short pause changes nothing: that member must go on); one
+// seed in four puts every member on one host, and half of those crash up to all members
+// but one (certain deaths: the rest goes on without a majority); and up to two
+// participants may join at random points, with a reader, a writer, both or neither.
 Outcome run_seed(std::uint64_t seed) {
   Outcome out;
   sim::Rng rng(seed);
@@ -192,7 +195,20 @@ Outcome run_seed(std::uint64_t seed) {
     total += p.count;
   enum class Fault { crash, leave, isolate, pause };
   std::map<std::uint64_t, std::pair<std::size_t, Fault>> faults;  // at sample n: (member, what)
-  if (members >= 3 && rng.chance(700'000)) {
+  // One seed in four puts every member on one host, where a crash is a certain death
+  // (group/liveness.hpp): then half of those seeds crash up to all members but one, and the
+  // survivors must go on without a majority.
+  const bool one_host = rng.chance(250'000);
+  if (one_host) stack.one_host();
+  if (one_host && rng.chance(500'000)) {
+    const auto count = rng.uniform(1, members - 1);
+    std::set<std::size_t> chosen;
+    while (chosen.size() < count)
+      chosen.insert(static_cast<std::size_t>(rng.uniform(0, members - 1)));
+    for (auto m : chosen)
+      faults[rng.uniform(0, total)] = {m, Fault::crash};
+    out.certain = count * 2 >= members;  // more than a partition would allow
+  } else if (members >= 3 && rng.chance(700'000)) {
     const auto count = rng.uniform(1, (members - 1) / 2);
     std::set<std::size_t> chosen;
     while (chosen.size() < count)
@@ -288,7 +304,7 @@ Outcome run_seed(std::uint64_t seed) {
   };
   // The faults and every member's state, for a failure's message.
   auto describe = [&] {
-    std::string d;
+    std::string d = one_host ? "\n  every member on one host" : "";
     for (const auto& [at, unused] : joins)
       d += "\n  join at sample " + std::to_string(at);
     for (const auto& [at, f] : faults)
@@ -474,6 +490,7 @@ TEST_CASE("stack: DCPS over the engine in the simulator delivers the same sequen
   std::uint64_t joins = 0;
   std::uint64_t large = 0;     // seeds where samples went by RDMC
   std::uint64_t retained = 0;  // seeds whose survivors retained history
+  std::uint64_t certain = 0;   // seeds where half or more died on one host, the rest went on
   for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
     Outcome o;
     try {
@@ -486,6 +503,7 @@ TEST_CASE("stack: DCPS over the engine in the simulator delivers the same sequen
     joins += o.joins;
     large += o.large > 0 ? 1 : 0;
     retained += o.retained > 0 ? 1 : 0;
+    certain += o.certain ? 1 : 0;
     if (!o.problem.empty()) {
       FAIL("seed " << seed << ": " << o.problem
                    << "\nreplay: " << sim::replay_command(seed, "[stack]"));
@@ -496,6 +514,7 @@ TEST_CASE("stack: DCPS over the engine in the simulator delivers the same sequen
     CHECK(joins > seeds.count / 4);     // and the joins
     CHECK(large > seeds.count / 5);     // and samples larger than a slot
     CHECK(retained > seeds.count / 5);  // and retained history
+    CHECK(certain > seeds.count / 50);  // and certain deaths of half or more on one host
   }
 }
 
