@@ -381,6 +381,49 @@ TEST_CASE("engine: on one host, a member cut off alive still needs a majority",
   CHECK(stack.halted(1).empty());
 }
 
+// The witness (docs/membership.md): a third member with no endpoints, on a host of its
+// own, lets either of two members survive the other's crash, and lets only the side that
+// keeps it go on through a partition.
+TEST_CASE("engine: with a witness, two members on two hosts survive a crash or a cut",
+          "[engine][witness]") {
+  for (const bool cut : {false, true}) {
+    INFO((cut ? "member 2 cut off" : "member 2 crashed"));
+    spindle::testing::SimStack stack(sim::Config{}, 3);  // member 3: the witness
+    dds::sub::qos::DataReaderQos rq;
+    rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+    std::vector<dds::topic::Topic<Avionics::FlightState>> topics;
+    std::vector<dds::sub::DataReader<Avionics::FlightState>> readers;
+    std::vector<dds::pub::DataWriter<Avionics::FlightState>> writers;
+    for (std::size_t i = 0; i < 2; ++i) {
+      topics.emplace_back(stack.participant(i), "T");
+      readers.emplace_back(dds::sub::Subscriber(stack.participant(i)), topics.back(), rq);
+      writers.emplace_back(dds::pub::Publisher(stack.participant(i)), topics.back());
+    }
+    REQUIRE(stack.run_until(
+        [&] { return writers[0].publication_matched_status().current_count() == 2; }));
+    if (cut) {
+      stack.isolate(1);
+    } else {
+      stack.crash(1);
+    }
+    REQUIRE(stack.run_until([&] { return stack.view(0).members.size() == 2; }));
+    CHECK(stack.halted(0).empty());
+    CHECK(stack.halted(2).empty());
+    if (cut) {
+      REQUIRE(stack.run_until([&] { return !stack.halted(1).empty(); }));
+      CHECK_THAT(stack.halted(1), Catch::Contains("lost contact with 2 of the 3 members"));
+    }
+    writers[0].write(Streams::sample(5));
+    std::vector<std::uint64_t> got;
+    REQUIRE(stack.run_until([&] {
+      for (const auto& x : readers[0].take())
+        if (x.info().valid()) got.push_back(x.data().timestamp_ns());
+      return !got.empty();
+    }));
+    CHECK(got == std::vector<std::uint64_t>{5});
+  }
+}
+
 TEST_CASE("engine: members that leave are removed without counting as failures", "[engine]") {
   spindle::testing::SimStack stack(sim::Config{}, 3);
   Streams s(stack);

@@ -8,6 +8,12 @@
 // fails naming the members it lost (exit 3) — having taken a prefix of the majority's
 // sequence (no split brain).
 //
+// The witness (docs/membership.md, "Witness"): two members on two "hosts" (namespaces) and
+// a `spindle witness` on a third, all three in the domain file. The link of one member goes
+// down mid-stream: it halts (1 of 3 is no majority), while the other member, keeping the
+// witness, goes on alone with every sample of its own writer — a two-member domain that
+// survives the loss of either member, with never two primaries.
+//
 // The namespaces: this process becomes root of a user namespace of its own (unprivileged
 // user namespaces), with its own network and mount namespaces; `ip netns` names one per
 // member under a private /run. Where that is not allowed (no user namespaces, no `ip`)
@@ -194,6 +200,82 @@ TEST_CASE("partition: the minority halts, the majority goes on in one order", "[
   INFO("the cut-off member took " << c.size() << " samples, the majority " << a.size());
   CHECK(is_prefix(c, a));
   if (a == b && is_prefix(c, a)) fs::remove_all(dir);
+}
+
+TEST_CASE("witness: of two members and a witness, the one cut off halts, the other goes on",
+          "[witness]") {
+  ::signal(SIGPIPE, SIG_IGN);
+  // Namespaces m3, m4 (the members) and m5 (the witness), beside the other test's.
+  constexpr std::uint32_t kFirst = 3;
+  constexpr std::uint32_t kWitness = 5;
+  const std::string name = "spindle-witness-" + std::to_string(::getpid());
+  const auto dir = fs::temp_directory_path() / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string why;
+  for (std::uint32_t i = kFirst; i <= kWitness; ++i) {
+    const bool wired = wire(i, why);
+    INFO(why);
+    REQUIRE(wired);
+  }
+  const auto file = dir / "domain.yaml";
+  {
+    std::ofstream out(file);
+    out << "# Written by group_partition_test.\nversion: 1\ndomain_id: 0\ntransport: tcp\n"
+        << "members:\n";
+    for (std::uint32_t i = kFirst; i <= kWitness; ++i)
+      out << "  - {id: " << i << ", host: " << address(i) << ", port: 7700}\n";
+    out << "engine: {window_size: 64, slot_size: 256, connect_timeout: 10s}\n";
+  }
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  tst::Process witness({ip_tool(), "netns", "exec", "m" + std::to_string(kWitness), "env",
+                        "SPINDLE_CONFIG=" + file.string(),
+                        "SPINDLE_NODE_ID=" + std::to_string(kWitness), SPINDLE_WITNESS, "witness"});
+  std::vector<std::unique_ptr<tst::Process>> procs;
+  for (std::uint32_t i = kFirst; i < kWitness; ++i) {
+    // Each member writes and reads; the witness has no endpoint, so 2 readers, 2 writers.
+    auto argv =
+        tst::group_member_argv(file, dir / ("log" + std::to_string(i)), kSamples, 2, 2, true);
+    argv.insert(argv.begin(), {ip_tool(), "netns", "exec", "m" + std::to_string(i)});
+    argv.insert(argv.end(), {"--node", std::to_string(i)});
+    procs.push_back(std::make_unique<tst::Process>(argv));
+  }
+  auto expect = [&](std::size_t k, const std::string& word) {
+    const auto line = tst::next_report(*procs[k], deadline);
+    INFO("member " << kFirst + k << " said '" << line.value_or("(nothing)") << "'");
+    CHECK((line && line->rfind(word, 0) == 0));
+    return line.value_or("");
+  };
+  const auto said = witness.read_line(deadline);
+  INFO("the witness said '" << said.value_or("(nothing)") << "'");
+  REQUIRE((said && said->rfind("witness: a member of domain 0", 0) == 0));
+  expect(0, "ready");
+  expect(1, "ready");
+  for (auto& p : procs)
+    p->send("go");
+  std::this_thread::sleep_for(300ms);  // mid-stream
+  REQUIRE(run(ip_tool() + " link set h" + std::to_string(kFirst + 1) + " down"));
+  const auto halted = expect(1, "halted");
+  CHECK(halted.find("lost contact with 2 of the 3 members") != std::string::npos);
+  // The other member keeps the witness: a majority of 2 of 3; it goes on with its own
+  // writer's samples, every one of them.
+  procs[0]->send("expect " + std::to_string(kFirst));
+  expect(0, "done");
+  procs[0]->send("exit");
+  CHECK(procs[0]->wait(deadline) == 0);
+  CHECK(procs[1]->wait(deadline) == 3);
+  ::kill(witness.pid(), SIGTERM);
+  CHECK(witness.wait(deadline) == 0);
+  const Log a = tst::read_member_log(dir / ("log" + std::to_string(kFirst))).samples;
+  const Log b = tst::read_member_log(dir / ("log" + std::to_string(kFirst + 1))).samples;
+  std::map<std::uint32_t, std::uint64_t> next;
+  for (const auto& [w, s] : a)
+    CHECK(s == next[w]++);
+  CHECK(next[kFirst] == kSamples);
+  CHECK(next[kFirst + 1] < kSamples);  // cut off mid-stream
+  INFO("the cut-off member took " << b.size() << " samples, the other " << a.size());
+  CHECK(is_prefix(b, a));
+  fs::remove_all(dir);
 }
 
 int main(int argc, char* argv[]) {
