@@ -142,7 +142,12 @@ std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
   // Without a member list a participant joins whatever runs (contacts, or the domain's join
   // port on this host) and founds the domain if nothing does.
   const bool joining = c.members.empty();
-  if (joining && c.node_id == 0) c.node_id = random_node_id();
+  if (joining && c.node_id == 0) {
+    c.node_id = random_node_id();
+    // A random id has no logs of its own: it takes over those of an earlier process
+    // (storage/home.hpp), so PERSISTENT data outlives processes with no domain file.
+    c.storage.adopt_orphans = true;
+  }
   std::unique_ptr<transport::Transport> t;
   try {
     t = make_transport(c);

@@ -16,12 +16,19 @@
 //                              write throws; "finished K" at the end
 //   stream-subscriber N        reads "Stream"; says "ready", then "got K" every 10 samples;
 //                              "done" once it has N
+//   persistent-writer N        writes instances 1..N of "Persistent" (seq 100 + i) with
+//                              PERSISTENT durability, waits for the acknowledgments, says
+//                              "wrote N" and exits
+//   persistent-reader N [stay] a PERSISTENT reader of "Persistent": says "got K" once it
+//                              holds valid samples of K = N instances; with "stay", then
+//                              waits for a line on stdin before it exits
 // Every wait is bounded; "FAIL why" and exit 1 otherwise.
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -150,6 +157,49 @@ int stream_subscriber(std::uint64_t wanted) {
   return 0;
 }
 
+int persistent_writer(std::uint32_t instances) {
+  dds::domain::DomainParticipant participant(dds::domain::default_id());
+  dds::topic::Topic<Event> topic(participant, "Persistent");
+  dds::pub::Publisher publisher(participant);
+  dds::pub::qos::DataWriterQos wq = publisher.default_datawriter_qos();
+  wq << dds::core::policy::Durability::Persistent() << dds::core::policy::Reliability::Reliable();
+  dds::pub::DataWriter<Event> writer(publisher, topic, wq);
+  for (std::uint32_t i = 1; i <= instances; ++i)
+    writer.write(Event(i, 100 + i, 0));
+  writer.wait_for_acknowledgments(dds::core::Duration::from_secs(10));
+  std::cout << "wrote " << instances << std::endl;
+  return 0;
+}
+
+int persistent_reader(std::uint32_t instances, bool stay) {
+  dds::domain::DomainParticipant participant(dds::domain::default_id());
+  dds::topic::Topic<Event> topic(participant, "Persistent");
+  dds::sub::Subscriber subscriber(participant);
+  dds::sub::qos::DataReaderQos rq = subscriber.default_datareader_qos();
+  rq << dds::core::policy::Durability::Persistent() << dds::core::policy::Reliability::Reliable()
+     << dds::core::policy::History::KeepAll();
+  dds::sub::DataReader<Event> reader(subscriber, topic, rq);
+  reader.wait_for_historical_data(dds::core::Duration::from_secs(20));
+  std::map<std::uint32_t, std::uint64_t> got;
+  wait_until(
+      [&] {
+        for (const auto& s : reader.read())
+          if (s.info().valid()) got[s.data().source()] = s.data().seq();
+        return got.size() >= instances;
+      },
+      "persistent-reader: too few instances");
+  for (const auto& [source, seq] : got)
+    if (seq != 100 + source)
+      fail("persistent-reader: instance " + std::to_string(source) + " holds " +
+           std::to_string(seq));
+  std::cout << "got " << got.size() << std::endl;
+  if (stay) {
+    std::string line;
+    std::getline(std::cin, line);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -166,10 +216,18 @@ int main(int argc, char** argv) {
     }
     if (role == "stream-publisher") return stream_publisher(std::stod(arg(2)));
     if (role == "stream-subscriber") return stream_subscriber(std::stoull(arg(2)));
+    if (role == "persistent-writer") {
+      return persistent_writer(static_cast<std::uint32_t>(std::stoul(arg(2))));
+    }
+    if (role == "persistent-reader") {
+      return persistent_reader(static_cast<std::uint32_t>(std::stoul(arg(2))),
+                               argc > 3 && std::string(argv[3]) == "stay");
+    }
   } catch (const std::exception& e) {
     fail(role + ": " + e.what());
   }
   std::cerr << "usage: consistency_node ordered-reader N FILE | ordered-writer SOURCE N R |"
-               " stream-publisher SECONDS | stream-subscriber N\n";
+               " stream-publisher SECONDS | stream-subscriber N | persistent-writer N |"
+               " persistent-reader N [stay]\n";
   return 2;
 }

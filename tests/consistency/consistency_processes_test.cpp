@@ -8,6 +8,9 @@
 //   survivor   a publisher and its only subscriber: the subscriber is SIGKILLed; the
 //              publisher goes on writing (a dead process on this host is no partition), and a
 //              new subscriber joins it and receives.
+//   persistent a process writes 3 instances with PERSISTENT durability and exits; a later
+//              process's PERSISTENT reader gets all 3 with no domain file (it adopts the
+//              exited process's logs), and so does a reader that joins it (state transfer).
 //
 // Every wait is bounded.
 #include <signal.h>
@@ -44,9 +47,9 @@ std::string shm_namespace(const std::string& transport) {
 }
 
 // SPINDLE_CONFIG for one run: the transport and a shared-memory namespace of this run.
-tst::ScopedDomainConfig domain(const std::string& transport) {
+tst::ScopedDomainConfig domain(const std::string& transport, const std::string& more = "") {
   return tst::ScopedDomainConfig("transport: " + transport +
-                                 ", shm: {namespace: " + shm_namespace(transport) + "}");
+                                 ", shm: {namespace: " + shm_namespace(transport) + "}" + more);
 }
 
 // Removes what killed processes could not unlink.
@@ -160,8 +163,45 @@ void survivor(const std::string& transport) {
   remove_segments(transport);
 }
 
+void persistent(const std::string& transport) {
+  // Logs of this run only: an empty state directory, as on a fresh machine.
+  const tst::TempDir logs("spindle-persistent");
+  const auto config = domain(transport, ", storage: {log_dir: '" + logs.path().string() + "'}");
+  const auto deadline = std::chrono::steady_clock::now() + 90s;
+  {
+    tst::Process writer({node(), "persistent-writer", "3"});
+    CHECK(expect(writer, "writer", "wrote 3", deadline));
+    CHECK(writer.wait(deadline) == 0);
+  }
+  // A later process, alone: it founds the domain and takes over the exited one's logs.
+  tst::Process first({node(), "persistent-reader", "3", "stay"});
+  CHECK(expect(first, "reader 1", "got 3", deadline));
+  // One that joins the running domain gets the same history in its state transfer.
+  tst::Process second({node(), "persistent-reader", "3"});
+  CHECK(expect(second, "reader 2", "got 3", deadline));
+  CHECK(second.wait(deadline) == 0);
+  first.send("exit");
+  CHECK(first.wait(deadline) == 0);
+  // And a process after both: the home passed on, the history with it.
+  tst::Process third({node(), "persistent-reader", "3"});
+  CHECK(expect(third, "reader 3", "got 3", deadline));
+  CHECK(third.wait(deadline) == 0);
+}
+
 }  // namespace
 
+TEST_CASE(
+    "persistent: a later process reads what an exited one wrote, with no domain file, "
+    "over tcp",
+    "[persistent][tcp]") {
+  persistent("tcp");
+}
+TEST_CASE(
+    "persistent: a later process reads what an exited one wrote, with no domain file, "
+    "over shm",
+    "[persistent][shm]") {
+  persistent("shm");
+}
 TEST_CASE("order: two keyed writers, two ordered readers take the same sequence, over tcp",
           "[order][tcp]") {
   order("tcp");

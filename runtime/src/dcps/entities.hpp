@@ -48,6 +48,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -67,6 +68,7 @@
 #include "discovery/records.hpp"
 #include "group/engine.hpp"
 #include "qos/checks.hpp"
+#include "storage/home.hpp"
 
 namespace dds::pub {
 class AnyDataWriterListener;
@@ -79,6 +81,11 @@ namespace spindle::dcps {
 
 using discovery::ReaderRecord;
 using discovery::WriterRecord;
+
+// How long creating a writer or reader waits at most for the view that matches it
+// (Participant::await_match): one view change takes milliseconds; a domain in the middle of
+// a failure's view change needs a suspicion timeout more.
+inline constexpr std::chrono::seconds kMatchWait{5};
 
 class Participant;
 class Topic;
@@ -295,6 +302,9 @@ class Participant final : public detail::ParticipantCore {
   void post_listener(group::Executor::Job job);
   void fence_listeners();
 
+  // Announces a writer or reader and returns once the view that matches it with every
+  // endpoint known at that moment is installed, or after kMatchWait (docs/dcps.md,
+  // "Matching at creation"): a write right after creating the endpoints reaches them.
   void announce(const std::shared_ptr<Writer>& w);
   void announce(const std::shared_ptr<Reader>& r);
   // A Topic's record (at creation or enable(), and again when its QoS changes), and its end.
@@ -324,6 +334,10 @@ class Participant final : public detail::ParticipantCore {
   void publish_retirement(SampleKind kind, std::uint64_t guid);
   // This participant's record, from its QoS as it is now (at start, and on a change).
   void announce_self();
+  // Waits (bounded by kMatchWait) until endpoint `guid`'s record is applied here and no match
+  // of it waits for a later view; returns at once on the protocol or listener thread.
+  void await_match(std::uint64_t guid, bool writer);
+  [[nodiscard]] bool matched_in_view(std::uint64_t guid, bool writer) const;
   // Serializes announce_self() and announce(Topic&): each record is encoded from the QoS
   // as it is when sent, so the last one sent has the latest. Taken with no other lock held.
   std::mutex announce_mu_;
@@ -358,6 +372,8 @@ class Participant final : public detail::ParticipantCore {
   std::unique_ptr<group::Engine> engine_;
   Router router_;
   const storage::LogSettings log_settings_;
+  // Where this participant's logs live: its node's home, or one it adopted (home.hpp).
+  storage::LogHome log_home_;
   std::atomic<std::uint32_t> serial_{0};
   std::atomic<std::uint64_t> handles_{0};
 

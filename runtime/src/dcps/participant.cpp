@@ -35,6 +35,8 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
       engine_(std::move(engine)),
       router_(*engine_),
       log_settings_(std::move(log_settings)),
+      log_home_(storage::LogHome::claim(log_settings_, domain_id_, engine_->node(),
+                                        log_settings_.adopt_orphans)),
       qos_(qos) {
   serial_.store(1);
   router_.set_builtin_handler(
@@ -59,7 +61,7 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
                              return std::nullopt;
                            });
   view_ = engine_->view();
-  recover_logs();             // what this node logged before it restarted
+  recover_logs();             // what this node (or the home's last owner) logged before
   apply_state(joined_state);  // a joiner: the endpoints of the domain as the view began
   // This participant's record must fit a slot (its UserData is the application's): refused
   // here, before the engine starts calling the handlers above.
@@ -395,6 +397,7 @@ void Participant::announce(const std::shared_ptr<Writer>& w) {
   }
   publish_record(SampleKind::announce_writer, rec.guid, discovery::encode(rec),
                  "DataWriter of topic '" + rec.topic_name + "'");
+  await_match(rec.guid, true);
 }
 
 void Participant::announce(const std::shared_ptr<Reader>& r) {
@@ -409,6 +412,30 @@ void Participant::announce(const std::shared_ptr<Reader>& r) {
   const auto rec = r->record();
   publish_record(SampleKind::announce_reader, rec.guid, discovery::encode(rec),
                  "DataReader of topic '" + rec.topic_name + "'");
+  await_match(rec.guid, false);
+}
+
+// Matching takes a view change (docs/membership.md, "Matching at the boundary"): the record
+// travels in the builtin subgroup, every member applies it, the next view lays the topic's
+// subgroup out, and its on_view() settles the pending matches. Until then a sample the
+// application writes reaches none of the endpoints it expects, which is what ported programs
+// do right after creating theirs — so creation waits for it, about one view change.
+void Participant::await_match(std::uint64_t guid, bool writer) {
+  auto& rt = engine_->runtime();
+  if (engine_->on_protocol_thread() || rt.executor().on_executor_thread() ||
+      rt.control().on_executor_thread() || !engine_->halted().empty())
+    return;
+  (void)rt.wait_until(clock_now() + kMatchWait,
+                      [&] { return matched_in_view(guid, writer) || !engine_->halted().empty(); });
+}
+
+bool Participant::matched_in_view(std::uint64_t guid, bool writer) const {
+  std::lock_guard lock(mu_);
+  if ((writer ? endpoints_.writer(guid) == nullptr : endpoints_.reader(guid) == nullptr))
+    return false;  // its record is not applied yet
+  for (const auto& [pair, match] : pending_)
+    if (match && (writer ? pair.first : pair.second) == guid) return false;
+  return true;
 }
 
 void Participant::check_record_fits(std::size_t size, const std::string& who) const {
@@ -897,7 +924,12 @@ RetainedTopic& Participant::keep(const WriterRecord& w, const storage::WriterTer
 }
 
 void Participant::open_log(RetainedTopic& t, const std::string& topic_name) {
-  const auto dir = storage::topic_log_dir(log_settings_, domain_id_, engine_->node(), topic_name);
+  std::string error;
+  if (!log_home_.hold(error)) {
+    // Another process with this node id lives: the log's own lock decides below.
+    std::cerr << "spindle: domain " << domain_id_ << ": " << error << '\n';
+  }
+  const auto dir = log_home_.topic_dir(topic_name);
   const auto report = t.open_log(dir, log_settings_, view_.epoch);
   if (report.damaged() || !t.log_failure().empty()) {
     std::cerr << "spindle: domain " << domain_id_ << ": the log of topic '" << topic_name << "'"
@@ -908,7 +940,7 @@ void Participant::open_log(RetainedTopic& t, const std::string& topic_name) {
 }
 
 void Participant::recover_logs() {
-  const auto node_dir = storage::node_log_dir(log_settings_, domain_id_, engine_->node());
+  const auto& node_dir = log_home_.path();
   std::error_code ec;
   if (!std::filesystem::is_directory(node_dir, ec)) return;
   std::vector<std::filesystem::path> dirs;

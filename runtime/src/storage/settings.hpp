@@ -21,6 +21,9 @@ struct LogSettings {
   std::uint64_t segment_bytes = std::uint64_t{64} << 20;
   std::uint64_t retain_bytes = 0;          // 0: no limit
   std::chrono::nanoseconds retain_age{0};  // 0: no limit
+  // The node id is random (no domain file): adopt an orphaned home of the domain (home.hpp).
+  // Not a domain-file key: create_participant sets it.
+  bool adopt_orphans = false;
   friend bool operator==(const LogSettings&, const LogSettings&) = default;
 };
 
