@@ -16,6 +16,14 @@
 //                              write throws; "finished K" at the end
 //   stream-subscriber N        reads "Stream"; says "ready", then "got K" every 10 samples;
 //                              "done" once it has N
+//   coherent-writer SIZE R     a publisher with coherent and ordered access (TOPIC scope);
+//                              once R readers matched, writes coherent sets of SIZE samples
+//                              of "Sets" (sample k of set n: seq n * 1000 + k, over 3
+//                              instances), 1 ms apart; says "half N" in the middle of set N
+//                              and "set N" after its end; forever (the test kills it)
+//   coherent-reader FILE       a subscriber with coherent and ordered access; says "ready",
+//                              takes every 20 ms, and on "finish" from stdin writes
+//                              "set seq" per sample in take() order to FILE, says "done K"
 //   persistent-writer N        writes instances 1..N of "Persistent" (seq 100 + i) with
 //                              PERSISTENT durability, waits for the acknowledgments, says
 //                              "wrote N" and exits
@@ -23,6 +31,8 @@
 //                              holds valid samples of K = N instances; with "stay", then
 //                              waits for a line on stdin before it exits
 // Every wait is bounded; "FAIL why" and exit 1 otherwise.
+#include <poll.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -157,6 +167,67 @@ int stream_subscriber(std::uint64_t wanted) {
   return 0;
 }
 
+dds::core::policy::Presentation coherent_topic() {
+  return dds::core::policy::Presentation::TopicAccessScope(true, true);
+}
+
+int coherent_writer(std::uint32_t size, std::int32_t readers) {
+  dds::domain::DomainParticipant participant(dds::domain::default_id());
+  dds::topic::Topic<Event> topic(participant, "Sets");
+  dds::pub::qos::PublisherQos pq;
+  pq << coherent_topic();
+  dds::pub::Publisher publisher(participant, pq);
+  dds::pub::qos::DataWriterQos wq = publisher.default_datawriter_qos();
+  wq << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(5))
+     << dds::core::policy::History::KeepAll();
+  dds::pub::DataWriter<Event> writer(publisher, topic, wq);
+  wait_until([&] { return writer.publication_matched_status().current_count() >= readers; },
+             "coherent-writer: readers did not match");
+  std::cout << "matched" << std::endl;
+  for (std::uint64_t set = 1;; ++set) {
+    dds::pub::CoherentSet cs(publisher);
+    for (std::uint32_t k = 0; k < size; ++k) {
+      writer.write(Event(1 + k % 3, set * 1000 + k, set));
+      if (k == size / 2) std::cout << "half " << set << std::endl;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    cs.end();
+    std::cout << "set " << set << std::endl;
+  }
+}
+
+int coherent_reader(const std::string& file) {
+  dds::domain::DomainParticipant participant(dds::domain::default_id());
+  dds::topic::Topic<Event> topic(participant, "Sets");
+  dds::sub::qos::SubscriberQos sq;
+  sq << coherent_topic();
+  dds::sub::Subscriber subscriber(participant, sq);
+  dds::sub::qos::DataReaderQos rq = subscriber.default_datareader_qos();
+  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  dds::sub::DataReader<Event> reader(subscriber, topic, rq);
+  std::cout << "ready" << std::endl;
+  std::ostringstream log;
+  std::uint64_t got = 0;
+  auto take = [&] {
+    for (const auto& s : reader.take()) {
+      if (!s.info().valid()) continue;
+      log << s.data().set() << ' ' << s.data().seq() << '\n';
+      ++got;
+    }
+  };
+  const auto give_up = Clock::now() + kPatience;
+  for (;;) {
+    if (Clock::now() > give_up) fail("coherent-reader: no 'finish'");
+    pollfd p{0, POLLIN, 0};
+    if (::poll(&p, 1, 20) > 0) break;  // "finish"
+    take();
+  }
+  take();
+  std::ofstream(file) << log.str();
+  std::cout << "done " << got << std::endl;
+  return 0;
+}
+
 int persistent_writer(std::uint32_t instances) {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
   dds::topic::Topic<Event> topic(participant, "Persistent");
@@ -216,6 +287,10 @@ int main(int argc, char** argv) {
     }
     if (role == "stream-publisher") return stream_publisher(std::stod(arg(2)));
     if (role == "stream-subscriber") return stream_subscriber(std::stoull(arg(2)));
+    if (role == "coherent-writer") {
+      return coherent_writer(static_cast<std::uint32_t>(std::stoul(arg(2))), std::stoi(arg(3)));
+    }
+    if (role == "coherent-reader") return coherent_reader(arg(2));
     if (role == "persistent-writer") {
       return persistent_writer(static_cast<std::uint32_t>(std::stoul(arg(2))));
     }
@@ -227,7 +302,8 @@ int main(int argc, char** argv) {
     fail(role + ": " + e.what());
   }
   std::cerr << "usage: consistency_node ordered-reader N FILE | ordered-writer SOURCE N R |"
-               " stream-publisher SECONDS | stream-subscriber N | persistent-writer N |"
+               " stream-publisher SECONDS | stream-subscriber N | coherent-writer SIZE R |"
+               " coherent-reader FILE | persistent-writer N |"
                " persistent-reader N [stay]\n";
   return 2;
 }

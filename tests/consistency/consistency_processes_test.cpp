@@ -8,6 +8,9 @@
 //   survivor   a publisher and its only subscriber: the subscriber is SIGKILLed; the
 //              publisher goes on writing (a dead process on this host is no partition), and a
 //              new subscriber joins it and receives.
+//   coherent   a writer of coherent sets (TOPIC scope) and two readers with coherent and
+//              ordered access; the writer is SIGKILLed in the middle of a set: both readers
+//              took the same sequence of whole sets, and nothing of the set left open.
 //   persistent a process writes 3 instances with PERSISTENT durability and exits; a later
 //              process's PERSISTENT reader gets all 3 with no domain file (it adopts the
 //              exited process's logs), and so does a reader that joins it (state transfer).
@@ -163,6 +166,66 @@ void survivor(const std::string& transport) {
   remove_segments(transport);
 }
 
+void coherent(const std::string& transport) {
+  const auto config = domain(transport);
+  const tst::TempDir dir("spindle-coherent");
+  constexpr std::uint64_t kSize = 20;
+  const auto deadline = std::chrono::steady_clock::now() + 90s;
+  const auto log_a = (dir.path() / "reader-a.log").string();
+  const auto log_b = (dir.path() / "reader-b.log").string();
+  tst::Process reader_a({node(), "coherent-reader", log_a});
+  REQUIRE(expect(reader_a, "reader a", "ready", deadline));
+  tst::Process reader_b({node(), "coherent-reader", log_b});
+  REQUIRE(expect(reader_b, "reader b", "ready", deadline));
+  std::uint64_t open_set = 0;
+  {
+    tst::Process writer({node(), "coherent-writer", std::to_string(kSize), "2"});
+    REQUIRE(expect(writer, "writer", "set 5", deadline));
+    // Killed with set N open: half of it written, the rest not yet.
+    for (;;) {
+      const auto line = line_of(writer, "writer", deadline);
+      REQUIRE(line.has_value());
+      if (line->rfind("half ", 0) == 0) {
+        REQUIRE(::kill(writer.pid(), SIGKILL) == 0);
+        open_set = std::stoull(line->substr(5));
+        break;
+      }
+    }
+    CHECK(writer.wait(deadline) == 128 + SIGKILL);
+  }
+  // The survivors remove the writer (at once on this host) and deliver up to the ragged edge.
+  std::this_thread::sleep_for(1500ms);
+  reader_a.send("finish");
+  reader_b.send("finish");
+  CHECK(expect(reader_a, "reader a", "done", deadline));
+  CHECK(expect(reader_b, "reader b", "done", deadline));
+  CHECK(reader_a.wait(deadline) == 0);
+  CHECK(reader_b.wait(deadline) == 0);
+  const std::string a = slurp(log_a);
+  const std::string b = slurp(log_b);
+  CHECK(a == b);
+  // Whole sets, one after another, the open one absent.
+  std::istringstream in(a);
+  std::uint64_t set = 0;
+  std::uint64_t seq = 0;
+  std::uint64_t expect_set = 1;
+  std::uint64_t k = 0;
+  while (in >> set >> seq) {
+    REQUIRE(set == expect_set);
+    REQUIRE(seq == set * 1000 + k);
+    if (++k == kSize) {
+      k = 0;
+      ++expect_set;
+    }
+  }
+  INFO("the readers took " << expect_set - 1 << " whole sets; set " << open_set
+                           << " was open at the kill");
+  CHECK(k == 0);  // no part of a set
+  CHECK(expect_set - 1 >= 5);
+  CHECK(expect_set <= open_set);  // nothing of the open set
+  remove_segments(transport);
+}
+
 void persistent(const std::string& transport) {
   // Logs of this run only: an empty state directory, as on a fresh machine.
   const tst::TempDir logs("spindle-persistent");
@@ -201,6 +264,12 @@ TEST_CASE(
     "over shm",
     "[persistent][shm]") {
   persistent("shm");
+}
+TEST_CASE("coherent: a writer killed mid-set leaves no part of it, over tcp", "[coherent][tcp]") {
+  coherent("tcp");
+}
+TEST_CASE("coherent: a writer killed mid-set leaves no part of it, over shm", "[coherent][shm]") {
+  coherent("shm");
 }
 TEST_CASE("order: two keyed writers, two ordered readers take the same sequence, over tcp",
           "[order][tcp]") {

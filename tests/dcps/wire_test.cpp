@@ -92,6 +92,56 @@ TEST_CASE("wire: every kind of bad slot is refused with its reason", "[dcps][wir
   CHECK(reject(slot(h)) == "builtin message with a topic id");
 }
 
+// A coherent set (wire.hpp, kind coherent_set): its messages back to back, each checked as a
+// slot is; one bad message refuses the whole set, naming it.
+TEST_CASE("wire: a coherent set splits into its messages, and a bad one refuses it",
+          "[dcps][wire]") {
+  std::vector<std::byte> set;
+  const std::vector<std::byte> payload(5, std::byte{7});
+  dcps::append_to_set(set, data_header(), payload);
+  auto dispose = data_header();
+  dispose.kind = dcps::SampleKind::dispose;
+  dcps::append_to_set(set, dispose, {});
+  std::vector<dcps::ParsedSample> out;
+  std::string error;
+  REQUIRE(dcps::parse_set(set, out, error));
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].header.kind == dcps::SampleKind::data);
+  CHECK(out[0].payload.size() == 5);
+  CHECK(out[1].header.kind == dcps::SampleKind::dispose);
+  CHECK(out[1].payload.empty());
+  // The outer message is a sample kind of its own.
+  auto outer = data_header();
+  outer.kind = dcps::SampleKind::coherent_set;
+  CHECK(dcps::parse(slot(outer, set.size()), error).has_value());
+  CHECK(dcps::to_string(dcps::SampleKind::coherent_set) == "coherent_set");
+
+  auto refused = [&](const std::vector<std::byte>& bytes) {
+    std::string why;
+    CHECK_FALSE(dcps::parse_set(bytes, out, why));
+    return why;
+  };
+  CHECK(refused(std::vector<std::byte>(set.begin(), set.begin() + 2)) ==
+        "coherent set message 0 at offset 0: truncated length");
+  CHECK(refused(std::vector<std::byte>(set.begin(), set.end() - 1)) ==
+        "coherent set message 1 at offset 57: length 48 runs past the set's end");
+  auto bad = set;
+  bad[4] = std::byte{0};  // the first message's magic
+  CHECK(refused(bad).rfind("coherent set message 0 at offset 0: bad magic", 0) == 0);
+  std::vector<std::byte> nested;
+  dcps::append_to_set(nested, outer, {});
+  CHECK(refused(nested) ==
+        "coherent set message 0 at offset 0: a coherent_set message inside a coherent set");
+  std::vector<std::byte> builtin;
+  dcps::SampleHeader left;
+  left.kind = dcps::SampleKind::participant_left;
+  dcps::append_to_set(builtin, left, {});
+  CHECK(refused(builtin) ==
+        "coherent set message 0 at offset 0: a participant_left message inside a coherent set");
+  CHECK(dcps::parse_set({}, out, error));  // an empty set: nothing to deliver
+  CHECK(out.empty());
+}
+
 // A retained entry in the state transfer (dcps/retained.hpp, docs/membership.md kind 4): it
 // comes from the leader over the join connection, so it is checked like a slot.
 TEST_CASE("a retained entry round-trips, and a bad one says why", "[wire]") {

@@ -337,17 +337,21 @@ TEST_CASE("Presentation that Spindle DDS cannot honour is refused, not ignored",
           "[conformance][qos]") {
   World w;
   dds::pub::qos::PublisherQos coherent = w.participant.default_publisher_qos();
-  coherent << dds::core::policy::Presentation::TopicAccessScope(true, false);
+  coherent << dds::core::policy::Presentation::GroupAccessScope(true, false);
   CHECK_THROWS_AS(dds::pub::Publisher(w.participant, coherent), dds::core::UnsupportedError);
   CHECK_THROWS_WITH(dds::pub::Publisher(w.participant, coherent),
-                    Catch::Contains("Publisher: Presentation coherent_access"));
+                    Catch::Contains("Publisher: Presentation coherent_access over the GROUP"));
   dds::sub::qos::SubscriberQos group = w.participant.default_subscriber_qos();
   group << dds::core::policy::Presentation::GroupAccessScope(false, true);
   CHECK_THROWS_AS(dds::sub::Subscriber(w.participant, group), dds::core::UnsupportedError);
   CHECK_THROWS_WITH(dds::sub::Subscriber(w.participant, group),
                     Catch::Contains("ordered_access over the GROUP access_scope"));
   CHECK_THROWS_AS(w.publisher.qos(coherent), dds::core::UnsupportedError);
-  // Ordered access per topic holds (a writer's samples arrive in its order): accepted.
+  // Ordered and coherent access per topic hold: accepted.
+  dds::pub::qos::PublisherQos topic_coherent = w.participant.default_publisher_qos();
+  topic_coherent << dds::core::policy::Presentation::TopicAccessScope(true, false);
+  dds::pub::Publisher sets(w.participant, topic_coherent);
+  CHECK(sets.qos().policy<dds::core::policy::Presentation>().coherent_access());
   dds::pub::qos::PublisherQos ordered = w.participant.default_publisher_qos();
   ordered << dds::core::policy::Presentation::TopicAccessScope(false, true);
   dds::pub::Publisher ok(w.participant, ordered);

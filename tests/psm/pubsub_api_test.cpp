@@ -367,6 +367,49 @@ TEST_CASE("coherent sets and suspended publication keep their contract", "[psm][
   }
 }
 
+// Coherent sets (docs/dcps.md, "Coherent sets"): with coherent_access, what a writer writes
+// in a set reaches its readers all at once, at end(), or not at all.
+TEST_CASE("a coherent set reaches the reader whole, at its end", "[psm][pub][sub]") {
+  dds::domain::DomainParticipant dp(dds::domain::default_id());
+  dds::topic::Topic<ShapeType> topic(dp, "CoherentSquare");
+  dds::pub::qos::PublisherQos pq;
+  pq << dds::core::policy::Presentation::TopicAccessScope(true, true);
+  dds::pub::Publisher pub(dp, pq);
+  dds::sub::qos::SubscriberQos sq;
+  sq << dds::core::policy::Presentation::TopicAccessScope(true, true);
+  dds::sub::Subscriber sub(dp, sq);
+  dds::pub::qos::DataWriterQos wq = pub.default_datawriter_qos();
+  wq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  dds::pub::DataWriter<ShapeType> writer(pub, topic, wq);
+  dds::sub::DataReader<ShapeType> reader(sub, topic, keep_all(sub));
+  REQUIRE(writer.publication_matched_status().current_count() == 1);
+  {
+    dds::pub::CoherentSet set(pub);
+    writer.write(shape("RED", 1));
+    writer.write(shape("BLUE", 2));
+    {
+      dds::pub::CoherentSet inner(pub);  // nested: the outer end publishes
+      writer.write(shape("RED", 3));
+    }
+    writer.dispose_instance(writer.lookup_instance(shape("BLUE", 0)));
+    std::this_thread::sleep_for(50ms);
+    CHECK(reader.select().read().length() == 0);  // nothing before the end
+    set.end();
+  }
+  REQUIRE(eventually([&] { return reader.select().read().length() > 0; }));
+  // All at once: the three samples and the dispose in one go.
+  auto all = reader.select().read();
+  CHECK(all.length() == 3);
+  std::size_t disposed = 0;
+  for (const auto& s : all)
+    if (s.info().state().instance_state() == dds::sub::status::InstanceState::not_alive_disposed())
+      ++disposed;
+  CHECK(disposed == 1);
+  // Outside a set, writes go one by one as before.
+  writer.write(shape("GREEN", 4));
+  REQUIRE(eventually([&] { return reader.select().read().length() == 4; }));
+}
+
 TEST_CASE("conversions by copy, find by topic, Query as a reference, discover", "[psm][topic]") {
   World w;
   dds::core::cond::Condition c = dds::sub::cond::ReadCondition(w.reader, DataState::any());

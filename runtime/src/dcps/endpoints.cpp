@@ -107,7 +107,55 @@ std::shared_ptr<Topic> own_topic(const std::shared_ptr<detail::TopicCore>& topic
 
 Publisher::Publisher(std::shared_ptr<Participant> p, const dds::pub::qos::PublisherQos& q,
                      InstanceHandle h)
-    : PublisherCore(h), participant_(std::move(p)), qos_(q) {}
+    : PublisherCore(h),
+      participant_(std::move(p)),
+      qos_(q),
+      coherent_(q.policy<policy::Presentation>().coherent_access()) {}
+
+void Publisher::begin_coherent_changes() {
+  check_open();
+  std::lock_guard lock(set_mu_);
+  if (++set_depth_ == 1 && coherent_) collecting_.store(true, std::memory_order_release);
+}
+
+void Publisher::end_coherent_changes() {
+  check_open();
+  std::vector<SetPart> parts;
+  {
+    std::lock_guard lock(set_mu_);
+    if (set_depth_ == 0) {
+      throw dds::core::PreconditionNotMetError(
+          "Publisher::end_coherent_changes: no coherent set is open (begin_coherent_changes, "
+          "or a dds::pub::CoherentSet, first)");
+    }
+    if (--set_depth_ > 0) return;
+    collecting_.store(false, std::memory_order_release);
+    parts.swap(set_);
+  }
+  // Each writer's part goes out as one message, whole or not at all; a part that cannot
+  // (a ring full past max_blocking_time, larger than the largest message) fails the call
+  // and the rest still go.
+  std::exception_ptr first_error;
+  for (auto& part : parts) {
+    try {
+      part.writer->publish_set(part.messages);
+    } catch (...) {
+      if (!first_error) first_error = std::current_exception();
+    }
+  }
+  if (first_error) std::rethrow_exception(first_error);
+}
+
+bool Publisher::add_to_set(const std::shared_ptr<Writer>& w, const SampleHeader& h,
+                           std::span<const std::byte> payload) {
+  std::lock_guard lock(set_mu_);
+  if (!collecting_.load(std::memory_order_relaxed)) return false;
+  auto part =
+      std::find_if(set_.begin(), set_.end(), [&](const SetPart& p) { return p.writer == w; });
+  if (part == set_.end()) part = set_.insert(set_.end(), SetPart{w, {}});
+  append_to_set(part->messages, h, payload);
+  return true;
+}
 
 dds::pub::qos::PublisherQos Publisher::qos() const {
   return qos_.get();
@@ -297,6 +345,23 @@ std::vector<std::shared_ptr<detail::ReaderCore>> Subscriber::readers_with(
   for (auto& r : readers_.alive())
     if (!r->is_closed() && r->history_cache()->has_matching(state)) out.push_back(std::move(r));
   return out;
+}
+
+void Subscriber::begin_access() {
+  check_open();
+  access_depth_.fetch_add(1);
+}
+
+void Subscriber::end_access() {
+  check_open();
+  int depth = access_depth_.load();
+  do {
+    if (depth == 0) {
+      throw dds::core::PreconditionNotMetError(
+          "Subscriber::end_access: no access is open (begin_access, or a "
+          "dds::sub::CoherentAccess, first)");
+    }
+  } while (!access_depth_.compare_exchange_weak(depth, depth - 1));
 }
 
 void Subscriber::notify_datareaders() {
@@ -499,6 +564,7 @@ void Writer::send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Tim
   h.writer = guid_;
   h.source_time_ns = ts.to_nanosecs();
   h.key = key;
+  if (publisher_->collecting() && send_to_set(h, payload, sample)) return;
   auto& router = publisher_->owner().router();
   if (sample == nullptr) {
     router.publish(
@@ -530,6 +596,56 @@ void Writer::send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Tim
   // view change under way) is dropped, for every reader alike.
   try {
     router.publish(channel_, h, size, fill, clock_now());
+  } catch (const dds::core::TimeoutError&) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+bool Writer::send_to_set(const SampleHeader& h, std::span<const std::byte> payload,
+                         const void* sample) {
+  std::vector<std::byte> bytes;
+  if (sample != nullptr) {
+    const auto& t = topic_->type();
+    try {
+      bytes.resize(t.size(sample));
+    } catch (const std::exception& e) {
+      throw dds::core::InvalidDataError("DataWriter<" + std::string(t.type_name) +
+                                        ">: the sample cannot be serialized: " + e.what());
+    }
+    const auto r = t.serialize(sample, bytes);
+    if (!r.ok()) {
+      throw dds::core::InvalidDataError("DataWriter<" + std::string(t.type_name) +
+                                        ">: the sample cannot be serialized: " + r.detail);
+    }
+    payload = bytes;
+  }
+  return publisher_->add_to_set(std::static_pointer_cast<Writer>(shared_from_this()), h, payload);
+}
+
+void Writer::publish_set(const std::vector<std::byte>& messages) {
+  check_open();
+  if (logged_) check_log();
+  SampleHeader h;
+  h.kind = SampleKind::coherent_set;
+  h.topic = topic_id_;
+  h.writer = guid_;
+  h.source_time_ns = publisher_->owner().wall_now().to_nanosecs();
+  auto& router = publisher_->owner().router();
+  const auto fill = [&](std::span<std::byte> out) {
+    std::copy(messages.begin(), messages.end(), out.begin());
+  };
+  if (messages.size() > router.max_sample()) {
+    throw dds::core::PreconditionNotMetError(
+        "CoherentSet::end: the coherent set of DataWriter of '" + topic_->name() + "' holds " +
+        std::to_string(messages.size()) + " bytes, more than the largest message (" +
+        std::to_string(router.max_sample()) + " bytes: engine.rdmc_buffer_size)");
+  }
+  if (!best_effort_) {
+    router.publish(channel_, h, messages.size(), fill, deadline());
+    return;
+  }
+  try {
+    router.publish(channel_, h, messages.size(), fill, clock_now());
   } catch (const dds::core::TimeoutError&) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
   }
@@ -650,6 +766,13 @@ void Writer::write_loan(const void* sample, const dds::core::Time& ts) {
   h.writer = guid_;
   h.source_time_ns = ts.to_nanosecs();
   h.key = key;
+  // In a coherent set the loaned bytes join the set, and the slot goes back unused.
+  if (publisher_->collecting() &&
+      send_to_set(h, std::span<const std::byte>(slot.payload, topic_->type().native_size),
+                  nullptr)) {
+    publisher_->owner().router().abandon(slot, deadline());
+    return;
+  }
   publisher_->owner().router().commit(slot, h, topic_->type().native_size, deadline());
 }
 

@@ -544,12 +544,36 @@ class Publisher final : public detail::PublisherCore {
   dds::pub::PublisherListener* listener_for(const StatusMask& status) const;
   Participant& owner() const { return *participant_; }
 
+  // Coherent sets (docs/dcps.md, "Coherent sets"). begin/end nest; with coherent_access the
+  // outermost end publishes what the writers collected, one coherent_set message per writer
+  // (wire.hpp), in the order of their first write in the set.
+  void begin_coherent_changes() override;
+  void end_coherent_changes() override;
+  // Whether a coherent set is collecting (a cheap look before the writer serializes).
+  [[nodiscard]] bool collecting() const noexcept {
+    return collecting_.load(std::memory_order_acquire);
+  }
+  // Adds a writer's message to the open set; false when none is open any more (the writer
+  // publishes it on its own).
+  bool add_to_set(const std::shared_ptr<Writer>& w, const SampleHeader& h,
+                  std::span<const std::byte> payload);
+
  private:
   const std::shared_ptr<Participant> participant_;
   QosCell<dds::pub::qos::PublisherQos> qos_;
   QosCell<dds::pub::qos::DataWriterQos> default_writer_qos_{{}};
   ListenerSlot<dds::pub::PublisherListener> listener_;
   Children<Writer> writers_;
+  // Presentation coherent_access (fixed once enabled: Presentation cannot change).
+  const bool coherent_;
+  std::mutex set_mu_;  // a leaf
+  int set_depth_ = 0;  // guarded by set_mu_: begin_coherent_changes nesting
+  std::atomic<bool> collecting_{false};
+  struct SetPart {
+    std::shared_ptr<Writer> writer;
+    std::vector<std::byte> messages;  // coherent_set payload
+  };
+  std::vector<SetPart> set_;  // guarded by set_mu_
 };
 
 class Subscriber final : public detail::SubscriberCore {
@@ -575,6 +599,8 @@ class Subscriber final : public detail::SubscriberCore {
   void close() override;
   dds::sub::SubscriberListener* listener_for(const StatusMask& status) const;
   Participant& owner() const { return *participant_; }
+  void begin_access() override;
+  void end_access() override;
   // A built-in reader on `t` (builtin.cpp), enabled, never announced.
   std::shared_ptr<Reader> create_builtin_reader(const std::shared_ptr<Topic>& t,
                                                 const dds::sub::qos::DataReaderQos& q);
@@ -588,6 +614,7 @@ class Subscriber final : public detail::SubscriberCore {
   QosCell<dds::sub::qos::DataReaderQos> default_reader_qos_{{}};
   ListenerSlot<dds::sub::SubscriberListener> listener_;
   Children<Reader> readers_;
+  std::atomic<int> access_depth_{0};  // begin_access nesting
 };
 
 class Writer final : public detail::WriterCore {
@@ -650,6 +677,14 @@ class Writer final : public detail::WriterCore {
   Slot end_loan(const void* sample);
   void send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Time& ts,
             std::span<const std::byte> payload, const void* sample);
+  // Into the publisher's open coherent set; false when none is open.
+  bool send_to_set(const SampleHeader& h, std::span<const std::byte> payload, const void* sample);
+
+ public:
+  // Publishes a coherent set of this writer's messages (Publisher::end_coherent_changes).
+  void publish_set(const std::vector<std::byte>& messages);
+
+ private:
   void lifecycle(InstanceHandle h, const dds::core::Time& ts, bool dispose);
   // A logged writer: OutOfResourcesError when its topic's log failed at this member.
   void check_log() const;

@@ -168,6 +168,21 @@ void Router::on_deliver(std::span<const smc::Message> batch) {
               std::to_string(m.sender);
       parsed.reset();
     }
+    // A coherent set is its messages, every one of them checked as one on its own is: one
+    // bad message refuses the whole set (all or nothing).
+    if (parsed && parsed->header.kind == SampleKind::coherent_set) {
+      if (!parse_set(parsed->payload, set_, error)) {
+        parsed.reset();
+      } else {
+        for (const auto& inner : set_) {
+          if (guid_node(inner.header.writer) == m.sender) continue;
+          error = "coherent set: writer " + std::to_string(inner.header.writer) +
+                  " does not belong to node " + std::to_string(m.sender);
+          parsed.reset();
+          break;
+        }
+      }
+    }
     if (!parsed) {
       malformed_.fetch_add(1, std::memory_order_relaxed);
       std::lock_guard elock(error_mu_);
@@ -177,11 +192,16 @@ void Router::on_deliver(std::span<const smc::Message> batch) {
     }
     delivered_.fetch_add(1, std::memory_order_relaxed);
     if (parsed->header.kind == SampleKind::nothing) continue;
-    if (!stores) {
-      route(*parsed, m.sender);
-      continue;
+    const bool is_set = parsed->header.kind == SampleKind::coherent_set;
+    const std::span<const ParsedSample> samples =
+        is_set ? std::span<const ParsedSample>(set_) : std::span<const ParsedSample>(&*parsed, 1);
+    for (const auto& sample : samples) {
+      if (stores) {
+        routed_.push_back(Routed{sample, m.sender});
+      } else {
+        route(sample, m.sender);
+      }
     }
-    routed_.push_back(Routed{*parsed, m.sender});
   }
   if (stores && !routed_.empty()) {
     // Stores first: a message reaches readers only once its store kept it (a log appended

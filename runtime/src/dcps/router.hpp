@@ -159,6 +159,7 @@ class Router final : public group::EngineClient {
     bool pass = true;
   };
   std::vector<Routed> routed_;
+  std::vector<ParsedSample> set_;  // protocol thread: the messages of a coherent set
   std::vector<TopicStore*> touched_stores_;
   // A delivered message to its readers or the builtin handler (sinks_mu_ held).
   void route(const ParsedSample& sample, NodeId sender);

@@ -13,6 +13,8 @@ std::string_view to_string(SampleKind k) noexcept {
       return "dispose";
     case SampleKind::unregister:
       return "unregister";
+    case SampleKind::coherent_set:
+      return "coherent_set";
     case SampleKind::announce_writer:
       return "announce_writer";
     case SampleKind::announce_reader:
@@ -42,6 +44,7 @@ bool known(std::uint8_t k) noexcept {
     case SampleKind::data:
     case SampleKind::dispose:
     case SampleKind::unregister:
+    case SampleKind::coherent_set:
     case SampleKind::announce_writer:
     case SampleKind::announce_reader:
     case SampleKind::retire_writer:
@@ -86,6 +89,51 @@ std::optional<ParsedSample> parse(std::span<const std::byte> slot, std::string& 
   }
   p.payload = slot.subspan(sizeof(SampleHeader));
   return p;
+}
+
+bool parse_set(std::span<const std::byte> payload, std::vector<ParsedSample>& out,
+               std::string& error) {
+  out.clear();
+  std::size_t off = 0;
+  while (off < payload.size()) {
+    const auto where = "coherent set message " + std::to_string(out.size()) + " at offset " +
+                       std::to_string(off) + ": ";
+    if (payload.size() - off < sizeof(std::uint32_t)) {
+      error = where + "truncated length";
+      return false;
+    }
+    std::uint32_t length = 0;
+    std::memcpy(&length, payload.data() + off, sizeof length);
+    off += sizeof length;
+    if (length > payload.size() - off) {
+      error = where + "length " + std::to_string(length) + " runs past the set's end";
+      return false;
+    }
+    auto inner = parse(payload.subspan(off, length), error);
+    if (!inner) {
+      error = where + error;
+      return false;
+    }
+    const auto k = inner->header.kind;
+    if (k != SampleKind::data && k != SampleKind::dispose && k != SampleKind::unregister) {
+      error = where + "a " + std::string(to_string(k)) + " message inside a coherent set";
+      return false;
+    }
+    out.push_back(*inner);
+    off += length;
+  }
+  return true;
+}
+
+void append_to_set(std::vector<std::byte>& set, const SampleHeader& header,
+                   std::span<const std::byte> payload) {
+  const auto length = static_cast<std::uint32_t>(sizeof header + payload.size());
+  const std::size_t at = set.size();
+  set.resize(at + sizeof length + length);
+  std::memcpy(set.data() + at, &length, sizeof length);
+  std::memcpy(set.data() + at + sizeof length, &header, sizeof header);
+  if (!payload.empty())
+    std::memcpy(set.data() + at + sizeof length + sizeof header, payload.data(), payload.size());
 }
 
 std::uint64_t topic_id(std::string_view name) noexcept {

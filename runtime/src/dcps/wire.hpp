@@ -25,6 +25,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <spindle/cdr/serialize.hpp>
 
@@ -38,6 +39,11 @@ enum class SampleKind : std::uint8_t {
   data = 1,
   dispose = 2,
   unregister = 3,
+  // A coherent set (Presentation coherent_access): the payload is the set's messages, each
+  // `u32 length (host byte order) | SampleHeader | payload` of kind data, dispose or
+  // unregister, back to back. Delivered as one message, so every member delivers all of it
+  // or none, at one place of the order. TOPIC scope: topic and writer are the set's writer's.
+  coherent_set = 4,
   // Builtin messages (topic = 0): the payload is a discovery record (discovery/records.hpp).
   announce_writer = 16,
   announce_reader = 17,
@@ -76,6 +82,14 @@ struct ParsedSample {
 // Checks and splits a slot's bytes; on failure returns nullopt and says why in `error`.
 [[nodiscard]] std::optional<ParsedSample> parse(std::span<const std::byte> slot,
                                                 std::string& error);
+// The messages of a coherent set's payload, each checked as parse() does and of kind data,
+// dispose or unregister; false (and `error`, naming the message's index and offset) if any
+// is not — the whole set is then refused. `out` is cleared first.
+[[nodiscard]] bool parse_set(std::span<const std::byte> payload, std::vector<ParsedSample>& out,
+                             std::string& error);
+// Appends one message of a coherent set to `set` (the payload of a coherent_set message).
+void append_to_set(std::vector<std::byte>& set, const SampleHeader& header,
+                   std::span<const std::byte> payload);
 
 // A topic's id on the wire: FNV-1a 64 of its name (0 is reserved for builtin messages).
 [[nodiscard]] std::uint64_t topic_id(std::string_view name) noexcept;

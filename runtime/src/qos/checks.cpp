@@ -349,8 +349,8 @@ namespace {
 
 void check_presentation(const pol::Presentation& p, const char* entity) {
   std::string why;
-  if (p.coherent_access()) {
-    why = "coherent_access (coherent sets)";
+  if (p.access_scope() == pol::PresentationAccessScopeKind::GROUP && p.coherent_access()) {
+    why = "coherent_access over the GROUP access_scope";
   } else if (p.ordered_access() && p.access_scope() == pol::PresentationAccessScopeKind::GROUP) {
     why = "ordered_access over the GROUP access_scope";
   }
@@ -359,8 +359,8 @@ void check_presentation(const pol::Presentation& p, const char* entity) {
   msg += ": Presentation ";
   msg += why;
   msg +=
-      " is not supported by Spindle DDS (INSTANCE and TOPIC ordered access are; see "
-      "docs/dcps.md, Conformance)";
+      " is not supported by Spindle DDS (INSTANCE and TOPIC ordered and coherent access are; "
+      "see docs/dcps.md, Conformance)";
   throw dds::core::UnsupportedError(msg);
 }
 

@@ -2,14 +2,15 @@
 // publisher's begin/end_coherent_changes and suspend/resume_publications (DDS-PSM-Cxx
 // §7.5.3, DCPS §2.2.2.4.1.8-11).
 //
-// Spindle DDS refuses Presentation coherent_access (UnsupportedError when the publisher is
-// made, docs/dcps.md "Conformance"), and without it DCPS gives a coherent set no effect:
-// the changes are delivered as they are written. Suspending publications is a hint the
-// service may ignore (DCPS 2.2.2.4.1.8); Spindle DDS sends every sample at once — one SMC
-// slot write — so there is nothing to gain by holding them. Both still check their
-// publisher and their own state as the specification says.
+// With the publisher's Presentation coherent_access, the samples its writers write between
+// the CoherentSet's construction and end() (or its destruction) travel as one message per
+// writer (TOPIC scope) or for the whole publisher (GROUP scope): every reader gets all of a
+// set or none of it, at the same place in the order (docs/dcps.md, "Coherent sets").
+// Without coherent_access a set has no effect (DCPS 2.2.2.4.1.10). Suspending publications
+// is a hint the service may ignore (DCPS 2.2.2.4.1.8); Spindle DDS sends every sample at
+// once — one SMC slot write — so there is nothing to gain by holding them.
 //
-// Threading: one object is used by one thread; several may exist at once.
+// Threading: one object is used by one thread; several may exist at once (they nest).
 #pragma once
 
 #include <dds/core/Exception.hpp>
@@ -19,16 +20,26 @@ namespace dds::pub {
 
 class CoherentSet {
  public:
-  explicit CoherentSet(const Publisher& pub) : pub_(pub) { (void)pub_.core(); }
+  explicit CoherentSet(const Publisher& pub) : pub_(pub) { pub_.core().begin_coherent_changes(); }
   CoherentSet(const CoherentSet&) = delete;
   CoherentSet& operator=(const CoherentSet&) = delete;
-  ~CoherentSet() = default;
+  // Ends the set if end() was not called; an error then is swallowed (a destructor must not
+  // throw): call end() to see it.
+  ~CoherentSet() {
+    if (ended_) return;
+    try {
+      end();
+    } catch (const dds::core::Exception&) {
+    }
+  }
 
-  // Ends the set; PreconditionNotMetError when it has ended already.
+  // Ends the set, publishing it; PreconditionNotMetError when it has ended already, and the
+  // write errors of its writers (TimeoutError, PreconditionNotMetError past the largest
+  // message, AlreadyClosedError).
   void end() {
     if (ended_) throw dds::core::PreconditionNotMetError("CoherentSet::end: already ended");
-    (void)pub_.core();  // AlreadyClosedError once the publisher is closed
     ended_ = true;
+    pub_.core().end_coherent_changes();
   }
 
  private:

@@ -1,8 +1,8 @@
 // dds::sub::CoherentAccess: the scoped form of a subscriber's begin/end_access
-// (DDS-PSM-Cxx §7.5.5, DCPS §2.2.2.5.2.8-9). Spindle DDS refuses Presentation
-// coherent_access and GROUP ordered_access (UnsupportedError, docs/dcps.md
-// "Conformance"); without them DCPS gives begin/end_access no effect, so the object only
-// checks its subscriber and its own state.
+// (DDS-PSM-Cxx §7.5.5, DCPS §2.2.2.5.2.8-9). With GROUP ordered access, dds::sub::find(sub,
+// state, out) lists the subscriber's readers in the order of their samples across the
+// group's topics (a reader once per sample) while access is open; read one sample from each
+// in that order (docs/dcps.md, "Presentation"). Without GROUP access it has no effect.
 //
 // Threading: one object is used by one thread.
 #pragma once
@@ -14,15 +14,21 @@ namespace dds::sub {
 
 class CoherentAccess {
  public:
-  explicit CoherentAccess(const Subscriber& sub) : sub_(sub) { (void)sub_.core(); }
+  explicit CoherentAccess(const Subscriber& sub) : sub_(sub) { sub_.core().begin_access(); }
   CoherentAccess(const CoherentAccess&) = delete;
   CoherentAccess& operator=(const CoherentAccess&) = delete;
-  ~CoherentAccess() = default;
+  ~CoherentAccess() {
+    if (ended_) return;
+    try {
+      end();
+    } catch (const dds::core::Exception&) {
+    }
+  }
 
   void end() {
     if (ended_) throw dds::core::PreconditionNotMetError("CoherentAccess::end: already ended");
-    (void)sub_.core();
     ended_ = true;
+    sub_.core().end_access();
   }
 
  private:

@@ -259,6 +259,12 @@ class PublisherCore : public EntityDelegate {
                                                     const WriterHookFactory& hook,
                                                     const dds::core::status::StatusMask& mask) = 0;
   virtual void wait_for_acknowledgments(const dds::core::Duration& timeout) = 0;
+  // A coherent set (DCPS 2.2.2.4.1.10-11; dds::pub::CoherentSet): with Presentation
+  // coherent_access, what its writers write until the matching end goes out as one message
+  // per writer (TOPIC scope) or one for the publisher (GROUP scope), delivered whole or not at
+  // all. Calls nest; the outermost end publishes. end without begin: PreconditionNotMetError.
+  virtual void begin_coherent_changes() = 0;
+  virtual void end_coherent_changes() = 0;
   // Its writers that are not closed (dds::pub::find).
   [[nodiscard]] virtual std::vector<std::shared_ptr<WriterCore>> writers() const = 0;
   virtual void listener(dds::pub::PublisherListener* l,
@@ -285,6 +291,12 @@ class SubscriberCore : public EntityDelegate {
   [[nodiscard]] virtual std::vector<std::shared_ptr<ReaderCore>> readers_with(
       const dds::sub::status::DataState& state) const = 0;
   virtual void notify_datareaders() = 0;
+  // begin_access/end_access (DCPS 2.2.2.5.2.8-9; dds::sub::CoherentAccess): with GROUP
+  // ordered or coherent access, readers_with() lists the readers in the order of their
+  // samples across the group's topics while access is open. Calls nest. end without begin:
+  // PreconditionNotMetError.
+  virtual void begin_access() = 0;
+  virtual void end_access() = 0;
   // Its readers that are not closed (dds::sub::find).
   [[nodiscard]] virtual std::vector<std::shared_ptr<ReaderCore>> readers() const = 0;
   virtual void listener(dds::sub::SubscriberListener* l,

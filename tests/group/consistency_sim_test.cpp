@@ -1,0 +1,260 @@
+// Consistency as the reader sees it (issue 31), whole stack in the simulator over many
+// seeds: what take() returns, checked where the user looks.
+//
+//   [coherent]  Member 1 writes coherent sets (Presentation coherent_access, TOPIC scope) of
+//               1-6 samples over several instances — sets that outgrow a slot go by RDMC —
+//               while member 2 writes plain samples; member 1 crashes at a random point,
+//               mid-set included. Every reader (members 2 and 3, ordered and coherent
+//               access) must hold each set whole or not at all, the same sets in the same
+//               place of one sequence, and no part of the set member 1 had open.
+//   [ordered]   Two writers of several instances on two members, three readers with TOPIC
+//               ordered access, taking at random moments: every reader's take() sequence,
+//               across instances, is the same.
+//
+// A failing seed prints the command that replays it.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "avionics.hpp"
+#include "sim_stack.hpp"
+
+namespace sim = spindle::transport::sim;
+using Avionics::FlightState;
+using spindle::testing::SimStack;
+
+namespace {
+
+// A sample's identity: (aircraft = instance, timestamp = set * 100 + index), and the size of
+// its set in the callsign.
+struct Got {
+  std::uint32_t instance;
+  std::uint64_t stamp;
+  std::uint32_t set_size;
+  friend bool operator==(const Got&, const Got&) = default;
+};
+
+dds::sub::Subscriber ordered_subscriber(dds::domain::DomainParticipant& p, bool coherent) {
+  dds::sub::qos::SubscriberQos q;
+  q << dds::core::policy::Presentation::TopicAccessScope(coherent, true);
+  return dds::sub::Subscriber(p, q);
+}
+
+dds::sub::qos::DataReaderQos keep_all() {
+  dds::sub::qos::DataReaderQos q;
+  q << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  return q;
+}
+
+void take_into(dds::sub::DataReader<FlightState>& r, std::vector<Got>& out) {
+  for (const auto& s : r.take())
+    if (s.info().valid())
+      out.push_back({s.data().aircraft_id(), s.data().timestamp_ns(),
+                     static_cast<std::uint32_t>(std::stoul(s.data().callsign()))});
+}
+
+// What the seeds exercised, so that a run that checks nothing fails.
+struct Coverage {
+  std::uint64_t sets = 0;         // sets the readers took
+  std::uint64_t cut_mid_set = 0;  // seeds whose writer crashed with a set open
+  std::uint64_t samples = 0;      // samples the ordered readers took
+};
+Coverage coverage;
+
+std::string coherent_seed(std::uint64_t seed) {
+  sim::Rng rng(seed);
+  sim::Config config;
+  config.seed = seed;
+  config.max_latency = std::chrono::microseconds(rng.uniform(2, 100));
+  SimStack stack(config, 3, static_cast<std::uint32_t>(rng.uniform(2, 16)), 512);
+  if (rng.chance(500'000)) stack.one_host();
+  std::vector<dds::topic::Topic<FlightState>> topics;
+  for (std::size_t i = 0; i < 3; ++i)
+    topics.emplace_back(stack.participant(i), "Sets");
+  dds::pub::qos::PublisherQos pq;
+  pq << dds::core::policy::Presentation::TopicAccessScope(true, true);
+  dds::pub::Publisher sets_pub(stack.participant(0), pq);
+  dds::pub::qos::DataWriterQos wq;
+  wq << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(1))
+     << dds::core::policy::History::KeepAll();
+  dds::pub::DataWriter<FlightState> sets(sets_pub, topics[0], wq);
+  // Coherent and ordered too (a reader asking for both matches only such writers), but it
+  // writes outside any set.
+  dds::pub::DataWriter<FlightState> plain(dds::pub::Publisher(stack.participant(1), pq), topics[1],
+                                          wq);
+  std::vector<dds::sub::DataReader<FlightState>> readers;
+  for (std::size_t i = 1; i < 3; ++i)
+    readers.emplace_back(ordered_subscriber(stack.participant(i), true), topics[i], keep_all());
+  if (!stack.run_until([&] { return sets.publication_matched_status().current_count() == 2; }))
+    return "the set writer did not match both readers";
+  std::vector<std::vector<Got>> got(2);
+  const auto total_sets = rng.uniform(3, 30);
+  const auto crash_at = rng.uniform(0, total_sets);  // in the middle of this set
+  std::uint64_t plain_seq = 0;
+  bool crashed = false;
+  for (std::uint64_t set = 1; set <= total_sets && !crashed; ++set) {
+    const auto size = static_cast<std::uint32_t>(rng.uniform(1, 6));
+    const auto crash_after = set == crash_at ? rng.uniform(0, size) : size + 1;
+    {
+      std::optional<dds::pub::CoherentSet> cs(std::in_place, sets_pub);
+      for (std::uint32_t k = 0; k < size; ++k) {
+        if (k == crash_after) {
+          crashed = true;
+          break;
+        }
+        FlightState s;
+        s.aircraft_id(static_cast<std::uint32_t>(rng.uniform(1, 4)));
+        s.timestamp_ns(set * 100 + k);
+        s.callsign(std::to_string(size));
+        sets.write(s);
+      }
+      if (crashed) {
+        // The process dies with the set open: nothing of it was sent.
+        stack.crash(0);
+        cs.reset();  // its participant is gone: ending the set fails quietly
+        break;
+      }
+      cs->end();
+    }
+    for (auto n = rng.uniform(0, 3); n > 0; --n) {
+      FlightState s;
+      s.aircraft_id(9);
+      s.timestamp_ns(plain_seq++);
+      s.callsign("1");
+      plain.write(s);
+    }
+    for (auto k = rng.uniform(0, 30); k > 0; --k)
+      (void)stack.net().step();
+    for (std::size_t r = 0; r < 2; ++r)
+      if (rng.chance(300'000)) take_into(readers[r], got[r]);
+  }
+  if (!crashed && rng.chance(500'000)) stack.crash(0);
+  // Let the view change (if any) and the last deliveries land.
+  (void)stack.run_until([&] { return stack.view(1).members.size() == (stack.alive(0) ? 3 : 2); });
+  (void)stack.run_until([] { return false; }, std::chrono::milliseconds(5));
+  for (std::size_t r = 0; r < 2; ++r)
+    take_into(readers[r], got[r]);
+  if (got[0] != got[1])
+    return "the readers took different sequences (" + std::to_string(got[0].size()) + " and " +
+           std::to_string(got[1].size()) + " samples)";
+  // Sets whole: every sample of set s, and they sit together in the sequence (no other
+  // sample of the set writer between them).
+  std::map<std::uint64_t, std::uint32_t> count;
+  std::map<std::uint64_t, std::uint32_t> size_of;
+  std::uint64_t open = 0;
+  std::uint32_t left = 0;
+  for (const auto& g : got[0]) {
+    if (g.instance == 9) continue;  // plain samples
+    const auto set = g.stamp / 100;
+    ++count[set];
+    size_of[set] = g.set_size;
+    if (left > 0 && set != open) return "set " + std::to_string(open) + " was interleaved";
+    if (left == 0) {
+      open = set;
+      left = g.set_size;
+    }
+    --left;
+  }
+  if (left != 0) return "set " + std::to_string(open) + " arrived in part";
+  for (const auto& [set, n] : count) {
+    if (n != size_of[set]) {
+      return "set " + std::to_string(set) + ": " + std::to_string(n) + " of " +
+             std::to_string(size_of[set]) + " samples";
+    }
+    if (crashed && set == crash_at) return "a part of the set open at the crash arrived";
+  }
+  coverage.sets += count.size();
+  if (crashed) ++coverage.cut_mid_set;
+  // Nothing of a set before it ended: a complete run delivered every set.
+  if (!crashed && stack.alive(0) && count.size() != total_sets)
+    return std::to_string(count.size()) + " of " + std::to_string(total_sets) + " sets arrived";
+  return {};
+}
+
+std::string ordered_seed(std::uint64_t seed) {
+  sim::Rng rng(seed);
+  sim::Config config;
+  config.seed = seed;
+  config.max_latency = std::chrono::microseconds(rng.uniform(2, 100));
+  SimStack stack(config, 3, static_cast<std::uint32_t>(rng.uniform(2, 16)));
+  std::vector<dds::topic::Topic<FlightState>> topics;
+  std::vector<dds::sub::DataReader<FlightState>> readers;
+  for (std::size_t i = 0; i < 3; ++i) {
+    topics.emplace_back(stack.participant(i), "Ordered");
+    readers.emplace_back(ordered_subscriber(stack.participant(i), false), topics.back(),
+                         keep_all());
+  }
+  dds::pub::qos::DataWriterQos wq;
+  wq << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(1))
+     << dds::core::policy::History::KeepAll();
+  dds::pub::qos::PublisherQos pq;  // offering what the readers ask (RxO)
+  pq << dds::core::policy::Presentation::TopicAccessScope(false, true);
+  std::vector<dds::pub::DataWriter<FlightState>> writers;
+  for (std::size_t i = 0; i < 2; ++i)
+    writers.emplace_back(dds::pub::Publisher(stack.participant(i), pq), topics[i], wq);
+  std::vector<std::vector<Got>> got(3);
+  const auto total = rng.uniform(10, 200);
+  for (std::uint64_t n = 0; n < total; ++n) {
+    const auto w = static_cast<std::size_t>(rng.uniform(0, 1));
+    FlightState s;
+    s.aircraft_id(static_cast<std::uint32_t>(w * 10 + rng.uniform(1, 3)));
+    s.timestamp_ns(n);
+    s.callsign("1");
+    writers[w].write(s);
+    for (auto k = rng.uniform(0, 10); k > 0; --k)
+      (void)stack.net().step();
+    for (std::size_t r = 0; r < 3; ++r)
+      if (rng.chance(100'000)) take_into(readers[r], got[r]);
+  }
+  const bool all = stack.run_until([&] {
+    for (std::size_t r = 0; r < 3; ++r)
+      take_into(readers[r], got[r]);
+    return std::all_of(got.begin(), got.end(), [&](const auto& g) { return g.size() == total; });
+  });
+  if (!all) {
+    return "not every reader took every sample of " + std::to_string(total) + ": " +
+           std::to_string(got[0].size()) + ", " + std::to_string(got[1].size()) + ", " +
+           std::to_string(got[2].size()) + " (writers matched " +
+           std::to_string(writers[0].publication_matched_status().current_count()) + ", " +
+           std::to_string(writers[1].publication_matched_status().current_count()) + ")";
+  }
+  if (got[0] != got[1] || got[0] != got[2]) return "the readers took different sequences";
+  coverage.samples += total;
+  return {};
+}
+
+template <class Seed>
+void explore(Seed run, std::uint64_t default_count, const char* tag) {
+  const auto seeds = sim::Seeds::from_env(default_count);
+  for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+    std::string problem;
+    try {
+      problem = run(seed);
+    } catch (const std::exception& e) {
+      problem = std::string("threw: ") + e.what();
+    }
+    if (!problem.empty())
+      FAIL("seed " << seed << ": " << problem << "\nreplay: " << sim::replay_command(seed, tag));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("consistency: coherent sets arrive whole or not at all, cut by a crash anywhere",
+          "[coherent]") {
+  explore(coherent_seed, 2000, "[coherent]");
+  if (sim::Seeds::from_env(2000).count >= 100) {
+    CHECK(coverage.sets > 1000);
+    CHECK(coverage.cut_mid_set > 50);
+  }
+}
+
+TEST_CASE("consistency: ordered readers take one sequence across instances", "[ordered]") {
+  explore(ordered_seed, 1000, "[ordered]");
+  if (sim::Seeds::from_env(1000).count >= 100) CHECK(coverage.samples > 10000);
+}
