@@ -137,5 +137,22 @@ TEST_CASE("exclusive ownership keeps the strongest writer's samples until it goe
     if (s.info().valid()) CHECK(s.info().publication_handle() == weak.instance_handle());
 }
 
+// DESTINATION_ORDER BY_SOURCE_TIMESTAMP: an update older than the instance's latest never
+// reaches the application, and the reader counts it lost (SAMPLE_LOST, DCPS 2.2.4.1).
+TEST_CASE("a sample dropped by BY_SOURCE_TIMESTAMP order counts as lost", "[timing]") {
+  Participant p;
+  auto [reader, writer] = p.matched_pair_with(policy::DestinationOrder::SourceTimestamp());
+  writer.write(flight(7, 1), dds::core::Time(100, 0));
+  writer.write(flight(7, 2), dds::core::Time(50, 0));  // older: dropped at the reader
+  writer.write(flight(8, 3), dds::core::Time(60, 0));  // another instance: kept
+  writer.write(flight(7, 4), dds::core::Time(40, 0));  // older again
+  flush(writer);
+  CHECK(seqs(reader.take()) == std::vector<std::uint64_t>{1, 3});
+  const auto lost = reader.sample_lost_status();
+  CHECK(lost.total_count() == 2);
+  CHECK(lost.total_count_change() == 2);
+  CHECK(reader.sample_lost_status().total_count_change() == 0);
+}
+
 }  // namespace
 }  // namespace dcps_api

@@ -1226,9 +1226,14 @@ void Reader::raise_data_available() {
 
 void Reader::raise_sample_lost(const std::string& why) {
   std::cerr << "spindle: reader of '" << topic_->name() << "' lost a sample: " << why << '\n';
+  count_sample_lost(1);
+}
+
+void Reader::count_sample_lost(std::int32_t count) {
   using S = dds::core::status::SampleLostStatus;
   event(
-      StatusMask::sample_lost(), [&](bool consume) { return statuses().sample_lost(1, consume); },
+      StatusMask::sample_lost(),
+      [&](bool consume) { return statuses().sample_lost(count, consume); },
       [](detail::ReaderListenerHook& h, const S& s) { h.on_sample_lost(s); },
       [](dds::sub::AnyDataReaderListener& l, dds::sub::AnyDataReader& r, const S& s) {
         l.on_sample_lost(r, s);
@@ -1433,6 +1438,12 @@ void Reader::insert(std::vector<Change>& changes, std::vector<InsertResult>& res
   if (available) mark_data_available();  // before a take can see the data (data_mu_)
   data.unlock();
   const auto now = clock_now();
+  // DESTINATION_ORDER BY_SOURCE_TIMESTAMP drops an update older than the instance's latest:
+  // the reader never sees that sample, which DCPS counts as lost (SAMPLE_LOST).
+  const auto late = static_cast<std::int32_t>(std::count_if(
+      results.begin(), results.end(),
+      [](const InsertResult& r) { return r.outcome == InsertOutcome::out_of_order; }));
+  if (late > 0) count_sample_lost(late);
   for (const auto& r : results) {
     if (r.outcome == InsertOutcome::accepted) {
       std::lock_guard lock(mu_);

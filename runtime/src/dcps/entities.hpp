@@ -774,7 +774,10 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   // Raise DATA_AVAILABLE on this reader (its listener, else the subscriber's, else the
   // participant's).
   void raise_data_available();
+  // SAMPLE_LOST: one sample, said on stderr with `why` (a malformed or unreadable one); or
+  // `count` samples quietly (BY_SOURCE_TIMESTAMP drops, a gap after a rejoin).
   void raise_sample_lost(const std::string& why);
+  void count_sample_lost(std::int32_t count);
   using Target = ListenerTarget<detail::ReaderListenerHook, dds::sub::AnyDataReaderListener>;
   Target target(const StatusMask& status) const;
   // The retained history (dcps/retained.hpp): this reader waits for it (at creation, when
