@@ -24,6 +24,15 @@
 //   coherent-reader FILE       a subscriber with coherent and ordered access; says "ready",
 //                              takes every 20 ms, and on "finish" from stdin writes
 //                              "set seq" per sample in take() order to FILE, says "done K"
+//   group-writer SETS R        a publisher with GROUP scope, coherent and ordered access,
+//                              and writers of "GroupA" and "GroupB"; once both matched R
+//                              readers, writes SETS coherent sets of 6 samples alternating
+//                              between the topics (seq = set * 10 + k), says "wrote SETS"
+//   group-reader N FILE        a subscriber with the same presentation and readers of both
+//                              topics; until it holds N samples, opens an access, takes one
+//                              sample from each reader in the order dds::sub::find lists
+//                              them, closes it; writes "topic set seq" per sample and "|"
+//                              after each access to FILE, says "done N"
 //   persistent-writer N        writes instances 1..N of "Persistent" (seq 100 + i) with
 //                              PERSISTENT durability, waits for the acknowledgments, says
 //                              "wrote N" and exits
@@ -38,10 +47,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <dds/dds.hpp>
 
@@ -228,6 +239,92 @@ int coherent_reader(const std::string& file) {
   return 0;
 }
 
+dds::core::policy::Presentation coherent_group() {
+  return dds::core::policy::Presentation::GroupAccessScope(true, true);
+}
+
+int group_writer(std::uint64_t sets, std::int32_t readers) {
+  dds::domain::DomainParticipant participant(dds::domain::default_id());
+  dds::topic::Topic<Event> a(participant, "GroupA");
+  dds::topic::Topic<Consistency::Command> b(participant, "GroupB");
+  dds::pub::qos::PublisherQos pq;
+  pq << coherent_group();
+  dds::pub::Publisher publisher(participant, pq);
+  dds::pub::qos::DataWriterQos wq = publisher.default_datawriter_qos();
+  wq << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(5))
+     << dds::core::policy::History::KeepAll();
+  dds::pub::DataWriter<Event> wa(publisher, a, wq);
+  dds::pub::DataWriter<Consistency::Command> wb(publisher, b, wq);
+  wait_until(
+      [&] {
+        return wa.publication_matched_status().current_count() >= readers &&
+               wb.publication_matched_status().current_count() >= readers;
+      },
+      "group-writer: readers did not match");
+  for (std::uint64_t set = 1; set <= sets; ++set) {
+    dds::pub::CoherentSet cs(publisher);
+    for (std::uint64_t k = 0; k < 6; ++k) {
+      if (k % 2 == 0) {
+        wa.write(Event(static_cast<std::uint32_t>(k), set * 10 + k, set));
+      } else {
+        wb.write(Consistency::Command(static_cast<std::uint32_t>(k), set * 10 + k, set));
+      }
+    }
+    cs.end();
+  }
+  wa.wait_for_acknowledgments(dds::core::Duration::from_secs(30));
+  wb.wait_for_acknowledgments(dds::core::Duration::from_secs(30));
+  std::cout << "wrote " << sets << std::endl;
+  return 0;
+}
+
+int group_reader(std::uint64_t expected, const std::string& file) {
+  dds::domain::DomainParticipant participant(dds::domain::default_id());
+  dds::topic::Topic<Event> a(participant, "GroupA");
+  dds::topic::Topic<Consistency::Command> b(participant, "GroupB");
+  dds::sub::qos::SubscriberQos sq;
+  sq << coherent_group();
+  dds::sub::Subscriber subscriber(participant, sq);
+  dds::sub::qos::DataReaderQos rq = subscriber.default_datareader_qos();
+  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  dds::sub::DataReader<Event> ra(subscriber, a, rq);
+  dds::sub::DataReader<Consistency::Command> rb(subscriber, b, rq);
+  std::cout << "ready" << std::endl;
+  std::ostringstream log;
+  std::uint64_t got = 0;
+  const auto give_up = Clock::now() + kPatience;
+  while (got < expected) {
+    if (Clock::now() > give_up) fail("group-reader: " + std::to_string(got) + " samples");
+    {
+      dds::sub::CoherentAccess access(subscriber);
+      std::vector<dds::sub::AnyDataReader> order;
+      dds::sub::find<dds::sub::AnyDataReader>(subscriber, dds::sub::status::DataState::any(),
+                                              std::back_inserter(order));
+      for (const auto& r : order) {
+        if (r == dds::sub::AnyDataReader(ra)) {
+          for (const auto& s : ra.select().max_samples(1).take())
+            if (s.info().valid()) {
+              log << "A " << s.data().set() << ' ' << s.data().seq() << '\n';
+              ++got;
+            }
+        } else {
+          for (const auto& s : rb.select().max_samples(1).take())
+            if (s.info().valid()) {
+              log << "B " << s.data().set() << ' ' << s.data().seq() << '\n';
+              ++got;
+            }
+        }
+      }
+      access.end();
+    }
+    log << "|\n";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::ofstream(file) << log.str();
+  std::cout << "done " << got << std::endl;
+  return 0;
+}
+
 int persistent_writer(std::uint32_t instances) {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
   dds::topic::Topic<Event> topic(participant, "Persistent");
@@ -291,6 +388,8 @@ int main(int argc, char** argv) {
       return coherent_writer(static_cast<std::uint32_t>(std::stoul(arg(2))), std::stoi(arg(3)));
     }
     if (role == "coherent-reader") return coherent_reader(arg(2));
+    if (role == "group-writer") return group_writer(std::stoull(arg(2)), std::stoi(arg(3)));
+    if (role == "group-reader") return group_reader(std::stoull(arg(2)), arg(3));
     if (role == "persistent-writer") {
       return persistent_writer(static_cast<std::uint32_t>(std::stoul(arg(2))));
     }
@@ -303,7 +402,8 @@ int main(int argc, char** argv) {
   }
   std::cerr << "usage: consistency_node ordered-reader N FILE | ordered-writer SOURCE N R |"
                " stream-publisher SECONDS | stream-subscriber N | coherent-writer SIZE R |"
-               " coherent-reader FILE | persistent-writer N |"
+               " coherent-reader FILE | group-writer SETS R | group-reader N FILE |"
+               " persistent-writer N |"
                " persistent-reader N [stay]\n";
   return 2;
 }

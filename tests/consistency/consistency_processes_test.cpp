@@ -11,6 +11,10 @@
 //   coherent   a writer of coherent sets (TOPIC scope) and two readers with coherent and
 //              ordered access; the writer is SIGKILLed in the middle of a set: both readers
 //              took the same sequence of whole sets, and nothing of the set left open.
+//   group      a GROUP-scope publisher (coherent, ordered) writes two topics in sets of six
+//              alternating between them; two readers read inside begin/end_access in the
+//              order dds::sub::find lists the readers: both read the publisher's sequence
+//              across the two topics, each set within one access.
 //   persistent a process writes 3 instances with PERSISTENT durability and exits; a later
 //              process's PERSISTENT reader gets all 3 with no domain file (it adopts the
 //              exited process's logs), and so does a reader that joins it (state transfer).
@@ -226,6 +230,61 @@ void coherent(const std::string& transport) {
   remove_segments(transport);
 }
 
+void group(const std::string& transport) {
+  const auto config = domain(transport);
+  const tst::TempDir dir("spindle-group");
+  constexpr std::uint64_t kSets = 400;
+  const auto deadline = std::chrono::steady_clock::now() + 90s;
+  const auto log_a = (dir.path() / "reader-a.log").string();
+  const auto log_b = (dir.path() / "reader-b.log").string();
+  const std::string total = std::to_string(kSets * 6);
+  tst::Process reader_a({node(), "group-reader", total, log_a});
+  REQUIRE(expect(reader_a, "reader a", "ready", deadline));
+  tst::Process reader_b({node(), "group-reader", total, log_b});
+  REQUIRE(expect(reader_b, "reader b", "ready", deadline));
+  tst::Process writer({node(), "group-writer", std::to_string(kSets), "2"});
+  CHECK(expect(writer, "writer", "wrote", deadline));
+  CHECK(expect(reader_a, "reader a", "done " + total, deadline));
+  CHECK(expect(reader_b, "reader b", "done " + total, deadline));
+  CHECK(writer.wait(deadline) == 0);
+  CHECK(reader_a.wait(deadline) == 0);
+  CHECK(reader_b.wait(deadline) == 0);
+  std::vector<std::string> sequences;
+  for (const auto& log : {log_a, log_b}) {
+    std::istringstream in(slurp(log));
+    std::string line;
+    std::string sequence;
+    std::uint64_t next = 0;  // the k-th sample written: set = k / 6 + 1, seq = set * 10 + k % 6
+    std::uint64_t set_in_access = 0;
+    std::uint64_t accesses = 0;
+    while (std::getline(in, line)) {
+      if (line == "|") {
+        ++accesses;
+        continue;
+      }
+      std::istringstream fields(line);
+      std::string topic;
+      std::uint64_t set = 0;
+      std::uint64_t seq = 0;
+      fields >> topic >> set >> seq;
+      const auto want_set = next / 6 + 1;
+      const auto k = next % 6;
+      INFO(log << ": sample " << next << " is '" << line << "'");
+      REQUIRE(set == want_set);
+      REQUIRE(seq == set * 10 + k);
+      REQUIRE(topic == (k % 2 == 0 ? "A" : "B"));
+      // A set is read within one access.
+      if (k == 0) set_in_access = accesses;
+      REQUIRE(accesses == set_in_access);
+      sequence += line + "\n";
+      ++next;
+    }
+    CHECK(next == kSets * 6);
+    sequences.push_back(sequence);
+  }
+  CHECK(sequences[0] == sequences[1]);
+}
+
 void persistent(const std::string& transport) {
   // Logs of this run only: an empty state directory, as on a fresh machine.
   const tst::TempDir logs("spindle-persistent");
@@ -270,6 +329,14 @@ TEST_CASE("coherent: a writer killed mid-set leaves no part of it, over tcp", "[
 }
 TEST_CASE("coherent: a writer killed mid-set leaves no part of it, over shm", "[coherent][shm]") {
   coherent("shm");
+}
+TEST_CASE("group: a GROUP publisher's two topics are read in its order, sets whole, over tcp",
+          "[group][tcp]") {
+  group("tcp");
+}
+TEST_CASE("group: a GROUP publisher's two topics are read in its order, sets whole, over shm",
+          "[group][shm]") {
+  group("shm");
 }
 TEST_CASE("order: two keyed writers, two ordered readers take the same sequence, over tcp",
           "[order][tcp]") {

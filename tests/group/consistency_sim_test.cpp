@@ -10,10 +10,17 @@
 //   [ordered]   Two writers of several instances on two members, three readers with TOPIC
 //               ordered access, taking at random moments: every reader's take() sequence,
 //               across instances, is the same.
+//   [group]     A GROUP-scope publisher (ordered, coherent) writes two topics, now and then
+//               in coherent sets spanning both, and may crash mid-set; every member's GROUP
+//               subscriber reads inside begin/end_access, one sample per reader in the
+//               order dds::sub::find lists them: every member reads the same sequence
+//               across the two topics, the publisher's order, each set whole within one
+//               access, nothing of an open set.
 //
 // A failing seed prints the command that replays it.
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -63,6 +70,7 @@ struct Coverage {
   std::uint64_t sets = 0;         // sets the readers took
   std::uint64_t cut_mid_set = 0;  // seeds whose writer crashed with a set open
   std::uint64_t samples = 0;      // samples the ordered readers took
+  std::uint64_t group_sets = 0;   // sets spanning two topics read whole in one access
 };
 Coverage coverage;
 
@@ -228,6 +236,189 @@ std::string ordered_seed(std::uint64_t seed) {
   return {};
 }
 
+// One read of a GROUP subscriber: inside an access, each reader in the order find() lists
+// them, one sample each. Appends (topic index, stamp) and returns how many it read.
+std::size_t read_group(dds::sub::Subscriber& sub,
+                       std::map<dds::core::InstanceHandle, std::size_t>& topic_of,
+                       std::vector<std::pair<std::size_t, std::uint64_t>>& out) {
+  dds::sub::CoherentAccess access(sub);
+  std::vector<dds::sub::DataReader<FlightState>> order;
+  dds::sub::find<dds::sub::DataReader<FlightState>>(sub, dds::sub::status::DataState::any(),
+                                                    std::back_inserter(order));
+  std::size_t n = 0;
+  for (auto& r : order) {
+    for (const auto& s : r.select().max_samples(1).take()) {
+      if (!s.info().valid()) continue;
+      out.emplace_back(topic_of.at(r.instance_handle()), s.data().timestamp_ns());
+      ++n;
+    }
+  }
+  access.end();
+  return n;
+}
+
+// Each coherent set (stamps [first, last]) read within one access by every member from
+// `from` on: its samples all lie between the same two of the member's access ends.
+std::string split_sets(const std::vector<std::vector<std::pair<std::size_t, std::uint64_t>>>& got,
+                       const std::vector<std::vector<std::size_t>>& cuts,
+                       const std::vector<std::pair<std::uint64_t, std::uint64_t>>& sets,
+                       std::size_t from) {
+  for (std::size_t m = from; m < got.size(); ++m) {
+    auto access_of = [&](std::size_t position) {
+      return std::upper_bound(cuts[m].begin(), cuts[m].end(), position) - cuts[m].begin();
+    };
+    for (const auto& [a, b] : sets) {
+      std::optional<std::ptrdiff_t> access;
+      for (std::size_t i = 0; i < got[m].size(); ++i) {
+        if (got[m][i].second < a || got[m][i].second > b) continue;
+        const auto here = access_of(i);
+        if (access && *access != here)
+          return "member " + std::to_string(m + 1) + " read the set of stamps " +
+                 std::to_string(a) + ".." + std::to_string(b) + " across two accesses";
+        access = here;
+      }
+    }
+  }
+  return {};
+}
+
+std::string group_seed(std::uint64_t seed) {
+  sim::Rng rng(seed);
+  sim::Config config;
+  config.seed = seed;
+  config.max_latency = std::chrono::microseconds(rng.uniform(2, 100));
+  SimStack stack(config, 3, static_cast<std::uint32_t>(rng.uniform(2, 16)), 512);
+  if (rng.chance(500'000)) stack.one_host();
+  const auto group = dds::core::policy::Presentation::GroupAccessScope(true, true);
+  dds::pub::qos::PublisherQos pq;
+  pq << group;
+  dds::sub::qos::SubscriberQos sq;
+  sq << group;
+  dds::pub::qos::DataWriterQos wq;
+  wq << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(1))
+     << dds::core::policy::History::KeepAll();
+  const std::vector<std::string> names{"GroupA", "GroupB"};
+  std::vector<std::vector<dds::topic::Topic<FlightState>>> topics(3);
+  std::vector<dds::sub::Subscriber> subs;
+  std::vector<std::map<dds::core::InstanceHandle, std::size_t>> topic_of(3);
+  std::vector<dds::sub::DataReader<FlightState>> readers;
+  for (std::size_t m = 0; m < 3; ++m) {
+    for (const auto& n : names)
+      topics[m].emplace_back(stack.participant(m), n);
+    subs.emplace_back(stack.participant(m), sq);
+    for (std::size_t t = 0; t < 2; ++t) {
+      readers.emplace_back(subs.back(), topics[m][t], keep_all());
+      topic_of[m].emplace(readers.back().instance_handle(), t);
+    }
+  }
+  dds::pub::Publisher pub(stack.participant(0), pq);
+  std::vector<dds::pub::DataWriter<FlightState>> writers;
+  for (std::size_t t = 0; t < 2; ++t)
+    writers.emplace_back(pub, topics[0][t], wq);
+  for (auto& w : writers)
+    if (w.publication_matched_status().current_count() != 3)
+      return "a group writer did not match the three readers when made";
+  std::vector<std::vector<std::pair<std::size_t, std::uint64_t>>> got(3);
+  std::vector<std::vector<std::size_t>> cuts(3);  // where each member's accesses ended in got
+  auto read = [&](std::size_t m) {
+    (void)read_group(subs[m], topic_of[m], got[m]);
+    cuts[m].push_back(got[m].size());
+  };
+  std::vector<std::pair<std::size_t, std::uint64_t>> written;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> set_range;  // [first, last] stamp
+  const auto total = rng.uniform(5, 60);
+  const auto crash_at = rng.chance(300'000) ? rng.uniform(0, total) : total + 1;
+  bool crashed = false;
+  std::uint64_t stamp = 0;
+  for (std::uint64_t step = 0; step < total && !crashed; ++step) {
+    const bool in_set = rng.chance(400'000);
+    const auto size = in_set ? rng.uniform(2, 5) : 1;
+    std::optional<dds::pub::CoherentSet> cs;
+    if (in_set) cs.emplace(pub);
+    const auto first = stamp;
+    std::vector<std::pair<std::size_t, std::uint64_t>> part;
+    for (std::uint64_t k = 0; k < size; ++k) {
+      if (step == crash_at && k == size / 2 && in_set) {
+        crashed = true;
+        break;
+      }
+      const auto t = static_cast<std::size_t>(rng.uniform(0, 1));
+      FlightState s;
+      s.aircraft_id(static_cast<std::uint32_t>(rng.uniform(1, 3)));
+      s.timestamp_ns(stamp++);
+      s.callsign("1");
+      writers[t].write(s);
+      part.emplace_back(t, s.timestamp_ns());
+    }
+    if (crashed) {
+      stack.crash(0);
+      cs.reset();
+      break;
+    }
+    if (cs) {
+      cs->end();
+      set_range.emplace_back(first, stamp - 1);
+    }
+    written.insert(written.end(), part.begin(), part.end());
+    for (auto k = rng.uniform(0, 20); k > 0; --k)
+      (void)stack.net().step();
+    for (std::size_t m = 1; m < 3; ++m)
+      if (rng.chance(250'000)) read(m);
+  }
+  const std::size_t from = crashed ? 1 : 0;
+  (void)stack.run_until([&] { return stack.view(1).members.size() == (crashed ? 2u : 3u); });
+  // A crashed publisher's last samples reach the survivors up to the ragged edge: a prefix.
+  const bool all = stack.run_until([&] {
+    for (std::size_t m = from; m < 3; ++m)
+      read(m);
+    for (std::size_t m = from; m < 3; ++m)
+      if (got[m].size() < written.size()) return false;
+    return true;
+  });
+  if (crashed) {
+    (void)stack.run_until([] { return false; }, std::chrono::milliseconds(5));
+    for (std::size_t m = from; m < 3; ++m)
+      read(m);
+    if (got[1] != got[2]) return "the survivors read different sequences";
+    if (got[1].size() > written.size() ||
+        !std::equal(got[1].begin(), got[1].end(), written.begin()))
+      return "the survivors read what the publisher did not write, or in another order";
+    // Whole sets only: a set is read entirely or not at all.
+    for (const auto& [a, b] : set_range) {
+      const auto n = std::count_if(got[1].begin(), got[1].end(),
+                                   [&](const auto& g) { return g.second >= a && g.second <= b; });
+      if (n != 0 && static_cast<std::uint64_t>(n) != b - a + 1)
+        return "a set of " + std::to_string(b - a + 1) + " arrived in part";
+    }
+    return split_sets(got, cuts, set_range, from);
+  }
+  if (!all) {
+    return "not every member read every sample of " + std::to_string(written.size()) + ": " +
+           std::to_string(got[0].size()) + ", " + std::to_string(got[1].size()) + ", " +
+           std::to_string(got[2].size()) + (crashed ? " (member 1 crashed)" : "") + "; views " +
+           std::to_string(stack.view(0).epoch) + " " + std::to_string(stack.view(1).epoch) + " " +
+           std::to_string(stack.view(2).epoch) + "; halted '" + stack.halted(0) + "'";
+  }
+  for (std::size_t m = from; m < 3; ++m) {
+    if (got[m] != written) {
+      std::size_t i = 0;
+      while (i < got[m].size() && i < written.size() && got[m][i] == written[i])
+        ++i;
+      auto show = [](const auto& v, std::size_t k) {
+        return k < v.size() ? std::to_string(v[k].first) + ":" + std::to_string(v[k].second)
+                            : std::string("(end)");
+      };
+      return "member " + std::to_string(m + 1) +
+             " read another sequence than the publisher wrote (" + std::to_string(got[m].size()) +
+             " samples of " + std::to_string(written.size()) + "; at " + std::to_string(i) +
+             " it read " + show(got[m], i) + ", written " + show(written, i) + ")";
+    }
+  }
+  for (const auto& [a, b] : set_range)
+    if (b > a) ++coverage.group_sets;
+  return split_sets(got, cuts, set_range, from);
+}
+
 template <class Seed>
 void explore(Seed run, std::uint64_t default_count, const char* tag) {
   const auto seeds = sim::Seeds::from_env(default_count);
@@ -252,6 +443,11 @@ TEST_CASE("consistency: coherent sets arrive whole or not at all, cut by a crash
     CHECK(coverage.sets > 1000);
     CHECK(coverage.cut_mid_set > 50);
   }
+}
+
+TEST_CASE("consistency: a GROUP publisher's topics are read in one order, sets whole", "[group]") {
+  explore(group_seed, 1000, "[group]");
+  if (sim::Seeds::from_env(1000).count >= 100) CHECK(coverage.group_sets > 500);
 }
 
 TEST_CASE("consistency: ordered readers take one sequence across instances", "[ordered]") {

@@ -333,27 +333,27 @@ TEST_CASE("EntityFactory autoenable_created_entities=false creates disabled enti
   blocked.close();
 }
 
-TEST_CASE("Presentation that Spindle DDS cannot honour is refused, not ignored",
+TEST_CASE("Presentation of every scope, ordered and coherent, is honoured, not refused",
           "[conformance][qos]") {
   World w;
-  dds::pub::qos::PublisherQos coherent = w.participant.default_publisher_qos();
-  coherent << dds::core::policy::Presentation::GroupAccessScope(true, false);
-  CHECK_THROWS_AS(dds::pub::Publisher(w.participant, coherent), dds::core::UnsupportedError);
-  CHECK_THROWS_WITH(dds::pub::Publisher(w.participant, coherent),
-                    Catch::Contains("Publisher: Presentation coherent_access over the GROUP"));
-  dds::sub::qos::SubscriberQos group = w.participant.default_subscriber_qos();
-  group << dds::core::policy::Presentation::GroupAccessScope(false, true);
-  CHECK_THROWS_AS(dds::sub::Subscriber(w.participant, group), dds::core::UnsupportedError);
-  CHECK_THROWS_WITH(dds::sub::Subscriber(w.participant, group),
-                    Catch::Contains("ordered_access over the GROUP access_scope"));
-  CHECK_THROWS_AS(w.publisher.qos(coherent), dds::core::UnsupportedError);
-  // Ordered and coherent access per topic hold: accepted.
-  dds::pub::qos::PublisherQos topic_coherent = w.participant.default_publisher_qos();
-  topic_coherent << dds::core::policy::Presentation::TopicAccessScope(true, false);
-  dds::pub::Publisher sets(w.participant, topic_coherent);
-  CHECK(sets.qos().policy<dds::core::policy::Presentation>().coherent_access());
-  dds::pub::qos::PublisherQos ordered = w.participant.default_publisher_qos();
-  ordered << dds::core::policy::Presentation::TopicAccessScope(false, true);
-  dds::pub::Publisher ok(w.participant, ordered);
-  CHECK(ok.qos().policy<dds::core::policy::Presentation>().ordered_access());
+  using P = dds::core::policy::Presentation;
+  for (const auto& p : {P::InstanceAccessScope(true, true), P::TopicAccessScope(true, false),
+                        P::TopicAccessScope(false, true), P::GroupAccessScope(true, true),
+                        P::GroupAccessScope(false, true), P::GroupAccessScope(true, false)}) {
+    dds::pub::qos::PublisherQos pq = w.participant.default_publisher_qos();
+    pq << p;
+    dds::pub::Publisher pub(w.participant, pq);
+    CHECK(pub.qos().policy<P>().access_scope() == p.access_scope());
+    CHECK(pub.qos().policy<P>().coherent_access() == p.coherent_access());
+    dds::sub::qos::SubscriberQos sq = w.participant.default_subscriber_qos();
+    sq << p;
+    dds::sub::Subscriber sub(w.participant, sq);
+    CHECK(sub.qos().policy<P>().ordered_access() == p.ordered_access());
+  }
+  // Ending an access that is not open is refused.
+  {
+    dds::sub::CoherentAccess access(w.subscriber);
+    access.end();
+    CHECK_THROWS_AS(access.end(), dds::core::PreconditionNotMetError);
+  }
 }

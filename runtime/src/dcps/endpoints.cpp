@@ -110,7 +110,8 @@ Publisher::Publisher(std::shared_ptr<Participant> p, const dds::pub::qos::Publis
     : PublisherCore(h),
       participant_(std::move(p)),
       qos_(q),
-      coherent_(q.policy<policy::Presentation>().coherent_access()) {}
+      coherent_(q.policy<policy::Presentation>().coherent_access()),
+      group_(group_scope(q.policy<policy::Presentation>())) {}
 
 void Publisher::begin_coherent_changes() {
   check_open();
@@ -150,8 +151,11 @@ bool Publisher::add_to_set(const std::shared_ptr<Writer>& w, const SampleHeader&
                            std::span<const std::byte> payload) {
   std::lock_guard lock(set_mu_);
   if (!collecting_.load(std::memory_order_relaxed)) return false;
-  auto part =
-      std::find_if(set_.begin(), set_.end(), [&](const SetPart& p) { return p.writer == w; });
+  // GROUP scope: one part for every writer (the first one sends it, on the channel they all
+  // share); TOPIC scope: one per writer.
+  auto part = group_ ? set_.begin() : std::find_if(set_.begin(), set_.end(), [&](const SetPart& p) {
+    return p.writer == w;
+  });
   if (part == set_.end()) part = set_.insert(set_.end(), SetPart{w, {}});
   append_to_set(part->messages, h, payload);
   return true;
@@ -162,7 +166,6 @@ dds::pub::qos::PublisherQos Publisher::qos() const {
 }
 void Publisher::qos(const dds::pub::qos::PublisherQos& q) {
   check_open();
-  qos::check_supported(q);
   qos_.set_own(q);
 }
 dds::pub::qos::DataWriterQos Publisher::default_datawriter_qos() const {
@@ -295,14 +298,17 @@ void Publisher::close() {
 
 Subscriber::Subscriber(std::shared_ptr<Participant> p, const dds::sub::qos::SubscriberQos& q,
                        InstanceHandle h)
-    : SubscriberCore(h), participant_(std::move(p)), qos_(q) {}
+    : SubscriberCore(h),
+      participant_(std::move(p)),
+      qos_(q),
+      group_(group_scope(q.policy<policy::Presentation>())),
+      sequence_(group_ ? std::make_shared<std::atomic<std::uint64_t>>(0) : nullptr) {}
 
 dds::sub::qos::SubscriberQos Subscriber::qos() const {
   return qos_.get();
 }
 void Subscriber::qos(const dds::sub::qos::SubscriberQos& q) {
   check_open();
-  qos::check_supported(q);
   qos_.set_own(q);
 }
 dds::sub::qos::DataReaderQos Subscriber::default_datareader_qos() const {
@@ -342,26 +348,52 @@ std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
 std::vector<std::shared_ptr<detail::ReaderCore>> Subscriber::readers_with(
     const dds::sub::status::DataState& state) const {
   std::vector<std::shared_ptr<detail::ReaderCore>> out;
-  for (auto& r : readers_.alive())
-    if (!r->is_closed() && r->history_cache()->has_matching(state)) out.push_back(std::move(r));
+  if (!group_) {
+    for (auto& r : readers_.alive())
+      if (!r->is_closed() && r->history_cache()->has_matching(state)) out.push_back(std::move(r));
+    return out;
+  }
+  // GROUP scope: a reader once per sample, in the order the samples were delivered across
+  // the group's topics (the readers' caches share one insertion sequence) — read one sample
+  // from each, in turn (DCPS 2.2.2.5.2.10).
+  std::vector<std::pair<std::uint64_t, std::shared_ptr<Reader>>> order;
+  for (auto& r : readers_.alive()) {
+    if (r->is_closed()) continue;
+    for (const auto seq : r->history_cache()->sequence_of(state, SIZE_MAX))
+      order.emplace_back(seq, r);
+  }
+  std::sort(order.begin(), order.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  out.reserve(order.size());
+  for (auto& [seq, r] : order)
+    out.push_back(std::move(r));
   return out;
 }
 
 void Subscriber::begin_access() {
   check_open();
-  access_depth_.fetch_add(1);
+  // Between two deliveries: a batch reaches all of this subscriber's readers before the
+  // access opens, or (held back) none of them until it ends.
+  participant_->router().between_deliveries([&] { access_depth_.fetch_add(1); });
 }
 
 void Subscriber::end_access() {
   check_open();
-  int depth = access_depth_.load();
-  do {
-    if (depth == 0) {
-      throw dds::core::PreconditionNotMetError(
-          "Subscriber::end_access: no access is open (begin_access, or a "
-          "dds::sub::CoherentAccess, first)");
-    }
-  } while (!access_depth_.compare_exchange_weak(depth, depth - 1));
+  bool open = false;
+  participant_->router().between_deliveries([&] {
+    const int depth = access_depth_.load();
+    if (depth == 0) return;
+    open = true;
+    access_depth_.store(depth - 1);
+    if (depth > 1 || !group_) return;
+    for (auto& r : readers_.alive())
+      r->release_held();
+  });
+  if (!open) {
+    throw dds::core::PreconditionNotMetError(
+        "Subscriber::end_access: no access is open (begin_access, or a "
+        "dds::sub::CoherentAccess, first)");
+  }
 }
 
 void Subscriber::notify_datareaders() {
@@ -433,19 +465,33 @@ std::uint64_t partition_key(const dds::core::policy::Partition& p) {
   return h == 0 ? 1 : h;
 }
 
+bool group_scope(const dds::core::policy::Presentation& p) {
+  return p.access_scope() == policy::PresentationAccessScopeKind::GROUP &&
+         (p.ordered_access() || p.coherent_access());
+}
+
+std::uint64_t group_channel_id(std::uint32_t node) {
+  // Hashed like a topic name, but no topic name holds a NUL: no topic shares it.
+  std::string name("\0group\0", 7);
+  name += std::to_string(node);
+  return topic_id(name);
+}
+
 group::Channel writer_channel(const std::string& topic_name, const dds::pub::qos::DataWriterQos& q,
-                              const dds::core::policy::Partition& partition) {
+                              const dds::pub::qos::PublisherQos& pq, std::uint32_t node) {
+  const auto partition = partition_key(pq.policy<dds::core::policy::Partition>());
+  if (group_scope(pq.policy<policy::Presentation>()))
+    return group::Channel{group_channel_id(node), group::Ordering::atomic, partition};
   return group::Channel{
       topic_id(topic_name),
       unordered(q.policy<policy::Durability>(), q.policy<spindle::policy::Consistency>())
           ? group::Ordering::unordered
           : group::Ordering::atomic,
-      partition_key(partition)};
+      partition};
 }
 
 group::Channel writer_channel(const WriterRecord& w) {
-  return writer_channel(w.topic_name, w.qos,
-                        w.publisher_qos.policy<dds::core::policy::Partition>());
+  return writer_channel(w.topic_name, w.qos, w.publisher_qos, guid_node(w.guid));
 }
 
 Writer::Writer(std::shared_ptr<Publisher> pub, std::shared_ptr<Topic> topic,
@@ -458,8 +504,7 @@ Writer::Writer(std::shared_ptr<Publisher> pub, std::shared_ptr<Topic> topic,
       logged_(logs(q)),
       best_effort_(q.policy<policy::Reliability>().kind() == policy::ReliabilityKind::BEST_EFFORT),
       qos_(q) {
-  channel_ =
-      writer_channel(topic_->name(), q, publisher_->qos().policy<dds::core::policy::Partition>());
+  channel_ = writer_channel(topic_->name(), q, publisher_->qos(), guid_node(guid));
   last_assert_ = clock_now();
 }
 
@@ -1035,7 +1080,8 @@ Reader::Reader(std::shared_ptr<Subscriber> sub, std::shared_ptr<Topic> topic,
       topic_id_(topic_id(topic_->name())),
       filtered_(std::move(filtered)),
       filter_(filtered_ ? filtered_->filter().get() : nullptr),
-      cache_(std::make_shared<HistoryCache>(cache_config(q, subscriber_->qos()))),
+      cache_(std::make_shared<HistoryCache>(cache_config(q, subscriber_->qos()),
+                                            &dds::core::Time::now, subscriber_->sequence())),
       qos_(q) {}
 
 Reader::~Reader() {
@@ -1390,13 +1436,31 @@ void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
     it->second.last_seen = clock_now();
   }
   if (hdr.kind == SampleKind::data) writer_asserted(hdr.writer);
-  if (auto c = make_change(sample, strength, lifespan)) pending_.push_back(std::move(*c));
+  if (auto c = make_change(sample, strength, lifespan)) {
+    // A GROUP subscriber's readers number samples as they are delivered, across its topics:
+    // a batch reaches its readers one after another, which must not reorder them.
+    if (const auto& seq = subscriber_->sequence()) c->order = seq->fetch_add(1) + 1;
+    pending_.push_back(std::move(*c));
+  }
 }
 
 void Reader::on_batch_end() {
   if (pending_.empty()) return;
+  if (subscriber_->holding()) {
+    // Its GROUP subscriber's access is open: kept aside until it ends.
+    held_.insert(held_.end(), std::make_move_iterator(pending_.begin()),
+                 std::make_move_iterator(pending_.end()));
+    pending_.clear();
+    return;
+  }
   insert(pending_, results_);
   pending_.clear();
+}
+
+void Reader::release_held() {
+  if (held_.empty()) return;
+  insert(held_, results_);
+  held_.clear();
 }
 
 void Reader::receive_history(const std::vector<Historical>& history) {

@@ -480,10 +480,17 @@ class Participant final : public detail::ParticipantCore {
 // A publisher's partition set as one key (group::Channel::partition): its names sorted,
 // each once; no name is the default partition "". Never 0 (the builtin channel's).
 std::uint64_t partition_key(const dds::core::policy::Partition& p);
+// Whether a publisher's or subscriber's PRESENTATION asks for order or coherence over the
+// GROUP scope (its topics travel and are read in one order).
+bool group_scope(const dds::core::policy::Presentation& p);
+// The channel of the GROUP-scope publishers of `node`: their topics travel in one subgroup,
+// in one order (docs/dcps.md, "Presentation").
+std::uint64_t group_channel_id(std::uint32_t node);
 // The channel a writer's samples travel on: its topic, atomic or unordered by its QoS, and
-// its publisher's partition set.
+// its publisher's partition set — or, for a GROUP-scope publisher, its node's group channel
+// (atomic) with that partition set.
 group::Channel writer_channel(const std::string& topic_name, const dds::pub::qos::DataWriterQos& q,
-                              const dds::core::policy::Partition& partition);
+                              const dds::pub::qos::PublisherQos& pq, std::uint32_t node);
 // The same, of a writer as its discovery record describes it.
 group::Channel writer_channel(const WriterRecord& w);
 
@@ -545,8 +552,9 @@ class Publisher final : public detail::PublisherCore {
   Participant& owner() const { return *participant_; }
 
   // Coherent sets (docs/dcps.md, "Coherent sets"). begin/end nest; with coherent_access the
-  // outermost end publishes what the writers collected, one coherent_set message per writer
-  // (wire.hpp), in the order of their first write in the set.
+  // outermost end publishes what the writers collected: one coherent_set message per writer
+  // (wire.hpp) in the order of their first write in the set (TOPIC scope), or one for all of
+  // them (GROUP scope: its writers share one channel).
   void begin_coherent_changes() override;
   void end_coherent_changes() override;
   // Whether a coherent set is collecting (a cheap look before the writer serializes).
@@ -564,8 +572,10 @@ class Publisher final : public detail::PublisherCore {
   QosCell<dds::pub::qos::DataWriterQos> default_writer_qos_{{}};
   ListenerSlot<dds::pub::PublisherListener> listener_;
   Children<Writer> writers_;
-  // Presentation coherent_access (fixed once enabled: Presentation cannot change).
+  // Presentation coherent_access, and the GROUP scope (one set for all its writers): fixed
+  // once enabled (Presentation cannot change).
   const bool coherent_;
+  const bool group_;
   std::mutex set_mu_;  // a leaf
   int set_depth_ = 0;  // guarded by set_mu_: begin_coherent_changes nesting
   std::atomic<bool> collecting_{false};
@@ -599,8 +609,20 @@ class Subscriber final : public detail::SubscriberCore {
   void close() override;
   dds::sub::SubscriberListener* listener_for(const StatusMask& status) const;
   Participant& owner() const { return *participant_; }
+  // begin/end_access. With GROUP scope, an open access holds new deliveries back from the
+  // subscriber's readers (each keeps them aside) until the last end_access, so that what
+  // the application reads across readers inside it is one consistent cut: every coherent
+  // set whole, and readers_with() in the order of the samples.
   void begin_access() override;
   void end_access() override;
+  // GROUP scope (ordered or coherent access).
+  [[nodiscard]] bool group() const noexcept { return group_; }
+  // Whether deliveries are held back now (Router lock held: the protocol thread).
+  [[nodiscard]] bool holding() const noexcept { return group_ && access_depth_.load() > 0; }
+  // The insertion sequence its readers' caches share (GROUP scope), else null.
+  [[nodiscard]] const std::shared_ptr<std::atomic<std::uint64_t>>& sequence() const noexcept {
+    return sequence_;
+  }
   // A built-in reader on `t` (builtin.cpp), enabled, never announced.
   std::shared_ptr<Reader> create_builtin_reader(const std::shared_ptr<Topic>& t,
                                                 const dds::sub::qos::DataReaderQos& q);
@@ -614,7 +636,9 @@ class Subscriber final : public detail::SubscriberCore {
   QosCell<dds::sub::qos::DataReaderQos> default_reader_qos_{{}};
   ListenerSlot<dds::sub::SubscriberListener> listener_;
   Children<Reader> readers_;
-  std::atomic<int> access_depth_{0};  // begin_access nesting
+  const bool group_;
+  const std::shared_ptr<std::atomic<std::uint64_t>> sequence_;
+  std::atomic<int> access_depth_{0};  // begin_access nesting; changed between deliveries
 };
 
 class Writer final : public detail::WriterCore {
@@ -756,6 +780,9 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   // TopicSink (predicate thread).
   void on_sample(const ParsedSample& sample, NodeId sender) override;
   void on_batch_end() override;
+  // Applies the deliveries held back while its GROUP subscriber's access was open (Router
+  // lock held).
+  void release_held();
 
   std::uint64_t guid() const noexcept { return guid_; }
   ReaderRecord record() const;
@@ -831,6 +858,7 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   group::Executor::TimerId deadline_timer_ = 0, liveliness_timer_ = 0, expiry_timer_ = 0;
   dds::core::Time expiry_at_ = dds::core::Time::invalid();
   // Predicate thread only: the batch being collected.
+  std::vector<Change> held_;  // delivered while the subscriber held them back (Router lock)
   std::vector<Change> pending_;
   std::vector<InsertResult> results_;
   std::atomic<bool> subscribed_{false};

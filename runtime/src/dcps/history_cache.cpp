@@ -525,7 +525,7 @@ void HistoryCache::apply_data(Instance& i, Change& c, std::int64_t expiry_ns, In
   e.reception_ns = to_ns(c.reception_timestamp);
   e.expiry_ns = expiry_ns;
   e.writer = c.writer.value();
-  e.seq = sequence_->fetch_add(1, std::memory_order_relaxed) + 1;
+  e.seq = c.order != 0 ? c.order : sequence_->fetch_add(1, std::memory_order_relaxed) + 1;
   e.disposed_gen = i.disposed_gen;
   e.no_writers_gen = i.no_writers_gen;
   e.data = std::move(c.data);

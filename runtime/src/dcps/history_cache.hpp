@@ -111,6 +111,9 @@ struct Change {
   std::int32_t ownership_strength = 0;
   // The writer's LIFESPAN; the shorter of this and the config's applies.
   dds::core::Duration lifespan = dds::core::Duration::infinite();
+  // Its place in the delivery order, numbered from the cache's `sequence` when it was
+  // delivered (a GROUP subscriber's readers); 0: numbered when inserted.
+  std::uint64_t order = 0;
 };
 
 enum class InsertOutcome : std::uint8_t {

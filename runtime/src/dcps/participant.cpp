@@ -301,7 +301,6 @@ std::shared_ptr<detail::PublisherCore> Participant::create_publisher(
     const dds::pub::qos::PublisherQos& q) {
   check_open();
   qos::check_consistent(q);
-  qos::check_supported(q);
   auto p = make_entity<Publisher>(
       *engine_, std::static_pointer_cast<Participant>(shared_from_this()), q, next_handle());
   if (!autoenables()) p->start_disabled();
@@ -315,7 +314,6 @@ std::shared_ptr<detail::SubscriberCore> Participant::create_subscriber(
     const dds::sub::qos::SubscriberQos& q) {
   check_open();
   qos::check_consistent(q);
-  qos::check_supported(q);
   auto s = make_entity<Subscriber>(
       *engine_, std::static_pointer_cast<Participant>(shared_from_this()), q, next_handle());
   if (!autoenables()) s->start_disabled();
@@ -803,7 +801,9 @@ group::Demand Participant::layout_demand() const {
   for (const auto& [g, w] : endpoints_.writer_records()) {
     group::ChannelDemand d;
     d.channel = writer_channel(w);
-    d.name = w.topic_name;
+    d.name = d.channel.topic == topic_id(w.topic_name)
+                 ? w.topic_name
+                 : "group-" + std::to_string(guid_node(g));  // a GROUP-scope publisher's
     d.writers.push_back(guid_node(g));
     d.retained = retention_terms(w.qos).has_value();
     // An Engine policy left at its defaults takes the domain file's engine settings.
@@ -823,7 +823,20 @@ group::Demand Participant::layout_demand() const {
     for (const auto& [wg, w] : endpoints_.writer_records()) {
       if (w.topic_name != r.topic_name) continue;
       const auto& theirs = w.publisher_qos.policy<dds::core::policy::Partition>();
-      if (qos::partitions_match(theirs, mine)) d.partitions.push_back(partition_key(theirs));
+      if (!qos::partitions_match(theirs, mine)) continue;
+      const auto channel = writer_channel(w);
+      if (channel.topic == d.channel.topic) {
+        d.partitions.push_back(channel.partition);
+        continue;
+      }
+      // A GROUP-scope publisher's writer: the reader needs that publisher's group channel,
+      // which carries this topic among others.
+      group::ChannelDemand via;
+      via.channel = group::Channel{channel.topic, group::Ordering::atomic};
+      via.name = "group-" + std::to_string(guid_node(wg));
+      via.readers.push_back(guid_node(g));
+      via.partitions.push_back(channel.partition);
+      out.push_back(std::move(via));
     }
     out.push_back(std::move(d));
   }

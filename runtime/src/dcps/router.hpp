@@ -106,6 +106,14 @@ class Router final : public group::EngineClient {
   // Publishes a reserved slot as an empty message that readers skip (a returned loan).
   void abandon(Slot& slot, Clock::time_point deadline);
 
+  // Runs `f` while no delivery is in progress (between two delivery batches): a GROUP
+  // subscriber's begin/end_access, so that a batch reaches all of its readers or none
+  // before the access opens (any application thread; `f` may call into sinks).
+  template <class F>
+  void between_deliveries(F&& f) {
+    std::lock_guard lock(sinks_mu_);
+    f();
+  }
   void subscribe(std::uint64_t topic, TopicSink* sink);
   void unsubscribe(std::uint64_t topic, TopicSink* sink);
   // A topic's store (dcps/retained.hpp), fed every message of the topic from now on, before

@@ -345,33 +345,4 @@ SPINDLE_QOS_INSTANTIATE(dds::sub::qos::DataReaderQos);
 
 #undef SPINDLE_QOS_INSTANTIATE
 
-namespace {
-
-void check_presentation(const pol::Presentation& p, const char* entity) {
-  std::string why;
-  if (p.access_scope() == pol::PresentationAccessScopeKind::GROUP && p.coherent_access()) {
-    why = "coherent_access over the GROUP access_scope";
-  } else if (p.ordered_access() && p.access_scope() == pol::PresentationAccessScopeKind::GROUP) {
-    why = "ordered_access over the GROUP access_scope";
-  }
-  if (why.empty()) return;
-  std::string msg = entity;
-  msg += ": Presentation ";
-  msg += why;
-  msg +=
-      " is not supported by Spindle DDS (INSTANCE and TOPIC ordered and coherent access are; "
-      "see docs/dcps.md, Conformance)";
-  throw dds::core::UnsupportedError(msg);
-}
-
-}  // namespace
-
-void check_supported(const dds::pub::qos::PublisherQos& qos) {
-  check_presentation(qos.policy<pol::Presentation>(), "Publisher");
-}
-
-void check_supported(const dds::sub::qos::SubscriberQos& qos) {
-  check_presentation(qos.policy<pol::Presentation>(), "Subscriber");
-}
-
 }  // namespace spindle::qos

@@ -57,13 +57,6 @@ void check_consistent(const Q& qos) {
   if (auto bad = find_inconsistency(qos)) throw_inconsistent(*bad);
 }
 
-// Throws dds::core::UnsupportedError for what Spindle DDS does not provide rather than
-// accept and ignore it: Presentation with coherent_access, or ordered_access over the GROUP
-// scope (ordering across a group's topics). INSTANCE and TOPIC ordered access hold always:
-// a writer's samples arrive in its order (docs/dcps.md, "Conformance").
-void check_supported(const dds::pub::qos::PublisherQos& qos);
-void check_supported(const dds::sub::qos::SubscriberQos& qos);
-
 // The ids (policy_id<P>::value, ascending) of the policies whose requested/offered rule a
 // writer with `offered` and a reader with `requested` break; empty when they match.
 // Durability, Deadline, LatencyBudget, Liveliness (kind and lease), Reliability,

@@ -70,7 +70,13 @@ int subscribe(dds::domain::DomainParticipant& participant,
   wait_for_match(reader, dds::core::status::StatusMask::subscription_matched(),
                  [&] { return reader.subscription_matched_status().current_count() > 0; });
 
-  dds::sub::cond::ReadCondition has_data(reader, dds::sub::status::DataState::new_data());
+  // Any unread sample, whatever its instance's state: the publisher exits right after its
+  // greeting is acknowledged, and its writer then disposes the instance (autodispose) —
+  // often before this thread looks, and new_data() selects alive instances only.
+  const dds::sub::status::DataState unread(dds::sub::status::SampleState::not_read(),
+                                           dds::sub::status::ViewState::any(),
+                                           dds::sub::status::InstanceState::any());
+  dds::sub::cond::ReadCondition has_data(reader, unread);
   dds::core::cond::WaitSet waitset;
   waitset += has_data;
   try {
@@ -78,7 +84,7 @@ int subscribe(dds::domain::DomainParticipant& participant,
   } catch (const dds::core::TimeoutError&) {
     fail("no greeting within " + std::to_string(kPatience.sec()) + " s");
   }
-  for (const auto& sample : reader.select().state(dds::sub::status::DataState::new_data()).take()) {
+  for (const auto& sample : reader.select().state(unread).take()) {
     if (!sample.info().valid()) continue;
     if (sample.data().message() != kMessage) fail("got '" + sample.data().message() + "'");
     std::cout << "received " << sample.data().message() << std::endl;

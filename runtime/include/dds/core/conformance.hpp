@@ -8,9 +8,11 @@
 //                                    (docs/storage.md)
 //   OMG_DDS_CONTENT_SUBSCRIPTION_SUPPORT   ContentFilteredTopic, QueryCondition (the PSM
 //                                    gives MultiTopic a macro of its own; docs/filters.md)
+//   OMG_DDS_OBJECT_MODEL_SUPPORT     PRESENTATION coherent and ordered access at every scope,
+//                                    begin/end_access, the ordered get_datareaders
+//                                    (docs/dcps.md, "Presentation", "Coherent sets")
 //   not defined:
 //   OMG_DDS_MULTI_TOPIC_SUPPORT            MultiTopic
-//   OMG_DDS_OBJECT_MODEL_SUPPORT           coherent and ordered access (Presentation)
 //   OMG_DDS_X_TYPES_*                      DDS-XTypes dynamic types
 //
 // Threading: preprocessor definitions.
@@ -19,3 +21,4 @@
 #define OMG_DDS_OWNERSHIP_SUPPORT 1
 #define OMG_DDS_PERSISTENCE_SUPPORT 1
 #define OMG_DDS_CONTENT_SUBSCRIPTION_SUPPORT 1
+#define OMG_DDS_OBJECT_MODEL_SUPPORT 1
