@@ -63,8 +63,8 @@ TEST_CASE("wire: a well-formed slot splits into header and payload", "[dcps][wir
 
 TEST_CASE("wire: every kind of bad slot is refused with its reason", "[dcps][wire]") {
   const auto good = slot(data_header());
-  CHECK(reject(std::vector<std::byte>(good.begin(), good.begin() + 47)) ==
-        "message of 47 bytes is shorter than the 48-byte sample header");
+  CHECK(reject(std::vector<std::byte>(good.begin(), good.begin() + 55)) ==
+        "message of 55 bytes is shorter than the 56-byte sample header");
 
   auto h = data_header();
   h.magic = 0x1234;
@@ -72,7 +72,7 @@ TEST_CASE("wire: every kind of bad slot is refused with its reason", "[dcps][wir
 
   h = data_header();
   h.version = 9;
-  CHECK(reject(slot(h)) == "sample format version 9, this node reads 1");
+  CHECK(reject(slot(h)) == "sample format version 9, this node reads 2");
 
   h = data_header();
   h.kind = static_cast<dcps::SampleKind>(200);
@@ -124,7 +124,7 @@ TEST_CASE("wire: a coherent set splits into its messages, and a bad one refuses 
   CHECK(refused(std::vector<std::byte>(set.begin(), set.begin() + 2)) ==
         "coherent set message 0 at offset 0: truncated length");
   CHECK(refused(std::vector<std::byte>(set.begin(), set.end() - 1)) ==
-        "coherent set message 1 at offset 57: length 48 runs past the set's end");
+        "coherent set message 1 at offset 65: length 56 runs past the set's end");
   auto bad = set;
   bad[4] = std::byte{0};  // the first message's magic
   CHECK(refused(bad).rfind("coherent set message 0 at offset 0: bad magic", 0) == 0);

@@ -1,6 +1,7 @@
 // Publisher, Subscriber, DataWriter and DataReader cores (see entities.hpp).
 #include <algorithm>
 #include <iostream>
+#include <limits>
 #include <set>
 #include <thread>
 
@@ -609,7 +610,20 @@ void Writer::send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Tim
   h.writer = guid_;
   h.source_time_ns = ts.to_nanosecs();
   h.key = key;
-  if (publisher_->collecting() && send_to_set(h, payload, sample)) return;
+  h.seq = take_seq();
+  // A message that is not sent after all gives its number back: readers must not count a
+  // failed write as lost. A BEST_EFFORT drop is a loss, and keeps it (publish_message).
+  try {
+    if (publisher_->collecting() && send_to_set(h, payload, sample)) return;
+    publish_message(h, payload, sample);
+  } catch (...) {
+    give_back_seq(h.seq);
+    throw;
+  }
+}
+
+void Writer::publish_message(const SampleHeader& h, std::span<const std::byte> payload,
+                             const void* sample) {
   auto& router = publisher_->owner().router();
   if (sample == nullptr) {
     router.publish(
@@ -811,14 +825,20 @@ void Writer::write_loan(const void* sample, const dds::core::Time& ts) {
   h.writer = guid_;
   h.source_time_ns = ts.to_nanosecs();
   h.key = key;
-  // In a coherent set the loaned bytes join the set, and the slot goes back unused.
-  if (publisher_->collecting() &&
-      send_to_set(h, std::span<const std::byte>(slot.payload, topic_->type().native_size),
-                  nullptr)) {
-    publisher_->owner().router().abandon(slot, deadline());
-    return;
+  h.seq = take_seq();
+  try {
+    // In a coherent set the loaned bytes join the set, and the slot goes back unused.
+    if (publisher_->collecting() &&
+        send_to_set(h, std::span<const std::byte>(slot.payload, topic_->type().native_size),
+                    nullptr)) {
+      publisher_->owner().router().abandon(slot, deadline());
+      return;
+    }
+    publisher_->owner().router().commit(slot, h, topic_->type().native_size, deadline());
+  } catch (...) {
+    give_back_seq(h.seq);
+    throw;
   }
-  publisher_->owner().router().commit(slot, h, topic_->type().native_size, deadline());
 }
 
 void Writer::return_loan(const void* sample) {
@@ -1434,6 +1454,13 @@ void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
     strength = it->second.strength;
     lifespan = it->second.lifespan;
     it->second.last_seen = clock_now();
+    // Messages of this writer that never reached us: a BEST_EFFORT drop, or what went by
+    // while this participant was out of the domain (a rejoin).
+    auto& last = it->second.last_seq;
+    if (hdr.seq != 0) {
+      if (last != 0 && hdr.seq > last + 1) missed_ += hdr.seq - last - 1;
+      last = std::max(last, hdr.seq);
+    }
   }
   if (hdr.kind == SampleKind::data) writer_asserted(hdr.writer);
   if (auto c = make_change(sample, strength, lifespan)) {
@@ -1445,6 +1472,11 @@ void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
 }
 
 void Reader::on_batch_end() {
+  if (missed_ > 0) {
+    count_sample_lost(static_cast<std::int32_t>(
+        std::min<std::uint64_t>(missed_, std::numeric_limits<std::int32_t>::max())));
+    missed_ = 0;
+  }
   if (pending_.empty()) return;
   if (subscriber_->holding()) {
     // Its GROUP subscriber's access is open: kept aside until it ends.

@@ -106,6 +106,9 @@ struct MatchedWriter {
   dds::core::Duration lease = dds::core::Duration::infinite();
   bool alive = true;
   std::chrono::steady_clock::time_point last_seen{};
+  // The last message number (SampleHeader::seq) received from it; 0: none yet. A jump means
+  // messages the reader missed (SAMPLE_LOST).
+  std::uint64_t last_seq = 0;
 };
 
 // Makes an entity whose destruction never runs on the predicate thread. A delivery,
@@ -701,8 +704,19 @@ class Writer final : public detail::WriterCore {
   Slot end_loan(const void* sample);
   void send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Time& ts,
             std::span<const std::byte> payload, const void* sample);
+  // Publishes one message (send()); a BEST_EFFORT writer that finds no slot drops it (a loss
+  // its readers count) rather than throw.
+  void publish_message(const SampleHeader& h, std::span<const std::byte> payload,
+                       const void* sample);
   // Into the publisher's open coherent set; false when none is open.
   bool send_to_set(const SampleHeader& h, std::span<const std::byte> payload, const void* sample);
+  // The next message number (SampleHeader::seq), and giving it back when the message was
+  // not sent after all (a write that failed), if no later one was taken meanwhile.
+  std::uint64_t take_seq() noexcept { return seq_.fetch_add(1, std::memory_order_relaxed) + 1; }
+  void give_back_seq(std::uint64_t seq) noexcept {
+    auto expected = seq;
+    (void)seq_.compare_exchange_strong(expected, seq - 1, std::memory_order_relaxed);
+  }
 
  public:
   // Publishes a coherent set of this writer's messages (Publisher::end_coherent_changes).
@@ -727,6 +741,7 @@ class Writer final : public detail::WriterCore {
   const bool logged_;       // its samples go to the durable log (dcps/retained.hpp)
   const bool best_effort_;  // BEST_EFFORT: a sample that would wait for a slot is dropped
   std::atomic<std::uint64_t> dropped_{0};
+  std::atomic<std::uint64_t> seq_{0};  // the last message number taken
   group::Channel channel_;
   QosCell<dds::pub::qos::DataWriterQos> qos_;
   mutable std::mutex mu_;
@@ -859,6 +874,7 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   dds::core::Time expiry_at_ = dds::core::Time::invalid();
   // Predicate thread only: the batch being collected.
   std::vector<Change> held_;  // delivered while the subscriber held them back (Router lock)
+  std::uint64_t missed_ = 0;  // protocol thread: messages found missing in this batch
   std::vector<Change> pending_;
   std::vector<InsertResult> results_;
   std::atomic<bool> subscribed_{false};

@@ -3,14 +3,18 @@
 // (discovery, liveliness). Topics that map to the same subgroup are multiplexed by the
 // header's topic id; a reader keeps what its topic id and matched writers select.
 //
-//   SampleHeader (48 bytes, host byte order: every member of a domain shares it)
+//   SampleHeader (56 bytes, host byte order: every member of a domain shares it)
 //   +--------+-----+------+----------+---------------------+---------------------+
 //   | magic  | ver | kind | flags    | topic (u64)         | writer (u64 guid)   |
 //   | u16    | u8  | u8   | u32      |                     |                     |
 //   +--------+-----+------+----------+---------------------+---------------------+
-//   | source timestamp (i64 ns)      | key hash (16 bytes)                       |
-//   +--------------------------------+-------------------------------------------+
+//   | source timestamp (i64 ns)      | seq (u64)           | key hash (16 bytes) |
+//   +--------------------------------+---------------------+---------------------+
 //   then `payload` bytes up to the slot's committed size.
+//
+// `seq` numbers a writer's messages (data, dispose, unregister; each message of a coherent
+// set): 1 for its first, one more for each it sent. A reader that sees a writer's seq jump
+// counts the messages between as lost (SAMPLE_LOST); 0 on builtin messages.
 //
 // Everything read from a slot is untrusted (another process wrote it): parse() checks the
 // size, magic, version and kind and says what is wrong.
@@ -32,7 +36,7 @@
 namespace spindle::dcps {
 
 inline constexpr std::uint16_t kWireMagic = 0x5344;  // "SD"
-inline constexpr std::uint8_t kWireVersion = 1;
+inline constexpr std::uint8_t kWireVersion = 2;
 
 enum class SampleKind : std::uint8_t {
   nothing = 0,  // a slot whose writer failed after reserving it; skipped
@@ -70,9 +74,10 @@ struct SampleHeader {
   std::uint64_t topic = 0;
   std::uint64_t writer = 0;
   std::int64_t source_time_ns = 0;
+  std::uint64_t seq = 0;
   cdr::KeyHash key{};
 };
-static_assert(sizeof(SampleHeader) == 48);
+static_assert(sizeof(SampleHeader) == 56);
 
 struct ParsedSample {
   SampleHeader header;

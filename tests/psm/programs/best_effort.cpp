@@ -4,7 +4,9 @@
 // Two processes of one domain, driven by the test (programs_test.cpp):
 //   best_effort reader  a BEST_EFFORT reader of "BestEffortStream" and a RELIABLE KEEP_ALL
 //                       reader of "ReliableStream"; says "ready" once both matched, then
-//                       idles (the test stops it with SIGSTOP and later kills it)
+//                       idles (the test stops it with SIGSTOP, later continues it); on
+//                       "report" takes the best-effort stream up to the writer's last sample
+//                       and says "best_effort received R lost L" (SAMPLE_LOST)
 //   best_effort writer  a BEST_EFFORT writer and a RELIABLE writer (max_blocking_time
 //                       100 ms, KEEP_ALL) of those topics; says "matched" once both matched,
 //                       waits for "go" on stdin (the reader is stopped by then), then
@@ -13,6 +15,8 @@
 //                         - writes reliably until write() throws dds::core::TimeoutError,
 //                           which must happen within 5000 writes ("reliable timeout after
 //                           N writes, M ms")
+//                         - on "last" (the reader runs again), one more best-effort sample,
+//                           number 20000 ("last sent")
 // Every wait is bounded; a line "FAIL why" and exit 1 otherwise.
 #include <poll.h>
 #include <unistd.h>
@@ -33,6 +37,7 @@ namespace {
 using Porting::Chunk;
 using Clock = std::chrono::steady_clock;
 constexpr auto kPatience = std::chrono::seconds(30);
+const auto kPatienceDds = dds::core::Duration::from_secs(30);
 constexpr std::uint64_t kBestEffortSamples = 20000;
 constexpr auto kBestEffortBound = std::chrono::seconds(3);
 constexpr std::uint64_t kReliableWriteBound = 5000;
@@ -72,7 +77,9 @@ int read() {
   dds::topic::Topic<Chunk> reliable_topic(participant, "ReliableStream");
   dds::sub::Subscriber subscriber(participant);
   dds::sub::qos::DataReaderQos qos = subscriber.default_datareader_qos();
-  qos << dds::core::policy::Reliability::BestEffort();
+  // KEEP_ALL: every sample delivered stays until taken, so that received + lost counts
+  // every sample the writer sent.
+  qos << dds::core::policy::Reliability::BestEffort() << dds::core::policy::History::KeepAll();
   dds::sub::DataReader<Chunk> best_effort(subscriber, best_effort_topic, qos);
   qos << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
   dds::sub::DataReader<Chunk> reliable(subscriber, reliable_topic, qos);
@@ -83,8 +90,25 @@ int read() {
       },
       "the readers did not match");
   std::cout << "ready" << std::endl;
-  // Stopped and killed by the test from here on; leave on "exit" or after the patience.
-  read_line();
+  // Stopped by the test from here on, then continued; on "report", the best-effort reader
+  // takes everything up to the writer's last sample and tells what it got and what it
+  // counted lost (SAMPLE_LOST): the samples the writer dropped while this process was
+  // stopped. Leave on anything else, or after the patience.
+  if (read_line() != "report") return EXIT_SUCCESS;
+  std::uint64_t received = 0;
+  bool last = false;
+  wait_until(
+      [&] {
+        for (const auto& s : best_effort.take()) {
+          if (!s.info().valid()) continue;
+          ++received;
+          last = last || s.data().seq() == kBestEffortSamples;
+        }
+        return last;
+      },
+      "the best-effort reader did not get the writer's last sample");
+  std::cout << "best_effort received " << received << " lost "
+            << best_effort.sample_lost_status().total_count() << std::endl;
   return EXIT_SUCCESS;
 }
 
@@ -141,6 +165,14 @@ int write() {
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
   std::cout << "reliable timeout after " << written << " writes, " << reliable_ms.count() << " ms"
             << std::endl;
+  // "last" (the reader runs again): one more best-effort sample once the ring has room, so
+  // that the reader sees where the stream went on.
+  if (read_line() != "last") return EXIT_SUCCESS;
+  best_effort.wait_for_acknowledgments(kPatienceDds);
+  sample.seq(kBestEffortSamples);
+  best_effort.write(sample);
+  best_effort.wait_for_acknowledgments(kPatienceDds);
+  std::cout << "last sent" << std::endl;
   return EXIT_SUCCESS;
 }
 
