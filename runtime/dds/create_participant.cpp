@@ -131,6 +131,61 @@ transport::NodeId random_node_id() {
 
 namespace {
 
+// How a participant that halted (it lost its majority: a partition, a long pause) gets back
+// into its domain (group::Engine::rejoin_with): through the join port, as it joined first, with
+// its node id (the domain removed its old self). When nobody answers for longer than a
+// leader takes to hand the port on, and the domain file names no contacts (the domain lives on
+// this host), it founds the domain anew; with contacts it only ever asks.
+class JoinPortRejoiner final : public group::Rejoiner {
+ public:
+  JoinPortRejoiner(std::vector<transport::NodeAddress> contacts, group::JoinRequest request,
+                   std::string join_host, std::uint16_t join_port, bool may_found,
+                   std::chrono::nanoseconds founding_grace, group::LayoutSettings layout,
+                   group::Member self)
+      : contacts_(std::move(contacts)),
+        request_(std::move(request)),
+        join_host_(std::move(join_host)),
+        join_port_(join_port),
+        may_found_(may_found),
+        founding_grace_(founding_grace),
+        layout_(std::move(layout)),
+        self_(std::move(self)) {}
+
+  std::optional<group::Rejoined> attempt() override {
+    const auto now = std::chrono::steady_clock::now();
+    std::optional<group::Welcome> welcome;
+    try {
+      welcome = group::join(contacts_, request_, now + std::chrono::seconds(1));
+    } catch (const dds::core::Error&) {
+      // Refused: its old self is still a member (not removed yet), the leader is leaving, or
+      // the domain changed its settings. Ask again later.
+      silent_since_.reset();
+      return std::nullopt;
+    }
+    if (welcome) {
+      silent_since_.reset();
+      return group::Rejoined{std::move(welcome->view), std::move(welcome->state), nullptr};
+    }
+    if (!silent_since_) silent_since_ = now;
+    if (!may_found_ || now - *silent_since_ < founding_grace_) return std::nullopt;
+    const int fd = group::bind_join_port(join_host_, join_port_);
+    if (fd < 0) return std::nullopt;  // someone else founds it: ask them next time
+    return group::Rejoined{group::first_view({self_}, layout_), {},
+                           std::make_unique<group::TcpJoinPort>(join_host_, join_port_, fd)};
+  }
+
+ private:
+  std::vector<transport::NodeAddress> contacts_;
+  group::JoinRequest request_;
+  std::string join_host_;
+  std::uint16_t join_port_;
+  bool may_found_;
+  std::chrono::nanoseconds founding_grace_;
+  group::LayoutSettings layout_;
+  group::Member self_;
+  std::optional<std::chrono::steady_clock::time_point> silent_since_;
+};
+
 // create_participant without the registration.
 std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
                                              const dds::domain::qos::DomainParticipantQos& q) {
@@ -198,6 +253,14 @@ std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
   request.host_id = me.host_id;
   if (const auto* tcp = dynamic_cast<transport::TcpTransport*>(t.get())) request.port = tcp->port();
   request.settings = must_agree(c);
+  // A halted member asks the same way (the request keeps the transport's port), and founds
+  // the domain anew only where a fresh participant would: no contacts named.
+  auto rejoiner = [&] {
+    auto self = group::with_identity(group::Member{c.node_id, c.node.host, request.port});
+    return std::make_unique<JoinPortRejoiner>(
+        contacts, request, join_host, join_port, c.contacts.empty(),
+        c.engine.suspicion_timeout + std::chrono::milliseconds(500), layout, self);
+  };
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + timeout;
   // Nobody answering is no reason to found the domain at once: a domain whose leader just
@@ -240,6 +303,7 @@ std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
         continue;
       }
       engine->serve_joins(join_port_of(), must_agree(c));
+      engine->rejoin_with(rejoiner());
       return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine), welcome->state,
                                                  c.storage);
     }
@@ -255,6 +319,7 @@ std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
       auto engine = std::make_unique<group::Engine>(group::first_view(self, layout), std::move(t),
                                                     runtime(), timeout, c.domain_id, layout);
       engine->serve_joins(join_port_of(fd), must_agree(c));
+      engine->rejoin_with(rejoiner());
       return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine),
                                                  std::span<const std::byte>{}, c.storage);
     }

@@ -424,6 +424,55 @@ TEST_CASE("engine: with a witness, two members on two hosts survive a crash or a
   }
 }
 
+// Rejoining (docs/membership.md): a member paused past the suspicion timeout is removed;
+// when it resumes it finds out, halts, and gets back in by itself as a new member. Its
+// reader takes the writer's stream again and counts what went by meanwhile as lost.
+TEST_CASE("engine: a member removed while paused rejoins by itself and counts what it missed",
+          "[engine][rejoin]") {
+  sim::Config config;
+  spindle::testing::SimStack stack(config, 3);
+  stack.rejoin_on_halt();
+  Streams s(stack);
+  std::uint64_t written = 0;
+  std::vector<std::uint64_t> got;
+  auto take = [&] {
+    for (const auto& x : s.readers[2].take())
+      if (x.info().valid()) got.push_back(x.data().timestamp_ns());
+  };
+  for (; written < 10; ++written)
+    s.writers[0].write(Streams::sample(written));
+  REQUIRE(stack.run_until([&] {
+    take();
+    return got.size() == 10;
+  }));
+  // Paused well past the timeout: the other two remove it and go on writing.
+  stack.net().pause(3, config.suspicion_timeout * 20);
+  REQUIRE(stack.run_until([&] { return stack.view(0).members.size() == 2; }));
+  for (; written < 30; ++written)
+    s.writers[0].write(Streams::sample(written));
+  // It resumes, halts, and rejoins: a view of three again, with it as a new member.
+  REQUIRE(stack.run_until([&] { return stack.engine_stats(2).rejoins == 1; }));
+  REQUIRE(stack.run_until([&] {
+    return stack.halted(2).empty() && stack.view(0).members.size() == 3 &&
+           s.writers[0].publication_matched_status().current_count() == 3;
+  }));
+  for (; written < 40; ++written)
+    s.writers[0].write(Streams::sample(written));
+  REQUIRE(stack.run_until([&] {
+    take();
+    return !got.empty() && got.back() == written - 1;
+  }));
+  // What it took is the stream with a gap, and the gap is what SAMPLE_LOST counts.
+  for (std::size_t i = 1; i < got.size(); ++i)
+    CHECK(got[i] > got[i - 1]);
+  const auto lost = s.readers[2].sample_lost_status().total_count();
+  CHECK(lost > 0);
+  CHECK(got.size() + static_cast<std::size_t>(lost) == written);
+  // Its own writer is matched again everywhere.
+  REQUIRE(stack.run_until(
+      [&] { return s.writers[2].publication_matched_status().current_count() == 3; }));
+}
+
 TEST_CASE("engine: members that leave are removed without counting as failures", "[engine]") {
   spindle::testing::SimStack stack(sim::Config{}, 3);
   Streams s(stack);

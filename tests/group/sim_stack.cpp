@@ -48,6 +48,50 @@ SimStack::SimStack(const sim::Config& config, std::uint32_t members, std::uint32
   }
 }
 
+namespace {
+
+// A halted participant's way back in the simulator (group::Engine::rejoin_with): its request
+// through the join hub, one step at a time — an attempt never waits on the network (it runs
+// as a job of the node's control executor), it asks and looks again at the next attempt.
+class SimRejoiner final : public group::Rejoiner {
+ public:
+  SimRejoiner(group::SimJoinHub& hub, group::JoinRequest request)
+      : hub_(&hub), request_(std::move(request)) {}
+  bool answer_due() const override { return ticket_ != nullptr; }
+  std::optional<group::Rejoined> attempt() override {
+    if (!ticket_) {
+      ticket_ = hub_->ask(request_);
+      return std::nullopt;
+    }
+    if (!hub_->settled(*ticket_)) return std::nullopt;
+    auto ticket = std::move(ticket_);
+    if (ticket->state != group::SimJoinHub::Ticket::State::welcomed) return std::nullopt;
+    return group::Rejoined{std::move(ticket->welcome->view), std::move(ticket->welcome->state),
+                           nullptr};
+  }
+
+ private:
+  group::SimJoinHub* hub_;
+  group::JoinRequest request_;
+  std::shared_ptr<group::SimJoinHub::Ticket> ticket_;
+};
+
+}  // namespace
+
+void SimStack::rejoin_on_halt() {
+  rejoin_ = true;
+  for (std::size_t i = 0; i < cores_.size(); ++i)
+    if (cores_[i]) give_rejoiner(i);
+}
+
+void SimStack::give_rejoiner(std::size_t i) {
+  group::JoinRequest request;
+  request.node = static_cast<transport::NodeId>(i + 1);
+  request.host = "sim";
+  request.settings = agreed();
+  cores_.at(i)->engine().rejoin_with(std::make_unique<SimRejoiner>(*hub_, std::move(request)));
+}
+
 SimStack::~SimStack() {
   // Close every participant while the network still runs them (a goodbye is a message).
   for (std::size_t i = 0; i < participants_.size(); ++i)
@@ -147,6 +191,7 @@ std::optional<std::size_t> SimStack::join(std::string& why, std::chrono::nanosec
                                                        std::move(engine), ticket->welcome->state));
   participants_.emplace_back(cores_.back());
   alive_.push_back(true);
+  if (rejoin_) give_rejoiner(cores_.size() - 1);
   return participants_.size() - 1;
 }
 

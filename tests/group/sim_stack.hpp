@@ -76,6 +76,9 @@ class SimStack {
   // running: a minority, it must halt by itself.
   void isolate(std::size_t i);
   [[nodiscard]] bool alive(std::size_t i) const { return alive_.at(i); }
+  // Every participant, and those that join later, rejoins the domain by itself once it
+  // halted (group::Engine::rejoin_with), through the simulator's join hub.
+  void rejoin_on_halt();
   // Puts every participant, and those that join later, on one simulated host: their
   // crashes are certain deaths to each other (group/liveness.hpp), not partitions.
   void one_host();
@@ -101,6 +104,8 @@ class SimStack {
   group::View view_;
   std::set<std::size_t> isolated_;
   std::uint32_t host_ = 0;  // one_host(): the host of every participant
+  bool rejoin_ = false;     // rejoin_on_halt()
+  void give_rejoiner(std::size_t i);
   std::vector<std::shared_ptr<dcps::Participant>> cores_;
   std::vector<dds::domain::DomainParticipant> participants_;
   std::vector<bool> alive_;

@@ -1318,6 +1318,11 @@ void Reader::matched(const WriterRecord& w) {
   bool start_watch = false;
   {
     std::lock_guard lock(mu_);
+    // Matched again after its participant rejoined: where this writer's stream stood then.
+    if (const auto it = resume_seq_.find(w.guid); it != resume_seq_.end()) {
+      m.last_seq = it->second;
+      resume_seq_.erase(it);
+    }
     writers_[w.guid] = m;
     start_watch = m.manual_liveliness && !m.lease.is_infinite() && liveliness_timer_ == 0;
   }
@@ -1487,6 +1492,12 @@ void Reader::on_batch_end() {
   }
   insert(pending_, results_);
   pending_.clear();
+}
+
+void Reader::stash_positions() {
+  std::lock_guard lock(mu_);
+  for (const auto& [guid, w] : writers_)
+    if (w.last_seq != 0) resume_seq_[guid] = w.last_seq;
 }
 
 void Reader::release_held() {

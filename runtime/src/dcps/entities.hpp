@@ -360,6 +360,10 @@ class Participant final : public detail::ParticipantCore {
   void apply_state(std::span<const std::byte> state);
   void on_builtin(const ParsedSample& s, NodeId sender);
   void on_suspicion(NodeId node, bool left, const std::string& why);
+  // Halting and rejoining (group::Engine::rejoin_with; docs/membership.md, "Rejoining").
+  void on_halted();
+  void on_rejoined(const group::View& view, std::span<const std::byte> state);
+  void reannounce();
   void on_writer_record(WriterRecord rec);
   void on_reader_record(ReaderRecord rec);
   void on_participant_record(discovery::ParticipantRecord rec);
@@ -795,6 +799,9 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   // TopicSink (predicate thread).
   void on_sample(const ParsedSample& sample, NodeId sender) override;
   void on_batch_end() override;
+  // Its participant halted (it rejoins later): each matched writer's last message number is
+  // kept, so that when the writer matches again the messages it sent meanwhile count as lost.
+  void stash_positions();
   // Applies the deliveries held back while its GROUP subscriber's access was open (Router
   // lock held).
   void release_held();
@@ -875,6 +882,8 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   // Predicate thread only: the batch being collected.
   std::vector<Change> held_;  // delivered while the subscriber held them back (Router lock)
   std::uint64_t missed_ = 0;  // protocol thread: messages found missing in this batch
+  // stash_positions(): per writer, its last message number before the halt (mu_).
+  std::map<std::uint64_t, std::uint64_t> resume_seq_;
   std::vector<Change> pending_;
   std::vector<InsertResult> results_;
   std::atomic<bool> subscribed_{false};

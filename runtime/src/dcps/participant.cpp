@@ -43,10 +43,14 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
       [this](const ParsedSample& s, NodeId sender) { on_builtin(s, sender); });
   router_.set_suspicion_handler(
       [this](NodeId node, bool left, const std::string& why) { on_suspicion(node, left, why); });
-  router_.set_halt_handler([](const std::string& why) {
+  router_.set_halt_handler([this](const std::string& why) {
     // Writes now fail with this message too (Engine::reserve); say it once where an
     // operator looks.
     std::cerr << "spindle: " << why << '\n';
+    engine_->runtime().control().post([this] { on_halted(); });
+  });
+  router_.set_rejoin_handler([this](const group::View& view, std::span<const std::byte> state) {
+    on_rejoined(view, state);
   });
   router_.set_state_provider([this] { return endpoint_state(); });
   router_.set_layout_hooks([this] { return layout_demand(); },
@@ -434,6 +438,75 @@ bool Participant::matched_in_view(std::uint64_t guid, bool writer) const {
   for (const auto& [pair, match] : pending_)
     if (match && (writer ? pair.first : pair.second) == guid) return false;
   return true;
+}
+
+// This participant halted: until it rejoins, the other members' endpoints are gone for it —
+// its readers lose their writers (liveliness, NOT_ALIVE_NO_WRITERS), its writers their
+// readers — as a partition has it. Its readers keep each writer's last message number, so
+// that once it is back they count what went by meanwhile as lost (SAMPLE_LOST).
+void Participant::on_halted() {
+  std::vector<NodeId> others;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [guid, weak] : local_readers_)
+      if (const auto r = weak.lock()) r->stash_positions();
+    for (const auto& m : view_.members)
+      if (m.id != engine_->node()) others.push_back(m.id);
+  }
+  for (const auto node : others)
+    on_suspicion(node, false, "this participant stopped; it rejoins once it can");
+}
+
+// Back in the domain as a new member (group::Engine::rejoin_with), before the protocol
+// thread starts: the view and the domain's endpoints as it began, as for a joiner; then its
+// own participant, topics and endpoints are announced again (the others removed them with
+// it), and they match anew one view change later.
+void Participant::on_rejoined(const group::View& view, std::span<const std::byte> state) {
+  std::cerr << "spindle: domain " << domain_id_ << ": node " << engine_->node()
+            << " rejoined the domain in view " << view.epoch << " (" << view.members.size()
+            << " members)\n";
+  on_view(view);
+  apply_state(state);
+  executor().post([this] {
+    if (is_closed()) return;
+    try {
+      reannounce();
+    } catch (const dds::core::Exception& e) {
+      std::cerr << "spindle: domain " << domain_id_
+                << ": after rejoining, not every entity could be announced again: " << e.what()
+                << '\n';
+    }
+  });
+}
+
+void Participant::reannounce() {
+  announce_self();
+  std::vector<std::shared_ptr<Topic>> topics;
+  std::vector<std::shared_ptr<Writer>> writers;
+  std::vector<std::shared_ptr<Reader>> readers;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, weak] : topics_)
+      if (auto t = weak.lock()) topics.push_back(std::move(t));
+    for (const auto& [guid, weak] : local_writers_)
+      if (auto w = weak.lock()) writers.push_back(std::move(w));
+    for (const auto& [guid, weak] : local_readers_)
+      if (auto r = weak.lock()) readers.push_back(std::move(r));
+  }
+  for (const auto& t : topics)
+    if (t->is_enabled() && !t->is_closed()) announce(*t);
+  for (const auto& w : writers) {
+    if (w->is_closed()) continue;
+    const auto rec = w->record();
+    publish_record(SampleKind::announce_writer, rec.guid, discovery::encode(rec),
+                   "DataWriter of topic '" + rec.topic_name + "'");
+  }
+  for (const auto& r : readers) {
+    if (r->is_closed()) continue;
+    const auto rec = r->record();
+    publish_record(SampleKind::announce_reader, rec.guid, discovery::encode(rec),
+                   "DataReader of topic '" + rec.topic_name + "'");
+  }
 }
 
 void Participant::check_record_fits(std::size_t size, const std::string& who) const {

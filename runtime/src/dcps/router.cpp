@@ -118,6 +118,16 @@ void Router::on_halt(const std::string& why) {
   if (auto h = copy_of(on_halt_)) h(why);
 }
 
+void Router::set_rejoin_handler(
+    std::function<void(const group::View&, std::span<const std::byte>)> handler) {
+  std::lock_guard lock(sinks_mu_);
+  on_rejoin_ = std::move(handler);
+}
+
+void Router::on_rejoin(const group::View& view, std::span<const std::byte> state) {
+  if (auto h = copy_of(on_rejoin_)) h(view, state);
+}
+
 void Router::set_state_provider(std::function<std::vector<std::byte>()> provider) {
   std::lock_guard lock(sinks_mu_);
   state_ = std::move(provider);

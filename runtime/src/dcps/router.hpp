@@ -125,6 +125,10 @@ class Router final : public group::EngineClient {
   void set_suspicion_handler(SuspicionHandler handler);
   // This member halted (majority rule): `why` is the message for the user.
   void set_halt_handler(std::function<void(const std::string& why)> handler);
+  // This member got back into its domain after halting (group::Engine::rejoin_with): the
+  // view and the state transfer, before its protocol thread starts (control thread).
+  void set_rejoin_handler(
+      std::function<void(const group::View&, std::span<const std::byte>)> handler);
   [[nodiscard]] RouterStats stats() const;
 
   // group::EngineClient (protocol thread).
@@ -132,6 +136,7 @@ class Router final : public group::EngineClient {
   void on_member_lost(NodeId node, bool left, const std::string& why) override;
   void on_view(const group::View& view) override;
   void on_halt(const std::string& why) override;
+  void on_rejoin(const group::View& view, std::span<const std::byte> state) override;
   [[nodiscard]] std::vector<std::byte> state_for_joiner() override;
   // The participant's side of the state transfer (control thread of the leader).
   void set_state_provider(std::function<std::vector<std::byte>()> provider);
@@ -174,6 +179,7 @@ class Router final : public group::EngineClient {
   BuiltinHandler builtin_;
   SuspicionHandler on_suspicion_;
   std::function<void(const std::string&)> on_halt_;
+  std::function<void(const group::View&, std::span<const std::byte>)> on_rejoin_;
   std::function<std::vector<std::byte>()> state_;
   std::function<group::Demand()> demand_;
   std::function<void(const group::View&)> on_view_;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iostream>
 #include <sstream>
 #include <utility>
 
@@ -716,6 +717,70 @@ void Engine::halt(const std::string& why) {
     refuse_pending_joins();
   });
   if (client_ != nullptr) client_->on_halt(halted());
+  schedule_rejoin();
+}
+
+void Engine::rejoin_with(std::unique_ptr<Rejoiner> rejoiner) {
+  rejoiner_ = std::move(rejoiner);
+  if (!halted().empty()) schedule_rejoin();
+}
+
+void Engine::schedule_rejoin(std::chrono::nanoseconds after) {
+  if (stopping_.load() || closing_.load()) return;
+  (void)runtime_->control().schedule(
+      runtime_->now() + std::chrono::duration_cast<TimePoint::duration>(after),
+      [this] { try_rejoin(); });
+}
+
+// A halted member leaves its halted view behind and installs the one its rejoiner got: the
+// domain's current view, which has it as a new member (its old self was removed), or a
+// first view of its own when the domain is gone. Its protocol thread starts only after the
+// client applied the state transfer, as for a participant that joins.
+void Engine::try_rejoin() {
+  if (stopping_.load() || closing_.load() || !rejoiner_ || halted().empty()) return;
+  std::optional<Rejoined> r;
+  try {
+    r = rejoiner_->attempt();
+  } catch (const std::exception& e) {
+    std::cerr << "spindle: domain " << domain_id_ << ": node " << node()
+              << " could not ask to rejoin: " << e.what() << '\n';
+  }
+  if (!r) {
+    schedule_rejoin(rejoiner_->answer_due() ? std::chrono::nanoseconds(kRejoinPoll)
+                                            : std::chrono::nanoseconds(kRejoinRetry));
+    return;
+  }
+  const auto old = current();
+  runtime_->stop();  // the halted view's protocol thread
+  transport_->disconnect();
+  release_retired();
+  std::shared_ptr<ViewState> fresh;
+  try {
+    fresh = build(r->view, connect_timeout_, true);
+  } catch (const dds::core::Error&) {
+    // The domain went on to a later view before we connected: ask again.
+    schedule_rejoin();
+    return;
+  }
+  if (r->port) join_port_ = std::move(r->port);
+  if (client_ != nullptr) client_->on_rejoin(fresh->view, r->state);
+  {
+    std::lock_guard lock(view_mu_);
+    current_ = fresh;
+    wedged_ = false;
+    halted_.clear();
+    ++views_;
+  }
+  rejoins_.fetch_add(1, std::memory_order_relaxed);
+  Retired gone{old, {sst::Sst::region_id(old->view.epoch)}};
+  if (old->large.rdmc)
+    for (auto id : old->large.rdmc->regions())
+      gone.regions.push_back(id);
+  retired_.push_back(std::move(gone));
+  view_cv_.notify_all();
+  if (client_ != nullptr) runtime_->start(*fresh->loop);
+  update_join_port();
+  check_layout(fresh);
 }
 
 std::string Engine::halted() const {
@@ -1052,6 +1117,7 @@ EngineStats Engine::stats() const {
   s.unread = unread_.load();
   s.relayouts = relayouts_.load();
   s.large_sent = large_sent_.load();
+  s.rejoins = rejoins_.load();
   std::lock_guard lock(view_mu_);
   s.views = views_;
   return s;

@@ -8,7 +8,8 @@
 //             carries a channel (a topic's ordered or unordered stream) in this view
 //   upcalls   Client::on_deliver (message batches, in delivery order) on the protocol
 //             thread; on_member_lost and on_view while a view is installed, between the
-//             last delivery of the old view and the first of the new; on_halt
+//             last delivery of the old view and the first of the new; on_halt; on_rejoin
+//             (control thread) when a halted member got back in (rejoin_with)
 //
 // Failures and leaves (membership.hpp): a suspicion or a leaving member starts the view
 // change protocol in the SST; once it decided, the next view — this one minus the removed
@@ -81,6 +82,13 @@ class EngineClient {
   // This member stopped: it lost contact with half or more of its view (majority rule) and
   // will deliver nothing more; `why` says so for the user.
   virtual void on_halt(const std::string& why) = 0;
+  // This member, halted, got back into its domain (Engine::rejoin_with): `view` is built and
+  // connected, its protocol thread not started yet; `state` is the state transfer (empty
+  // when it founded the domain anew). Control thread.
+  virtual void on_rejoin(const View& view, std::span<const std::byte> state) {
+    (void)view;
+    (void)state;
+  }
   // What a participant joining in the next view receives besides the view (the state
   // transfer): called on the control thread of the leader, at the view boundary.
   [[nodiscard]] virtual std::vector<std::byte> state_for_joiner() { return {}; }
@@ -120,6 +128,34 @@ struct Loan {
   [[nodiscard]] bool valid() const noexcept { return data != nullptr; }
 };
 
+// How a halted member gets back into its domain (docs/membership.md, "Rejoining"): the
+// join port of create_participant, the simulator's join hub. One attempt at a time, on the
+// engine's control thread, never blocking for long.
+struct Rejoined {
+  View view;                       // the welcome's view, or a first view of this member alone
+  std::vector<std::byte> state;    // the state transfer; empty when founding
+  std::unique_ptr<JoinPort> port;  // founding: the domain's join port, bound
+};
+class Rejoiner {
+ public:
+  virtual ~Rejoiner() = default;
+  // One attempt: the view to install, or nullopt for "not now" (asked again later).
+  [[nodiscard]] virtual std::optional<Rejoined> attempt() = 0;
+  // An answer is on its way (the request went out, and attempt() does not wait for it): look
+  // again at once rather than after kRejoinRetry — a welcome must be taken up quickly, or
+  // the domain removes the joiner that does not connect.
+  [[nodiscard]] virtual bool answer_due() const { return false; }
+
+ protected:
+  Rejoiner() = default;
+  Rejoiner(const Rejoiner&) = default;
+  Rejoiner& operator=(const Rejoiner&) = default;
+};
+
+// How often a halted member asks to come back, and looks for an answer on its way.
+inline constexpr std::chrono::milliseconds kRejoinRetry{200};
+inline constexpr std::chrono::microseconds kRejoinPoll{50};
+
 struct EngineStats {
   std::uint64_t published = 0;    // messages this node committed
   std::uint64_t republished = 0;  // loans committed after a view change, copied forward
@@ -128,6 +164,7 @@ struct EngineStats {
   std::uint64_t unread = 0;       // messages committed on a channel nobody read (dropped)
   std::uint64_t relayouts = 0;    // view changes this member asked for to lay subgroups out
   std::uint64_t large_sent = 0;   // messages larger than a slot this node committed
+  std::uint64_t rejoins = 0;      // times this member halted and got back into its domain
 };
 
 // The slot flag of a message larger than its slot: the slot holds a LargeDescriptor, the
@@ -186,6 +223,11 @@ class Engine {
   // the TCP one, or the simulator's) and admits participants that agree on `settings`;
   // whoever leads next opens its own. A member that halts or stops lets go of it.
   void serve_joins(std::unique_ptr<JoinPort> port, std::vector<transport::AgreedSetting> settings);
+  // A halted member asks `rejoiner` to get back into the domain, every kRejoinRetry until it
+  // does (or closes): then it installs the view it got as a new member with the same node
+  // id, and the client hears on_rejoin(). Without one, a halted member stays halted. Set it
+  // before start() (or, in the simulator, from the thread that runs it).
+  void rejoin_with(std::unique_ptr<Rejoiner> rejoiner);
   // Stops (stop()) and closes this member's connections: it is no member of the group any
   // more. Idempotent; the destructor does it too.
   void shutdown();
@@ -258,6 +300,9 @@ class Engine {
   void change_view(std::shared_ptr<ViewState> ending, ViewDecision d);
   bool end_view(const std::shared_ptr<ViewState>& ending);
   void halt(const std::string& why);
+  // Control thread: one rejoin attempt (rejoin_with), and the next one scheduled if it failed.
+  void try_rejoin();
+  void schedule_rejoin(std::chrono::nanoseconds after = kRejoinRetry);
   // Control thread, transport disconnected (replace()): releases the regions of earlier
   // views nothing holds any more (loans keep their view).
   void release_retired();
@@ -304,6 +349,8 @@ class Engine {
   };
   std::vector<Retired> retired_;  // control thread: views replaced, region not released yet
   std::unique_ptr<JoinPort> join_port_;
+  std::unique_ptr<Rejoiner> rejoiner_;  // set before start(); used on the control thread
+  std::atomic<std::uint64_t> rejoins_{0};
   std::vector<transport::AgreedSetting> join_settings_;
   std::mutex joins_mu_;  // before view_mu_
   struct Joining {
