@@ -14,7 +14,9 @@
 //   stream-publisher SECONDS   writes a sample of "Stream" every 5 ms for SECONDS, saying
 //                              "wrote K" every 50 samples; "error WHAT" and exit 3 if a
 //                              write throws; "finished K" at the end
-//   stream-subscriber N        reads "Stream"; says "ready", then "got K" every 10 samples;
+//   stream-subscriber N        reads "Stream"; says "ready", then "got K last S" every 10
+//                              samples, "lost L got K first F last S" when SAMPLE_LOST
+//                              changes;
 //                              "done" once it has N
 //   coherent-writer SIZE R     a publisher with coherent and ordered access (TOPIC scope);
 //                              once R readers matched, writes coherent sets of SIZE samples
@@ -137,7 +139,11 @@ int stream_publisher(double seconds) {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
   dds::topic::Topic<Event> topic(participant, "Stream");
   dds::pub::Publisher publisher(participant);
-  dds::pub::DataWriter<Event> writer(publisher, topic);
+  // Reliable, blocking up to 5 s: a member that stops is removed within the suspicion
+  // timeout, and the writes wait for that rather than fail.
+  dds::pub::qos::DataWriterQos wq = publisher.default_datawriter_qos();
+  wq << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(5));
+  dds::pub::DataWriter<Event> writer(publisher, topic, wq);
   std::cout << "started" << std::endl;
   const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(seconds));
@@ -165,11 +171,24 @@ int stream_subscriber(std::uint64_t wanted) {
   dds::sub::DataReader<Event> reader(subscriber, topic, rq);
   std::cout << "ready" << std::endl;
   std::uint64_t got = 0;
+  std::int32_t lost = 0;
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
   wait_until(
       [&] {
         for (const auto& s : reader.take()) {
           if (!s.info().valid()) continue;
-          if (++got % 10 == 0) std::cout << "got " << got << std::endl;
+          if (got > 0 && s.data().seq() <= last) fail("stream-subscriber: out of order");
+          if (got == 0) first = s.data().seq();
+          last = s.data().seq();
+          if (++got % 10 == 0) std::cout << "got " << got << " last " << last << std::endl;
+        }
+        // SAMPLE_LOST: what went by while this process was out of the domain.
+        const auto now_lost = reader.sample_lost_status().total_count();
+        if (now_lost != lost) {
+          lost = now_lost;
+          std::cout << "lost " << lost << " got " << got << " first " << first << " last " << last
+                    << std::endl;
         }
         return got >= wanted;
       },

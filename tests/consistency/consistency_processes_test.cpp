@@ -8,6 +8,9 @@
 //   survivor   a publisher and its only subscriber: the subscriber is SIGKILLed; the
 //              publisher goes on writing (a dead process on this host is no partition), and a
 //              new subscriber joins it and receives.
+//   rejoin     a publisher and two subscribers; one subscriber is stopped (SIGSTOP) past
+//              the suspicion timeout, removed, continued: it halts, rejoins by itself,
+//              takes the stream again and counts what went by as SAMPLE_LOST.
 //   coherent   a writer of coherent sets (TOPIC scope) and two readers with coherent and
 //              ordered access; the writer is SIGKILLed in the middle of a set: both readers
 //              took the same sequence of whole sets, and nothing of the set left open.
@@ -24,6 +27,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -167,6 +171,47 @@ void survivor(const std::string& transport) {
   CHECK(second.wait(deadline) == 0);
   CHECK(expect(publisher, "publisher", "finished", deadline));
   CHECK(publisher.wait(deadline) == 0);
+  remove_segments(transport);
+}
+
+void rejoin(const std::string& transport) {
+  const auto config = domain(transport);
+  const auto deadline = std::chrono::steady_clock::now() + 90s;
+  tst::Process publisher({node(), "stream-publisher", "12"});
+  REQUIRE(expect(publisher, "publisher", "started", deadline));
+  tst::Process steady({node(), "stream-subscriber", "1000000"});
+  REQUIRE(expect(steady, "subscriber 1", "got", deadline));
+  tst::Process paused({node(), "stream-subscriber", "1000000"});
+  REQUIRE(expect(paused, "subscriber 2", "got", deadline));
+  // Stopped for twice the suspicion timeout: the other two (a majority) remove it.
+  REQUIRE(::kill(paused.pid(), SIGSTOP) == 0);
+  std::this_thread::sleep_for(2500ms);
+  REQUIRE(::kill(paused.pid(), SIGCONT) == 0);
+  // It finds itself removed, halts, rejoins, and reports the gap, then takes on.
+  std::optional<std::string> lost;
+  while (auto line = line_of(paused, "subscriber 2", deadline)) {
+    REQUIRE(line->rfind("FAIL", 0) != 0);
+    if (line->rfind("lost ", 0) == 0) {
+      lost = line;
+      break;
+    }
+  }
+  REQUIRE(lost.has_value());
+  std::uint64_t count = 0;
+  std::uint64_t got = 0;
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+  REQUIRE(std::sscanf(lost->c_str(), "lost %lu got %lu first %lu last %lu", &count, &got, &first,
+                      &last) == 4);
+  CHECK(count > 0);
+  CHECK(got + count == last - first + 1);  // every sample since its first: taken or lost
+  CHECK(expect(paused, "subscriber 2", "got", deadline));  // the stream goes on
+  CHECK(expect(publisher, "publisher", "finished", deadline));
+  CHECK(publisher.wait(deadline) == 0);
+  ::kill(steady.pid(), SIGTERM);
+  ::kill(paused.pid(), SIGTERM);
+  (void)steady.wait(deadline);
+  (void)paused.wait(deadline);
   remove_segments(transport);
 }
 
@@ -323,6 +368,14 @@ TEST_CASE(
     "over shm",
     "[persistent][shm]") {
   persistent("shm");
+}
+TEST_CASE("rejoin: a subscriber removed while stopped rejoins by itself, over tcp",
+          "[rejoin][tcp]") {
+  rejoin("tcp");
+}
+TEST_CASE("rejoin: a subscriber removed while stopped rejoins by itself, over shm",
+          "[rejoin][shm]") {
+  rejoin("shm");
 }
 TEST_CASE("coherent: a writer killed mid-set leaves no part of it, over tcp", "[coherent][tcp]") {
   coherent("tcp");

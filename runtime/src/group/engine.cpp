@@ -523,8 +523,7 @@ void Engine::decided(const View& ending, const ViewDecision& d) {
   if (const auto me = ending.rank_of(node()); !me || ((d.removed >> *me) & 1) != 0) {
     if (me && ((d.leaving >> *me) & 1) == 0)
       halt("was removed from the group in view " + std::to_string(ending.epoch + 1) +
-           " (the other members suspected it); a removed participant must be deleted, and a new "
-           "one joins as a new member");
+           " (the other members suspected it); it rejoins as a new member once it can");
     return;
   }
   runtime_->control().post([this, vs, d] { change_view(vs, d); });
@@ -763,7 +762,8 @@ void Engine::try_rejoin() {
     return;
   }
   if (r->port) join_port_ = std::move(r->port);
-  if (client_ != nullptr) client_->on_rejoin(fresh->view, r->state);
+  // The fresh view is current before the client hears of it: what it publishes from then on
+  // (its entities announced again) goes into this view, sent once its loop starts below.
   {
     std::lock_guard lock(view_mu_);
     current_ = fresh;
@@ -771,6 +771,7 @@ void Engine::try_rejoin() {
     halted_.clear();
     ++views_;
   }
+  if (client_ != nullptr) client_->on_rejoin(fresh->view, r->state);
   rejoins_.fetch_add(1, std::memory_order_relaxed);
   Retired gone{old, {sst::Sst::region_id(old->view.epoch)}};
   if (old->large.rdmc)
