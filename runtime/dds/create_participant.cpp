@@ -170,7 +170,8 @@ class JoinPortRejoiner final : public group::Rejoiner {
     if (!may_found_ || now - *silent_since_ < founding_grace_) return std::nullopt;
     const int fd = group::bind_join_port(join_host_, join_port_);
     if (fd < 0) return std::nullopt;  // someone else founds it: ask them next time
-    return group::Rejoined{group::first_view({self_}, layout_), {},
+    return group::Rejoined{group::first_view({self_}, layout_),
+                           {},
                            std::make_unique<group::TcpJoinPort>(join_host_, join_port_, fd)};
   }
 

@@ -35,6 +35,11 @@
 //                              sample from each reader in the order dds::sub::find lists
 //                              them, closes it; writes "topic set seq" per sample and "|"
 //                              after each access to FILE, says "done N"
+//   first-reader               a reader of "First"; says "ready", then "got SEQ" for the
+//                              first sample it takes
+//   first-writer               creates a writer of "First" and writes at once — no wait for
+//                              a match, as ported programs do — then waits for the
+//                              acknowledgments and says "wrote"
 //   persistent-writer N        writes instances 1..N of "Persistent" (seq 100 + i) with
 //                              PERSISTENT durability, waits for the acknowledgments, says
 //                              "wrote N" and exits
@@ -44,6 +49,7 @@
 // Every wait is bounded; "FAIL why" and exit 1 otherwise.
 #include <poll.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -51,6 +57,7 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -148,9 +155,12 @@ int stream_publisher(double seconds) {
   const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(seconds));
   std::uint64_t k = 0;
+  Clock::duration longest{};  // the longest write: a view change the writer waited for
   try {
     while (Clock::now() < end) {
+      const auto before = Clock::now();
       writer.write(Event(1, k, 0));
+      longest = std::max(longest, Clock::now() - before);
       if (++k % 50 == 0) std::cout << "wrote " << k << std::endl;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -158,7 +168,8 @@ int stream_publisher(double seconds) {
     std::cout << "error " << e.what() << std::endl;
     return 3;
   }
-  std::cout << "finished " << k << std::endl;
+  std::cout << "finished " << k << " (longest write "
+            << std::chrono::duration<double, std::milli>(longest).count() << " ms)" << std::endl;
   return 0;
 }
 
@@ -344,6 +355,41 @@ int group_reader(std::uint64_t expected, const std::string& file) {
   return 0;
 }
 
+int first_reader() {
+  dds::domain::DomainParticipant participant(dds::domain::default_id());
+  dds::topic::Topic<Event> topic(participant, "First");
+  dds::sub::Subscriber subscriber(participant);
+  dds::sub::qos::DataReaderQos rq = subscriber.default_datareader_qos();
+  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  dds::sub::DataReader<Event> reader(subscriber, topic, rq);
+  std::cout << "ready" << std::endl;
+  std::optional<std::uint64_t> got;
+  wait_until(
+      [&] {
+        for (const auto& s : reader.take())
+          if (s.info().valid() && !got) got = s.data().seq();
+        return got.has_value();
+      },
+      "first-reader: nothing arrived");
+  std::cout << "got " << *got << std::endl;
+  return 0;
+}
+
+int first_writer() {
+  dds::domain::DomainParticipant participant(dds::domain::default_id());
+  dds::topic::Topic<Event> topic(participant, "First");
+  dds::pub::Publisher publisher(participant);
+  dds::pub::qos::DataWriterQos wq = publisher.default_datawriter_qos();
+  wq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  const auto start = Clock::now();
+  dds::pub::DataWriter<Event> writer(publisher, topic, wq);
+  const auto created = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  writer.write(Event(1, 7, 0));  // at once
+  writer.wait_for_acknowledgments(dds::core::Duration::from_secs(10));
+  std::cout << "wrote (the writer took " << created << " ms to create)" << std::endl;
+  return 0;
+}
+
 int persistent_writer(std::uint32_t instances) {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
   dds::topic::Topic<Event> topic(participant, "Persistent");
@@ -409,6 +455,8 @@ int main(int argc, char** argv) {
     if (role == "coherent-reader") return coherent_reader(arg(2));
     if (role == "group-writer") return group_writer(std::stoull(arg(2)), std::stoi(arg(3)));
     if (role == "group-reader") return group_reader(std::stoull(arg(2)), arg(3));
+    if (role == "first-reader") return first_reader();
+    if (role == "first-writer") return first_writer();
     if (role == "persistent-writer") {
       return persistent_writer(static_cast<std::uint32_t>(std::stoul(arg(2))));
     }
@@ -422,7 +470,7 @@ int main(int argc, char** argv) {
   std::cerr << "usage: consistency_node ordered-reader N FILE | ordered-writer SOURCE N R |"
                " stream-publisher SECONDS | stream-subscriber N | coherent-writer SIZE R |"
                " coherent-reader FILE | group-writer SETS R | group-reader N FILE |"
-               " persistent-writer N |"
+               " first-reader | first-writer | persistent-writer N |"
                " persistent-reader N [stay]\n";
   return 2;
 }

@@ -18,6 +18,8 @@
 //              alternating between them; two readers read inside begin/end_access in the
 //              order dds::sub::find lists the readers: both read the publisher's sequence
 //              across the two topics, each set within one access.
+//   first      a reader process, then a writer process that writes at once after creating
+//              its writer (no wait for the match): the sample arrives.
 //   persistent a process writes 3 instances with PERSISTENT durability and exits; a later
 //              process's PERSISTENT reader gets all 3 with no domain file (it adopts the
 //              exited process's logs), and so does a reader that joins it (state transfer).
@@ -330,6 +332,18 @@ void group(const std::string& transport) {
   CHECK(sequences[0] == sequences[1]);
 }
 
+void first(const std::string& transport) {
+  const auto config = domain(transport);
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  tst::Process reader({node(), "first-reader"});
+  REQUIRE(expect(reader, "reader", "ready", deadline));
+  tst::Process writer({node(), "first-writer"});
+  CHECK(expect(writer, "writer", "wrote", deadline));
+  CHECK(expect(reader, "reader", "got 7", deadline));
+  CHECK(writer.wait(deadline) == 0);
+  CHECK(reader.wait(deadline) == 0);
+}
+
 void persistent(const std::string& transport) {
   // Logs of this run only: an empty state directory, as on a fresh machine.
   const tst::TempDir logs("spindle-persistent");
@@ -357,6 +371,14 @@ void persistent(const std::string& transport) {
 
 }  // namespace
 
+TEST_CASE("first: a sample written right after the writer is created arrives, over tcp",
+          "[first][tcp]") {
+  first("tcp");
+}
+TEST_CASE("first: a sample written right after the writer is created arrives, over shm",
+          "[first][shm]") {
+  first("shm");
+}
 TEST_CASE(
     "persistent: a later process reads what an exited one wrote, with no domain file, "
     "over tcp",
