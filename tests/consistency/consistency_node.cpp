@@ -87,6 +87,39 @@ void wait_until(Done done, const std::string& what) {
   }
 }
 
+// The entities every role makes, as an application would: a publisher or subscriber with
+// a Presentation (none: the defaults), a reliable KEEP_ALL reader, and a reliable writer
+// that blocks up to 5 s (KEEP_ALL unless `keep_all` is false).
+dds::pub::Publisher publisher_with(dds::domain::DomainParticipant& dp,
+                                   const std::optional<dds::core::policy::Presentation>& p = {}) {
+  dds::pub::qos::PublisherQos q = dp.default_publisher_qos();
+  if (p) q << *p;
+  return dds::pub::Publisher(dp, q);
+}
+
+dds::sub::Subscriber subscriber_with(dds::domain::DomainParticipant& dp,
+                                     const std::optional<dds::core::policy::Presentation>& p = {}) {
+  dds::sub::qos::SubscriberQos q = dp.default_subscriber_qos();
+  if (p) q << *p;
+  return dds::sub::Subscriber(dp, q);
+}
+
+template <class T>
+dds::sub::DataReader<T> reliable_reader(dds::sub::Subscriber& sub, dds::topic::Topic<T>& topic) {
+  dds::sub::qos::DataReaderQos q = sub.default_datareader_qos();
+  q << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  return dds::sub::DataReader<T>(sub, topic, q);
+}
+
+template <class T>
+dds::pub::DataWriter<T> reliable_writer(dds::pub::Publisher& pub, dds::topic::Topic<T>& topic,
+                                        bool keep_all = true) {
+  dds::pub::qos::DataWriterQos q = pub.default_datawriter_qos();
+  q << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(5));
+  if (keep_all) q << dds::core::policy::History::KeepAll();
+  return dds::pub::DataWriter<T>(pub, topic, q);
+}
+
 dds::core::policy::Presentation ordered_topic() {
   return dds::core::policy::Presentation::TopicAccessScope(false, true);
 }
@@ -94,12 +127,8 @@ dds::core::policy::Presentation ordered_topic() {
 int ordered_reader(std::uint64_t expected, const std::string& file) {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
   dds::topic::Topic<Event> topic(participant, "Events");
-  dds::sub::qos::SubscriberQos sq;
-  sq << ordered_topic();
-  dds::sub::Subscriber subscriber(participant, sq);
-  dds::sub::qos::DataReaderQos rq = subscriber.default_datareader_qos();
-  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
-  dds::sub::DataReader<Event> reader(subscriber, topic, rq);
+  auto subscriber = subscriber_with(participant, ordered_topic());
+  auto reader = reliable_reader(subscriber, topic);
   std::cout << "ready" << std::endl;
   // Takes every 20 ms, so that each take() finds samples of both instances: grouped by
   // instance, two readers' sequences would differ with the moments they took.
@@ -125,13 +154,8 @@ int ordered_reader(std::uint64_t expected, const std::string& file) {
 int ordered_writer(std::uint32_t source, std::uint64_t count, std::int32_t readers) {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
   dds::topic::Topic<Event> topic(participant, "Events");
-  dds::pub::qos::PublisherQos pq;
-  pq << ordered_topic();
-  dds::pub::Publisher publisher(participant, pq);
-  dds::pub::qos::DataWriterQos wq = publisher.default_datawriter_qos();
-  wq << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(5))
-     << dds::core::policy::History::KeepAll();
-  dds::pub::DataWriter<Event> writer(publisher, topic, wq);
+  auto publisher = publisher_with(participant, ordered_topic());
+  auto writer = reliable_writer(publisher, topic);
   wait_until([&] { return writer.publication_matched_status().current_count() >= readers; },
              "ordered-writer: readers did not match");
   std::cout << "matched" << std::endl;
@@ -145,12 +169,10 @@ int ordered_writer(std::uint32_t source, std::uint64_t count, std::int32_t reade
 int stream_publisher(double seconds) {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
   dds::topic::Topic<Event> topic(participant, "Stream");
-  dds::pub::Publisher publisher(participant);
+  auto publisher = publisher_with(participant);
   // Reliable, blocking up to 5 s: a member that stops is removed within the suspicion
   // timeout, and the writes wait for that rather than fail.
-  dds::pub::qos::DataWriterQos wq = publisher.default_datawriter_qos();
-  wq << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(5));
-  dds::pub::DataWriter<Event> writer(publisher, topic, wq);
+  auto writer = reliable_writer(publisher, topic, false);
   std::cout << "started" << std::endl;
   const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(seconds));
@@ -176,10 +198,8 @@ int stream_publisher(double seconds) {
 int stream_subscriber(std::uint64_t wanted) {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
   dds::topic::Topic<Event> topic(participant, "Stream");
-  dds::sub::Subscriber subscriber(participant);
-  dds::sub::qos::DataReaderQos rq = subscriber.default_datareader_qos();
-  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
-  dds::sub::DataReader<Event> reader(subscriber, topic, rq);
+  auto subscriber = subscriber_with(participant);
+  auto reader = reliable_reader(subscriber, topic);
   std::cout << "ready" << std::endl;
   std::uint64_t got = 0;
   std::int32_t lost = 0;
@@ -215,13 +235,8 @@ dds::core::policy::Presentation coherent_topic() {
 int coherent_writer(std::uint32_t size, std::int32_t readers) {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
   dds::topic::Topic<Event> topic(participant, "Sets");
-  dds::pub::qos::PublisherQos pq;
-  pq << coherent_topic();
-  dds::pub::Publisher publisher(participant, pq);
-  dds::pub::qos::DataWriterQos wq = publisher.default_datawriter_qos();
-  wq << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(5))
-     << dds::core::policy::History::KeepAll();
-  dds::pub::DataWriter<Event> writer(publisher, topic, wq);
+  auto publisher = publisher_with(participant, coherent_topic());
+  auto writer = reliable_writer(publisher, topic);
   wait_until([&] { return writer.publication_matched_status().current_count() >= readers; },
              "coherent-writer: readers did not match");
   std::cout << "matched" << std::endl;
@@ -240,12 +255,8 @@ int coherent_writer(std::uint32_t size, std::int32_t readers) {
 int coherent_reader(const std::string& file) {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
   dds::topic::Topic<Event> topic(participant, "Sets");
-  dds::sub::qos::SubscriberQos sq;
-  sq << coherent_topic();
-  dds::sub::Subscriber subscriber(participant, sq);
-  dds::sub::qos::DataReaderQos rq = subscriber.default_datareader_qos();
-  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
-  dds::sub::DataReader<Event> reader(subscriber, topic, rq);
+  auto subscriber = subscriber_with(participant, coherent_topic());
+  auto reader = reliable_reader(subscriber, topic);
   std::cout << "ready" << std::endl;
   std::ostringstream log;
   std::uint64_t got = 0;
@@ -277,14 +288,9 @@ int group_writer(std::uint64_t sets, std::int32_t readers) {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
   dds::topic::Topic<Event> a(participant, "GroupA");
   dds::topic::Topic<Consistency::Command> b(participant, "GroupB");
-  dds::pub::qos::PublisherQos pq;
-  pq << coherent_group();
-  dds::pub::Publisher publisher(participant, pq);
-  dds::pub::qos::DataWriterQos wq = publisher.default_datawriter_qos();
-  wq << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(5))
-     << dds::core::policy::History::KeepAll();
-  dds::pub::DataWriter<Event> wa(publisher, a, wq);
-  dds::pub::DataWriter<Consistency::Command> wb(publisher, b, wq);
+  auto publisher = publisher_with(participant, coherent_group());
+  auto wa = reliable_writer(publisher, a);
+  auto wb = reliable_writer(publisher, b);
   wait_until(
       [&] {
         return wa.publication_matched_status().current_count() >= readers &&
@@ -312,13 +318,9 @@ int group_reader(std::uint64_t expected, const std::string& file) {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
   dds::topic::Topic<Event> a(participant, "GroupA");
   dds::topic::Topic<Consistency::Command> b(participant, "GroupB");
-  dds::sub::qos::SubscriberQos sq;
-  sq << coherent_group();
-  dds::sub::Subscriber subscriber(participant, sq);
-  dds::sub::qos::DataReaderQos rq = subscriber.default_datareader_qos();
-  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
-  dds::sub::DataReader<Event> ra(subscriber, a, rq);
-  dds::sub::DataReader<Consistency::Command> rb(subscriber, b, rq);
+  auto subscriber = subscriber_with(participant, coherent_group());
+  auto ra = reliable_reader(subscriber, a);
+  auto rb = reliable_reader(subscriber, b);
   std::cout << "ready" << std::endl;
   std::ostringstream log;
   std::uint64_t got = 0;
@@ -358,10 +360,8 @@ int group_reader(std::uint64_t expected, const std::string& file) {
 int first_reader() {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
   dds::topic::Topic<Event> topic(participant, "First");
-  dds::sub::Subscriber subscriber(participant);
-  dds::sub::qos::DataReaderQos rq = subscriber.default_datareader_qos();
-  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
-  dds::sub::DataReader<Event> reader(subscriber, topic, rq);
+  auto subscriber = subscriber_with(participant);
+  auto reader = reliable_reader(subscriber, topic);
   std::cout << "ready" << std::endl;
   std::optional<std::uint64_t> got;
   wait_until(
@@ -378,11 +378,9 @@ int first_reader() {
 int first_writer() {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
   dds::topic::Topic<Event> topic(participant, "First");
-  dds::pub::Publisher publisher(participant);
-  dds::pub::qos::DataWriterQos wq = publisher.default_datawriter_qos();
-  wq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  auto publisher = publisher_with(participant);
   const auto start = Clock::now();
-  dds::pub::DataWriter<Event> writer(publisher, topic, wq);
+  auto writer = reliable_writer(publisher, topic);
   const auto created = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   writer.write(Event(1, 7, 0));  // at once
   writer.wait_for_acknowledgments(dds::core::Duration::from_secs(10));

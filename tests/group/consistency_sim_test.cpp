@@ -65,6 +65,14 @@ void take_into(dds::sub::DataReader<FlightState>& r, std::vector<Got>& out) {
                      static_cast<std::uint32_t>(std::stoul(s.data().callsign()))});
 }
 
+// A seed's network (its latencies from `rng`) and its config.
+sim::Config seed_config(std::uint64_t seed, sim::Rng& rng) {
+  sim::Config config;
+  config.seed = seed;
+  config.max_latency = std::chrono::microseconds(rng.uniform(2, 100));
+  return config;
+}
+
 // What the seeds exercised, so that a run that checks nothing fails.
 struct Coverage {
   std::uint64_t sets = 0;         // sets the readers took
@@ -76,9 +84,7 @@ Coverage coverage;
 
 std::string coherent_seed(std::uint64_t seed) {
   sim::Rng rng(seed);
-  sim::Config config;
-  config.seed = seed;
-  config.max_latency = std::chrono::microseconds(rng.uniform(2, 100));
+  const auto config = seed_config(seed, rng);
   SimStack stack(config, 3, static_cast<std::uint32_t>(rng.uniform(2, 16)), 512);
   if (rng.chance(500'000)) stack.one_host();
   std::vector<dds::topic::Topic<FlightState>> topics;
@@ -186,9 +192,7 @@ std::string coherent_seed(std::uint64_t seed) {
 
 std::string ordered_seed(std::uint64_t seed) {
   sim::Rng rng(seed);
-  sim::Config config;
-  config.seed = seed;
-  config.max_latency = std::chrono::microseconds(rng.uniform(2, 100));
+  const auto config = seed_config(seed, rng);
   SimStack stack(config, 3, static_cast<std::uint32_t>(rng.uniform(2, 16)));
   std::vector<dds::topic::Topic<FlightState>> topics;
   std::vector<dds::sub::DataReader<FlightState>> readers;
@@ -284,9 +288,7 @@ std::string split_sets(const std::vector<std::vector<std::pair<std::size_t, std:
 
 std::string group_seed(std::uint64_t seed) {
   sim::Rng rng(seed);
-  sim::Config config;
-  config.seed = seed;
-  config.max_latency = std::chrono::microseconds(rng.uniform(2, 100));
+  const auto config = seed_config(seed, rng);
   SimStack stack(config, 3, static_cast<std::uint32_t>(rng.uniform(2, 16)), 512);
   if (rng.chance(500'000)) stack.one_host();
   const auto group = dds::core::policy::Presentation::GroupAccessScope(true, true);

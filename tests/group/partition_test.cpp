@@ -122,6 +122,28 @@ bool wire(std::uint32_t i, std::string& why) {
   return true;
 }
 
+// A scratch folder `name`, members first..last each in its namespace on the bridge, and the
+// domain file listing them (tcp, port 7700 on each member's address); the file's path.
+fs::path prepare(const std::string& name, std::uint32_t first, std::uint32_t last) {
+  const auto dir = fs::temp_directory_path() / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string why;
+  for (std::uint32_t i = first; i <= last; ++i) {
+    const bool wired = wire(i, why);
+    INFO(why);
+    REQUIRE(wired);
+  }
+  const auto file = dir / "domain.yaml";
+  std::ofstream out(file);
+  out << "# Written by group_partition_test.\nversion: 1\ndomain_id: 0\ntransport: tcp\n"
+      << "members:\n";
+  for (std::uint32_t i = first; i <= last; ++i)
+    out << "  - {id: " << i << ", host: " << address(i) << ", port: 7700}\n";
+  out << "engine: {window_size: 64, slot_size: 256, connect_timeout: 10s}\n";
+  return file;
+}
+
 using Log = tst::MemberLog;
 
 bool is_prefix(const Log& a, const Log& of) {
@@ -132,25 +154,8 @@ bool is_prefix(const Log& a, const Log& of) {
 
 TEST_CASE("partition: the minority halts, the majority goes on in one order", "[partition]") {
   ::signal(SIGPIPE, SIG_IGN);
-  const std::string name = "spindle-partition-" + std::to_string(::getpid());
-  const auto dir = fs::temp_directory_path() / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  std::string why;
-  for (std::uint32_t i = 0; i < kMembers; ++i) {
-    const bool wired = wire(i, why);
-    INFO(why);
-    REQUIRE(wired);
-  }
-  const auto file = dir / "domain.yaml";
-  {
-    std::ofstream out(file);
-    out << "# Written by group_partition_test.\nversion: 1\ndomain_id: 0\ntransport: tcp\n"
-        << "members:\n";
-    for (std::uint32_t i = 0; i < kMembers; ++i)
-      out << "  - {id: " << i << ", host: " << address(i) << ", port: 7700}\n";
-    out << "engine: {window_size: 64, slot_size: 256, connect_timeout: 10s}\n";
-  }
+  const auto file = prepare("spindle-partition-" + std::to_string(::getpid()), 0, kMembers - 1);
+  const auto dir = file.parent_path();
   const auto deadline = std::chrono::steady_clock::now() + 120s;
   std::vector<std::unique_ptr<tst::Process>> procs;
   for (std::uint32_t i = 0; i < kMembers; ++i) {
@@ -208,25 +213,8 @@ TEST_CASE("witness: of two members and a witness, the one cut off halts, the oth
   // Namespaces m3, m4 (the members) and m5 (the witness), beside the other test's.
   constexpr std::uint32_t kFirst = 3;
   constexpr std::uint32_t kWitness = 5;
-  const std::string name = "spindle-witness-" + std::to_string(::getpid());
-  const auto dir = fs::temp_directory_path() / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  std::string why;
-  for (std::uint32_t i = kFirst; i <= kWitness; ++i) {
-    const bool wired = wire(i, why);
-    INFO(why);
-    REQUIRE(wired);
-  }
-  const auto file = dir / "domain.yaml";
-  {
-    std::ofstream out(file);
-    out << "# Written by group_partition_test.\nversion: 1\ndomain_id: 0\ntransport: tcp\n"
-        << "members:\n";
-    for (std::uint32_t i = kFirst; i <= kWitness; ++i)
-      out << "  - {id: " << i << ", host: " << address(i) << ", port: 7700}\n";
-    out << "engine: {window_size: 64, slot_size: 256, connect_timeout: 10s}\n";
-  }
+  const auto file = prepare("spindle-witness-" + std::to_string(::getpid()), kFirst, kWitness);
+  const auto dir = file.parent_path();
   const auto deadline = std::chrono::steady_clock::now() + 120s;
   tst::Process witness({ip_tool(), "netns", "exec", "m" + std::to_string(kWitness), "env",
                         "SPINDLE_CONFIG=" + file.string(),

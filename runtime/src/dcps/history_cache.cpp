@@ -897,11 +897,8 @@ bool HistoryCache::has_matching(const DataState& mask) const {
   return count_matching_locked(mask) != 0;
 }
 
-bool HistoryCache::has_matching(const DataState& mask,
-                                const std::function<bool(const void*)>& content) const {
-  if (!content) return has_matching(mask);
-  MutexLock lock(mu_);
-  if (count_matching_locked(mask) == 0) return false;
+template <class F>
+void HistoryCache::for_each_matching(const DataState& mask, F&& f) const {
   const bool want_read = mask.sample_state().test(0);
   const bool want_not_read = mask.sample_state().test(1);
   for (const auto& ip : instances_) {
@@ -911,10 +908,23 @@ bool HistoryCache::has_matching(const DataState& mask,
     }
     for (std::size_t k = 0; k < i.samples.size(); ++k) {
       const Entry& e = i.samples[k];
-      if ((e.read ? want_read : want_not_read) && content(e.data.get())) return true;
+      if ((e.read ? want_read : want_not_read) && !f(i, &e)) return;
     }
+    if (i.invalid && (i.invalid_read ? want_read : want_not_read) && !f(i, nullptr)) return;
   }
-  return false;
+}
+
+bool HistoryCache::has_matching(const DataState& mask,
+                                const std::function<bool(const void*)>& content) const {
+  if (!content) return has_matching(mask);
+  MutexLock lock(mu_);
+  if (count_matching_locked(mask) == 0) return false;
+  bool found = false;
+  for_each_matching(mask, [&](const Instance&, const Entry* e) {
+    found = e != nullptr && content(e->data.get());
+    return !found;
+  });
+  return found;
 }
 
 std::size_t HistoryCache::count_matching(const DataState& mask) const {
@@ -935,19 +945,10 @@ std::size_t HistoryCache::sample_count() const {
 std::vector<std::uint64_t> HistoryCache::sequence_of(const DataState& mask, std::size_t max) const {
   MutexLock lock(mu_);
   std::vector<std::uint64_t> out;
-  const bool want_read = mask.sample_state().test(0);
-  const bool want_not_read = mask.sample_state().test(1);
-  for (const auto& ip : instances_) {
-    const Instance& i = *ip;
-    if (!mask.view_state().test(i.view_new ? 0 : 1) || !mask.instance_state().test(i.state)) {
-      continue;
-    }
-    for (std::size_t k = 0; k < i.samples.size(); ++k) {
-      const Entry& e = i.samples[k];
-      if (e.read ? want_read : want_not_read) out.push_back(e.seq);
-    }
-    if (i.invalid && (i.invalid_read ? want_read : want_not_read)) out.push_back(i.invalid_seq);
-  }
+  for_each_matching(mask, [&](const Instance& i, const Entry* e) {
+    out.push_back(e != nullptr ? e->seq : i.invalid_seq);
+    return true;
+  });
   std::sort(out.begin(), out.end());
   if (out.size() > max) out.resize(max);
   return out;

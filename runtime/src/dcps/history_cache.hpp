@@ -291,6 +291,11 @@ class HistoryCache {
   void note_not_alive(Instance& i, std::int64_t since_ns) SPINDLE_REQUIRES(mu_);
   [[nodiscard]] std::size_t count_matching_locked(const dds::sub::status::DataState& mask) const
       SPINDLE_REQUIRES(mu_);
+  // Calls f(instance, entry) for each sample `mask` selects — the invalid sample as a null
+  // entry — in handle order, oldest first, until f returns false.
+  template <class F>
+  void for_each_matching(const dds::sub::status::DataState& mask, F&& f) const
+      SPINDLE_REQUIRES(mu_);
 
   const HistoryCacheConfig config_;
   const Clock clock_;

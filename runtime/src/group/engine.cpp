@@ -491,17 +491,21 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
     for (const auto& [id, j] : pending_joins_)
       if (!fresh->view.rank_of(id)) fresh->membership->add_joiner(j.entry);
   }
-  // Its region goes once nothing holds the old view (a loan may) and the transport is
-  // disconnected again (release_retired(), at the next replace()).
+  retire(old);
+  old.reset();
+  view_cv_.notify_all();
+  if (client_ != nullptr) runtime_->start(*fresh->loop);
+  update_join_port();
+}
+
+// A view that ended: its regions go once nothing holds it (a loan may) and the transport is
+// disconnected again (release_retired(), at the next view).
+void Engine::retire(const std::shared_ptr<ViewState>& old) {
   Retired gone{old, {sst::Sst::region_id(old->view.epoch)}};
   if (old->large.rdmc)
     for (auto id : old->large.rdmc->regions())
       gone.regions.push_back(id);
   retired_.push_back(std::move(gone));
-  old.reset();
-  view_cv_.notify_all();
-  if (client_ != nullptr) runtime_->start(*fresh->loop);
-  update_join_port();
 }
 
 void Engine::release_retired() {
@@ -773,11 +777,7 @@ void Engine::try_rejoin() {
   }
   if (client_ != nullptr) client_->on_rejoin(fresh->view, r->state);
   rejoins_.fetch_add(1, std::memory_order_relaxed);
-  Retired gone{old, {sst::Sst::region_id(old->view.epoch)}};
-  if (old->large.rdmc)
-    for (auto id : old->large.rdmc->regions())
-      gone.regions.push_back(id);
-  retired_.push_back(std::move(gone));
+  retire(old);
   view_cv_.notify_all();
   if (client_ != nullptr) runtime_->start(*fresh->loop);
   update_join_port();
