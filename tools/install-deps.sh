@@ -6,7 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   # toolchain
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git ccache
   clang clang-format clang-tidy libclang-rt-14-dev llvm
   # transports
   libibverbs-dev librdmacm-dev libboost-dev libasio-dev

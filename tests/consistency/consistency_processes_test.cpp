@@ -150,7 +150,7 @@ void order(const std::string& transport) {
 void survivor(const std::string& transport) {
   const auto config = domain(transport);
   const auto deadline = std::chrono::steady_clock::now() + 90s;
-  tst::Process publisher({node(), "stream-publisher", "8"});
+  tst::Process publisher({node(), "stream-publisher", "5"});
   REQUIRE(expect(publisher, "publisher", "started", deadline));
   {
     tst::Process first({node(), "stream-subscriber", "1000000"});
@@ -179,7 +179,7 @@ void survivor(const std::string& transport) {
 void rejoin(const std::string& transport) {
   const auto config = domain(transport);
   const auto deadline = std::chrono::steady_clock::now() + 90s;
-  tst::Process publisher({node(), "stream-publisher", "12"});
+  tst::Process publisher({node(), "stream-publisher", "8"});
   REQUIRE(expect(publisher, "publisher", "started", deadline));
   tst::Process steady({node(), "stream-subscriber", "1000000"});
   REQUIRE(expect(steady, "subscriber 1", "got", deadline));

@@ -473,6 +473,34 @@ TEST_CASE("engine: a member removed while paused rejoins by itself and counts wh
       [&] { return s.writers[2].publication_matched_status().current_count() == 3; }));
 }
 
+// Progress (membership.hpp): a member whose heartbeat goes on but which takes no part in a
+// view change is suspected after the suspicion timeout, so the change — a legitimate join
+// here — completes without it, and the stream goes on.
+TEST_CASE("engine: a member that takes no part in a view change is suspected, and the join ends",
+          "[engine][progress]") {
+  spindle::testing::SimStack stack(sim::Config{}, 3);
+  Streams s(stack);
+  stack.stall(2);
+  std::string why;
+  const auto joiner = stack.join(why, std::chrono::seconds(10));
+  INFO(why);
+  REQUIRE(joiner.has_value());
+  REQUIRE(stack.run_until([&] {
+    const auto v = stack.view(0);
+    return !v.rank_of(3) && v.rank_of(4) && v.members.size() == 3;
+  }));
+  CHECK(stack.halted(0).empty());
+  CHECK(stack.halted(1).empty());
+  s.writers[0].write(Streams::sample(11));
+  std::vector<std::uint64_t> got;
+  REQUIRE(stack.run_until([&] {
+    for (const auto& x : s.readers[1].take())
+      if (x.info().valid()) got.push_back(x.data().timestamp_ns());
+    return !got.empty();
+  }));
+  CHECK(got == std::vector<std::uint64_t>{11});
+}
+
 TEST_CASE("engine: members that leave are removed without counting as failures", "[engine]") {
   spindle::testing::SimStack stack(sim::Config{}, 3);
   Streams s(stack);

@@ -121,6 +121,10 @@ void SimStack::isolate(std::size_t i) {
       net_->cut(static_cast<transport::NodeId>(i + 1), static_cast<transport::NodeId>(j + 1));
 }
 
+void SimStack::stall(std::size_t i) {
+  cores_.at(i)->engine().stall_view_changes();
+}
+
 void SimStack::one_host() {
   host_ = 1;
   for (std::size_t i = 0; i < participants_.size(); ++i)

@@ -76,6 +76,9 @@ class SimStack {
   // running: a minority, it must halt by itself.
   void isolate(std::size_t i);
   [[nodiscard]] bool alive(std::size_t i) const { return alive_.at(i); }
+  // stall(i): participant i stops taking part in view changes, its heartbeat going on (a
+  // protocol thread stuck in a trigger); the others must suspect it for want of progress.
+  void stall(std::size_t i);
   // Every participant, and those that join later, rejoins the domain by itself once it
   // halted (group::Engine::rejoin_with), through the simulator's join hub.
   void rejoin_on_halt();

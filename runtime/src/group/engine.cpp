@@ -685,6 +685,14 @@ void Engine::on_join(PendingJoin join) {
   e.port = r.port;
   e.pid = r.pid;
   e.host_id = r.host_id;
+  // A joiner's process identity is what it says. One of this host whose process does not
+  // exist now could only be told dead later by mistake: it joins without one (the majority
+  // rule decides its death, as for a member on another host).
+  if (runtime_->process_state(Member{r.node, r.host, r.port, r.pid, r.host_id}) ==
+      ProcessState::exited) {
+    e.pid = 0;
+    e.host_id = 0;
+  }
   {
     // Checked under the lock leave() reads the pending joins with: a join either counts
     // there or is turned away. The joiner asks again and finds the next leader.
@@ -782,6 +790,10 @@ void Engine::try_rejoin() {
   if (client_ != nullptr) runtime_->start(*fresh->loop);
   update_join_port();
   check_layout(fresh);
+}
+
+void Engine::stall_view_changes() {
+  current()->membership->stall();
 }
 
 std::string Engine::halted() const {

@@ -233,6 +233,9 @@ class Engine {
   void shutdown();
   // Why this member halted, empty while it runs.
   [[nodiscard]] std::string halted() const;
+  // Fault injection for the simulator: this member stops taking part in view changes while
+  // its heartbeat goes on (membership.hpp, "Progress"); the others must suspect it.
+  void stall_view_changes();
 
   [[nodiscard]] NodeId node() const noexcept { return transport_->self(); }
   [[nodiscard]] std::uint32_t domain_id() const noexcept { return domain_id_; }

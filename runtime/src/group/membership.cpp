@@ -154,6 +154,9 @@ bool Membership::needed() const {
       seen_now_.push_back(v);
     }
   }
+  // A member behind in the view change: the moment it has been behind too long is news.
+  if (progress_due_ && callbacks_.now)
+    seen_now_.push_back(callbacks_.now() >= *progress_due_ ? 1 : 0);
   // While the majority rule waits for a same-host member to be seen exited (kExitGrace),
   // its process state and the end of the wait are news too.
   if (exit_grace_until_ && !committed_) {
@@ -170,7 +173,7 @@ bool Membership::needed() const {
 }
 
 void Membership::step() {
-  if (done_) return;
+  if (done_ || stalled_.load(std::memory_order_acquire)) return;  // stalled: fault injection
   // Our leave is announced once every other member we do not suspect holds a proposal
   // that removes us: the commit will (proposals only grow), and it needs nothing more
   // from us. Merely wedged is not enough: a relayout wedges everyone too, and may commit
@@ -202,6 +205,9 @@ void Membership::step() {
       !(leader == me_ && relayout_.load(std::memory_order_acquire)))
     return;
   if (!wedged_) wedge();
+  // A member suspected for want of progress changes the leader and the majority: look again
+  // at the next step (the suspicion itself makes one due).
+  if (check_progress(suspected)) return;
   if (!committed_ && !closing_.load(std::memory_order_relaxed) &&
       !leave_.load(std::memory_order_relaxed)) {
     std::string why;
@@ -284,6 +290,61 @@ Membership::Majority Membership::majority(std::uint64_t suspected, std::uint64_t
                      : "") +
         "; a member that cannot reach a majority stops (no split brain)";
   return Majority::lost;
+}
+
+// Whether rank r has done its part of the view change so far: wedged; the leader proposed;
+// a follower echoed the leader's newest proposal; once the leader committed, echoed that
+// commit. Members the proposal removes owe nothing.
+bool Membership::check_progress(std::uint64_t suspected) {
+  if (!callbacks_.now) return false;
+  if (behind_since_.size() < n_) behind_since_.resize(n_);
+  std::size_t leader = 0;
+  while (leader < n_ && (suspected & bit(leader)) != 0)
+    ++leader;
+  if (leader == n_) return false;
+  const auto now = callbacks_.now();
+  const auto bound = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      sst_->group().knobs.suspicion_timeout);
+  const std::uint64_t proposal = field(leader, kProposal);
+  const std::uint64_t num = field(leader, kProposalNum);
+  const std::uint64_t commit = field(leader, kCommitted);
+  progress_due_.reset();
+  bool suspects = false;
+  for (std::size_t r = 0; r < n_; ++r) {
+    if (r == me_ || (suspected & bit(r)) != 0 || (proposal & bit(r)) != 0) {
+      behind_since_[r].reset();
+      continue;
+    }
+    bool behind = field(r, kWedged) == 0;
+    if (r == leader) {
+      behind = behind || num == 0;
+    } else {
+      behind =
+          behind || field(r, kProposalNum) < num || (commit != 0 && field(r, kCommitted) != commit);
+    }
+    if (!behind) {
+      behind_since_[r].reset();
+      continue;
+    }
+    if (!behind_since_[r]) {
+      behind_since_[r] = now;
+      if (callbacks_.wake_at) callbacks_.wake_at(now + bound);
+    }
+    if (now - *behind_since_[r] >= bound) {
+      const auto ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(now - *behind_since_[r]);
+      sst_->suspect(r, transport::SuspicionReason::heartbeat_timeout,
+                    "node " + std::to_string(sst_->node_of(r)) +
+                        " took no part in the view change for " + std::to_string(ms.count()) +
+                        " ms (its heartbeat went on)");
+      behind_since_[r].reset();
+      suspects = true;
+      continue;
+    }
+    const auto due = *behind_since_[r] + bound;
+    if (!progress_due_ || due < *progress_due_) progress_due_ = due;
+  }
+  return suspects;
 }
 
 // Suspicions of members we do not suspect ourselves are ours too (everyone wedges).

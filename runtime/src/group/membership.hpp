@@ -40,6 +40,11 @@
 // the rest would not make a majority, the halt waits kExitGrace: a closed stream is seen
 // a moment before the process is reaped.
 //
+// Progress: a member that does not take its part in a view change under way — wedge, echo
+// the leader's proposal, propose (the leader), echo the commit — within the suspicion
+// timeout is suspected, whatever its heartbeat says: a protocol thread stuck while the
+// heartbeat goes on must not hold the view change, and with it every writer, for ever.
+//
 // Threading: everything runs on the protocol thread (one recurrent predicate), except
 // request_leave(), which any thread may call.
 #pragma once
@@ -122,12 +127,18 @@ class Membership {
     return leave_announced_.load(std::memory_order_acquire);
   }
   [[nodiscard]] bool wedged() const noexcept { return wedged_; }
+  // Fault injection (simulator tests): this member stops taking part in view changes while
+  // its heartbeat goes on, as a protocol thread stuck in a trigger would (any thread).
+  void stall() noexcept { stalled_.store(true, std::memory_order_release); }
 
  private:
   [[nodiscard]] bool needed() const;
   void step();
   void gossip();
   void wedge();
+  // Suspects every member that has been behind in this view change for longer than the
+  // suspicion timeout (Progress, above); true if it suspected one.
+  [[nodiscard]] bool check_progress(std::uint64_t suspected);
   void lead();
   void follow(std::size_t leader);
   void finish();
@@ -171,6 +182,11 @@ class Membership {
   bool done_ = false;       // decided or halted
   // The majority rule waits for a same-host member to be seen exited until then.
   std::optional<std::chrono::steady_clock::time_point> exit_grace_until_;
+  // Progress: per rank, since when it has been behind in this view change (none: it is not);
+  // and the earliest moment one of them will have been behind too long.
+  std::vector<std::optional<std::chrono::steady_clock::time_point>> behind_since_;
+  std::optional<std::chrono::steady_clock::time_point> progress_due_;
+  std::atomic<bool> stalled_{false};
   // What needed() saw at the last step, and its scratch for the current look.
   mutable std::vector<std::uint64_t> seen_last_;
   mutable std::vector<std::uint64_t> seen_now_;
