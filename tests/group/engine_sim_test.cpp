@@ -501,6 +501,69 @@ TEST_CASE("engine: a member that takes no part in a view change is suspected, an
   CHECK(got == std::vector<std::uint64_t>{11});
 }
 
+TEST_CASE("engine: a member whose deliveries stop while others' go on is suspected",
+          "[engine][progress]") {
+  // Its heartbeat goes on, so only its counters tell: the ring waits for it, and every
+  // writer of the topic stops until it is removed.
+  spindle::testing::SimStack stack(sim::Config{}, 3);
+  Streams s(stack);
+  s.writers[0].write(Streams::sample(1));
+  stack.stall_deliveries(2);
+  const auto stalled_at = stack.net().now();
+  for (std::uint64_t i = 2; i <= 10; ++i)  // within the ring: the writer does not block
+    s.writers[0].write(Streams::sample(i));
+  REQUIRE(stack.run_until([&] { return !stack.view(0).rank_of(3); }));
+  const auto evicted_after = stack.net().now() - stalled_at;
+  for (std::uint64_t i = 11; i <= 40; ++i)
+    s.writers[0].write(Streams::sample(i));
+  CHECK(stack.halted(0).empty());
+  CHECK(stack.halted(1).empty());
+  // Within the suspicion timeout and a heartbeat interval of the stall, and a view change.
+  CHECK(evicted_after < std::chrono::seconds(3));
+  std::vector<std::uint64_t> got;
+  REQUIRE(stack.run_until([&] {
+    for (const auto& x : s.readers[1].take())
+      if (x.info().valid()) got.push_back(x.data().timestamp_ns());
+    return got.size() >= 40;
+  }));
+  CHECK(got.back() == 40);
+}
+
+TEST_CASE("engine: joiners that never connect count for nothing, and the stream goes on",
+          "[engine][joiners]") {
+  // Three requests welcomed and never followed by a connection: as many would-be members as
+  // real ones. Before joiners counted in the majority, every member stopped ("lost contact
+  // with 3 of the 6 members of its view").
+  spindle::testing::SimStack stack(sim::Config{}, 3);
+  Streams s(stack);
+  REQUIRE(stack.join_and_vanish(3) == 3);
+  REQUIRE(stack.run_until([&] {
+    const auto v = stack.view(0);
+    return v.members.size() == 3 && !v.rank_of(4) && !v.rank_of(5) && !v.rank_of(6);
+  }));
+  for (std::size_t i = 0; i < 3; ++i)
+    CHECK(stack.halted(i).empty());
+  // The stream goes on, and a real joiner still gets in.
+  s.writers[0].write(Streams::sample(21));
+  std::vector<std::uint64_t> got;
+  REQUIRE(stack.run_until([&] {
+    for (const auto& x : s.readers[2].take())
+      if (x.info().valid()) got.push_back(x.data().timestamp_ns());
+    return !got.empty();
+  }));
+  CHECK(got == std::vector<std::uint64_t>{21});
+  std::string why;
+  const auto joiner = stack.join(why);
+  INFO(why);
+  REQUIRE(joiner.has_value());
+  // Once it took part in a view change, it votes: the view that confirms it is installed.
+  REQUIRE(stack.run_until([&] {
+    const auto v = stack.view(0);
+    const auto r = v.rank_of(static_cast<group::NodeId>(*joiner + 1));
+    return r && !v.members[*r].joining;
+  }));
+}
+
 TEST_CASE("engine: members that leave are removed without counting as failures", "[engine]") {
   spindle::testing::SimStack stack(sim::Config{}, 3);
   Streams s(stack);

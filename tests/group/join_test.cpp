@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <dds/dds.hpp>
@@ -46,24 +47,24 @@ TEST_CASE("join: a request reads back as it was written", "[join]") {
 }
 
 TEST_CASE("join: malformed requests are refused with the line and the reason", "[join]") {
-  const std::string good = "SPINDLE-JOIN 1\ndomain 0\nnode 5\nhost 127.0.0.1\nport 9\n";
+  const std::string good = "SPINDLE-JOIN 2\ndomain 0\nnode 5\nhost 127.0.0.1\nport 9\n";
   const std::pair<std::string, std::string> cases[] = {
-      {"GET / HTTP/1.1\n", "join request line 1: expected 'SPINDLE-JOIN 1'"},
-      {"SPINDLE-JOIN 1\ndomain -1\nend\n", "join request line 2: bad or unknown field 'domain -1'"},
-      {"SPINDLE-JOIN 1\nport 70000\nend\n",
+      {"GET / HTTP/1.1\n", "join request line 1: expected 'SPINDLE-JOIN 2'"},
+      {"SPINDLE-JOIN 2\ndomain -1\nend\n", "join request line 2: bad or unknown field 'domain -1'"},
+      {"SPINDLE-JOIN 2\nport 70000\nend\n",
        "join request line 2: bad or unknown field 'port 70000'"},
-      {"SPINDLE-JOIN 1\nnode 99999999999\nend\n",
+      {"SPINDLE-JOIN 2\nnode 99999999999\nend\n",
        "join request line 2: bad or unknown field 'node 99999999999'"},
-      {"SPINDLE-JOIN 1\npid 4294967296\nend\n",
+      {"SPINDLE-JOIN 2\npid 4294967296\nend\n",
        "join request line 2: bad or unknown field 'pid 4294967296'"},
-      {"SPINDLE-JOIN 1\nhost_id 9223372036854775808\nend\n",
+      {"SPINDLE-JOIN 2\nhost_id 9223372036854775808\nend\n",
        "join request line 2: bad or unknown field 'host_id 9223372036854775808'"},
-      {"SPINDLE-JOIN 1\nrole admin\nend\n",
+      {"SPINDLE-JOIN 2\nrole admin\nend\n",
        "join request line 2: bad or unknown field 'role admin'"},
-      {"SPINDLE-JOIN 1\nsetting lonely\nend\n",
+      {"SPINDLE-JOIN 2\nsetting lonely\nend\n",
        "join request line 2: bad or unknown field 'setting lonely'"},
       {good, "join request: incomplete (it needs the magic line, domain, node, port and end)"},
-      {"SPINDLE-JOIN 1\ndomain 0\nport 9\nend\n",
+      {"SPINDLE-JOIN 2\ndomain 0\nport 9\nend\n",
        "join request: incomplete (it needs the magic line, domain, node, port and end)"},
       {"", "join request: incomplete (it needs the magic line, domain, node, port and end)"},
   };
@@ -239,4 +240,126 @@ TEST_CASE("join: a participant that joins while the leader closes goes on all th
     }
     CHECK(got == 1);
   }
+}
+
+namespace {
+
+// A raw connection to the join port on 127.0.0.1:`port`: what a scripted or hostile
+// program sees.
+class RawJoin {
+ public:
+  explicit RawJoin(std::uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  }
+  ~RawJoin() { ::close(fd_); }
+  RawJoin(const RawJoin&) = delete;
+  RawJoin& operator=(const RawJoin&) = delete;
+  [[nodiscard]] bool connected() const { return connected_; }
+  void send(const std::string& text) { (void)::send(fd_, text.data(), text.size(), MSG_NOSIGNAL); }
+  // One line, or "" after 3 s or at the end of the stream.
+  std::string line() {
+    timeval tv{3, 0};
+    (void)::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::string out;
+    char c = 0;
+    while (::read(fd_, &c, 1) == 1 && c != '\n')
+      out += c;
+    return out;
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+std::uint16_t free_port() {
+  std::uint16_t port = 0;
+  ::close(bound_loopback_socket(0, port));
+  return port;
+}
+
+}  // namespace
+
+TEST_CASE("join: a joiner must be where it asks from, and answer the port's check", "[join]") {
+  const auto port = free_port();
+  const spindle::testing::ScopedDomainConfig config("domain_id: 8, transport: tcp, join_port: " +
+                                                    std::to_string(port));
+  dds::domain::DomainParticipant leader(8);
+  {
+    // Members would dial 10.9.9.9 for it: refused, after the check.
+    RawJoin j(port);
+    REQUIRE(j.connected());
+    j.send("SPINDLE-JOIN 2\ndomain 8\nnode 77\nhost 10.9.9.9\nport 5000\nend\n");
+    const auto check = j.line();
+    REQUIRE(check.starts_with("CHECK "));
+    j.send("READY " + check.substr(6) + "\n");
+    CHECK(j.line() ==
+          "REFUSED node 77 gives its address as 10.9.9.9, but asks from 127.0.0.1; members "
+          "connect only to the address a joiner asks from (set node.host)");
+  }
+  {
+    // A name is not looked up: members would dial the address it asked from, but port 0 is
+    // no transport address.
+    RawJoin j(port);
+    j.send("SPINDLE-JOIN 2\ndomain 8\nnode 77\nhost evil.example\nport 0\nend\n");
+    const auto check = j.line();
+    REQUIRE(check.starts_with("CHECK "));
+    j.send("READY " + check.substr(6) + "\n");
+    CHECK(j.line() == "REFUSED node 77 gives no port for its tcp transport");
+  }
+  {
+    // A wrong answer to the check is refused; no answer is dropped without a word.
+    RawJoin j(port);
+    j.send("SPINDLE-JOIN 2\ndomain 8\nnode 77\nhost 127.0.0.1\nport 5000\nend\n");
+    REQUIRE(j.line().starts_with("CHECK "));
+    j.send("READY 0\n");
+    CHECK_THAT(j.line(), Catch::StartsWith("REFUSED expected READY "));
+  }
+  {
+    RawJoin j(port);
+    j.send("SPINDLE-JOIN 1\ndomain 8\nend\n");
+    CHECK(j.line() == "REFUSED join request line 1: expected 'SPINDLE-JOIN 2'");
+  }
+}
+
+TEST_CASE("join: silent and garbage connections do not keep a joiner out", "[join]") {
+  // Each silent connection once held the single-threaded port for 3 s: 65 of them made a
+  // joiner wait minutes, or fail.
+  const auto port = free_port();
+  const spindle::testing::ScopedDomainConfig config("domain_id: 9, transport: tcp, join_port: " +
+                                                    std::to_string(port));
+  dds::domain::DomainParticipant leader(9);
+  std::vector<std::unique_ptr<RawJoin>> strangers;
+  for (int i = 0; i < 65; ++i) {
+    strangers.push_back(std::make_unique<RawJoin>(port));
+    if (i % 5 == 0) strangers.back()->send("GET / HTTP/1.1\r\nHost: x\r\n");  // never ends
+    if (i % 7 == 0) strangers.back()->send("SPINDLE-JOIN 2\ndomain 9\n");     // half a request
+  }
+  const auto start = std::chrono::steady_clock::now();
+  dds::domain::DomainParticipant joiner(9);
+  const auto took = std::chrono::steady_clock::now() - start;
+  // Well under one silent connection's 3 s (the join itself takes milliseconds).
+  CHECK(took < std::chrono::milliseconds(2500));
+  using FlightState = Avionics::FlightState;
+  dds::topic::Topic<FlightState> topic(joiner, "FlightState");
+  dds::topic::Topic<FlightState> topic0(leader, "FlightState");
+  dds::pub::DataWriter<FlightState> writer(dds::pub::Publisher(leader), topic0);
+  dds::sub::DataReader<FlightState> reader(dds::sub::Subscriber(joiner), topic,
+                                           dds::sub::qos::DataReaderQos()
+                                               << dds::core::policy::Reliability::Reliable());
+  FlightState s;
+  s.aircraft_id(9);
+  writer.write(s);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  std::size_t got = 0;
+  while (got == 0 && std::chrono::steady_clock::now() < deadline) {
+    got += reader.take().length();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  CHECK(got == 1);
 }

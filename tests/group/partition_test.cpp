@@ -18,16 +18,11 @@
 // user namespaces), with its own network and mount namespaces; `ip netns` names one per
 // member under a private /run. Where that is not allowed (no user namespaces, no `ip`)
 // the test is skipped (exit 77) and says why.
-#include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
-#include <sys/mount.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -42,6 +37,7 @@
 #include <catch2/catch.hpp>
 
 #include "member_log.hpp"
+#include "namespaces.hpp"
 #include "process.hpp"
 
 namespace tst = spindle::testing;
@@ -54,46 +50,17 @@ constexpr std::uint32_t kMembers = 3;
 constexpr std::uint32_t kCutOff = 2;  // the member the partition isolates
 constexpr std::uint64_t kSamples = 2000;
 
-bool write_file(const char* path, const std::string& text) {
-  const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
-  return ok;
-}
+using tst::ip_tool;
 
-// The `ip` tool's path (iproute2; in /usr/sbin or /sbin, which a user's PATH may lack).
-std::string ip_tool() {
-  for (const char* p : {"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"})
-    if (::access(p, X_OK) == 0) return p;
-  return {};
-}
-
-// Runs a shell command quietly; true if it exited 0.
 bool run(const std::string& command) {
-  return std::system((command + " >/dev/null 2>&1").c_str()) == 0;
+  return tst::run_quietly(command);
 }
 
-// Makes this process root of new user, network and mount namespaces, with `ip netns`
-// usable. Empty on success, otherwise why not.
+// The namespaces (namespaces.hpp), and a bridge in them the members' namespaces hang on.
 std::string enter_namespaces() {
-  if (ip_tool().empty()) return "the `ip` tool (iproute2) is not installed";
-  const auto uid = ::getuid();
-  const auto gid = ::getgid();
-  if (::unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) != 0)
-    return std::string("unshare(user, net, mount namespaces): ") + std::strerror(errno) +
-           " (unprivileged user namespaces are off here)";
-  if (!write_file("/proc/self/setgroups", "deny") ||
-      !write_file("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1") ||
-      !write_file("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1"))
-    return std::string("cannot map this user into its user namespace: ") + std::strerror(errno);
-  // Our own view of mounts: a private /run for `ip netns`, nothing leaks outside.
-  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
-      ::mount("tmpfs", "/run", "tmpfs", 0, nullptr) != 0)
-    return std::string("cannot mount a private /run: ") + std::strerror(errno);
+  if (auto why = tst::enter_namespaces(); !why.empty()) return why;
   const auto ip = ip_tool();
-  if (!run(ip + " link set lo up") || !run(ip + " link add br0 type bridge") ||
-      !run(ip + " link set br0 up"))
+  if (!run(ip + " link add br0 type bridge") || !run(ip + " link set br0 up"))
     return "cannot create a bridge in the new network namespace";
   return {};
 }

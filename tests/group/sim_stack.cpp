@@ -1,6 +1,9 @@
 // SimStack (see sim_stack.hpp).
 #include "sim_stack.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include "dcps/entities.hpp"
 #include "dcps/wire.hpp"
 #include "group/engine.hpp"
@@ -125,10 +128,51 @@ void SimStack::stall(std::size_t i) {
   cores_.at(i)->engine().stall_view_changes();
 }
 
+void SimStack::stall_deliveries(std::size_t i) {
+  cores_.at(i)->engine().stall_deliveries();
+}
+
 void SimStack::one_host() {
   host_ = 1;
   for (std::size_t i = 0; i < participants_.size(); ++i)
     net_->set_host(static_cast<transport::NodeId>(i + 1), host_);
+}
+
+std::size_t SimStack::join_and_vanish(std::size_t count, std::chrono::nanoseconds limit) {
+  using State = group::SimJoinHub::Ticket::State;
+  std::vector<group::JoinRequest> requests;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto id = static_cast<transport::NodeId>(participants_.size() + 1);
+    net_->add_node(id);  // there, but never connecting
+    alive_.push_back(false);
+    cores_.push_back(nullptr);
+    participants_.emplace_back(dds::core::null);
+    group::JoinRequest request;
+    request.node = id;
+    request.host = "sim";
+    request.settings = agreed();
+    requests.push_back(std::move(request));
+  }
+  // All asked at once, so that they go into one view together.
+  const auto deadline = net_->now() + limit;
+  std::vector<std::shared_ptr<group::SimJoinHub::Ticket>> tickets(count);
+  std::size_t welcomed = 0;
+  while (net_->now() < deadline && welcomed < count) {
+    for (std::size_t i = 0; i < count; ++i)
+      if (!tickets[i] || tickets[i]->state == State::refused || tickets[i]->state == State::closed)
+        tickets[i] = hub_->ask(requests[i]);
+    (void)net_->run_until(
+        [&] {
+          return std::all_of(tickets.begin(), tickets.end(),
+                             [&](const auto& t) { return !t || hub_->settled(*t); });
+        },
+        std::min(deadline, net_->now() + std::chrono::milliseconds(1)));
+    welcomed =
+        static_cast<std::size_t>(std::count_if(tickets.begin(), tickets.end(), [](const auto& t) {
+          return t && t->state == State::welcomed;
+        }));
+  }
+  return welcomed;
 }
 
 std::optional<std::size_t> SimStack::join(std::string& why, std::chrono::nanoseconds limit) {

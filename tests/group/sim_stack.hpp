@@ -66,6 +66,12 @@ class SimStack {
   std::optional<std::size_t> join(std::string& why,
                                   std::chrono::nanoseconds limit = std::chrono::seconds(2));
 
+  // `count` joiners (the next ids) that ask at once, are welcomed, and never connect:
+  // processes that crashed right after asking. Their slots stay dead. Returns how many the
+  // leader welcomed within `limit`.
+  std::size_t join_and_vanish(std::size_t count,
+                              std::chrono::nanoseconds limit = std::chrono::seconds(2));
+
   // Faults. crash(i): participant i stops at once (its node crashes on the network; the
   // others suspect it after the simulator's suspicion timeout). leave(i): participant i is
   // closed, as an application deletes its participant. Either way it is not used again.
@@ -79,6 +85,9 @@ class SimStack {
   // stall(i): participant i stops taking part in view changes, its heartbeat going on (a
   // protocol thread stuck in a trigger); the others must suspect it for want of progress.
   void stall(std::size_t i);
+  // stall_deliveries(i): participant i stops receiving and delivering (its current view's
+  // subgroups), its heartbeat and view-change part going on: a half-dead member.
+  void stall_deliveries(std::size_t i);
   // Every participant, and those that join later, rejoins the domain by itself once it
   // halted (group::Engine::rejoin_with), through the simulator's join hub.
   void rejoin_on_halt();

@@ -343,13 +343,19 @@ class ShmTransport::Impl {
       peers.emplace(m.id, std::move(p));
     }
     ctl()->epoch.store(epoch, std::memory_order_release);
+    std::map<NodeId, Clock::time_point> within;  // connect_within: an earlier deadline
+    const auto start = Clock::now();
+    for (const auto& m : members)
+      if (m.connect_within.count() > 0) within[m.id] = std::min(deadline, start + m.connect_within);
     Status result = Status::ok;
     std::vector<Suspicion> missing;
     for (auto& [id, p] : peers) {
       bool ok = false;
       std::string refused;
       pid_t gone = 0;  // the peer's process exited: it will never join (no need to wait)
-      while (Clock::now() < deadline) {
+      const auto it = within.find(id);
+      const auto peer_deadline = it != within.end() ? it->second : deadline;
+      while (Clock::now() < peer_deadline) {
         if (!p->control) {
           p->control = Segment::open(name(id), SegmentKind::control);
           if (p->control) refused = mismatch(id, *p->control);

@@ -71,9 +71,10 @@ class TcpTransport::Impl {
     bool blocked = false;            // a caller saw retry: ring the doorbell on drain
     bool established = false;
     bool suspected = false;
-    bool closing = false;  // GOODBYE queued; close once flushed
-    bool retired = false;  // view gone: report nothing more about it
-    int fd = -1;           // the stream's socket for direct sends; -1 once closing
+    bool closing = false;          // GOODBYE queued; close once flushed
+    bool retired = false;          // view gone: report nothing more about it
+    Clock::time_point deadline{};  // connect() gives up on it then (connect_within)
+    int fd = -1;                   // the stream's socket for direct sends; -1 once closing
     Clock::time_point last_post{};
     int burst = 0;  // frames posted within kBurstGap of each other
     std::map<RegionId, RegionDescriptor> remote;
@@ -213,6 +214,9 @@ class TcpTransport::Impl {
       auto p = std::make_shared<Peer>();
       p->addr = m;
       p->epoch = epoch;
+      p->deadline = m.connect_within.count() > 0
+                        ? std::min(deadline, Clock::now() + m.connect_within)
+                        : deadline;
       if (m.id < cfg_.self.id) p->ip = resolve(m.host, p->resolve_error);
       peers.emplace(m.id, std::move(p));
     }
@@ -225,11 +229,11 @@ class TcpTransport::Impl {
       for (const auto& [id, buf] : regions_)
         descriptors_.push_back({id, buf.size(), 0, 0});
     }
-    asio::post(io_, [this, deadline] {
+    asio::post(io_, [this] {
       std::lock_guard lock(mu_);
       for (auto& [id, p] : peers_) {
         if (id > cfg_.self.id) continue;
-        start_connect(p, deadline);  // we are the higher id: we dial
+        start_connect(p, p->deadline);  // we are the higher id: we dial
       }
       auto parked = std::move(parked_);
       parked_.clear();
@@ -239,9 +243,10 @@ class TcpTransport::Impl {
     });
     std::unique_lock lock(mu_);
     auto all_done = [&] {
-      return std::all_of(peers_.begin(), peers_.end(), [](auto& kv) {
+      const auto now = Clock::now();
+      return std::all_of(peers_.begin(), peers_.end(), [now](auto& kv) {
         std::lock_guard pl(kv.second->mu);
-        return kv.second->established || kv.second->suspected;
+        return kv.second->established || kv.second->suspected || now >= kv.second->deadline;
       });
     };
     // Notifiers do not hold mu_, so re-check every few milliseconds instead of trusting

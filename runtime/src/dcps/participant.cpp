@@ -466,6 +466,10 @@ void Participant::on_rejoined(const group::View& view, std::span<const std::byte
             << " rejoined the domain in view " << view.epoch << " (" << view.members.size()
             << " members)\n";
   on_view(view);
+  // The others removed this member's endpoints with it: so does its own table, or a view
+  // change before the announcements below are delivered would be laid out differently
+  // here (the endpoints come back with them, as everyone else learns them).
+  on_suspicion(engine_->node(), true, "");
   apply_state(state);
   executor().post([this] {
     if (is_closed()) return;

@@ -119,6 +119,7 @@ struct ViewState {
   std::unique_ptr<Membership> membership;
   LargeState large;
   std::unique_ptr<sst::PredicateLoop> loop;
+  std::optional<std::chrono::nanoseconds> progress_due;  // a progress check scheduled then
 };
 
 namespace {
@@ -130,8 +131,11 @@ View next_view(const View& v, std::uint64_t removed, const std::vector<sst::Join
   View next;
   next.epoch = v.epoch + 1;
   next.knobs = v.knobs;
-  for (std::size_t r = 0; r < v.members.size(); ++r)
-    if (((removed >> r) & 1) == 0) next.members.push_back(v.members[r]);
+  for (std::size_t r = 0; r < v.members.size(); ++r) {
+    if (((removed >> r) & 1) != 0) continue;
+    next.members.push_back(v.members[r]);
+    next.members.back().joining = false;  // it took part in this view change
+  }
   for (const auto& j : joined) {
     char host[INET_ADDRSTRLEN] = "127.0.0.1";
     if (j.ipv4 != 0) {
@@ -139,7 +143,7 @@ View next_view(const View& v, std::uint64_t removed, const std::vector<sst::Join
       a.s_addr = j.ipv4;
       (void)::inet_ntop(AF_INET, &a, host, sizeof host);
     }
-    next.members.push_back(Member{j.id, host, j.port, j.pid, j.host_id});
+    next.members.push_back(Member{j.id, host, j.port, j.pid, j.host_id, true});
   }
   next.subgroups = layout(next.members, demand, settings);
   return next;
@@ -228,6 +232,16 @@ std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::millisecond
   if (closing_.load()) vs->membership->closing();
   vs->sst->set_suspicion_handler(
       [raw](const sst::SuspicionReport& r) { raw->membership->note_suspicion(r.rank, r.detail); });
+  // Members whose deliveries stop while others' go on (smc.hpp): looked at with the
+  // heartbeats, and once more when a member behind runs out of time.
+  vs->sst->set_tick_hook([this, raw, rt](std::chrono::nanoseconds now) {
+    const auto check = raw->smc->check_progress(now);
+    if (check.due && check.due != raw->progress_due) {
+      raw->progress_due = check.due;
+      (void)rt->control().schedule(TimePoint(*check.due), [this] { transport_->notify(); });
+    }
+    return check.suspected;
+  });
   build_large(*vs);
   // A member that cannot be reached when a later view is installed is suspected in it: the
   // suspicion events stay queued for the new view's loop, and a view change follows.
@@ -485,6 +499,13 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
   // Endpoints announced past the ragged edge, or a view installed from outside, may call
   // for another layout already.
   check_layout(fresh);
+  // Members that joined with this view vote once a view change they took part in is
+  // installed: the leader asks for one at once (a joiner that never connected is
+  // suspected meanwhile and goes with it).
+  if (!fresh->view.members.empty() && fresh->view.members.front().id == node() &&
+      std::any_of(fresh->view.members.begin(), fresh->view.members.end(),
+                  [](const Member& m) { return m.joining; }))
+    fresh->membership->request_relayout();
   // Joiners admitted too late for the view just decided go into the next one.
   {
     std::lock_guard lock(joins_mu_);
@@ -658,6 +679,22 @@ void Engine::on_join(PendingJoin join) {
                 ", this domain is " + std::to_string(domain_id_));
     return;
   }
+  // Members dial a joiner only at the address its request came from (a name is not looked
+  // up: that could hold this thread); an address that says otherwise is refused. A port is
+  // needed wherever members dial one.
+  in_addr literal{};
+  if (!r.source.empty() && r.host != r.source &&
+      ::inet_pton(AF_INET, r.host.c_str(), &literal) == 1) {
+    join.refuse("node " + std::to_string(r.node) + " gives its address as " + r.host +
+                ", but asks from " + r.source +
+                "; members connect only to the address a joiner asks from (set node.host)");
+    return;
+  }
+  if (r.port == 0 && (transport_->kind() == "tcp" || transport_->kind() == "rdma")) {
+    join.refuse("node " + std::to_string(r.node) + " gives no port for its " +
+                std::string(transport_->kind()) + " transport");
+    return;
+  }
   for (const auto& mine : join_settings_) {
     std::string theirs = "(none)";
     for (const auto& s : r.settings)
@@ -681,7 +718,8 @@ void Engine::on_join(PendingJoin join) {
   sst::JoinEntry e{};
   e.id = r.node;
   in_addr a{};
-  if (::inet_pton(AF_INET, r.host.c_str(), &a) == 1) e.ipv4 = a.s_addr;
+  if (::inet_pton(AF_INET, (r.source.empty() ? r.host : r.source).c_str(), &a) == 1)
+    e.ipv4 = a.s_addr;
   e.port = r.port;
   e.pid = r.pid;
   e.host_id = r.host_id;
@@ -794,6 +832,10 @@ void Engine::try_rejoin() {
 
 void Engine::stall_view_changes() {
   current()->membership->stall();
+}
+
+void Engine::stall_deliveries() {
+  current()->smc->stall();
 }
 
 std::string Engine::halted() const {

@@ -236,6 +236,9 @@ class Engine {
   // Fault injection for the simulator: this member stops taking part in view changes while
   // its heartbeat goes on (membership.hpp, "Progress"); the others must suspect it.
   void stall_view_changes();
+  // Fault injection: this member stops receiving and delivering in the current view's
+  // subgroups while its heartbeat goes on (smc.hpp); the others must suspect it.
+  void stall_deliveries();
 
   [[nodiscard]] NodeId node() const noexcept { return transport_->self(); }
   [[nodiscard]] std::uint32_t domain_id() const noexcept { return domain_id_; }

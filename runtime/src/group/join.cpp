@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <random>
 #include <sstream>
 #include <utility>
 
@@ -29,7 +31,10 @@ constexpr std::size_t kMaxView = 1 << 20;
 constexpr std::size_t kMaxState = std::size_t{16} << 30;
 constexpr std::size_t kStateChunk = std::size_t{16} << 20;
 constexpr auto kRequestTimeout = std::chrono::seconds(3);
-constexpr std::string_view kMagic = "SPINDLE-JOIN 1";
+// A joiner answers CHECK at once (its join() is reading); one that does not is gone or
+// frozen, and is not proposed.
+constexpr auto kReadyTimeout = std::chrono::seconds(1);
+constexpr std::string_view kMagic = "SPINDLE-JOIN 2";
 
 int remaining_ms(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -286,42 +291,138 @@ JoinListener::~JoinListener() {
     if (f >= 0) ::close(f);
 }
 
+namespace {
+
+// One connection to the join port: reading its request, then waiting for its READY.
+struct Incoming {
+  int fd = -1;
+  std::string source;  // the peer's IPv4 address
+  Clock::time_point deadline;
+  std::string text;                    // what it sent so far (at most kMaxRequest)
+  std::optional<JoinRequest> request;  // parsed: CHECK sent, waiting for READY
+  std::string nonce;
+};
+
+std::string new_nonce() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+// The request's end: its "end" line complete.
+bool request_complete(const std::string& text) {
+  return text.starts_with("end\n") || text.find("\nend\n") != std::string::npos;
+}
+
+}  // namespace
+
 void JoinListener::run() {
+  std::vector<Incoming> open;
+  std::vector<pollfd> fds;
+  auto drop = [&](std::size_t i) {
+    ::close(open[i].fd);
+    open.erase(open.begin() + static_cast<std::ptrdiff_t>(i));
+  };
+  // Refuses connection i (when it said anything) and drops it.
+  auto refuse = [&](std::size_t i, const std::string& why) {
+    SocketAnswer(std::exchange(open[i].fd, -1)).refuse(why);
+    open.erase(open.begin() + static_cast<std::ptrdiff_t>(i));
+  };
   for (;;) {
-    pollfd p[2] = {{fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
-    if (::poll(p, 2, -1) < 0) {
+    fds.assign({{fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}});
+    auto next = Clock::time_point::max();
+    for (const auto& c : open) {
+      fds.push_back({c.fd, POLLIN, 0});
+      next = std::min(next, c.deadline);
+    }
+    const int wait = open.empty() ? -1 : std::max(1, remaining_ms(next));
+    if (::poll(fds.data(), fds.size(), wait) < 0) {
       if (errno == EINTR) continue;
       return;
     }
-    if ((p[1].revents & POLLIN) != 0) return;
-    if ((p[0].revents & POLLIN) == 0) continue;
-    const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if ((fds[1].revents & POLLIN) != 0) break;
+    // Input first (indices match fds[2 + i] until something is erased: walk backwards).
+    for (std::size_t i = open.size(); i-- > 0;) {
+      if ((fds[2 + i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      auto& c = open[i];
+      char buf[1024];
+      const std::size_t room = kMaxRequest - c.text.size();
+      const auto n = ::recv(c.fd, buf, std::min(room, sizeof buf), MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      if (n <= 0) {
+        drop(i);  // gone: a joiner that crashed after asking is never proposed
+        continue;
+      }
+      c.text.append(buf, static_cast<std::size_t>(n));
+      if (!c.request) {
+        if (!request_complete(c.text)) {
+          if (c.text.size() >= kMaxRequest) refuse(i, "request longer than 8 KiB");
+          continue;
+        }
+        std::string error;
+        auto request = parse_join(c.text.substr(0, c.text.find("end\n") + 4), error);
+        if (!request) {
+          refuse(i, error);
+          continue;
+        }
+        request->source = c.source;
+        c.request = std::move(request);
+        c.nonce = new_nonce();
+        c.text.clear();
+        c.deadline = Clock::now() + kReadyTimeout;
+        const std::string check = "CHECK " + c.nonce + "\n";
+        if (!write_all(c.fd, check.data(), check.size())) drop(i);
+        continue;
+      }
+      const auto eol = c.text.find('\n');
+      if (eol == std::string::npos) {
+        if (c.text.size() > 64) refuse(i, "expected READY");
+        continue;
+      }
+      if (c.text.substr(0, eol) != "READY " + c.nonce) {
+        refuse(i, "expected READY " + c.nonce);
+        continue;
+      }
+      Incoming done = std::move(c);
+      open.erase(open.begin() + static_cast<std::ptrdiff_t>(i));
+      const int flags = ::fcntl(done.fd, F_GETFL);
+      if (flags >= 0) (void)::fcntl(done.fd, F_SETFL, flags & ~O_NONBLOCK);  // the answer blocks
+      try {
+        handler_(PendingJoin(std::make_unique<SocketAnswer>(done.fd), std::move(*done.request)));
+      } catch (const std::exception&) {
+        // The handler refused or dropped it; nothing escapes this thread.
+      }
+    }
+    // Deadlines: a request not in within kRequestTimeout, a READY not within kReadyTimeout.
+    const auto now = Clock::now();
+    for (std::size_t i = open.size(); i-- > 0;) {
+      if (now < open[i].deadline) continue;
+      if (open[i].request || open[i].text.empty()) {
+        drop(i);
+      } else {
+        refuse(i, "incomplete request after " + std::to_string(kRequestTimeout.count()) + " s");
+      }
+    }
+    if ((fds[0].revents & POLLIN) == 0) continue;
+    sockaddr_in from{};
+    socklen_t len = sizeof from;
+    const int c =
+        ::accept4(fd_, reinterpret_cast<sockaddr*>(&from), &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (c < 0) {
       // Out of descriptors or a connection that went away: go on after a breath.
       if (errno == EMFILE || errno == ENFILE) ::usleep(50'000);
       continue;
     }
-    // One request, bounded in size and time; a stranger that sends nothing or garbage is
-    // answered (when it said anything) and dropped, never waited for.
-    const auto deadline = Clock::now() + kRequestTimeout;
-    std::string text;
-    std::optional<std::string> line;
-    while ((line = read_line(c, kMaxRequest, deadline)) && text.size() < kMaxRequest) {
-      text += *line + '\n';
-      if (*line == "end") break;
-    }
-    std::string error;
-    auto request = parse_join(text, error);
-    if (!request) {
-      SocketAnswer(c).refuse(text.empty() ? "no request" : error);
-      continue;
-    }
-    try {
-      handler_(PendingJoin(std::make_unique<SocketAnswer>(c), std::move(*request)));
-    } catch (const std::exception&) {
-      // The handler refused or dropped it; nothing escapes this thread.
-    }
+    // At the cap the oldest connection goes: a flood of silent connections cannot keep a
+    // joiner out (it asks again), and what the port holds stays bounded.
+    if (open.size() >= kMaxJoinConnections) drop(0);
+    char ip[INET_ADDRSTRLEN] = "";
+    if (from.sin_family == AF_INET) (void)::inet_ntop(AF_INET, &from.sin_addr, ip, sizeof ip);
+    open.push_back(Incoming{c, ip, Clock::now() + kRequestTimeout, {}, std::nullopt, {}});
   }
+  for (auto& c : open)
+    ::close(c.fd);
 }
 
 // ------------------------------------------------------------------------- TcpJoinPort
@@ -361,7 +462,13 @@ std::optional<Welcome> join(const std::vector<transport::NodeAddress>& contacts,
     } closer{fd};
     if (!write_all(fd, text.data(), text.size())) continue;
     bool closed = false;
-    const auto head = read_line(fd, 4096, deadline, &closed);
+    auto head = read_line(fd, 4096, deadline, &closed);
+    // The port checks that we are here to take the answer: say so at once.
+    if (head && head->rfind("CHECK ", 0) == 0 && head->size() <= 64) {
+      const std::string ready = "READY " + head->substr(6) + "\n";
+      if (!write_all(fd, ready.data(), ready.size())) continue;
+      head = read_line(fd, 4096, deadline, &closed);
+    }
     // Closed without a word: the leader went away while we asked (it closed or crashed);
     // as with nobody listening, the caller asks again.
     if (!head && closed) continue;

@@ -24,10 +24,16 @@
 // The leader's side is a JoinPort, so that the engine joins the same way on real sockets
 // (TcpJoinPort) and in the deterministic simulator (sim_join.hpp, no socket at all).
 //
-// Threading: JoinListener owns one thread that accepts and reads requests (each bounded in
-// size and time; a stranger that sends nothing is dropped after a few seconds), then hands
-// each valid request to its handler with the open connection; welcome()/refuse() answer it
-// from any thread. join() blocks the calling thread, bounded by its deadline.
+// Before a request goes to the handler, the port checks that the joiner is there to take
+// its answer: it sends CHECK <nonce> and waits a moment for READY <nonce> (a joiner that
+// crashed or froze right after asking is never proposed).
+//
+// Threading: JoinListener owns one thread that accepts connections and serves up to
+// kMaxJoinConnections of them at once, each with its own deadline and at most kMaxRequest
+// bytes read (a stranger that sends nothing is dropped after a few seconds; past the cap
+// the oldest is dropped), then hands each checked request to its handler with the open
+// connection; welcome()/refuse() answer it from any thread. join() blocks the calling
+// thread, bounded by its deadline.
 #pragma once
 
 #include <chrono>
@@ -48,6 +54,8 @@
 namespace spindle::group {
 
 inline constexpr std::uint16_t kJoinPortBase = 7410;
+// Join connections the port serves at once (reading a request or waiting for READY).
+inline constexpr std::size_t kMaxJoinConnections = 256;
 // A leader that is closing turns joiners away with this; a joiner asks again (the next
 // leader takes the port over, or it founds the domain).
 inline constexpr std::string_view kLeaderLeaving = "the leader is leaving the domain; try again";
@@ -64,6 +72,9 @@ struct JoinRequest {
   std::uint32_t pid = 0;
   std::uint64_t host_id = 0;
   std::vector<transport::AgreedSetting> settings;
+  // Not on the wire: the address the request came from, as the join port saw it (empty in
+  // the simulator). Members dial a joiner only there (docs/membership.md, "Joining").
+  std::string source;
 };
 
 struct Welcome {

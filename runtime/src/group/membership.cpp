@@ -38,6 +38,9 @@ Membership::Membership(sst::Sst& sst, smc::Smc& smc, sst::Predicates& predicates
       me_(sst.my_rank()),
       n_(sst.rows()),
       subgroups_(sst.group().subgroups.size()) {
+  const auto& members = sst.group().members;
+  for (std::size_t r = 0; r < members.size(); ++r)
+    if (members[r].joining) joining_ |= bit(r);
   id_ = predicates.add(
       sst::PredicateKind::recurrent, [this] { return needed(); }, [this] { step(); });
 }
@@ -255,15 +258,19 @@ void Membership::certain(std::uint64_t suspected, std::uint64_t& exited,
 // Majority rule, before any commit: members that leave on purpose do not count as lost
 // (nor does anything once we are closing ourselves), and members whose process exited
 // count neither as lost nor in the view: a dead process is on no side of a partition.
+// Members joining with this view vote from the next one on: every member knows the same
+// set of them (it is in the view), so at most one side of a partition holds a majority of
+// the rest, and joiners that never come cannot outvote the members that were there. When
+// every voter's death is certain, the survivors are alone with no one to split from.
 Membership::Majority Membership::majority(std::uint64_t suspected, std::uint64_t leaving,
                                           std::string& why) {
   std::uint64_t exited = 0;
   std::uint64_t alive_here = 0;
-  certain(suspected & ~leaving, exited, alive_here);
-  const std::uint64_t lost_mask = suspected & ~leaving & ~exited;
+  certain(suspected & ~leaving & ~joining_, exited, alive_here);
+  const std::uint64_t lost_mask = suspected & ~leaving & ~exited & ~joining_;
   const auto lost = static_cast<std::size_t>(std::popcount(lost_mask));
-  const std::size_t voters = n_ - static_cast<std::size_t>(std::popcount(exited));
-  if (lost * 2 < voters) {
+  const std::size_t voters = n_ - static_cast<std::size_t>(std::popcount(exited | joining_));
+  if (lost * 2 < voters || (voters == 0 && exited != 0)) {
     exit_grace_until_.reset();
     return Majority::held;
   }

@@ -182,6 +182,7 @@ class Membership {
   bool done_ = false;       // decided or halted
   // The majority rule waits for a same-host member to be seen exited until then.
   std::optional<std::chrono::steady_clock::time_point> exit_grace_until_;
+  std::uint64_t joining_ = 0;  // ranks that joined with this view (View's Member::joining)
   // Progress: per rank, since when it has been behind in this view change (none: it is not);
   // and the earliest moment one of them will have been behind too long.
   std::vector<std::optional<std::chrono::steady_clock::time_point>> behind_since_;

@@ -80,7 +80,7 @@ View parse(std::string_view yaml, std::string_view source) {
   for (std::size_t i = 0; i < members.size(); ++i) {
     const std::string key = "members[" + std::to_string(i) + "]";
     const auto m = members[i];
-    r.expect_map(m, key, {"id", "host", "port", "pid", "host_id"});
+    r.expect_map(m, key, {"id", "host", "port", "pid", "host_id", "joining"});
     if (!m["id"]) r.fail(m, key + ".id", "missing");
     Member mem;
     mem.id = r.integer<NodeId>(m["id"], key + ".id", 0, std::numeric_limits<NodeId>::max());
@@ -94,6 +94,7 @@ View parse(std::string_view yaml, std::string_view source) {
       mem.host_id = r.integer<std::uint64_t>(h, key + ".host_id", 0,
                                              std::numeric_limits<std::int64_t>::max());
     }
+    if (auto j = m["joining"]) mem.joining = r.integer<int>(j, key + ".joining", 0, 1) != 0;
     g.members.push_back(std::move(mem));
   }
 
@@ -232,6 +233,7 @@ std::string to_yaml(const View& g) {
     os << "  - {id: " << m.id << ", host: \"" << m.host << "\", port: " << m.port;
     if (m.pid != 0) os << ", pid: " << m.pid;
     if (m.host_id != 0) os << ", host_id: " << m.host_id;
+    if (m.joining) os << ", joining: 1";
     os << "}\n";
   }
   os << "subgroups:\n";

@@ -41,6 +41,11 @@ struct Member {
   // certain. 0: unknown (a member listed in a domain file) — the majority rule decides.
   std::uint32_t pid = 0;
   std::uint64_t host_id = 0;
+  // Joined with this view (docs/membership.md, "Joining"): it has yet to connect and take
+  // part in a view change, so it counts for nothing in the majority rule, and connecting to
+  // it is bounded by twice the suspicion timeout. Cleared by the next view change (the
+  // leader asks for one once the view is installed).
+  bool joining = false;
   friend bool operator==(const Member&, const Member&) = default;
 };
 

@@ -216,6 +216,55 @@ class SubgroupEngine {
   const SubgroupStats& stats() const noexcept { return stats_; }
   std::int64_t delivered_num() const noexcept { return delivered_num_; }
 
+  // Progress (docs/membership.md, "Failure detection"): a member of this atomic subgroup
+  // whose counters have not moved for `timeout` while another member's are ahead of them
+  // takes no part in the stream: suspected (the ring waits for it, so everyone stops).
+  bool check_progress(std::chrono::nanoseconds now, std::chrono::nanoseconds timeout,
+                      std::optional<std::chrono::nanoseconds>& due) {
+    if (!atomic_ || frozen_ || stalled_.load(std::memory_order_relaxed)) return false;
+    if (progress_.size() != members_.size()) progress_.assign(members_.size(), Progress{});
+    std::int64_t most_received = received_num_;
+    std::int64_t most_delivered = delivered_num_;
+    for (std::size_t k = 0; k < members_.size(); ++k) {
+      if (members_[k] == me_) continue;
+      auto& p = progress_[k];
+      p.received = sst_->load<std::int64_t>(counters_[k] + kReceived);
+      p.delivered = sst_->load<std::int64_t>(counters_[k] + kDelivered);
+      most_received = std::max(most_received, p.received);
+      most_delivered = std::max(most_delivered, p.delivered);
+    }
+    bool did = false;
+    for (std::size_t k = 0; k < members_.size(); ++k) {
+      if (members_[k] == me_ || sst_->suspected(members_[k])) continue;
+      auto& p = progress_[k];
+      const bool moved = p.received != p.last_received || p.delivered != p.last_delivered;
+      const bool behind = p.received < most_received || p.delivered < most_delivered;
+      if (moved || !behind || p.since.count() == 0) {
+        p.last_received = p.received;
+        p.last_delivered = p.delivered;
+        p.since = now;
+        continue;
+      }
+      if (now - p.since <= timeout) {
+        const auto at = p.since + timeout + std::chrono::nanoseconds(1);
+        due = due ? std::min(*due, at) : at;
+        continue;
+      }
+      sst_->suspect(members_[k], transport::SuspicionReason::no_progress,
+                    "node " + std::to_string(sst_->node_of(members_[k])) + " received " +
+                        std::to_string(p.received + 1) + " and delivered " +
+                        std::to_string(p.delivered + 1) + " messages of subgroup " +
+                        std::to_string(index_) + " for " +
+                        std::to_string((now - p.since).count() / 1'000'000) +
+                        " ms while others went on to " + std::to_string(most_received + 1));
+      did = true;
+    }
+    return did;
+  }
+
+  // Fault injection (tests): this member stops receiving and delivering, heartbeats going on.
+  void stall() noexcept { stalled_.store(true, std::memory_order_relaxed); }
+
  private:
   [[nodiscard]] std::size_t slot_offset(std::size_t slots, std::uint64_t r) const noexcept {
     return slots + static_cast<std::size_t>(r % w_) * stride_;
@@ -311,7 +360,7 @@ class SubgroupEngine {
 
   // A cheap check of every other sender's guards.
   bool receive_ready() const noexcept {
-    if (frozen_) return false;
+    if (frozen_ || stalled_.load(std::memory_order_relaxed)) return false;
     for (std::size_t i = 0; i < senders_.size(); ++i) {
       if (my_sender_ && i == *my_sender_) continue;
       const auto& c = senders_[i];
@@ -408,7 +457,8 @@ class SubgroupEngine {
 
   // Delivery predicate: stable = min(received_num over members) passed delivered_num.
   bool deliverable() {
-    if (frozen_ || received_num_ <= delivered_num_) return false;
+    if (frozen_ || received_num_ <= delivered_num_ || stalled_.load(std::memory_order_relaxed))
+      return false;
     std::int64_t stable = received_num_;
     for (std::size_t k = 0; k < members_.size() && stable > delivered_num_; ++k) {
       if (members_[k] == me_) continue;
@@ -553,7 +603,15 @@ class SubgroupEngine {
   transport::DoorbellData space_bell_;  // rung when slots are freed
   transport::Doorbell space_{&space_bell_, false};
 
+  std::atomic<bool> stalled_{false};  // stall(): fault injection
+
   // Predicate thread only.
+  struct Progress {
+    std::int64_t received = -1, delivered = -1;
+    std::int64_t last_received = -1, last_delivered = -1;
+    std::chrono::nanoseconds since{0};  // when its counters last moved (or it caught up)
+  };
+  std::vector<Progress> progress_;  // per member, check_progress()
   bool frozen_ = false;
   std::uint64_t sent_ = 0;
   std::uint64_t rounds_ = 0;
@@ -581,6 +639,19 @@ Smc::Smc(sst::Sst& sst, sst::Predicates& predicates, DeliveryUpcall upcall)
 Smc::~Smc() {
   for (auto id : ids_)
     predicates_->remove(id);
+}
+
+ProgressCheck Smc::check_progress(std::chrono::nanoseconds now) {
+  const auto timeout = std::chrono::nanoseconds(sst_->group().knobs.suspicion_timeout);
+  ProgressCheck out;
+  for (auto& e : engines_)
+    if (e && e->check_progress(now, timeout, out.due)) out.suspected = true;
+  return out;
+}
+
+void Smc::stall() noexcept {
+  for (auto& e : engines_)
+    if (e) e->stall();
 }
 
 Reservation Smc::reserve(std::uint32_t subgroup, std::uint32_t size) noexcept {

@@ -68,6 +68,12 @@ using transport::NodeId;
 // keeps a 10 KB window of 100 flowing.
 inline constexpr std::size_t kMaxPushBytes = std::size_t{256} << 10;
 
+// What Smc::check_progress() found.
+struct ProgressCheck {
+  bool suspected = false;                       // it suspected a member
+  std::optional<std::chrono::nanoseconds> due;  // look again then (a member is behind)
+};
+
 // One delivered message; `payload` points into the SST and is valid during the upcall only.
 struct Message {
   std::uint32_t subgroup = 0;
@@ -180,6 +186,14 @@ class Smc {
   [[nodiscard]] const SubgroupStats& stats(std::uint32_t subgroup) const;
   [[nodiscard]] std::int64_t delivered_num(std::uint32_t subgroup) const;
   [[nodiscard]] std::uint64_t delivered_count(std::uint32_t subgroup) const;
+  // Suspects (Sst::suspect) each member of an atomic subgroup whose counters stood still
+  // for the suspicion timeout while another member's were ahead (docs/membership.md,
+  // "Failure detection"). Call it now and then (the engine does, through Sst::tick), and
+  // again at `due` if one is given: a member is behind, and its time runs out then.
+  ProgressCheck check_progress(std::chrono::nanoseconds now);
+  // Fault injection (tests; any thread): this member stops receiving and delivering while
+  // its heartbeat goes on — a half-dead member.
+  void stall() noexcept;
 
  private:
   sst::Sst* sst_;

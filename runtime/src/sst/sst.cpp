@@ -84,8 +84,13 @@ Sst::Sst(transport::Transport& t, const group::View& g, Clock clock)
 
 transport::Status Sst::connect(std::chrono::milliseconds timeout) {
   std::vector<transport::NodeAddress> members;
-  for (const auto& m : group_.members)
-    members.push_back(transport::NodeAddress{m.id, m.host, m.port});
+  for (const auto& m : group_.members) {
+    // A member joining with this view that never connects must not hold the others for
+    // the whole connect timeout (docs/membership.md, "Joining").
+    members.push_back(transport::NodeAddress{
+        m.id, m.host, m.port,
+        m.joining ? 2 * group_.knobs.suspicion_timeout : std::chrono::milliseconds{0}});
+  }
   const auto st = transport_->connect(members, group_.epoch, timeout);
   const auto now = clock_();
   for (auto& t : heartbeat_seen_at_)
@@ -255,7 +260,7 @@ bool Sst::poll_events() {
 
 bool Sst::tick() {
   const auto interval = std::chrono::nanoseconds(group_.knobs.heartbeat_interval);
-  if (interval.count() == 0) return false;
+  if (interval.count() == 0) return tick_hook_ && tick_hook_(clock_());
   const auto now = clock_();
   bool did = false;
   if (now >= next_heartbeat_) {
@@ -269,6 +274,7 @@ bool Sst::tick() {
     next_heartbeat_ = now + interval;
     // Not work that calls for more: an idle loop that sent its heartbeat goes back to
     // sleep instead of spinning idle_spin (and waking in short slices) after each one.
+    if (tick_hook_ && tick_hook_(now)) did = true;
   }
   const auto timeout = std::chrono::nanoseconds(group_.knobs.suspicion_timeout);
   for (std::size_t r = 0; r < rows(); ++r) {

@@ -123,6 +123,11 @@ class Sst {
   // --- heartbeats and suspicions (predicate thread) ------------------------------------
   using SuspicionHandler = std::function<void(const SuspicionReport&)>;
   void set_suspicion_handler(SuspicionHandler h) { on_suspicion_ = std::move(h); }
+  // Called by tick() with the time, once per heartbeat interval (every tick() without
+  // heartbeats): the engine's progress check (smc.hpp). Returns whether it suspected
+  // anyone. Null: none.
+  using TickHook = std::function<bool(std::chrono::nanoseconds)>;
+  void set_tick_hook(TickHook h) { tick_hook_ = std::move(h); }
   // Every transport event poll_events() takes (block completions for RDMC, suspicions)
   // also goes to `h`, on the predicate thread, after the SST handled it.
   void set_event_handler(std::function<void(const transport::Event&)> h) {
@@ -182,6 +187,7 @@ class Sst {
   Clock clock_;
   std::size_t my_rank_ = 0;
   transport::RegionId region_ = 0;
+  TickHook tick_hook_;
   std::byte* base_ = nullptr;
   std::vector<PeerQueue> queues_;
   std::vector<std::size_t> dirty_;       // ranks with a non-empty queue

@@ -48,6 +48,10 @@ struct NodeAddress {
   NodeId id = 0;
   std::string host;
   std::uint16_t port = 0;
+  // connect() waits at most this long for this peer (a member joining with this view: one
+  // that never comes must not hold the others for the whole connect timeout); 0: the
+  // call's timeout.
+  std::chrono::milliseconds connect_within{0};
 };
 
 // A setting every member of a domain must share (protocol version, engine.slot_size, ...),
@@ -92,6 +96,7 @@ enum class SuspicionReason : std::uint8_t {
   link_cut,           // simulator: link cut by the test
   crashed,            // simulator: peer crashed
   mismatch,           // peer is in another domain or a must-agree setting differs
+  no_progress,        // group layer: its counters stood still while others' went on
 };
 [[nodiscard]] std::string_view to_string(SuspicionReason r) noexcept;
 
@@ -161,7 +166,9 @@ class Transport {
 
   // Connects to every other member pairwise (members includes self) and exchanges region
   // descriptors. Returns ok when all peers are connected; otherwise peer_suspected, and a
-  // Suspicion(connect_timeout or the cause) is queued for each missing peer.
+  // Suspicion(connect_timeout or the cause) is queued for each missing peer. A peer whose
+  // NodeAddress::connect_within is set is given up on after that long (or the timeout,
+  // whichever is shorter).
   [[nodiscard]] virtual Status connect(std::span<const NodeAddress> members,
                                        std::uint64_t view_epoch,
                                        std::chrono::milliseconds timeout) = 0;

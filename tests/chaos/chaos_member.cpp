@@ -1,0 +1,166 @@
+// One member process of the chaos test (chaos_test.cpp): a participant of the domain that
+// the hostile peers go after, streaming "Chunks" of 10 KB (atomic, the default
+// consistency). It reads commands on stdin and answers on stdout, one line each:
+//
+//   publisher SIZE READERS  once READERS readers matched ("matched"), writes a chunk of SIZE
+//                           bytes every 5 ms (reliable, KEEP_ALL, blocking up to 10 s),
+//                           "wrote K" every 100; on "stop": waits for every acknowledgment
+//                           and says "acked K longest_write_ms W", exits 0; "error WHAT" and
+//                           exit 3 if a write throws
+//   subscriber              a reliable KEEP_ALL reader; "ready" once created; takes every
+//                           millisecond and checks the chunks come in order with no gap
+//                           ("FAIL ..." and exit 1 otherwise); on "report" says "report got K
+//                           first F last S gap_ms G lost L members M halted H" (G: the
+//                           longest time between two chunks since the last report), on
+//                           "quit" exits 0
+//   half-dead               a subscriber that, on "stall", stops receiving and delivering
+//                           while its heartbeat goes on (group::Engine::stall_deliveries, the
+//                           fault the simulator injects), says "stalled", and once the domain
+//                           removed it, "evicted after MS ms"
+//
+// Everything it waits for is bounded.
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <dds/dds.hpp>
+
+#include "chaos.hpp"
+#include "dcps/entities.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Chaos::Chunk;
+constexpr auto kPatience = std::chrono::seconds(60);
+
+[[noreturn]] void fail(const std::string& why) {
+  std::cout << "FAIL " << why << std::endl;
+  std::exit(1);
+}
+
+// A line from stdin if one is waiting (never blocks).
+std::optional<std::string> command() {
+  pollfd p{0, POLLIN, 0};
+  if (::poll(&p, 1, 0) <= 0) return std::nullopt;
+  std::string line;
+  if (!std::getline(std::cin, line)) return std::string("quit");
+  return line;
+}
+
+spindle::group::Engine& engine(const dds::domain::DomainParticipant& dp) {
+  return std::static_pointer_cast<spindle::dcps::Participant>(dp.core_ptr())->engine();
+}
+
+double ms(Clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+int publisher(std::size_t size, std::int32_t readers) {
+  dds::domain::DomainParticipant dp(dds::domain::default_id());
+  dds::topic::Topic<Chunk> topic(dp, "Chunks");
+  dds::pub::qos::DataWriterQos q;
+  q << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(10))
+    << dds::core::policy::History::KeepAll();
+  dds::pub::DataWriter<Chunk> writer(dds::pub::Publisher(dp), topic, q);
+  const auto give_up = Clock::now() + kPatience;
+  while (writer.publication_matched_status().current_count() < readers) {
+    if (Clock::now() > give_up) fail("publisher: readers did not match");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::cout << "matched" << std::endl;
+  Chunk c;
+  c.data(std::vector<std::uint8_t>(size, 0x5a));
+  std::uint64_t k = 0;
+  Clock::duration longest{};
+  try {
+    for (;;) {
+      if (const auto cmd = command(); cmd && (*cmd == "stop" || *cmd == "quit")) break;
+      c.seq(++k);
+      const auto before = Clock::now();
+      writer.write(c);
+      longest = std::max(longest, Clock::now() - before);
+      if (k % 100 == 0) std::cout << "wrote " << k << std::endl;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    writer.wait_for_acknowledgments(dds::core::Duration::from_secs(30));
+  } catch (const dds::core::Exception& e) {
+    std::cout << "error " << e.what() << std::endl;
+    return 3;
+  }
+  std::cout << "acked " << k << " longest_write_ms " << ms(longest) << std::endl;
+  return 0;
+}
+
+int subscriber(bool half_dead) {
+  dds::domain::DomainParticipant dp(dds::domain::default_id());
+  dds::topic::Topic<Chunk> topic(dp, "Chunks");
+  dds::sub::qos::DataReaderQos q;
+  q << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  dds::sub::DataReader<Chunk> reader(dds::sub::Subscriber(dp), topic, q);
+  std::cout << "ready" << std::endl;
+  std::uint64_t got = 0, first = 0, last = 0;
+  std::optional<Clock::time_point> previous;
+  Clock::duration gap{};
+  std::optional<Clock::time_point> stalled;
+  bool evicted = false;
+  for (;;) {
+    for (const auto& s : reader.take()) {
+      if (!s.info().valid()) continue;
+      const auto seq = s.data().seq();
+      if (got > 0 && seq != last + 1)
+        fail("subscriber: chunk " + std::to_string(seq) + " after " + std::to_string(last));
+      if (got == 0) first = seq;
+      last = seq;
+      ++got;
+      const auto now = Clock::now();
+      if (previous) gap = std::max(gap, now - *previous);
+      previous = now;
+    }
+    if (stalled && !evicted && !engine(dp).halted().empty()) {
+      evicted = true;
+      std::cout << "evicted after " << ms(Clock::now() - *stalled) << " ms" << std::endl;
+    }
+    if (const auto cmd = command()) {
+      if (*cmd == "quit") return 0;
+      if (*cmd == "stall" && half_dead) {
+        engine(dp).stall_deliveries();
+        stalled = Clock::now();
+        std::cout << "stalled" << std::endl;
+      } else if (*cmd == "report") {
+        const auto& e = engine(dp);
+        std::cout << "report got " << got << " first " << first << " last " << last << " gap_ms "
+                  << ms(gap) << " lost " << reader.sample_lost_status().total_count() << " members "
+                  << e.view().members.size() << " halted " << (e.halted().empty() ? 0 : 1)
+                  << std::endl;
+        gap = {};
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string role = argc > 1 ? argv[1] : "";
+  try {
+    if (role == "publisher" && argc == 4)
+      return publisher(std::stoul(argv[2]), static_cast<std::int32_t>(std::stoi(argv[3])));
+    if (role == "subscriber") return subscriber(false);
+    if (role == "half-dead") return subscriber(true);
+  } catch (const std::exception& e) {
+    std::cout << "FAIL " << role << ": " << e.what() << std::endl;
+    return 1;
+  }
+  std::cerr << "usage: chaos_member publisher SIZE READERS | subscriber | half-dead\n";
+  return 2;
+}
