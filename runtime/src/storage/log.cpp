@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <iomanip>
 #include <mutex>
 #include <sstream>
 #include <system_error>
@@ -473,6 +474,32 @@ std::optional<std::uint64_t> find_valid_after(Window& w, std::uint64_t from, std
   return std::nullopt;
 }
 
+// Where reading goes on after a bad record at `from` (docs/log-format.md,
+// "Resynchronisation"): the first offset on the 8-byte grid after `from`, before `end`, that
+// holds a whole valid record (header CRC, flags, length, record CRC) whose order is after
+// `prev` (the last good record's), confirmed by what follows it: the end of the data, too few
+// bytes for a header, or a header whose CRC checks and whose order is after the candidate's.
+// A candidate that fails any of these is a false resynchronisation (a record-shaped stretch
+// of a payload, an old record left over) and the scan goes on.
+std::optional<std::uint64_t> resync(Window& w, std::uint64_t from, std::uint64_t end,
+                                    std::optional<Order> prev) {
+  for (std::uint64_t p = (from + 8) & ~std::uint64_t{7}; p + kRecordHeaderBytes <= end; p += 8) {
+    const auto h = w.get(p, kRecordHeaderBytes);
+    if (h.size() < kRecordHeaderBytes) break;
+    if (get16(h.data() + 14) != 0 || get32(h.data() + 8) > kMaxPayload) continue;
+    if (get32(h.data() + 4) != crc32c(h.data() + 8, 32)) continue;
+    RecordInfo r;
+    if (check_record(w, p, end, r)) continue;
+    if (prev && r.order <= *prev) continue;
+    const std::uint64_t next = p + r.span;
+    if (end - next < kRecordHeaderBytes) return p;
+    RecordInfo n;
+    const auto bad = check_record_header(w, next, end, n);
+    if ((!bad || bad->problem == Problem::short_record) && n.order > r.order) return p;
+  }
+  return std::nullopt;
+}
+
 // Records in a torn tail from `from`: each header found whole (CRC right) or cut short by the
 // end of the file counts one. nullopt when a header in between is garbage.
 std::optional<std::uint64_t> count_torn(Window& w, std::uint64_t from, std::uint64_t end) {
@@ -566,9 +593,13 @@ Damage make_damage(const Source& src, const Bad& bad) {
   return d;
 }
 
+// With `skipped`, a bad record that is no torn tail and that a record resynchronises after
+// (resync()) is skipped and listed there; so is one with nothing after it in an older
+// segment (to the segment's end).
 Scan scan_segment(const Source& src, Window& w, std::uint64_t number, bool newest,
                   std::uint64_t start, std::uint64_t ordinal, std::optional<Order> prev,
-                  const std::function<void(const RecordInfo&, std::uint64_t)>& on_record) {
+                  const std::function<void(const RecordInfo&, std::uint64_t)>& on_record,
+                  std::vector<Damage>* skipped = nullptr) {
   Scan s;
   const std::uint64_t size = src.size();
   if (auto bad = check_segment_header(w, size, number)) {
@@ -587,6 +618,25 @@ Scan scan_segment(const Source& src, Window& w, std::uint64_t number, bool newes
     if (!bad && prev && r.order <= *prev)
       bad = Bad{off, Problem::order_backwards,
                 "order " + to_string(r.order) + " is not after " + to_string(*prev)};
+    if (bad && skipped &&
+        !(bad->problem != Problem::order_backwards && newest && !find_valid_after(w, off, size))) {
+      const auto next = resync(w, off, size, prev);
+      if (next || !newest) {
+        Damage d = make_damage(src, *bad);
+        d.skipped = true;
+        d.before = prev;
+        d.bytes = next.value_or(size) - off;
+        if (next) {
+          RecordInfo after;
+          (void)check_record_header(w, *next, size, after);
+          d.after = after.order;
+        }
+        skipped->push_back(std::move(d));
+        if (!next) break;
+        off = *next;
+        continue;
+      }
+    }
     if (bad) {
       Damage d = make_damage(src, *bad);
       if (bad->problem != Problem::order_backwards && newest && !find_valid_after(w, off, size)) {
@@ -710,7 +760,8 @@ struct Loaded {
 };
 
 Loaded load_segment(const Source& src, const fs::path& idx_path, std::uint64_t number, bool newest,
-                    std::optional<Order> prev, std::uint64_t interval) {
+                    std::optional<Order> prev, std::uint64_t interval,
+                    std::vector<Damage>* skipped = nullptr) {
   Loaded l;
   Window w(src);
   if (check_segment_header(w, src.size(), number)) {
@@ -755,13 +806,15 @@ Loaded load_segment(const Source& src, const fs::path& idx_path, std::uint64_t n
         (r.offset > l.index.back().offset && r.offset - l.index.back().offset >= interval))
       l.index.push_back({r.order, r.offset, ord});
   };
-  l.scan = scan_segment(src, w, number, newest, start, ordinal, before, add_entries);
+  const std::size_t skipped_before = skipped ? skipped->size() : 0;
+  l.scan = scan_segment(src, w, number, newest, start, ordinal, before, add_entries, skipped);
   if (l.scan.damage && l.scan.damage->offset == start && start > kSegmentHeaderBytes) {
     // The record at the last trusted entry is itself bad: without the one before it the
     // segment's last order is unknown, so scan it all.
     l.index.clear();
     l.index_why = "its last entry names a bad record";
-    l.scan = scan_segment(src, w, number, newest, 0, 0, prev, add_entries);
+    if (skipped) skipped->resize(skipped_before);
+    l.scan = scan_segment(src, w, number, newest, 0, 0, prev, add_entries, skipped);
   } else if (l.index.size() != kept && l.index_why.empty()) {
     l.index_why = "entries added for records past its end";
   }
@@ -846,7 +899,11 @@ std::string Damage::to_string() const {
   std::ostringstream s;
   s << file.string() << " at offset " << offset << ": " << storage::to_string(problem);
   if (!detail.empty()) s << " (" << detail << ")";
-  s << (torn ? "; torn tail: " : "; corruption: ") << bytes << " bytes";
+  s << (torn ? "; torn tail: " : skipped ? "; skipped: " : "; corruption: ") << bytes << " bytes";
+  if (skipped)
+    s << " (offsets " << offset << " .. " << offset + bytes << ", between "
+      << (before ? storage::to_string(*before) : std::string("the start")) << " and "
+      << (after ? storage::to_string(*after) : std::string("the end")) << ")";
   if (records) s << ", " << *records << (*records == 1 ? " record" : " records");
   if (!set_aside.empty()) {
     s << " set aside in";
@@ -872,6 +929,7 @@ std::string RecoveryReport::to_string() const {
     s << "\n  " << d.to_string();
   for (const auto& i : index_rebuilt)
     s << "\n  index rebuilt: " << i;
+  if (!identity_note.empty()) s << "\n  identity: " << identity_note;
   return s.str();
 }
 
@@ -879,6 +937,9 @@ std::string VerifyReport::to_string() const {
   std::ostringstream s;
   s << "log " << dir.string() << ": " << segments.size() << " segments, " << records << " records ("
     << range(first, last) << "), " << bytes << " bytes: " << (clean() ? "clean" : "DAMAGED");
+  s << "\n  identity: "
+    << (identity ? storage::to_string(*identity)
+                 : std::string("none (a version-1 log, of unknown origin)"));
   for (const auto& seg : segments)
     s << "\n  " << seg.file.filename().string() << ": " << seg.records << " records ("
       << range(seg.first, seg.last) << "), " << seg.bytes << " bytes";
@@ -932,7 +993,8 @@ struct Segment {
 };
 
 struct Table {
-  mutable std::mutex mu;  // guards everything below
+  bool skip_damage = false;  // set before the table is shared
+  mutable std::mutex mu;     // guards everything below
   std::vector<Segment> segs;
   bool has_last = false;
   Order last, durable;
@@ -953,6 +1015,8 @@ struct Cursor::State {
   std::optional<Order> last;
   FileSource src{-1, {}, 0};
   Window win{src};
+  std::vector<Damage> skipped;  // skip mode: the stretches skipped so far
+  bool after_pending = false;   // the last one's `after` is the next record returned
 
   void enter(const detail::Segment& s, std::uint64_t off) {
     number = s.number;
@@ -969,6 +1033,10 @@ Cursor::Cursor(std::unique_ptr<State> s) : s_(std::move(s)) {}
 Cursor::Cursor(Cursor&&) noexcept = default;
 Cursor& Cursor::operator=(Cursor&&) noexcept = default;
 Cursor::~Cursor() = default;
+
+const std::vector<Damage>& Cursor::skipped() const {
+  return s_->skipped;
+}
 
 std::optional<RecordView> Cursor::next() {
   State& s = *s_;
@@ -1024,12 +1092,32 @@ std::optional<RecordView> Cursor::next() {
     if (!bad && s.last && r.order <= *s.last)
       bad = Bad{s.offset, Problem::order_backwards,
                 "order " + to_string(r.order) + " is not after " + to_string(*s.last)};
+    if (bad && s.table->skip_damage) {
+      // Resynchronise as open() and verify() do; the stretch is reported, not thrown.
+      const auto next = resync(s.win, s.offset, s.limit, s.last);
+      Damage d;
+      d.file = s.file->path;
+      d.offset = bad->offset;
+      d.problem = bad->problem;
+      d.detail = bad->detail;
+      d.skipped = true;
+      d.before = s.last;
+      d.bytes = next.value_or(s.limit) - s.offset;
+      s.skipped.push_back(std::move(d));
+      s.after_pending = true;
+      s.offset = next.value_or(s.limit);
+      continue;
+    }
     if (bad)
       fail("read", s.file->path, bad->offset, 0,
            std::string(to_string(bad->problem)) + ": " + bad->detail);
     const std::uint64_t at = s.offset;
     s.offset += r.span;
     s.last = r.order;
+    if (s.after_pending) {
+      s.skipped.back().after = r.order;
+      s.after_pending = false;
+    }
     return RecordView{r.order,  r.kind, r.time_ns, s.win.get(at + kRecordHeaderBytes, r.length),
                       s.number, at};
   }
@@ -1333,6 +1421,7 @@ struct Log::Impl {
       break;
     }
     std::optional<Order> prev;
+    bool pending_after = false;  // the last stretch skipped reaches its segment's end
     std::vector<detail::Segment> segs;
     for (std::size_t i = 0; i < numbers.size(); ++i) {
       const bool newest = i + 1 == numbers.size();
@@ -1340,7 +1429,17 @@ struct Log::Impl {
       const fs::path p = seg_path(n);
       auto file = std::make_shared<detail::File>(open_file(p, O_RDWR, "open"), p);
       FileSource src(file->fd, p, file_size(file->fd, p, "open"));
-      Loaded ld = load_segment(src, idx_path(n), n, newest, prev, opt.index_interval);
+      std::vector<Damage> skipped;
+      Loaded ld = load_segment(src, idx_path(n), n, newest, prev, opt.index_interval,
+                               opt.skip_damage ? &skipped : nullptr);
+      // Stretches skipped (skip_damage): left in place, listed; readers skip them too.
+      if (pending_after && !report.damage.empty())
+        report.damage.back().after = ld.scan.first ? ld.scan.first : ld.scan.last;
+      pending_after = false;
+      for (auto& d : skipped) {
+        pending_after = !d.after;
+        report.damage.push_back(std::move(d));
+      }
       detail::Segment s;
       s.number = n;
       s.file = file;
@@ -1380,6 +1479,7 @@ struct Log::Impl {
     }
     {
       std::lock_guard lock(table->mu);
+      table->skip_damage = opt.skip_damage;
       table->segs = std::move(segs);
       for (const auto& s : table->segs) {
         table->records += s.records;
@@ -1426,6 +1526,85 @@ Log::~Log() {
   }
 }
 
+// ---- identity ------------------------------------------------------------------------------
+
+namespace {
+
+constexpr const char* kIdentityFile = "IDENTITY";
+constexpr const char* kIdentityMagic = "spindle-log-identity 2";
+
+std::string hex64(std::uint64_t v) {
+  std::ostringstream s;
+  s << "0x" << std::hex << std::setw(16) << std::setfill('0') << v;
+  return s.str();
+}
+
+// Writes IDENTITY through a temporary file and a rename, then syncs the directory: it is
+// either the old file or the whole new one.
+void write_identity(const fs::path& dir, int dir_fd, const LogIdentity& id) {
+  const fs::path p = dir / kIdentityFile;
+  fs::path tmp = p;
+  tmp += ".tmp";
+  const std::string text = std::string(kIdentityMagic) + "\ndomain " + std::to_string(id.domain) +
+                           "\nhome " + hex64(id.home) + "\n";
+  {
+    Fd fd(open_file(tmp, O_WRONLY | O_CREAT | O_TRUNC, "write identity"));
+    if (pwrite_all(fd.fd, std::as_bytes(std::span(text.data(), text.size())), 0) != text.size())
+      fail("write identity", tmp, std::nullopt, errno);
+    sync_fd(fd.fd, tmp, "write identity");
+  }
+  if (::rename(tmp.c_str(), p.c_str()) != 0)
+    fail("write identity", p, std::nullopt, errno, "rename");
+  sync_dir(dir_fd, dir, "write identity");
+}
+
+bool has_segments(const fs::path& dir) {
+  return !list_dir(dir, "open").segments.empty();
+}
+
+}  // namespace
+
+std::string to_string(const LogIdentity& id) {
+  return "domain " + std::to_string(id.domain) + ", home " + hex64(id.home);
+}
+
+std::optional<LogIdentity> read_identity(const std::filesystem::path& dir) {
+  const fs::path p = dir / kIdentityFile;
+  const int raw = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (raw < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    fail("read identity", p, std::nullopt, errno);
+  }
+  Fd fd(raw);
+  std::array<char, 256> buf{};
+  FileSource src(fd.fd, p,
+                 std::min<std::uint64_t>(buf.size(), file_size(fd.fd, p, "read identity")));
+  const std::size_t n = src.read_at(0, std::as_writable_bytes(std::span(buf)));
+  std::istringstream in(std::string(buf.data(), n));
+  std::string magic, domain_key, home_key, home_hex;
+  std::getline(in, magic);
+  std::uint64_t domain = 0;
+  in >> domain_key >> domain >> home_key >> home_hex;
+  LogIdentity id;
+  std::size_t used = 0;
+  bool ok = magic == kIdentityMagic && in && domain_key == "domain" && home_key == "home" &&
+            domain <= UINT32_MAX && home_hex.size() == 18 && home_hex.starts_with("0x");
+  if (ok) {
+    try {
+      id.home = std::stoull(home_hex.substr(2), &used, 16);
+    } catch (const std::exception&) {
+      ok = false;
+    }
+    ok = ok && used == 16;
+  }
+  if (!ok)
+    fail("read identity", p, std::nullopt, 0,
+         "not an identity file (expected \"" + std::string(kIdentityMagic) +
+             "\", \"domain <id>\", \"home 0x<16 hex digits>\")");
+  id.domain = static_cast<std::uint32_t>(domain);
+  return id;
+}
+
 Log Log::open(const LogOptions& options, RecoveryReport* report) {
   auto impl = std::make_unique<Impl>();
   impl->opt = options;
@@ -1444,6 +1623,22 @@ Log Log::open(const LogOptions& options, RecoveryReport* report) {
   RecoveryReport& r = report ? *report : local;
   r = RecoveryReport{};
   r.dir = options.dir;
+  if (options.identity) {
+    // Whose log this is: refuse another domain's or another home's, before anything changes.
+    const auto found = read_identity(options.dir);
+    if (found && *found != *options.identity)
+      fail("identity", options.dir / kIdentityFile, std::nullopt, 0,
+           "this log belongs to " + to_string(*found) + ", not to this node's " +
+               to_string(*options.identity) +
+               " (copied from another domain's directory or another node's home?)");
+    if (!found) {
+      if (has_segments(options.dir))
+        r.identity_note = "no " + std::string(kIdentityFile) +
+                          " (a version-1 log, of unknown origin): taken as " +
+                          to_string(*options.identity);
+      write_identity(options.dir, impl->dir_fd.fd, *options.identity);
+    }
+  }
   impl->recover(r);
   return Log(std::move(impl));
 }
@@ -1506,8 +1701,9 @@ std::uint64_t Log::for_each(Order from, const std::function<bool(const RecordVie
 
 // ---- without opening ------------------------------------------------------------------------
 
-Cursor read_log(const std::filesystem::path& dir, Order from) {
+Cursor read_log(const std::filesystem::path& dir, Order from, bool skip_damage) {
   auto table = std::make_shared<detail::Table>();
+  table->skip_damage = skip_damage;
   const DirListing l = list_dir(dir, "read");
   std::optional<Order> prev;
   for (std::size_t i = 0; i < l.segments.size(); ++i) {
@@ -1524,7 +1720,8 @@ Cursor read_log(const std::filesystem::path& dir, Order from) {
     s.size = src.size();
     s.first = ld.scan.first;
     s.index = std::move(ld.index);
-    s.damage = std::move(ld.scan.damage);
+    // Skipping damage, the cursor resynchronises by itself: it reads the whole file.
+    if (!skip_damage) s.damage = std::move(ld.scan.damage);
     if (ld.scan.last) prev = ld.scan.last;
     table->segs.push_back(std::move(s));
   }
@@ -1560,12 +1757,18 @@ VerifyReport verify(const std::filesystem::path& dir) {
   VerifyReport v;
   v.dir = dir;
   const DirListing l = list_dir(dir, "verify");
+  try {
+    v.identity = read_identity(dir);
+  } catch (const LogError& e) {
+    v.notes.push_back(e.what());
+  }
   for (const auto& c : l.corrupt)
     v.notes.push_back(c + ": bytes set aside by an earlier repair");
   for (const auto n : l.indexes)
     if (!std::binary_search(l.segments.begin(), l.segments.end(), n))
       v.notes.push_back(segment_name(n, ".idx") + ": index of no segment (open() removes it)");
   std::optional<Order> prev;
+  bool pending_after = false;  // the last damage listed waits for the order after it
   auto add_damage = [&](Damage d) {
     if (v.damage.size() < kMaxDamage) v.damage.push_back(std::move(d));
   };
@@ -1591,6 +1794,7 @@ VerifyReport verify(const std::filesystem::path& dir) {
     v.bytes += src.size();
     IndexLoad il = load_index(dir / segment_name(n, ".idx"), n, src.size());
     std::size_t next_entry = 0;
+    std::vector<Damage> skipped;
     bool damaged_here = false;
     const std::string idx_name = segment_name(n, ".idx");
     auto check_entries = [&](const RecordInfo& r, std::uint64_t ordinal) {
@@ -1601,7 +1805,8 @@ VerifyReport verify(const std::filesystem::path& dir) {
           v.index_problems.push_back(idx_name + ": entry " + std::to_string(next_entry) +
                                      " names offset " + std::to_string(e.offset) +
                                      ", where no record starts");
-        } else if (e.order != r.order || (!damaged_here && e.ordinal != ordinal)) {
+        } else if (e.order != r.order ||
+                   (!damaged_here && skipped.empty() && e.ordinal != ordinal)) {
           v.index_problems.push_back(idx_name + ": entry " + std::to_string(next_entry) + " says " +
                                      to_string(e.order) + " (record " + std::to_string(e.ordinal) +
                                      ") at offset " + std::to_string(e.offset) +
@@ -1613,7 +1818,16 @@ VerifyReport verify(const std::filesystem::path& dir) {
     std::uint64_t start = 0;
     std::uint64_t ordinal = 0;
     for (std::size_t rounds = 0; rounds < kMaxDamage + 1; ++rounds) {
-      Scan s = scan_segment(src, w, n, newest, start, ordinal, prev, check_entries);
+      // Damaged stretches that a record resynchronises after are skipped as open() with
+      // skip_damage and the cursors skip them (resync()): the same offsets and bytes.
+      skipped.clear();
+      Scan s = scan_segment(src, w, n, newest, start, ordinal, prev, check_entries, &skipped);
+      if (pending_after && s.first && !v.damage.empty()) v.damage.back().after = s.first;
+      pending_after = false;
+      for (auto& d : skipped) {
+        pending_after = !d.after;  // skipped to the segment's end: the next one tells
+        add_damage(std::move(d));
+      }
       sum.records += s.records - ordinal;
       ordinal = s.records;
       if (s.first && !sum.first) sum.first = s.first;
@@ -1623,6 +1837,7 @@ VerifyReport verify(const std::filesystem::path& dir) {
       }
       if (!s.damage) break;
       damaged_here = true;
+      pending_after = false;
       Damage d = std::move(*s.damage);
       if (!s.header_ok) {
         add_damage(std::move(d));
