@@ -224,8 +224,9 @@ namespace {
 // (see open_log() in retained.hpp): exact within a view, a lower bound across views.
 std::uint64_t lost_between(const std::optional<storage::Order>& before,
                            const std::optional<storage::Order>& after) {
-  if (before && after && before->view == after->view) return after->seq - before->seq - 1;
-  if (after) return std::max<std::uint64_t>(1, after->seq - 1);
+  if (before && after && before->view == after->view)
+    return after->seq > before->seq ? after->seq - before->seq - 1 : 0;
+  if (after) return after->seq > 1 ? after->seq - 1 : 1;
   return 1;  // to the end of the log: at least the bad record
 }
 
@@ -245,6 +246,7 @@ storage::RecoveryReport RetainedTopic::open_log(
   o.retain_age = std::chrono::duration_cast<std::chrono::seconds>(settings.retain_age);
   o.sync = storage::SyncPolicy::never;  // end_batch() syncs, per the writers' policy
   o.skip_damage = true;                 // a damaged stretch costs its samples, not the log
+  o.repair = true;  // what cannot be skipped is set aside (never deleted): the log goes on
   o.identity = identity;
   try {
     try {
@@ -308,6 +310,9 @@ void RetainedTopic::open_and_replay(const storage::LogOptions& o, storage::Recov
               << ": the replay stopped; the history holds the records before: " << e.what() << '\n';
   }
   count(true);
+  // Records a repair set aside (what no record resynchronised after) are lost as well.
+  for (const auto& d : report.damage)
+    if (!d.set_aside.empty()) lost_ += d.records.value_or(1);
   // What the cursor skipped (open() checks only the tail of each segment): the report lists
   // every stretch once.
   for (const auto& d : cursor.skipped()) {

@@ -96,6 +96,8 @@ class RetainedTopic final : public TopicStore {
   //    (lost_samples()) from the orders on both sides: within a view the log's sequence
   //    numbers count one per record, so a stretch between a:s1 and a:s2 lost s2 - s1 - 1;
   //    one across views lost at least the new view's records before it (s2 - 1), and one.
+  //    What cannot be skipped (a missing segment, a bad stretch with nothing in order after it
+  //    in the newest segment) is set aside by repair, and its records count as lost too.
   //  - Identity: with `identity`, a log of another domain or home is refused: its directory
   //    is moved aside to <dir>.foreign (nothing deleted) and the topic starts a new log; the
   //    report's identity_note says what happened.

@@ -602,15 +602,32 @@ Scan scan_segment(const Source& src, Window& w, std::uint64_t number, bool newes
                   std::vector<Damage>* skipped = nullptr) {
   Scan s;
   const std::uint64_t size = src.size();
+  std::uint64_t off = std::max(start, kSegmentHeaderBytes);
   if (auto bad = check_segment_header(w, size, number)) {
     Damage d = make_damage(src, *bad);
     d.torn = newest && (size < kSegmentHeaderBytes || all_zero(w, size));
     if (d.torn) d.records = 0;
-    s.damage = std::move(d);
-    return s;
+    // Skipping damage, a bad header is one more stretch: the records after it are read from
+    // where they resynchronise (the first record, when only the header was hit).
+    const auto next = skipped && !d.torn && size > kSegmentHeaderBytes
+                          ? resync(w, kSegmentHeaderBytes - 8, size, prev)
+                          : std::nullopt;
+    if (!next && !(skipped && !d.torn && !newest)) {
+      s.damage = std::move(d);
+      return s;
+    }
+    d.skipped = true;
+    d.before = prev;
+    d.bytes = next.value_or(size);
+    if (next) {
+      RecordInfo after;
+      (void)check_record_header(w, *next, size, after);
+      d.after = after.order;
+    }
+    skipped->push_back(std::move(d));
+    off = next.value_or(size);
   }
   s.header_ok = true;
-  std::uint64_t off = std::max(start, kSegmentHeaderBytes);
   s.records = ordinal;
   while (off < size) {
     RecordInfo r;
@@ -765,7 +782,11 @@ Loaded load_segment(const Source& src, const fs::path& idx_path, std::uint64_t n
   Loaded l;
   Window w(src);
   if (check_segment_header(w, src.size(), number)) {
-    l.scan = scan_segment(src, w, number, newest, 0, 0, prev, {});
+    l.scan = scan_segment(src, w, number, newest, 0, 0, prev, {}, skipped);
+    if (l.scan.header_ok) {  // skipped: its index cannot be trusted, a new one starts empty
+      l.index_changed = true;
+      l.index_why = "the segment header is damaged";
+    }
     return l;
   }
   IndexLoad il = load_index(idx_path, number, src.size());
