@@ -1038,6 +1038,21 @@ struct Cursor::State {
   Window win{src};
   std::vector<Damage> skipped;  // skip mode: the stretches skipped so far
   bool after_pending = false;   // the last one's `after` is the next record returned
+  bool at_start = false;        // entered at the segment's first record: check its header
+
+  void skip(const Bad& bad, std::uint64_t to) {
+    Damage d;
+    d.file = file->path;
+    d.offset = bad.offset;
+    d.problem = bad.problem;
+    d.detail = bad.detail;
+    d.skipped = true;
+    d.before = last;
+    d.bytes = to - bad.offset;
+    skipped.push_back(std::move(d));
+    after_pending = true;
+    offset = to;
+  }
 
   void enter(const detail::Segment& s, std::uint64_t off) {
     number = s.number;
@@ -1047,6 +1062,7 @@ struct Cursor::State {
     damage = s.damage;
     src.set_fd(file->fd, file->path, limit);
     win.rebind(src);
+    at_start = off == kSegmentHeaderBytes;
   }
 };
 
@@ -1100,6 +1116,14 @@ std::optional<RecordView> Cursor::next() {
         continue;
       }
     }
+    if (s.at_start && s.table->skip_damage) {
+      // A damaged segment header is skipped as open() and verify() skip it (scan_segment).
+      s.at_start = false;
+      if (const auto bad = check_segment_header(s.win, s.limit, s.number)) {
+        s.skip(*bad, resync(s.win, kSegmentHeaderBytes - 8, s.limit, s.last).value_or(s.limit));
+        continue;
+      }
+    }
     RecordInfo r;
     auto bad = check_record_header(s.win, s.offset, s.limit, r);
     if (!bad && r.order < s.from) {
@@ -1115,18 +1139,7 @@ std::optional<RecordView> Cursor::next() {
                 "order " + to_string(r.order) + " is not after " + to_string(*s.last)};
     if (bad && s.table->skip_damage) {
       // Resynchronise as open() and verify() do; the stretch is reported, not thrown.
-      const auto next = resync(s.win, s.offset, s.limit, s.last);
-      Damage d;
-      d.file = s.file->path;
-      d.offset = bad->offset;
-      d.problem = bad->problem;
-      d.detail = bad->detail;
-      d.skipped = true;
-      d.before = s.last;
-      d.bytes = next.value_or(s.limit) - s.offset;
-      s.skipped.push_back(std::move(d));
-      s.after_pending = true;
-      s.offset = next.value_or(s.limit);
+      s.skip(*bad, resync(s.win, s.offset, s.limit, s.last).value_or(s.limit));
       continue;
     }
     if (bad)
