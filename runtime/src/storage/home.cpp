@@ -158,24 +158,30 @@ std::optional<std::uint64_t> LogHome::id(std::string& error) {
     error = "cannot read " + p.string() + ": " + std::strerror(errno);
     return std::nullopt;
   }
-  // A new home (or one from before ids): a random id, written whole (a temporary file
-  // renamed) so that a crash leaves no half id.
+  // A new home (or one from before ids): a random id, written whole to a file of this
+  // process and linked as HOME, so that a crash leaves no half id and, should two processes
+  // make it at once (the same fixed node id twice), one id wins and both read it.
   std::error_code ec;
   fs::create_directories(path_, ec);
   std::random_device rd;
   const std::uint64_t v = std::uint64_t{rd()} << 32 | rd();
   char text[20];
   std::snprintf(text, sizeof text, "0x%016llx\n", static_cast<unsigned long long>(v));
-  const fs::path tmp = path_ / "HOME.tmp";
+  const fs::path tmp = path_ / ("HOME.tmp." + std::to_string(::getpid()));
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   const bool written = fd >= 0 && ::write(fd, text, 19) == 19 && ::fsync(fd) == 0;
-  const int err = errno;
+  int err = errno;
   if (fd >= 0) ::close(fd);
-  if (!written || ::rename(tmp.c_str(), p.c_str()) != 0) {
-    error = "cannot write " + p.string() + ": " + std::strerror(written ? errno : err);
+  const bool linked = written && (::link(tmp.c_str(), p.c_str()) == 0 || errno == EEXIST);
+  if (written && !linked) err = errno;
+  ::unlink(tmp.c_str());
+  if (!linked) {
+    error = "cannot write " + p.string() + ": " + std::strerror(err);
     return std::nullopt;
   }
-  id_ = v;
+  const auto text_now = read();
+  id_ = text_now ? parse(*text_now) : std::nullopt;
+  if (!id_) error = "cannot read back " + p.string();
   return id_;
 }
 

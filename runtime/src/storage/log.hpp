@@ -7,6 +7,7 @@
 //   <dir>/00000000000000000001.seg  segments, named by a 20-digit number counting up
 //   <dir>/00000000000000000001.idx  its sparse index (a cache: rebuilt when missing/wrong)
 //   <dir>/<segment>@<offset>.corrupt  bytes set aside by a repair (never deleted)
+//   <dir>/IDENTITY                  the domain and home the log belongs to (format 2)
 //
 //   segment   0        8        10       12       16                24       28       32
 //             +--------+--------+--------+--------+-----------------+--------+--------+
