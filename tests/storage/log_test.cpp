@@ -25,6 +25,7 @@
 #include <boost/crc.hpp>
 #include <catch2/catch.hpp>
 
+#include "storage/home.hpp"
 #include "storage/log.hpp"
 #include "temp_dir.hpp"
 
@@ -905,6 +906,52 @@ TEST_CASE("a log of another domain or home is refused", "[log]") {
   // A malformed IDENTITY is an error naming it.
   write_file(o.dir / "IDENTITY", {'x', '\n'});
   CHECK_THROWS_AS(st::read_identity(o.dir), st::LogError);
+}
+
+TEST_CASE("a home keeps its id across restart and adoption", "[log]") {
+  TempDir t;
+  st::LogSettings settings;
+  settings.log_dir = t.path().string();
+  std::string error;
+  auto open_in = [&](st::LogHome& home) {
+    const auto id = home.id(error);
+    INFO(error);
+    REQUIRE(id);
+    auto o = options(home.topic_dir("FlightState"));
+    o.identity = st::LogIdentity{3, *id};
+    return st::Log::open(o);
+  };
+  std::uint64_t first = 0;
+  {
+    auto home = st::LogHome::claim(settings, 3, 11, false);
+    REQUIRE(home.hold(error));
+    auto log = open_in(home);
+    append_range(log, 0, 3);
+    first = *home.id(error);
+  }
+  {
+    // The same fixed node id again: its home, its id, its log.
+    auto home = st::LogHome::claim(settings, 3, 11, false);
+    REQUIRE(home.hold(error));
+    CHECK(home.id(error) == std::optional<std::uint64_t>(first));
+    CHECK(open_in(home).records() == 3);
+  }
+  {
+    // A random node id adopts the orphaned home, and with it the home's id: the log opens.
+    auto home = st::LogHome::claim(settings, 3, 999, true);
+    REQUIRE(home.adopted());
+    CHECK(home.path() == t.path() / "domain-3" / "node-11");
+    CHECK(home.id(error) == std::optional<std::uint64_t>(first));
+    CHECK(open_in(home).records() == 3);
+  }
+  {
+    // Another node's home has an id of its own: node 11's log copied into it is refused.
+    auto home = st::LogHome::claim(settings, 3, 12, false);
+    REQUIRE(home.hold(error));
+    fs::copy(t.path() / "domain-3" / "node-11" / "FlightState", home.topic_dir("FlightState"));
+    CHECK(home.id(error) != std::optional<std::uint64_t>(first));
+    CHECK_THROWS_AS(open_in(home), st::LogError);
+  }
 }
 
 TEST_CASE("parser on buffers", "[log]") {
