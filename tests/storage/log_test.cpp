@@ -1158,6 +1158,14 @@ TEST_CASE("tool", "[tool]") {
     CHECK(contains(out, "damage: " + s.to_string()));
     CHECK(contains(out, "skipped: " + std::to_string(s.bytes) + " bytes"));
     CHECK(contains(out, std::to_string(records) + " records"));
+    // dump stops at the damage; with --skip-damage it goes on as the loader does.
+    std::tie(code, out) = tool("dump " + big.string());
+    CHECK(code == 1);
+    CHECK(contains(out, "at offset " + std::to_string(d.at)));
+    std::tie(code, out) = tool("dump --skip-damage " + big.string());
+    CHECK(code == 1);
+    CHECK(contains(out, "skipped " + s.to_string()));
+    CHECK(contains(out, st::to_string(order_of(999)) + " kind="));
   }
   std::tie(code, out) = tool("verify " + (t.path() / "nothing-here").string());
   CHECK(code == 2);
