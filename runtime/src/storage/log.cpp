@@ -1620,16 +1620,13 @@ std::optional<LogIdentity> read_identity(const std::filesystem::path& dir) {
   std::uint64_t domain = 0;
   in >> domain_key >> domain >> home_key >> home_hex;
   LogIdentity id;
-  std::size_t used = 0;
   bool ok = magic == kIdentityMagic && in && domain_key == "domain" && home_key == "home" &&
             domain <= UINT32_MAX && home_hex.size() == 18 && home_hex.starts_with("0x");
-  if (ok) {
-    try {
-      id.home = std::stoull(home_hex.substr(2), &used, 16);
-    } catch (const std::exception&) {
-      ok = false;
-    }
-    ok = ok && used == 16;
+  for (std::size_t i = 2; ok && i < home_hex.size(); ++i) {
+    const char c = home_hex[i];
+    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    ok = d >= 0;
+    id.home = id.home << 4 | static_cast<std::uint64_t>(ok ? d : 0);
   }
   if (!ok)
     fail("read identity", p, std::nullopt, 0,
