@@ -35,32 +35,24 @@ namespace fs = std::filesystem;
 // ---- encoding -------------------------------------------------------------------------
 
 inline constexpr std::array<char, 8> kSegmentMagic = {'S', 'P', 'N', 'D', 'L', 'S', 'E', 'G'};
-
 inline constexpr std::array<char, 8> kIndexMagic = {'S', 'P', 'N', 'D', 'L', 'I', 'D', 'X'};
-
-inline constexpr std::uint16_t kVersion = 1;
-
+inline constexpr std::uint16_t kVersion = 1;  // of segments and indexes (IDENTITY: format 2)
 inline constexpr std::uint64_t kIndexHeaderBytes = 24;
-
 inline constexpr std::uint64_t kIndexEntryBytes = 40;
+// The read buffer of scans and cursors.
+inline constexpr std::size_t kWindowBytes = std::size_t{1} << 20;
+inline constexpr std::size_t kMaxDamage = 100;  // places verify() lists at most
+inline constexpr int kMaxIov = 1020;            // below IOV_MAX (1024)
 
-inline constexpr std::size_t kWindowBytes = std::size_t{1}
-                                            << 20;  // read buffer of scans and cursors
-inline constexpr std::size_t kMaxDamage = 100;      // places verify() lists at most
-inline constexpr int kMaxIov = 1020;                // below IOV_MAX (1024)
-
+// CRC32C (Castagnoli), the standard values (log-format.md), by ISA-L.
 std::uint32_t crc32c(const std::byte* p, std::size_t n);
 
+// Little-endian integers at `p`.
 void put16(std::byte* p, std::uint16_t v);
-
 void put32(std::byte* p, std::uint32_t v);
-
 void put64(std::byte* p, std::uint64_t v);
-
 std::uint16_t get16(const std::byte* p);
-
 std::uint32_t get32(const std::byte* p);
-
 std::uint64_t get64(const std::byte* p);
 
 // Bytes a record with `length` payload bytes takes: header, payload, padding to 8.
@@ -82,8 +74,9 @@ std::array<std::byte, kIndexHeaderBytes> encode_index_header(std::uint64_t numbe
 
 std::array<std::byte, kIndexEntryBytes> encode_index_entry(const IndexEntry& e);
 
-std::string hex32(std::uint32_t v);
+std::string hex32(std::uint32_t v);  // "0x1f"
 
+// The file name of segment (or index) `number`: 20 digits, zero padded, then `ext`.
 std::string segment_name(std::uint64_t number, const char* ext);
 
 // The number of a segment (or index) file name, or nullopt for any other name.
@@ -91,11 +84,10 @@ std::optional<std::uint64_t> parse_name(const std::string& name, const char* ext
 
 // ---- system calls ------------------------------------------------------------------------
 
+// Each throws LogError naming `op`, the file (and offset) and strerror(errno) on failure.
 [[noreturn]] void fail(const char* op, const fs::path& file, std::optional<std::uint64_t> offset,
                        int err, const std::string& detail = {});
-
-int open_file(const fs::path& p, int flags, const char* op);
-
+int open_file(const fs::path& p, int flags, const char* op);  // O_CLOEXEC, EINTR retried
 std::uint64_t file_size(int fd, const fs::path& p, const char* op);
 
 // Writes all of `data` at `offset`; returns the bytes written before an error (errno set)
@@ -107,11 +99,11 @@ std::size_t pwrite_all(int fd, std::span<const std::byte> data, std::uint64_t of
 std::uint64_t pwritev_all(int fd, std::vector<iovec>& iov, std::uint64_t offset);
 
 void truncate_to(int fd, const fs::path& p, std::uint64_t size, const char* op);
-
-void sync_fd(int fd, const fs::path& p, const char* op);
-
+void sync_fd(int fd, const fs::path& p, const char* op);  // fdatasync
+// fsync of a directory; a file system that cannot sync directories (EINVAL) is let be.
 void sync_dir(int dir_fd, const fs::path& p, const char* op);
 
+// An owned file descriptor.
 struct Fd {
   int fd = -1;
   Fd() = default;
@@ -271,10 +263,11 @@ std::optional<std::uint64_t> count_torn(Window& w, std::uint64_t from, std::uint
 // record): how many records a set-aside piece holds besides the bad one.
 std::uint64_t count_valid_from(Window& w, std::uint64_t from, std::uint64_t end);
 
+// The 32-byte segment header: magic, CRC, version, size, flags, and the number (if given).
 std::optional<Bad> check_segment_header(Window& w, std::uint64_t size,
                                         std::optional<std::uint64_t> number);
 
-bool all_zero(Window& w, std::uint64_t size);
+bool all_zero(Window& w, std::uint64_t size);  // the first `size` bytes
 
 // One segment parsed: its header, then records from `start` (an index entry's offset and
 // ordinal, or the first record) to the first bad one, classified as torn or corruption.
@@ -287,6 +280,7 @@ struct Scan {
   std::optional<Damage> damage;
 };
 
+// A Damage at `bad` reaching to the end of the file.
 Damage make_damage(const Source& src, const Bad& bad);
 
 // With `skipped`, a bad record that is no torn tail and that a record resynchronises after
@@ -324,6 +318,8 @@ struct Loaded {
   std::string index_why;
 };
 
+// `prev`: the last order of the segment before; `interval`: index_interval; `skipped` as
+// scan_segment()'s.
 Loaded load_segment(const Source& src, const fs::path& idx_path, std::uint64_t number, bool newest,
                     std::optional<Order> prev, std::uint64_t interval,
                     std::vector<Damage>* skipped = nullptr);
@@ -337,8 +333,9 @@ struct DirListing {
   std::vector<std::string> corrupt;  // *.corrupt files
 };
 
+// The segment, index and *.corrupt files of a log directory (other files are ignored).
 DirListing list_dir(const fs::path& dir, const char* op);
 
-std::int64_t to_ns(std::chrono::system_clock::time_point t);
+std::int64_t to_ns(std::chrono::system_clock::time_point t);  // ns since the epoch
 
 }  // namespace spindle::storage::format
