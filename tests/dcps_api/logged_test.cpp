@@ -3,7 +3,9 @@
 // member before readers get it; a participant that restarts with its node id recovers the
 // log and hands the history to late readers; a log that cannot be written (the file size
 // limit, as on a full disk) gives the writer an OutOfResourcesError while the participant
-// goes on with its other topics. Public API only (plus setenv, fork and setrlimit).
+// goes on with its other topics; a damaged record costs its samples (SAMPLE_LOST), not the
+// log nor the live stream; a log copied in from another node's home is not replayed. Public API
+// only (plus setenv, fork and setrlimit).
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -110,6 +112,145 @@ TEST_CASE("a torn log tail is cut and the rest recovered", "[logged]") {
   const std::vector<std::pair<std::uint32_t, std::uint64_t>> lifecycle_torn{{1, 2}, {1, 3}, {1, 4}};
   const std::vector<std::pair<std::uint32_t, std::uint64_t>> sample_torn{{1, 1}, {1, 2}, {1, 3}};
   CHECK((got == lifecycle_torn || got == sample_torn));
+}
+
+namespace {
+
+// The only segment of the topic's log of node 4242 under `logs`.
+fs::path only_segment(const fs::path& logs) {
+  const auto dir = logs / "domain-0" / "node-4242" / "FlightState";
+  fs::path segment;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".seg") segment = e.path();
+  return segment;
+}
+
+dds::pub::qos::DataWriterQos keep_all_logged_writer() {
+  auto q = logged_writer();
+  policy::DurabilityService ds;
+  ds.history_kind(policy::HistoryKind::KEEP_ALL)
+      .max_samples(100'000)
+      .max_samples_per_instance(100'000);
+  q << ds;
+  return q;
+}
+
+dds::sub::qos::DataReaderQos unlimited_logged_reader() {
+  auto q = logged_reader();
+  q << policy::ResourceLimits(dds::core::LENGTH_UNLIMITED, dds::core::LENGTH_UNLIMITED,
+                              dds::core::LENGTH_UNLIMITED);
+  return q;
+}
+
+std::set<std::uint64_t> take_seqs(Reader& r) {
+  std::set<std::uint64_t> out;
+  for (const auto& s : r.take())
+    if (s.info().valid()) out.insert(s.data().timestamp_ns());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a damaged log record costs its samples, not the log", "[logged]") {
+  // The case: 63 bytes overwritten at 90 % of a segment, then the member restarts.
+  TempDir logs;
+  const ScopedDomainConfig config(node_settings(logs.path()));
+  constexpr std::uint64_t n = 3000;
+  {
+    Participant p;
+    auto w = p.writer(keep_all_logged_writer());
+    for (std::uint64_t i = 1; i <= n; ++i)
+      w.write(flight(1, i));
+    flush(w);
+  }
+  const auto segment = only_segment(logs.path());
+  REQUIRE(!segment.empty());
+  {
+    std::fstream f(segment, std::ios::in | std::ios::out | std::ios::binary);
+    const auto size = static_cast<std::streamoff>(fs::file_size(segment));
+    f.seekp(size * 9 / 10);
+    const std::string garbage(63, '\x5a');
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+
+  Participant again;
+  auto r = again.reader(unlimited_logged_reader());
+  r.wait_for_historical_data(dds::core::Duration::from_secs(20));
+  const auto history = take_seqs(r);
+  // Every intact record before and after the damage: the first samples, the latest ones, and
+  // one gap where the damage was.
+  REQUIRE(!history.empty());
+  CHECK(*history.begin() == 1);
+  CHECK(*history.rbegin() == n);
+  const std::uint64_t missing = n - history.size();
+  CHECK(missing >= 1);
+  CHECK(missing <= 3);  // 63 bytes touch at most three records of ~100 bytes
+  std::uint64_t gaps = 0;
+  for (auto it = history.begin(); std::next(it) != history.end(); ++it)
+    gaps += *std::next(it) != *it + 1 ? 1U : 0U;
+  CHECK(gaps == 1);
+  // The reader is told what it lost.
+  CHECK(r.sample_lost_status().total_count() == static_cast<std::int32_t>(missing));
+
+  // The topic keeps its log and its live stream: a writer now reaches the reader in full.
+  auto w = again.writer(keep_all_logged_writer());
+  wait_matched(w, r);
+  constexpr std::uint64_t live = 500;
+  for (std::uint64_t i = 1; i <= live; ++i)
+    w.write(flight(1, n + i));
+  flush(w);
+  std::set<std::uint64_t> got;
+  CHECK(eventually(
+      [&] {
+        for (const auto s : take_seqs(r))
+          got.insert(s);
+        return got.size() == live;
+      },
+      10'000ms));
+  CHECK(got.size() == live);
+  // A late reader after the restart gets the same history, the live samples, and the same
+  // SAMPLE_LOST.
+  auto late = again.reader(unlimited_logged_reader());
+  late.wait_for_historical_data(dds::core::Duration::from_secs(20));
+  CHECK(take_seqs(late).size() == history.size() + live);
+  CHECK(late.sample_lost_status().total_count() == static_cast<std::int32_t>(missing));
+}
+
+TEST_CASE("a log copied from another node's home is refused", "[logged]") {
+  TempDir logs;
+  {
+    const ScopedDomainConfig config(node_settings(logs.path()));
+    Participant p;
+    auto w = p.writer(logged_writer());
+    for (std::uint64_t i = 1; i <= 5; ++i)
+      w.write(flight(1, i));
+    flush(w);
+  }
+  // Node 4343 finds node 4242's log in its home: not its own, so not replayed.
+  const auto from = logs.path() / "domain-0" / "node-4242" / "FlightState";
+  const auto into = logs.path() / "domain-0" / "node-4343" / "FlightState";
+  fs::create_directories(into.parent_path());
+  fs::copy(from, into, fs::copy_options::recursive);
+  fs::remove(into / "LOCK");
+  const ScopedDomainConfig config("node: {id: 4343}, storage: {log_dir: '" + logs.path().string() +
+                                  "'}");
+  Participant other;
+  auto r = other.reader(logged_reader());
+  r.wait_for_historical_data(dds::core::Duration::from_secs(10));
+  CHECK(take_seqs(r).empty());
+  // Set aside whole, and the topic has a log of its own: its live stream is delivered.
+  CHECK(fs::is_directory(into.string() + ".foreign"));
+  auto w = other.writer(logged_writer());
+  wait_matched(w, r);
+  for (std::uint64_t i = 1; i <= 3; ++i)
+    w.write(flight(1, 100 + i));
+  flush(w);
+  std::set<std::uint64_t> got;
+  CHECK(eventually([&] {
+    for (const auto s : take_seqs(r))
+      got.insert(s);
+    return got.size() == 3;
+  }));
 }
 
 TEST_CASE("SIGKILL mid-stream loses nothing a reader delivered", "[logged]") {

@@ -6,6 +6,8 @@
 //                      CRCs), so that inputs reach the length, order and padding checks
 //               bit 2: also open() it: write the segment (and an index, below) into a
 //                      directory, open with repair, read everything back, verify()
+//               bit 3: also open() it with skip_damage (and repair): the cursor reads to
+//                      the end without throwing and verify() counts the same records
 //   bytes 1-2   with bit 2: the index file's length L (little-endian, at most the rest)
 //   then        with bit 2: L bytes of index file; the rest is the segment
 // Properties checked: the parser stays within the input and its good prefix parses again
@@ -148,6 +150,33 @@ void check_open(const std::vector<std::uint8_t>& seg, const std::vector<std::uin
   }
 }
 
+// skip_damage: open() (with repair for what cannot be resynchronised) takes any bytes, a
+// cursor reads to the end without throwing, and verify() counts the records the loader
+// returns: the loader and the tool resynchronise alike.
+void check_skip(const std::vector<std::uint8_t>& seg) {
+  const WorkDir work;
+  const fs::path dir = work.path / "log";
+  fs::create_directories(dir);
+  write(dir / "00000000000000000001.seg", seg);
+  st::LogOptions o;
+  o.dir = dir;
+  o.repair = true;
+  o.skip_damage = true;
+  o.segment_bytes = 4096;
+  o.index_interval = std::uint64_t{1} << 20;  // open() checks every record, as the cursor does
+  try {
+    auto log = st::Log::open(o);
+    auto c = log.read();
+    std::uint64_t n = 0;
+    while (c.next())
+      ++n;
+    if (n != log.records()) __builtin_trap();
+    if (st::verify(dir).records != n) __builtin_trap();
+  } catch (const st::LogError&) {
+    __builtin_trap();
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -169,5 +198,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   check_buffer(seg, control & 1);
   if (control & 4) check_open(seg, has_idx ? &idx : nullptr);
+  if (control & 8) check_skip(seg);
   return 0;
 }

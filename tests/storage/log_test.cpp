@@ -25,6 +25,7 @@
 #include <boost/crc.hpp>
 #include <catch2/catch.hpp>
 
+#include "storage/home.hpp"
 #include "storage/log.hpp"
 #include "temp_dir.hpp"
 
@@ -661,6 +662,298 @@ TEST_CASE("bogus length", "[log]") {
   }
 }
 
+namespace {
+
+// A whole record as the log encodes it (docs/log-format.md), CRCs computed by Boost.CRC.
+std::vector<char> encode_record(Order order, std::uint16_t kind, const std::vector<char>& body) {
+  std::vector<char> r((40 + body.size() + 7) & ~std::size_t{7}, 0);
+  put32(r, 8, static_cast<std::uint32_t>(body.size()));
+  r[12] = static_cast<char>(kind & 0xff);
+  r[13] = static_cast<char>(kind >> 8);
+  for (int i = 0; i < 8; ++i) {
+    r[16 + static_cast<std::size_t>(i)] = static_cast<char>(order.view >> (8 * i));
+    r[24 + static_cast<std::size_t>(i)] = static_cast<char>(order.seq >> (8 * i));
+  }
+  std::copy(body.begin(), body.end(), r.begin() + 40);
+  put32(r, 4, crc32c(r.data() + 8, 32));
+  put32(r, 0, crc32c(r.data() + 4, r.size() - 4));
+  return r;
+}
+
+// A log of `n` records in one segment, the record at about `fraction` of it overwritten with
+// `bytes` bytes of garbage from 13 bytes into it. Returns every record as written and the
+// first (k) and one past the last (j) record the damage touches.
+struct Damaged {
+  std::vector<Got> all;
+  std::size_t k = 0, j = 0;
+  std::uint64_t at = 0;  // offset of record k
+};
+Damaged damage_middle(const st::LogOptions& o, std::uint64_t n, double fraction,
+                      std::size_t bytes) {
+  Damaged d;
+  {
+    auto log = st::Log::open(o);
+    append_range(log, 0, n);
+    d.all = read_all(log.read());
+  }
+  auto b = read_file(seg(o.dir, 1));
+  const auto target = static_cast<std::uint64_t>(static_cast<double>(b.size()) * fraction);
+  while (d.k + 1 < d.all.size() && d.all[d.k + 1].offset <= target)
+    ++d.k;
+  d.at = d.all[d.k].offset;
+  const std::uint64_t from = d.at + 13, to = from + bytes;
+  for (std::uint64_t p = from; p < to && p < b.size(); ++p)
+    b[p] = static_cast<char>(0xA5 ^ (p * 131));
+  write_file(seg(o.dir, 1), b);
+  d.j = d.k;
+  while (d.j < d.all.size() && d.all[d.j].offset < to)
+    ++d.j;
+  return d;
+}
+
+// The records of `all` but [k, j).
+void check_all_but(const std::vector<Got>& got, std::uint64_t n, std::size_t k, std::size_t j) {
+  REQUIRE(got.size() == n - (j - k));
+  std::size_t g = 0;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (i >= k && i < j) continue;
+    INFO("record " << i);
+    REQUIRE(got[g].order == order_of(i));
+    REQUIRE(got[g].payload == payload(i, size_of(i)));
+    ++g;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a damaged record in the middle of a segment is skipped", "[log]") {
+  TempDir t;
+  auto o = options(t.path() / "topic");
+  o.segment_bytes = 1 << 20;
+  o.skip_damage = true;
+  constexpr std::uint64_t n = 1000;
+  // The index lets open() check only the segment's end (index_interval 512): the cursor finds
+  // the damage as it replays; without an index entry past it (1 MiB) open() finds it.
+  for (const std::uint64_t interval : {std::uint64_t{512}, std::uint64_t{1} << 20}) {
+    INFO("index interval " << interval);
+    fs::remove_all(o.dir);
+    o.index_interval = interval;
+    const Damaged d = damage_middle(o, n, 0.9, 63);
+    REQUIRE(d.j > d.k);
+    REQUIRE(d.j < n);
+    const std::uint64_t bytes = d.all[d.j].offset - d.at;
+
+    // verify() and the loader skip the same stretch: file, offset, bytes, orders around it.
+    const auto v = st::verify(o.dir);
+    INFO(v.to_string());
+    CHECK(v.records == n - (d.j - d.k));
+    REQUIRE(v.damage.size() == 1);
+    CHECK(v.damage[0].skipped);
+    CHECK(v.damage[0].file == seg(o.dir, 1));
+    CHECK(v.damage[0].offset == d.at);
+    CHECK(v.damage[0].bytes == bytes);
+    CHECK(v.damage[0].before == std::optional<Order>(order_of(d.k - 1)));
+    CHECK(v.damage[0].after == std::optional<Order>(order_of(d.j)));
+
+    st::RecoveryReport r;
+    auto log = st::Log::open(o, &r);
+    INFO(r.to_string());
+    const auto got = read_all(log.read());
+    check_all_but(got, n, d.k, d.j);  // every intact record, before and after the damage
+    // The report (open() found it) or the cursor (it replays) names the stretch.
+    auto cursor = log.read();
+    while (cursor.next()) {
+    }
+    REQUIRE(cursor.skipped().size() == 1);
+    const auto& s = cursor.skipped()[0];
+    CHECK(s.file == seg(o.dir, 1));
+    CHECK(s.offset == d.at);
+    CHECK(s.bytes == bytes);
+    CHECK(s.before == std::optional<Order>(order_of(d.k - 1)));
+    CHECK(s.after == std::optional<Order>(order_of(d.j)));
+    CHECK(contains(s.to_string(), seg(o.dir, 1).string() + " at offset " + std::to_string(d.at)));
+    CHECK(contains(s.to_string(), "skipped: " + std::to_string(bytes) + " bytes"));
+    if (interval > 1024) {
+      REQUIRE(r.damage.size() == 1);
+      CHECK(r.damage[0].skipped);
+      CHECK(r.damage[0].offset == d.at);
+      CHECK(r.damage[0].bytes == bytes);
+    }
+    // The damaged bytes stay where they are, and the log goes on.
+    CHECK(v.damage[0].to_string() == s.to_string());
+    log.append({1000, 1}, 1, payload(1, 10));
+    const auto more = read_all(log.read());
+    CHECK(more.size() == got.size() + 1);
+    CHECK(more.back().order == Order{1000, 1});
+    // read_log() skipping damage agrees; without, it stops at the damage.
+    CHECK(read_all(st::read_log(o.dir, {}, true)).size() == more.size());
+    CHECK_THROWS_AS(read_all(st::read_log(o.dir)), st::LogError);
+  }
+}
+
+TEST_CASE("a damaged segment header is skipped", "[log]") {
+  TempDir t;
+  auto o = options(t.path());
+  o.skip_damage = true;
+  std::vector<Got> all;
+  {
+    auto log = st::Log::open(o);
+    append_range(log, 0, 200);
+    all = read_all(log.read());
+  }
+  REQUIRE(all.back().segment >= 4);
+  fs::remove(seg(t.path(), 2, ".idx"));  // so that open() reads segment 2 whole
+  flip(seg(t.path(), 2), 3);             // its magic
+  const auto v = st::verify(t.path());
+  INFO(v.to_string());
+  REQUIRE(v.damage.size() == 1);
+  CHECK(v.damage[0].offset == 0);
+  CHECK(v.damage[0].bytes == 32);
+  CHECK(v.records == 200);
+  st::RecoveryReport r;
+  auto log = st::Log::open(o, &r);
+  INFO(r.to_string());
+  REQUIRE(r.damage.size() == 1);
+  CHECK(r.damage[0].skipped);
+  CHECK(r.damage[0].file == seg(t.path(), 2));
+  CHECK(r.damage[0].offset == 0);
+  check_range(read_all(log.read()), 0, 200);  // only the header was hit: no record lost
+  append_range(log, 200, 210);
+  check_range(read_all(log.read()), 0, 210);
+}
+
+TEST_CASE("a false resynchronisation is not accepted", "[log]") {
+  TempDir t;
+  auto o = options(t.path() / "topic");
+  o.segment_bytes = 1 << 20;
+  o.index_interval = 1 << 20;
+  o.skip_damage = true;
+  // Record 5's payload holds two well-formed records: one whose order is not after the last
+  // good record (0:1), one whose order is (999:1) but that nothing after confirms (garbage
+  // follows it). A reader that resynchronises inside record 5 must take neither.
+  const auto behind = encode_record({0, 1}, 1, std::vector<char>(8, 'a'));
+  const auto ahead = encode_record({999, 1}, 1, std::vector<char>(8, 'b'));
+  std::vector<char> body(behind.begin(), behind.end());
+  body.insert(body.end(), ahead.begin(), ahead.end());
+  body.insert(body.end(), 48, static_cast<char>(0xAB));
+  std::vector<Got> all;
+  {
+    auto log = st::Log::open(o);
+    append_range(log, 0, 5);
+    log.append(order_of(5), 1, std::as_bytes(std::span(body.data(), body.size())));
+    for (std::uint64_t i = 6; i < 20; ++i)
+      log.append(order_of(i), static_cast<std::uint16_t>(1 + i % 2), payload(i, size_of(i)));
+    all = read_all(log.read());
+  }
+  REQUIRE(all.size() == 20);
+  flip(seg(o.dir, 1), all[5].offset + 17);  // record 5's header: its hcrc fails
+  const auto v = st::verify(o.dir);
+  INFO(v.to_string());
+  REQUIRE(v.damage.size() == 1);
+  CHECK(v.damage[0].offset == all[5].offset);
+  CHECK(v.damage[0].bytes == all[6].offset - all[5].offset);
+  CHECK(v.damage[0].after == std::optional<Order>(order_of(6)));
+  st::RecoveryReport r;
+  auto log = st::Log::open(o, &r);
+  INFO(r.to_string());
+  REQUIRE(r.damage.size() == 1);
+  CHECK(r.damage[0].bytes == all[6].offset - all[5].offset);
+  auto c = log.read();
+  std::vector<Order> orders;
+  while (auto rec = c.next())
+    orders.push_back(rec->order);
+  std::vector<Order> want;
+  for (std::uint64_t i = 0; i < 20; ++i)
+    if (i != 5) want.push_back(order_of(i));
+  CHECK(orders == want);
+}
+
+TEST_CASE("a log of another domain or home is refused", "[log]") {
+  TempDir t;
+  auto o = options(t.path() / "topic");
+  const st::LogIdentity mine{7, 0x1111222233334444};
+  o.identity = mine;
+  {
+    auto log = st::Log::open(o);
+    append_range(log, 0, 10);
+  }
+  CHECK(st::read_identity(o.dir) == std::optional<st::LogIdentity>(mine));
+  { auto again = st::Log::open(o); }  // the same node (restart, or a home adopted whole)
+  for (const st::LogIdentity other : {st::LogIdentity{8, mine.home}, st::LogIdentity{7, 0x99}}) {
+    o.identity = other;
+    try {
+      auto log = st::Log::open(o);
+      FAIL("a log of " << st::to_string(mine) << " was opened as " << st::to_string(other));
+    } catch (const st::LogError& e) {
+      INFO(e.what());
+      CHECK(e.operation() == "identity");
+      CHECK(e.file() == o.dir / "IDENTITY");
+      CHECK(contains(e.what(), (o.dir / "IDENTITY").string()));
+      CHECK(contains(e.what(), st::to_string(mine)));
+      CHECK(contains(e.what(), st::to_string(other)));
+    }
+  }
+  CHECK(st::read_identity(o.dir) == std::optional<st::LogIdentity>(mine));  // left as it was
+  // A version-1 log (no IDENTITY): opened, with a note, and given this node's identity.
+  fs::remove(o.dir / "IDENTITY");
+  CHECK(contains(st::verify(o.dir).to_string(), "version-1"));
+  o.identity = st::LogIdentity{8, 0x99};
+  st::RecoveryReport r;
+  auto log = st::Log::open(o, &r);
+  CHECK(contains(r.identity_note, "version-1"));
+  CHECK(log.records() == 10);
+  CHECK(st::read_identity(o.dir) == o.identity);
+  // A malformed IDENTITY is an error naming it.
+  write_file(o.dir / "IDENTITY", {'x', '\n'});
+  CHECK_THROWS_AS(st::read_identity(o.dir), st::LogError);
+}
+
+TEST_CASE("a home keeps its id across restart and adoption", "[log]") {
+  TempDir t;
+  st::LogSettings settings;
+  settings.log_dir = t.path().string();
+  std::string error;
+  auto open_in = [&](st::LogHome& home) {
+    const auto id = home.id(error);
+    INFO(error);
+    REQUIRE(id);
+    auto o = options(home.topic_dir("FlightState"));
+    o.identity = st::LogIdentity{3, *id};
+    return st::Log::open(o);
+  };
+  std::uint64_t first = 0;
+  {
+    auto home = st::LogHome::claim(settings, 3, 11, false);
+    REQUIRE(home.hold(error));
+    auto log = open_in(home);
+    append_range(log, 0, 3);
+    first = *home.id(error);
+  }
+  {
+    // The same fixed node id again: its home, its id, its log.
+    auto home = st::LogHome::claim(settings, 3, 11, false);
+    REQUIRE(home.hold(error));
+    CHECK(home.id(error) == std::optional<std::uint64_t>(first));
+    CHECK(open_in(home).records() == 3);
+  }
+  {
+    // A random node id adopts the orphaned home, and with it the home's id: the log opens.
+    auto home = st::LogHome::claim(settings, 3, 999, true);
+    REQUIRE(home.adopted());
+    CHECK(home.path() == t.path() / "domain-3" / "node-11");
+    CHECK(home.id(error) == std::optional<std::uint64_t>(first));
+    CHECK(open_in(home).records() == 3);
+  }
+  {
+    // Another node's home has an id of its own: node 11's log copied into it is refused.
+    auto home = st::LogHome::claim(settings, 3, 12, false);
+    REQUIRE(home.hold(error));
+    fs::copy(t.path() / "domain-3" / "node-11" / "FlightState", home.topic_dir("FlightState"));
+    CHECK(home.id(error) != std::optional<std::uint64_t>(first));
+    CHECK_THROWS_AS(open_in(home), st::LogError);
+  }
+}
+
 TEST_CASE("parser on buffers", "[log]") {
   TempDir t;
   {
@@ -844,6 +1137,36 @@ TEST_CASE("tool", "[tool]") {
   CHECK(code == 1);
   CHECK(contains(out, "offset " + std::to_string(victim.offset)));
   CHECK(contains(out, "bad crc"));
+  // A record damaged in the middle of a segment: verify names the same stretch as the
+  // loader skips (file, offset, bytes, the orders on both sides).
+  const fs::path big = t.path() / "big";
+  auto o = options(big);
+  o.segment_bytes = 1 << 20;
+  o.skip_damage = true;
+  const Damaged d = damage_middle(o, 1000, 0.9, 63);
+  std::tie(code, out) = tool("verify " + big.string());
+  CHECK(code == 1);
+  {
+    auto log = st::Log::open(o);
+    auto c = log.read();
+    std::uint64_t records = 0;
+    while (c.next())
+      ++records;
+    REQUIRE(c.skipped().size() == 1);
+    const auto& s = c.skipped()[0];
+    CHECK(s.offset == d.at);
+    CHECK(contains(out, "damage: " + s.to_string()));
+    CHECK(contains(out, "skipped: " + std::to_string(s.bytes) + " bytes"));
+    CHECK(contains(out, std::to_string(records) + " records"));
+    // dump stops at the damage; with --skip-damage it goes on as the loader does.
+    std::tie(code, out) = tool("dump " + big.string());
+    CHECK(code == 1);
+    CHECK(contains(out, "at offset " + std::to_string(d.at)));
+    std::tie(code, out) = tool("dump --skip-damage " + big.string());
+    CHECK(code == 1);
+    CHECK(contains(out, "skipped " + s.to_string()));
+    CHECK(contains(out, st::to_string(order_of(999)) + " kind="));
+  }
   std::tie(code, out) = tool("verify " + (t.path() / "nothing-here").string());
   CHECK(code == 2);
   std::tie(code, out) = tool("dump " + dir.string() + " --from nonsense");

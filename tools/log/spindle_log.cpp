@@ -3,7 +3,9 @@
 // participant has open:
 //   spindle-log list <dir-or-root>    each log at or under it: segments, records, orders, bytes
 //   spindle-log verify <dir>          every header, record CRC, order and index entry
-//   spindle-log dump <dir> [--from view:seq] [--limit n] [--hex]   one line per record
+//   spindle-log dump <dir> [--from view:seq] [--limit n] [--hex] [--skip-damage]
+//                                     one line per record; with --skip-damage past damaged
+//                                     stretches, as a participant's replay goes (each named)
 // Exit status: 0 clean, 1 damaged (verify found damage, dump or list met it), 2 usage or
 // I/O error.
 //
@@ -102,12 +104,18 @@ int verify(const fs::path& dir) {
   return v.clean() ? 0 : 1;
 }
 
-int dump(const fs::path& dir, st::Order from, std::uint64_t limit, bool hex) {
+int dump(const fs::path& dir, st::Order from, std::uint64_t limit, bool hex, bool skip_damage) {
   if (!is_log(dir)) return 2;
-  st::Cursor c = st::read_log(dir, from);
+  st::Cursor c = st::read_log(dir, from, skip_damage);
+  std::size_t told = 0;  // stretches skipped and printed
+  auto tell = [&] {
+    for (; told < c.skipped().size(); ++told)
+      std::cout << "skipped " << c.skipped()[told].to_string() << "\n";
+  };
   static constexpr char kDigits[] = "0123456789abcdef";
   for (std::uint64_t n = 0; n < limit; ++n) {
     const auto r = c.next();
+    tell();
     if (!r) break;
     std::cout << st::to_string(r->order) << " kind=" << r->kind
               << " time=" << format_time(r->time_ns) << " size=" << r->payload.size()
@@ -124,7 +132,8 @@ int dump(const fs::path& dir, st::Order from, std::uint64_t limit, bool hex) {
     }
     std::cout << "\n";
   }
-  return 0;
+  tell();
+  return c.skipped().empty() ? 0 : 1;
 }
 
 }  // namespace
@@ -151,6 +160,9 @@ int main(int argc, char** argv) {
           "VIEW:SEQ"));
   dump_cmd->add_option("--limit", limit, "Records at most")->check(CLI::PositiveNumber);
   dump_cmd->add_flag("--hex", hex, "Print each payload in hexadecimal");
+  bool skip_damage = false;
+  dump_cmd->add_flag("--skip-damage", skip_damage,
+                     "Go on past damaged stretches (each printed; exit 1) as a replay does");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -161,7 +173,7 @@ int main(int argc, char** argv) {
     if (list_cmd->parsed()) return list(path);
     if (verify_cmd->parsed()) return verify(path);
     const st::Order from = from_text.empty() ? st::Order{} : *parse_order(from_text);
-    return dump(path, from, limit, hex);
+    return dump(path, from, limit, hex, skip_damage);
   } catch (const st::LogError& e) {
     std::cout.flush();
     std::cerr << "spindle-log: " << e.what() << "\n";

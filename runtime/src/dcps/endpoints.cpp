@@ -1506,7 +1506,14 @@ void Reader::release_held() {
   held_.clear();
 }
 
-void Reader::receive_history(const std::vector<Historical>& history) {
+void Reader::receive_history(const std::vector<Historical>& history, std::uint64_t lost) {
+  if (lost > 0) {
+    std::cerr << "spindle: reader of '" << topic_->name() << "': " << lost
+              << (lost == 1 ? " sample" : " samples")
+              << " of its history were lost in a damaged durable log\n";
+    count_sample_lost(static_cast<std::int32_t>(
+        std::min<std::uint64_t>(lost, std::numeric_limits<std::int32_t>::max())));
+  }
   std::vector<Change> changes;
   changes.reserve(history.size());
   std::string error;

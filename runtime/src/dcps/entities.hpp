@@ -833,7 +833,8 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   // it asks for history), then receives it once, before any live sample (control thread,
   // at the view boundary where its matches start).
   void expect_history();
-  void receive_history(const std::vector<Historical>& history);
+  // `lost`: samples of it a damaged log lost (SAMPLE_LOST, once).
+  void receive_history(const std::vector<Historical>& history, std::uint64_t lost = 0);
 
  private:
   template <class Record, class HookCall, class AnyCall>

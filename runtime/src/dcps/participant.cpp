@@ -950,7 +950,9 @@ void Participant::settle(Actions& out) {
     const auto rec = lr->record();
     const auto t = retained_.find(topic_id(rec.topic_name));
     auto history = t == retained_.end() ? std::vector<Historical>{} : t->second->history_for(rec);
-    out.emplace_back([lr, h = std::move(history)] { lr->receive_history(h); });
+    // Samples of that history a damaged log lost: the reader would have received them.
+    const std::uint64_t lost = t == retained_.end() ? 0 : t->second->lost_samples_for(rec);
+    out.emplace_back([lr, h = std::move(history), lost] { lr->receive_history(h, lost); });
   }
   history_due_.clear();
   for (auto it = pending_.begin(); it != pending_.end();) {
@@ -1019,14 +1021,27 @@ void Participant::open_log(RetainedTopic& t, const std::string& topic_name) {
     // Another process with this node id lives: the log's own lock decides below.
     std::cerr << "spindle: domain " << domain_id_ << ": " << error << '\n';
   }
+  // Whose log it is: this domain, and the home (adopted or its own) it lives in.
+  std::optional<storage::LogIdentity> identity;
+  if (const auto home = log_home_.id(error)) {
+    identity = storage::LogIdentity{domain_id_, *home};
+  } else {
+    std::cerr << "spindle: domain " << domain_id_ << ": " << error
+              << "; the logs' identity is not checked\n";
+  }
   const auto dir = log_home_.topic_dir(topic_name);
-  const auto report = t.open_log(dir, log_settings_, view_.epoch);
-  if (report.damaged() || !t.log_failure().empty()) {
+  const auto report = t.open_log(dir, log_settings_, view_.epoch, identity);
+  if (report.damaged() || !report.identity_note.empty() || !t.log_failure().empty()) {
     std::cerr << "spindle: domain " << domain_id_ << ": the log of topic '" << topic_name << "'"
               << (t.log_failure().empty() ? " was recovered: " + report.to_string()
                                           : " cannot be used: " + t.log_failure())
               << '\n';
   }
+  if (const auto lost = t.lost_samples(); lost > 0)
+    std::cerr << "spindle: domain " << domain_id_ << ": the log of topic '" << topic_name
+              << "' lost " << lost << (lost == 1 ? " sample" : " samples")
+              << " in damaged stretches (listed above); the readers that receive its history "
+                 "count them as SAMPLE_LOST\n";
 }
 
 void Participant::recover_logs() {
@@ -1046,7 +1061,7 @@ void Participant::recover_logs() {
     std::optional<WriterRecord> writer;
     std::string error;
     try {
-      auto cursor = storage::read_log(dir);
+      auto cursor = storage::read_log(dir, {}, true);  // past damage, as the replay goes
       while (auto r = cursor.next()) {
         if (r->kind != 2) continue;
         writer = discovery::decode_writer(r->payload, error);

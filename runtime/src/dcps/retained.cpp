@@ -1,6 +1,7 @@
 // Retained topics (see retained.hpp).
 #include "dcps/retained.hpp"
 
+#include <algorithm>
 #include <iostream>
 
 #include "discovery/endpoint_table.hpp"
@@ -217,9 +218,23 @@ void RetainedTopic::fail(const std::string& why) {
   log_.reset();
 }
 
-storage::RecoveryReport RetainedTopic::open_log(const std::filesystem::path& dir,
-                                                const storage::LogSettings& settings,
-                                                std::uint64_t epoch) {
+namespace {
+
+// Samples lost in one damaged range of a log this class wrote, from the orders on both sides
+// (see open_log() in retained.hpp): exact within a view, a lower bound across views.
+std::uint64_t lost_between(const std::optional<storage::Order>& before,
+                           const std::optional<storage::Order>& after) {
+  if (before && after && before->view == after->view)
+    return after->seq > before->seq ? after->seq - before->seq - 1 : 0;
+  if (after) return after->seq > 1 ? after->seq - 1 : 1;
+  return 1;  // to the end of the log: at least the bad record
+}
+
+}  // namespace
+
+storage::RecoveryReport RetainedTopic::open_log(
+    const std::filesystem::path& dir, const storage::LogSettings& settings, std::uint64_t epoch,
+    const std::optional<storage::LogIdentity>& identity) {
   std::lock_guard lock(mu_);
   storage::RecoveryReport report;
   if (log_ || !log_error_.empty()) return report;
@@ -230,18 +245,98 @@ storage::RecoveryReport RetainedTopic::open_log(const std::filesystem::path& dir
   o.retain_bytes = settings.retain_bytes;
   o.retain_age = std::chrono::duration_cast<std::chrono::seconds>(settings.retain_age);
   o.sync = storage::SyncPolicy::never;  // end_batch() syncs, per the writers' policy
+  o.skip_damage = true;                 // a damaged stretch costs its samples, not the log
+  o.repair = true;  // what cannot be skipped is set aside (never deleted): the log goes on
+  o.identity = identity;
   try {
-    log_.emplace(storage::Log::open(o, &report));
-    last_ = log_->last();
-    // Replay: writer records (gone until they announce themselves again), messages, and
-    // snapshot marks (what follows replaces the history).
-    auto cursor = log_->read();
-    while (auto r = cursor.next())
-      replay(*r);
+    try {
+      open_and_replay(o, report);
+    } catch (const storage::LogError& e) {
+      if (e.operation() != "identity") throw;
+      // Another domain's or another home's log: not replayed, moved aside whole, and the
+      // topic starts a log of its own (its live stream goes on).
+      std::filesystem::path aside = dir;
+      aside += ".foreign";
+      std::error_code ec;
+      for (int i = 1; std::filesystem::exists(aside, ec) && i < 1000; ++i) {
+        aside = dir;
+        aside += ".foreign." + std::to_string(i);
+      }
+      std::filesystem::rename(dir, aside, ec);
+      if (ec)
+        throw storage::LogError(
+            "open", dir, std::nullopt, ec.value(),
+            std::string(e.what()) + "; it cannot be moved aside to " + aside.string());
+      open_and_replay(o, report);
+      report.identity_note = std::string(e.what()) + "; not replayed: moved aside to " +
+                             aside.string() + ", and the topic starts a new log";
+    }
   } catch (const storage::LogError& e) {
     fail(e.what());
   }
   return report;
+}
+
+void RetainedTopic::open_and_replay(const storage::LogOptions& o, storage::RecoveryReport& report) {
+  log_.emplace(storage::Log::open(o, &report));
+  last_ = log_->last();
+  lost_ = 0;
+  // Replay: writer records (gone until they announce themselves again), messages, and
+  // snapshot marks (what follows replaces the history). Damaged stretches are skipped by the
+  // cursor; a failed read stops the replay but not the log (appends go on at its end).
+  auto cursor = log_->read();
+  std::size_t counted = 0;  // stretches whose samples lost_ holds
+  // When next() returns a record, the last stretch skipped before it has `after`; stretches
+  // with no record between them are one range. Only the log's end leaves one open.
+  auto count = [&](bool at_end) {
+    const auto& skipped = cursor.skipped();
+    while (counted < skipped.size()) {
+      std::size_t last = counted;
+      while (last + 1 < skipped.size() && !skipped[last].after)
+        ++last;
+      if (!skipped[last].after && !at_end) return;
+      lost_ += lost_between(skipped[counted].before, skipped[last].after);
+      counted = last + 1;
+    }
+  };
+  try {
+    while (auto r = cursor.next()) {
+      count(false);
+      if (r->kind == 3) lost_ = 0;  // a snapshot: what was lost before it is replaced
+      replay(*r);
+    }
+  } catch (const storage::LogError& e) {
+    std::cerr << "spindle: log " << o.dir.string()
+              << ": the replay stopped; the history holds the records before: " << e.what() << '\n';
+  }
+  count(true);
+  // Records a repair set aside (what no record resynchronised after) are lost as well.
+  for (const auto& d : report.damage)
+    if (!d.set_aside.empty()) lost_ += d.records.value_or(1);
+  // What the cursor skipped (open() checks only the tail of each segment): the report lists
+  // every stretch once.
+  for (const auto& d : cursor.skipped()) {
+    const bool known = std::any_of(
+        report.damage.begin(), report.damage.end(),
+        [&](const storage::Damage& k) { return k.file == d.file && k.offset == d.offset; });
+    if (!known) report.damage.push_back(d);
+  }
+}
+
+std::uint64_t RetainedTopic::lost_samples() const {
+  std::lock_guard lock(mu_);
+  return lost_;
+}
+
+std::uint64_t RetainedTopic::lost_samples_for(const ReaderRecord& r) const {
+  std::lock_guard lock(mu_);
+  if (lost_ == 0) return 0;
+  for (const auto& [g, w] : records_) {
+    if (w.topic_name != r.topic_name) continue;
+    const auto broken = discovery::match_policies(w, r);
+    if (broken && broken->empty()) return lost_;
+  }
+  return 0;
 }
 
 void RetainedTopic::replay(const storage::RecordView& r) {
@@ -313,6 +408,7 @@ void RetainedTopic::apply_retention() {
 void RetainedTopic::begin_restore() {
   std::lock_guard lock(mu_);
   history_.clear();
+  lost_ = 0;  // the domain's history replaces what the log held
   if (log_ && append(3, {})) (void)end_batch_locked();
 }
 

@@ -90,8 +90,24 @@ class RetainedTopic final : public TopicStore {
   // The durable log, at the first logged writer (or a log found at start): opened in `dir`
   // and replayed into the history; `epoch` is the installed view's. Idempotent. On failure
   // the topic has no log and log_failure() says why. Returns what recovery found.
+  //  - Damage: a damaged stretch of the log is skipped (storage: skip_damage) and the log goes
+  //    on — every intact record before and after it is replayed, and the report lists the
+  //    stretch. The samples lost in the stretches since the last snapshot mark are counted
+  //    (lost_samples()) from the orders on both sides: within a view the log's sequence
+  //    numbers count one per record, so a stretch between a:s1 and a:s2 lost s2 - s1 - 1;
+  //    one across views lost at least the new view's records before it (s2 - 1), and one.
+  //    What cannot be skipped (a missing segment, a bad stretch with nothing in order after it
+  //    in the newest segment) is set aside by repair, and its records count as lost too.
+  //  - Identity: with `identity`, a log of another domain or home is refused: its directory
+  //    is moved aside to <dir>.foreign (nothing deleted) and the topic starts a new log; the
+  //    report's identity_note says what happened.
   storage::RecoveryReport open_log(const std::filesystem::path& dir,
-                                   const storage::LogSettings& settings, std::uint64_t epoch);
+                                   const storage::LogSettings& settings, std::uint64_t epoch,
+                                   const std::optional<storage::LogIdentity>& identity = {});
+  // Samples the replayed log lost in damaged stretches (0: none). A reader that receives this
+  // topic's history and matches one of its writers counts them as SAMPLE_LOST.
+  [[nodiscard]] std::uint64_t lost_samples() const;
+  [[nodiscard]] std::uint64_t lost_samples_for(const ReaderRecord& r) const;
   // The view whose deliveries follow (the logged records' order).
   void set_view(std::uint64_t epoch);
   // Why the log failed or could not open; empty while it works (or there is none).
@@ -112,6 +128,8 @@ class RetainedTopic final : public TopicStore {
   bool flush();
   void fail(const std::string& why);          // mu_ held
   void replay(const storage::RecordView& r);  // mu_ held, open_log()
+  // Opens and replays (mu_ held); throws the LogError of an open that failed.
+  void open_and_replay(const storage::LogOptions& o, storage::RecoveryReport& report);
 
   const std::uint64_t topic_;
   storage::History history_;
@@ -127,6 +145,7 @@ class RetainedTopic final : public TopicStore {
   std::chrono::steady_clock::time_point last_sync_{};
   bool unsynced_ = false;  // appended since the last sync
   std::uint64_t epoch_ = 0;
+  std::uint64_t lost_ = 0;  // samples lost in damaged stretches of the replayed log
   storage::Order last_{};
   struct Pending {
     storage::Order order;

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <random>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -87,13 +89,15 @@ LogHome::~LogHome() {
 }
 
 LogHome::LogHome(LogHome&& other) noexcept
-    : path_(std::move(other.path_)),
+    : id_(other.id_),
+      path_(std::move(other.path_)),
       owner_fd_(std::exchange(other.owner_fd_, -1)),
       adopted_(other.adopted_) {}
 
 LogHome& LogHome::operator=(LogHome&& other) noexcept {
   if (this != &other) {
     if (owner_fd_ >= 0) ::close(owner_fd_);
+    id_ = other.id_;
     path_ = std::move(other.path_);
     owner_fd_ = std::exchange(other.owner_fd_, -1);
     adopted_ = other.adopted_;
@@ -120,6 +124,65 @@ bool LogHome::hold(std::string& error) {
     return false;
   }
   return true;
+}
+
+std::optional<std::uint64_t> LogHome::id(std::string& error) {
+  if (id_) return id_;
+  const fs::path p = path_ / "HOME";
+  auto parse = [&](const std::string& text) -> std::optional<std::uint64_t> {
+    // "0x" and 16 hex digits, a newline.
+    if (text.size() < 18 || text.compare(0, 2, "0x") != 0) return std::nullopt;
+    std::uint64_t v = 0;
+    for (std::size_t i = 2; i < 18; ++i) {
+      const char c = text[i];
+      const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (d < 0) return std::nullopt;
+      v = v << 4 | static_cast<std::uint64_t>(d);
+    }
+    return v;
+  };
+  auto read = [&]() -> std::optional<std::string> {
+    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    char buf[64] = {};
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    ::close(fd);
+    return std::string(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+  };
+  if (const auto text = read()) {
+    id_ = parse(*text);
+    if (!id_) error = p.string() + " is not a home id (\"0x\" and 16 hex digits)";
+    return id_;
+  }
+  if (errno != ENOENT) {
+    error = "cannot read " + p.string() + ": " + std::strerror(errno);
+    return std::nullopt;
+  }
+  // A new home (or one from before ids): a random id, written whole to a file of this
+  // process and linked as HOME, so that a crash leaves no half id and, should two processes
+  // make it at once (the same fixed node id twice), one id wins and both read it.
+  std::error_code ec;
+  fs::create_directories(path_, ec);
+  std::random_device rd;
+  const std::uint64_t v = std::uint64_t{rd()} << 32 | rd();
+  char text[20];
+  std::snprintf(text, sizeof text, "0x%016llx\n", static_cast<unsigned long long>(v));
+  const fs::path tmp = path_ / ("HOME.tmp." + std::to_string(::getpid()));
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const bool written = fd >= 0 && ::write(fd, text, 19) == 19 && ::fsync(fd) == 0;
+  int err = errno;
+  if (fd >= 0) ::close(fd);
+  const bool linked = written && (::link(tmp.c_str(), p.c_str()) == 0 || errno == EEXIST);
+  if (written && !linked) err = errno;
+  ::unlink(tmp.c_str());
+  if (!linked) {
+    error = "cannot write " + p.string() + ": " + std::strerror(err);
+    return std::nullopt;
+  }
+  const auto text_now = read();
+  id_ = text_now ? parse(*text_now) : std::nullopt;
+  if (!id_) error = "cannot read back " + p.string();
+  return id_;
 }
 
 }  // namespace spindle::storage

@@ -2,8 +2,11 @@
 // claim on it (docs/storage.md, "Durable identity").
 //
 //   <log_dir>/domain-<domain id>/
-//     node-<id>/            a home: one log directory per topic, and OWNER
+//     node-<id>/            a home: one log directory per topic, OWNER and HOME
 //       OWNER               flock()ed by the process whose home it is, for its whole life
+//       HOME                the home's id: "0x" and 16 hex digits, random, made with the
+//                           home; each log in it carries it (storage/log.hpp, IDENTITY), so
+//                           a log copied in from another home or domain is refused
 //       <topic>/            segments, index, LOCK (storage/log.hpp)
 //
 // A participant with a fixed node id (domain file or SPINDLE_NODE_ID) has the home of that
@@ -22,6 +25,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "storage/settings.hpp"
@@ -50,8 +54,13 @@ class LogHome {
   // Creates the home if needed and takes its OWNER (before the first log opens in it), so
   // that no other process adopts it while this one lives. False, with `error`, if it cannot.
   bool hold(std::string& error);
+  // The home's id (HOME), made now if the home has none (a home from before ids). It travels
+  // with the home: a participant that adopts the home, or restarts with its fixed node id,
+  // finds the same id. nullopt, with `error`, if it cannot be read or made.
+  std::optional<std::uint64_t> id(std::string& error);
 
  private:
+  std::optional<std::uint64_t> id_;
   std::filesystem::path path_;
   int owner_fd_ = -1;
   bool adopted_ = false;

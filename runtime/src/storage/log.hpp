@@ -7,6 +7,7 @@
 //   <dir>/00000000000000000001.seg  segments, named by a 20-digit number counting up
 //   <dir>/00000000000000000001.idx  its sparse index (a cache: rebuilt when missing/wrong)
 //   <dir>/<segment>@<offset>.corrupt  bytes set aside by a repair (never deleted)
+//   <dir>/IDENTITY                  the domain and home the log belongs to (format 2)
 //
 //   segment   0        8        10       12       16                24       28       32
 //             +--------+--------+--------+--------+-----------------+--------+--------+
@@ -37,12 +38,22 @@
 //    segment header: the segment is written again, empty). A bad record followed by a valid
 //    one, or anywhere in an older segment, a record out of order, or a missing segment is
 //    corruption: open() throws LogError naming the file and offset, or with `repair` moves
-//    everything from there on into `*.corrupt` files and opens the rest. The report says
-//    exactly what was dropped or set aside.
+//    everything from there on into `*.corrupt` files and opens the rest. With `skip_damage`
+//    a damaged stretch that a valid record follows is skipped instead: open() and every
+//    reader resynchronise at the next record whose header CRC and CRC check, whose order
+//    follows the last good one and which the next header confirms (docs/log-format.md,
+//    "Resynchronisation"); the bytes stay where they are and the report lists the stretch
+//    (file, offset, bytes, the orders on both sides). The report says exactly what was
+//    dropped, set aside or skipped.
+//  - Identity: a log may carry the domain and the home it belongs to (IDENTITY, format 2);
+//    open() with `identity` set refuses a log of another domain or home (LogError naming
+//    the file and both identities) and writes the identity into a log that has none.
 //  - A failed append (ENOSPC, EFBIG, EIO) throws LogError and cuts the file back to the end
 //    of the last complete record: what was appended before stays intact, and a later
 //    append may succeed once there is room.
-//  - Readers check every record's CRC; a mismatch (the disk changed under us) throws.
+//  - Readers check every record's CRC; a mismatch (the disk changed under us) throws, unless
+//    the cursor skips damage (a log opened with `skip_damage`, read_log(dir, from, true)):
+//    then it resynchronises as open() does and lists the stretch in skipped().
 //
 // Threading: a Log is owned by one thread, the appender, which calls append(), sync() and
 // apply_retention(). Any thread may call last(), durable(), records(), bytes(), options()
@@ -82,6 +93,15 @@ inline constexpr std::uint32_t kMaxPayload = 1u << 30;  // bytes of one record's
 inline constexpr std::uint64_t kSegmentHeaderBytes = 32;
 inline constexpr std::uint64_t kRecordHeaderBytes = 40;
 
+// Whose log a log is: the domain it was written in and the home (storage/home.hpp) it lives
+// in, a random 64-bit number given to the home when it was made. Kept in <dir>/IDENTITY.
+struct LogIdentity {
+  std::uint32_t domain = 0;
+  std::uint64_t home = 0;
+  friend bool operator==(const LogIdentity&, const LogIdentity&) = default;
+};
+std::string to_string(const LogIdentity& id);  // "domain 0, home 0x1234abcd..."
+
 enum class SyncPolicy {
   every_append,  // append() returns once its records are on disk (fdatasync)
   periodic,      // append() syncs when `sync_period` has passed since the last sync
@@ -95,6 +115,12 @@ struct LogOptions {
   std::chrono::seconds retain_age{0};  // 0: no limit; else sealed segments whose newest record
                                        // is older go
   bool repair = false;                 // open(): set corruption aside instead of throwing
+  // open() and this log's cursors skip a damaged stretch that a valid record follows (in
+  // order) instead of refusing it: the log keeps every intact record before and after.
+  bool skip_damage = false;
+  // Whose log this is; when set, open() refuses a log of another domain or home and writes
+  // it into a log that has none (a version-1 log: RecoveryReport::identity_note says so).
+  std::optional<LogIdentity> identity;
   SyncPolicy sync = SyncPolicy::never;
   std::chrono::milliseconds sync_period{100};
   std::uint64_t index_interval = std::uint64_t{64} << 10;  // bytes between index entries
@@ -122,6 +148,11 @@ struct Damage {
   std::uint64_t bytes = 0;  // bytes from `offset` dropped or set aside (verify: affected)
   std::optional<std::uint64_t> records;          // records among them, where known
   std::vector<std::filesystem::path> set_aside;  // repair: the *.corrupt files written
+  // Skipped (skip_damage, and verify()): reading went on at offset + bytes, the next record
+  // that resynchronises; `before` is the order of the last good record before the stretch,
+  // `after` that of the first after it (nullopt: none yet, or the log's first record).
+  bool skipped = false;
+  std::optional<Order> before, after;
   std::string to_string() const;
 };
 
@@ -134,6 +165,7 @@ struct RecoveryReport {
   std::optional<Order> first, last;
   std::vector<Damage> damage;              // torn tails truncated, corruption set aside
   std::vector<std::string> index_rebuilt;  // "<file>: why" for each index written anew
+  std::string identity_note;  // a log without IDENTITY that open() gave one (empty: none)
   bool damaged() const { return !damage.empty(); }
   std::string to_string() const;
 };
@@ -157,6 +189,7 @@ struct VerifyReport {
   std::vector<Damage> damage;               // every damaged place, in file order
   std::vector<std::string> index_problems;  // an index entry contradicting its segment
   std::vector<std::string> notes;           // missing index, *.corrupt files, ...
+  std::optional<LogIdentity> identity;      // from IDENTITY (nullopt: none, a version-1 log)
   bool clean() const { return damage.empty() && index_problems.empty(); }
   std::string to_string() const;
 };
@@ -203,10 +236,13 @@ class Cursor {
   // The next record, or nullopt when there is none yet (a later call sees later appends).
   // Throws LogError on a read error or a record that fails its check.
   std::optional<RecordView> next();
+  // The damaged stretches this cursor skipped so far, in order (only when it skips damage).
+  // The last one's `after` is filled in by the next() that returns the record after it.
+  [[nodiscard]] const std::vector<Damage>& skipped() const;
 
  private:
   friend class Log;
-  friend Cursor read_log(const std::filesystem::path&, Order);
+  friend Cursor read_log(const std::filesystem::path&, Order, bool);
   struct State;
   explicit Cursor(std::unique_ptr<State> s);
   std::unique_ptr<State> s_;
@@ -264,8 +300,13 @@ class Log {
 VerifyReport verify(const std::filesystem::path& dir);
 
 // Reads a log directory as it is now, without opening (locking, recovering) it: the records
-// up to the first damage (where next() throws).
-Cursor read_log(const std::filesystem::path& dir, Order from = {});
+// up to the first damage (where next() throws), or with `skip_damage` every intact record,
+// resynchronising after damage as open() does (Cursor::skipped() lists the stretches).
+Cursor read_log(const std::filesystem::path& dir, Order from = {}, bool skip_damage = false);
+
+// The identity kept in a log directory (IDENTITY); nullopt when there is none. Throws
+// LogError when the file exists but cannot be read or is malformed.
+std::optional<LogIdentity> read_identity(const std::filesystem::path& dir);
 
 // The log directories at or under `root` (those holding a *.seg file), sorted.
 std::vector<std::filesystem::path> find_logs(const std::filesystem::path& root);
