@@ -43,6 +43,7 @@
 #include "frame.hpp"
 #include "transport/aligned_buffer.hpp"
 #include "transport/event_queue.hpp"
+#include "transport/write_grants.hpp"
 
 namespace spindle::transport {
 
@@ -111,6 +112,10 @@ class TcpTransport::Impl {
       if (!peer) return {};
       auto it = impl.regions_.find(id);
       return it == impl.regions_.end() ? std::span<std::byte>{} : it->second.span();
+    }
+    std::string refuse_write(RegionId id, std::uint64_t offset, std::uint32_t length) override {
+      if (!peer || impl.grants_.allows(peer->addr.id, id, offset, length)) return {};
+      return impl.grants_.refusal(peer->addr.id, id, offset, length);
     }
     void on_hello(const tcp_frames::Hello& h) override {
       got_hello = true;
@@ -199,6 +204,15 @@ class TcpTransport::Impl {
   void release_region(RegionId id) {
     if (connected_) throw std::logic_error("tcp: release_region while connected; disconnect first");
     regions_.erase(id);
+    grants_.release(id);
+  }
+
+  void restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
+    if (connected_) throw std::logic_error("tcp: restrict_writes while connected; disconnect first");
+    const auto it = regions_.find(id);
+    if (it == regions_.end())
+      throw std::invalid_argument("tcp: restrict_writes: no region " + std::to_string(id));
+    grants_.restrict(id, it->second.size(), grants);
   }
 
   Status connect(std::span<const NodeAddress> members, std::uint64_t epoch,
@@ -951,6 +965,7 @@ class TcpTransport::Impl {
 
   // Regions: changed only while not connected; read lock-free by everyone else.
   std::map<RegionId, AlignedBuffer> regions_;
+  WriteGrants grants_;  // as regions_: changed only while disconnected
   std::mutex desc_mu_;
   std::vector<RegionDescriptor> descriptors_;
 
@@ -986,6 +1001,9 @@ LocalRegion TcpTransport::create_region(RegionId id, std::size_t size) {
 }
 void TcpTransport::release_region(RegionId id) {
   impl_->release_region(id);
+}
+void TcpTransport::restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
+  impl_->restrict_writes(id, grants);
 }
 Status TcpTransport::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                              std::chrono::milliseconds timeout) {

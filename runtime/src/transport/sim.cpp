@@ -18,6 +18,7 @@
 #include <spindle/transport/sim.hpp>
 
 #include "transport/aligned_buffer.hpp"
+#include "transport/write_grants.hpp"
 
 namespace spindle::transport::sim {
 
@@ -109,6 +110,7 @@ struct Ev {
 
 struct SimTransport::State {
   std::map<RegionId, AlignedBuffer> regions;
+  WriteGrants grants;        // restrict_writes(): who may write what (checked on delivery)
   std::set<NodeId> members;  // peers of the current view (self excluded)
   std::set<NodeId> suspected;
   std::map<NodeId, std::deque<Posted>> posted;
@@ -285,6 +287,19 @@ struct Network::Impl {
         ch.cut = true;
         ch.queue.clear();
         ch.queued_bytes = 0;
+        return;
+      }
+      // Rows belong to their owners: a write outside the writer's grant is the writer's
+      // fault. Nothing of it is applied and its connection closes; the writer finds the
+      // connection closed a suspicion timeout later (as with cut()).
+      if (!ds.grants.allows(from, m.region, m.offset, m.bytes.size())) {
+        raise(*dst, from, SuspicionReason::foreign_write,
+              ds.grants.refusal(from, m.region, m.offset, m.bytes.size()));
+        ch.cut = true;
+        ch.queue.clear();
+        ch.queued_bytes = 0;
+        channels[{to, from}].cut = true;
+        schedule_suspicion(from, to, SuspicionReason::connection_lost, cfg.suspicion_timeout);
         return;
       }
       std::memcpy(it->second.data() + m.offset, m.bytes.data(), m.bytes.size());
@@ -509,6 +524,15 @@ void Network::cut(NodeId a, NodeId b) {
   im.schedule_suspicion(b, a, SuspicionReason::link_cut, im.cfg.suspicion_timeout);
 }
 
+Status Network::forge_write(NodeId from, NodeId to, RegionId region, std::uint64_t offset,
+                            std::span<const std::byte> bytes) {
+  Message m;
+  m.region = region;
+  m.offset = offset;
+  m.bytes.assign(bytes.begin(), bytes.end());
+  return impl_->post(node(from), to, std::move(m));
+}
+
 void Network::slow(NodeId id, Duration extra) {
   node(id).state().slow = extra;
 }
@@ -557,6 +581,15 @@ SimTransport::~SimTransport() = default;
 void SimTransport::release_region(RegionId id) {
   if (state_->connected) throw std::logic_error("sim: release_region while connected");
   state_->regions.erase(id);
+  state_->grants.release(id);
+}
+
+void SimTransport::restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
+  if (state_->connected) throw std::logic_error("sim: restrict_writes while connected");
+  const auto it = state_->regions.find(id);
+  if (it == state_->regions.end())
+    throw std::invalid_argument("sim: restrict_writes: no region " + std::to_string(id));
+  state_->grants.restrict(id, it->second.size(), grants);
 }
 
 LocalRegion SimTransport::create_region(RegionId id, std::size_t size) {

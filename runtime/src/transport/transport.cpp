@@ -66,6 +66,8 @@ std::string_view to_string(SuspicionReason r) noexcept {
       return "crashed";
     case SuspicionReason::mismatch:
       return "mismatch";
+    case SuspicionReason::foreign_write:
+      return "foreign_write";
   }
   return "unknown";
 }
