@@ -225,7 +225,8 @@ class RdmaTransport::Impl {
   LocalRegion create_region(RegionId id, std::size_t size) {
     if (connected_) throw std::logic_error("rdma: create_region while connected");
     if (regions_.contains(id)) throw std::invalid_argument("rdma: region exists");
-    Region r{AlignedBuffer(size), nullptr};
+    Region r;
+    r.mem = AlignedBuffer(size);
     r.mr = ibv_reg_mr(pd_, r.mem.data(), size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     if (r.mr == nullptr) {
       throw std::runtime_error(
@@ -258,7 +259,7 @@ class RdmaTransport::Impl {
     r.windows.clear();
   }
 
-  ibv_mr* register_mr(void* at, std::size_t size, int access) {
+  ibv_mr* register_mr(void* at, std::size_t size, unsigned access) {
     ibv_mr* mr = ibv_reg_mr(pd_, at, size, access);
     if (mr == nullptr) {
       throw std::runtime_error(
