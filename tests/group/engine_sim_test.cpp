@@ -541,10 +541,11 @@ TEST_CASE("engine: the leader leaves; the other member goes on alone", "[engine]
 // member 3" into the others' copies of member 2's SST row. Each refuses the write
 // (foreign_write) and suspects the writer; the view that follows removes member 4 only, and
 // member 3 — the innocent target — keeps writing and reading. Over many seeds.
-TEST_CASE("engine: a write into another member's row evicts the writer, not the row's owner "
-          "nor the member it accuses",
-          "[engine][rows]") {
-  const auto seeds = sim::Seeds::from_env(40);
+TEST_CASE(
+    "engine: a write into another member's row evicts the writer, not the row's owner "
+    "nor the member it accuses",
+    "[engine][rows]") {
+  const auto seeds = sim::Seeds::from_env(200);
   for (auto seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
     INFO(sim::replay_command(seed, "[rows]"));
     sim::Config config;
@@ -565,8 +566,7 @@ TEST_CASE("engine: a write into another member's row evicts the writer, not the 
     REQUIRE(stack.forge_suspicion(3, 1, 2) == 2);
     const auto without_forger = [&](std::size_t i) {
       const auto v = stack.view(i);
-      return v.members.size() == 3 && !v.rank_of(4) && v.rank_of(1) && v.rank_of(2) &&
-             v.rank_of(3);
+      return v.members.size() == 3 && !v.rank_of(4) && v.rank_of(1) && v.rank_of(2) && v.rank_of(3);
     };
     REQUIRE(stack.run_until(
         [&] { return without_forger(0) && without_forger(1) && without_forger(2); }));

@@ -283,9 +283,10 @@ class RdmaTransport::Impl {
     for (const auto& g : grants)
       if (g.writer != cfg_.self.id) windows = std::max(windows, table.ranges(g.writer, id).size());
     if (windows + regions_.size() > kMaxTable) {
-      throw std::invalid_argument("rdma: restrict_writes: region " + std::to_string(id) + " needs " +
-                                  std::to_string(windows) + " ranges for one peer; the region " +
-                                  "table holds " + std::to_string(kMaxTable) + " entries");
+      throw std::invalid_argument("rdma: restrict_writes: region " + std::to_string(id) +
+                                  " needs " + std::to_string(windows) +
+                                  " ranges for one peer; the region " + "table holds " +
+                                  std::to_string(kMaxTable) + " entries");
     }
     drop_windows(r);
     if (!r.restricted) {
@@ -372,8 +373,7 @@ class RdmaTransport::Impl {
       return;
     }
     ibv_sge sge{reinterpret_cast<std::uintptr_t>(t.data()),
-                static_cast<std::uint32_t>(sizeof(WireDescriptor) * entries),
-                p.table_tx_mr->lkey};
+                static_cast<std::uint32_t>(sizeof(WireDescriptor) * entries), p.table_tx_mr->lkey};
     ibv_send_wr wr{};
     wr.wr_id = wr_id(WrKind::table_send, p.addr.id, 0);
     wr.sg_list = &sge;

@@ -327,7 +327,8 @@ class ShmTransport::Impl {
   }
 
   void restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
-    if (connected_) throw std::logic_error("shm: restrict_writes while connected; disconnect first");
+    if (connected_)
+      throw std::logic_error("shm: restrict_writes while connected; disconnect first");
     const auto it = regions_.find(id);
     if (it == regions_.end())
       throw std::invalid_argument("shm: restrict_writes: no region " + std::to_string(id));

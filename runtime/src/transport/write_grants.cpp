@@ -74,8 +74,8 @@ std::string WriteGrants::refusal(NodeId writer, RegionId id, std::uint64_t offse
       s += " ... (" + std::to_string(v.size()) + " ranges)";
       break;
     }
-    s += (shown == 1 ? " [" : ", [") + std::to_string(r.offset) + ", +" +
-         std::to_string(r.length) + ")";
+    s += (shown == 1 ? " [" : ", [") + std::to_string(r.offset) + ", +" + std::to_string(r.length) +
+         ")";
   }
   return s;
 }
