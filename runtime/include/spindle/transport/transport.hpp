@@ -31,12 +31,16 @@
 // SST, its own row; in RDMC's control region, its own counters). A peer's write that does
 // not lie wholly inside one of its ranges is never applied: it is a Suspicion of the WRITER
 // (SuspicionReason::foreign_write, the detail naming region, offset, length and the ranges
-// allowed), never of whoever owns the bytes it aimed at, and the connection to the writer
-// is closed. What each transport enforces:
-//   tcp   the receiver checks every WRITE frame before a byte is applied;
+// allowed), never of whoever owns the bytes it aimed at, and nothing more of the writer is
+// read. What each transport enforces:
+//   tcp   the receiver checks every WRITE frame before a byte is applied, stops reading the
+//         stream and closes it 500 ms later (so its suspicion reaches the other members
+//         before the writer, finding the stream closed, accuses it: docs/membership.md);
 //   sim   the receiver checks every write when it lands (Network::forge_write() injects one);
-//   rdma  one memory region per peer covering only its ranges, its own rkey handed to it
-//         alone, so the NIC refuses the rest (the writer sees a completion error);
+//   rdma  one memory region per peer covering only its ranges, its own rkeys handed to it
+//         alone, so the NIC refuses the rest: nothing else can be reached. The refusal
+//         breaks the queue pair; the receiver sees the connection lost (connection_lost,
+//         not foreign_write), the writer a completion error;
 //   shm   the writer checks its own writes against its grant (a buggy peer); a hostile
 //         process of the same user can map and write any segment: shm's trust boundary is
 //         the user account (docs/transport-shm.md).
