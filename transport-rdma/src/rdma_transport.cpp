@@ -244,6 +244,7 @@ class RdmaTransport::Impl {
     if (it == regions_.end()) return;
     deregister(it->second);
     regions_.erase(it);
+    grants_.release(id);
   }
 
   void deregister(Region& r) {
@@ -277,7 +278,7 @@ class RdmaTransport::Impl {
     if (it == regions_.end())
       throw std::invalid_argument("rdma: restrict_writes: no region " + std::to_string(id));
     Region& r = it->second;
-    WriteGrants table;
+    WriteGrants& table = grants_;
     table.restrict(id, r.mem.size(), grants);  // validates and merges
     std::size_t windows = 0;
     for (const auto& g : grants)
@@ -586,17 +587,30 @@ class RdmaTransport::Impl {
     std::lock_guard lock(p->mu);
     auto r = p->remote.find(remote);
     if (r == p->remote.end() || !in_bounds(roff, len, r->second.size)) return Status::invalid;
+    // Outside what the view lets us write there: our caller's bug (as on shm).
+    if (!grants_.allows(cfg_.self.id, remote, roff, len)) return Status::invalid;
     std::uint32_t rkey = r->second.rkey;
     if (rkey == 0) {
-      // Restricted: the rkey of the range this write lies in; none, and the peer's NIC
-      // would refuse it, so it is our caller's bug.
+      // Restricted by the peer: the rkey of its range this write lies in. A range of ours it
+      // gave no key for is the peer's fault (a table that does not match the view).
       const auto w = p->remote_windows.find(remote);
-      if (w == p->remote_windows.end()) return Status::invalid;
-      const auto hit = std::find_if(w->second.begin(), w->second.end(), [&](const Window& win) {
-        return roff >= win.offset && roff - win.offset <= win.length &&
-               len <= win.length - (roff - win.offset);
-      });
-      if (hit == w->second.end()) return Status::invalid;
+      const Window* hit = nullptr;
+      if (w != p->remote_windows.end()) {
+        for (const auto& win : w->second) {
+          if (roff >= win.offset && roff - win.offset <= win.length &&
+              len <= win.length - (roff - win.offset)) {
+            hit = &win;
+            break;
+          }
+        }
+      }
+      if (hit == nullptr) {
+        suspect(*p, SuspicionReason::unknown_region,
+                "node " + std::to_string(peer) + " gave no key for [" + std::to_string(roff) +
+                    ", +" + std::to_string(len) + ") of its region " + std::to_string(remote) +
+                    ", which this node may write");
+        return Status::peer_suspected;
+      }
       rkey = hit->rkey;
     }
     ibv_sge sge{reinterpret_cast<std::uintptr_t>(src->second.mem.data() + loff),
@@ -805,6 +819,7 @@ class RdmaTransport::Impl {
   ibv_cq* cq_ = nullptr;
   std::uint16_t port_ = 0;
   std::map<RegionId, Region> regions_;
+  WriteGrants grants_;  // as regions_: changed only while disconnected
   std::map<NodeId, std::unique_ptr<Peer>> peers_;
   std::uint64_t epoch_ = 0;
   bool connected_ = false;
