@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -538,9 +539,9 @@ TEST_CASE("engine: the leader leaves; the other member goes on alone", "[engine]
 }
 
 // Rows belong to their owners (docs/membership.md): member 4 writes "member 2 suspects
-// member 3" into the others' copies of member 2's SST row. Each refuses the write
-// (foreign_write) and suspects the writer; the view that follows removes member 4 only, and
-// member 3 — the innocent target — keeps writing and reading. Over many seeds.
+// member 3" into every other member's copy of member 2's SST row, member 2's own included. Each
+// refuses the write (foreign_write) and suspects the writer; the view that follows removes member 4
+// only, and member 3 — the innocent target — keeps writing and reading. Over many seeds.
 TEST_CASE(
     "engine: a write into another member's row evicts the writer, not the row's owner "
     "nor the member it accuses",
@@ -563,7 +564,7 @@ TEST_CASE(
       take();
       return got.size() >= 5;
     }));
-    REQUIRE(stack.forge_suspicion(3, 1, 2) == 2);
+    REQUIRE(stack.forge_suspicion(3, 1, 2) == 3);
     const auto without_forger = [&](std::size_t i) {
       const auto v = stack.view(i);
       return v.members.size() == 3 && !v.rank_of(4) && v.rank_of(1) && v.rank_of(2) && v.rank_of(3);
@@ -585,5 +586,55 @@ TEST_CASE(
     std::sort(got.begin(), got.end());
     std::vector<std::uint64_t> want{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100};
     CHECK(got == want);
+  }
+}
+
+// The issue's case: three members, one of them the forger. Member 1 writes "member 2
+// suspects member 3" into members 2's and 3's copies of member 2's row. Both refuse it and
+// suspect member 1; members 2 and 3 — two of three — go on without it.
+TEST_CASE(
+    "engine: of three members, the one that forges a row is removed and the other two "
+    "go on",
+    "[engine][rows]") {
+  const auto seeds = sim::Seeds::from_env(200);
+  for (auto seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+    INFO(sim::replay_command(seed, "[rows]"));
+    sim::Config config;
+    config.seed = seed;
+    spindle::testing::SimStack stack(config, 3);
+    Streams s(stack);
+    std::vector<std::uint64_t> got;
+    s.writers[0].write(Streams::sample(1));
+    REQUIRE(stack.run_until([&] {
+      for (const auto& x : s.readers[2].take())
+        if (x.info().valid()) got.push_back(x.data().timestamp_ns());
+      return !got.empty();
+    }));
+    got.clear();
+    REQUIRE(stack.forge_suspicion(0, 1, 2) == 2);
+    const auto two_and_three = [&](std::size_t i) {
+      const auto v = stack.view(i);
+      return v.members.size() == 2 && v.rank_of(2) && v.rank_of(3);
+    };
+    const bool removed = stack.run_until([&] { return two_and_three(1) && two_and_three(2); });
+    for (std::size_t i = 0; i < 3; ++i) {
+      const auto v = stack.view(i);
+      std::ostringstream line;
+      line << "member " << i + 1 << ": view " << v.epoch << " {";
+      for (const auto& m : v.members)
+        line << ' ' << m.id;
+      line << " } halted: " << stack.halted(i);
+      UNSCOPED_INFO(line.str());
+    }
+    REQUIRE(removed);
+    CHECK(stack.halted(1).empty());
+    CHECK(stack.halted(2).empty());
+    s.writers[2].write(Streams::sample(7));
+    REQUIRE(stack.run_until([&] {
+      for (const auto& x : s.readers[1].take())
+        if (x.info().valid()) got.push_back(x.data().timestamp_ns());
+      return std::find(got.begin(), got.end(), 7) != got.end();
+    }));
+    CHECK(got.back() == 7);
   }
 }

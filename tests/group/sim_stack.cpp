@@ -148,7 +148,7 @@ std::size_t SimStack::forge_suspicion(std::size_t i, std::size_t owner, std::siz
   std::memcpy(bytes.data(), &mask, sizeof mask);
   std::size_t posted = 0;
   for (const auto& m : v.members) {
-    if (m.id == forger || m.id == owner + 1) continue;
+    if (m.id == forger) continue;
     if (net_->forge_write(forger, m.id, region, at, bytes) == transport::Status::ok) ++posted;
   }
   return posted;

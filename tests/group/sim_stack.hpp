@@ -80,7 +80,8 @@ class SimStack {
   // protocol thread stuck in a trigger); the others must suspect it for want of progress.
   void stall(std::size_t i);
   // forge_suspicion(i, owner, victim): participant i writes "`owner` suspects `victim`" into
-  // every other member's copy of owner's SST row (the suspected bit, 8 bytes at each;
+  // every other member's copy of owner's SST row, the owner's own included (the suspected
+  // bits, 8 bytes at each;
   // transport::sim::Network::forge_write), as a buggy or hostile member could try: rows
   // belong to their owners, so each refuses it and suspects i. Returns how many members it
   // was posted to.
