@@ -1,9 +1,9 @@
 // Rows belong to their owners, end to end over real TCP (docs/membership.md): four view
 // engines on 127.0.0.1 in this process, each with its own TcpTransport and protocol
-// threads. Member 4 writes "member 2 suspects member 3" into members 1's and 3's copies of
-// member 2's SST row, through its transport as any write. They refuse it and suspect
-// member 4: the next view is {1, 2, 3} — member 3, the accused, stays — nobody halts, and
-// the stream goes on. Before the rule, member 3 was the one suspected.
+// threads. Member 4 writes "member 2 suspects member 3" into every other member's copy of
+// member 2's SST row (member 2's own included), through its transport as any write. They refuse it
+// and suspect member 4: the next view is {1, 2, 3} — member 3, the accused, stays — nobody halts,
+// and the stream goes on. Before the rule, member 3 was the one suspected.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -129,8 +129,8 @@ TEST_CASE(
   const std::uint64_t accuse = std::uint64_t{1} << *v.rank_of(3);
   std::memcpy(staging.data(), &accuse, sizeof accuse);
   const auto region = sst::Sst::region_id(v.epoch);
-  CHECK(forger->write(1, kForgery, 0, region, at, 8) == st::Status::ok);
-  CHECK(forger->write(3, kForgery, 0, region, at, 8) == st::Status::ok);
+  for (group::NodeId victim : {1u, 2u, 3u})
+    CHECK(forger->write(victim, kForgery, 0, region, at, 8) == st::Status::ok);
 
   const auto without_forger = [&](std::uint32_t i) {
     const auto w = engines[i]->view();
