@@ -18,6 +18,10 @@
 // sender's kernel buffers and then its queue fill up: back-pressure reaches the sender.
 // Accepted streams that have not said HELLO hold a 4 KiB buffer and live at most
 // hello_timeout; the acceptor keeps going when the process runs out of descriptors.
+//
+// Rows belong to their owners: the I/O thread checks every WRITE frame against the ranges
+// restrict_writes() granted its sender before a byte is applied; a frame outside them is a
+// foreign_write suspicion of the sender, its stream is read no more and closed 500 ms later.
 #pragma once
 
 #include <chrono>
