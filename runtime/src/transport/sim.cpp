@@ -85,6 +85,10 @@ struct Channel {
   bool stalled = false;  // head is a block and the receiver has no receive posted
   bool held = false;     // head belongs to a view the receiver has not joined yet
   bool cut = false;      // drops everything posted from now on
+  // The receiver refused a write of the sender (foreign_write): the connection of view
+  // `closed_epoch` is gone, what is posted in it is dropped; later views connect anew.
+  bool closed = false;
+  std::uint64_t closed_epoch = 0;
 };
 
 struct Posted {
@@ -290,15 +294,22 @@ struct Network::Impl {
         return;
       }
       // Rows belong to their owners: a write outside the writer's grant is the writer's
-      // fault. Nothing of it is applied and its connection closes; the writer finds the
-      // connection closed a suspicion timeout later (as with cut()).
+      // fault. Nothing of it is applied and the connection of this view closes both ways;
+      // the writer finds it closed a suspicion timeout later (tcp closes it 500 ms later,
+      // so that the refuser's suspicion spreads first).
       if (!ds.grants.allows(from, m.region, m.offset, m.bytes.size())) {
         raise(*dst, from, SuspicionReason::foreign_write,
               ds.grants.refusal(from, m.region, m.offset, m.bytes.size()));
-        ch.cut = true;
-        ch.queue.clear();
-        ch.queued_bytes = 0;
-        channels[{to, from}].cut = true;
+        std::erase_if(ch.queue, [&](const Message& x) {
+          if (x.epoch > ds.epoch) return false;  // a later view's: a connection of its own
+          ch.queued_bytes -= x.bytes.size();
+          return true;
+        });
+        schedule_channel(from, to, ch);
+        for (auto key : {std::pair{from, to}, std::pair{to, from}}) {
+          channels[key].closed = true;
+          channels[key].closed_epoch = ds.epoch;
+        }
         schedule_suspicion(from, to, SuspicionReason::connection_lost, cfg.suspicion_timeout);
         return;
       }
@@ -320,6 +331,7 @@ struct Network::Impl {
     Channel& ch = channels[{from.id_, to}];
     SimTransport* dst = find(to);
     if (ch.cut || dst == nullptr || dst->state().crashed) return Status::ok;  // lost in flight
+    if (ch.closed && ch.closed_epoch == fs.epoch) return Status::ok;          // refused: closed
     if (!ch.queue.empty() && ch.queued_bytes + m.bytes.size() > cfg.channel_bytes) {
       return Status::retry;
     }

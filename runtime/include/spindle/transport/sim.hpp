@@ -21,8 +21,8 @@
 //              each other (reason link_cut) after suspicion_timeout.
 //   slow(n, d) adds d to the latency of every message from or to n and to n's steps.
 //   forge_write(n, m, ...)  n writes where it may not (another member's row): m refuses it
-//              when it lands (foreign_write), drops the connection both ways, and n
-//              suspects m (connection_lost) after suspicion_timeout.
+//              when it lands (foreign_write) and drops their connection of this view both
+//              ways; n suspects m (connection_lost) after suspicion_timeout.
 //
 // Replay: Seeds::from_env() reads SPINDLE_SIM_SEED (one seed) or SPINDLE_SIM_SEEDS (how
 // many); replay_command(seed) is the shell line to print when a seed fails.
