@@ -8,8 +8,14 @@
 // Output, one line per figure, in the format of the peer DDS benchmarks (/work/shared/peers):
 //   peer=spindle-raw transport=<t> size=<bytes> subs=1 metric=<m> value=<x>
 //
+//   --restrict  both sides restrict the regions to what the other writes (restrict_writes:
+//               the data region to each, the control words to their writer), so every
+//               write is checked against the writer's ranges (tcp: on receipt; shm: before
+//               it leaves); compare with a run without it for the cost of the check.
+//
 // usage: spindle_transport_bench [--transport tcp,shm,rdma] [--sizes 64,1024,...] (--help)
 //                                [--duration-ms 1000] [--iterations 2000] [--smoke]
+//                                [--restrict]
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,7 +104,7 @@ struct Endpoint {
   }
 };
 
-Endpoint make(const std::string& kind, st::NodeId id, const std::string& ns) {
+Endpoint make(const std::string& kind, st::NodeId id, const std::string& ns, bool restrict) {
   Endpoint e;
   if (kind == "tcp") {
     st::TcpConfig cfg;
@@ -124,6 +130,14 @@ Endpoint make(const std::string& kind, st::NodeId id, const std::string& ns) {
   e.data = e.t->create_region(kData, kDataBytes).bytes.data();
   e.control = e.t->create_region(kControl, 4096).bytes.data();
   e.peer = 1 - id;
+  if (restrict) {
+    // Node 0 drives (guard, mode), node 1 answers (echo, CPU); both write the data region.
+    const std::vector<st::WriteGrant> data{{0, {{0, kDataBytes}}}, {1, {{0, kDataBytes}}}};
+    const std::vector<st::WriteGrant> control{{0, {{kGuard, 8}, {kMode, 8}}},
+                                              {1, {{kEcho, 8}, {kPeerCpu, 8}}}};
+    e.t->restrict_writes(kData, data);
+    e.t->restrict_writes(kControl, control);
+  }
   return e;
 }
 
@@ -190,6 +204,7 @@ struct Options {
   std::vector<std::size_t> sizes{64, 1024, 10240, 65536, 1048576};
   std::chrono::milliseconds duration{1000};
   int iterations = 2000;
+  bool restrict = false;
 };
 
 void line(const std::string& kind, std::size_t size, const char* metric, double value) {
@@ -265,7 +280,7 @@ int bench_one(const std::string& kind, const Options& o) {
   const pid_t child = ::fork();
   if (child < 0) die("fork");
   const st::NodeId id = child == 0 ? 1 : 0;
-  Endpoint e = make(kind, id, ns);
+  Endpoint e = make(kind, id, ns, o.restrict);
   const int out = child == 0 ? up[1] : down[1];
   const int in = child == 0 ? down[0] : up[0];
   put_line(out, encode(e.addr));
@@ -314,6 +329,8 @@ int main(int argc, char** argv) {
   bool smoke = false;
   app.add_flag("--smoke", smoke,
                "Defaults for the CTest smoke test: sizes 64,65536, 100 ms, 50 round trips");
+  app.add_flag("--restrict", o.restrict,
+               "Restrict each region to what the other side writes (the per-write check)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,5 +1,7 @@
 // libFuzzer target: arbitrary bytes, fed in arbitrary chunks, into the TCP frame decoder.
-// Regions are exact-size heap buffers, so ASan flags any write outside them. Input layout:
+// Regions are exact-size heap buffers, so ASan flags any write outside them; region 2 is
+// restricted (rows belong to their owners): the peer may write [1024, 2048) of it only,
+// and a byte written elsewhere in it traps. Input layout:
 //   byte 0      bit 0: prepend a valid HELLO (reach WRITE/BLOCK paths quickly)
 //               bits 1-3: posted receive capacity class; bits 4-7: chunk size seed
 //   bytes 1..   the stream
@@ -7,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "frame.hpp"
@@ -32,6 +35,12 @@ struct Sink final : tf::FrameSink {
   std::span<std::byte> region(st::RegionId id) override {
     if (id >= mem.size()) return {};
     return {mem[id].get(), sizes[id]};
+  }
+  static constexpr std::uint64_t kRowBegin = 1024, kRowEnd = 2048;
+  std::string refuse_write(st::RegionId id, std::uint64_t offset, std::uint32_t length) override {
+    if (id != 2 || (offset >= kRowBegin && offset <= kRowEnd && length <= kRowEnd - offset))
+      return {};
+    return "outside the row";
   }
   void on_hello(const tf::Hello&) override {}
   BlockTarget on_block_begin(std::uint32_t length, std::uint32_t) override {
@@ -74,5 +83,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     chunk = chunk * 3 % 61 + 1;
   }
   (void)decoder.mid_frame();
+  for (std::size_t i = 0; i < sink.sizes[2]; ++i) {
+    if ((i < Sink::kRowBegin || i >= Sink::kRowEnd) && sink.mem[2][i] != std::byte{0})
+      __builtin_trap();  // a refused write was applied
+  }
   return 0;
 }

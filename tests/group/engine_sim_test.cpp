@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -598,4 +599,105 @@ TEST_CASE("engine: the leader leaves; the other member goes on alone", "[engine]
   }));
   CHECK(got == std::vector<std::uint64_t>{7});
   CHECK(stack.halted(1).empty());
+}
+
+// Rows belong to their owners (docs/membership.md): member 4 writes "member 2 suspects
+// member 3" into every other member's copy of member 2's SST row, member 2's own included. Each
+// refuses the write (foreign_write) and suspects the writer; the view that follows removes member 4
+// only, and member 3 — the innocent target — keeps writing and reading. Over many seeds.
+TEST_CASE(
+    "engine: a write into another member's row evicts the writer, not the row's owner "
+    "nor the member it accuses",
+    "[engine][rows]") {
+  const auto seeds = sim::Seeds::from_env(200);
+  for (auto seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+    INFO(sim::replay_command(seed, "[rows]"));
+    sim::Config config;
+    config.seed = seed;
+    spindle::testing::SimStack stack(config, 4);
+    Streams s(stack);
+    std::vector<std::uint64_t> got;  // at member 3
+    auto take = [&] {
+      for (const auto& x : s.readers[2].take())
+        if (x.info().valid()) got.push_back(x.data().timestamp_ns());
+    };
+    for (std::uint64_t i = 0; i < 5; ++i)
+      s.writers[0].write(Streams::sample(i));
+    REQUIRE(stack.run_until([&] {
+      take();
+      return got.size() >= 5;
+    }));
+    REQUIRE(stack.forge_suspicion(3, 1, 2) == 3);
+    const auto without_forger = [&](std::size_t i) {
+      const auto v = stack.view(i);
+      return v.members.size() == 3 && !v.rank_of(4) && v.rank_of(1) && v.rank_of(2) && v.rank_of(3);
+    };
+    REQUIRE(stack.run_until(
+        [&] { return without_forger(0) && without_forger(1) && without_forger(2); }));
+    for (std::size_t i = 0; i < 3; ++i) {
+      INFO("member " << i + 1);
+      CHECK(stack.halted(i).empty());
+    }
+    // The stream goes on, the accused member's writes too.
+    for (std::uint64_t i = 5; i < 10; ++i)
+      s.writers[0].write(Streams::sample(i));
+    s.writers[2].write(Streams::sample(100));
+    REQUIRE(stack.run_until([&] {
+      take();
+      return got.size() >= 11;
+    }));
+    std::sort(got.begin(), got.end());
+    std::vector<std::uint64_t> want{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100};
+    CHECK(got == want);
+  }
+}
+
+// The issue's case: three members, one of them the forger. Member 1 writes "member 2
+// suspects member 3" into members 2's and 3's copies of member 2's row. Both refuse it and
+// suspect member 1; members 2 and 3 — two of three — go on without it.
+TEST_CASE(
+    "engine: of three members, the one that forges a row is removed and the other two "
+    "go on",
+    "[engine][rows]") {
+  const auto seeds = sim::Seeds::from_env(200);
+  for (auto seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+    INFO(sim::replay_command(seed, "[rows]"));
+    sim::Config config;
+    config.seed = seed;
+    spindle::testing::SimStack stack(config, 3);
+    Streams s(stack);
+    std::vector<std::uint64_t> got;
+    s.writers[0].write(Streams::sample(1));
+    REQUIRE(stack.run_until([&] {
+      for (const auto& x : s.readers[2].take())
+        if (x.info().valid()) got.push_back(x.data().timestamp_ns());
+      return !got.empty();
+    }));
+    got.clear();
+    REQUIRE(stack.forge_suspicion(0, 1, 2) == 2);
+    const auto two_and_three = [&](std::size_t i) {
+      const auto v = stack.view(i);
+      return v.members.size() == 2 && v.rank_of(2) && v.rank_of(3);
+    };
+    const bool removed = stack.run_until([&] { return two_and_three(1) && two_and_three(2); });
+    for (std::size_t i = 0; i < 3; ++i) {
+      const auto v = stack.view(i);
+      std::ostringstream line;
+      line << "member " << i + 1 << ": view " << v.epoch << " {";
+      for (const auto& m : v.members)
+        line << ' ' << m.id;
+      line << " } halted: " << stack.halted(i);
+      UNSCOPED_INFO(line.str());
+    }
+    REQUIRE(removed);
+    CHECK(stack.halted(1).empty());
+    CHECK(stack.halted(2).empty());
+    s.writers[2].write(Streams::sample(7));
+    REQUIRE(stack.run_until([&] {
+      for (const auto& x : s.readers[1].take())
+        if (x.info().valid()) got.push_back(x.data().timestamp_ns());
+      return std::find(got.begin(), got.end(), 7) != got.end();
+    }));
+    CHECK(got.back() == 7);
+  }
 }

@@ -2,6 +2,8 @@
 #include "sim_stack.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <vector>
 
 #include "dcps/entities.hpp"
@@ -10,6 +12,8 @@
 #include "group/layout.hpp"
 #include "group/sim_join.hpp"
 #include "group/sim_runtime.hpp"
+#include "sst/layout.hpp"
+#include "sst/sst.hpp"
 
 namespace spindle::testing {
 
@@ -130,6 +134,30 @@ void SimStack::stall(std::size_t i) {
 
 void SimStack::stall_deliveries(std::size_t i) {
   cores_.at(i)->engine().stall_deliveries();
+}
+
+std::size_t SimStack::forge_suspicion(std::size_t i, std::size_t owner, std::size_t victim) {
+  const auto v = view(i);
+  const auto forger = static_cast<transport::NodeId>(i + 1);
+  const auto owner_rank = v.rank_of(static_cast<transport::NodeId>(owner + 1));
+  const auto victim_rank = v.rank_of(static_cast<transport::NodeId>(victim + 1));
+  if (!owner_rank || !victim_rank) return 0;
+  const sst::SstLayout layout(v);
+  const auto region = sst::Sst::region_id(v.epoch);
+  const std::size_t at = layout.control(*owner_rank) + offsetof(sst::ControlRow, suspected);
+  const auto mine = net_->node(forger).local_region(region);
+  if (!mine) return 0;
+  std::uint64_t mask = 0;
+  std::memcpy(&mask, mine->bytes.data() + at, sizeof mask);
+  mask |= std::uint64_t{1} << *victim_rank;
+  std::array<std::byte, sizeof mask> bytes{};
+  std::memcpy(bytes.data(), &mask, sizeof mask);
+  std::size_t posted = 0;
+  for (const auto& m : v.members) {
+    if (m.id == forger) continue;
+    if (net_->forge_write(forger, m.id, region, at, bytes) == transport::Status::ok) ++posted;
+  }
+  return posted;
 }
 
 void SimStack::one_host() {

@@ -88,6 +88,13 @@ class SimStack {
   // stall_deliveries(i): participant i stops receiving and delivering (its current view's
   // subgroups), its heartbeat and view-change part going on: a half-dead member.
   void stall_deliveries(std::size_t i);
+  // forge_suspicion(i, owner, victim): participant i writes "`owner` suspects `victim`" into
+  // every other member's copy of owner's SST row, the owner's own included (the suspected
+  // bits, 8 bytes at each;
+  // transport::sim::Network::forge_write), as a buggy or hostile member could try: rows
+  // belong to their owners, so each refuses it and suspects i. Returns how many members it
+  // was posted to.
+  std::size_t forge_suspicion(std::size_t i, std::size_t owner, std::size_t victim);
   // Every participant, and those that join later, rejoins the domain by itself once it
   // halted (group::Engine::rejoin_with), through the simulator's join hub.
   void rejoin_on_halt();

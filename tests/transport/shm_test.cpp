@@ -406,3 +406,39 @@ TEST_CASE("shm: connecting a view whose member exited meanwhile does not wait th
   CHECK(named);
   t.disconnect();
 }
+
+// Rows belong to their owners. A peer writes straight into our mapping, so shm checks on the
+// writer's side: a write outside this node's grant never leaves (Status::invalid), and
+// nothing of it reaches the peer's memory (docs/transport-shm.md, "Who may write what").
+TEST_CASE("shm: a write outside the writer's own row is refused before it is copied",
+          "[shm][rows]") {
+  const auto prefix = unique_prefix("rows");
+  st::ShmTransport ta(st::ShmConfig{1, prefix});
+  st::ShmTransport tb(st::ShmConfig{2, prefix});
+  const std::vector<st::WriteGrant> rows{{1, {{0, 1024}}}, {2, {{1024, 1024}}}};
+  auto a = ta.create_region(7, 4096).bytes;
+  auto b = tb.create_region(7, 4096).bytes;
+  ta.restrict_writes(7, rows);
+  tb.restrict_writes(7, rows);
+  const std::vector<st::NodeAddress> members{{1, "", 0}, {2, "", 0}};
+  auto fa = std::async(std::launch::async, [&] { return ta.connect(members, 1, 2s); });
+  auto fb = std::async(std::launch::async, [&] { return tb.connect(members, 1, 2s); });
+  REQUIRE(fa.get() == st::Status::ok);
+  REQUIRE(fb.get() == st::Status::ok);
+  std::memset(b.data(), 0x5A, 4096);
+  CHECK(tb.write(1, 7, 1024, 7, 1024, 64) == st::Status::ok);       // its own row
+  CHECK(tb.write(1, 7, 512, 7, 512, 8) == st::Status::invalid);     // node 1's row
+  CHECK(tb.write(1, 7, 2040, 7, 2040, 16) == st::Status::invalid);  // past its row's end
+  const st::WriteOp ops[] = {{7, 1100, 7, 1100, 8}, {7, 0, 7, 0, 8}, {7, 1200, 7, 1200, 8}};
+  const auto batch = tb.write_batch(1, ops);
+  CHECK(batch.posted == 1);
+  CHECK(batch.status == st::Status::invalid);
+  CHECK(a[1024] == std::byte{0x5A});
+  CHECK(a[1100] == std::byte{0x5A});
+  for (std::size_t i = 0; i < 1024; ++i)
+    if (a[i] != std::byte{0}) FAIL("node 1's row written at " << i);
+  CHECK(a[1200] == std::byte{0});
+  CHECK_THROWS_AS(ta.restrict_writes(7, rows), std::logic_error);  // connected
+  ta.disconnect();
+  tb.disconnect();
+}

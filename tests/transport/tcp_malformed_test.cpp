@@ -1,6 +1,7 @@
 // TCP: malformed input from a peer closes that connection and raises a suspicion naming
-// the reason; nothing is written outside a region. A raw socket plays node 2 against a
-// real TcpTransport as node 1.
+// the reason; nothing is written outside a region, nor outside what the peer may write
+// (rows belong to their owners). A raw socket plays node 2 against a real TcpTransport as
+// node 1.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -102,8 +103,10 @@ struct Rig {
   std::unique_ptr<RawPeer> raw;
   std::span<std::byte> region;
 
-  Rig() {
+  // `grants`: restrict writes into the region before connecting (none: open to the peer).
+  explicit Rig(std::vector<st::WriteGrant> grants = {}) {
     region = t.create_region(kRegion, kSize).bytes;
+    if (!grants.empty()) t.restrict_writes(kRegion, grants);
     const std::vector<st::NodeAddress> members{{1, "127.0.0.1", t.port()}, {2, "127.0.0.1", 1}};
     auto connected = std::async(std::launch::async, [&] { return t.connect(members, 5, 5s); });
     raw = std::make_unique<RawPeer>(t.port());
@@ -344,4 +347,59 @@ TEST_CASE("tcp: a large write split across reads lands whole once complete", "[t
   }
   CHECK(std::memcmp(sink.mem.data() + 100, payload.data(), payload.size()) == 0);
   CHECK_FALSE(dec.mid_frame());
+}
+
+// Rows belong to their owners: node 1 (the transport) owns [0, 1024) of the region, node 2
+// (the raw peer) [1024, 2048); the rest is nobody's.
+namespace {
+std::vector<st::WriteGrant> rows() {
+  return {st::WriteGrant{1, {{0, 1024}}}, st::WriteGrant{2, {{1024, 1024}}}};
+}
+}  // namespace
+
+TEST_CASE("tcp: a write into another member's row is refused and suspects the writer",
+          "[tcp][malformed][rows]") {
+  Rig rig(rows());
+  rig.raw->send(write_frame(kRegion, 1024, 8));  // its own row: lands
+  rig.raw->send(write_frame(kRegion, 512, 8));   // node 1's row ("B suspects C")
+  const auto s = rig.suspicion();
+  INFO(s.detail);
+  CHECK(s.peer == 2);
+  CHECK(s.reason == st::SuspicionReason::foreign_write);
+  CHECK_THAT(s.detail, Catch::Contains("node 2") && Catch::Contains("region 7") &&
+                           Catch::Contains("[512, +8)") && Catch::Contains("[1024, +1024)"));
+  CHECK(rig.raw->closed_by_peer());
+  CHECK(rig.region[1024] == std::byte{0xAB});
+  for (std::size_t i = 0; i < 1024; ++i)
+    if (rig.region[i] != std::byte{0}) FAIL("node 1's row written at " << i);
+  CHECK(rig.t.write(2, kRegion, 0, 3, 0, 8) == st::Status::peer_suspected);
+}
+
+TEST_CASE("tcp: a write that runs past the end of the writer's row is refused whole",
+          "[tcp][malformed][rows]") {
+  Rig rig(rows());
+  rig.raw->send(write_frame(kRegion, 2040, 16));
+  rig.expect(st::SuspicionReason::foreign_write);
+  for (auto b : rig.region)
+    CHECK(b == std::byte{0});
+}
+
+TEST_CASE("tcp: a peer without a grant may write nothing into a restricted region",
+          "[tcp][malformed][rows]") {
+  Rig rig({st::WriteGrant{1, {{0, kSize}}}});
+  rig.raw->send(write_frame(kRegion, 3000, 8));
+  const auto s = rig.suspicion();
+  CHECK(s.reason == st::SuspicionReason::foreign_write);
+  CHECK_THAT(s.detail, Catch::Contains("may write nothing"));
+  for (auto b : rig.region)
+    CHECK(b == std::byte{0});
+}
+
+TEST_CASE("tcp: grants are checked when made and only while disconnected", "[tcp][rows]") {
+  st::TcpTransport t{st::TcpConfig{st::NodeAddress{1, "127.0.0.1", 0}}};
+  (void)t.create_region(kRegion, kSize);
+  CHECK_THROWS_AS(t.restrict_writes(kRegion, std::vector{st::WriteGrant{2, {{kSize - 8, 16}}}}),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(t.restrict_writes(99, std::vector{st::WriteGrant{2, {{0, 8}}}}),
+                  std::invalid_argument);
 }

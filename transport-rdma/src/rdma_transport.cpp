@@ -5,10 +5,18 @@
 // data; the lower member accepts requests that name a member of its current view and
 // epoch. Once DATA is established each side sends its region table on it:
 //
-//   region table message (DATA queue pair, one SEND, <= 256 entries):
+//   region table message (DATA queue pair, one SEND, <= 4096 entries), made for each peer:
 //   +----------+----------+-------------------+-------------------+
 //   | id u32   | rkey u32 | size u64          | addr u64          |  x count
 //   +----------+----------+-------------------+-------------------+
+//
+// Rows belong to their owners (transport.hpp). A region nobody restricted is one memory
+// region with remote write and its rkey goes to every peer. A restricted region's own
+// memory region allows local access only (rkey 0 in the table); each peer gets one memory
+// region per range it may write, registered over exactly those bytes, and its table lists
+// them after the region's entry as entries of the same id: { id | rkey | length | addr of
+// the range }. The peer's writes carry the rkey of the range they fall in, so a write
+// anywhere else is refused by the NIC (a remote access error, the writer's completion).
 //
 // Work request ids: kind (8 bits) << 56 | peer (32 bits) << 16 | slot (16 bits).
 #include <arpa/inet.h>
@@ -20,6 +28,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -34,6 +43,7 @@
 
 #include "transport/aligned_buffer.hpp"
 #include "transport/event_queue.hpp"
+#include "transport/write_grants.hpp"
 
 namespace spindle::transport {
 
@@ -60,7 +70,7 @@ bool rdma_device_available(std::string& why) {
 namespace {
 
 constexpr std::uint32_t kConnectMagic = 0x53504452;  // "SPDR"
-constexpr std::uint32_t kMaxTable = 256;
+constexpr std::uint32_t kMaxTable = 4096;
 constexpr std::uint32_t kDataRecvs = 64;  // zero-byte receives absorbing write immediates
 
 enum class Role : std::uint32_t { data = 0, block = 1 };
@@ -130,9 +140,18 @@ sockaddr_in ipv4(const std::string& host, std::uint16_t port) {
 
 class RdmaTransport::Impl {
  public:
+  // A range one peer may write, registered for it alone.
+  struct Window {
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+    ibv_mr* mr = nullptr;  // ours: the peer's rkey
+    std::uint32_t rkey = 0;
+  };
   struct Region {
     AlignedBuffer mem;
     ibv_mr* mr = nullptr;
+    bool restricted = false;
+    std::map<NodeId, std::vector<Window>> windows;  // restricted: per writer
   };
   struct Posted {
     RegionId region;
@@ -146,12 +165,15 @@ class RdmaTransport::Impl {
     std::atomic<bool> suspected{false};
     std::mutex mu;  // posting to the queue pairs
     std::map<RegionId, RegionDescriptor> remote;
+    std::map<RegionId, std::vector<Window>> remote_windows;  // its ranges of ours, rkey each
     std::mutex q_mu;  // posted, sent_imms: shared by posting and completion handling
     std::deque<Posted> posted;
     std::deque<std::uint32_t> sent_imms;
     std::atomic<std::uint32_t> outstanding{0};  // signaled sends not yet completed
     std::vector<WireDescriptor> table_rx = std::vector<WireDescriptor>(kMaxTable);
     ibv_mr* table_rx_mr = nullptr;
+    std::vector<WireDescriptor> table_tx;  // what we tell this peer (its own rkeys)
+    ibv_mr* table_tx_mr = nullptr;
   };
 
   explicit Impl(RdmaConfig cfg) : cfg_(std::move(cfg)) {
@@ -185,15 +207,12 @@ class RdmaTransport::Impl {
     if (wake_fd_ < 0) throw std::runtime_error(err("rdma: eventfd"));
     cq_ = ibv_create_cq(ctx_, static_cast<int>(cfg_.queue_depth * 16), nullptr, cc_, 0);
     if (cq_ == nullptr) throw std::runtime_error(err("ibv_create_cq"));
-    table_tx_mr_ = ibv_reg_mr(pd_, table_tx_.data(), sizeof(WireDescriptor) * kMaxTable, 0);
-    if (table_tx_mr_ == nullptr) throw std::runtime_error(err("ibv_reg_mr"));
   }
 
   ~Impl() {
     disconnect();
     for (auto& [id, r] : regions_)
-      ibv_dereg_mr(r.mr);
-    if (table_tx_mr_ != nullptr) ibv_dereg_mr(table_tx_mr_);
+      deregister(r);
     if (cq_ != nullptr) ibv_destroy_cq(cq_);
     if (cc_ != nullptr) ibv_destroy_comp_channel(cc_);
     if (pd_ != nullptr) ibv_dealloc_pd(pd_);
@@ -206,7 +225,8 @@ class RdmaTransport::Impl {
   LocalRegion create_region(RegionId id, std::size_t size) {
     if (connected_) throw std::logic_error("rdma: create_region while connected");
     if (regions_.contains(id)) throw std::invalid_argument("rdma: region exists");
-    Region r{AlignedBuffer(size), nullptr};
+    Region r;
+    r.mem = AlignedBuffer(size);
     r.mr = ibv_reg_mr(pd_, r.mem.data(), size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     if (r.mr == nullptr) {
       throw std::runtime_error(
@@ -222,8 +242,71 @@ class RdmaTransport::Impl {
     if (connected_) throw std::logic_error("rdma: release_region while connected");
     const auto it = regions_.find(id);
     if (it == regions_.end()) return;
-    if (it->second.mr != nullptr) ibv_dereg_mr(it->second.mr);
+    deregister(it->second);
     regions_.erase(it);
+    grants_.release(id);
+  }
+
+  void deregister(Region& r) {
+    drop_windows(r);
+    if (r.mr != nullptr) ibv_dereg_mr(r.mr);
+    r.mr = nullptr;
+  }
+
+  void drop_windows(Region& r) {
+    for (auto& [writer, v] : r.windows)
+      for (auto& w : v)
+        if (w.mr != nullptr) ibv_dereg_mr(w.mr);
+    r.windows.clear();
+  }
+
+  ibv_mr* register_mr(void* at, std::size_t size, unsigned access) {
+    ibv_mr* mr = ibv_reg_mr(pd_, at, size, access);
+    if (mr == nullptr) {
+      throw std::runtime_error(
+          err(("rdma: registering " + std::to_string(size) + " bytes").c_str()) +
+          " (raise the memlock limit: ulimit -l)");
+    }
+    return mr;
+  }
+
+  // The region's memory region loses remote write; each writer gets one per range of its
+  // grant (merged), which is all its rkeys reach.
+  void restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
+    if (connected_) throw std::logic_error("rdma: restrict_writes while connected");
+    const auto it = regions_.find(id);
+    if (it == regions_.end())
+      throw std::invalid_argument("rdma: restrict_writes: no region " + std::to_string(id));
+    Region& r = it->second;
+    WriteGrants& table = grants_;
+    table.restrict(id, r.mem.size(), grants);  // validates and merges
+    std::size_t windows = 0;
+    for (const auto& g : grants)
+      if (g.writer != cfg_.self.id) windows = std::max(windows, table.ranges(g.writer, id).size());
+    if (windows + regions_.size() > kMaxTable) {
+      throw std::invalid_argument("rdma: restrict_writes: region " + std::to_string(id) +
+                                  " needs " + std::to_string(windows) +
+                                  " ranges for one peer; the region " + "table holds " +
+                                  std::to_string(kMaxTable) + " entries");
+    }
+    drop_windows(r);
+    if (!r.restricted) {
+      ibv_mr* local = register_mr(r.mem.data(), r.mem.size(), IBV_ACCESS_LOCAL_WRITE);
+      ibv_dereg_mr(r.mr);
+      r.mr = local;
+      r.restricted = true;
+    }
+    for (const auto& g : grants) {
+      if (g.writer == cfg_.self.id || r.windows.contains(g.writer)) continue;
+      auto& v = r.windows[g.writer];
+      for (const auto& range : table.ranges(g.writer, id)) {
+        Window w{range.offset, range.length, nullptr, 0};
+        w.mr = register_mr(r.mem.data() + range.offset, range.length,
+                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+        w.rkey = w.mr->rkey;
+        v.push_back(w);
+      }
+    }
   }
 
   // ------------------------------------------------------------------ connection set-up
@@ -264,15 +347,34 @@ class RdmaTransport::Impl {
     (void)ibv_post_recv(p.ids[0]->qp, &wr, &bad);
   }
 
+  // The table this peer gets: every region, and for a restricted one the peer's own ranges.
   void send_table(Peer& p) {
-    std::uint32_t n = 0;
+    auto& t = p.table_tx;
+    t.clear();
     for (auto& [id, r] : regions_) {
-      if (n == kMaxTable) break;
-      table_tx_[n++] = WireDescriptor{id, r.mr->rkey, r.mem.size(),
-                                      reinterpret_cast<std::uintptr_t>(r.mem.data())};
+      const auto base = reinterpret_cast<std::uintptr_t>(r.mem.data());
+      t.push_back(WireDescriptor{id, r.restricted ? 0 : r.mr->rkey, r.mem.size(), base});
+      const auto w = r.windows.find(p.addr.id);
+      if (w == r.windows.end()) continue;
+      for (const auto& win : w->second)
+        t.push_back(WireDescriptor{id, win.rkey, win.length, base + win.offset});
     }
-    ibv_sge sge{reinterpret_cast<std::uintptr_t>(table_tx_.data()),
-                static_cast<std::uint32_t>(sizeof(WireDescriptor) * n), table_tx_mr_->lkey};
+    if (t.size() > kMaxTable) {
+      suspect(p, SuspicionReason::completion_error,
+              "region table for node " + std::to_string(p.addr.id) + " has " +
+                  std::to_string(t.size()) + " entries, over " + std::to_string(kMaxTable));
+      return;
+    }
+    const std::size_t entries = t.size();
+    if (t.empty()) t.resize(1);  // memory to register even for a table of no entries
+    if (p.table_tx_mr != nullptr) ibv_dereg_mr(p.table_tx_mr);
+    p.table_tx_mr = ibv_reg_mr(pd_, t.data(), sizeof(WireDescriptor) * t.size(), 0);
+    if (p.table_tx_mr == nullptr) {
+      suspect(p, SuspicionReason::completion_error, err("registering the region table"));
+      return;
+    }
+    ibv_sge sge{reinterpret_cast<std::uintptr_t>(t.data()),
+                static_cast<std::uint32_t>(sizeof(WireDescriptor) * entries), p.table_tx_mr->lkey};
     ibv_send_wr wr{};
     wr.wr_id = wr_id(WrKind::table_send, p.addr.id, 0);
     wr.sg_list = &sge;
@@ -442,6 +544,7 @@ class RdmaTransport::Impl {
         cid = nullptr;
       }
       if (p->table_rx_mr != nullptr) ibv_dereg_mr(p->table_rx_mr);
+      if (p->table_tx_mr != nullptr) ibv_dereg_mr(p->table_tx_mr);
     }
     reap();  // flush completions that still name these peers
     peers_.clear();
@@ -484,6 +587,32 @@ class RdmaTransport::Impl {
     std::lock_guard lock(p->mu);
     auto r = p->remote.find(remote);
     if (r == p->remote.end() || !in_bounds(roff, len, r->second.size)) return Status::invalid;
+    // Outside what the view lets us write there: our caller's bug (as on shm).
+    if (!grants_.allows(cfg_.self.id, remote, roff, len)) return Status::invalid;
+    std::uint32_t rkey = r->second.rkey;
+    if (rkey == 0) {
+      // Restricted by the peer: the rkey of its range this write lies in. A range of ours it
+      // gave no key for is the peer's fault (a table that does not match the view).
+      const auto w = p->remote_windows.find(remote);
+      const Window* hit = nullptr;
+      if (w != p->remote_windows.end()) {
+        for (const auto& win : w->second) {
+          if (roff >= win.offset && roff - win.offset <= win.length &&
+              len <= win.length - (roff - win.offset)) {
+            hit = &win;
+            break;
+          }
+        }
+      }
+      if (hit == nullptr) {
+        suspect(*p, SuspicionReason::unknown_region,
+                "node " + std::to_string(peer) + " gave no key for [" + std::to_string(roff) +
+                    ", +" + std::to_string(len) + ") of its region " + std::to_string(remote) +
+                    ", which this node may write");
+        return Status::peer_suspected;
+      }
+      rkey = hit->rkey;
+    }
     ibv_sge sge{reinterpret_cast<std::uintptr_t>(src->second.mem.data() + loff),
                 static_cast<std::uint32_t>(len), src->second.mr->lkey};
     ibv_send_wr wr{};
@@ -495,7 +624,7 @@ class RdmaTransport::Impl {
     wr.send_flags = IBV_SEND_SIGNALED;
     if (len <= cfg_.max_inline) wr.send_flags |= IBV_SEND_INLINE;
     wr.wr.rdma.remote_addr = r->second.remote_addr + roff;
-    wr.wr.rdma.rkey = r->second.rkey;
+    wr.wr.rdma.rkey = rkey;
     return post(*p, Role::data, wr);
   }
 
@@ -585,7 +714,14 @@ class RdmaTransport::Impl {
         const std::uint32_t count = wc.byte_len / sizeof(WireDescriptor);
         for (std::uint32_t i = 0; i < count && i < kMaxTable; ++i) {
           const auto& d = p->table_rx[i];
-          p->remote[d.id] = RegionDescriptor{d.id, d.size, d.addr, d.rkey};
+          const auto known = p->remote.find(d.id);
+          if (known == p->remote.end()) {
+            p->remote[d.id] = RegionDescriptor{d.id, d.size, d.addr, d.rkey};
+          } else if (d.addr >= known->second.remote_addr) {
+            // A range of a restricted region that this node may write.
+            p->remote_windows[d.id].push_back(
+                Window{d.addr - known->second.remote_addr, d.size, nullptr, d.rkey});
+          }
         }
         p->got_table = true;
         break;
@@ -682,9 +818,8 @@ class RdmaTransport::Impl {
   ibv_comp_channel* cc_ = nullptr;
   ibv_cq* cq_ = nullptr;
   std::uint16_t port_ = 0;
-  std::vector<WireDescriptor> table_tx_ = std::vector<WireDescriptor>(kMaxTable);
-  ibv_mr* table_tx_mr_ = nullptr;
   std::map<RegionId, Region> regions_;
+  WriteGrants grants_;  // as regions_: changed only while disconnected
   std::map<NodeId, std::unique_ptr<Peer>> peers_;
   std::uint64_t epoch_ = 0;
   bool connected_ = false;
@@ -710,6 +845,9 @@ LocalRegion RdmaTransport::create_region(RegionId id, std::size_t size) {
 }
 void RdmaTransport::release_region(RegionId id) {
   impl_->release_region(id);
+}
+void RdmaTransport::restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
+  impl_->restrict_writes(id, grants);
 }
 Status RdmaTransport::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                               std::chrono::milliseconds timeout) {

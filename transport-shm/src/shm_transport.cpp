@@ -31,6 +31,7 @@
 #include "segment.hpp"
 #include "transport/aligned_buffer.hpp"
 #include "transport/event_queue.hpp"
+#include "transport/write_grants.hpp"
 
 namespace spindle::transport {
 
@@ -322,6 +323,16 @@ class ShmTransport::Impl {
       break;
     }
     regions_.erase(it);  // unmaps and unlinks the segment
+    grants_.release(id);
+  }
+
+  void restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
+    if (connected_)
+      throw std::logic_error("shm: restrict_writes while connected; disconnect first");
+    const auto it = regions_.find(id);
+    if (it == regions_.end())
+      throw std::invalid_argument("shm: restrict_writes: no region " + std::to_string(id));
+    grants_.restrict(id, it->second->payload_size(), grants);
   }
 
   Status connect(std::span<const NodeAddress> members, std::uint64_t epoch,
@@ -545,6 +556,10 @@ class ShmTransport::Impl {
         !in_bounds(op.remote_offset, op.length, dst->second->payload_size())) {
       return Status::invalid;
     }
+    // Rows belong to their owners: the view's grant of self() says where we may write in
+    // every member's copy. The peer cannot check (it sees only bytes change), so this
+    // catches a buggy writer, not a hostile process (docs/transport-shm.md).
+    if (!grants_.allows(cfg_.self, op.remote, op.remote_offset, op.length)) return Status::invalid;
     // Earlier writes happen-before this one's bytes (the contract's per-peer order).
     std::atomic_thread_fence(std::memory_order_release);
     std::memcpy(dst->second->payload() + op.remote_offset, src->second->payload() + op.local_offset,
@@ -768,6 +783,7 @@ class ShmTransport::Impl {
   std::unique_ptr<Segment> control_;
   std::optional<Doorbell> doorbell_;
   std::map<RegionId, std::unique_ptr<Segment>> regions_;  // changed only while disconnected
+  WriteGrants grants_;  // as regions_: changed only while disconnected
 
   std::mutex monitor_mu_;              // peers_ (writes), connected_, epoch_, stop_
   int wake_fd_ = -1;                   // eventfd: wakes the monitor (new peers, stop)
@@ -794,6 +810,9 @@ LocalRegion ShmTransport::create_region(RegionId id, std::size_t size) {
 }
 void ShmTransport::release_region(RegionId id) {
   impl_->release_region(id);
+}
+void ShmTransport::restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
+  impl_->restrict_writes(id, grants);
 }
 Status ShmTransport::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                              std::chrono::milliseconds timeout) {

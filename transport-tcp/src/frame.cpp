@@ -228,6 +228,10 @@ bool FrameDecoder::start_frame(DecodeResult& r, std::size_t consumed, FrameSink&
                      std::to_string(region.size()) + " bytes");
         return false;
       }
+      if (auto why = sink.refuse_write(h_.arg, h_.offset, h_.length); !why.empty()) {
+        r = fail(consumed, SuspicionReason::foreign_write, std::move(why));
+        return false;
+      }
       dest_ = region.data() + h_.offset;
       // Everything applied before this frame happens-before anything a reader sees of it.
       std::atomic_thread_fence(std::memory_order_release);

@@ -27,7 +27,8 @@
 //                             count x { region u32 | 0 u32 | size u64 }   (count <= 4096)
 //                             settings: { name_len u8 | value_len u8 | name | value }...
 //                             (settings_bytes <= 4096; names 1..255 printable bytes, unique)
-//   type 2 WRITE     payload: bytes for [offset, offset+length) of region arg
+//   type 2 WRITE     payload: bytes for [offset, offset+length) of region arg, inside
+//                    what the sender may write there (restrict_writes) or refused
 //   type 3 BLOCK     payload: block bytes; lands in the oldest receive posted for the peer
 //   type 4 HEARTBEAT no payload; keeps the peer from suspecting us while idle
 //   type 5 GOODBYE   no payload; clean disconnect (the peer reports peer_left)
@@ -90,6 +91,12 @@ class FrameSink {
   virtual ~FrameSink() = default;
   // Local region memory by id, or an empty span if unknown.
   [[nodiscard]] virtual std::span<std::byte> region(RegionId id) = 0;
+  // A WRITE inside the region's bounds: empty if the stream's peer may write those bytes,
+  // else why not (the frame is refused as foreign_write: rows belong to their owners).
+  [[nodiscard]] virtual std::string refuse_write(RegionId /*id*/, std::uint64_t /*offset*/,
+                                                 std::uint32_t /*length*/) {
+    return {};
+  }
   virtual void on_hello(const Hello& hello) = 0;
   // A BLOCK of `length` bytes arrived: the destination (at least `length` bytes), or
   // std::nullopt to pause (no receive posted; call feed() again later), or an empty span

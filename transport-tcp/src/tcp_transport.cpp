@@ -43,6 +43,7 @@
 #include "frame.hpp"
 #include "transport/aligned_buffer.hpp"
 #include "transport/event_queue.hpp"
+#include "transport/write_grants.hpp"
 
 namespace spindle::transport {
 
@@ -84,6 +85,9 @@ class TcpTransport::Impl {
     std::string resolve_error;
   };
 
+  // A stream whose peer wrote outside its ranges is read no more and closed this much later.
+  static constexpr std::chrono::milliseconds kRefusedLinger{500};
+
   // Until a HELLO binds a stream to a member, it reads through this much buffer only.
   static constexpr std::size_t kHandshakeBuffer = 4096;
 
@@ -112,6 +116,10 @@ class TcpTransport::Impl {
       if (!peer) return {};
       auto it = impl.regions_.find(id);
       return it == impl.regions_.end() ? std::span<std::byte>{} : it->second.span();
+    }
+    std::string refuse_write(RegionId id, std::uint64_t offset, std::uint32_t length) override {
+      if (!peer || impl.grants_.allows(peer->addr.id, id, offset, length)) return {};
+      return impl.grants_.refusal(peer->addr.id, id, offset, length);
     }
     void on_hello(const tcp_frames::Hello& h) override {
       got_hello = true;
@@ -174,6 +182,8 @@ class TcpTransport::Impl {
       heartbeat_.cancel();
       accept_pause_.cancel();
       sweep_.cancel();
+      for (auto& t : std::vector(lingers_))
+        t->cancel();
       stopping_ = true;  // a sweep already due must not arm itself again
       auto conns = conns_;
       for (auto& c : conns)
@@ -200,6 +210,16 @@ class TcpTransport::Impl {
   void release_region(RegionId id) {
     if (connected_) throw std::logic_error("tcp: release_region while connected; disconnect first");
     regions_.erase(id);
+    grants_.release(id);
+  }
+
+  void restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
+    if (connected_)
+      throw std::logic_error("tcp: restrict_writes while connected; disconnect first");
+    const auto it = regions_.find(id);
+    if (it == regions_.end())
+      throw std::invalid_argument("tcp: restrict_writes: no region " + std::to_string(id));
+    grants_.restrict(id, it->second.size(), grants);
   }
 
   Status connect(std::span<const NodeAddress> members, std::uint64_t epoch,
@@ -463,8 +483,10 @@ class TcpTransport::Impl {
     doorbell_.ring();
   }
 
-  // Marks the peer suspected, closes its stream, reports once (unless its view is gone).
-  void raise(const std::shared_ptr<Peer>& p, SuspicionReason reason, std::string detail) {
+  // Marks the peer suspected, closes its stream (`linger` later if nonzero), reports once
+  // (unless its view is gone).
+  void raise(const std::shared_ptr<Peer>& p, SuspicionReason reason, std::string detail,
+             std::chrono::milliseconds linger = std::chrono::milliseconds(0)) {
     std::shared_ptr<Conn> c;
     {
       std::lock_guard pl(p->mu);
@@ -477,7 +499,19 @@ class TcpTransport::Impl {
     events_.push(Suspicion{p->addr.id, reason, std::move(detail)});
     doorbell_.ring();
     cv_.notify_all();
-    if (c) asio::post(io_, [this, c] { close(c); });
+    if (!c) return;
+    if (linger.count() == 0) {
+      asio::post(io_, [this, c] { close(c); });
+      return;
+    }
+    asio::post(io_, [this, c, linger] {
+      auto timer = std::make_shared<asio::steady_timer>(io_, linger);
+      lingers_.push_back(timer);
+      timer->async_wait([this, c, timer](const boost::system::error_code&) {
+        std::erase(lingers_, timer);
+        close(c);
+      });
+    });
   }
 
   void close(const std::shared_ptr<Conn>& c) {
@@ -822,6 +856,15 @@ class TcpTransport::Impl {
     c->rstart += r.consumed;
     if (r.consumed > 0) doorbell_.ring();
     if (r.state == tcp_frames::DecodeState::error) {
+      if (c->peer && r.reason == SuspicionReason::foreign_write) {
+        // Rows belong to their owners. Nothing more of this stream is read (so nothing of
+        // it is applied), but it closes only kRefusedLinger later (or when the view ends):
+        // a writer that finds its stream closed suspects us in its own row, and our
+        // suspicion of it must reach the other members first (docs/membership.md).
+        raise(c->peer, r.reason, "node " + std::to_string(c->peer->addr.id) + ": " + r.detail,
+              kRefusedLinger);
+        return;
+      }
       if (c->peer) {
         raise(c->peer, r.reason, "node " + std::to_string(c->peer->addr.id) + ": " + r.detail);
       } else if (auto claimed = refused_member(c->dec.refused_hello_node(), r.detail)) {
@@ -956,6 +999,8 @@ class TcpTransport::Impl {
 
   // Regions: changed only while not connected; read lock-free by everyone else.
   std::map<RegionId, AlignedBuffer> regions_;
+  WriteGrants grants_;  // as regions_: changed only while disconnected
+  std::vector<std::shared_ptr<asio::steady_timer>> lingers_;  // I/O thread only
   std::mutex desc_mu_;
   std::vector<RegionDescriptor> descriptors_;
 
@@ -991,6 +1036,9 @@ LocalRegion TcpTransport::create_region(RegionId id, std::size_t size) {
 }
 void TcpTransport::release_region(RegionId id) {
   impl_->release_region(id);
+}
+void TcpTransport::restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
+  impl_->restrict_writes(id, grants);
 }
 Status TcpTransport::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                              std::chrono::milliseconds timeout) {

@@ -82,6 +82,24 @@ Rdmc::Rdmc(transport::Transport& t, std::uint64_t epoch, std::vector<std::vector
   }
   auto pool = t.create_region(pool_id_, std::max<std::size_t>(pool_size_, kAlign));
   pool_ = pool.bytes.data();
+  // Each node writes only what is its own (transport.hpp, "Rows belong to their owners"):
+  // its row of credits, the header ring of a group it sends in, its started, complete and
+  // done counters. Nobody writes the pool one-sidedly: blocks are two-sided sends into the
+  // receives posted there.
+  std::vector<transport::WriteGrant> grants(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    grants[i].writer = nodes_[i];
+    grants[i].ranges.push_back({credit_offset(i, 0), n * sizeof(std::uint64_t)});
+  }
+  for (const auto& g : groups_) {
+    grants[g.node[0]].ranges.push_back({g.header_offset, kHeaders * kHeaderBytes});
+    for (std::size_t r = 0; r < g.node.size(); ++r) {
+      for (const std::size_t column : {g.started_offset, g.complete_offset, g.done_offset})
+        grants[g.node[r]].ranges.push_back({column + r * sizeof(std::uint64_t), 8});
+    }
+  }
+  t.restrict_writes(control_id_, grants);
+  t.restrict_writes(pool_id_, {});
   sent_to_.assign(n, 0);
   posted_for_.assign(n, 0);
   suspected_.assign(n, 0);

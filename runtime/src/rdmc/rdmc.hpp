@@ -11,7 +11,9 @@
 //               started (has a buffer for: nobody sends it a block of a message it has not
 //               started) and finished (the header ring's flow control), written to every
 //               member; per pair of nodes the receive credits (how many staging receives
-//               one posted for the other).
+//               one posted for the other). Each node may write only its own credits,
+//               counters and (a sender) header ring: the constructor restricts the region
+//               so (Transport::restrict_writes), and the pool to no one-sided writes.
 //     pool      per peer, `staging_per_peer` block buffers posted as receives for it, then
 //               per group this node belongs to `group_bytes` of message buffers (the
 //               sender's copies, or the receiver's messages), first fit. A group's messages

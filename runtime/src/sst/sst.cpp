@@ -65,6 +65,15 @@ Sst::Sst(transport::Transport& t, const group::View& g, Clock clock)
   auto region = transport_->create_region(region_, layout_.region_size());
   base_ = region.bytes.data();
   const std::size_t n = layout_.rows();
+  // Rows belong to their owners: a member's writes may touch its own row only (its control
+  // and membership columns, counters, guards and slot rings all live there), so a write into
+  // another's row is the writer's suspicion, never the row owner's (transport.hpp).
+  std::vector<transport::WriteGrant> grants;
+  for (std::size_t r = 0; r < n; ++r) {
+    grants.push_back(transport::WriteGrant{
+        node_of(r), {transport::ByteRange{layout_.row_offset(r), layout_.row_size(r)}}});
+  }
+  transport_->restrict_writes(region_, grants);
   queues_.resize(n);
   suspected_.assign(n, 0);
   last_heartbeat_.assign(n, 0);

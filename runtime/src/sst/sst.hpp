@@ -21,6 +21,10 @@
 // guard (num_sent) always lands before a higher one (rounds) pushed in the same flush.
 // A peer that answers `retry` keeps the rest of its queue, in order, for the next flush.
 //
+// Rows belong to their owners. The constructor restricts the region so that each member may
+// write its own row only (Transport::restrict_writes); a transport that sees a peer write
+// elsewhere reports a Suspicion of that peer (foreign_write), handled like any other.
+//
 // Suspicion. A peer is suspected when the transport reports it (Suspicion event) or when
 // its heartbeat column has not moved for knobs.suspicion_timeout. The suspicion is
 // recorded in our ControlRow.suspected bitmask (pushed to everyone) and reported once

@@ -18,6 +18,7 @@
 #include <spindle/transport/sim.hpp>
 
 #include "transport/aligned_buffer.hpp"
+#include "transport/write_grants.hpp"
 
 namespace spindle::transport::sim {
 
@@ -84,6 +85,10 @@ struct Channel {
   bool stalled = false;  // head is a block and the receiver has no receive posted
   bool held = false;     // head belongs to a view the receiver has not joined yet
   bool cut = false;      // drops everything posted from now on
+  // The receiver refused a write of the sender (foreign_write): the connection of view
+  // `closed_epoch` is gone, what is posted in it is dropped; later views connect anew.
+  bool closed = false;
+  std::uint64_t closed_epoch = 0;
 };
 
 struct Posted {
@@ -109,6 +114,7 @@ struct Ev {
 
 struct SimTransport::State {
   std::map<RegionId, AlignedBuffer> regions;
+  WriteGrants grants;        // restrict_writes(): who may write what (checked on delivery)
   std::set<NodeId> members;  // peers of the current view (self excluded)
   std::set<NodeId> suspected;
   std::map<NodeId, std::deque<Posted>> posted;
@@ -287,6 +293,26 @@ struct Network::Impl {
         ch.queued_bytes = 0;
         return;
       }
+      // Rows belong to their owners: a write outside the writer's grant is the writer's
+      // fault. Nothing of it is applied and the connection of this view closes both ways;
+      // the writer finds it closed a suspicion timeout later (tcp closes it 500 ms later,
+      // so that the refuser's suspicion spreads first).
+      if (!ds.grants.allows(from, m.region, m.offset, m.bytes.size())) {
+        raise(*dst, from, SuspicionReason::foreign_write,
+              ds.grants.refusal(from, m.region, m.offset, m.bytes.size()));
+        std::erase_if(ch.queue, [&](const Message& x) {
+          if (x.epoch > ds.epoch) return false;  // a later view's: a connection of its own
+          ch.queued_bytes -= x.bytes.size();
+          return true;
+        });
+        schedule_channel(from, to, ch);
+        for (auto key : {std::pair{from, to}, std::pair{to, from}}) {
+          channels[key].closed = true;
+          channels[key].closed_epoch = ds.epoch;
+        }
+        schedule_suspicion(from, to, SuspicionReason::connection_lost, cfg.suspicion_timeout);
+        return;
+      }
       std::memcpy(it->second.data() + m.offset, m.bytes.data(), m.bytes.size());
     }
     ch.queued_bytes -= m.bytes.size();
@@ -305,6 +331,7 @@ struct Network::Impl {
     Channel& ch = channels[{from.id_, to}];
     SimTransport* dst = find(to);
     if (ch.cut || dst == nullptr || dst->state().crashed) return Status::ok;  // lost in flight
+    if (ch.closed && ch.closed_epoch == fs.epoch) return Status::ok;          // refused: closed
     if (!ch.queue.empty() && ch.queued_bytes + m.bytes.size() > cfg.channel_bytes) {
       return Status::retry;
     }
@@ -509,6 +536,15 @@ void Network::cut(NodeId a, NodeId b) {
   im.schedule_suspicion(b, a, SuspicionReason::link_cut, im.cfg.suspicion_timeout);
 }
 
+Status Network::forge_write(NodeId from, NodeId to, RegionId region, std::uint64_t offset,
+                            std::span<const std::byte> bytes) {
+  Message m;
+  m.region = region;
+  m.offset = offset;
+  m.bytes.assign(bytes.begin(), bytes.end());
+  return impl_->post(node(from), to, std::move(m));
+}
+
 void Network::slow(NodeId id, Duration extra) {
   node(id).state().slow = extra;
 }
@@ -557,6 +593,15 @@ SimTransport::~SimTransport() = default;
 void SimTransport::release_region(RegionId id) {
   if (state_->connected) throw std::logic_error("sim: release_region while connected");
   state_->regions.erase(id);
+  state_->grants.release(id);
+}
+
+void SimTransport::restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
+  if (state_->connected) throw std::logic_error("sim: restrict_writes while connected");
+  const auto it = state_->regions.find(id);
+  if (it == state_->regions.end())
+    throw std::invalid_argument("sim: restrict_writes: no region " + std::to_string(id));
+  state_->grants.restrict(id, it->second.size(), grants);
 }
 
 LocalRegion SimTransport::create_region(RegionId id, std::size_t size) {

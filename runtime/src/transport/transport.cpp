@@ -68,6 +68,8 @@ std::string_view to_string(SuspicionReason r) noexcept {
       return "mismatch";
     case SuspicionReason::no_progress:
       return "no_progress";
+    case SuspicionReason::foreign_write:
+      return "foreign_write";
   }
   return "unknown";
 }

@@ -20,6 +20,9 @@
 //   cut(a, b)  both directions deliver a random prefix, then drop; both ends suspect
 //              each other (reason link_cut) after suspicion_timeout.
 //   slow(n, d) adds d to the latency of every message from or to n and to n's steps.
+//   forge_write(n, m, ...)  n writes where it may not (another member's row): m refuses it
+//              when it lands (foreign_write) and drops their connection of this view both
+//              ways; n suspects m (connection_lost) after suspicion_timeout.
 //
 // Replay: Seeds::from_env() reads SPINDLE_SIM_SEED (one seed) or SPINDLE_SIM_SEEDS (how
 // many); replay_command(seed) is the shell line to print when a seed fails.
@@ -29,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -99,6 +103,13 @@ class Network {
   [[nodiscard]] bool crashed(NodeId id) const;
   void cut(NodeId a, NodeId b);
   void slow(NodeId id, Duration extra);
+  // A one-sided write from `from` into `to`'s region `region` at `offset`, as a buggy or
+  // hostile member would post it, past its own transport's checks: it travels and lands as
+  // any write of `from` in its current view. A receiver that restricted the region
+  // (restrict_writes) and granted `from` no such range refuses it (see the fault list).
+  // Returns what write() would (ok, retry, peer_suspected, closed).
+  Status forge_write(NodeId from, NodeId to, RegionId region, std::uint64_t offset,
+                     std::span<const std::byte> bytes);
   // A SIGSTOP of `length`: the node takes no step until it ends (what peers write to it
   // still lands). Longer than the suspicion timeout, every peer suspects it; when it
   // resumes it suspects each peer that went on without it or suspected it meanwhile.
@@ -131,6 +142,7 @@ class SimTransport final : public Transport {
   [[nodiscard]] std::string_view kind() const noexcept override { return "sim"; }
   LocalRegion create_region(RegionId id, std::size_t size) override;
   void release_region(RegionId id) override;
+  void restrict_writes(RegionId id, std::span<const WriteGrant> grants) override;
   [[nodiscard]] Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                                std::chrono::milliseconds timeout) override;
   void disconnect() override;

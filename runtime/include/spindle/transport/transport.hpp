@@ -25,6 +25,26 @@
 // through an acquire load (std::atomic_ref<T>::load(acquire)) also observes every byte of
 // writes 0..N-1 from that peer. Bytes inside ONE write have no defined order: put data and
 // the guard counter that publishes it in two writes. Nothing is ordered across peers.
+//
+// Rows belong to their owners. A region may be restricted (restrict_writes(), before
+// connect()): each member is granted the byte ranges its one-sided writes may touch (in the
+// SST, its own row; in RDMC's control region, its own counters). A peer's write that does
+// not lie wholly inside one of its ranges is never applied: it is a Suspicion of the WRITER
+// (SuspicionReason::foreign_write, the detail naming region, offset, length and the ranges
+// allowed), never of whoever owns the bytes it aimed at, and nothing more of the writer is
+// read. What each transport enforces:
+//   tcp   the receiver checks every WRITE frame before a byte is applied, stops reading the
+//         stream and closes it 500 ms later (so its suspicion reaches the other members
+//         before the writer, finding the stream closed, accuses it: docs/membership.md);
+//   sim   the receiver checks every write when it lands (Network::forge_write() injects one);
+//   rdma  one memory region per peer covering only its ranges, its own rkeys handed to it
+//         alone, so the NIC refuses the rest: nothing else can be reached. The refusal
+//         breaks the queue pair; the receiver sees the connection lost (connection_lost,
+//         not foreign_write), the writer a completion error;
+//   shm   the writer checks its own writes against its grant (a buggy peer); a hostile
+//         process of the same user can map and write any segment: shm's trust boundary is
+//         the user account (docs/transport-shm.md).
+// Regions never restricted accept writes anywhere from every member of the view.
 #pragma once
 
 #include <chrono>
@@ -97,6 +117,7 @@ enum class SuspicionReason : std::uint8_t {
   crashed,            // simulator: peer crashed
   mismatch,           // peer is in another domain or a must-agree setting differs
   no_progress,        // group layer: its counters stood still while others' went on
+  foreign_write,      // peer wrote outside the ranges granted to it (another's row)
 };
 [[nodiscard]] std::string_view to_string(SuspicionReason r) noexcept;
 
@@ -137,6 +158,19 @@ struct WriteBatchResult {
   Status status = Status::ok;  // why ops[posted] was not; ok when all were
 };
 
+// Bytes [offset, offset + length) of a region.
+struct ByteRange {
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+  friend bool operator==(const ByteRange&, const ByteRange&) = default;
+};
+
+// What one member's one-sided writes may touch in a restricted region (restrict_writes).
+struct WriteGrant {
+  NodeId writer = 0;
+  std::vector<ByteRange> ranges;  // any order; overlapping or adjacent ranges are merged
+};
+
 // A local region: memory peers write into, and the source of our own writes. Aligned to
 // 64 bytes, zero-filled at creation, valid until the transport is destroyed.
 struct LocalRegion {
@@ -163,6 +197,17 @@ class Transport {
   // id not registered is ignored. Every view registers a region of its own, so a member
   // that goes through many views releases the old ones (group::Engine does).
   virtual void release_region(RegionId id) = 0;
+
+  // Restricts one-sided writes into local region `id` (created, not yet released) to the
+  // ranges granted: a member may write only inside its own grant, a member without one
+  // nowhere; blocks (send_block) are not affected. Replaces any earlier restriction of `id`;
+  // release_region() drops it. Call it while disconnected, before the connect() of the view
+  // that uses the region. The declaration is the view's, made alike by every member (the
+  // SST layout is the same everywhere), so the grant of self() also says where this node may
+  // write into its peers' copies of the region (shm checks that before it writes). Throws
+  // std::invalid_argument for an unknown region or a range outside it, std::logic_error
+  // while connected. See "Rows belong to their owners" above.
+  virtual void restrict_writes(RegionId id, std::span<const WriteGrant> grants) = 0;
 
   // Connects to every other member pairwise (members includes self) and exchanges region
   // descriptors. Returns ok when all peers are connected; otherwise peer_suspected, and a

@@ -54,6 +54,7 @@ class ShmTransport final : public Transport {
   [[nodiscard]] std::string_view kind() const noexcept override { return "shm"; }
   LocalRegion create_region(RegionId id, std::size_t size) override;
   void release_region(RegionId id) override;
+  void restrict_writes(RegionId id, std::span<const WriteGrant> grants) override;
   [[nodiscard]] Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                                std::chrono::milliseconds timeout) override;
   void disconnect() override;

@@ -18,6 +18,10 @@
 // sender's kernel buffers and then its queue fill up: back-pressure reaches the sender.
 // Accepted streams that have not said HELLO hold a 4 KiB buffer and live at most
 // hello_timeout; the acceptor keeps going when the process runs out of descriptors.
+//
+// Rows belong to their owners: the I/O thread checks every WRITE frame against the ranges
+// restrict_writes() granted its sender before a byte is applied; a frame outside them is a
+// foreign_write suspicion of the sender, its stream is read no more and closed 500 ms later.
 #pragma once
 
 #include <chrono>
@@ -65,6 +69,7 @@ class TcpTransport final : public Transport {
   [[nodiscard]] std::string_view kind() const noexcept override { return "tcp"; }
   LocalRegion create_region(RegionId id, std::size_t size) override;
   void release_region(RegionId id) override;
+  void restrict_writes(RegionId id, std::span<const WriteGrant> grants) override;
   [[nodiscard]] Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                                std::chrono::milliseconds timeout) override;
   void disconnect() override;
