@@ -11,6 +11,7 @@
 #include <future>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -136,7 +137,7 @@ TEST_CASE("tcp: a HELLO of format version 1 is refused, naming both versions", "
   CHECK(o.status == st::Status::peer_suspected);
   REQUIRE(o.suspicions.size() == 1);
   CHECK(o.suspicions[0].reason == st::SuspicionReason::malformed_frame);
-  CHECK(o.suspicions[0].detail == "node 1: HELLO version 1 (we speak 2)");
+  CHECK(o.suspicions[0].detail == "node 1: HELLO version 1 (we speak 3)");
 }
 
 TEST_CASE("tcp: a member dialing with a HELLO of format version 1 is refused by name",
@@ -163,7 +164,7 @@ TEST_CASE("tcp: a member dialing with a HELLO of format version 1 is refused by 
   CHECK(o.status == st::Status::peer_suspected);
   REQUIRE(o.suspicions.size() == 1);
   CHECK(o.suspicions[0].reason == st::SuspicionReason::malformed_frame);
-  CHECK(o.suspicions[0].detail == "node 2: HELLO version 1 (we speak 2)");
+  CHECK(o.suspicions[0].detail == "node 2: HELLO version 1 (we speak 3)");
 }
 
 TEST_CASE("tcp: members named by host name (localhost) connect", "[tcp][hostname]") {
@@ -222,7 +223,7 @@ std::vector<std::byte> payload(std::uint32_t count, std::uint32_t settings_bytes
   std::vector<std::byte> p;
   for (char c : std::string("SPNDLTCP"))
     p.push_back(static_cast<std::byte>(c));
-  for (std::uint32_t v : {tf::kVersion, count, 0u, settings_bytes}) {
+  for (std::uint32_t v : {tf::kVersion, count, 0u, settings_bytes, 0u, 0u}) {  // nonce: 0
     const auto b = le32(v);
     p.insert(p.end(), b.begin(), b.end());
   }
@@ -273,9 +274,9 @@ TEST_CASE("tcp: a HELLO's settings round-trip, and every malformed one is named"
         0);
   auto short_fixed = payload(0, 0, "");
   short_fixed.resize(20);
-  CHECK(decode_error(short_fixed) == "HELLO length 20 shorter than its 24 fixed bytes");
+  CHECK(decode_error(short_fixed) == "HELLO length 20 shorter than its 32 fixed bytes");
   CHECK(decode_error(payload(1, 0, "")) ==
-        "HELLO length 24 is not 24 + 16 * 1 regions + 0 settings bytes");
+        "HELLO length 32 is not 32 + 16 * 1 regions + 0 settings bytes");
   CHECK(decode_error(payload(0, 1, "\x05")) == "HELLO setting entry cut short at byte 0");
   CHECK(decode_error(payload(0, 3, std::string("\x00\x01x", 3))) ==
         "HELLO setting with an empty name");
@@ -296,4 +297,86 @@ TEST_CASE("tcp: a HELLO's settings round-trip, and every malformed one is named"
     many.push_back({std::to_string(i) + "s", std::string(250, 'v')});
   CHECK_THAT(tf::check_settings(many), Catch::StartsWith("settings take "));
   CHECK_THAT(tf::check_settings(many), Catch::EndsWith(" bytes, more than 4096"));
+}
+
+namespace {
+
+// A connection to 127.0.0.1:port that says a HELLO claiming `node` for `epoch`, with
+// `nonce`; returns the descriptor (kept open by the caller).
+int forged_hello(std::uint16_t port, st::NodeId node, std::uint64_t epoch, std::uint64_t nonce) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  tf::Hello h;
+  h.node = node;
+  h.epoch = epoch;
+  h.nonce = nonce;
+  h.regions = {st::RegionDescriptor{1, 4096, 0, 0}};
+  std::vector<std::byte> frame;
+  tf::encode_hello(frame, h);
+  REQUIRE(::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(frame.size()));
+  return fd;
+}
+
+}  // namespace
+
+TEST_CASE("tcp: HELLOs parked ahead of a joined member without its nonce never bind",
+          "[tcp][handshake][nonce]") {
+  // Node 2 joined with nonce 77. Before node 1 connects view 1, strangers claim node 2 for
+  // it: parked, then refused, and the real node 2 connects. Once, 21 of them took node 2's
+  // place and stopped every member.
+  st::TcpTransport a{st::TcpConfig{st::NodeAddress{1, "127.0.0.1", 0}}};
+  st::TcpTransport b{st::TcpConfig{st::NodeAddress{2, "127.0.0.1", 0}}};
+  (void)a.create_region(1, 4096);
+  (void)b.create_region(1, 4096);
+  std::vector<int> forged;
+  for (int i = 0; i < 21; ++i)
+    forged.push_back(forged_hello(a.port(), 2, 1, i == 0 ? 0 : 78));
+  std::this_thread::sleep_for(100ms);  // they are parked
+  std::vector<st::NodeAddress> members{{1, "127.0.0.1", a.port()}, {2, "127.0.0.1", b.port()}};
+  members[1].nonce = 77;
+  auto fa = std::async(std::launch::async, [&] { return a.connect(members, 1, 2s); });
+  auto fb = std::async(std::launch::async, [&] { return b.connect(members, 1, 2s); });
+  CHECK(fa.get() == st::Status::ok);
+  CHECK(fb.get() == st::Status::ok);
+  // The link is node 2's own: a write arrives.
+  auto mine = b.local_region(1);
+  REQUIRE(mine);
+  std::memset(mine->bytes.data(), 0x2a, 8);
+  REQUIRE(b.write(1, 1, 0, 1, 0, 8) == st::Status::ok);
+  const auto theirs = a.local_region(1);
+  const auto until = std::chrono::steady_clock::now() + 2s;
+  while (static_cast<int>(theirs->bytes[0]) != 0x2a && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(1ms);
+  CHECK(static_cast<int>(theirs->bytes[0]) == 0x2a);
+  for (int fd : forged)
+    ::close(fd);
+}
+
+TEST_CASE("tcp: what strangers can make a member park is bounded", "[tcp][handshake][nonce]") {
+  // 300 HELLOs for a view to come: at most 64 are held (the oldest go first), and the real
+  // member still connects.
+  st::TcpTransport a{st::TcpConfig{st::NodeAddress{1, "127.0.0.1", 0}}};
+  st::TcpTransport b{st::TcpConfig{st::NodeAddress{2, "127.0.0.1", 0}}};
+  (void)a.create_region(1, 4096);
+  (void)b.create_region(1, 4096);
+  std::vector<int> forged;
+  for (int i = 0; i < 300; ++i)
+    forged.push_back(forged_hello(a.port(), 1000 + static_cast<st::NodeId>(i), 9, 0));
+  // The oldest were closed: reading one ends at once.
+  std::this_thread::sleep_for(200ms);
+  char c = 0;
+  CHECK(::recv(forged.front(), &c, 1, MSG_DONTWAIT) == 0);
+  const std::vector<st::NodeAddress> members{{1, "127.0.0.1", a.port()},
+                                             {2, "127.0.0.1", b.port()}};
+  auto fa = std::async(std::launch::async, [&] { return a.connect(members, 1, 2s); });
+  auto fb = std::async(std::launch::async, [&] { return b.connect(members, 1, 2s); });
+  CHECK(fa.get() == st::Status::ok);
+  CHECK(fb.get() == st::Status::ok);
+  for (int fd : forged)
+    ::close(fd);
 }

@@ -97,6 +97,7 @@ void encode_hello(std::vector<std::byte>& out, const Hello& hello) {
   put<std::uint32_t>(fixed + 12, count);
   put<std::uint32_t>(fixed + 16, hello.domain);
   put<std::uint32_t>(fixed + 20, static_cast<std::uint32_t>(settings_bytes));
+  put<std::uint64_t>(fixed + 24, hello.nonce);
   out.insert(out.end(), fixed, fixed + kHelloFixed);
   for (const auto& r : hello.regions) {
     std::byte e[kHelloEntry] = {};
@@ -338,14 +339,15 @@ DecodeResult FrameDecoder::feed(std::span<const std::byte> in, FrameSink& sink) 
       if (count > kMaxHelloRegions || settings_bytes > kMaxHelloSettingsBytes ||
           kHelloFixed + std::uint64_t{kHelloEntry} * count + settings_bytes != h_.length) {
         return fail(pos, SuspicionReason::malformed_frame,
-                    "HELLO length " + std::to_string(h_.length) + " is not 24 + 16 * " +
-                        std::to_string(count) + " regions + " + std::to_string(settings_bytes) +
-                        " settings bytes");
+                    "HELLO length " + std::to_string(h_.length) + " is not " +
+                        std::to_string(kHelloFixed) + " + 16 * " + std::to_string(count) +
+                        " regions + " + std::to_string(settings_bytes) + " settings bytes");
       }
       Hello hello;
       hello.node = h_.arg;
       hello.epoch = h_.offset;
       hello.domain = get<std::uint32_t>(hello_.data() + 16);
+      hello.nonce = get<std::uint64_t>(hello_.data() + 24);
       hello.regions.resize(count);
       for (std::uint32_t i = 0; i < count; ++i) {
         const std::byte* e = hello_.data() + kHelloFixed + kHelloEntry * i;

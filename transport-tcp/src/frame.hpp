@@ -22,8 +22,8 @@
 //   | length (u32): payload bytes   | check (u32): FNV-1a of 0..19  |
 //   +-------------------------------+-------------------------------+
 //
-//   type 1 HELLO     payload: "SPNDLTCP" | version u32 = 2 | count u32 | domain u32 |
-//                             settings_bytes u32 |
+//   type 1 HELLO     payload: "SPNDLTCP" | version u32 = 3 | count u32 | domain u32 |
+//                             settings_bytes u32 | nonce u64 (its join nonce, or 0) |
 //                             count x { region u32 | 0 u32 | size u64 }   (count <= 4096)
 //                             settings: { name_len u8 | value_len u8 | name | value }...
 //                             (settings_bytes <= 4096; names 1..255 printable bytes, unique)
@@ -48,11 +48,11 @@
 namespace spindle::transport::tcp_frames {
 
 inline constexpr std::size_t kHeaderSize = 24;
-inline constexpr std::size_t kHelloFixed = 24;
+inline constexpr std::size_t kHelloFixed = 32;
 inline constexpr std::size_t kHelloEntry = 16;
 inline constexpr std::uint32_t kMaxHelloRegions = 4096;
 inline constexpr std::uint32_t kMaxHelloSettingsBytes = 4096;
-inline constexpr std::uint32_t kVersion = 2;
+inline constexpr std::uint32_t kVersion = 3;
 inline constexpr char kMagic[8] = {'S', 'P', 'N', 'D', 'L', 'T', 'C', 'P'};
 
 enum class FrameType : std::uint8_t { hello = 1, write = 2, block = 3, heartbeat = 4, goodbye = 5 };
@@ -72,6 +72,9 @@ struct Hello {
   NodeId node = 0;
   std::uint64_t epoch = 0;
   std::uint32_t domain = 0;
+  // The sender's join nonce (NodeAddress::nonce): a stream that claims a member without
+  // the member's nonce is not bound to it. 0: none.
+  std::uint64_t nonce = 0;
   std::vector<RegionDescriptor> regions;
   std::vector<AgreedSetting> settings;
 };

@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -108,6 +109,7 @@ class TcpTransport::Impl {
     bool got_hello = false;
     Clock::time_point opened = Clock::now();
     Clock::time_point last_rx = opened;
+    Clock::time_point parked_at{};  // its HELLO waits for our connect() (park())
     std::uint64_t pending_block_imm = 0;
     std::uint32_t pending_block_len = 0;
     Posted pending_block_target{};
@@ -230,7 +232,10 @@ class TcpTransport::Impl {
     // we dial need an address.
     std::map<NodeId, std::shared_ptr<Peer>> peers;
     for (const auto& m : members) {
-      if (m.id == cfg_.self.id) continue;
+      if (m.id == cfg_.self.id) {
+        self_nonce_ = m.nonce;  // what our HELLOs prove (read by the I/O thread after this)
+        continue;
+      }
       auto p = std::make_shared<Peer>();
       p->addr = m;
       p->epoch = epoch;
@@ -243,6 +248,7 @@ class TcpTransport::Impl {
     {
       std::lock_guard lock(mu_);
       epoch_ = epoch;
+      parked_for_ = std::max<Clock::duration>(kParkedFor, timeout);
       peers_ = std::move(peers);
       connected_ = true;
       descriptors_.clear();
@@ -647,6 +653,16 @@ class TcpTransport::Impl {
         if (!c->active && !c->got_hello && now - c->opened > cfg_.hello_timeout)
           silent.push_back(c);
       }
+      {
+        // HELLOs parked past their time: no view of ours needed them.
+        std::lock_guard lock(mu_);
+        std::erase_if(parked_, [&](const std::shared_ptr<Conn>& c) {
+          if (c->closed) return true;
+          if (now - c->parked_at <= parked_for_) return false;
+          silent.push_back(c);
+          return true;
+        });
+      }
       for (auto& c : silent) {
         ++hello_timeouts_;
         close(c);
@@ -695,6 +711,7 @@ class TcpTransport::Impl {
     h.node = cfg_.self.id;
     h.epoch = epoch;
     h.domain = cfg_.domain_id;
+    h.nonce = self_nonce_;
     {
       std::lock_guard lock(desc_mu_);
       h.regions = descriptors_;
@@ -776,7 +793,7 @@ class TcpTransport::Impl {
   void bind_passive(const std::shared_ptr<Conn>& c) {
     if (c->closed) return;
     if (!connected_ || c->hello.epoch > epoch_) {
-      parked_.push_back(c);
+      park(c);
       return;
     }
     auto it = peers_.find(c->hello.node);
@@ -785,6 +802,13 @@ class TcpTransport::Impl {
       return;
     }
     auto& p = it->second;
+    // A stream that claims a member which joined with a nonce binds only if it proves it:
+    // whoever else sends that member's id (ahead of it, for a view to come) is a stranger.
+    if (p->addr.nonce != 0 && c->hello.nonce != p->addr.nonce) {
+      ++strangers_refused_;
+      close(c);
+      return;
+    }
     if (auto why = mismatch(c->hello); !why.empty()) {
       // Answer with our HELLO first (a few hundred bytes into an idle socket: one
       // non-blocking send) so the dialer can name the difference too; then refuse.
@@ -880,7 +904,10 @@ class TcpTransport::Impl {
       if (c->active) {
         auto& p = c->peer;
         bool ok = false;
-        const bool expected = c->hello.node == p->addr.id && c->hello.epoch == p->epoch;
+        // The member we dialed, in our view, proving the nonce it joined with: otherwise
+        // something else answers at its address.
+        const bool expected = c->hello.node == p->addr.id && c->hello.epoch == p->epoch &&
+                              (p->addr.nonce == 0 || c->hello.nonce == p->addr.nonce);
         const std::string why = expected ? mismatch(c->hello) : std::string();
         if (expected && !why.empty()) {
           raise(p, SuspicionReason::mismatch, why);
@@ -933,6 +960,20 @@ class TcpTransport::Impl {
     refused_hellos_[*node] = why;
     auto it = peers_.find(*node);
     return connected_ && it != peers_.end() ? it->second : nullptr;
+  }
+
+  // Holds a HELLO for a view we have not connected yet (mu_ held). At most kMaxParked of
+  // them, the oldest going first, each for parked_for_ at most (arm_sweep): what strangers
+  // can make us hold stays bounded (a HELLO is at most 69 KiB).
+  void park(const std::shared_ptr<Conn>& c) {
+    std::erase_if(parked_, [](const std::shared_ptr<Conn>& p) { return p->closed; });
+    if (parked_.size() >= kMaxParked) {
+      ++strangers_refused_;
+      close(parked_.front());
+      parked_.erase(parked_.begin());
+    }
+    c->parked_at = Clock::now();
+    parked_.push_back(c);
   }
 
   // Garbage on a stream whose HELLO never bound it to a member: nobody to suspect; the
@@ -1010,6 +1051,10 @@ class TcpTransport::Impl {
   bool connected_ = false;
   std::map<NodeId, std::shared_ptr<Peer>> peers_;
   std::vector<std::shared_ptr<Conn>> parked_;
+  static constexpr std::size_t kMaxParked = 64;
+  static constexpr Clock::duration kParkedFor = std::chrono::seconds(10);
+  Clock::duration parked_for_ = kParkedFor;   // the longer of it and the last connect timeout
+  std::atomic<std::uint64_t> self_nonce_{0};  // our join nonce (connect(): our entry's)
   // Why the last HELLO claiming a node was refused before it could bind (another version).
   std::map<NodeId, std::string> refused_hellos_;
   static constexpr std::size_t kMaxRefusedHellos = 64;

@@ -143,7 +143,7 @@ View next_view(const View& v, std::uint64_t removed, const std::vector<sst::Join
       a.s_addr = j.ipv4;
       (void)::inet_ntop(AF_INET, &a, host, sizeof host);
     }
-    next.members.push_back(Member{j.id, host, j.port, j.pid, j.host_id, true});
+    next.members.push_back(Member{j.id, host, j.port, j.pid, j.host_id, true, j.nonce});
   }
   next.subgroups = layout(next.members, demand, settings);
   return next;
@@ -723,6 +723,7 @@ void Engine::on_join(PendingJoin join) {
   e.port = r.port;
   e.pid = r.pid;
   e.host_id = r.host_id;
+  e.nonce = r.nonce;
   // A joiner's process identity is what it says. One of this host whose process does not
   // exist now could only be told dead later by mistake: it joins without one (the majority
   // rule decides its death, as for a member on another host).

@@ -303,10 +303,14 @@ struct Incoming {
   std::string nonce;
 };
 
+// 16 hex digits, never all zero (0 means "no nonce" in a view).
 std::string new_nonce() {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::uint64_t v = 0;
+  while (v == 0)
+    v = rng();
   char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
   return buf;
 }
 
@@ -369,6 +373,7 @@ void JoinListener::run() {
         request->source = c.source;
         c.request = std::move(request);
         c.nonce = new_nonce();
+        c.request->nonce = std::stoull(c.nonce, nullptr, 16);
         c.text.clear();
         c.deadline = Clock::now() + kReadyTimeout;
         const std::string check = "CHECK " + c.nonce + "\n";

@@ -75,6 +75,10 @@ struct JoinRequest {
   // Not on the wire: the address the request came from, as the join port saw it (empty in
   // the simulator). Members dial a joiner only there (docs/membership.md, "Joining").
   std::string source;
+  // Not in the request: the nonce of the port's CHECK, which the joiner answered. It goes
+  // into the view; the joiner's transport proves it (the tcp HELLO), so that nobody else
+  // can connect in its place. 0: none (the simulator).
+  std::uint64_t nonce = 0;
 };
 
 struct Welcome {

@@ -80,7 +80,7 @@ View parse(std::string_view yaml, std::string_view source) {
   for (std::size_t i = 0; i < members.size(); ++i) {
     const std::string key = "members[" + std::to_string(i) + "]";
     const auto m = members[i];
-    r.expect_map(m, key, {"id", "host", "port", "pid", "host_id", "joining"});
+    r.expect_map(m, key, {"id", "host", "port", "pid", "host_id", "joining", "nonce"});
     if (!m["id"]) r.fail(m, key + ".id", "missing");
     Member mem;
     mem.id = r.integer<NodeId>(m["id"], key + ".id", 0, std::numeric_limits<NodeId>::max());
@@ -95,6 +95,7 @@ View parse(std::string_view yaml, std::string_view source) {
                                              std::numeric_limits<std::int64_t>::max());
     }
     if (auto j = m["joining"]) mem.joining = r.integer<int>(j, key + ".joining", 0, 1) != 0;
+    if (auto n = m["nonce"]) mem.nonce = u64(r, n, key + ".nonce");
     g.members.push_back(std::move(mem));
   }
 
@@ -234,6 +235,7 @@ std::string to_yaml(const View& g) {
     if (m.pid != 0) os << ", pid: " << m.pid;
     if (m.host_id != 0) os << ", host_id: " << m.host_id;
     if (m.joining) os << ", joining: 1";
+    if (m.nonce != 0) os << ", nonce: " << m.nonce;
     os << "}\n";
   }
   os << "subgroups:\n";

@@ -46,6 +46,10 @@ struct Member {
   // it is bounded by twice the suspicion timeout. Cleared by the next view change (the
   // leader asks for one once the view is installed).
   bool joining = false;
+  // The nonce the join port gave it when it asked to join (docs/membership.md, "Joining"):
+  // its transport proves it is that joiner (the tcp HELLO carries it). 0: none (a member
+  // listed in a domain file).
+  std::uint64_t nonce = 0;
   friend bool operator==(const Member&, const Member&) = default;
 };
 

@@ -18,7 +18,7 @@
 //   | MembershipRow (64 B): wedged | leaving | proposal | proposal_num|  -> all members
 //   |   | committed                                                  |
 //   | trims[subgroups]: i64 each, padded to a line (view change)     |  -> all members
-//   | joiners[kMaxJoins]: JoinEntry, 24 B each (view change)         |  -> all members
+//   | joiners[kMaxJoins]: JoinEntry, 32 B each (view change)         |  -> all members
 //   +---------------------------------------------------------------+
 //   | for each subgroup s that m belongs to, in subgroup order:      |
 //   |   counters  atomic:    CountersRow {received_num, delivered_num}|  -> members of s
@@ -86,8 +86,9 @@ struct JoinEntry {
   std::uint16_t reserved0;
   std::uint32_t pid;      // its process (group/liveness.hpp); 0: unknown
   std::uint64_t host_id;  // the host that pid belongs to; 0: unknown
+  std::uint64_t nonce;    // the join port's CHECK nonce: its transport proves it (tcp HELLO)
 };
-static_assert(sizeof(JoinEntry) == 24);
+static_assert(sizeof(JoinEntry) == 32);
 inline constexpr std::size_t kMaxJoins = 8;  // per view change
 
 struct alignas(kLine) CountersRow {

@@ -98,7 +98,7 @@ transport::Status Sst::connect(std::chrono::milliseconds timeout) {
     // the whole connect timeout (docs/membership.md, "Joining").
     members.push_back(transport::NodeAddress{
         m.id, m.host, m.port,
-        m.joining ? 2 * group_.knobs.suspicion_timeout : std::chrono::milliseconds{0}});
+        m.joining ? 2 * group_.knobs.suspicion_timeout : std::chrono::milliseconds{0}, m.nonce});
   }
   const auto st = transport_->connect(members, group_.epoch, timeout);
   const auto now = clock_();

@@ -72,6 +72,10 @@ struct NodeAddress {
   // that never comes must not hold the others for the whole connect timeout); 0: the
   // call's timeout.
   std::chrono::milliseconds connect_within{0};
+  // What the member proves at connect() (tcp: in its HELLO), given by the join port when it
+  // joined; a stream that claims the member without it is not bound to it. A member finds
+  // its own in its entry. 0: none (members listed in a domain file).
+  std::uint64_t nonce = 0;
 };
 
 // A setting every member of a domain must share (protocol version, engine.slot_size, ...),
