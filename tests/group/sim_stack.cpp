@@ -42,6 +42,12 @@ SimStack::SimStack(const sim::Config& config, std::uint32_t members, std::uint32
   s.knobs.rdmc_buffer_size = 1024;
   s.header_size = static_cast<std::uint32_t>(sizeof(dcps::SampleHeader));
   s.knobs.heartbeat_interval = std::chrono::milliseconds(0);  // the simulator suspects
+  // The protocol's own timeouts (a member behind in a view change or in its deliveries, a
+  // joiner's connection) on the simulator's time scale: as long as its connect timeout,
+  // far above its latencies and its suspicion timeout.
+  s.knobs.suspicion_timeout = std::max<std::chrono::milliseconds>(
+      std::chrono::milliseconds(20),
+      std::chrono::ceil<std::chrono::milliseconds>(50 * config.suspicion_timeout));
   view_ = group::first_view(list, s);
   for (std::uint32_t id = 1; id <= members; ++id) {
     auto engine = std::make_unique<group::Engine>(view_, net_->node(id),
@@ -189,12 +195,14 @@ std::size_t SimStack::join_and_vanish(std::size_t count, std::chrono::nanosecond
     for (std::size_t i = 0; i < count; ++i)
       if (!tickets[i] || tickets[i]->state == State::refused || tickets[i]->state == State::closed)
         tickets[i] = hub_->ask(requests[i]);
+    const auto ran = net_->events_run();
     (void)net_->run_until(
         [&] {
           return std::all_of(tickets.begin(), tickets.end(),
                              [&](const auto& t) { return !t || hub_->settled(*t); });
         },
         std::min(deadline, net_->now() + std::chrono::milliseconds(1)));
+    if (net_->events_run() == ran && !net_->step()) break;  // nothing left to run
     welcomed =
         static_cast<std::size_t>(std::count_if(tickets.begin(), tickets.end(), [](const auto& t) {
           return t && t->state == State::welcomed;

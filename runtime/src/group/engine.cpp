@@ -235,7 +235,7 @@ std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::millisecond
   // Members whose deliveries stop while others' go on (smc.hpp): looked at with the
   // heartbeats, and once more when a member behind runs out of time.
   vs->sst->set_tick_hook([this, raw, rt](std::chrono::nanoseconds now) {
-    const auto check = raw->smc->check_progress(now);
+    const auto check = raw->smc->check_progress(now, raw->membership->wedged_mask());
     if (check.due && check.due != raw->progress_due) {
       raw->progress_due = check.due;
       (void)rt->control().schedule(TimePoint(*check.due), [this] { transport_->notify(); });

@@ -100,6 +100,13 @@ std::uint64_t Membership::leaving_mask() const {
   return m;
 }
 
+std::uint64_t Membership::wedged_mask() const {
+  std::uint64_t m = 0;
+  for (std::size_t r = 0; r < n_; ++r)
+    if (field(r, kWedged) != 0) m |= bit(r);
+  return m;
+}
+
 void Membership::note_suspicion(std::size_t rank, const std::string& why) {
   if (why_.size() < n_) why_.resize(n_);
   if (rank < n_ && why_[rank].empty()) why_[rank] = why;

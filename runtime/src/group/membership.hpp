@@ -130,6 +130,8 @@ class Membership {
   // Fault injection (simulator tests): this member stops taking part in view changes while
   // its heartbeat goes on, as a protocol thread stuck in a trigger would (any thread).
   void stall() noexcept { stalled_.store(true, std::memory_order_release); }
+  // Ranks that wedged for a view change (their rows say so): their streams stop on purpose.
+  [[nodiscard]] std::uint64_t wedged_mask() const;
 
  private:
   [[nodiscard]] bool needed() const;

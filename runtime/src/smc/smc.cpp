@@ -220,7 +220,7 @@ class SubgroupEngine {
   // whose counters have not moved for `timeout` while another member's are ahead of them
   // takes no part in the stream: suspected (the ring waits for it, so everyone stops).
   bool check_progress(std::chrono::nanoseconds now, std::chrono::nanoseconds timeout,
-                      std::optional<std::chrono::nanoseconds>& due) {
+                      std::uint64_t exempt, std::optional<std::chrono::nanoseconds>& due) {
     if (!atomic_ || frozen_ || stalled_.load(std::memory_order_relaxed)) return false;
     if (progress_.size() != members_.size()) progress_.assign(members_.size(), Progress{});
     std::int64_t most_received = received_num_;
@@ -237,6 +237,10 @@ class SubgroupEngine {
     for (std::size_t k = 0; k < members_.size(); ++k) {
       if (members_[k] == me_ || sst_->suspected(members_[k])) continue;
       auto& p = progress_[k];
+      if (((exempt >> members_[k]) & 1) != 0) {
+        p.since = now;  // wedged for a view change: its stream stops on purpose
+        continue;
+      }
       const bool moved = p.received != p.last_received || p.delivered != p.last_delivered;
       const bool behind = p.received < most_received || p.delivered < most_delivered;
       if (moved || !behind || p.since.count() == 0) {
@@ -641,11 +645,11 @@ Smc::~Smc() {
     predicates_->remove(id);
 }
 
-ProgressCheck Smc::check_progress(std::chrono::nanoseconds now) {
+ProgressCheck Smc::check_progress(std::chrono::nanoseconds now, std::uint64_t exempt) {
   const auto timeout = std::chrono::nanoseconds(sst_->group().knobs.suspicion_timeout);
   ProgressCheck out;
   for (auto& e : engines_)
-    if (e && e->check_progress(now, timeout, out.due)) out.suspected = true;
+    if (e && e->check_progress(now, timeout, exempt, out.due)) out.suspected = true;
   return out;
 }
 

@@ -190,7 +190,8 @@ class Smc {
   // for the suspicion timeout while another member's were ahead (docs/membership.md,
   // "Failure detection"). Call it now and then (the engine does, through Sst::tick), and
   // again at `due` if one is given: a member is behind, and its time runs out then.
-  ProgressCheck check_progress(std::chrono::nanoseconds now);
+  // Ranks in `exempt` (bit per SST rank: members wedged for a view change) are not judged.
+  ProgressCheck check_progress(std::chrono::nanoseconds now, std::uint64_t exempt = 0);
   // Fault injection (tests; any thread): this member stops receiving and delivering while
   // its heartbeat goes on — a half-dead member.
   void stall() noexcept;

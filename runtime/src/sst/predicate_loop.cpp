@@ -15,6 +15,7 @@ bool PredicateLoop::step(bool timers) {
   bool worked = sst_->poll_events();
   if (timers && sst_->tick()) worked = true;
   if (predicates_->evaluate() > 0) worked = true;
+  if (timers && sst_->after_step()) worked = true;
   if (sst_->flush()) worked = true;
   if (worked) ++stats_.busy_steps;
   return worked;

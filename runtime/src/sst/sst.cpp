@@ -269,7 +269,7 @@ bool Sst::poll_events() {
 
 bool Sst::tick() {
   const auto interval = std::chrono::nanoseconds(group_.knobs.heartbeat_interval);
-  if (interval.count() == 0) return tick_hook_ && tick_hook_(clock_());
+  if (interval.count() == 0) return false;  // the hook runs after each step (after_step)
   const auto now = clock_();
   bool did = false;
   if (now >= next_heartbeat_) {
@@ -300,6 +300,11 @@ bool Sst::tick() {
     }
   }
   return did;
+}
+
+bool Sst::after_step() {
+  if (!tick_hook_ || group_.knobs.heartbeat_interval.count() != 0) return false;
+  return tick_hook_(clock_());
 }
 
 std::optional<std::chrono::nanoseconds> Sst::tick_due_in() const {

@@ -127,7 +127,7 @@ class Sst {
   // --- heartbeats and suspicions (predicate thread) ------------------------------------
   using SuspicionHandler = std::function<void(const SuspicionReport&)>;
   void set_suspicion_handler(SuspicionHandler h) { on_suspicion_ = std::move(h); }
-  // Called by tick() with the time, once per heartbeat interval (every tick() without
+  // Called by tick() with the time, once per heartbeat interval (after_step() without
   // heartbeats): the engine's progress check (smc.hpp). Returns whether it suspected
   // anyone. Null: none.
   using TickHook = std::function<bool(std::chrono::nanoseconds)>;
@@ -142,6 +142,9 @@ class Sst {
   // Heartbeat push when due, and heartbeat-timeout detection; true if it suspected a peer
   // (a heartbeat sent is no sign of more work coming).
   bool tick();
+  // Without heartbeats (the simulator), the tick hook runs here instead, after each step's
+  // predicates: what they received is then counted. True if it suspected anyone.
+  bool after_step();
   // How long until tick() has something to do (a heartbeat due, a peer's silence reaching
   // the suspicion timeout); zero when overdue, nullopt without heartbeats. An idle
   // predicate loop sleeps no longer than this.

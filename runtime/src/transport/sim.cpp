@@ -652,11 +652,10 @@ Status SimTransport::connect(std::span<const NodeAddress> members, std::uint64_t
         net_->schedule_suspicion(id_, m.id, SuspicionReason::link_cut, net_->cfg.suspicion_timeout);
       // A member that has not joined this view long from now never will (a real
       // transport's connect timeout, far longer than its suspicion timeout): suspected then.
-      // A member joining with this view is given connect_within instead.
-      const Duration wait =
-          m.connect_within.count() > 0
-              ? Duration{m.connect_within}
-              : std::max<Duration>(50 * net_->cfg.suspicion_timeout, std::chrono::milliseconds(20));
+      // A member joining with this view gets connect_within, where that is shorter.
+      Duration wait =
+          std::max<Duration>(50 * net_->cfg.suspicion_timeout, std::chrono::milliseconds(20));
+      if (m.connect_within.count() > 0) wait = std::min<Duration>(wait, m.connect_within);
       net_->push(Ev{.at = net_->now + wait,
                     .kind = EvKind::join_check,
                     .a = id_,
