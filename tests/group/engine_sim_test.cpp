@@ -565,6 +565,33 @@ TEST_CASE("engine: joiners that never connect count for nothing, and the stream 
   }));
 }
 
+TEST_CASE("engine: a leader that takes no step while a join waits steps down, and the join ends",
+          "[engine][progress]") {
+  // The others see no view change under way, so their progress check has nothing to judge
+  // it by: the leader itself notices that its protocol took no step with a join waiting.
+  spindle::testing::SimStack stack(sim::Config{}, 3);
+  Streams s(stack);
+  stack.stall(0);
+  std::string why;
+  const auto joiner = stack.join(why, std::chrono::seconds(10));
+  INFO(why);
+  REQUIRE(joiner.has_value());
+  REQUIRE(stack.run_until([&] {
+    const auto v = stack.view(1);
+    return !v.rank_of(1) && v.rank_of(4) && v.members.size() == 3;
+  }));
+  CHECK_THAT(stack.halted(0), Catch::Contains("stepped down so that another member leads"));
+  CHECK(stack.halted(1).empty());
+  s.writers[1].write(Streams::sample(31));
+  std::vector<std::uint64_t> got;
+  REQUIRE(stack.run_until([&] {
+    for (const auto& x : s.readers[2].take())
+      if (x.info().valid()) got.push_back(x.data().timestamp_ns());
+    return !got.empty();
+  }));
+  CHECK(got == std::vector<std::uint64_t>{31});
+}
+
 TEST_CASE("engine: members that leave are removed without counting as failures", "[engine]") {
   spindle::testing::SimStack stack(sim::Config{}, 3);
   Streams s(stack);

@@ -746,6 +746,29 @@ void Engine::on_join(PendingJoin join) {
     current()->membership->add_joiner(e);
   }
   transport_->notify();  // a dozing protocol thread must see it
+  // A leader whose protocol takes no step while a join waits holds it for good, and the
+  // others see no view change to judge it by (their progress check needs one): it steps
+  // down instead, so that they remove it and the next leader admits the joiner.
+  const auto vs_now = current();
+  const auto steps = vs_now->membership->steps();
+  // Twice the suspicion timeout: a view change waiting on a member behind gets its own
+  // progress step within one, and suspects that member rather than this one.
+  const auto bound = 2 * vs_now->view.knobs.suspicion_timeout;
+  (void)runtime_->control().schedule(
+      runtime_->now() + bound, [this, vs_now, steps, bound, joiner = r.node] {
+        if (stopping_.load() || current() != vs_now || !halted().empty()) return;
+        {
+          std::lock_guard lock(joins_mu_);
+          if (!pending_joins_.contains(joiner)) return;
+        }
+        if (vs_now->membership->steps() != steps) return;
+        halt("took no step of the view-change protocol for " + std::to_string(bound.count()) +
+             " ms while node " + std::to_string(joiner) +
+             " waited to join (its protocol is stuck); it stepped down so that another member "
+             "leads");
+        runtime_->stop();
+        transport_->disconnect();  // the others see it gone and go on without it
+      });
 }
 
 void Engine::halt(const std::string& why) {

@@ -184,6 +184,7 @@ bool Membership::needed() const {
 
 void Membership::step() {
   if (done_ || stalled_.load(std::memory_order_acquire)) return;  // stalled: fault injection
+  steps_.fetch_add(1, std::memory_order_release);
   // Our leave is announced once every other member we do not suspect holds a proposal
   // that removes us: the commit will (proposals only grow), and it needs nothing more
   // from us. Merely wedged is not enough: a relayout wedges everyone too, and may commit

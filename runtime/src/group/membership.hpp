@@ -130,6 +130,11 @@ class Membership {
   // Fault injection (simulator tests): this member stops taking part in view changes while
   // its heartbeat goes on, as a protocol thread stuck in a trigger would (any thread).
   void stall() noexcept { stalled_.store(true, std::memory_order_release); }
+  // Steps of the view-change protocol taken so far (any thread): one that stands still
+  // while a join waits tells the engine its protocol is stuck (Engine::on_join).
+  [[nodiscard]] std::uint64_t steps() const noexcept {
+    return steps_.load(std::memory_order_acquire);
+  }
   // Ranks that wedged for a view change (their rows say so): their streams stop on purpose.
   [[nodiscard]] std::uint64_t wedged_mask() const;
 
@@ -190,6 +195,7 @@ class Membership {
   std::vector<std::optional<std::chrono::steady_clock::time_point>> behind_since_;
   std::optional<std::chrono::steady_clock::time_point> progress_due_;
   std::atomic<bool> stalled_{false};
+  std::atomic<std::uint64_t> steps_{0};
   // What needed() saw at the last step, and its scratch for the current look.
   mutable std::vector<std::uint64_t> seen_last_;
   mutable std::vector<std::uint64_t> seen_now_;
