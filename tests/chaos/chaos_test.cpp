@@ -37,11 +37,13 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
+#include "join_client.hpp"
 #include "namespaces.hpp"
 #include "process.hpp"
 #include "scoped_config.hpp"
 
 namespace tst = spindle::testing;
+using tst::RawJoin;
 using namespace std::chrono_literals;
 
 namespace {
@@ -155,39 +157,6 @@ struct Domain {
   }
 };
 
-// A connection of a scripted peer to the join port.
-class Raw {
- public:
-  Raw() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(kJoinPort);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ok_ = fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  }
-  ~Raw() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Raw(const Raw&) = delete;
-  Raw& operator=(const Raw&) = delete;
-  [[nodiscard]] bool ok() const { return ok_; }
-  void send(const std::string& s) { (void)::send(fd_, s.data(), s.size(), MSG_NOSIGNAL); }
-  std::string line() {
-    timeval tv{5, 0};
-    (void)::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    std::string out;
-    char c = 0;
-    while (::read(fd_, &c, 1) == 1 && c != '\n')
-      out += c;
-    return out;
-  }
-
- private:
-  int fd_ = -1;
-  bool ok_ = false;
-};
-
 // A join request for `node` (its transport at 127.0.0.1:9, where nobody listens).
 std::string request(std::uint32_t node, const std::vector<std::pair<std::string, std::string>>& s) {
   std::string r =
@@ -203,12 +172,12 @@ std::string request(std::uint32_t node, const std::vector<std::pair<std::string,
 std::vector<std::pair<std::string, std::string>> learn_settings(std::uint32_t node) {
   std::vector<std::pair<std::string, std::string>> settings;
   for (int i = 0; i < 16; ++i) {
-    Raw r;
-    REQUIRE(r.ok());
+    RawJoin r(kJoinPort);
+    REQUIRE(r.connected());
     r.send(request(node, settings));
     auto answer = r.line();
     if (answer.rfind("CHECK ", 0) == 0) {
-      r.send("READY " + answer.substr(6) + "\n");
+      r.ready(answer);
       answer = r.line();
     }
     const auto colon = answer.find(": node ");
@@ -245,17 +214,17 @@ TEST_CASE("chaos: joiners that never arrive stop nothing", "[joiners]") {
   auto before = report(*d.subscribers[0]);
   // Welcomed, then silent: they answer the port's check and never connect.
   const auto settings = learn_settings(900001);
-  std::vector<std::unique_ptr<Raw>> silent;
+  std::vector<std::unique_ptr<RawJoin>> silent;
   for (std::uint32_t i = 0; i < 3; ++i) {
-    silent.push_back(std::make_unique<Raw>());
+    silent.push_back(std::make_unique<RawJoin>(kJoinPort));
     silent.back()->send(request(900010 + i, settings));
     const auto check = silent.back()->line();
     REQUIRE(check.rfind("CHECK ", 0) == 0);
-    silent.back()->send("READY " + check.substr(6) + "\n");
+    silent.back()->ready(check);
   }
   // Gone right after asking: never proposed.
   for (std::uint32_t i = 0; i < 3; ++i) {
-    Raw r;
+    RawJoin r(kJoinPort);
     r.send(request(900020 + i, settings));
   }
   std::this_thread::sleep_for(5s);
@@ -283,9 +252,9 @@ TEST_CASE("chaos: a flood on the join port keeps no one out", "[flood]") {
   std::this_thread::sleep_for(1s);
   const auto leader = d.publisher->p->pid();
   const long rss_before = rss_kib(leader);
-  std::vector<std::unique_ptr<Raw>> strangers;
+  std::vector<std::unique_ptr<RawJoin>> strangers;
   for (std::size_t i = 0; i < flood; ++i) {
-    strangers.push_back(std::make_unique<Raw>());
+    strangers.push_back(std::make_unique<RawJoin>(kJoinPort));
     if (i % 3 == 1) strangers.back()->send(std::string(4000, 'x'));        // garbage, no newline
     if (i % 3 == 2) strangers.back()->send("SPINDLE-JOIN 2\ndomain 0\n");  // never ends
   }

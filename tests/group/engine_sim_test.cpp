@@ -291,6 +291,43 @@ struct Streams {
   }
 };
 
+// The timestamps of what `reader` takes first (empty if nothing comes).
+std::vector<std::uint64_t> first_taken(spindle::testing::SimStack& stack,
+                                       dds::sub::DataReader<Avionics::FlightState>& reader) {
+  std::vector<std::uint64_t> got;
+  (void)stack.run_until([&] {
+    for (const auto& x : reader.take())
+      if (x.info().valid()) got.push_back(x.data().timestamp_ns());
+    return !got.empty();
+  });
+  return got;
+}
+
+// Member `stalled` of three stops taking part in view changes, its heartbeat going on; a
+// participant joins all the same, the view goes on without the stalled one, and the
+// stream reaches the others. Returns why the stalled one stopped (empty: it did not).
+std::string join_past_a_stalled_member(std::size_t stalled) {
+  spindle::testing::SimStack stack(sim::Config{}, 3);
+  Streams s(stack);
+  stack.stall(stalled);
+  std::string why;
+  const auto joiner = stack.join(why, std::chrono::seconds(10));
+  INFO(why);
+  REQUIRE(joiner.has_value());
+  const std::size_t a = stalled == 0 ? 1 : 0;
+  const std::size_t b = 3 - stalled - a;
+  REQUIRE(stack.run_until([&] {
+    const auto v = stack.view(a);
+    return !v.rank_of(static_cast<group::NodeId>(stalled + 1)) && v.rank_of(4) &&
+           v.members.size() == 3;
+  }));
+  CHECK(stack.halted(a).empty());
+  CHECK(stack.halted(b).empty());
+  s.writers[a].write(Streams::sample(11));
+  CHECK(first_taken(stack, s.readers[b]) == std::vector<std::uint64_t>{11});
+  return stack.halted(stalled);
+}
+
 }  // namespace
 
 TEST_CASE("engine: a member that loses half of its view stops, and its writes say why",
@@ -318,13 +355,7 @@ TEST_CASE("engine: on one host, the survivor of a crash goes on without a majori
   REQUIRE(stack.run_until([&] { return stack.view(0).members.size() == 1; }));
   CHECK(stack.halted(0).empty());
   s.writers[0].write(Streams::sample(1));
-  std::vector<std::uint64_t> got;
-  REQUIRE(stack.run_until([&] {
-    for (const auto& x : s.readers[0].take())
-      if (x.info().valid()) got.push_back(x.data().timestamp_ns());
-    return !got.empty();
-  }));
-  CHECK(got == std::vector<std::uint64_t>{1});
+  CHECK(first_taken(stack, s.readers[0]) == std::vector<std::uint64_t>{1});
   // A new reader joins the survivor and receives what is written after it matched.
   std::string why;
   const auto joiner = stack.join(why);
@@ -337,13 +368,7 @@ TEST_CASE("engine: on one host, the survivor of a crash goes on without a majori
   REQUIRE(stack.run_until(
       [&] { return s.writers[0].publication_matched_status().current_count() == 2; }));
   s.writers[0].write(Streams::sample(2));
-  std::vector<std::uint64_t> late_got;
-  REQUIRE(stack.run_until([&] {
-    for (const auto& x : late.take())
-      if (x.info().valid()) late_got.push_back(x.data().timestamp_ns());
-    return !late_got.empty();
-  }));
-  CHECK(late_got == std::vector<std::uint64_t>{2});
+  CHECK(first_taken(stack, late) == std::vector<std::uint64_t>{2});
 }
 
 TEST_CASE("engine: on one host, a domain survives the crash of all but one member",
@@ -357,13 +382,7 @@ TEST_CASE("engine: on one host, a domain survives the crash of all but one membe
   REQUIRE(stack.run_until([&] { return stack.view(2).members.size() == 1; }));
   CHECK(stack.halted(2).empty());
   s.writers[2].write(Streams::sample(9));
-  std::vector<std::uint64_t> got;
-  REQUIRE(stack.run_until([&] {
-    for (const auto& x : s.readers[2].take())
-      if (x.info().valid()) got.push_back(x.data().timestamp_ns());
-    return !got.empty();
-  }));
-  CHECK(got == std::vector<std::uint64_t>{9});
+  CHECK(first_taken(stack, s.readers[2]) == std::vector<std::uint64_t>{9});
 }
 
 // A member cut off while its process lives is a partition even on one host: the side
@@ -479,27 +498,7 @@ TEST_CASE("engine: a member removed while paused rejoins by itself and counts wh
 // here — completes without it, and the stream goes on.
 TEST_CASE("engine: a member that takes no part in a view change is suspected, and the join ends",
           "[engine][progress]") {
-  spindle::testing::SimStack stack(sim::Config{}, 3);
-  Streams s(stack);
-  stack.stall(2);
-  std::string why;
-  const auto joiner = stack.join(why, std::chrono::seconds(10));
-  INFO(why);
-  REQUIRE(joiner.has_value());
-  REQUIRE(stack.run_until([&] {
-    const auto v = stack.view(0);
-    return !v.rank_of(3) && v.rank_of(4) && v.members.size() == 3;
-  }));
-  CHECK(stack.halted(0).empty());
-  CHECK(stack.halted(1).empty());
-  s.writers[0].write(Streams::sample(11));
-  std::vector<std::uint64_t> got;
-  REQUIRE(stack.run_until([&] {
-    for (const auto& x : s.readers[1].take())
-      if (x.info().valid()) got.push_back(x.data().timestamp_ns());
-    return !got.empty();
-  }));
-  CHECK(got == std::vector<std::uint64_t>{11});
+  (void)join_past_a_stalled_member(2);
 }
 
 TEST_CASE("engine: a member whose deliveries stop while others' go on is suspected",
@@ -546,13 +545,7 @@ TEST_CASE("engine: joiners that never connect count for nothing, and the stream 
     CHECK(stack.halted(i).empty());
   // The stream goes on, and a real joiner still gets in.
   s.writers[0].write(Streams::sample(21));
-  std::vector<std::uint64_t> got;
-  REQUIRE(stack.run_until([&] {
-    for (const auto& x : s.readers[2].take())
-      if (x.info().valid()) got.push_back(x.data().timestamp_ns());
-    return !got.empty();
-  }));
-  CHECK(got == std::vector<std::uint64_t>{21});
+  CHECK(first_taken(stack, s.readers[2]) == std::vector<std::uint64_t>{21});
   std::string why;
   const auto joiner = stack.join(why);
   INFO(why);
@@ -569,27 +562,8 @@ TEST_CASE("engine: a leader that takes no step while a join waits steps down, an
           "[engine][progress]") {
   // The others see no view change under way, so their progress check has nothing to judge
   // it by: the leader itself notices that its protocol took no step with a join waiting.
-  spindle::testing::SimStack stack(sim::Config{}, 3);
-  Streams s(stack);
-  stack.stall(0);
-  std::string why;
-  const auto joiner = stack.join(why, std::chrono::seconds(10));
-  INFO(why);
-  REQUIRE(joiner.has_value());
-  REQUIRE(stack.run_until([&] {
-    const auto v = stack.view(1);
-    return !v.rank_of(1) && v.rank_of(4) && v.members.size() == 3;
-  }));
-  CHECK_THAT(stack.halted(0), Catch::Contains("stepped down so that another member leads"));
-  CHECK(stack.halted(1).empty());
-  s.writers[1].write(Streams::sample(31));
-  std::vector<std::uint64_t> got;
-  REQUIRE(stack.run_until([&] {
-    for (const auto& x : s.readers[2].take())
-      if (x.info().valid()) got.push_back(x.data().timestamp_ns());
-    return !got.empty();
-  }));
-  CHECK(got == std::vector<std::uint64_t>{31});
+  CHECK_THAT(join_past_a_stalled_member(0),
+             Catch::Contains("stepped down so that another member leads"));
 }
 
 TEST_CASE("engine: members that leave are removed without counting as failures", "[engine]") {
@@ -618,13 +592,7 @@ TEST_CASE("engine: the leader leaves; the other member goes on alone", "[engine]
   Streams s(stack);
   stack.leave(0);
   s.writers[1].write(Streams::sample(7));
-  std::vector<std::uint64_t> got;
-  REQUIRE(stack.run_until([&] {
-    for (const auto& x : s.readers[1].take())
-      if (x.info().valid()) got.push_back(x.data().timestamp_ns());
-    return !got.empty();
-  }));
-  CHECK(got == std::vector<std::uint64_t>{7});
+  CHECK(first_taken(stack, s.readers[1]) == std::vector<std::uint64_t>{7});
   CHECK(stack.halted(1).empty());
 }
 

@@ -19,9 +19,11 @@
 
 #include "avionics.hpp"
 #include "group/join.hpp"
+#include "join_client.hpp"
 #include "scoped_config.hpp"
 
 namespace g = spindle::group;
+using spindle::testing::RawJoin;
 
 TEST_CASE("join: a request reads back as it was written", "[join]") {
   g::JoinRequest r;
@@ -244,39 +246,6 @@ TEST_CASE("join: a participant that joins while the leader closes goes on all th
 
 namespace {
 
-// A raw connection to the join port on 127.0.0.1:`port`: what a scripted or hostile
-// program sees.
-class RawJoin {
- public:
-  explicit RawJoin(std::uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  }
-  ~RawJoin() { ::close(fd_); }
-  RawJoin(const RawJoin&) = delete;
-  RawJoin& operator=(const RawJoin&) = delete;
-  [[nodiscard]] bool connected() const { return connected_; }
-  void send(const std::string& text) { (void)::send(fd_, text.data(), text.size(), MSG_NOSIGNAL); }
-  // One line, or "" after 3 s or at the end of the stream.
-  std::string line() {
-    timeval tv{3, 0};
-    (void)::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    std::string out;
-    char c = 0;
-    while (::read(fd_, &c, 1) == 1 && c != '\n')
-      out += c;
-    return out;
-  }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-};
-
 std::uint16_t free_port() {
   std::uint16_t port = 0;
   ::close(bound_loopback_socket(0, port));
@@ -297,7 +266,7 @@ TEST_CASE("join: a joiner must be where it asks from, and answer the port's chec
     j.send("SPINDLE-JOIN 2\ndomain 8\nnode 77\nhost 10.9.9.9\nport 5000\nend\n");
     const auto check = j.line();
     REQUIRE(check.starts_with("CHECK "));
-    j.send("READY " + check.substr(6) + "\n");
+    j.ready(check);
     CHECK(j.line() ==
           "REFUSED node 77 gives its address as 10.9.9.9, but asks from 127.0.0.1; members "
           "connect only to the address a joiner asks from (set node.host)");
@@ -309,7 +278,7 @@ TEST_CASE("join: a joiner must be where it asks from, and answer the port's chec
     j.send("SPINDLE-JOIN 2\ndomain 8\nnode 77\nhost evil.example\nport 0\nend\n");
     const auto check = j.line();
     REQUIRE(check.starts_with("CHECK "));
-    j.send("READY " + check.substr(6) + "\n");
+    j.ready(check);
     CHECK(j.line() == "REFUSED node 77 gives no port for its tcp transport");
   }
   {
