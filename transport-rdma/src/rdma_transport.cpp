@@ -324,8 +324,9 @@ class RdmaTransport::Impl {
     id->context = &p;
     p.ids[static_cast<int>(role)] = id;
     if (role == Role::data) {
+      // As an int: verbs.h's ibv_reg_mr macro masks it with another enum's constant.
       p.table_rx_mr = ibv_reg_mr(pd_, p.table_rx.data(), sizeof(WireDescriptor) * kMaxTable,
-                                 IBV_ACCESS_LOCAL_WRITE);
+                                 static_cast<int>(IBV_ACCESS_LOCAL_WRITE));
       ibv_sge sge{reinterpret_cast<std::uintptr_t>(p.table_rx.data()),
                   static_cast<std::uint32_t>(sizeof(WireDescriptor) * kMaxTable),
                   p.table_rx_mr->lkey};
