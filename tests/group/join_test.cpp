@@ -290,6 +290,13 @@ TEST_CASE("join: a joiner must be where it asks from, and answer the port's chec
     CHECK_THAT(j.line(), Catch::StartsWith("REFUSED expected READY "));
   }
   {
+    // A value that ends in "end" is not the request's end line.
+    RawJoin j(port);
+    j.send(
+        "SPINDLE-JOIN 2\ndomain 8\nnode 77\nhost 127.0.0.1\nport 5000\nsetting x backend\nend\n");
+    CHECK_THAT(j.line(), Catch::StartsWith("CHECK "));
+  }
+  {
     RawJoin j(port);
     j.send("SPINDLE-JOIN 1\ndomain 8\nend\n");
     CHECK(j.line() == "REFUSED join request line 1: expected 'SPINDLE-JOIN 2'");

@@ -24,6 +24,15 @@ namespace {
 std::vector<transport::AgreedSetting> agreed() {
   return {{"protocol", "1"}, {"transport", "sim"}};
 }
+
+// What a participant with node id `id` asks the join hub.
+group::JoinRequest request_for(transport::NodeId id) {
+  group::JoinRequest request;
+  request.node = id;
+  request.host = "sim";
+  request.settings = agreed();
+  return request;
+}
 }  // namespace
 
 SimStack::SimStack(const sim::Config& config, std::uint32_t members, std::uint32_t window_size,
@@ -98,11 +107,8 @@ void SimStack::rejoin_on_halt() {
 }
 
 void SimStack::give_rejoiner(std::size_t i) {
-  group::JoinRequest request;
-  request.node = static_cast<transport::NodeId>(i + 1);
-  request.host = "sim";
-  request.settings = agreed();
-  cores_.at(i)->engine().rejoin_with(std::make_unique<SimRejoiner>(*hub_, std::move(request)));
+  cores_.at(i)->engine().rejoin_with(
+      std::make_unique<SimRejoiner>(*hub_, request_for(static_cast<transport::NodeId>(i + 1))));
 }
 
 SimStack::~SimStack() {
@@ -181,11 +187,7 @@ std::size_t SimStack::join_and_vanish(std::size_t count, std::chrono::nanosecond
     alive_.push_back(false);
     cores_.push_back(nullptr);
     participants_.emplace_back(dds::core::null);
-    group::JoinRequest request;
-    request.node = id;
-    request.host = "sim";
-    request.settings = agreed();
-    requests.push_back(std::move(request));
+    requests.push_back(request_for(id));
   }
   // All asked at once, so that they go into one view together.
   const auto deadline = net_->now() + limit;
@@ -218,10 +220,7 @@ std::optional<std::size_t> SimStack::join(std::string& why, std::chrono::nanosec
   if (host_ != 0) net_->set_host(id, host_);
   for (auto i : isolated_)
     net_->cut(static_cast<transport::NodeId>(i + 1), id);
-  group::JoinRequest request;
-  request.node = id;
-  request.host = "sim";
-  request.settings = agreed();
+  const auto request = request_for(id);
   const auto deadline = net_->now() + limit;
   // Runs the network a little (a leader takes the port over, a view change ends); false
   // when nothing at all is left to run.

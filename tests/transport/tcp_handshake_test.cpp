@@ -322,6 +322,15 @@ int forged_hello(std::uint16_t port, st::NodeId node, std::uint64_t epoch, std::
   return fd;
 }
 
+// a and b connect view 1 of `members` at once; both must succeed.
+void both_connect(st::TcpTransport& a, st::TcpTransport& b,
+                  const std::vector<st::NodeAddress>& members) {
+  auto fa = std::async(std::launch::async, [&] { return a.connect(members, 1, 2s); });
+  auto fb = std::async(std::launch::async, [&] { return b.connect(members, 1, 2s); });
+  CHECK(fa.get() == st::Status::ok);
+  CHECK(fb.get() == st::Status::ok);
+}
+
 }  // namespace
 
 TEST_CASE("tcp: HELLOs parked ahead of a joined member without its nonce never bind",
@@ -339,10 +348,7 @@ TEST_CASE("tcp: HELLOs parked ahead of a joined member without its nonce never b
   std::this_thread::sleep_for(100ms);  // they are parked
   std::vector<st::NodeAddress> members{{1, "127.0.0.1", a.port()}, {2, "127.0.0.1", b.port()}};
   members[1].nonce = 77;
-  auto fa = std::async(std::launch::async, [&] { return a.connect(members, 1, 2s); });
-  auto fb = std::async(std::launch::async, [&] { return b.connect(members, 1, 2s); });
-  CHECK(fa.get() == st::Status::ok);
-  CHECK(fb.get() == st::Status::ok);
+  both_connect(a, b, members);
   // The link is node 2's own: a write arrives.
   auto mine = b.local_region(1);
   REQUIRE(mine);
@@ -371,12 +377,7 @@ TEST_CASE("tcp: what strangers can make a member park is bounded", "[tcp][handsh
   std::this_thread::sleep_for(200ms);
   char c = 0;
   CHECK(::recv(forged.front(), &c, 1, MSG_DONTWAIT) == 0);
-  const std::vector<st::NodeAddress> members{{1, "127.0.0.1", a.port()},
-                                             {2, "127.0.0.1", b.port()}};
-  auto fa = std::async(std::launch::async, [&] { return a.connect(members, 1, 2s); });
-  auto fb = std::async(std::launch::async, [&] { return b.connect(members, 1, 2s); });
-  CHECK(fa.get() == st::Status::ok);
-  CHECK(fb.get() == st::Status::ok);
+  both_connect(a, b, {{1, "127.0.0.1", a.port()}, {2, "127.0.0.1", b.port()}});
   for (int fd : forged)
     ::close(fd);
 }

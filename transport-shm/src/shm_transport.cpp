@@ -354,18 +354,17 @@ class ShmTransport::Impl {
       peers.emplace(m.id, std::move(p));
     }
     ctl()->epoch.store(epoch, std::memory_order_release);
-    std::map<NodeId, Clock::time_point> within;  // connect_within: an earlier deadline
+    std::map<NodeId, Clock::time_point> within;  // give_up_on(): connect_within applied
     const auto start = Clock::now();
     for (const auto& m : members)
-      if (m.connect_within.count() > 0) within[m.id] = std::min(deadline, start + m.connect_within);
+      within[m.id] = give_up_on(m, start, deadline);
     Status result = Status::ok;
     std::vector<Suspicion> missing;
     for (auto& [id, p] : peers) {
       bool ok = false;
       std::string refused;
       pid_t gone = 0;  // the peer's process exited: it will never join (no need to wait)
-      const auto it = within.find(id);
-      const auto peer_deadline = it != within.end() ? it->second : deadline;
+      const auto peer_deadline = within.at(id);
       while (Clock::now() < peer_deadline) {
         if (!p->control) {
           p->control = Segment::open(name(id), SegmentKind::control);

@@ -239,9 +239,7 @@ class TcpTransport::Impl {
       auto p = std::make_shared<Peer>();
       p->addr = m;
       p->epoch = epoch;
-      p->deadline = m.connect_within.count() > 0
-                        ? std::min(deadline, Clock::now() + m.connect_within)
-                        : deadline;
+      p->deadline = give_up_on(m, Clock::now(), deadline);
       if (m.id < cfg_.self.id) p->ip = resolve(m.host, p->resolve_error);
       peers.emplace(m.id, std::move(p));
     }
@@ -927,7 +925,10 @@ class TcpTransport::Impl {
           raise(p, SuspicionReason::malformed_frame,
                 "HELLO from " + std::to_string(c->hello.node) + " epoch " +
                     std::to_string(c->hello.epoch) + " where node " + std::to_string(p->addr.id) +
-                    " epoch " + std::to_string(p->epoch) + " was expected");
+                    " epoch " + std::to_string(p->epoch) +
+                    (p->addr.nonce != 0 && c->hello.nonce != p->addr.nonce
+                         ? " with the nonce it joined with was expected"
+                         : " was expected"));
           close(c);
           return;
         }

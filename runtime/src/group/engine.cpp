@@ -754,14 +754,16 @@ void Engine::on_join(PendingJoin join) {
   // Twice the suspicion timeout: a view change waiting on a member behind gets its own
   // progress step within one, and suspects that member rather than this one.
   const auto bound = 2 * vs_now->view.knobs.suspicion_timeout;
+  // Held weakly: an ended view's regions must not wait for this check to be released.
   (void)runtime_->control().schedule(
-      runtime_->now() + bound, [this, vs_now, steps, bound, joiner = r.node] {
-        if (stopping_.load() || current() != vs_now || !halted().empty()) return;
+      runtime_->now() + bound, [this, view = std::weak_ptr(vs_now), steps, bound, joiner = r.node] {
+        const auto joined_in = view.lock();
+        if (stopping_.load() || !joined_in || current() != joined_in || !halted().empty()) return;
         {
           std::lock_guard lock(joins_mu_);
           if (!pending_joins_.contains(joiner)) return;
         }
-        if (vs_now->membership->steps() != steps) return;
+        if (joined_in->membership->steps() != steps) return;
         halt("took no step of the view-change protocol for " + std::to_string(bound.count()) +
              " ms while node " + std::to_string(joiner) +
              " waited to join (its protocol is stuck); it stepped down so that another member "

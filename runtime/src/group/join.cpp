@@ -314,9 +314,12 @@ std::string new_nonce() {
   return buf;
 }
 
-// The request's end: its "end" line complete.
-bool request_complete(const std::string& text) {
-  return text.starts_with("end\n") || text.find("\nend\n") != std::string::npos;
+// Where the request ends: just past its "end" line (a whole line, not a value that ends in
+// "end"), or npos while it is not complete.
+std::size_t request_end(const std::string& text) {
+  if (text.starts_with("end\n")) return 4;
+  const auto at = text.find("\nend\n");
+  return at == std::string::npos ? at : at + 5;
 }
 
 }  // namespace
@@ -360,12 +363,13 @@ void JoinListener::run() {
       }
       c.text.append(buf, static_cast<std::size_t>(n));
       if (!c.request) {
-        if (!request_complete(c.text)) {
+        const auto end = request_end(c.text);
+        if (end == std::string::npos) {
           if (c.text.size() >= kMaxRequest) refuse(i, "request longer than 8 KiB");
           continue;
         }
         std::string error;
-        auto request = parse_join(c.text.substr(0, c.text.find("end\n") + 4), error);
+        auto request = parse_join(c.text.substr(0, end), error);
         if (!request) {
           refuse(i, error);
           continue;

@@ -653,10 +653,9 @@ Status SimTransport::connect(std::span<const NodeAddress> members, std::uint64_t
       // A member that has not joined this view long from now never will (a real
       // transport's connect timeout, far longer than its suspicion timeout): suspected then.
       // A member joining with this view gets connect_within, where that is shorter.
-      Duration wait =
+      const Duration wait =
           std::max<Duration>(50 * net_->cfg.suspicion_timeout, std::chrono::milliseconds(20));
-      if (m.connect_within.count() > 0) wait = std::min<Duration>(wait, m.connect_within);
-      net_->push(Ev{.at = net_->now + wait,
+      net_->push(Ev{.at = give_up_on(m, net_->now, net_->now + wait),
                     .kind = EvKind::join_check,
                     .a = id_,
                     .b = m.id,

@@ -47,6 +47,7 @@
 // Regions never restricted accept writes anywhere from every member of the view.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -77,6 +78,14 @@ struct NodeAddress {
   // its own in its entry. 0: none (members listed in a domain file).
   std::uint64_t nonce = 0;
 };
+
+// When connect() gives up on member `m`: the call's `deadline`, or sooner where its
+// connect_within says so (`start`: when connect() began).
+template <class Time>
+[[nodiscard]] Time give_up_on(const NodeAddress& m, Time start, Time deadline) {
+  return m.connect_within.count() > 0 ? std::min<Time>(deadline, start + m.connect_within)
+                                      : deadline;
+}
 
 // A setting every member of a domain must share (protocol version, engine.slot_size, ...),
 // as its name and its value in text. Transports that handshake exchange the list and refuse
