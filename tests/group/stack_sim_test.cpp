@@ -266,10 +266,6 @@ Outcome run_seed(std::uint64_t seed) {
         stack.isolate(m);
         isolated.insert(m);
         crashed.push_back(m);
-      } else if (what == Fault::stall_changes && stack.view(m).members.front().id == node(m)) {
-        // Not the leader here (group.engine_sim [progress] has a stalled leader stepping
-        // down): seed 6959 of this draw, a leader stalled while welcomed joiners never
-        // connected, kept a view change open past the writers' blocking time (docs/status.md).
       } else if (what == Fault::stall || what == Fault::stall_changes) {
         // Its reader delivered a prefix (or, never removed, all of it).
         if (what == Fault::stall) {

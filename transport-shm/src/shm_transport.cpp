@@ -220,6 +220,12 @@ class ShmTransport::Impl {
     std::uint64_t last_heartbeat = 0;
     Clock::time_point heartbeat_seen = Clock::now();
     pid_t pid = 0;
+    // A member joining with this view: connect() leaves it to the monitor, which maps it
+    // (until `deadline`) and then sets `ready`. Until then nothing but the monitor touches
+    // its segments; the data path refuses it with retry.
+    bool background = false;
+    Clock::time_point deadline{};
+    std::atomic<bool> ready{true};
 
     ControlData* ctl() const {
       return std::launder(reinterpret_cast<ControlData*>(control->payload()));
@@ -356,73 +362,34 @@ class ShmTransport::Impl {
     ctl()->epoch.store(epoch, std::memory_order_release);
     std::map<NodeId, Clock::time_point> within;  // give_up_on(): connect_within applied
     const auto start = Clock::now();
-    for (const auto& m : members)
+    for (const auto& m : members) {
       within[m.id] = give_up_on(m, start, deadline);
+      // A member joining with this view holds nobody: the monitor connects to it in the
+      // background (connecting(), PeerConnected).
+      if (const auto it = peers.find(m.id); it != peers.end() && m.connect_within.count() > 0)
+        it->second->background = true;
+    }
     Status result = Status::ok;
     std::vector<Suspicion> missing;
     for (auto& [id, p] : peers) {
-      bool ok = false;
-      std::string refused;
-      pid_t gone = 0;  // the peer's process exited: it will never join (no need to wait)
-      const auto peer_deadline = within.at(id);
-      while (Clock::now() < peer_deadline) {
-        if (!p->control) {
-          p->control = Segment::open(name(id), SegmentKind::control);
-          if (p->control) refused = mismatch(id, *p->control);
-          if (!refused.empty()) break;
+      p->deadline = within.at(id);
+      Attempt a = attempt(*p, epoch, &last_pids_);
+      if (p->background) {
+        // One look now; the monitor takes it from here (until its deadline).
+        if (a.state == Attempt::waiting) {
+          p->ready.store(false, std::memory_order_release);
+          continue;
         }
-        // A member of the last view that exited meanwhile (it left or crashed while we
-        // changed views) is known by its pid; a member we can map, by its segment's.
-        const auto known = last_pids_.find(id);
-        const pid_t owner = p->control ? static_cast<pid_t>(p->control->header()->owner_pid)
-                            : known != last_pids_.end() ? known->second
-                                                        : 0;
-        if (owner != 0 && !process_alive(static_cast<std::uint64_t>(owner))) {
-          gone = owner;
-          break;
+      } else {
+        while (a.state == Attempt::waiting && Clock::now() < p->deadline) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          a = attempt(*p, epoch, &last_pids_);
         }
-        if (p->control && p->ctl()->epoch.load(std::memory_order_acquire) == epoch) {
-          if (!p->in_ring) {
-            auto ring = Segment::open(ring_name(id, cfg_.self), SegmentKind::ring);
-            if (ring &&
-                std::launder(reinterpret_cast<RingData*>(ring->payload()))->epoch == epoch) {
-              p->in_ring = std::move(ring);
-            }
-          }
-          if (p->in_ring) {
-            ok = map_regions(*p);
-            if (ok) break;
-          }
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
-      if (!refused.empty()) {
+      if (a.state != Attempt::connected) {
         result = Status::peer_suspected;
         p->suspected = true;
-        missing.push_back(Suspicion{id, SuspicionReason::mismatch, refused});
-        // Tell the peer it was compared with and refused (it refuses us too: the comparison
-        // is symmetric), so that it may wait for us before it leaves.
-        if (p->control->header()->version == kVersion) {
-          p->ctl()->refused_by.fetch_add(1, std::memory_order_release);
-          ++refusals_;
-        }
-        continue;
-      }
-      if (gone != 0) {
-        result = Status::peer_suspected;
-        p->suspected = true;
-        missing.push_back(Suspicion{
-            id, SuspicionReason::connection_lost,
-            "node " + std::to_string(id) + " (pid " + std::to_string(gone) + ") is gone"});
-        continue;
-      }
-      if (!ok) {
-        result = Status::peer_suspected;
-        p->suspected = true;
-        missing.push_back(Suspicion{id, SuspicionReason::connect_timeout,
-                                    "node " + std::to_string(id) + " did not join view " +
-                                        std::to_string(epoch) + " under shm prefix '" +
-                                        cfg_.name_prefix + "' in time"});
+        missing.push_back(failed(*p, a, epoch));
         continue;
       }
       p->pid = static_cast<pid_t>(p->control->header()->owner_pid);
@@ -433,7 +400,8 @@ class ShmTransport::Impl {
     // A peer we refused refuses us as soon as it looks at our control segment, but it may
     // not have looked yet: stay (until the deadline) until every peer we refused has, so
     // that each side's error names the difference instead of one side's timing out.
-    while (ctl()->refused_by.load(std::memory_order_acquire) < refusals_ &&
+    while (ctl()->refused_by.load(std::memory_order_acquire) <
+               refusals_.load(std::memory_order_relaxed) &&
            Clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
@@ -482,6 +450,68 @@ class ShmTransport::Impl {
       }
     }
     return out;
+  }
+
+  // One look at a peer's segments for view `epoch` (connect(), and the monitor for a
+  // member joining in the background): connected once its control segment, its ring to us
+  // and its regions are mapped. `known`: the peers' processes as last connected (the
+  // control thread's; the monitor has none).
+  struct Attempt {
+    enum State : std::uint8_t { waiting, connected, refused, gone } state = waiting;
+    std::string why;  // refused: the difference
+    pid_t pid = 0;    // gone: its process
+  };
+  Attempt attempt(Peer& p, std::uint64_t epoch, const std::map<NodeId, pid_t>* known) {
+    if (!p.control) {
+      p.control = Segment::open(name(p.id), SegmentKind::control);
+      if (p.control) {
+        auto refused = mismatch(p.id, *p.control);
+        if (!refused.empty()) return {Attempt::refused, std::move(refused), 0};
+      }
+    }
+    // A member of the last view that exited meanwhile (it left or crashed while we
+    // changed views) is known by its pid; a member we can map, by its segment's. Its
+    // process exited: it will never join (no need to wait).
+    pid_t owner = 0;
+    if (p.control) {
+      owner = static_cast<pid_t>(p.control->header()->owner_pid);
+    } else if (known != nullptr) {
+      const auto it = known->find(p.id);
+      if (it != known->end()) owner = it->second;
+    }
+    if (owner != 0 && !process_alive(static_cast<std::uint64_t>(owner)))
+      return {Attempt::gone, {}, owner};
+    if (p.control && p.ctl()->epoch.load(std::memory_order_acquire) == epoch) {
+      if (!p.in_ring) {
+        auto ring = Segment::open(ring_name(p.id, cfg_.self), SegmentKind::ring);
+        if (ring && std::launder(reinterpret_cast<RingData*>(ring->payload()))->epoch == epoch)
+          p.in_ring = std::move(ring);
+      }
+      if (p.in_ring && map_regions(p)) return {Attempt::connected, {}, 0};
+    }
+    return {};
+  }
+
+  // Why attempt() did not connect `p` in time, as its suspicion. A refusal is told to the
+  // peer (it refuses us too: the comparison is symmetric), so that it may wait for us
+  // before it leaves.
+  Suspicion failed(Peer& p, const Attempt& a, std::uint64_t epoch) {
+    const std::string who = "node " + std::to_string(p.id);
+    switch (a.state) {
+      case Attempt::refused:
+        if (p.control->header()->version == kVersion) {
+          p.ctl()->refused_by.fetch_add(1, std::memory_order_release);
+          refusals_.fetch_add(1, std::memory_order_relaxed);
+        }
+        return Suspicion{p.id, SuspicionReason::mismatch, a.why};
+      case Attempt::gone:
+        return Suspicion{p.id, SuspicionReason::connection_lost,
+                         who + " (pid " + std::to_string(a.pid) + ") is gone"};
+      default:
+        return Suspicion{p.id, SuspicionReason::connect_timeout,
+                         who + " did not join view " + std::to_string(epoch) +
+                             " under shm prefix '" + cfg_.name_prefix + "' in time"};
+    }
   }
 
   bool map_regions(Peer& p) {
@@ -550,6 +580,7 @@ class ShmTransport::Impl {
       return Status::invalid;
     }
     if (p == nullptr || p->suspected.load(std::memory_order_relaxed)) return Status::peer_suspected;
+    if (!p->ready.load(std::memory_order_acquire)) return Status::retry;  // joining: connecting()
     auto dst = p->regions.find(op.remote);
     if (dst == p->regions.end() ||
         !in_bounds(op.remote_offset, op.length, dst->second->payload_size())) {
@@ -580,6 +611,7 @@ class ShmTransport::Impl {
     if (length > cfg_.ring_bytes / 2 - 8) return Status::invalid;
     Peer* p = find(peer);
     if (p == nullptr || p->suspected.load(std::memory_order_relaxed)) return Status::peer_suspected;
+    if (!p->ready.load(std::memory_order_acquire)) return Status::retry;
     {
       std::lock_guard lock(p->mu);
       auto* ring = std::launder(reinterpret_cast<RingData*>(p->out_ring->payload()));
@@ -615,6 +647,7 @@ class ShmTransport::Impl {
     }
     Peer* p = find(peer);
     if (p == nullptr || p->suspected.load()) return Status::peer_suspected;
+    if (!p->ready.load(std::memory_order_acquire)) return Status::retry;
     std::lock_guard lock(p->mu);
     p->posted.push_back(Posted{local, offset, capacity});
     return Status::ok;
@@ -623,7 +656,9 @@ class ShmTransport::Impl {
   // Moves ring records into posted receives.
   void drain_rings() {
     for (auto& [id, p] : peers_) {
-      if (!p->in_ring || p->suspected.load(std::memory_order_relaxed)) continue;
+      if (!p->ready.load(std::memory_order_acquire) || !p->in_ring ||
+          p->suspected.load(std::memory_order_relaxed))
+        continue;
       auto* ring = std::launder(reinterpret_cast<RingData*>(p->in_ring->payload()));
       // Nothing arrived (the usual case, checked on every poll): no lock.
       if (ring->head.load(std::memory_order_acquire) == ring->tail.load(std::memory_order_relaxed))
@@ -707,13 +742,32 @@ class ShmTransport::Impl {
     while (!stop_) {
       ctl()->heartbeat.fetch_add(1, std::memory_order_relaxed);
       std::set<pid_t> watch;
+      bool joining = false;  // a member joining in the background: look again soon
       if (connected_) {
         const auto now = Clock::now();
         // Woken half a suspicion timeout late: we were starved, so stalls we measured are
         // ours. Restart the peers' clocks instead of suspecting them.
         const bool we_stalled = now - due > cfg_.suspicion_timeout / 2;
         for (auto& [id, p] : peers_) {
-          if (p->suspected.load() || !p->control) continue;
+          if (p->suspected.load()) continue;
+          if (!p->ready.load(std::memory_order_relaxed)) {  // ours to connect (connect())
+            const Attempt a = attempt(*p, epoch_, nullptr);
+            if (a.state == Attempt::waiting && now < p->deadline) {
+              joining = true;
+              continue;
+            }
+            if (a.state != Attempt::connected) {
+              auto why = failed(*p, a, epoch_);
+              suspect(*p, why.reason, std::move(why.detail));
+              continue;
+            }
+            p->pid = static_cast<pid_t>(p->control->header()->owner_pid);
+            p->last_heartbeat = p->ctl()->heartbeat.load(std::memory_order_relaxed);
+            p->heartbeat_seen = now;
+            p->ready.store(true, std::memory_order_release);
+            push_event(PeerConnected{id});
+          }
+          if (!p->control) continue;
           const auto* c = p->ctl();
           const std::uint64_t hb = c->heartbeat.load(std::memory_order_relaxed);
           if (c->epoch.load(std::memory_order_acquire) != epoch_) {
@@ -763,7 +817,9 @@ class ShmTransport::Impl {
       }
       due = Clock::now() + cfg_.heartbeat_interval;
       const int wait_ms =
-          gone ? 0 : static_cast<int>(std::max<std::int64_t>(1, cfg_.heartbeat_interval.count()));
+          gone      ? 0
+          : joining ? 1
+                    : static_cast<int>(std::max<std::int64_t>(1, cfg_.heartbeat_interval.count()));
       lock.unlock();
       if (::poll(fds.data(), fds.size(), wait_ms) > 0) {
         std::uint64_t drained = 0;
@@ -778,7 +834,7 @@ class ShmTransport::Impl {
   }
 
   ShmConfig cfg_;
-  std::uint64_t refusals_ = 0;  // peers we refused over our lifetime (control thread)
+  std::atomic<std::uint64_t> refusals_{0};  // peers we refused over our lifetime
   std::unique_ptr<Segment> control_;
   std::optional<Doorbell> doorbell_;
   std::map<RegionId, std::unique_ptr<Segment>> regions_;  // changed only while disconnected
@@ -820,9 +876,13 @@ Status ShmTransport::connect(std::span<const NodeAddress> members, std::uint64_t
 void ShmTransport::disconnect() {
   impl_->disconnect();
 }
+bool ShmTransport::connecting(NodeId peer) const {
+  const auto* p = impl_->find(peer);
+  return p != nullptr && !p->ready.load(std::memory_order_acquire) && !p->suspected.load();
+}
 std::optional<RegionDescriptor> ShmTransport::remote_region(NodeId peer, RegionId id) const {
   auto* p = impl_->find(peer);
-  if (p == nullptr) return std::nullopt;
+  if (p == nullptr || !p->ready.load(std::memory_order_acquire)) return std::nullopt;
   auto it = p->regions.find(id);
   if (it == p->regions.end()) return std::nullopt;
   return RegionDescriptor{id, it->second->payload_size(), 0, 0};

@@ -76,6 +76,7 @@ class TcpTransport::Impl {
     bool closing = false;          // GOODBYE queued; close once flushed
     bool retired = false;          // view gone: report nothing more about it
     Clock::time_point deadline{};  // connect() gives up on it then (connect_within)
+    bool background = false;       // joining: connect() does not wait for it (connecting())
     int fd = -1;                   // the stream's socket for direct sends; -1 once closing
     Clock::time_point last_post{};
     int burst = 0;  // frames posted within kBurstGap of each other
@@ -240,6 +241,7 @@ class TcpTransport::Impl {
       p->addr = m;
       p->epoch = epoch;
       p->deadline = give_up_on(m, Clock::now(), deadline);
+      p->background = m.connect_within.count() > 0;
       if (m.id < cfg_.self.id) p->ip = resolve(m.host, p->resolve_error);
       peers.emplace(m.id, std::move(p));
     }
@@ -270,7 +272,8 @@ class TcpTransport::Impl {
       const auto now = Clock::now();
       return std::all_of(peers_.begin(), peers_.end(), [now](auto& kv) {
         std::lock_guard pl(kv.second->mu);
-        return kv.second->established || kv.second->suspected || now >= kv.second->deadline;
+        return kv.second->established || kv.second->suspected || kv.second->background ||
+               now >= kv.second->deadline;
       });
     };
     // Notifiers do not hold mu_, so re-check every few milliseconds instead of trusting
@@ -282,6 +285,9 @@ class TcpTransport::Impl {
     for (auto& [id, p] : peers_) {
       std::unique_lock pl(p->mu);
       if (p->established) continue;
+      // A joiner connects in the background (PeerConnected); the SST suspects it if it
+      // never does.
+      if (p->background && !p->suspected) continue;
       result = Status::peer_suspected;
       if (p->suspected) continue;
       pl.unlock();
@@ -383,7 +389,8 @@ class TcpTransport::Impl {
     if (!p) return {0, Status::peer_suspected};
     WriteBatchResult res;
     std::lock_guard lock(p->mu);
-    if (p->suspected || p->closing || !p->established) return {0, Status::peer_suspected};
+    if (p->suspected || p->closing) return {0, Status::peer_suspected};
+    if (!p->established) return {0, p->background ? Status::retry : Status::peer_suspected};
     for (; res.posted < ops.size(); ++res.posted) {
       const auto& op = ops[res.posted];
       const std::byte* from = res.posted == 0 ? first : source(op);
@@ -418,7 +425,8 @@ class TcpTransport::Impl {
     if (!p) return Status::peer_suspected;
     {
       std::lock_guard lock(p->mu);
-      if (p->suspected || p->closing || !p->established) return Status::peer_suspected;
+      if (p->suspected || p->closing) return Status::peer_suspected;
+      if (!p->established) return p->background ? Status::retry : Status::peer_suspected;
       const std::size_t frame = tcp_frames::kHeaderSize + length;
       if (!p->pending.empty() && p->pending.size() + frame > cfg_.max_queued_bytes) {
         p->blocked = true;
@@ -442,7 +450,8 @@ class TcpTransport::Impl {
     auto p = find(peer);
     if (!p) return Status::peer_suspected;
     std::lock_guard lock(p->mu);
-    if (p->suspected || !p->established) return Status::peer_suspected;
+    if (p->suspected) return Status::peer_suspected;
+    if (!p->established) return p->background ? Status::retry : Status::peer_suspected;
     p->posted.push_back(Posted{local, offset, capacity});
     if (p->posted.size() == 1) {
       asio::post(io_, [this, p] {
@@ -461,6 +470,13 @@ class TcpTransport::Impl {
   }
 
   std::size_t poll(std::vector<Event>& out) { return events_.drain(out); }
+
+  bool connecting(NodeId peer) const {
+    auto p = find(peer);
+    if (!p) return false;
+    std::lock_guard lock(p->mu);
+    return p->background && !p->established && !p->suspected;
+  }
 
   std::optional<RegionDescriptor> remote_region(NodeId peer, RegionId id) const {
     auto p = find(peer);
@@ -833,6 +849,7 @@ class TcpTransport::Impl {
       start_locked(p);
     }
     c->last_rx = Clock::now();
+    if (p->background) push_event(p.get(), PeerConnected{p->addr.id});
     cv_.notify_all();
   }
 
@@ -921,6 +938,7 @@ class TcpTransport::Impl {
             ok = true;
           }
         }
+        if (ok && p->background) push_event(p.get(), PeerConnected{p->addr.id});
         if (!ok) {
           raise(p, SuspicionReason::malformed_frame,
                 "HELLO from " + std::to_string(c->hello.node) + " epoch " +
@@ -1085,6 +1103,9 @@ void TcpTransport::release_region(RegionId id) {
 }
 void TcpTransport::restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
   impl_->restrict_writes(id, grants);
+}
+bool TcpTransport::connecting(NodeId peer) const {
+  return impl_->connecting(peer);
 }
 Status TcpTransport::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                              std::chrono::milliseconds timeout) {

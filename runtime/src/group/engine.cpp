@@ -232,6 +232,7 @@ std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::millisecond
   if (closing_.load()) vs->membership->closing();
   vs->sst->set_suspicion_handler(
       [raw](const sst::SuspicionReport& r) { raw->membership->note_suspicion(r.rank, r.detail); });
+  vs->sst->set_connected_handler([this, raw](std::size_t) { confirm_joiners(*raw); });
   // Members whose deliveries stop while others' go on (smc.hpp): looked at with the
   // heartbeats, and once more when a member behind runs out of time.
   vs->sst->set_tick_hook([this, raw, rt](std::chrono::nanoseconds now) {
@@ -499,13 +500,7 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
   // Endpoints announced past the ragged edge, or a view installed from outside, may call
   // for another layout already.
   check_layout(fresh);
-  // Members that joined with this view vote once a view change they took part in is
-  // installed: the leader asks for one at once (a joiner that never connected is
-  // suspected meanwhile and goes with it).
-  if (!fresh->view.members.empty() && fresh->view.members.front().id == node() &&
-      std::any_of(fresh->view.members.begin(), fresh->view.members.end(),
-                  [](const Member& m) { return m.joining; }))
-    fresh->membership->request_relayout();
+  confirm_joiners(*fresh);
   // Joiners admitted too late for the view just decided go into the next one.
   {
     std::lock_guard lock(joins_mu_);
@@ -517,6 +512,22 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
   view_cv_.notify_all();
   if (client_ != nullptr) runtime_->start(*fresh->loop);
   update_join_port();
+}
+
+// Members that joined with view `vs` vote once a view change they took part in is
+// installed: the leader asks for one as soon as its transport connected to every one of
+// them (they never held the stream meanwhile: Sst::connecting). A joiner that never
+// connects is suspected when its heartbeat never starts, and that view change removes it.
+void Engine::confirm_joiners(ViewState& vs) {
+  const auto& members = vs.view.members;
+  if (members.empty() || members.front().id != node()) return;
+  bool any = false;
+  for (std::size_t r = 0; r < members.size(); ++r) {
+    if (!members[r].joining) continue;
+    if (vs.sst->connecting(r)) return;
+    any = true;
+  }
+  if (any) vs.membership->request_relayout();
 }
 
 // A view that ended: its regions go once nothing holds it (a loan may) and the transport is

@@ -312,6 +312,7 @@ class Engine {
   // Control thread, transport disconnected (replace()): releases the regions of earlier
   // views nothing holds any more (loans keep their view).
   void release_retired();
+  void confirm_joiners(ViewState& vs);
   void retire(const std::shared_ptr<ViewState>& old);
   void on_join(PendingJoin join);
   // Holds the join port while this member leads and runs, lets go of it otherwise

@@ -154,7 +154,8 @@ bool Membership::needed() const {
   seen_now_.clear();
   seen_now_.push_back((leave_.load(std::memory_order_acquire) ? 1 : 0) |
                       (joiners_waiting_.load(std::memory_order_acquire) ? 2 : 0) |
-                      (relayout_.load(std::memory_order_acquire) ? 4 : 0));
+                      (relayout_.load(std::memory_order_acquire) ? 4 : 0) |
+                      (joiners_connecting() ? 8 : 0));
   std::uint64_t any = seen_now_.back();
   for (std::size_t r = 0; r < n_; ++r) {
     for (std::uint64_t v : {sst_->load<std::uint64_t>(sst_->layout().control(r) + kSuspected),
@@ -211,8 +212,11 @@ void Membership::step() {
   bool proposed = false;
   for (std::size_t r = 0; r < n_ && !proposed; ++r)
     proposed = (suspected & bit(r)) == 0 && field(r, kProposalNum) != 0;
+  // New joiners wait while one that joined with this view is still connecting here: a
+  // view change would wait for its part (one that never connects is suspected after the
+  // suspicion timeout, and the joiners go in with its removal); the stream never waits.
   if (((suspected | leaving) & ~bit(me_)) == 0 && !proposed &&
-      !joiners_waiting_.load(std::memory_order_acquire) &&
+      !(joiners_waiting_.load(std::memory_order_acquire) && !joiners_connecting()) &&
       !(leader == me_ && relayout_.load(std::memory_order_acquire)))
     return;
   if (!wedged_) wedge();
@@ -241,6 +245,12 @@ void Membership::step() {
     }
   }
   if (committed_) finish();
+}
+
+bool Membership::joiners_connecting() const {
+  for (std::size_t r = 0; r < n_; ++r)
+    if ((joining_ & bit(r)) != 0 && sst_->connecting(r) && !sst_->suspected(r)) return true;
+  return false;
 }
 
 void Membership::certain(std::uint64_t suspected, std::uint64_t& exited,

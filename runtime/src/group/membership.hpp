@@ -140,6 +140,8 @@ class Membership {
 
  private:
   [[nodiscard]] bool needed() const;
+  // A member that joined with this view is still connecting here (Sst::connecting).
+  [[nodiscard]] bool joiners_connecting() const;
   void step();
   void gossip();
   void wedge();

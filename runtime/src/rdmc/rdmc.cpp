@@ -103,6 +103,23 @@ Rdmc::Rdmc(transport::Transport& t, std::uint64_t epoch, std::vector<std::vector
   sent_to_.assign(n, 0);
   posted_for_.assign(n, 0);
   suspected_.assign(n, 0);
+  staging_at_.assign(n, 0);
+  std::size_t at = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (nodes_[i] == self) continue;
+    staging_at_[i] = at;
+    at += s_.staging_per_peer * s_.block_size;
+  }
+  if (in_any) {
+    // The header rings (grants list them after the credits) before the counters that
+    // publish them.
+    auto& r = grants[me_].ranges;
+    std::stable_partition(r.begin(), r.end(), [&](const transport::ByteRange& b) {
+      return std::any_of(groups_.begin(), groups_.end(),
+                         [&](const Group& g) { return g.header_offset == b.offset; });
+    });
+    mine_ = r;
+  }
 }
 
 std::size_t Rdmc::max_message() const noexcept {
@@ -124,6 +141,8 @@ void Rdmc::store(std::size_t off, std::uint64_t v) noexcept {
 
 void Rdmc::push(NodeId peer, std::size_t off, std::size_t len) {
   const auto st = t_->write(peer, control_id_, off, control_id_, off, len);
+  // A joiner still connecting gets all of ours once it connected (on_event).
+  if (st == transport::Status::retry && t_->connecting(peer)) return;
   if (st != transport::Status::ok && st != transport::Status::peer_suspected)
     fail(peer, "rdmc: a control write to node " + std::to_string(peer) + " was refused");
 }
@@ -179,17 +198,21 @@ std::uint32_t Rdmc::immediate(GroupId g, std::uint64_t seq, std::uint32_t block)
 
 void Rdmc::start() {
   const NodeId self = t_->self();
-  std::size_t at = 0;
   for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
-    if (nodes_[i] == self || staging_end_ == 0) continue;
-    for (std::uint32_t k = 0; k < s_.staging_per_peer; ++k) {
-      if (t_->post_receive(nodes_[i], pool_id_, at, s_.block_size) == transport::Status::ok)
-        ++posted_for_[i];
-      at += s_.block_size;
-    }
-    store(credit_offset(me_, i), posted_for_[i]);
-    push(nodes_[i], credit_offset(me_, i), sizeof(std::uint64_t));
+    if (nodes_[i] == self || staging_end_ == 0 || t_->connecting(nodes_[i])) continue;
+    open(i);
   }
+}
+
+void Rdmc::open(std::uint32_t i) {
+  std::size_t at = staging_at_[i];
+  for (std::uint32_t k = 0; k < s_.staging_per_peer; ++k) {
+    if (t_->post_receive(nodes_[i], pool_id_, at, s_.block_size) == transport::Status::ok)
+      ++posted_for_[i];
+    at += s_.block_size;
+  }
+  store(credit_offset(me_, i), posted_for_[i]);
+  push(nodes_[i], credit_offset(me_, i), sizeof(std::uint64_t));
 }
 
 Rdmc::Group& Rdmc::sender_group(GroupId id, std::size_t size) {
@@ -313,6 +336,14 @@ void Rdmc::on_event(const transport::Event& e) {
     if (auto* m = find(groups_[id], (s->immediate >> kBlockBits) % kHeaders)) ++m->sends_done;
   } else if (const auto* x = std::get_if<transport::Suspicion>(&e)) {
     fail(x->peer, "rdmc: node " + std::to_string(x->peer) + " suspected: " + x->detail);
+  } else if (const auto* c = std::get_if<transport::PeerConnected>(&e)) {
+    // A joiner connected late (start()): its receives and credits, then all of ours.
+    const auto it = std::lower_bound(nodes_.begin(), nodes_.end(), c->peer);
+    if (it == nodes_.end() || *it != c->peer || c->peer == t_->self()) return;
+    const auto i = static_cast<std::uint32_t>(it - nodes_.begin());
+    if (staging_end_ != 0 && posted_for_[i] == 0) open(i);
+    for (const auto& r : mine_)
+      push(c->peer, r.offset, r.length);
   }
 }
 

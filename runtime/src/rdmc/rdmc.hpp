@@ -112,7 +112,10 @@ class Rdmc {
   // numbers).
   [[nodiscard]] std::size_t max_message() const noexcept;
 
-  // After the transport connected: posts the staging receives and returns the credits.
+  // After the transport connected: posts the staging receives and returns the credits. A
+  // member the transport still connects to in the background (a joiner,
+  // Transport::connecting) gets them when its PeerConnected comes (on_event), with
+  // everything of ours it missed.
   void start();
   // Starts multicasting `message` in group g (this node must be its sender). False while
   // there is no room (kHeaders messages unfinished, or the pool full): try again later.
@@ -133,7 +136,7 @@ class Rdmc {
   }
   // A receiver is done with the bytes of message `seq` of group g.
   void release(GroupId g, std::uint64_t seq);
-  // Transport events (block completions, suspicions) for this node.
+  // Transport events (block completions, suspicions, members connected) for this node.
   void on_event(const transport::Event& e);
   // Moves transfers on (headers, buffers, sends, completions); true if it did anything.
   bool poll();
@@ -184,6 +187,8 @@ class Rdmc {
   [[nodiscard]] std::uint64_t load(std::size_t off) const noexcept;
   void store(std::size_t off, std::uint64_t v) noexcept;
   void push(NodeId peer, std::size_t off, std::size_t len);
+  // Posts node i's staging receives and returns its credits.
+  void open(std::uint32_t i);
   [[nodiscard]] std::optional<std::size_t> allocate(Group& g, std::size_t size);
   void free(Group& g, std::size_t offset);
   // Checks that this node sends in `id` and that `size` bytes can go; throws otherwise.
@@ -217,7 +222,11 @@ class Rdmc {
   std::vector<std::uint64_t> sent_to_;     // per node: blocks sent (credits used)
   std::vector<std::uint64_t> posted_for_;  // per node: staging receives posted
   std::vector<char> suspected_;            // per node
-  std::mutex pool_mu_;                     // the groups' free/used maps (reserve() is any thread)
+  std::vector<std::size_t> staging_at_;    // per node: its staging receives' offset
+  // Our own ranges of the control region (its grant), header rings first: what a peer that
+  // connects late is sent at once.
+  std::vector<transport::ByteRange> mine_;
+  std::mutex pool_mu_;  // the groups' free/used maps (reserve() is any thread)
   Stats stats_;
 };
 

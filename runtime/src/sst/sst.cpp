@@ -101,6 +101,9 @@ transport::Status Sst::connect(std::chrono::milliseconds timeout) {
         m.joining ? 2 * group_.knobs.suspicion_timeout : std::chrono::milliseconds{0}, m.nonce});
   }
   const auto st = transport_->connect(members, group_.epoch, timeout);
+  connecting_.assign(rows(), 0);
+  for (std::size_t r = 0; r < rows(); ++r)
+    if (r != my_rank_ && transport_->connecting(node_of(r))) connecting_[r] = 1;
   const auto now = clock_();
   for (auto& t : heartbeat_seen_at_)
     t = now;
@@ -123,10 +126,34 @@ void add_unique(std::vector<Range>& v, std::size_t offset, std::size_t len) {
 }  // namespace
 
 Sst::PeerQueue* Sst::queue_for(std::size_t rank) {
-  if (rank == my_rank_ || suspected_[rank]) return nullptr;
+  if (rank == my_rank_ || suspected_[rank] || connecting(rank)) return nullptr;
   auto& q = queues_[rank];
   if (q.empty()) dirty_.push_back(rank);
   return &q;
+}
+
+void Sst::push_row(std::size_t rank) {
+  const std::size_t row = layout_.row_offset(my_rank_);
+  const std::size_t fixed = layout_.membership(my_rank_) + layout_.membership_len() - row;
+  push_status(rank, row, fixed);
+  std::vector<Range> guards;
+  for (std::size_t s = 0; s < group_.subgroups.size(); ++s) {
+    const auto& c = layout_.columns(my_rank_, s);
+    if (!c.present) continue;
+    guards.push_back(Range{c.counters, c.counters_len});
+    if (c.sender) guards.push_back(Range{c.guard, sizeof(SenderGuardRow)});
+  }
+  std::sort(guards.begin(), guards.end(),
+            [](const Range& a, const Range& b) { return a.offset < b.offset; });
+  std::size_t at = row + fixed;
+  for (const auto& g : guards) {
+    if (g.offset > at) push_data(rank, at, g.offset - at);
+    at = std::max(at, g.offset + g.len);
+  }
+  const std::size_t end = row + layout_.row_size(my_rank_);
+  if (end > at) push_data(rank, at, end - at);
+  for (const auto& g : guards)
+    push_guard(rank, g.offset, g.len);
 }
 
 void Sst::push_data(std::size_t rank, std::size_t offset, std::size_t len) {
@@ -261,6 +288,14 @@ bool Sst::poll_events() {
   for (auto& e : events_) {
     if (auto* s = std::get_if<transport::Suspicion>(&e)) {
       if (auto r = group_.rank_of(s->peer)) suspect(*r, s->reason, s->detail);
+    } else if (auto* c = std::get_if<transport::PeerConnected>(&e)) {
+      const auto r = group_.rank_of(c->peer);
+      if (r && connecting(*r) && !suspected_[*r]) {
+        connecting_[*r] = 0;
+        heartbeat_seen_at_[*r] = clock_();
+        push_row(*r);
+        if (on_connected_) on_connected_(*r);
+      }
     }
     if (on_event_) on_event_(e);
   }
@@ -276,7 +311,7 @@ bool Sst::tick() {
     const std::size_t off = layout_.control(my_rank_);
     store<std::uint64_t>(off, load<std::uint64_t>(off) + 1);
     for (std::size_t r = 0; r < rows(); ++r) {
-      if (r == my_rank_ || suspected_[r]) continue;
+      if (r == my_rank_ || suspected_[r] || connecting(r)) continue;
       const auto st = transport_->write(node_of(r), region_, off, region_, off, sizeof(ControlRow));
       if (st == transport::Status::ok) ++stats_.heartbeat_writes;
     }
@@ -293,9 +328,15 @@ bool Sst::tick() {
       last_heartbeat_[r] = hb;
       heartbeat_seen_at_[r] = now;
     } else if (now - heartbeat_seen_at_[r] > timeout) {
-      suspect(r, transport::SuspicionReason::heartbeat_timeout,
-              "no heartbeat from node " + std::to_string(node_of(r)) + " for " +
-                  std::to_string((now - heartbeat_seen_at_[r]).count() / 1'000'000) + " ms");
+      const auto ms = std::to_string((now - heartbeat_seen_at_[r]).count() / 1'000'000);
+      if (connecting(r)) {
+        suspect(r, transport::SuspicionReason::connect_timeout,
+                "node " + std::to_string(node_of(r)) + " joined view " +
+                    std::to_string(group_.epoch) + " but did not connect within " + ms + " ms");
+      } else {
+        suspect(r, transport::SuspicionReason::heartbeat_timeout,
+                "no heartbeat from node " + std::to_string(node_of(r)) + " for " + ms + " ms");
+      }
       did = true;
     }
   }

@@ -78,8 +78,22 @@ class Sst {
   Sst(const Sst&) = delete;
   Sst& operator=(const Sst&) = delete;
 
-  // Connects the view's members pairwise (control thread).
+  // Connects the view's members pairwise (control thread). Members joining with this view
+  // are not waited for: see connecting().
   [[nodiscard]] transport::Status connect(std::chrono::milliseconds timeout);
+
+  // A member joining with this view whose transport is still connecting to it in the
+  // background (Transport::connecting): pushes to it are dropped until it connected, then
+  // this node's whole row goes to it at once (its columns are monotonic, so the latest
+  // values are all it needs). Its heartbeat timeout runs from connect(): one that never
+  // connects is suspected like a silent member. Predicate thread.
+  [[nodiscard]] bool connecting(std::size_t rank) const noexcept {
+    return rank < connecting_.size() && connecting_[rank] != 0;
+  }
+  // Called on the predicate thread when a member that was connecting() connected.
+  void set_connected_handler(std::function<void(std::size_t rank)> h) {
+    on_connected_ = std::move(h);
+  }
 
   [[nodiscard]] static transport::RegionId region_id(std::uint64_t epoch) noexcept {
     return 0x5353'0000u + static_cast<transport::RegionId>(epoch & 0xffff);
@@ -186,6 +200,10 @@ class Sst {
     }
   };
   PeerQueue* queue_for(std::size_t rank);
+  // Queues this node's whole row for `rank` (a member that just connected): the control
+  // and membership part as status, the counters and sender guards as guards, the rest
+  // (slot headers and payloads) as data, so that no guard lands before what it guards.
+  void push_row(std::size_t rank);
   bool flush_peer(std::size_t rank, PeerQueue& q);
 
   transport::Transport* transport_;
@@ -200,6 +218,8 @@ class Sst {
   std::vector<std::size_t> dirty_;       // ranks with a non-empty queue
   std::vector<transport::WriteOp> ops_;  // flush_peer's batch, kept to reuse its capacity
   std::vector<char> suspected_;
+  std::vector<char> connecting_;  // see connecting()
+  std::function<void(std::size_t)> on_connected_;
   std::vector<std::uint64_t> last_heartbeat_;
   std::vector<std::chrono::nanoseconds> heartbeat_seen_at_;
   std::chrono::nanoseconds next_heartbeat_{0};

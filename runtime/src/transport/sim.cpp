@@ -97,7 +97,16 @@ struct Posted {
   std::uint32_t capacity = 0;
 };
 
-enum class EvKind : std::uint8_t { deliver, actor, suspect, timer, resume, join_check, silence };
+enum class EvKind : std::uint8_t {
+  deliver,
+  actor,
+  suspect,
+  timer,
+  resume,
+  join_check,
+  silence,
+  connected
+};
 
 struct Ev {
   Duration at{0};
@@ -117,6 +126,7 @@ struct SimTransport::State {
   WriteGrants grants;        // restrict_writes(): who may write what (checked on delivery)
   std::set<NodeId> members;  // peers of the current view (self excluded)
   std::set<NodeId> suspected;
+  std::set<NodeId> connecting;  // joiners of this view that have not joined it yet
   std::map<NodeId, std::deque<Posted>> posted;
   std::deque<Event> events;
   std::uint64_t epoch = 0;
@@ -471,6 +481,15 @@ bool Network::step() {
       im.schedule_actor(*t);
       break;
     }
+    case EvKind::connected: {
+      // The joiner e.b joined e.a's view: e.a hears of it.
+      auto* t = im.find(e.a);
+      if (t == nullptr || t->state().crashed || t->state().epoch != e.epoch) break;
+      if (t->state().connecting.erase(e.b) == 0 || t->state().suspected.contains(e.b)) break;
+      t->state().events.emplace_back(PeerConnected{e.b});
+      im.wake(*t);
+      break;
+    }
     case EvKind::suspect: {
       auto* t = im.find(e.a);
       if (t == nullptr || t->state().epoch != e.epoch) break;
@@ -617,6 +636,7 @@ Status SimTransport::connect(std::span<const NodeAddress> members, std::uint64_t
   if (s.crashed) return Status::closed;
   s.members.clear();
   s.suspected.clear();
+  s.connecting.clear();
   s.posted.clear();
   s.epoch = view_epoch;
   s.connected = true;
@@ -641,6 +661,18 @@ Status SimTransport::connect(std::span<const NodeAddress> members, std::uint64_t
                   "node " + std::to_string(m.id) + " is in a later view");
       result = Status::peer_suspected;
     } else {
+      // A member joining with this view that has not joined it yet holds nobody: we hear
+      // of it when it does (EvKind::connected), as tcp and shm connect it in the background.
+      if (m.connect_within.count() > 0 &&
+          !(peer->state().epoch == view_epoch && peer->state().connected))
+        s.connecting.insert(m.id);
+      // And we are such a joiner to members that are waiting for us.
+      if (peer->state().epoch == view_epoch && peer->state().connecting.contains(id_))
+        net_->push(Ev{.at = net_->now + net_->latency(id_, m.id),
+                      .kind = EvKind::connected,
+                      .a = m.id,
+                      .b = id_,
+                      .epoch = view_epoch});
       // A link cut earlier stays cut: in this view as in the last, the silence on it is
       // suspected after the suspicion timeout (a real member's heartbeats find it again;
       // the suspicion scheduled when it was cut belonged to the view then).
@@ -688,9 +720,14 @@ void SimTransport::disconnect() {
   }
   s.members.clear();
   s.suspected.clear();
+  s.connecting.clear();
   s.posted.clear();
   s.connected = false;
   ++s.epoch;
+}
+
+bool SimTransport::connecting(NodeId peer) const {
+  return state_->connecting.contains(peer);
 }
 
 std::optional<RegionDescriptor> SimTransport::remote_region(NodeId peer, RegionId id) const {

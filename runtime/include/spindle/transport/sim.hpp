@@ -146,6 +146,9 @@ class SimTransport final : public Transport {
   [[nodiscard]] Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                                std::chrono::milliseconds timeout) override;
   void disconnect() override;
+  // A member joining with the view (connect_within) that has not joined it yet; its
+  // PeerConnected comes one latency after its own connect().
+  [[nodiscard]] bool connecting(NodeId peer) const override;
   [[nodiscard]] std::optional<RegionDescriptor> remote_region(NodeId peer,
                                                               RegionId id) const override;
   [[nodiscard]] std::optional<LocalRegion> local_region(RegionId id) const override;

@@ -69,9 +69,10 @@ struct NodeAddress {
   NodeId id = 0;
   std::string host;
   std::uint16_t port = 0;
-  // connect() waits at most this long for this peer (a member joining with this view: one
-  // that never comes must not hold the others for the whole connect timeout); 0: the
-  // call's timeout.
+  // Set for a member joining with this view: connect() does not wait for it (tcp, shm),
+  // it connects in the background for at most this long, and PeerConnected says when it
+  // did (see connect()). One that never comes must hold nobody. 0: a member connect()
+  // waits for, up to the call's timeout.
   std::chrono::milliseconds connect_within{0};
   // What the member proves at connect() (tcp: in its HELLO), given by the join port when it
   // joined; a stream that claims the member without it is not bound to it. A member finds
@@ -155,7 +156,13 @@ struct BlockSent {
   std::uint32_t immediate = 0;
 };
 
-using Event = std::variant<Suspicion, BlockReceived, BlockSent>;
+// A member that connect() left to connect in the background (NodeAddress::connect_within)
+// is connected now: writes to it are taken from here on.
+struct PeerConnected {
+  NodeId peer = 0;
+};
+
+using Event = std::variant<Suspicion, BlockReceived, BlockSent, PeerConnected>;
 
 // One write of a batch (Transport::write_batch): the arguments of one write() call.
 struct WriteOp {
@@ -224,12 +231,24 @@ class Transport {
 
   // Connects to every other member pairwise (members includes self) and exchanges region
   // descriptors. Returns ok when all peers are connected; otherwise peer_suspected, and a
-  // Suspicion(connect_timeout or the cause) is queued for each missing peer. A peer whose
-  // NodeAddress::connect_within is set is given up on after that long (or the timeout,
-  // whichever is shorter).
+  // Suspicion(connect_timeout or the cause) is queued for each missing peer.
+  //
+  // A member joining with this view (NodeAddress::connect_within set) holds nobody: where
+  // connecting(peer) says so, connect() returned without it and goes on connecting to it in
+  // the background for connect_within (or the timeout, whichever is shorter). Until then
+  // writes, blocks and receives for it are refused with retry and remote_region() has
+  // nothing; once connected, a PeerConnected event says so. One that never comes is left
+  // to the layer above (the SST suspects it when its heartbeat never starts). Transports
+  // that do not (rdma) wait for it in connect() like any member; the simulator returns at
+  // once for every member and holds writes until their target joined.
   [[nodiscard]] virtual Status connect(std::span<const NodeAddress> members,
                                        std::uint64_t view_epoch,
                                        std::chrono::milliseconds timeout) = 0;
+
+  // Whether connect() left `peer` to connect in the background and it has not yet (see
+  // connect()). Control thread, after connect(); true only for a member of the view
+  // connected. The default: never (a transport that waits for every member).
+  [[nodiscard]] virtual bool connecting(NodeId /*peer*/) const { return false; }
 
   // Closes every connection of the current view (peers see peer_left) and drops events
   // not yet polled. Never blocks longer than the implementation's linger bound (well under

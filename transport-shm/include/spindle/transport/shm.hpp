@@ -58,6 +58,7 @@ class ShmTransport final : public Transport {
   [[nodiscard]] Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                                std::chrono::milliseconds timeout) override;
   void disconnect() override;
+  [[nodiscard]] bool connecting(NodeId peer) const override;
   [[nodiscard]] std::optional<RegionDescriptor> remote_region(NodeId peer,
                                                               RegionId id) const override;
   [[nodiscard]] std::optional<LocalRegion> local_region(RegionId id) const override;
