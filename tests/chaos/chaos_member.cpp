@@ -10,13 +10,20 @@
 //   subscriber              a reliable KEEP_ALL reader; "ready" once created; takes every
 //                           millisecond and checks the chunks come in order with no gap
 //                           ("FAIL ..." and exit 1 otherwise); on "report" says "report got K
-//                           first F last S gap_ms G lost L members M halted H" (G: the
-//                           longest time between two chunks since the last report), on
-//                           "quit" exits 0
+//                           first F last S gap_ms G lost L members M halted H rejoins R
+//                           self N port P" (G: the longest time between two chunks since the
+//                           last report; H: halted now, R: times it halted and got back in;
+//                           N, P: its node id and transport port), on "view" says "view
+//                           EPOCH ID ID ...", on "quit" exits 0
 //   half-dead               a subscriber that, on "stall", stops receiving and delivering
 //                           while its heartbeat goes on (group::Engine::stall_deliveries, the
 //                           fault the simulator injects), says "stalled", and once the domain
 //                           removed it, "evicted after MS ms"
+//   forger                  a subscriber that, on "forge OWNER VICTIM", writes "OWNER
+//                           suspects VICTIM" into OWNER's SST row at every other member
+//                           (group::Engine::forge_suspicion; the row check refuses it), says
+//                           "forged N" (writes posted), and once the domain removed it,
+//                           "evicted after MS ms"
 //
 // Everything it waits for is bounded.
 #include <poll.h>
@@ -28,6 +35,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -100,7 +108,7 @@ int publisher(std::size_t size, std::int32_t readers) {
   return 0;
 }
 
-int subscriber(bool half_dead) {
+int subscriber(const std::string& role) {
   dds::domain::DomainParticipant dp(dds::domain::default_id());
   dds::topic::Topic<Chunk> topic(dp, "Chunks");
   dds::sub::qos::DataReaderQos q;
@@ -116,7 +124,8 @@ int subscriber(bool half_dead) {
     for (const auto& s : reader.take()) {
       if (!s.info().valid()) continue;
       const auto seq = s.data().seq();
-      if (got > 0 && seq != last + 1)
+      // Once removed (half-dead, forger), it got back in as a new member: chunks were missed.
+      if (got > 0 && seq != last + 1 && !evicted)
         fail("subscriber: chunk " + std::to_string(seq) + " after " + std::to_string(last));
       if (got == 0) first = seq;
       last = seq;
@@ -125,23 +134,38 @@ int subscriber(bool half_dead) {
       if (previous) gap = std::max(gap, now - *previous);
       previous = now;
     }
-    if (stalled && !evicted && !engine(dp).halted().empty()) {
+    if (stalled && !evicted && (!engine(dp).halted().empty() || engine(dp).stats().rejoins > 0)) {
       evicted = true;
       std::cout << "evicted after " << ms(Clock::now() - *stalled) << " ms" << std::endl;
     }
     if (const auto cmd = command()) {
       if (*cmd == "quit") return 0;
-      if (*cmd == "stall" && half_dead) {
+      if (*cmd == "stall" && role == "half-dead") {
         engine(dp).stall_deliveries();
         stalled = Clock::now();
         std::cout << "stalled" << std::endl;
+      } else if (cmd->rfind("forge ", 0) == 0 && role == "forger") {
+        std::istringstream in(cmd->substr(6));
+        spindle::group::NodeId owner = 0, victim = 0;
+        in >> owner >> victim;
+        stalled = Clock::now();
+        std::cout << "forged " << engine(dp).forge_suspicion(owner, victim) << std::endl;
       } else if (*cmd == "report") {
-        const auto& e = engine(dp);
+        auto& e = engine(dp);
+        const auto v = e.view();
+        const auto self = v.rank_of(e.node());
         std::cout << "report got " << got << " first " << first << " last " << last << " gap_ms "
                   << ms(gap) << " lost " << reader.sample_lost_status().total_count() << " members "
-                  << e.view().members.size() << " halted " << (e.halted().empty() ? 0 : 1)
-                  << std::endl;
+                  << v.members.size() << " halted " << (e.halted().empty() ? 0 : 1) << " rejoins "
+                  << e.stats().rejoins << " self " << e.node() << " port "
+                  << (self ? v.members[*self].port : 0) << std::endl;
         gap = {};
+      } else if (*cmd == "view") {
+        const auto v = engine(dp).view();
+        std::cout << "view " << v.epoch;
+        for (const auto& m : v.members)
+          std::cout << ' ' << m.id;
+        std::cout << std::endl;
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -155,12 +179,11 @@ int main(int argc, char** argv) {
   try {
     if (role == "publisher" && argc == 4)
       return publisher(std::stoul(argv[2]), static_cast<std::int32_t>(std::stoi(argv[3])));
-    if (role == "subscriber") return subscriber(false);
-    if (role == "half-dead") return subscriber(true);
+    if (role == "subscriber" || role == "half-dead" || role == "forger") return subscriber(role);
   } catch (const std::exception& e) {
     std::cout << "FAIL " << role << ": " << e.what() << std::endl;
     return 1;
   }
-  std::cerr << "usage: chaos_member publisher SIZE READERS | subscriber | half-dead\n";
+  std::cerr << "usage: chaos_member publisher SIZE READERS | subscriber | half-dead | forger\n";
   return 2;
 }

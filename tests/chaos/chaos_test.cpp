@@ -21,8 +21,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -96,21 +98,41 @@ std::map<std::string, double> report(Member& m) {
   return fields(*line);
 }
 
+// The node ids of the view `m` holds ("view EPOCH ID ..."), without the epoch.
+std::vector<std::uint32_t> view_of(Member& m) {
+  m.p->send("view");
+  const auto line = m.expect("view");
+  REQUIRE(line);
+  REQUIRE(line->rfind("view ", 0) == 0);
+  std::istringstream in(line->substr(5));
+  std::uint64_t epoch = 0;
+  in >> epoch;
+  std::vector<std::uint32_t> ids;
+  for (std::uint32_t id = 0; in >> id;)
+    ids.push_back(id);
+  return ids;
+}
+
+bool holds(const std::vector<std::uint32_t>& ids, double id) {
+  return std::find(ids.begin(), ids.end(), static_cast<std::uint32_t>(id)) != ids.end();
+}
+
 // A publisher and `subscribers` subscribers, streaming.
 struct Domain {
   tst::ScopedDomainConfig config{"transport: tcp, join_port: " + std::to_string(kJoinPort)};
   std::unique_ptr<Member> publisher;
   std::vector<std::unique_ptr<Member>> subscribers;
 
-  explicit Domain(int subs, bool half_dead = false) {
+  // `faulty`: the role of one more subscriber (half-dead, forger), after the others.
+  explicit Domain(int subs, const std::string& faulty = {}) {
     // The publisher founds the domain and leads it (it holds the join port).
     publisher = std::make_unique<Member>(
         "publisher", std::vector<std::string>{"publisher", std::to_string(kChunk),
-                                              std::to_string(subs + (half_dead ? 1 : 0))});
+                                              std::to_string(subs + (faulty.empty() ? 0 : 1))});
     std::this_thread::sleep_for(300ms);
     for (int i = 0; i < subs; ++i)
       add_subscriber("subscriber");
-    if (half_dead) add_subscriber("half-dead");
+    if (!faulty.empty()) add_subscriber(faulty);
     REQUIRE(publisher->expect("matched"));
   }
   Member& add_subscriber(const std::string& role) {
@@ -146,6 +168,7 @@ struct Domain {
       CHECK(r["last"] == sent);
       CHECK(r["lost"] == 0);
       CHECK(r["halted"] == 0);
+      CHECK(r["rejoins"] == 0);  // it never halted meanwhile
       CHECK(r["members"] == members);
       s.p->send("quit");
     }
@@ -277,7 +300,7 @@ TEST_CASE("chaos: a flood on the join port keeps no one out", "[flood]") {
 }
 
 TEST_CASE("chaos: a half-dead member is evicted, and only it", "[half-dead]") {
-  Domain d(1, true);
+  Domain d(1, "half-dead");
   std::this_thread::sleep_for(1500ms);
   auto before = report(*d.subscribers[0]);
   auto& half = *d.subscribers[1];
@@ -291,6 +314,46 @@ TEST_CASE("chaos: a half-dead member is evicted, and only it", "[half-dead]") {
   std::cout << "FIGURE half-dead: " << *evicted << "; longest gap at the healthy subscriber "
             << before["gap_ms"] << " ms before, " << during["gap_ms"] << " ms with it" << std::endl;
   d.finish({0}, 2);
+}
+
+TEST_CASE("chaos: a member that forges another's row is evicted, and only it", "[forge]") {
+  Domain d(2, "forger");
+  std::this_thread::sleep_for(1500ms);
+  auto before = report(*d.subscribers[0]);
+  auto before_victim = report(*d.subscribers[1]);
+  const double owner = before["self"];
+  const double victim = before_victim["self"];
+  auto& forger = *d.subscribers[2];
+  const double forger_id = report(forger)["self"];
+  // "subscriber 0 suspects subscriber 1", written into subscriber 0's row everywhere else.
+  forger.p->send("forge " + std::to_string(static_cast<std::uint32_t>(owner)) + " " +
+                 std::to_string(static_cast<std::uint32_t>(victim)));
+  const auto forged = forger.expect("forged");
+  REQUIRE(forged);
+  CHECK(*forged == "forged 3");  // the publisher, the row's owner and the accused
+  const auto evicted = forger.expect("evicted", 30s);
+  REQUIRE(evicted);
+  REQUIRE(evicted->rfind("evicted", 0) == 0);
+  // The view without the forger: the accused and the row's owner stay.
+  for (auto* s : {d.subscribers[0].get(), d.subscribers[1].get()}) {
+    const auto ids = view_of(*s);
+    INFO(s->tag);
+    CHECK(ids.size() == 3);
+    CHECK(holds(ids, owner));
+    CHECK(holds(ids, victim));
+    CHECK(!holds(ids, forger_id));
+  }
+  std::this_thread::sleep_for(1s);
+  const double gap_before = std::max(before["gap_ms"], before_victim["gap_ms"]);
+  const double gap =
+      std::max(report(*d.subscribers[0])["gap_ms"], report(*d.subscribers[1])["gap_ms"]);
+  std::cout << "FIGURE forge: the forger " << *evicted << "; longest gap at a subscriber "
+            << gap_before << " ms before, " << gap << " ms with it" << std::endl;
+  // It may have rejoined by now (a fresh member, forging nothing): it leaves.
+  forger.p->send("quit");
+  CHECK(forger.p->wait(tst::Deadline::clock::now() + 10s) == 0);
+  std::this_thread::sleep_for(500ms);
+  d.finish({0, 1}, 3);
 }
 
 int main(int argc, char* argv[]) {
