@@ -11,10 +11,11 @@
 //                           millisecond and checks the chunks come in order with no gap
 //                           ("FAIL ..." and exit 1 otherwise); on "report" says "report got K
 //                           first F last S gap_ms G lost L members M halted H rejoins R
-//                           self N port P" (G: the longest time between two chunks since the
-//                           last report; H: halted now, R: times it halted and got back in;
-//                           N, P: its node id and transport port), on "view" says "view
-//                           EPOCH ID ID ...", on "quit" exits 0
+//                           self N port P joined_in J" (G: the longest time between two chunks
+//                           since the last report; H: halted now, R: times it halted and got
+//                           back in; N, P: its node id and transport port; J: the view it
+//                           joined, its first), on "view" says "view
+//                           EPOCH ID:PORT ID:PORT ...", on "quit" exits 0
 //   half-dead               a subscriber that, on "stall", stops receiving and delivering
 //                           while its heartbeat goes on (group::Engine::stall_deliveries, the
 //                           fault the simulator injects), says "stalled", and once the domain
@@ -113,6 +114,8 @@ int subscriber(const std::string& role) {
   dds::topic::Topic<Chunk> topic(dp, "Chunks");
   dds::sub::qos::DataReaderQos q;
   q << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  // Each view change it saw after its first added one to the epoch.
+  const auto joined_in = engine(dp).view().epoch + 1 - engine(dp).stats().views;
   dds::sub::DataReader<Chunk> reader(dds::sub::Subscriber(dp), topic, q);
   std::cout << "ready" << std::endl;
   std::uint64_t got = 0, first = 0, last = 0;
@@ -158,13 +161,13 @@ int subscriber(const std::string& role) {
                   << ms(gap) << " lost " << reader.sample_lost_status().total_count() << " members "
                   << v.members.size() << " halted " << (e.halted().empty() ? 0 : 1) << " rejoins "
                   << e.stats().rejoins << " self " << e.node() << " port "
-                  << (self ? v.members[*self].port : 0) << std::endl;
+                  << (self ? v.members[*self].port : 0) << " joined_in " << joined_in << std::endl;
         gap = {};
       } else if (*cmd == "view") {
         const auto v = engine(dp).view();
         std::cout << "view " << v.epoch;
         for (const auto& m : v.members)
-          std::cout << ' ' << m.id;
+          std::cout << ' ' << m.id << ':' << m.port;
         std::cout << std::endl;
       }
     }

@@ -19,6 +19,7 @@
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,12 +40,14 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
+#include "frame.hpp"
 #include "join_client.hpp"
 #include "namespaces.hpp"
 #include "process.hpp"
 #include "scoped_config.hpp"
 
 namespace tst = spindle::testing;
+namespace tf = spindle::transport::tcp_frames;
 using tst::RawJoin;
 using namespace std::chrono_literals;
 
@@ -98,23 +101,32 @@ std::map<std::string, double> report(Member& m) {
   return fields(*line);
 }
 
-// The node ids of the view `m` holds ("view EPOCH ID ..."), without the epoch.
-std::vector<std::uint32_t> view_of(Member& m) {
+// The view member `m` holds ("view EPOCH ID:PORT ...").
+struct ViewSeen {
+  std::uint64_t epoch = 0;
+  std::vector<std::uint32_t> ids;
+  std::vector<std::uint16_t> ports;
+  [[nodiscard]] bool holds(double id) const {
+    return std::find(ids.begin(), ids.end(), static_cast<std::uint32_t>(id)) != ids.end();
+  }
+};
+
+ViewSeen view_of(Member& m) {
   m.p->send("view");
   const auto line = m.expect("view");
   REQUIRE(line);
   REQUIRE(line->rfind("view ", 0) == 0);
   std::istringstream in(line->substr(5));
-  std::uint64_t epoch = 0;
-  in >> epoch;
-  std::vector<std::uint32_t> ids;
-  for (std::uint32_t id = 0; in >> id;)
-    ids.push_back(id);
-  return ids;
-}
-
-bool holds(const std::vector<std::uint32_t>& ids, double id) {
-  return std::find(ids.begin(), ids.end(), static_cast<std::uint32_t>(id)) != ids.end();
+  ViewSeen v;
+  in >> v.epoch;
+  std::uint32_t id = 0;
+  char colon = 0;
+  std::uint16_t port = 0;
+  while (in >> id >> colon >> port) {
+    v.ids.push_back(id);
+    v.ports.push_back(port);
+  }
+  return v;
 }
 
 // A publisher and `subscribers` subscribers, streaming.
@@ -229,6 +241,62 @@ long rss_kib(pid_t pid) {
   return -1;
 }
 
+// Raises this process's descriptor limit (its children inherit it) for `want` connections:
+// how many it has room for.
+std::size_t room_for(std::size_t want) {
+  rlimit lim{};
+  (void)::getrlimit(RLIMIT_NOFILE, &lim);
+  lim.rlim_cur = std::min<rlim_t>(lim.rlim_max, 4096);
+  (void)::setrlimit(RLIMIT_NOFILE, &lim);
+  return std::min<std::size_t>(want, lim.rlim_cur - 100);
+}
+
+// Descriptors closed when it goes.
+struct Fds {
+  std::vector<int> fds;
+  Fds() = default;
+  Fds(const Fds&) = delete;
+  Fds& operator=(const Fds&) = delete;
+  ~Fds() {
+    for (int fd : fds)
+      ::close(fd);
+  }
+};
+
+// A connection to 127.0.0.1:`port` that says a tcp HELLO (docs/transport-tcp.md, format
+// version 3) claiming `node` for view `epoch` with `nonce` in domain 0, listing 4,096 regions
+// (near the largest HELLO: 64 KiB); -1 if it could not connect. Nothing here waits for long.
+int forged_hello(std::uint16_t port, std::uint32_t node, std::uint64_t epoch, std::uint64_t nonce) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  timeval tv{1, 0};
+  (void)::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  tf::Hello h;
+  h.node = node;
+  h.epoch = epoch;
+  h.nonce = nonce;
+  // What a domain's members must agree on, as a participant with the default settings says it
+  // (runtime/dds/create_participant.cpp, must_agree): the HELLO is valid but for its nonce.
+  h.settings = {{"protocol", "1"},
+                {"transport", "tcp"},
+                {"engine.slot_size", "1024"},
+                {"engine.window_size", "100"}};
+  for (std::uint32_t r = 1; r <= 4096; ++r)
+    h.regions.push_back(spindle::transport::RegionDescriptor{r, 1 << 20, 0, 0});
+  std::vector<std::byte> frame;
+  tf::encode_hello(frame, h);
+  (void)::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL);
+  return fd;
+}
+
 }  // namespace
 
 TEST_CASE("chaos: joiners that never arrive stop nothing", "[joiners]") {
@@ -265,12 +333,7 @@ TEST_CASE("chaos: joiners that never arrive stop nothing", "[joiners]") {
 }
 
 TEST_CASE("chaos: a flood on the join port keeps no one out", "[flood]") {
-  // Room for 2,000 connections in this process.
-  rlimit lim{};
-  (void)::getrlimit(RLIMIT_NOFILE, &lim);
-  lim.rlim_cur = std::min<rlim_t>(lim.rlim_max, 4096);
-  (void)::setrlimit(RLIMIT_NOFILE, &lim);
-  const std::size_t flood = std::min<std::size_t>(2000, lim.rlim_cur - 100);
+  const std::size_t flood = room_for(2000);
   Domain d(1);
   std::this_thread::sleep_for(1s);
   const auto leader = d.publisher->p->pid();
@@ -336,12 +399,12 @@ TEST_CASE("chaos: a member that forges another's row is evicted, and only it", "
   REQUIRE(evicted->rfind("evicted", 0) == 0);
   // The view without the forger: the accused and the row's owner stay.
   for (auto* s : {d.subscribers[0].get(), d.subscribers[1].get()}) {
-    const auto ids = view_of(*s);
+    const auto v = view_of(*s);
     INFO(s->tag);
-    CHECK(ids.size() == 3);
-    CHECK(holds(ids, owner));
-    CHECK(holds(ids, victim));
-    CHECK(!holds(ids, forger_id));
+    CHECK(v.ids.size() == 3);
+    CHECK(v.holds(owner));
+    CHECK(v.holds(victim));
+    CHECK(!v.holds(forger_id));
   }
   std::this_thread::sleep_for(1s);
   const double gap_before = std::max(before["gap_ms"], before_victim["gap_ms"]);
@@ -353,6 +416,56 @@ TEST_CASE("chaos: a member that forges another's row is evicted, and only it", "
   forger.p->send("quit");
   CHECK(forger.p->wait(tst::Deadline::clock::now() + 10s) == 0);
   std::this_thread::sleep_for(500ms);
+  d.finish({0, 1}, 3);
+}
+
+TEST_CASE("chaos: HELLOs for views to come, claiming a joiner, keep no one out", "[hellos]") {
+  const std::size_t hellos = room_for(2000);
+  Domain d(1);
+  std::this_thread::sleep_for(1s);
+  auto before = report(*d.subscribers[0]);
+  const auto v = view_of(*d.subscribers[0]);
+  REQUIRE(v.ids.size() == 2);
+  // The leader's data port (the publisher: the member that is not the subscriber).
+  const std::uint16_t port = v.ports[v.ids[0] == static_cast<std::uint32_t>(before["self"])];
+  const auto leader = d.publisher->p->pid();
+  // The joiner's id, above any random one (so it dials every member, as such a HELLO claims).
+  constexpr std::uint32_t kJoiner = 4'294'967'000;
+  const long rss_before = rss_kib(leader);
+  // HELLOs for the next three views, claiming the joiner, with nonces it does not have.
+  Fds strangers;
+  for (std::size_t i = 0; i < hellos; ++i)
+    if (const int fd = forged_hello(port, kJoiner, v.epoch + 1 + i % 3, i + 1); fd >= 0)
+      strangers.fds.push_back(fd);
+  CHECK(strangers.fds.size() == hellos);
+  std::this_thread::sleep_for(500ms);
+  const long rss_during = rss_kib(leader);
+  // Then the member they claimed joins.
+  ::setenv("SPINDLE_NODE_ID", std::to_string(kJoiner).c_str(), 1);
+  const auto start = std::chrono::steady_clock::now();
+  auto& late = d.add_subscriber("subscriber");
+  const auto join_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  ::unsetenv("SPINDLE_NODE_ID");
+  std::this_thread::sleep_for(1s);
+  auto joined = report(late);
+  CHECK(joined["self"] == kJoiner);
+  // At its first try: no HELLO claiming it took its place in the view it was welcomed to.
+  CHECK(joined["joined_in"] == static_cast<double>(v.epoch + 1));
+  CHECK(view_of(*d.subscribers[0]).holds(kJoiner));
+  CHECK(joined["got"] > 0);
+  auto during = report(*d.subscribers[0]);
+  const long rss_after = rss_kib(leader);
+  std::cout << "FIGURE hellos: " << strangers.fds.size() << " HELLOs of 64 KiB for views "
+            << v.epoch + 1 << ".." << v.epoch + 3
+            << " claiming the joiner, wrong nonces: the leader's memory " << rss_before
+            << " KiB before, " << rss_during << " KiB with them (+" << (rss_during - rss_before)
+            << " KiB), " << rss_after << " KiB after the join; the joiner joined in " << join_ms
+            << " ms (process start included); longest gap at the "
+            << "subscriber " << before["gap_ms"] << " ms before, " << during["gap_ms"]
+            << " ms with them" << std::endl;
+  CHECK(rss_during - rss_before < 32 * 1024);  // at most 64 parked, 69 KiB each
+  CHECK(join_ms < 10'000);
   d.finish({0, 1}, 3);
 }
 
