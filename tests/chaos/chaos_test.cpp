@@ -1,5 +1,5 @@
-// Hostile and unlucky peers against a streaming domain (issue 32, "Chaos in CI"): three
-// chaos_member processes — a publisher of 10 KB atomic chunks and its subscribers — over tcp
+// Hostile and unlucky peers against a streaming domain (issue 32, "Chaos in CI"): three or
+// four chaos_member processes — a publisher of 10 KB atomic chunks and its subscribers — over tcp
 // in a network namespace of this test, and scripted peers (this process's own sockets)
 // that do what a crashed, frozen, buggy or hostile program does:
 //
@@ -8,6 +8,14 @@
 //   flood      2,000 connections to the join port, silent or sending garbage; the leader's
 //              memory stays bounded and a real participant joins at once
 //   half-dead  a member whose heartbeat goes on while it stops receiving and delivering
+//   forge      a member that writes "B suspects C" into B's SST row at the others: refused,
+//              the forger alone is evicted, B and C stay
+//   hellos     2,000 tcp HELLOs of 64 KiB at the leader's data port for the next three views,
+//              claiming the member about to join, with wrong nonces; it joins at its first
+//              try and the leader's memory stays bounded
+//   damaged-log  a member of fixed id logs a topic; stopped, 63 bytes of its segment are
+//              overwritten; `spindle-log verify` and the member, rejoining, name the same
+//              stretch, and it takes the history from the state transfer and the live stream
 //
 // Each asserts that the domain keeps streaming (every subscriber took every acknowledged
 // chunk, in order, none lost), that only the faulty peer is gone (no member halted, the
