@@ -875,6 +875,33 @@ void Engine::stall_deliveries() {
   current()->smc->stall();
 }
 
+std::size_t Engine::forge_suspicion(NodeId owner, NodeId victim) {
+  const auto vs = current();
+  const auto& v = vs->view;
+  const auto owner_rank = v.rank_of(owner);
+  const auto victim_rank = v.rank_of(victim);
+  const auto my_rank = v.rank_of(node());
+  if (!owner_rank || !victim_rank || !my_rank) return 0;
+  auto& sst = *vs->sst;
+  const std::size_t at = sst.layout().control(*owner_rank) + offsetof(sst::ControlRow, suspected);
+  // The forged word is staged in the unused tail of this member's own control row (nobody
+  // reads it; a write needs local bytes to copy from).
+  constexpr std::size_t kSpare = offsetof(sst::ControlRow, suspected) + sizeof(std::uint64_t);
+  static_assert(kSpare + sizeof(std::uint64_t) <= sizeof(sst::ControlRow));
+  const std::size_t staging = sst.layout().control(*my_rank) + kSpare;
+  sst.store<std::uint64_t>(staging,
+                           sst.load<std::uint64_t>(at) | (std::uint64_t{1} << *victim_rank));
+  const auto region = sst::Sst::region_id(v.epoch);
+  std::size_t posted = 0;
+  for (const auto& m : v.members) {
+    if (m.id == node()) continue;
+    if (transport_->write(m.id, region, staging, region, at, sizeof(std::uint64_t)) ==
+        transport::Status::ok)
+      ++posted;
+  }
+  return posted;
+}
+
 std::string Engine::halted() const {
   std::lock_guard lock(view_mu_);
   return halted_;

@@ -239,6 +239,12 @@ class Engine {
   // Fault injection: this member stops receiving and delivering in the current view's
   // subgroups while its heartbeat goes on (smc.hpp); the others must suspect it.
   void stall_deliveries();
+  // Fault injection: this member writes "`owner` suspects `victim`" into `owner`'s SST row at
+  // every other member of the current view, 8 bytes through its transport like any write —
+  // what a buggy or hostile member could try; the row check refuses it and suspects this
+  // member (docs/membership.md, "Rows belong to their owners"). Returns the writes posted
+  // (0 if either is not a member). Any thread.
+  std::size_t forge_suspicion(NodeId owner, NodeId victim);
 
   [[nodiscard]] NodeId node() const noexcept { return transport_->self(); }
   [[nodiscard]] std::uint32_t domain_id() const noexcept { return domain_id_; }
