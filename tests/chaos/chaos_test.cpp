@@ -54,6 +54,7 @@
 
 #include "frame.hpp"
 #include "join_client.hpp"
+#include "loopback.hpp"
 #include "namespaces.hpp"
 #include "process.hpp"
 #include "scoped_config.hpp"
@@ -286,18 +287,10 @@ struct Fds {
 // version 3) claiming `node` for view `epoch` with `nonce` in domain 0, listing 4,096 regions
 // (near the largest HELLO: 64 KiB); -1 if it could not connect. Nothing here waits for long.
 int forged_hello(std::uint16_t port, std::uint32_t node, std::uint64_t epoch, std::uint64_t nonce) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int fd = tst::connect_loopback(port);
   if (fd < 0) return -1;
   timeval tv{1, 0};
   (void)::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
   tf::Hello h;
   h.node = node;
   h.epoch = epoch;

@@ -12,18 +12,13 @@
 #include <cstdint>
 #include <string>
 
+#include "loopback.hpp"
+
 namespace spindle::testing {
 
 class RawJoin {
  public:
-  explicit RawJoin(std::uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  }
+  explicit RawJoin(std::uint16_t port) : fd_(connect_loopback(port)), connected_(fd_ >= 0) {}
   ~RawJoin() {
     if (fd_ >= 0) ::close(fd_);
   }

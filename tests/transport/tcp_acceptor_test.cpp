@@ -17,6 +17,8 @@
 #include <catch2/catch.hpp>
 #include <spindle/transport/tcp.hpp>
 
+#include "../smc/loopback.hpp"
+
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define SPINDLE_TEST_ASAN 1
@@ -34,16 +36,8 @@ namespace {
 
 // A connected socket to 127.0.0.1:port that sends nothing; -1 if connect() failed.
 int silent_connection(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = spindle::testing::connect_loopback(port);
   if (fd < 0) return -1;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
   timeval tv{0, 100'000};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   return fd;

@@ -17,6 +17,7 @@
 #include <catch2/catch.hpp>
 #include <spindle/transport/tcp.hpp>
 
+#include "../smc/loopback.hpp"
 #include "frame.hpp"
 
 namespace st = spindle::transport;
@@ -304,12 +305,8 @@ namespace {
 // A connection to 127.0.0.1:port that says a HELLO claiming `node` for `epoch`, with
 // `nonce`; returns the descriptor (kept open by the caller).
 int forged_hello(std::uint16_t port, st::NodeId node, std::uint64_t epoch, std::uint64_t nonce) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  const int fd = spindle::testing::connect_loopback(port);
+  REQUIRE(fd >= 0);
   tf::Hello h;
   h.node = node;
   h.epoch = epoch;

@@ -39,6 +39,7 @@
 #include <string>
 #include <thread>
 
+#include <spindle/transport/forwarding_impl.hpp>
 #include <spindle/transport/rdma.hpp>
 
 #include "transport/aligned_buffer.hpp"
@@ -138,7 +139,7 @@ sockaddr_in ipv4(const std::string& host, std::uint16_t port) {
 
 }  // namespace
 
-class RdmaTransport::Impl {
+class rdma_detail::Impl {
  public:
   // A range one peer may write, registered for it alone.
   struct Window {
@@ -776,6 +777,22 @@ class RdmaTransport::Impl {
 
   // A local wake-up: the eventfd is written only while some thread sleeps in wait()
   // (`sleepers_` is published before the ticket is re-checked, so none is lost).
+  [[nodiscard]] NodeId self() const noexcept { return cfg_.self.id; }
+  [[nodiscard]] std::uint64_t activity() const noexcept { return activity_.load(); }
+  std::optional<RegionDescriptor> remote_region(NodeId peer, RegionId id) const {
+    auto* p = find(peer);
+    if (p == nullptr) return std::nullopt;
+    std::lock_guard lock(p->mu);
+    auto it = p->remote.find(id);
+    if (it == p->remote.end()) return std::nullopt;
+    return it->second;
+  }
+  std::optional<LocalRegion> local_region(RegionId id) const {
+    auto it = regions_.find(id);
+    if (it == regions_.end()) return std::nullopt;
+    return LocalRegion{id, it->second.mem.span()};
+  }
+
   void notify() noexcept {
     activity_.fetch_add(1);
     if (sleepers_.load() > 0) {
@@ -832,67 +849,13 @@ class RdmaTransport::Impl {
   EventQueue events_;
 };
 
+template class Forwarding<rdma_detail::Impl>;
+
 RdmaTransport::RdmaTransport(RdmaConfig config)
-    : impl_(std::make_unique<Impl>(std::move(config))) {}
+    : Forwarding(std::make_unique<rdma_detail::Impl>(std::move(config))) {}
 RdmaTransport::~RdmaTransport() = default;
 std::uint16_t RdmaTransport::port() const noexcept {
-  return impl_->port_;
-}
-NodeId RdmaTransport::self() const noexcept {
-  return impl_->cfg_.self.id;
-}
-LocalRegion RdmaTransport::create_region(RegionId id, std::size_t size) {
-  return impl_->create_region(id, size);
-}
-void RdmaTransport::release_region(RegionId id) {
-  impl_->release_region(id);
-}
-void RdmaTransport::restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
-  impl_->restrict_writes(id, grants);
-}
-Status RdmaTransport::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
-                              std::chrono::milliseconds timeout) {
-  return impl_->connect(members, view_epoch, timeout);
-}
-void RdmaTransport::disconnect() {
-  impl_->disconnect();
-}
-std::optional<RegionDescriptor> RdmaTransport::remote_region(NodeId peer, RegionId id) const {
-  auto* p = impl_->find(peer);
-  if (p == nullptr) return std::nullopt;
-  std::lock_guard lock(p->mu);
-  auto it = p->remote.find(id);
-  if (it == p->remote.end()) return std::nullopt;
-  return it->second;
-}
-std::optional<LocalRegion> RdmaTransport::local_region(RegionId id) const {
-  auto it = impl_->regions_.find(id);
-  if (it == impl_->regions_.end()) return std::nullopt;
-  return LocalRegion{id, it->second.mem.span()};
-}
-Status RdmaTransport::write(NodeId peer, RegionId local, std::uint64_t local_offset,
-                            RegionId remote, std::uint64_t remote_offset, std::size_t length) {
-  return impl_->write(peer, local, local_offset, remote, remote_offset, length);
-}
-Status RdmaTransport::send_block(NodeId peer, RegionId local, std::uint64_t offset,
-                                 std::uint32_t length, std::uint32_t immediate) {
-  return impl_->send_block(peer, local, offset, length, immediate);
-}
-Status RdmaTransport::post_receive(NodeId peer, RegionId local, std::uint64_t offset,
-                                   std::uint32_t capacity) {
-  return impl_->post_receive(peer, local, offset, capacity);
-}
-std::size_t RdmaTransport::poll(std::vector<Event>& out) {
-  return impl_->poll(out);
-}
-std::uint64_t RdmaTransport::activity() const noexcept {
-  return impl_->activity_.load();
-}
-void RdmaTransport::wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
-  impl_->wait(ticket, timeout);
-}
-void RdmaTransport::notify() noexcept {
-  impl_->notify();
+  return impl().port_;
 }
 
 }  // namespace spindle::transport

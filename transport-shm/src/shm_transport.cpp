@@ -26,6 +26,7 @@
 #include <vector>
 
 #include <spindle/transport/doorbell.hpp>
+#include <spindle/transport/forwarding_impl.hpp>
 #include <spindle/transport/shm.hpp>
 
 #include "segment.hpp"
@@ -200,7 +201,7 @@ std::vector<AgreedSetting> decode_settings(const ControlData& c) {
 
 }  // namespace
 
-class ShmTransport::Impl {
+class shm_detail::Impl {
  public:
   struct Posted {
     RegionId region;
@@ -714,6 +715,36 @@ class ShmTransport::Impl {
     return events_.drain(out);
   }
 
+  [[nodiscard]] NodeId self() const noexcept {
+    return cfg_.self;
+  }
+  [[nodiscard]] std::uint64_t activity() const noexcept {
+    return doorbell_->ticket();
+  }
+  void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
+    doorbell_->wait(static_cast<std::uint32_t>(ticket), timeout);
+  }
+  void notify() noexcept {
+    doorbell_->ring();
+  }
+
+  bool connecting(NodeId peer) const {
+    const auto* p = find(peer);
+    return p != nullptr && !p->ready.load(std::memory_order_acquire) && !p->suspected.load();
+  }
+  std::optional<RegionDescriptor> remote_region(NodeId peer, RegionId id) const {
+    const auto* p = find(peer);
+    if (p == nullptr || !p->ready.load(std::memory_order_acquire)) return std::nullopt;
+    const auto it = p->regions.find(id);
+    if (it == p->regions.end()) return std::nullopt;
+    return RegionDescriptor{id, it->second->payload_size(), 0, 0};
+  }
+  std::optional<LocalRegion> local_region(RegionId id) const {
+    const auto it = regions_.find(id);
+    if (it == regions_.end()) return std::nullopt;
+    return LocalRegion{id, {it->second->payload(), it->second->payload_size()}};
+  }
+
   void push_event(Event e) {
     events_.push(std::move(e));
     doorbell_->ring();
@@ -852,72 +883,13 @@ class ShmTransport::Impl {
   EventQueue events_;
 };
 
-ShmTransport::ShmTransport(ShmConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+template class Forwarding<shm_detail::Impl>;
+
+ShmTransport::ShmTransport(ShmConfig config)
+    : Forwarding(std::make_unique<shm_detail::Impl>(std::move(config))) {}
 ShmTransport::~ShmTransport() = default;
 std::size_t ShmTransport::reclaim_stale(const std::string& prefix) {
-  return Impl::reclaim_stale(prefix);
-}
-NodeId ShmTransport::self() const noexcept {
-  return impl_->cfg_.self;
-}
-LocalRegion ShmTransport::create_region(RegionId id, std::size_t size) {
-  return impl_->create_region(id, size);
-}
-void ShmTransport::release_region(RegionId id) {
-  impl_->release_region(id);
-}
-void ShmTransport::restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
-  impl_->restrict_writes(id, grants);
-}
-Status ShmTransport::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
-                             std::chrono::milliseconds timeout) {
-  return impl_->connect(members, view_epoch, timeout);
-}
-void ShmTransport::disconnect() {
-  impl_->disconnect();
-}
-bool ShmTransport::connecting(NodeId peer) const {
-  const auto* p = impl_->find(peer);
-  return p != nullptr && !p->ready.load(std::memory_order_acquire) && !p->suspected.load();
-}
-std::optional<RegionDescriptor> ShmTransport::remote_region(NodeId peer, RegionId id) const {
-  auto* p = impl_->find(peer);
-  if (p == nullptr || !p->ready.load(std::memory_order_acquire)) return std::nullopt;
-  auto it = p->regions.find(id);
-  if (it == p->regions.end()) return std::nullopt;
-  return RegionDescriptor{id, it->second->payload_size(), 0, 0};
-}
-std::optional<LocalRegion> ShmTransport::local_region(RegionId id) const {
-  auto it = impl_->regions_.find(id);
-  if (it == impl_->regions_.end()) return std::nullopt;
-  return LocalRegion{id, {it->second->payload(), it->second->payload_size()}};
-}
-Status ShmTransport::write(NodeId peer, RegionId local, std::uint64_t local_offset, RegionId remote,
-                           std::uint64_t remote_offset, std::size_t length) {
-  return impl_->write(peer, local, local_offset, remote, remote_offset, length);
-}
-WriteBatchResult ShmTransport::write_batch(NodeId peer, std::span<const WriteOp> ops) {
-  return impl_->write_batch(peer, ops);
-}
-Status ShmTransport::send_block(NodeId peer, RegionId local, std::uint64_t offset,
-                                std::uint32_t length, std::uint32_t immediate) {
-  return impl_->send_block(peer, local, offset, length, immediate);
-}
-Status ShmTransport::post_receive(NodeId peer, RegionId local, std::uint64_t offset,
-                                  std::uint32_t capacity) {
-  return impl_->post_receive(peer, local, offset, capacity);
-}
-std::size_t ShmTransport::poll(std::vector<Event>& out) {
-  return impl_->poll(out);
-}
-std::uint64_t ShmTransport::activity() const noexcept {
-  return impl_->doorbell_->ticket();
-}
-void ShmTransport::wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
-  impl_->doorbell_->wait(static_cast<std::uint32_t>(ticket), timeout);
-}
-void ShmTransport::notify() noexcept {
-  impl_->doorbell_->ring();
+  return shm_detail::Impl::reclaim_stale(prefix);
 }
 
 }  // namespace spindle::transport

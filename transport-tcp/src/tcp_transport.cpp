@@ -39,6 +39,7 @@
 #include <thread>
 
 #include <spindle/transport/doorbell.hpp>
+#include <spindle/transport/forwarding_impl.hpp>
 #include <spindle/transport/tcp.hpp>
 
 #include "frame.hpp"
@@ -53,7 +54,7 @@ using asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 using tcp_frames::FrameDecoder;
 
-class TcpTransport::Impl {
+class tcp_detail::Impl {
  public:
   struct Conn;
 
@@ -470,6 +471,12 @@ class TcpTransport::Impl {
   }
 
   std::size_t poll(std::vector<Event>& out) { return events_.drain(out); }
+  [[nodiscard]] NodeId self() const noexcept { return cfg_.self.id; }
+  [[nodiscard]] std::uint64_t activity() const noexcept { return doorbell_.ticket(); }
+  void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
+    doorbell_.wait(static_cast<std::uint32_t>(ticket), timeout);
+  }
+  void notify() noexcept { doorbell_.ring(); }
 
   bool connecting(NodeId peer) const {
     auto p = find(peer);
@@ -1087,65 +1094,13 @@ class TcpTransport::Impl {
   EventQueue events_;
 };
 
-TcpTransport::TcpTransport(TcpConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+template class Forwarding<tcp_detail::Impl>;
+
+TcpTransport::TcpTransport(TcpConfig config)
+    : Forwarding(std::make_unique<tcp_detail::Impl>(std::move(config))) {}
 TcpTransport::~TcpTransport() = default;
 std::uint16_t TcpTransport::port() const noexcept {
-  return impl_->port_;
-}
-NodeId TcpTransport::self() const noexcept {
-  return impl_->cfg_.self.id;
-}
-LocalRegion TcpTransport::create_region(RegionId id, std::size_t size) {
-  return impl_->create_region(id, size);
-}
-void TcpTransport::release_region(RegionId id) {
-  impl_->release_region(id);
-}
-void TcpTransport::restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
-  impl_->restrict_writes(id, grants);
-}
-bool TcpTransport::connecting(NodeId peer) const {
-  return impl_->connecting(peer);
-}
-Status TcpTransport::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
-                             std::chrono::milliseconds timeout) {
-  return impl_->connect(members, view_epoch, timeout);
-}
-void TcpTransport::disconnect() {
-  impl_->disconnect();
-}
-std::optional<RegionDescriptor> TcpTransport::remote_region(NodeId peer, RegionId id) const {
-  return impl_->remote_region(peer, id);
-}
-std::optional<LocalRegion> TcpTransport::local_region(RegionId id) const {
-  return impl_->local_region(id);
-}
-Status TcpTransport::write(NodeId peer, RegionId local, std::uint64_t local_offset, RegionId remote,
-                           std::uint64_t remote_offset, std::size_t length) {
-  return impl_->write(peer, local, local_offset, remote, remote_offset, length);
-}
-WriteBatchResult TcpTransport::write_batch(NodeId peer, std::span<const WriteOp> ops) {
-  return impl_->write_batch(peer, ops);
-}
-Status TcpTransport::send_block(NodeId peer, RegionId local, std::uint64_t offset,
-                                std::uint32_t length, std::uint32_t immediate) {
-  return impl_->send_block(peer, local, offset, length, immediate);
-}
-Status TcpTransport::post_receive(NodeId peer, RegionId local, std::uint64_t offset,
-                                  std::uint32_t capacity) {
-  return impl_->post_receive(peer, local, offset, capacity);
-}
-std::size_t TcpTransport::poll(std::vector<Event>& out) {
-  return impl_->poll(out);
-}
-std::uint64_t TcpTransport::activity() const noexcept {
-  return impl_->doorbell_.ticket();
-}
-void TcpTransport::wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
-  impl_->doorbell_.wait(static_cast<std::uint32_t>(ticket), timeout);
-}
-void TcpTransport::notify() noexcept {
-  impl_->doorbell_.ring();
+  return impl().port_;
 }
 
 }  // namespace spindle::transport

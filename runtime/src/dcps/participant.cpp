@@ -1040,8 +1040,9 @@ void Participant::open_log(RetainedTopic& t, const std::string& topic_name) {
   if (const auto lost = t.lost_samples(); lost > 0)
     std::cerr << "spindle: domain " << domain_id_ << ": the log of topic '" << topic_name
               << "' lost " << lost << (lost == 1 ? " sample" : " samples")
-              << " in damaged stretches (listed above); the readers that receive its history "
-                 "count them as SAMPLE_LOST\n";
+              << " in damaged stretches (listed above); where this node replays the log to its "
+                 "readers they count them as SAMPLE_LOST (a node that joins a running domain "
+                 "takes the history from the others instead)\n";
 }
 
 void Participant::recover_logs() {

@@ -6,8 +6,6 @@
 
 #include <dds/core/Exception.hpp>
 
-#include "smc/smc.hpp"
-
 namespace spindle::dcps {
 
 namespace {
@@ -165,7 +163,7 @@ void Router::on_view(const group::View& view) {
   if (auto h = copy_of(on_view_)) h(view);
 }
 
-void Router::on_deliver(std::span<const smc::Message> batch) {
+void Router::on_deliver(std::span<const group::Message> batch) {
   std::lock_guard lock(sinks_mu_);
   const bool stores = any_store_.load(std::memory_order_acquire);
   routed_.clear();

@@ -132,7 +132,7 @@ class Router final : public group::EngineClient {
   [[nodiscard]] RouterStats stats() const;
 
   // group::EngineClient (protocol thread).
-  void on_deliver(std::span<const smc::Message> batch) override;
+  void on_deliver(std::span<const group::Message> batch) override;
   void on_member_lost(NodeId node, bool left, const std::string& why) override;
   void on_view(const group::View& view) override;
   void on_halt(const std::string& why) override;

@@ -57,11 +57,11 @@
 #include "group/join.hpp"
 #include "group/layout.hpp"
 #include "group/membership.hpp"
+#include "group/message.hpp"
 #include "group/runtime.hpp"
 #include "group/view.hpp"
 
 namespace spindle::smc {
-struct Message;
 struct Reservation;
 }  // namespace spindle::smc
 
@@ -74,7 +74,7 @@ class EngineClient {
  public:
   virtual ~EngineClient() = default;
   // Messages that became deliverable, in delivery order (one subgroup, one step).
-  virtual void on_deliver(std::span<const smc::Message> batch) = 0;
+  virtual void on_deliver(std::span<const Message> batch) = 0;
   // A member is suspected (`left`: it disconnected cleanly, its participant closed).
   virtual void on_member_lost(NodeId node, bool left, const std::string& why) = 0;
   // A view was installed (after the first one, which the constructor builds).
@@ -305,7 +305,7 @@ class Engine {
   void commit_large(Loan& loan, std::size_t size);
   // Protocol thread: RDMC transfers on, and the descriptors of those complete everywhere.
   bool pump_large(ViewState& vs);
-  void on_deliver(ViewState& vs, std::span<const smc::Message> batch);
+  void on_deliver(ViewState& vs, std::span<const Message> batch);
   // Protocol thread: the membership protocol decided; the install goes to control().
   void decided(const View& ending, const ViewDecision& d);
   // Control thread: installs the view after `ending`, with the ragged edge `d`.

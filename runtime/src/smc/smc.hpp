@@ -55,6 +55,7 @@
 
 #include <spindle/transport/doorbell.hpp>
 
+#include "group/message.hpp"
 #include "sst/predicates.hpp"
 #include "sst/sst.hpp"
 
@@ -74,16 +75,8 @@ struct ProgressCheck {
   std::optional<std::chrono::nanoseconds> due;  // look again then (a member is behind)
 };
 
-// One delivered message; `payload` points into the SST and is valid during the upcall only.
-struct Message {
-  std::uint32_t subgroup = 0;
-  NodeId sender = 0;
-  std::uint32_t sender_rank = 0;  // index in the subgroup's sender list
-  std::uint64_t index = 0;        // the sender's count of real messages before this one
-  std::int64_t seq = -1;          // global seq in atomic mode; -1 in unordered mode
-  std::span<const std::byte> payload;
-  std::uint32_t flags = 0;  // what the sender committed it with (commit()), kSlotNull aside
-};
+// One delivered message (the group layer's type: group/message.hpp).
+using Message = group::Message;
 
 // One of this node's messages a view change must carry into the next view (resend()).
 struct Unsent {

@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include <spindle/transport/forwarding.hpp>
 #include <spindle/transport/transport.hpp>
 
 namespace spindle::transport {
@@ -36,40 +37,18 @@ struct RdmaConfig {
 // (e.g. "ibv_get_device_list: Function not implemented (errno 38)").
 bool rdma_device_available(std::string& why);
 
-class RdmaTransport final : public Transport {
+namespace rdma_detail {
+class Impl;
+}
+extern template class Forwarding<rdma_detail::Impl>;
+
+class RdmaTransport final : public Forwarding<rdma_detail::Impl> {
  public:
   explicit RdmaTransport(RdmaConfig config);
   ~RdmaTransport() override;
 
   [[nodiscard]] std::uint16_t port() const noexcept;
-
-  [[nodiscard]] NodeId self() const noexcept override;
   [[nodiscard]] std::string_view kind() const noexcept override { return "rdma"; }
-  LocalRegion create_region(RegionId id, std::size_t size) override;
-  void release_region(RegionId id) override;
-  void restrict_writes(RegionId id, std::span<const WriteGrant> grants) override;
-  [[nodiscard]] Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
-                               std::chrono::milliseconds timeout) override;
-  void disconnect() override;
-  [[nodiscard]] std::optional<RegionDescriptor> remote_region(NodeId peer,
-                                                              RegionId id) const override;
-  [[nodiscard]] std::optional<LocalRegion> local_region(RegionId id) const override;
-  [[nodiscard]] Status write(NodeId peer, RegionId local, std::uint64_t local_offset,
-                             RegionId remote, std::uint64_t remote_offset,
-                             std::size_t length) override;
-  [[nodiscard]] Status send_block(NodeId peer, RegionId local, std::uint64_t offset,
-                                  std::uint32_t length, std::uint32_t immediate) override;
-  [[nodiscard]] Status post_receive(NodeId peer, RegionId local, std::uint64_t offset,
-                                    std::uint32_t capacity) override;
-  std::size_t poll(std::vector<Event>& out) override;
-  [[nodiscard]] std::uint64_t activity() const noexcept override;
-  void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) override;
-  void notify() noexcept override;
-
-  class Impl;
-
- private:
-  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace spindle::transport

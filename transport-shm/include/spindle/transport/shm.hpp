@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include <spindle/transport/forwarding.hpp>
 #include <spindle/transport/transport.hpp>
 
 namespace spindle::transport {
@@ -42,7 +43,12 @@ struct ShmConfig {
   std::vector<AgreedSetting> must_agree{};
 };
 
-class ShmTransport final : public Transport {
+namespace shm_detail {
+class Impl;
+}
+extern template class Forwarding<shm_detail::Impl>;
+
+class ShmTransport final : public Forwarding<shm_detail::Impl> {
  public:
   // Creates our control segment (reclaiming stale ones first). Throws std::runtime_error
   // if a live process already owns this node id under the prefix, or on resource errors;
@@ -50,38 +56,10 @@ class ShmTransport final : public Transport {
   explicit ShmTransport(ShmConfig config);
   ~ShmTransport() override;
 
-  [[nodiscard]] NodeId self() const noexcept override;
   [[nodiscard]] std::string_view kind() const noexcept override { return "shm"; }
-  LocalRegion create_region(RegionId id, std::size_t size) override;
-  void release_region(RegionId id) override;
-  void restrict_writes(RegionId id, std::span<const WriteGrant> grants) override;
-  [[nodiscard]] Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
-                               std::chrono::milliseconds timeout) override;
-  void disconnect() override;
-  [[nodiscard]] bool connecting(NodeId peer) const override;
-  [[nodiscard]] std::optional<RegionDescriptor> remote_region(NodeId peer,
-                                                              RegionId id) const override;
-  [[nodiscard]] std::optional<LocalRegion> local_region(RegionId id) const override;
-  [[nodiscard]] Status write(NodeId peer, RegionId local, std::uint64_t local_offset,
-                             RegionId remote, std::uint64_t remote_offset,
-                             std::size_t length) override;
-  [[nodiscard]] WriteBatchResult write_batch(NodeId peer, std::span<const WriteOp> ops) override;
-  [[nodiscard]] Status send_block(NodeId peer, RegionId local, std::uint64_t offset,
-                                  std::uint32_t length, std::uint32_t immediate) override;
-  [[nodiscard]] Status post_receive(NodeId peer, RegionId local, std::uint64_t offset,
-                                    std::uint32_t capacity) override;
-  std::size_t poll(std::vector<Event>& out) override;
-  [[nodiscard]] std::uint64_t activity() const noexcept override;
-  void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) override;
-  void notify() noexcept override;
 
   // Unlinks segments under `prefix` whose owner process is gone; returns how many.
   static std::size_t reclaim_stale(const std::string& prefix);
-
-  class Impl;
-
- private:
-  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace spindle::transport

@@ -29,6 +29,7 @@
 #include <memory>
 #include <vector>
 
+#include <spindle/transport/forwarding.hpp>
 #include <spindle/transport/transport.hpp>
 
 namespace spindle::transport {
@@ -53,7 +54,12 @@ struct TcpConfig {
   std::chrono::milliseconds hello_timeout{3000};
 };
 
-class TcpTransport final : public Transport {
+namespace tcp_detail {
+class Impl;
+}
+extern template class Forwarding<tcp_detail::Impl>;
+
+class TcpTransport final : public Forwarding<tcp_detail::Impl> {
  public:
   // Resolves self.host, binds and listens at once (throws std::system_error if the address
   // is unusable, std::invalid_argument if must_agree cannot travel in a HELLO), so peers
@@ -64,36 +70,7 @@ class TcpTransport final : public Transport {
 
   // The port actually bound (useful with port 0).
   [[nodiscard]] std::uint16_t port() const noexcept;
-
-  [[nodiscard]] NodeId self() const noexcept override;
   [[nodiscard]] std::string_view kind() const noexcept override { return "tcp"; }
-  LocalRegion create_region(RegionId id, std::size_t size) override;
-  void release_region(RegionId id) override;
-  void restrict_writes(RegionId id, std::span<const WriteGrant> grants) override;
-  [[nodiscard]] Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
-                               std::chrono::milliseconds timeout) override;
-  void disconnect() override;
-  [[nodiscard]] bool connecting(NodeId peer) const override;
-  [[nodiscard]] std::optional<RegionDescriptor> remote_region(NodeId peer,
-                                                              RegionId id) const override;
-  [[nodiscard]] std::optional<LocalRegion> local_region(RegionId id) const override;
-  [[nodiscard]] Status write(NodeId peer, RegionId local, std::uint64_t local_offset,
-                             RegionId remote, std::uint64_t remote_offset,
-                             std::size_t length) override;
-  [[nodiscard]] WriteBatchResult write_batch(NodeId peer, std::span<const WriteOp> ops) override;
-  [[nodiscard]] Status send_block(NodeId peer, RegionId local, std::uint64_t offset,
-                                  std::uint32_t length, std::uint32_t immediate) override;
-  [[nodiscard]] Status post_receive(NodeId peer, RegionId local, std::uint64_t offset,
-                                    std::uint32_t capacity) override;
-  std::size_t poll(std::vector<Event>& out) override;
-  [[nodiscard]] std::uint64_t activity() const noexcept override;
-  void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) override;
-  void notify() noexcept override;
-
-  class Impl;
-
- private:
-  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace spindle::transport

@@ -1,0 +1,95 @@
+// The definitions of Forwarding<Impl> (forwarding.hpp): included by a transport's source
+// file once its Impl is complete, before it instantiates the base.
+#pragma once
+
+#include <spindle/transport/forwarding.hpp>
+
+namespace spindle::transport {
+
+template <class Impl>
+Forwarding<Impl>::Forwarding(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+template <class Impl>
+Forwarding<Impl>::~Forwarding() = default;
+
+template <class Impl>
+NodeId Forwarding<Impl>::self() const noexcept {
+  return impl_->self();
+}
+template <class Impl>
+LocalRegion Forwarding<Impl>::create_region(RegionId id, std::size_t size) {
+  return impl_->create_region(id, size);
+}
+template <class Impl>
+void Forwarding<Impl>::release_region(RegionId id) {
+  impl_->release_region(id);
+}
+template <class Impl>
+void Forwarding<Impl>::restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
+  impl_->restrict_writes(id, grants);
+}
+template <class Impl>
+Status Forwarding<Impl>::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
+                                 std::chrono::milliseconds timeout) {
+  return impl_->connect(members, view_epoch, timeout);
+}
+template <class Impl>
+void Forwarding<Impl>::disconnect() {
+  impl_->disconnect();
+}
+template <class Impl>
+bool Forwarding<Impl>::connecting(NodeId peer) const {
+  if constexpr (requires(const Impl& i) { i.connecting(peer); }) {
+    return impl_->connecting(peer);
+  } else {
+    return Transport::connecting(peer);
+  }
+}
+template <class Impl>
+std::optional<RegionDescriptor> Forwarding<Impl>::remote_region(NodeId peer, RegionId id) const {
+  return impl_->remote_region(peer, id);
+}
+template <class Impl>
+std::optional<LocalRegion> Forwarding<Impl>::local_region(RegionId id) const {
+  return impl_->local_region(id);
+}
+template <class Impl>
+Status Forwarding<Impl>::write(NodeId peer, RegionId local, std::uint64_t local_offset,
+                               RegionId remote, std::uint64_t remote_offset, std::size_t length) {
+  return impl_->write(peer, local, local_offset, remote, remote_offset, length);
+}
+template <class Impl>
+WriteBatchResult Forwarding<Impl>::write_batch(NodeId peer, std::span<const WriteOp> ops) {
+  if constexpr (requires(Impl & i) { i.write_batch(peer, ops); }) {
+    return impl_->write_batch(peer, ops);
+  } else {
+    return Transport::write_batch(peer, ops);
+  }
+}
+template <class Impl>
+Status Forwarding<Impl>::send_block(NodeId peer, RegionId local, std::uint64_t offset,
+                                    std::uint32_t length, std::uint32_t immediate) {
+  return impl_->send_block(peer, local, offset, length, immediate);
+}
+template <class Impl>
+Status Forwarding<Impl>::post_receive(NodeId peer, RegionId local, std::uint64_t offset,
+                                      std::uint32_t capacity) {
+  return impl_->post_receive(peer, local, offset, capacity);
+}
+template <class Impl>
+std::size_t Forwarding<Impl>::poll(std::vector<Event>& out) {
+  return impl_->poll(out);
+}
+template <class Impl>
+std::uint64_t Forwarding<Impl>::activity() const noexcept {
+  return impl_->activity();
+}
+template <class Impl>
+void Forwarding<Impl>::wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
+  impl_->wait(ticket, timeout);
+}
+template <class Impl>
+void Forwarding<Impl>::notify() noexcept {
+  impl_->notify();
+}
+
+}  // namespace spindle::transport

@@ -1,0 +1,25 @@
+// What the engine delivers to its client (DCPS): one message of a subgroup, in delivery
+// order. The group layer's own type, so that the layers above never include the protocol
+// layers (smc/, sst/, rdmc/, transport headers); SMC delivers this very type
+// (smc::Message is an alias), so nothing is converted on the way up.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace spindle::group {
+
+// One delivered message; `payload` points into the SST (or RDMC's buffer) and is valid
+// during the upcall only.
+struct Message {
+  std::uint32_t subgroup = 0;
+  std::uint32_t sender = 0;       // its node id
+  std::uint32_t sender_rank = 0;  // index in the subgroup's sender list
+  std::uint64_t index = 0;        // the sender's count of real messages before this one
+  std::int64_t seq = -1;          // global seq in atomic mode; -1 in unordered mode
+  std::span<const std::byte> payload;
+  std::uint32_t flags = 0;  // what the sender committed it with (commit()), kSlotNull aside
+};
+
+}  // namespace spindle::group
