@@ -8,15 +8,24 @@
 // Output, one line per figure, in the format of the peer DDS benchmarks (/work/shared/peers):
 //   peer=spindle-raw transport=<t> size=<bytes> subs=1 metric=<m> value=<x>
 //
+//   socket      the physical reference of the tcp figures (--transport socket): a bare
+//               loopback TCP ping-pong between the same two processes, blocking send() and
+//               recv() of <size> bytes with TCP_NODELAY, nothing else; its lines say
+//               peer=bare-socket transport=tcp.
+//
 //   --restrict  both sides restrict the regions to what the other writes (restrict_writes:
 //               the data region to each, the control words to their writer), so every
 //               write is checked against the writer's ranges (tcp: on receipt; shm: before
 //               it leaves); compare with a run without it for the cost of the check.
 //
-// usage: spindle_transport_bench [--transport tcp,shm,rdma] [--sizes 64,1024,...] (--help)
+// usage: spindle_transport_bench [--transport tcp,shm,rdma,socket] [--sizes 64,...] (--help)
 //                                [--duration-ms 1000] [--iterations 2000] [--smoke]
 //                                [--restrict]
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -200,17 +209,95 @@ void run_peer(Endpoint& e) {
 }
 
 struct Options {
-  std::vector<std::string> transports{"tcp", "shm", "rdma"};
+  std::vector<std::string> transports{"socket", "tcp", "shm", "rdma"};
   std::vector<std::size_t> sizes{64, 1024, 10240, 65536, 1048576};
   std::chrono::milliseconds duration{1000};
   int iterations = 2000;
   bool restrict = false;
 };
 
-void line(const std::string& kind, std::size_t size, const char* metric, double value) {
-  std::printf("peer=spindle-raw transport=%s size=%zu subs=1 metric=%s value=%.3f\n", kind.c_str(),
+void line(const std::string& kind, std::size_t size, const char* metric, double value,
+          const char* peer = "spindle-raw") {
+  std::printf("peer=%s transport=%s size=%zu subs=1 metric=%s value=%.3f\n", peer, kind.c_str(),
               size, metric, value);
   std::fflush(stdout);
+}
+
+// p50 and p99 of `rtt` (microseconds), printed for `peer`.
+void latency_lines(std::vector<double>& rtt, const std::string& kind, std::size_t size,
+                   const char* peer) {
+  std::sort(rtt.begin(), rtt.end());
+  line(kind, size, "latency_us_p50", rtt[rtt.size() / 2], peer);
+  line(kind, size, "latency_us_p99", rtt[std::min(rtt.size() - 1, rtt.size() * 99 / 100)], peer);
+}
+
+// Moves exactly `len` bytes over a blocking socket; false if the stream ended.
+bool send_all(int fd, const std::byte* p, std::size_t len) {
+  while (len > 0) {
+    const ssize_t n = ::send(fd, p, len, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    p += n;
+    len -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+bool recv_all(int fd, std::byte* p, std::size_t len) {
+  while (len > 0) {
+    const ssize_t n = ::recv(fd, p, len, 0);
+    if (n <= 0) return false;
+    p += n;
+    len -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// The physical reference: a bare loopback TCP ping-pong of `size` bytes between this
+// process and a forked echo, blocking calls and TCP_NODELAY, as any two programs would.
+int bench_socket(const Options& o) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::listen(listener, 1) != 0 ||
+      ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+    die("socket: cannot listen on 127.0.0.1");
+  std::fflush(stdout);
+  const pid_t child = ::fork();
+  if (child < 0) die("fork");
+  const int one = 1;
+  std::vector<std::byte> buf(*std::max_element(o.sizes.begin(), o.sizes.end()));
+  if (child == 0) {
+    ::close(listener);
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) std::_Exit(1);
+    (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    for (std::size_t size : o.sizes)
+      for (int i = 0; i < o.iterations; ++i)
+        if (!recv_all(fd, buf.data(), size) || !send_all(fd, buf.data(), size)) std::_Exit(1);
+    ::close(fd);
+    std::_Exit(0);
+  }
+  const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  ::close(listener);
+  if (fd < 0) die("socket: accept");
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  for (std::size_t size : o.sizes) {
+    std::vector<double> rtt;
+    rtt.reserve(static_cast<std::size_t>(o.iterations));
+    for (int i = 0; i < o.iterations; ++i) {
+      const auto t0 = Clock::now();
+      if (!send_all(fd, buf.data(), size) || !recv_all(fd, buf.data(), size))
+        die("socket: the echo stopped");
+      rtt.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    latency_lines(rtt, "tcp", size, "bare-socket");
+  }
+  ::close(fd);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
 void run_driver(Endpoint& e, const std::string& kind, const Options& o) {
@@ -256,9 +343,7 @@ void run_driver(Endpoint& e, const std::string& kind, const Options& o) {
       e.await([&] { return load(e.control + kEcho) == want; });
       rtt.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
     }
-    std::sort(rtt.begin(), rtt.end());
-    line(kind, size, "latency_us_p50", rtt[rtt.size() / 2]);
-    line(kind, size, "latency_us_p99", rtt[std::min(rtt.size() - 1, rtt.size() * 99 / 100)]);
+    latency_lines(rtt, kind, size, "spindle-raw");
   }
   store(e.control + kStage + kMode, kQuit);
   e.write(kControl, kStage + kMode, kControl, kMode, 8);
@@ -266,6 +351,7 @@ void run_driver(Endpoint& e, const std::string& kind, const Options& o) {
 }
 
 int bench_one(const std::string& kind, const Options& o) {
+  if (kind == "socket") return bench_socket(o);
   if (kind == "rdma") {
     std::string why;
     if (!st::rdma_device_available(why)) {
@@ -309,9 +395,11 @@ int main(int argc, char** argv) {
       "spindle_transport_bench: raw transport throughput, CPU and round trip (two\n"
       "processes on this host), one line per figure in the format of\n"
       "/work/shared/peers."};
-  app.add_option("--transport", o.transports, "Transports to measure (rdma skips without a device)")
+  app.add_option("--transport", o.transports,
+                 "Transports to measure (rdma skips without a device; socket: the bare loopback "
+                 "TCP ping-pong the tcp round trip is judged against)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"tcp", "shm", "rdma"}))
+      ->check(CLI::IsMember({"tcp", "shm", "rdma", "socket"}))
       ->capture_default_str();
   const auto* sizes = app.add_option("--sizes", o.sizes, "Message sizes in bytes")
                           ->delimiter(',')

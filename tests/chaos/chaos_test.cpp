@@ -67,6 +67,19 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// Memory figures mean little under AddressSanitizer (its quarantine keeps what is freed).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 constexpr std::uint16_t kJoinPort = 7410;  // domain 0's, in this test's own network
 constexpr std::size_t kChunk = 10 * 1024;
 
@@ -520,7 +533,9 @@ TEST_CASE("chaos: HELLOs for views to come, claiming a joiner, keep no one out",
             << " ms (process start included); longest gap at the "
             << "subscriber " << before["gap_ms"] << " ms before, " << during["gap_ms"]
             << " ms with them" << std::endl;
-  CHECK(rss_during - rss_before < 32 * 1024);  // at most 64 parked, 69 KiB each
+  // At most 64 parked, 69 KiB each. Under AddressSanitizer freed memory waits in its
+  // quarantine (256 MiB by default), so the bound says nothing there: reported only.
+  if (!kAddressSanitizer) CHECK(rss_during - rss_before < 32 * 1024);
   CHECK(join_ms < 10'000);
   d.finish({0, 1}, 3);
 }

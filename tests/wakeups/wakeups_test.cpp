@@ -1,0 +1,77 @@
+// What a waiting reader costs, counted (issue 33: "a test that fails if a waiting reader's
+// thread count or wake-ups per sample regress; count them, do not time them"). A writer
+// process streams 600 samples, one every 2 ms, to a reader process that waits on a WaitSet
+// and takes each one (wakeups_program.cpp, ISO C++ PSM only), over tcp and over shm. The
+// reader reports its threads while it waited and the wake-ups of all its threads per
+// sample (voluntary context switches, from /proc): each must stay within the bound below,
+// today's figure with a margin of less than one. A change that adds a thread, or a hand-off per
+// sample, fails here; one that removes some should lower the bound with it (docs/user-guide.md,
+// "Latency").
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "process.hpp"
+#include "scoped_config.hpp"
+
+namespace tst = spindle::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+// The bounds, per transport: threads of the waiting reader's process, and wake-ups per
+// sample. Measured on the 2-core machine, release build: the figures this test prints
+// (ctest -R latency.wakeups -V).
+struct Bounds {
+  std::uint64_t threads;
+  double switches_per_sample;
+};
+// 2026-11-27: 6 threads on both; 6.9-7.0 wake-ups per sample over tcp, 5.0-5.1 over shm
+// (three runs each; the same under the sanitizers). One more thread, or one more wake-up
+// per sample, fails.
+constexpr std::uint64_t kTcpThreads = 6, kShmThreads = 6;
+constexpr double kTcpSwitches = 7.5, kShmSwitches = 5.5;
+Bounds bounds(const std::string& transport) {
+  return transport == "shm" ? Bounds{kShmThreads, kShmSwitches} : Bounds{kTcpThreads, kTcpSwitches};
+}
+
+void count(const std::string& transport) {
+  tst::ScopedDomainConfig config("transport: " + transport + ", shm: {namespace: wakeups-" +
+                                 std::to_string(::getpid()) + "}");
+  const std::string program = tst::self_dir() + "/wakeups_program";
+  const auto deadline = std::chrono::steady_clock::now() + 90s;
+  tst::Process reader({program, "reader", "600"});
+  REQUIRE(reader.read_line(deadline) == std::optional<std::string>("ready"));
+  tst::Process writer({program, "writer", "600"});
+  const auto wrote = writer.read_line(deadline);
+  const auto report = reader.read_line(deadline);
+  INFO("writer: " << wrote.value_or("(nothing)") << "; reader: " << report.value_or("(nothing)"));
+  REQUIRE(report.value_or("").rfind("threads ", 0) == 0);
+  std::istringstream in(*report);
+  std::string word;
+  std::uint64_t threads = 0, switches = 0, samples = 0;
+  in >> word >> threads >> word >> switches >> word >> samples;
+  REQUIRE(samples > 0);
+  const double per_sample = static_cast<double>(switches) / static_cast<double>(samples);
+  std::cout << "FIGURE " << transport << ": a waiting reader's process has " << threads
+            << " threads and wakes " << per_sample << " times per sample" << std::endl;
+  const auto b = bounds(transport);
+  CHECK(threads <= b.threads);
+  CHECK(per_sample <= b.switches_per_sample);
+  CHECK(writer.wait(deadline) == 0);
+  CHECK(reader.wait(deadline) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("a waiting reader's threads and wake-ups per sample, over tcp", "[tcp]") {
+  count("tcp");
+}
+TEST_CASE("a waiting reader's threads and wake-ups per sample, over shm", "[shm]") {
+  count("shm");
+}
