@@ -44,6 +44,7 @@ struct LocalDomain {
   std::uint16_t join_port = 0;  // the leader takes joiners on it; 0: nobody joins later
   std::size_t rdmc_block = 0;   // engine.rdmc_block_size; 0: the default
   std::string log_dir = {};     // storage.log_dir; empty: the default
+  std::string idle_spin = {};   // engine.idle_spin (a duration, "200us"); empty: the default
 };
 
 // The engine settings of a LocalDomain, as the inside of a YAML flow map.
@@ -51,6 +52,7 @@ inline std::string engine_settings(const LocalDomain& d) {
   std::string out = "window_size: " + std::to_string(d.window) +
                     ", slot_size: " + std::to_string(d.slot) + ", connect_timeout: 20s";
   if (d.rdmc_block > 0) out += ", rdmc_block_size: " + std::to_string(d.rdmc_block);
+  if (!d.idle_spin.empty()) out += ", idle_spin: " + d.idle_spin;
   return out;
 }
 

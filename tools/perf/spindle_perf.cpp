@@ -4,7 +4,9 @@
 //   peer=spindle transport=<tcp|shm> size=<bytes> subs=<n> metric=<m> value=<x>
 //
 //   lat: two processes; `ping` writes a sample, `pong` writes it back, ping measures the
-//        round trip (latency_us_p50, latency_us_p99). KEEP_LAST 1, reliable.
+//        round trip (latency_us_p50, latency_us_p99). KEEP_LAST 1, reliable. Back to back,
+//        or --rate round trips a second; the CPU each process used over the run (cpu_pct_ping,
+//        cpu_pct_pong: 100 is one core), to weigh engine.idle_spin (--idle-spin) against.
 //   thr: one publisher streams for --duration seconds to `subs` subscriber processes;
 //        each counts what it received (throughput_msgs_s, throughput_MBps per subscriber,
 //        averaged). KEEP_ALL, reliable.
@@ -19,11 +21,12 @@
 //   spindle-perf [--transport tcp|shm] [--sizes 64,1024,10240,102400,1048576]
 //                [--subs 1,3] [--tests lat,thr,churn] [--duration S] [--warmup S]
 //                [--consistency atomic|unordered]   (peer=spindle or peer=spindle-unordered)
-//                [--slot-size N] [--rdmc-block-size N]
+//                [--slot-size N] [--rdmc-block-size N] [--idle-spin US] [--rate HZ]
 //   spindle-perf --role ping|pong|pub|sub|churn ...   (internal: one process of a run)
 //
 // Every process of a run finds the run's domain file through SPINDLE_CONFIG and its id
 // through SPINDLE_NODE_ID. Every wait is bounded.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,6 +69,8 @@ struct Options {
   std::string log_dir = "/var/tmp";    // logged: where each run's logs go (and are removed)
   std::size_t slot_size = 0;           // engine.slot_size; 0: each run's sample (1 MiB at most)
   std::size_t rdmc_block = 0;          // engine.rdmc_block_size; 0: the default
+  std::int64_t idle_spin_us = -1;      // engine.idle_spin in microseconds; -1: the default
+  double rate = 0;                     // lat: round trips a second; 0: back to back
   std::string role;
   std::size_t size = 64;
   bool churn = false;       // pub/sub: a churn run (two measured phases)
@@ -143,6 +148,14 @@ dds::pub::qos::DataWriterQos writer_qos(const dds::pub::Publisher& pub, bool kee
   return q;
 }
 
+// CPU seconds this process used so far, all threads.
+double cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
 // ping (node 0) / pong (node 1): round trips on topics "ping" and "pong".
 int latency_role(const Options& o) {
   const bool ping = o.role == "ping";
@@ -162,6 +175,8 @@ int latency_role(const Options& o) {
   if (!ping) {
     // Echo until a sample with seq 0xffffffff says stop (or nothing comes for 30 s).
     auto last = Clock::now();
+    const auto wall0 = Clock::now();
+    const double cpu0 = cpu_seconds();
     for (;;) {
       try {
         ws.wait(dds::core::Duration::from_millisecs(200));
@@ -173,6 +188,8 @@ int latency_role(const Options& o) {
         if (!in.info().valid()) continue;
         last = Clock::now();
         if (in.data().seq() == 0xffffffffu) {
+          const double wall = std::chrono::duration<double>(Clock::now() - wall0).count();
+          std::cout << "RESULT pong_cpu=" << 100.0 * (cpu_seconds() - cpu0) / wall << std::endl;
           std::this_thread::sleep_for(100ms);
           return 0;
         }
@@ -184,7 +201,18 @@ int latency_role(const Options& o) {
   const auto warm_end = Clock::now() + std::chrono::duration<double>(o.warmup);
   const auto end = warm_end + std::chrono::duration<double>(o.duration);
   std::uint32_t seq = 0;
+  const auto wall0 = Clock::now();
+  const double cpu0 = cpu_seconds();
+  const auto period =
+      o.rate > 0
+          ? std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / o.rate))
+          : Clock::duration::zero();
+  auto next = wall0;
   while (Clock::now() < end) {
+    if (o.rate > 0) {
+      next += period;
+      std::this_thread::sleep_until(next);
+    }
     s.seq(++seq);
     const auto t0 = Clock::now();
     w.write(s);
@@ -201,6 +229,8 @@ int latency_role(const Options& o) {
     if (t0 >= warm_end)
       rtt.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
   }
+  const double cpu =
+      100.0 * (cpu_seconds() - cpu0) / std::chrono::duration<double>(Clock::now() - wall0).count();
   s.seq(0xffffffffu);
   w.write(s);
   std::sort(rtt.begin(), rtt.end());
@@ -209,7 +239,7 @@ int latency_role(const Options& o) {
                        : rtt[static_cast<std::size_t>(q * static_cast<double>(rtt.size() - 1))];
   };
   std::cout << "RESULT p50=" << pct(0.5) << " p99=" << pct(0.99) << " n=" << rtt.size()
-            << std::endl;
+            << " ping_cpu=" << cpu << std::endl;
   std::this_thread::sleep_for(200ms);
   return 0;
 }
@@ -387,7 +417,8 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
       "Written by spindle-perf for one run.",
       churn ? spindle::tools::free_loopback_port() : std::uint16_t{0},
       o.rdmc_block,
-      logs.string()};
+      logs.string(),
+      o.idle_spin_us >= 0 ? std::to_string(o.idle_spin_us) + "us" : std::string()};
   spindle::tools::write_domain_file(file, domain);
   auto join_file = file;
   join_file.replace_extension(".joiner.yaml");
@@ -397,7 +428,7 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
     std::ostringstream args;
     args << "--role " << roles[i] << " --size " << size << " --subs " << subs << " --duration "
          << o.duration << " --warmup " << o.warmup << " --consistency " << o.consistency
-         << " --fsync " << o.fsync;
+         << " --fsync " << o.fsync << " --rate " << o.rate;
     if (churn) args << " --churn --join-config '" << join_file.string() << "'";
     procs.push_back(spindle::tools::start_member(file, i, args.str()));
   }
@@ -437,8 +468,17 @@ int coordinator(const Options& o) {
           ++failures;
           continue;
         }
-        line(o, size, 1, "latency_us_p50", value_of(r[0], "p50"));
-        line(o, size, 1, "latency_us_p99", value_of(r[0], "p99"));
+        std::string ping_line, pong_line;
+        for (const auto& l : r)
+          (l.find("pong_cpu=") != std::string::npos ? pong_line : ping_line) = l;
+        if (ping_line.empty()) {
+          ++failures;
+          continue;
+        }
+        line(o, size, 1, "latency_us_p50", value_of(ping_line, "p50"));
+        line(o, size, 1, "latency_us_p99", value_of(ping_line, "p99"));
+        line(o, size, 1, "cpu_pct_ping", value_of(ping_line, "ping_cpu"));
+        if (!pong_line.empty()) line(o, size, 1, "cpu_pct_pong", value_of(pong_line, "pong_cpu"));
         continue;
       }
       if (test == "churn") {
@@ -542,6 +582,17 @@ int main(int argc, char** argv) {
                    "(engine.rdmc_block_size)";
           },
           "0 or 4096..67108864, a multiple of 64"))
+      ->capture_default_str();
+  app.add_option("--idle-spin", o.idle_spin_us,
+                 "engine.idle_spin of every run in microseconds: how long a protocol thread "
+                 "busy-polls after its last work before it sleeps (the latency-versus-CPU knob); "
+                 "-1: the default (1 ms)")
+      ->check(CLI::Range(std::int64_t{-1}, std::int64_t{10'000'000}))
+      ->capture_default_str();
+  app.add_option("--rate", o.rate,
+                 "lat: round trips a second (a steady low rate shows what parking costs); 0: "
+                 "back to back")
+      ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   // Internal: how the coordinator starts one process of a run.
   app.add_option("--role", o.role)
