@@ -246,8 +246,8 @@ class Transport {
                                        std::chrono::milliseconds timeout) = 0;
 
   // Whether connect() left `peer` to connect in the background and it has not yet (see
-  // connect()). Control thread, after connect(); true only for a member of the view
-  // connected. The default: never (a transport that waits for every member).
+  // connect()); true only for a member of the view connected. Any thread, after connect().
+  // The default: never (a transport that waits for every member).
   [[nodiscard]] virtual bool connecting(NodeId /*peer*/) const { return false; }
 
   // Closes every connection of the current view (peers see peer_left) and drops events
