@@ -87,9 +87,9 @@ void WaitSetDelegate::collect_triggered(std::vector<ConditionPtr>& out) const {
   }
 }
 
-std::vector<WaitSetDelegate::ConditionPtr> WaitSetDelegate::wait(
-    const dds::core::Duration& timeout) {
-  std::vector<ConditionPtr> triggered;
+void WaitSetDelegate::wait(const dds::core::Duration& timeout,
+                           std::vector<ConditionPtr>& triggered) {
+  triggered.clear();
   const bool forever = timeout.is_infinite();
   const auto deadline = forever ? std::chrono::steady_clock::time_point::max()
                                 : std::chrono::steady_clock::now() + timeout.to_chrono();
@@ -106,7 +106,7 @@ std::vector<WaitSetDelegate::ConditionPtr> WaitSetDelegate::wait(
   } done{&waiting_};
   for (;;) {
     collect_triggered(triggered);
-    if (!triggered.empty()) return triggered;
+    if (!triggered.empty()) return;
     const std::uint64_t seen = generation_;
     // cv_ releases and re-acquires mu_ itself; MutexLock still owns it on return.
     const auto moved = [&]() SPINDLE_NO_THREAD_SAFETY_ANALYSIS { return generation_ != seen; };
@@ -114,7 +114,7 @@ std::vector<WaitSetDelegate::ConditionPtr> WaitSetDelegate::wait(
       cv_.wait(mu_, moved);
     } else if (!cv_.wait_until(mu_, deadline, moved)) {
       collect_triggered(triggered);  // a last look: the deadline and a trigger may coincide
-      return triggered;
+      return;
     }
   }
 }
@@ -146,11 +146,15 @@ WaitSet::ConditionSeq WaitSet::wait() {
 WaitSet::ConditionSeq& WaitSet::wait(ConditionSeq& triggered, const dds::core::Duration& timeout) {
   // Cleared before waiting: dropping the caller's references must not happen under a lock.
   triggered.clear();
-  auto conds = checked().wait(timeout);
+  // The delegate's list, one per thread and kept between waits: a waiter that reuses
+  // `triggered` allocates nothing per wait (docs/user-guide.md, "Latency").
+  thread_local std::vector<delegate_type::ConditionPtr> conds;
+  checked().wait(timeout, conds);
   if (conds.empty()) throw TimeoutError("dds::core::cond::WaitSet::wait: timed out");
   triggered.reserve(conds.size());
   for (auto& c : conds)
     triggered.emplace_back(std::move(c));
+  conds.clear();  // no reference kept past the wait
   return triggered;
 }
 

@@ -39,9 +39,10 @@ class WaitSetDelegate {
   // The attached conditions (closed ones are dropped first).
   [[nodiscard]] std::vector<ConditionPtr> conditions() SPINDLE_EXCLUDES(attach_mu_, mu_);
 
-  // The attached conditions whose trigger is true, waiting up to `timeout` for one;
-  // empty on timeout. Throws PreconditionNotMetError if another thread is waiting.
-  [[nodiscard]] std::vector<ConditionPtr> wait(const dds::core::Duration& timeout)
+  // The attached conditions whose trigger is true, waiting up to `timeout` for one, into
+  // `out` (cleared first; its capacity is kept, so a waiter that reuses it allocates
+  // nothing); empty on timeout. Throws PreconditionNotMetError if another thread is waiting.
+  void wait(const dds::core::Duration& timeout, std::vector<ConditionPtr>& out)
       SPINDLE_EXCLUDES(mu_);
 
   // Called by an attached condition whose trigger became true.
