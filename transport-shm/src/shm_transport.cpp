@@ -352,6 +352,10 @@ class shm_detail::Impl {
       if (m.id == cfg_.self) continue;
       auto p = std::make_unique<Peer>();
       p->id = m.id;
+      p->deadline = give_up_on(m, Clock::now(), deadline);
+      // A member joining with this view holds nobody: the monitor connects to it in the
+      // background (connecting(), PeerConnected).
+      p->background = m.connect_within.count() > 0;
       p->out_ring = Segment::create(ring_name(cfg_.self, m.id), SegmentKind::ring,
                                     kRingDataOffset + cfg_.ring_bytes);
       auto* r = new (p->out_ring->payload()) RingData{};
@@ -361,19 +365,9 @@ class shm_detail::Impl {
       peers.emplace(m.id, std::move(p));
     }
     ctl()->epoch.store(epoch, std::memory_order_release);
-    std::map<NodeId, Clock::time_point> within;  // give_up_on(): connect_within applied
-    const auto start = Clock::now();
-    for (const auto& m : members) {
-      within[m.id] = give_up_on(m, start, deadline);
-      // A member joining with this view holds nobody: the monitor connects to it in the
-      // background (connecting(), PeerConnected).
-      if (const auto it = peers.find(m.id); it != peers.end() && m.connect_within.count() > 0)
-        it->second->background = true;
-    }
     Status result = Status::ok;
     std::vector<Suspicion> missing;
     for (auto& [id, p] : peers) {
-      p->deadline = within.at(id);
       Attempt a = attempt(*p, epoch, &last_pids_);
       if (p->background) {
         // One look now; the monitor takes it from here (until its deadline).
@@ -393,10 +387,8 @@ class shm_detail::Impl {
         missing.push_back(failed(*p, a, epoch));
         continue;
       }
-      p->pid = static_cast<pid_t>(p->control->header()->owner_pid);
+      adopt(*p, Clock::now());
       last_pids_[id] = p->pid;
-      p->last_heartbeat = p->ctl()->heartbeat.load(std::memory_order_relaxed);
-      p->heartbeat_seen = Clock::now();
     }
     // A peer we refused refuses us as soon as it looks at our control segment, but it may
     // not have looked yet: stay (until the deadline) until every peer we refused has, so
@@ -491,6 +483,13 @@ class shm_detail::Impl {
       if (p.in_ring && map_regions(p)) return {Attempt::connected, {}, 0};
     }
     return {};
+  }
+
+  // A peer attempt() connected: its process, and its heartbeat as of `now`.
+  void adopt(Peer& p, Clock::time_point now) {
+    p.pid = static_cast<pid_t>(p.control->header()->owner_pid);
+    p.last_heartbeat = p.ctl()->heartbeat.load(std::memory_order_relaxed);
+    p.heartbeat_seen = now;
   }
 
   // Why attempt() did not connect `p` in time, as its suspicion. A refusal is told to the
@@ -792,9 +791,7 @@ class shm_detail::Impl {
               suspect(*p, why.reason, std::move(why.detail));
               continue;
             }
-            p->pid = static_cast<pid_t>(p->control->header()->owner_pid);
-            p->last_heartbeat = p->ctl()->heartbeat.load(std::memory_order_relaxed);
-            p->heartbeat_seen = now;
+            adopt(*p, now);
             p->ready.store(true, std::memory_order_release);
             push_event(PeerConnected{id});
           }

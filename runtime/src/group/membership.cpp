@@ -248,6 +248,7 @@ void Membership::step() {
 }
 
 bool Membership::joiners_connecting() const {
+  if (joining_ == 0) return false;  // the usual view: nothing to look at on every step
   for (std::size_t r = 0; r < n_; ++r)
     if ((joining_ & bit(r)) != 0 && sst_->connecting(r) && !sst_->suspected(r)) return true;
   return false;

@@ -316,12 +316,16 @@ void Rdmc::release(GroupId id, std::uint64_t seq) {
     if (m.seq == seq) m.released = true;
 }
 
+std::optional<std::uint32_t> Rdmc::index_of(NodeId node) const noexcept {
+  const auto it = std::lower_bound(nodes_.begin(), nodes_.end(), node);
+  if (it == nodes_.end() || *it != node) return std::nullopt;
+  return static_cast<std::uint32_t>(it - nodes_.begin());
+}
+
 void Rdmc::fail(NodeId peer, const std::string& why) {
-  const auto it = std::lower_bound(nodes_.begin(), nodes_.end(), peer);
-  if (it == nodes_.end() || *it != peer) return;
-  const auto i = static_cast<std::size_t>(it - nodes_.begin());
-  if (suspected_[i] != 0) return;
-  suspected_[i] = 1;
+  const auto i = index_of(peer);
+  if (!i || suspected_[*i] != 0) return;
+  suspected_[*i] = 1;
   for (auto& g : groups_)
     if (std::find(g.members.begin(), g.members.end(), peer) != g.members.end()) g.broken = true;
   if (cb_.failed) cb_.failed(peer, why);
@@ -338,10 +342,9 @@ void Rdmc::on_event(const transport::Event& e) {
     fail(x->peer, "rdmc: node " + std::to_string(x->peer) + " suspected: " + x->detail);
   } else if (const auto* c = std::get_if<transport::PeerConnected>(&e)) {
     // A joiner connected late (start()): its receives and credits, then all of ours.
-    const auto it = std::lower_bound(nodes_.begin(), nodes_.end(), c->peer);
-    if (it == nodes_.end() || *it != c->peer || c->peer == t_->self()) return;
-    const auto i = static_cast<std::uint32_t>(it - nodes_.begin());
-    if (staging_end_ != 0 && posted_for_[i] == 0) open(i);
+    const auto i = index_of(c->peer);
+    if (!i || c->peer == t_->self()) return;
+    if (staging_end_ != 0 && posted_for_[*i] == 0) open(*i);
     for (const auto& r : mine_)
       push(c->peer, r.offset, r.length);
   }

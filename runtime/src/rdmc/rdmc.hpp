@@ -189,6 +189,8 @@ class Rdmc {
   void push(NodeId peer, std::size_t off, std::size_t len);
   // Posts node i's staging receives and returns its credits.
   void open(std::uint32_t i);
+  // `node`'s index in nodes_, if it is in any group.
+  [[nodiscard]] std::optional<std::uint32_t> index_of(NodeId node) const noexcept;
   [[nodiscard]] std::optional<std::size_t> allocate(Group& g, std::size_t size);
   void free(Group& g, std::size_t offset);
   // Checks that this node sends in `id` and that `size` bytes can go; throws otherwise.
