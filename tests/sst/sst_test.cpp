@@ -384,6 +384,82 @@ TEST_CASE("sst: a silent peer is suspected by heartbeat timeout and reported onc
          2u) == 2u);
 }
 
+// A member joining with the view (Member::joining) holds nobody: the others push nothing to
+// it while their transport still connects to it, send it their whole row once it connected,
+// and suspect it, naming why, if it never does.
+namespace {
+struct JoiningPair {
+  explicit JoiningPair(std::uint64_t seed) : net(config(seed)) {
+    g.members = {sg::Member{1, "sim", 0}, sg::Member{2, "sim", 0}};
+    g.members[1].joining = true;
+    g.subgroups = {sg::Subgroup{"s", {1, 2}, {1, 2}, 4, 64, sg::Ordering::atomic}};
+    g.knobs.heartbeat_interval = 1ms;
+    g.knobs.suspicion_timeout = 5ms;
+    net.add_node(1);
+    net.add_node(2);
+    auto clock = [this] { return net.now(); };
+    a = std::make_unique<sst::Sst>(net.node(1), g, clock);
+    b = std::make_unique<sst::Sst>(net.node(2), g, clock);
+    REQUIRE(a->connect(10ms) == st::Status::ok);  // node 2 has not connected yet
+  }
+  static sim::Config config(std::uint64_t seed) {
+    sim::Config c;
+    c.seed = seed;
+    return c;
+  }
+  sg::View g;
+  sim::Network net;
+  std::unique_ptr<sst::Sst> a, b;
+};
+}  // namespace
+
+TEST_CASE("sst: a joiner is sent nothing until it connected, then the whole row",
+          "[sst][joining]") {
+  JoiningPair p(11);
+  CHECK(p.a->connecting(1));
+  p.a->push_guard(1, p.a->layout().control(0), 8);
+  CHECK_FALSE(p.a->has_pending());  // dropped: the row goes whole once it connected
+  bool connected = false;
+  p.a->set_connected_handler([&](std::size_t rank) { connected = rank == 1; });
+  sst::Predicates pa, pb;
+  sst::PredicateLoop la(*p.a, pa), lb(*p.b, pb);
+  p.net.set_actor(1, [&] {
+    (void)la.run_once();
+    return true;
+  });
+  p.net.run_until([&] { return p.net.now() > 2ms; }, 3ms);
+  REQUIRE(p.b->connect(10ms) == st::Status::ok);
+  p.net.set_actor(2, [&] {
+    (void)lb.run_once();
+    return true;
+  });
+  p.net.run_until([&] { return connected && p.b->heartbeat(0) > 0; }, 20ms);
+  CHECK(connected);
+  CHECK_FALSE(p.a->connecting(1));
+  CHECK(p.b->heartbeat(0) > 0);  // node 1's row reached it
+  CHECK_FALSE(p.a->suspected(1));
+}
+
+TEST_CASE("sst: a joiner that never connects is suspected, and the report says so",
+          "[sst][joining]") {
+  JoiningPair p(12);
+  std::vector<sst::SuspicionReport> reports;
+  p.a->set_suspicion_handler([&](const sst::SuspicionReport& r) { reports.push_back(r); });
+  sst::Predicates pa;
+  sst::PredicateLoop la(*p.a, pa);
+  p.net.set_actor(1, [&] {
+    (void)la.run_once();
+    return reports.empty();
+  });
+  p.net.run_until([&] { return !reports.empty(); }, 50ms);
+  REQUIRE(reports.size() == 1);
+  CHECK(reports[0].node == 2);
+  CHECK(reports[0].reason == st::SuspicionReason::connect_timeout);
+  INFO(reports[0].detail);
+  CHECK(reports[0].detail.find("node 2 joined view 1 but did not connect within") !=
+        std::string::npos);
+}
+
 TEST_CASE("sst: a transport suspicion (crash) is surfaced to the layer above", "[sst][suspicion]") {
   sim::Config cfg;
   cfg.seed = 9;
