@@ -726,6 +726,12 @@ class shm_detail::Impl {
   void notify() noexcept {
     doorbell_->ring();
   }
+  void wait_quiet(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
+    doorbell_->wait_quiet(static_cast<std::uint32_t>(ticket), timeout);
+  }
+  void arm_waiter(bool armed) noexcept {
+    doorbell_->arm(armed);
+  }
 
   bool connecting(NodeId peer) const {
     const auto* p = find(peer);

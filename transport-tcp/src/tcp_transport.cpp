@@ -477,6 +477,10 @@ class tcp_detail::Impl {
     doorbell_.wait(static_cast<std::uint32_t>(ticket), timeout);
   }
   void notify() noexcept { doorbell_.ring(); }
+  void wait_quiet(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
+    doorbell_.wait_quiet(static_cast<std::uint32_t>(ticket), timeout);
+  }
+  void arm_waiter(bool armed) noexcept { doorbell_.arm(armed); }
 
   bool connecting(NodeId peer) const {
     auto p = find(peer);

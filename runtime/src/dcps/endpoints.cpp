@@ -1108,6 +1108,12 @@ Reader::~Reader() {
   close();
 }
 
+bool Reader::drive(std::chrono::steady_clock::time_point deadline, bool (*done)(const void*),
+                   const void* arg) {
+  if (is_closed()) return false;
+  return subscriber_->owner().engine().drive(deadline, [&] { return done(arg); });
+}
+
 void Reader::close() {
   if (is_closed()) return;
   auto& owner = subscriber_->owner();

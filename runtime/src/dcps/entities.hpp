@@ -795,6 +795,8 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   std::shared_ptr<detail::ReaderListenerHook> listener() const override;
   void enable() override;
   void close() override;
+  bool drive(std::chrono::steady_clock::time_point deadline, bool (*done)(const void*),
+             const void* arg) override;
 
   // TopicSink (predicate thread).
   void on_sample(const ParsedSample& sample, NodeId sender) override;

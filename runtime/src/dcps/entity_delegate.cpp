@@ -21,6 +21,11 @@ EntityDelegate::~EntityDelegate() {
   if (cond) cond->close();
 }
 
+bool EntityDelegate::drive(std::chrono::steady_clock::time_point /*deadline*/,
+                           bool (* /*done*/)(const void*), const void* /*arg*/) {
+  return false;
+}
+
 void EntityDelegate::enable() {
   check_open();
   enabled_.store(true, std::memory_order_release);

@@ -104,12 +104,42 @@ void WaitSetDelegate::wait(const dds::core::Duration& timeout,
     bool* flag;
     ~Done() { *flag = false; }
   } done{&waiting_};
+  bool drove = false;  // at most one drive per change: after it, sleep until the next
   for (;;) {
     collect_triggered(triggered);
     if (!triggered.empty()) return;
-    const std::uint64_t seen = generation_;
+    const std::uint64_t seen = generation_.load();
+    if (!drove) {
+      drove = true;
+      std::shared_ptr<spindle::detail::EntityDelegate> source;
+      for (const auto& c : conditions_) {
+        if ((source = c->source())) break;
+      }
+      if (source) {
+        mu_.unlock();
+        struct Moved {
+          const std::atomic<std::uint64_t>* generation;
+          std::uint64_t seen;
+        } moved_since{&generation_, seen};
+        const bool moved = source->drive(
+            deadline,
+            [](const void* a) {
+              const auto* m = static_cast<const Moved*>(a);
+              return m->generation->load(std::memory_order_acquire) != m->seen;
+            },
+            &moved_since);
+        source.reset();  // no lock held: the entity's last reference may go here
+        mu_.lock();
+        if (moved) {
+          drove = false;
+          continue;
+        }
+        if (generation_.load() != seen) continue;
+      }
+    }
     // cv_ releases and re-acquires mu_ itself; MutexLock still owns it on return.
-    const auto moved = [&]() SPINDLE_NO_THREAD_SAFETY_ANALYSIS { return generation_ != seen; };
+    const auto moved = [&]()
+                           SPINDLE_NO_THREAD_SAFETY_ANALYSIS { return generation_.load() != seen; };
     if (forever) {
       cv_.wait(mu_, moved);
     } else if (!cv_.wait_until(mu_, deadline, moved)) {

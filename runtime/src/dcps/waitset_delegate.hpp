@@ -5,6 +5,11 @@
 // true, sleep on cv_ until generation_ moves. A condition whose source changed and whose
 // trigger is now true calls wake(), which bumps generation_ under mu_ — so a change that
 // lands between the evaluation and the sleep is never lost — and notifies cv_.
+// Before it sleeps, the waiter runs the protocol of the first attached condition's entity
+// itself, without mu_ (EntityDelegate::drive), until generation_ moves: a sample that
+// arrives then is delivered, and its trigger seen, on the waiting thread, with no
+// wake-up. Once the drive stops for another reason (its idle spin passed without work,
+// another thread steps), the waiter sleeps on cv_ as above until the next change.
 //
 // Threading: any thread may attach, detach, list and wake; one thread at a time may
 // wait. Lock order: attach_mu_ -> ConditionDelegate::waitsets_mu_ -> mu_ -> source locks
@@ -12,6 +17,7 @@
 // only with no lock held.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -19,6 +25,7 @@
 
 #include <dds/core/Duration.hpp>
 #include <spindle/detail/condition_delegate.hpp>
+#include <spindle/detail/entity_delegate.hpp>
 #include <spindle/detail/thread_annotations.hpp>
 
 namespace spindle::dcps {
@@ -57,7 +64,8 @@ class WaitSetDelegate {
   mutable detail::Mutex mu_;
   std::condition_variable_any cv_;
   std::vector<ConditionPtr> conditions_ SPINDLE_GUARDED_BY(mu_);
-  std::uint64_t generation_ SPINDLE_GUARDED_BY(mu_) = 0;
+  // Written under mu_; read without it by a driving waiter (atomic).
+  std::atomic<std::uint64_t> generation_{0};
   bool waiting_ SPINDLE_GUARDED_BY(mu_) = false;
 };
 

@@ -194,6 +194,7 @@ Engine::Engine(View first, std::unique_ptr<transport::Transport> owned, transpor
       layout_(std::move(layout)),
       connect_timeout_(connect_timeout) {
   current_ = build(first, connect_timeout, true);
+  idle_spin_ = current_->view.knobs.idle_spin;
 }
 
 Engine::~Engine() {
@@ -1199,6 +1200,7 @@ void Engine::commit(Loan& loan, std::size_t size, Clock::time_point deadline) {
     loan.data = nullptr;
     return;
   }
+  std::shared_ptr<ViewState> push;
   {
     std::lock_guard lock(view_mu_);
     if (loan.view == current_ && !wedged_ && loan.large) {
@@ -1212,11 +1214,23 @@ void Engine::commit(Loan& loan, std::size_t size, Clock::time_point deadline) {
     if (loan.view == current_ && !wedged_) {
       smc::Reservation r{smc::ReserveStatus::ok, loan.data,
                          static_cast<std::uint32_t>(loan.capacity), loan.index};
-      loan.view->smc->commit(loan.subgroup, r, static_cast<std::uint32_t>(size));
-      loan.view.reset();
+      loan.view->smc->commit_quiet(loan.subgroup, r, static_cast<std::uint32_t>(size));
       published_.fetch_add(1, std::memory_order_relaxed);
-      return;
+      push = std::move(loan.view);
     }
+  }
+  if (push) {
+    // Pushed from this thread when nobody steps the protocol now: no hand-off to the
+    // protocol thread, no wake-up of it (docs/user-guide.md, "Latency"). Otherwise the
+    // thread that steps sends it, woken if it dozes.
+    auto& smc = *push->smc;
+    const std::uint32_t sg = loan.subgroup;
+    if (runtime_->try_run(*push->loop, [&] { (void)smc.push(sg); })) {
+      pushed_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      smc.nudge();
+    }
+    return;
   }
   // Reserved in a view that has ended (or is ending): its ring is gone with it. The bytes
   // are still valid (the loan holds its view), so they go out in the current view.
@@ -1237,6 +1251,7 @@ EngineStats Engine::stats() const {
   s.relayouts = relayouts_.load();
   s.large_sent = large_sent_.load();
   s.rejoins = rejoins_.load();
+  s.pushed = pushed_.load();
   std::lock_guard lock(view_mu_);
   s.views = views_;
   return s;

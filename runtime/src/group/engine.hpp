@@ -165,6 +165,7 @@ struct EngineStats {
   std::uint64_t relayouts = 0;    // view changes this member asked for to lay subgroups out
   std::uint64_t large_sent = 0;   // messages larger than a slot this node committed
   std::uint64_t rejoins = 0;      // times this member halted and got back into its domain
+  std::uint64_t pushed = 0;       // messages the writer's own thread sent (nobody stepped)
 };
 
 // The slot flag of a message larger than its slot: the slot holds a LargeDescriptor, the
@@ -253,6 +254,13 @@ class Engine {
   [[nodiscard]] Executor& executor() noexcept { return runtime_->executor(); }
   [[nodiscard]] std::string_view transport_kind() const noexcept { return transport_->kind(); }
   [[nodiscard]] bool on_protocol_thread() const noexcept { return runtime_->on_protocol_thread(); }
+  // An application thread waiting for done() runs the protocol's steps meanwhile, for at
+  // most the idle spin without work (Runtime::drive): true once done() held; false when it
+  // stopped driving for another reason (the caller then sleeps its own way). Never from
+  // the protocol thread.
+  bool drive(TimePoint deadline, core::FunctionRef<bool()> done) {
+    return runtime_->drive(deadline, idle_spin_, done);
+  }
 
   // The largest message one slot of `channel`'s subgroup takes.
   [[nodiscard]] std::uint32_t max_message(Channel channel) const;
@@ -376,7 +384,9 @@ class Engine {
   std::atomic<bool> closing_{false};
   std::atomic<bool> stopping_{false};
   std::atomic<bool> disconnected_{false};
+  std::chrono::nanoseconds idle_spin_{};  // the knob, as the first view has it
   std::atomic<std::uint64_t> published_{0};
+  std::atomic<std::uint64_t> pushed_{0};
   std::atomic<std::uint64_t> resent_{0};
   std::atomic<std::uint64_t> republished_{0};
   std::atomic<std::uint64_t> unread_{0};

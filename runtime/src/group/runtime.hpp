@@ -13,6 +13,8 @@
 //   │                          view change stops) and never behind a slow listener
 //   ├── start(loop) / stop()   the protocol (predicate) thread of one view's engine
 //   ├── wait_until(t, done)    an application thread waiting for protocol progress
+//   ├── drive(t, spin, done)   ... running the protocol's steps itself meanwhile
+//   ├── try_run(loop, work)    a writer pushing its commit from its own thread
 //   └── process_state(m)       what is certain about a member's process: on this host,
 //                              whether it exited (liveness.hpp; simulated hosts in tests)
 //
@@ -26,6 +28,7 @@
 #include <functional>
 #include <span>
 
+#include "core/function_ref.hpp"
 #include "group/liveness.hpp"
 
 namespace spindle::sst {
@@ -90,6 +93,20 @@ class Runtime {
   // True when time is virtual and waits drive the scheduler: blocking primitives of real
   // threads (a futex sleep) must not be used, wait_until must.
   [[nodiscard]] virtual bool simulated() const noexcept = 0;
+
+  // An application thread that waits for the protocol runs its steps meanwhile
+  // (sst::PredicateLoop::drive): until done() holds (true), or until `deadline`, `spin`
+  // without work, another thread stepping or a stop (false: the caller sleeps its own way
+  // and checks again). The default, and the simulator's: false at once.
+  virtual bool drive(TimePoint /*deadline*/, std::chrono::nanoseconds /*spin*/,
+                     core::FunctionRef<bool()> /*done*/) {
+    return false;
+  }
+  // Runs `work` on the calling thread as the protocol thread of `loop` if that loop runs
+  // and nobody steps it now (sst::PredicateLoop::try_run); false, not run, otherwise.
+  virtual bool try_run(const sst::PredicateLoop& /*loop*/, core::FunctionRef<void()> /*work*/) {
+    return false;
+  }
 
   // What is known for certain about member `m`'s process (any thread; never blocks).
   [[nodiscard]] virtual ProcessState process_state(const Member& m) = 0;

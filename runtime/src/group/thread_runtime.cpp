@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <future>
+#include <thread>
 #include <utility>
 
 #include "sst/predicate_loop.hpp"
@@ -138,17 +139,47 @@ std::int64_t ThreadRuntime::wall_ns() const noexcept {
 }
 
 void ThreadRuntime::start(sst::PredicateLoop& loop) {
-  loop_ = &loop;
   loop.start();
+  loop_.store(&loop);
 }
 
 void ThreadRuntime::stop() {
-  if (loop_ != nullptr) loop_->stop();
-  loop_ = nullptr;
+  auto* loop = loop_.exchange(nullptr);
+  if (loop == nullptr) return;
+  loop->stop_drivers();
+  while (callers_.load() != 0)
+    std::this_thread::yield();
+  loop->stop();
 }
 
 bool ThreadRuntime::on_protocol_thread() const noexcept {
-  return loop_ != nullptr && loop_->on_loop_thread();
+  const auto* loop = loop_.load();
+  return loop != nullptr && loop->on_loop_thread();
+}
+
+namespace {
+// Counts an application thread in ThreadRuntime::callers_ while it uses the loop.
+struct Caller {
+  explicit Caller(std::atomic<std::uint32_t>& n) noexcept : count(&n) { count->fetch_add(1); }
+  ~Caller() { count->fetch_sub(1); }
+  Caller(const Caller&) = delete;
+  Caller& operator=(const Caller&) = delete;
+  std::atomic<std::uint32_t>* count;
+};
+}  // namespace
+
+bool ThreadRuntime::drive(TimePoint deadline, std::chrono::nanoseconds spin,
+                          core::FunctionRef<bool()> done) {
+  const Caller caller(callers_);
+  auto* loop = loop_.load();
+  return loop != nullptr && !loop->on_loop_thread() &&
+         loop->drive(deadline, spin, done) == sst::Drive::done;
+}
+
+bool ThreadRuntime::try_run(const sst::PredicateLoop& loop, core::FunctionRef<void()> work) {
+  const Caller caller(callers_);
+  auto* running = loop_.load();
+  return running == &loop && !running->on_loop_thread() && running->try_run(work);
 }
 
 bool ThreadRuntime::wait_until(TimePoint deadline, const std::function<bool()>& done) {

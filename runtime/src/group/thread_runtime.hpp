@@ -9,6 +9,7 @@
 // leaf, never held while a job runs.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -66,6 +67,9 @@ class ThreadRuntime final : public Runtime {
   [[nodiscard]] bool on_protocol_thread() const noexcept override;
   bool wait_until(TimePoint deadline, const std::function<bool()>& done) override;
   [[nodiscard]] bool simulated() const noexcept override { return false; }
+  bool drive(TimePoint deadline, std::chrono::nanoseconds spin,
+             core::FunctionRef<bool()> done) override;
+  bool try_run(const sst::PredicateLoop& loop, core::FunctionRef<void()> work) override;
   [[nodiscard]] ProcessState process_state(const Member& m) override { return watch_.state(m); }
   void watch(std::span<const Member> members) override { watch_.watch(members); }
 
@@ -73,7 +77,11 @@ class ThreadRuntime final : public Runtime {
   ProcessWatch watch_;
   ThreadExecutor executor_;
   ThreadExecutor control_;
-  sst::PredicateLoop* loop_ = nullptr;
+  // Application threads read loop_ while stop() swaps it out: each counts itself in
+  // callers_ before it loads the pointer, and stop() waits for callers_ to drain after it
+  // swapped (both seq_cst: a caller that saw the old loop is counted when stop() looks).
+  std::atomic<sst::PredicateLoop*> loop_{nullptr};
+  std::atomic<std::uint32_t> callers_{0};
 };
 
 }  // namespace spindle::group

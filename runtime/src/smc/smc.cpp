@@ -119,12 +119,20 @@ class SubgroupEngine {
     return Reservation{ReserveStatus::ok, sst_->at(slot_offset(my_slots_, r)), max_payload_, r};
   }
 
-  void commit(const Reservation& res, std::uint32_t size, std::uint32_t flags) noexcept {
+  void commit(const Reservation& res, std::uint32_t size, std::uint32_t flags,
+              bool nudge) noexcept {
     auto* h = my_header(static_cast<std::size_t>(res.index % w_));
     h->size = std::min(size, res.capacity);
     h->flags = flags & ~sst::kSlotNull;
     committed_[res.index % w_].store(res.index + 1, std::memory_order_release);
-    sst_->nudge();  // a dozing predicate loop must send it now
+    if (nudge) sst_->nudge();  // a dozing predicate loop must send it now
+  }
+
+  // The send predicate, run by whoever steps the loop now (a writer, Smc::push).
+  bool push() {
+    if (!my_sender_ || !send_ready()) return false;
+    send();
+    return true;
   }
 
   // reserve(), sleeping while the ring is full until a slot frees or `deadline` passes.
@@ -672,7 +680,24 @@ Reservation Smc::reserve_wait(std::uint32_t subgroup, std::uint32_t size,
 void Smc::commit(std::uint32_t subgroup, const Reservation& r, std::uint32_t size,
                  std::uint32_t flags) noexcept {
   if (r.status != ReserveStatus::ok) return;
-  engines_[subgroup]->commit(r, size, flags);
+  engines_[subgroup]->commit(r, size, flags, true);
+}
+
+void Smc::commit_quiet(std::uint32_t subgroup, const Reservation& r, std::uint32_t size,
+                       std::uint32_t flags) noexcept {
+  if (r.status != ReserveStatus::ok) return;
+  engines_[subgroup]->commit(r, size, flags, false);
+}
+
+void Smc::nudge() noexcept {
+  sst_->nudge();
+}
+
+bool Smc::push(std::uint32_t subgroup) {
+  if (subgroup >= engines_.size() || !engines_[subgroup]) return false;
+  const bool sent = engines_[subgroup]->push();
+  sst_->flush();
+  return sent;
 }
 
 void Smc::wedge() noexcept {

@@ -14,9 +14,10 @@
 //   - reserve()/commit() are lock-free and may be called from any application thread,
 //     concurrently (several threads may fill different slots of one ring at once; the
 //     send predicate only ever pushes the committed prefix, so ordering is by reserve).
-//   - Everything else runs on the predicate thread: the predicates registered in the
-//     constructor, the delivery upcall, and stats(), which must be read on that thread or
-//     after it stopped.
+//   - Everything else runs on the predicate thread — whichever thread holds the predicate
+//     loop's token (a driving application thread too, sst/predicate_loop.hpp): the
+//     predicates registered in the constructor, push(), the delivery upcall, and stats(),
+//     which must be read on that thread or after it stopped.
 //   - Construction and destruction on the control thread with the predicate thread stopped.
 //
 // Ring arithmetic (one sender's ring, w = window_size; indices count real messages from 0
@@ -149,6 +150,14 @@ class Smc {
   // travel with it to every receiver's Message (bits above sst::kSlotNull: the client's own).
   void commit(std::uint32_t subgroup, const Reservation& r, std::uint32_t size,
               std::uint32_t flags = 0) noexcept;
+  // commit() without waking a dozing predicate thread: the caller then either pushes the
+  // message itself from its own thread (push(), as the loop's token holder) or nudge()s.
+  void commit_quiet(std::uint32_t subgroup, const Reservation& r, std::uint32_t size,
+                    std::uint32_t flags = 0) noexcept;
+  void nudge() noexcept;
+  // The send predicate of `subgroup` and the SST flush, on the thread that holds the
+  // predicate loop's token (PredicateLoop::try_run): what is committed goes out now.
+  bool push(std::uint32_t subgroup);
   // Ends reservations in this view (a view change begins): every later reserve() and every
   // writer sleeping in reserve_wait() gets `wedged`. Any thread; idempotent.
   void wedge() noexcept;

@@ -21,15 +21,194 @@ bool PredicateLoop::step(bool timers) {
   return worked;
 }
 
+thread_local const PredicateLoop* PredicateLoop::stepping_ = nullptr;
+
+namespace {
+// A driver asks the stepping loop thread for the token at most this long; past it the
+// thread is off its core (a small machine) and the caller sleeps its own way instead.
+constexpr std::chrono::nanoseconds kHandover = std::chrono::microseconds(100);
+// The loop thread standing by wakes at least this often: for its timers once a driver
+// left without a ring (drivers run the timers while they step).
+constexpr std::chrono::nanoseconds kStandBy = std::chrono::milliseconds(10);
+// A driver yields its core this often while it spins without work: on a small machine the
+// thread it waits for (a peer's, or this process's transport I/O thread) may need it.
+constexpr std::chrono::nanoseconds kDriverYield = std::chrono::microseconds(20);
+constexpr std::chrono::nanoseconds kOtherRan = std::chrono::microseconds(2);
+constexpr std::uint64_t kClockEvery = 16;
+}  // namespace
+
 void PredicateLoop::start() {
   if (thread_.joinable()) return;
+  stopping_.store(false);
+  token_.store(kFree);
   thread_ = std::jthread([this](std::stop_token st) { run(std::move(st)); });
 }
 
 void PredicateLoop::stop() {
   if (!thread_.joinable()) return;
+  stopping_.store(true);
   thread_.request_stop();
+  // A loop thread standing by sleeps quietly: arm the transport so the ring wakes it.
+  arm();
+  sst_->transport().notify();
   thread_.join();
+  disarm();
+}
+
+void PredicateLoop::arm() noexcept {
+  if (!armed_.exchange(true)) sst_->transport().arm_waiter(true);
+}
+
+void PredicateLoop::disarm() noexcept {
+  if (armed_.exchange(false)) sst_->transport().arm_waiter(false);
+}
+
+void PredicateLoop::stand_by() {
+  auto& t = sst_->transport();
+  const std::uint64_t ticket = t.activity();
+  if (token_.load(std::memory_order_acquire) == kFree && want_.load() == 0) return;
+  t.wait_quiet(ticket, kStandBy);
+}
+
+bool PredicateLoop::take_for_driver() {
+  std::uint32_t seen = kFree;
+  if (token_.compare_exchange_strong(seen, kDriven, std::memory_order_acquire)) return true;
+  if (seen == kDriven) return false;  // another driver steps: its steps deliver for us too
+  // The loop thread steps: it hands the token over at its next iteration.
+  want_.fetch_add(1);
+  const auto until = std::chrono::steady_clock::now() + kHandover;
+  bool got = false;
+  for (std::uint32_t i = 1;; ++i) {
+    seen = kFree;
+    if (token_.compare_exchange_weak(seen, kDriven, std::memory_order_acquire)) {
+      got = true;
+      break;
+    }
+    if (seen == kDriven || stopping_.load(std::memory_order_relaxed)) break;
+    if (i % 64 == 0) {
+      if (std::chrono::steady_clock::now() >= until) break;
+      std::this_thread::yield();  // the loop thread may be queued behind this one
+    } else {
+      core::cpu_relax();
+    }
+  }
+  want_.fetch_sub(1);
+  if (!got && token_.load() != kDriven) {
+    // The loop thread may have handed over and stand by: let it take the token back.
+    arm();
+    sst_->transport().notify();
+  }
+  return got;
+}
+
+template <class Last>
+void PredicateLoop::release_driver(Last&& last) {
+  auto& t = sst_->transport();
+  // As the loop thread does before it sleeps: from here on a local commit rings the
+  // transport; the last look catches one made before.
+  sst_->set_dozing(true);
+  const std::uint64_t ticket = t.activity();
+  const bool more = last();
+  stepping_ = nullptr;
+  token_.store(kFree, std::memory_order_release);
+  arm();
+  // Something landed after the last look (or it left work behind): wake the loop thread.
+  if (more || t.activity() != ticket) t.notify();
+}
+
+Drive PredicateLoop::drive(std::chrono::steady_clock::time_point deadline,
+                           std::chrono::nanoseconds spin, core::FunctionRef<bool()> done) {
+  if (stopping_.load(std::memory_order_acquire)) return Drive::stopped;
+  if (!take_for_driver()) {
+    drive_stats_.busy.fetch_add(1, std::memory_order_relaxed);
+    return stopping_.load() ? Drive::stopped : Drive::busy;
+  }
+  drive_stats_.drives.fetch_add(1, std::memory_order_relaxed);
+  driven_.fetch_add(1, std::memory_order_relaxed);
+  disarm();
+  sst_->set_dozing(false);
+  stepping_ = this;
+  Drive result = Drive::done;
+  try {
+    auto idle_since = std::chrono::steady_clock::now();
+    auto last_yield = idle_since;
+    bool worked = false;
+    bool contended = false;
+    for (;;) {
+      if (done()) break;
+      if (stopping_.load(std::memory_order_relaxed)) {
+        result = Drive::stopped;
+        break;
+      }
+      const bool timers = ++driver_steps_ % kClockEvery == 0;
+      if (step(timers)) {
+        worked = true;
+        continue;
+      }
+      if (!timers) {
+        core::cpu_relax();
+        continue;
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (std::exchange(worked, false)) idle_since = now;
+      if (now >= deadline) {
+        result = Drive::timeout;
+        break;
+      }
+      if (now - idle_since >= spin) {
+        result = Drive::idle;
+        break;
+      }
+      if (contended || now - last_yield >= kDriverYield) {
+        std::this_thread::yield();
+        last_yield = std::chrono::steady_clock::now();
+        // Another thread ran meanwhile (the yield took longer than a switch-less one): the
+        // core is shared with work, so yield at every timed check (as the loop thread does).
+        contended = last_yield - now > kOtherRan;
+      }
+    }
+    if (result == Drive::stopped) {
+      stepping_ = nullptr;
+      token_.store(kFree, std::memory_order_release);
+      return result;
+    }
+    release_driver([this] { return step(true); });
+  } catch (...) {
+    abandon();
+    throw;
+  }
+  return result;
+}
+
+bool PredicateLoop::try_run(core::FunctionRef<void()> work) {
+  if (stopping_.load(std::memory_order_acquire)) return false;
+  std::uint32_t seen = kFree;
+  if (!token_.compare_exchange_strong(seen, kDriven, std::memory_order_acquire)) return false;
+  drive_stats_.runs.fetch_add(1, std::memory_order_relaxed);
+  disarm();
+  sst_->set_dozing(false);
+  stepping_ = this;
+  try {
+    work();
+    release_driver([&] {
+      work();
+      return false;
+    });
+  } catch (...) {
+    abandon();
+    throw;
+  }
+  return true;
+}
+
+void PredicateLoop::abandon() noexcept {
+  // A step threw on a driving thread (out of memory): the loop thread takes over, and the
+  // exception goes on to the application's call.
+  stepping_ = nullptr;
+  sst_->set_dozing(true);
+  token_.store(kFree, std::memory_order_release);
+  arm();
+  sst_->transport().notify();
 }
 
 void PredicateLoop::run(std::stop_token st) {
@@ -50,19 +229,27 @@ void PredicateLoop::run(std::stop_token st) {
   // 3 members one sending: a receiver sharing the sender's CPU spent 29 % of its time in
   // the pause loop; atomic/raw median 0.41 -> 0.54 over 4 alternating runs, 4 one
   // 0.44 -> 0.54, 3 all 0.49 -> 0.51, 2 members unchanged).
+  //
+  // The token (class comment): the loop thread steps only while it holds it. It gives it
+  // up to sleep, and to a driver that asks (want_); while a driver holds it, it stands by.
+  // Taking it back after a driver stepped, it does not spin: the driver spun already, and
+  // will likely be back (an application between two waits); it dozes at its first idle
+  // check instead.
   const auto& k = sst_->group().knobs;
   constexpr std::chrono::nanoseconds kFirstSlice = std::chrono::microseconds(50);
   constexpr std::chrono::nanoseconds kYieldEvery = std::chrono::microseconds(20);
-  constexpr std::chrono::nanoseconds kOtherRan = std::chrono::microseconds(2);
-  constexpr std::uint64_t kClockEvery = 16;
   auto& t = sst_->transport();
   std::optional<std::chrono::steady_clock::time_point> idle_since;
   std::chrono::steady_clock::time_point last_yield;
   std::chrono::nanoseconds slice = kFirstSlice;
   std::uint64_t sleeps = 0;
   std::uint64_t n = 0;
-  bool worked = false;     // the last step did work: yield at the next idle one
-  bool contended = false;  // the last yield ran another thread: yield at every idle check
+  bool worked = false;        // the last step did work: yield at the next idle one
+  bool contended = false;     // the last yield ran another thread: yield at every idle check
+  bool own = false;           // holds the token
+  bool dozed = false;         // gave the token up to sleep
+  bool after_driver = false;  // took the token back from a driver: no idle spin
+  std::uint64_t driven_seen = 0;
   // Yields and notes whether another thread ran meanwhile (a yield nobody took returns in
   // well under a microsecond; a switch there and back alone takes longer).
   auto yield = [&](std::chrono::steady_clock::time_point before) {
@@ -71,6 +258,34 @@ void PredicateLoop::run(std::stop_token st) {
     contended = last_yield - before > kOtherRan;
   };
   while (!st.stop_requested()) {
+    if (!own) {
+      std::uint32_t seen = kFree;
+      if (want_.load() != 0 ||
+          !token_.compare_exchange_strong(seen, kLoop, std::memory_order_acquire)) {
+        stand_by();
+        continue;
+      }
+      own = true;
+      disarm();
+      sst_->set_dozing(false);
+      if (const auto d = driven_.load(std::memory_order_relaxed); d != driven_seen) {
+        driven_seen = d;
+        after_driver = true;
+        idle_since.reset();
+        slice = kFirstSlice;
+      } else if (std::exchange(dozed, false)) {
+        slice = std::min<std::chrono::nanoseconds>(slice * 2, k.sleep_slice);
+      }
+      dozed = false;
+    }
+    if (want_.load(std::memory_order_relaxed) != 0) {
+      // A driver asks: hand over (it takes the token as soon as it is free).
+      driven_seen = driven_.load(std::memory_order_relaxed);
+      token_.store(kFree, std::memory_order_release);
+      own = false;
+      drive_stats_.handovers.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
     // Timers and the idle clock every kClockEvery steps: a clock read costs as much as an
     // idle step (22 % of the CPU time of busy shm members went to clock_gettime).
     const bool timers = ++n % kClockEvery == 0;
@@ -90,7 +305,7 @@ void PredicateLoop::run(std::stop_token st) {
     }
     const auto now = std::chrono::steady_clock::now();
     if (!idle_since) idle_since = now;
-    if (now - *idle_since < k.idle_spin) {
+    if (!after_driver && now - *idle_since < k.idle_spin) {
       if (contended || now - last_yield >= kYieldEvery) {
         yield(now);
       } else {
@@ -118,10 +333,16 @@ void PredicateLoop::run(std::stop_token st) {
     // that needs the loop rings the transport (peers' writes, events, local commits).
     auto doze = std::min<std::chrono::nanoseconds>(slice, k.sleep_slice);
     if (const auto due = sst_->tick_due_in()) doze = std::min(doze, *due);
+    // Asleep, the loop holds no token: a driver or a writer may step meanwhile. The one
+    // who takes the token next clears the dozing mark.
+    after_driver = false;
+    driven_seen = driven_.load(std::memory_order_relaxed);
+    token_.store(kFree, std::memory_order_release);
+    own = false;
+    dozed = true;
     t.wait(ticket, doze);
-    sst_->set_dozing(false);
-    slice = std::min<std::chrono::nanoseconds>(slice * 2, k.sleep_slice);
   }
+  if (own) token_.store(kFree, std::memory_order_release);
   stats_.sleeps = sleeps;
 }
 

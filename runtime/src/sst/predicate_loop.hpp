@@ -12,12 +12,32 @@
 // source (Sst::nudge), so a commit after an idle period is sent at once. The sleep is cut
 // into slices (50 us doubling up to knobs.sleep_slice) that end when the next timer is due
 // (Sst::tick_due_in: a heartbeat to send, a peer's silence to check).
+//
+// Driving: an application thread that waits for the protocol (a WaitSet) may run the
+// steps itself, drive(), and a writer may push its commit from its own thread, try_run():
+// a sample then crosses no thread between the application and the wire, nor between the
+// wire and the waiting reader (docs/user-guide.md, "Latency"). One thread steps at a time;
+// the token says which:
+//
+//   kFree    nobody steps. The loop thread sleeps on the transport, woken by any ring.
+//   kLoop    the loop thread steps (and spins, then dozes, as above). A driver that wants
+//            the token raises want_; the loop thread hands it over at its next iteration.
+//   kDriven  an application thread steps. The loop thread stands by in a quiet sleep
+//            (Transport::wait_quiet): peers' writes do not wake it, so they cost their
+//            writers no wake-up call. Releasing the token arms the transport for it
+//            (arm_waiter), so the next ring after a driver left wakes it.
+//
+// A driver spins for at most `spin` without work, then releases the token and returns
+// `idle`: the caller then sleeps its own way and the loop thread, woken by the next ring,
+// delivers as before. Timers run in drivers' steps too. stop() waits for drivers to leave.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <thread>
 
+#include "core/function_ref.hpp"
 #include "sst/predicates.hpp"
 #include "sst/sst.hpp"
 
@@ -27,6 +47,21 @@ struct LoopStats {
   std::uint64_t steps = 0;
   std::uint64_t busy_steps = 0;
   std::uint64_t sleeps = 0;
+};
+
+enum class Drive : std::uint8_t {
+  done,     // done() held
+  timeout,  // the deadline passed first
+  idle,     // nothing came for `spin`: sleep; the loop thread took the protocol back
+  busy,     // another thread steps and did not hand over
+  stopped,  // the loop is stopping
+};
+
+struct DriveStats {
+  std::atomic<std::uint64_t> drives{0};     // drive() calls that got the token
+  std::atomic<std::uint64_t> busy{0};       // ... that did not
+  std::atomic<std::uint64_t> runs{0};       // try_run() calls that ran
+  std::atomic<std::uint64_t> handovers{0};  // the loop thread gave the token to a driver
 };
 
 class PredicateLoop {
@@ -41,21 +76,64 @@ class PredicateLoop {
 
   void start();
   void stop();
+  // Drivers return `stopped` from now on (ThreadRuntime::stop(), before it waits for them).
+  void stop_drivers() noexcept { stopping_.store(true); }
   [[nodiscard]] bool running() const noexcept { return thread_.joinable(); }
-  // True when called from the loop's own thread (an upcall).
+  // True when called from the loop's own thread, or from a thread stepping it (drive(),
+  // try_run()): an upcall.
   [[nodiscard]] bool on_loop_thread() const noexcept {
-    return std::this_thread::get_id() == thread_.get_id();
+    return std::this_thread::get_id() == thread_.get_id() || stepping_ == this;
   }
+
+  // Application threads, while the loop runs (start()): the caller guarantees the loop
+  // outlives the call (ThreadRuntime counts callers before stop() proceeds).
+  // Runs steps on the calling thread until done() holds, `deadline` passes, or nothing
+  // came for `spin` (see the class comment). done() is checked between steps.
+  Drive drive(std::chrono::steady_clock::time_point deadline, std::chrono::nanoseconds spin,
+              core::FunctionRef<bool()> done);
+  // Runs `work` (which steps part of the protocol, e.g. one subgroup's send and the SST
+  // flush) on the calling thread if nobody steps now; false, without running it, if the
+  // loop thread or a driver does. `work` runs twice: once, and once more after the loop is
+  // marked dozing (what it left is then the loop thread's, woken by the commit's nudge).
+  bool try_run(core::FunctionRef<void()> work);
+  [[nodiscard]] const DriveStats& drive_stats() const noexcept { return drive_stats_; }
   [[nodiscard]] Sst& sst() noexcept { return *sst_; }
   // Read after stop() (or from the loop's own thread).
   [[nodiscard]] const LoopStats& stats() const noexcept { return stats_; }
 
  private:
+  static constexpr std::uint32_t kFree = 0;
+  static constexpr std::uint32_t kLoop = 1;
+  static constexpr std::uint32_t kDriven = 2;
+
   void run(std::stop_token st);
   bool step(bool timers);
+  // Takes the token for a driver: at once if free, else asking the loop thread to hand it
+  // over (bounded). False if it did not come.
+  bool take_for_driver();
+  // Gives the driver's token back: marks the loop dozing, runs `last` once more (what
+  // arrives after it rings the transport), frees the token and arms the transport for the
+  // standing-by loop thread.
+  template <class Last>
+  void release_driver(Last&& last);
+  // Frees a driver's token when a step threw (the exception goes on to the caller).
+  void abandon() noexcept;
+  void arm() noexcept;
+  void disarm() noexcept;
+  // The loop thread while a driver holds the token: sleeps quietly until armed or a while.
+  void stand_by();
+
   Sst* sst_;
   Predicates* predicates_;
   LoopStats stats_;
+  DriveStats drive_stats_;
+  std::atomic<std::uint32_t> token_{kFree};
+  std::atomic<std::uint32_t> want_{0};  // drivers waiting for the loop thread's hand-over
+  std::atomic<bool> armed_{false};      // a transport waiter counted for the loop thread
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::uint64_t> driven_{0};  // token takes by drivers (the loop thread's view)
+  std::uint64_t driver_steps_ = 0;        // whoever holds the token: timers every 16th step
+  static thread_local const PredicateLoop* stepping_;
   std::jthread thread_;
 };
 

@@ -92,13 +92,24 @@ void Doorbell::ring() noexcept {
 void Doorbell::wait(std::uint32_t ticket, std::chrono::nanoseconds timeout) noexcept {
   if (timeout.count() <= 0) return;
   data_->waiters.fetch_add(1);
-  if (data_->seq.load() == ticket) {
-    timespec ts{};
-    ts.tv_sec = static_cast<time_t>(timeout.count() / 1'000'000'000);
-    ts.tv_nsec = static_cast<long>(timeout.count() % 1'000'000'000);
-    (void)futex(&data_->seq, shared_ ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE, ticket, &ts);
-  }
+  wait_quiet(ticket, timeout);
   data_->waiters.fetch_sub(1);
+}
+
+void Doorbell::wait_quiet(std::uint32_t ticket, std::chrono::nanoseconds timeout) noexcept {
+  if (timeout.count() <= 0 || data_->seq.load() != ticket) return;
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(timeout.count() / 1'000'000'000);
+  ts.tv_nsec = static_cast<long>(timeout.count() % 1'000'000'000);
+  (void)futex(&data_->seq, shared_ ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE, ticket, &ts);
+}
+
+void Doorbell::arm(bool armed) noexcept {
+  if (armed) {
+    data_->waiters.fetch_add(1);
+  } else {
+    data_->waiters.fetch_sub(1);
+  }
 }
 
 }  // namespace spindle::transport

@@ -55,6 +55,9 @@ class ConditionDelegate : public std::enable_shared_from_this<ConditionDelegate>
   virtual ~ConditionDelegate();
 
   [[nodiscard]] virtual bool trigger_value() const = 0;
+  // The entity whose protocol makes the trigger change (EntityDelegate::drive); null for
+  // a GuardCondition, or once the entity is gone.
+  [[nodiscard]] virtual std::shared_ptr<EntityDelegate> source() const { return nullptr; }
 
   void set_handler(Handler handler) SPINDLE_EXCLUDES(handler_mu_);
   void reset_handler() SPINDLE_EXCLUDES(handler_mu_);
@@ -130,6 +133,7 @@ class StatusConditionDelegate final : public ConditionDelegate {
   void enabled_statuses(const dds::core::status::StatusMask& mask);
   // Null once the entity is gone.
   [[nodiscard]] std::shared_ptr<EntityDelegate> entity() const { return entity_.lock(); }
+  [[nodiscard]] std::shared_ptr<EntityDelegate> source() const override { return entity(); }
 
  private:
   std::shared_ptr<StatusBook> book_;
@@ -155,6 +159,7 @@ class ReadConditionDelegate final : public ConditionDelegate {
   [[nodiscard]] bool trigger_value() const override;
   [[nodiscard]] const dds::sub::status::DataState& state_filter() const noexcept { return state_; }
   [[nodiscard]] const std::shared_ptr<EntityDelegate>& reader() const noexcept { return reader_; }
+  [[nodiscard]] std::shared_ptr<EntityDelegate> source() const override { return reader_; }
   [[nodiscard]] const std::shared_ptr<spindle::dcps::HistoryCache>& cache() const noexcept {
     return cache_;
   }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 
 #include <dds/core/InstanceHandle.hpp>
@@ -40,6 +41,14 @@ class EntityDelegate : public std::enable_shared_from_this<EntityDelegate> {
   // PSM retain(): keep the entity alive without references. The base does nothing; the
   // owner of entity lifetimes (the participant) overrides it.
   virtual void retain();
+
+  // A thread waiting for this entity's conditions (a WaitSet) runs the protocol's steps
+  // meanwhile, so that a delivery needs no other thread (docs/user-guide.md, "Latency"):
+  // true once done(arg) held; false when it stopped for another reason (the deadline,
+  // the idle spin without work, another thread stepping) or the entity has no protocol
+  // to run. The caller then sleeps as before. The base: false at once.
+  virtual bool drive(std::chrono::steady_clock::time_point deadline, bool (*done)(const void*),
+                     const void* arg);
 
   [[nodiscard]] bool is_enabled() const noexcept {
     return enabled_.load(std::memory_order_acquire);

@@ -35,6 +35,11 @@ class Doorbell {
   void ring() noexcept;
   // Sleeps until seq != ticket or the timeout passes (spurious returns are allowed).
   void wait(std::uint32_t ticket, std::chrono::nanoseconds timeout) noexcept;
+  // Sleeps like wait() without counting itself a waiter: a ring wakes it only while
+  // another count stands for it (arm()), or any other thread waits (Transport::wait_quiet).
+  void wait_quiet(std::uint32_t ticket, std::chrono::nanoseconds timeout) noexcept;
+  // Counts (true) or uncounts (false) one waiter on a quiet sleeper's behalf.
+  void arm(bool armed) noexcept;
 
  private:
   DoorbellData* data_;

@@ -4,9 +4,9 @@
 // transport's header declares only what is its own (its configuration, kind(), port()...).
 //
 // Impl has every member forwarded below, under the same name and signature, activity(),
-// wait() and notify() included; connecting() and write_batch() are optional (without them,
-// the Transport defaults). The definitions are in forwarding_impl.hpp: a transport's source
-// includes it once Impl is complete and instantiates the base there
+// wait() and notify() included; connecting(), write_batch(), wait_quiet() and arm_waiter()
+// are optional (without them, the Transport defaults). The definitions are in forwarding_impl.hpp:
+// a transport's source includes it once Impl is complete and instantiates the base there
 // (`template class Forwarding<tcp_detail::Impl>;`); its header declares that instantiation
 // `extern`, so no other file instantiates it.
 #pragma once
@@ -45,6 +45,8 @@ class Forwarding : public Transport {
   [[nodiscard]] std::uint64_t activity() const noexcept override;
   void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) override;
   void notify() noexcept override;
+  void wait_quiet(std::uint64_t ticket, std::chrono::nanoseconds timeout) override;
+  void arm_waiter(bool armed) noexcept override;
 
  protected:
   explicit Forwarding(std::unique_ptr<Impl> impl);

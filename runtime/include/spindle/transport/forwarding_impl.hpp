@@ -91,5 +91,21 @@ template <class Impl>
 void Forwarding<Impl>::notify() noexcept {
   impl_->notify();
 }
+template <class Impl>
+void Forwarding<Impl>::wait_quiet(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
+  if constexpr (requires(Impl & i) { i.wait_quiet(ticket, timeout); }) {
+    impl_->wait_quiet(ticket, timeout);
+  } else {
+    Transport::wait_quiet(ticket, timeout);
+  }
+}
+template <class Impl>
+void Forwarding<Impl>::arm_waiter(bool armed) noexcept {
+  if constexpr (requires(Impl & i) { i.arm_waiter(armed); }) {
+    impl_->arm_waiter(armed);
+  } else {
+    Transport::arm_waiter(armed);
+  }
+}
 
 }  // namespace spindle::transport

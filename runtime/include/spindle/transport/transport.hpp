@@ -297,6 +297,19 @@ class Transport {
   // Rings this node's own wake-up source: a local event (an application's commit) that a
   // thread in wait() must see. Changes activity(). Any thread; cheap when nobody waits.
   virtual void notify() noexcept = 0;
+
+  // Quiet sleeps, for a thread that stands by while another runs the protocol (an
+  // application thread driving the predicate loop, sst/predicate_loop.hpp). wait_quiet()
+  // sleeps like wait() but peers' writes and notify() do not wake it: only its timeout
+  // does, or a ring while a waiter is armed. arm_waiter(true) counts one waiter on the
+  // quiet sleeper's behalf, so every ring from then on wakes it; arm_waiter(false) takes
+  // that count back (calls balance). A peer's write then costs its writer no wake-up call
+  // while the standby sleeps. The defaults: wait_quiet() is wait() (every ring wakes it,
+  // spurious returns being allowed) and arming does nothing.
+  virtual void wait_quiet(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
+    wait(ticket, timeout);
+  }
+  virtual void arm_waiter(bool /*armed*/) noexcept {}
 };
 
 }  // namespace spindle::transport
