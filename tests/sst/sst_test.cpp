@@ -12,6 +12,7 @@
 #include <spindle/transport/sim.hpp>
 
 #include "group/view.hpp"
+#include "sst/adaptive_spin.hpp"
 #include "sst/predicate_loop.hpp"
 #include "sst/predicates.hpp"
 #include "sst/sst.hpp"
@@ -488,4 +489,34 @@ TEST_CASE("sst: the predicate thread sleeps when idle", "[sst][idle]") {
   la.stop();
   CHECK(la.stats().sleeps > 0);
   CHECK(la.stats().busy_steps == 0);
+}
+
+TEST_CASE("adaptive spin: full while work comes back within it, short once it stops, probing",
+          "[sst][spin]") {
+  sst::AdaptiveSpin s(1ms);
+  CHECK(s.next() == 1ms);
+  s.hit();
+  CHECK(s.next() == 1ms);
+  // One miss is noise; two in a row mean the traffic's gaps are longer than the spin.
+  s.miss();
+  CHECK(s.next() == 1ms);
+  s.miss();
+  CHECK(s.short_now());
+  std::uint32_t full = 0;
+  for (std::uint32_t i = 0; i < 2 * sst::AdaptiveSpin::kProbeEvery; ++i) {
+    const auto d = s.next();
+    CHECK((d == sst::AdaptiveSpin::kShort || d == 1ms));
+    if (d == 1ms) ++full;
+    s.miss();
+  }
+  CHECK(full == 2);  // a probe every kProbeEvery spins
+  // A spin that catches work (a probe's, or a short one's) brings the full spin back.
+  s.hit();
+  CHECK_FALSE(s.short_now());
+  CHECK(s.next() == 1ms);
+  // Never longer than the knob: with a spin of 0 it stays 0.
+  sst::AdaptiveSpin zero(0ns);
+  zero.miss();
+  zero.miss();
+  CHECK(zero.next() == 0ns);
 }

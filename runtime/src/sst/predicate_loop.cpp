@@ -129,6 +129,8 @@ Drive PredicateLoop::drive(std::chrono::steady_clock::time_point deadline,
   sst_->set_dozing(false);
   stepping_ = this;
   Drive result = Drive::done;
+  driver_spin_.set_max(spin);
+  const auto budget = driver_spin_.next();
   try {
     auto idle_since = std::chrono::steady_clock::now();
     auto last_yield = idle_since;
@@ -155,7 +157,7 @@ Drive PredicateLoop::drive(std::chrono::steady_clock::time_point deadline,
         result = Drive::timeout;
         break;
       }
-      if (now - idle_since >= spin) {
+      if (now - idle_since >= budget) {
         result = Drive::idle;
         break;
       }
@@ -167,6 +169,8 @@ Drive PredicateLoop::drive(std::chrono::steady_clock::time_point deadline,
         contended = last_yield - now > kOtherRan;
       }
     }
+    if (result == Drive::done) driver_spin_.hit();
+    if (result == Drive::idle) driver_spin_.miss();
     if (result == Drive::stopped) {
       stepping_ = nullptr;
       token_.store(kFree, std::memory_order_release);
@@ -212,23 +216,23 @@ void PredicateLoop::abandon() noexcept {
 }
 
 void PredicateLoop::run(std::stop_token st) {
-  // Spin while work keeps coming; after knobs.idle_spin without any, sleep on
-  // the transport's wake-up source. Peers' writes ring it, and so do local commits while
-  // the loop dozes (Sst::nudge). The sleep slice still starts short and doubles up to
-  // knobs.sleep_slice, and never past the next timer (heartbeats, suspicion timeouts).
-  // The idle spin yields the core at its first step and then every kYieldEvery: on a small
-  // machine the peer's predicate thread, which this one is waiting for, or the application
-  // thread that fills the freed slots, may be queued behind it. The first yield comes at
-  // once, not at the next timed step (up to kClockEvery idle steps later, while the
-  // application waited: shm, 2 members all sending, 8 alternating runs, atomic/raw median
-  // 0.60 against 0.56). Yielding on every round instead cost a third of a core in
-  // sched_yield calls (perf, shm, 2 members all sending) and delayed the next look at memory
-  // by a scheduler pass. But when a yield did run another thread (it took longer than
-  // kOtherRan), the core is shared with work: the loop then yields at every timed idle check
-  // instead of pausing 20 us on a core another member's predicate thread needs (perf, shm,
-  // 3 members one sending: a receiver sharing the sender's CPU spent 29 % of its time in
-  // the pause loop; atomic/raw median 0.41 -> 0.54 over 4 alternating runs, 4 one
-  // 0.44 -> 0.54, 3 all 0.49 -> 0.51, 2 members unchanged).
+  // Spin while work keeps coming; after the idle spin without any, sleep on
+  // the transport's wake-up source. The spin is knobs.idle_spin while traffic is recent,
+  // and short once spins stopped catching work (AdaptiveSpin). Peers' writes ring it, and so do
+  // local commits while the loop dozes (Sst::nudge). The sleep slice still starts short and doubles
+  // up to knobs.sleep_slice, and never past the next timer (heartbeats, suspicion timeouts). The
+  // idle spin yields the core at its first step and then every kYieldEvery: on a small machine the
+  // peer's predicate thread, which this one is waiting for, or the application thread that fills
+  // the freed slots, may be queued behind it. The first yield comes at once, not at the next timed
+  // step (up to kClockEvery idle steps later, while the application waited: shm, 2 members all
+  // sending, 8 alternating runs, atomic/raw median 0.60 against 0.56). Yielding on every round
+  // instead cost a third of a core in sched_yield calls (perf, shm, 2 members all sending) and
+  // delayed the next look at memory by a scheduler pass. But when a yield did run another thread
+  // (it took longer than kOtherRan), the core is shared with work: the loop then yields at every
+  // timed idle check instead of pausing 20 us on a core another member's predicate thread needs
+  // (perf, shm, 3 members one sending: a receiver sharing the sender's CPU spent 29 % of its time
+  // in the pause loop; atomic/raw median 0.41 -> 0.54 over 4 alternating runs, 4 one 0.44 -> 0.54,
+  // 3 all 0.49 -> 0.51, 2 members unchanged).
   //
   // The token (class comment): the loop thread steps only while it holds it. It gives it
   // up to sleep, and to a driver that asks (want_); while a driver holds it, it stands by.
@@ -250,6 +254,8 @@ void PredicateLoop::run(std::stop_token st) {
   bool dozed = false;         // gave the token up to sleep
   bool after_driver = false;  // took the token back from a driver: no idle spin
   std::uint64_t driven_seen = 0;
+  std::chrono::nanoseconds spin{0};  // this idle period's (loop_spin_)
+  loop_spin_.set_max(k.idle_spin);
   // Yields and notes whether another thread ran meanwhile (a yield nobody took returns in
   // well under a microsecond; a switch there and back alone takes longer).
   auto yield = [&](std::chrono::steady_clock::time_point before) {
@@ -290,6 +296,7 @@ void PredicateLoop::run(std::stop_token st) {
     // idle step (22 % of the CPU time of busy shm members went to clock_gettime).
     const bool timers = ++n % kClockEvery == 0;
     if (step(timers)) {
+      if (idle_since) loop_spin_.hit();  // work came back within the spin
       idle_since.reset();
       slice = kFirstSlice;
       worked = true;
@@ -304,8 +311,11 @@ void PredicateLoop::run(std::stop_token st) {
       continue;
     }
     const auto now = std::chrono::steady_clock::now();
-    if (!idle_since) idle_since = now;
-    if (!after_driver && now - *idle_since < k.idle_spin) {
+    if (!idle_since) {
+      idle_since = now;
+      spin = after_driver ? std::chrono::nanoseconds(0) : loop_spin_.next();
+    }
+    if (now - *idle_since < spin) {
       if (contended || now - last_yield >= kYieldEvery) {
         yield(now);
       } else {
@@ -329,6 +339,7 @@ void PredicateLoop::run(std::stop_token st) {
       continue;
     }
     ++sleeps;
+    if (!after_driver) loop_spin_.miss();
     // No longer than until the next heartbeat or suspicion check is due: everything else
     // that needs the loop rings the transport (peers' writes, events, local commits).
     auto doze = std::min<std::chrono::nanoseconds>(slice, k.sleep_slice);

@@ -1,7 +1,9 @@
 // The predicate thread of one participant (DESIGN §9): each step polls transport events,
 // runs heartbeats, evaluates every predicate in order, then issues the queued SST pushes
-// outside any lock. It busy-polls while there is work and, after knobs.idle_spin without
-// any, sleeps on the transport's wake-up source (Transport::activity()/wait()).
+// outside any lock. It busy-polls while there is work and, after an idle spin without
+// any, sleeps on the transport's wake-up source (Transport::activity()/wait()). The spin
+// is knobs.idle_spin while work keeps coming back within it, and short once it stops doing
+// so (AdaptiveSpin: spinning through the gaps of slow traffic burns CPU for nothing).
 //
 // Threading: start()/stop() from the control thread; everything else the loop touches is
 // owned by the loop's thread while it runs. run_once() is for single-threaded drivers
@@ -38,6 +40,7 @@
 #include <thread>
 
 #include "core/function_ref.hpp"
+#include "sst/adaptive_spin.hpp"
 #include "sst/predicates.hpp"
 #include "sst/sst.hpp"
 
@@ -133,6 +136,8 @@ class PredicateLoop {
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> driven_{0};  // token takes by drivers (the loop thread's view)
   std::uint64_t driver_steps_ = 0;        // whoever holds the token: timers every 16th step
+  AdaptiveSpin driver_spin_;              // drivers' spins (the token holder's)
+  AdaptiveSpin loop_spin_;                // the loop thread's
   static thread_local const PredicateLoop* stepping_;
   std::jthread thread_;
 };
