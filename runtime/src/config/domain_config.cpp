@@ -104,7 +104,10 @@ const std::vector<Field<EngineSettings>>& engine_fields() {
                  &E::window_size),
       integer<E>("slot_size", 1, group::kMaxPayload,
                  "Payload bytes per SMC slot; larger samples go by RDMC.", &E::slot_size),
-      span<E>("idle_spin", 0, 10 * kS, "How long the predicate thread busy-polls before it sleeps.",
+      span<E>("idle_spin", 0, 10 * kS,
+              "How long a protocol thread (or a thread waiting on a WaitSet, which runs the "
+              "protocol meanwhile) busy-polls before it sleeps, while traffic comes within it; "
+              "once it does not, 20 us (user guide, \"Latency\").",
               &E::idle_spin),
       span<E>("sleep_slice", 1 * kUs, 10 * kS,
               "Longest single sleep of an idle predicate thread (it also wakes for the next "
