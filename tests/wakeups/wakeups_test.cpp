@@ -32,10 +32,12 @@ struct Bounds {
   double switches_per_sample;
 };
 // 2026-11-27: 6 threads on both; wake-ups per sample vary from run to run (how a sample's
-// writes fall into the threads' sleeps): over shm 5.0-5.8, over tcp 7.0-8.5. One more
-// thread fails; so does what one more hand-off per sample and a half costs.
+// writes fall into the threads' sleeps). They were 5.0-5.8 over shm and 7.0-8.5 over tcp
+// until the waiting thread ran the protocol itself and writers pushed from their own
+// thread; since then 2.9-3.7 over shm and 5.0-5.8 over tcp. One more thread fails; so does
+// about one more hand-off per sample.
 constexpr std::uint64_t kTcpThreads = 6, kShmThreads = 6;
-constexpr double kTcpSwitches = 9.5, kShmSwitches = 6.5;
+constexpr double kTcpSwitches = 7.0, kShmSwitches = 4.5;
 Bounds bounds(const std::string& transport) {
   return transport == "shm" ? Bounds{kShmThreads, kShmSwitches} : Bounds{kTcpThreads, kTcpSwitches};
 }
