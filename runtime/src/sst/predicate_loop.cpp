@@ -102,7 +102,7 @@ bool PredicateLoop::take_for_driver() {
 }
 
 template <class Last>
-void PredicateLoop::release_driver(Last&& last) {
+void PredicateLoop::release_driver(Last&& last, bool may_lease) {
   auto& t = sst_->transport();
   // As the loop thread does before it sleeps: from here on a local commit rings the
   // transport; the last look catches one made before.
@@ -110,10 +110,30 @@ void PredicateLoop::release_driver(Last&& last) {
   const std::uint64_t ticket = t.activity();
   const bool more = last();
   stepping_ = nullptr;
+  const bool lease = may_lease && quick_returns_ >= kQuickToLease;
+  timed_ = may_lease;
+  if (may_lease) released_at_ = std::chrono::steady_clock::now();
   token_.store(kFree, std::memory_order_release);
+  if (lease) return;
   arm();
   // Something landed after the last look (or it left work behind): wake the loop thread.
   if (more || t.activity() != ticket) t.notify();
+}
+
+void PredicateLoop::note_take(bool by_loop) noexcept {
+  if (!timed_) return;
+  const auto away = std::chrono::steady_clock::now() - released_at_;
+  if (by_loop) {
+    // The loop thread stepped in: a ring came while the application was away, or the
+    // stand-by ran out. Only a long absence says the application is not coming back soon.
+    if (away >= kComeBack) {
+      quick_returns_ = 0;
+      timed_ = false;
+    }
+    return;
+  }
+  timed_ = false;
+  quick_returns_ = away < kComeBack ? std::min(quick_returns_ + 1, kQuickToLease) : 0;
 }
 
 Drive PredicateLoop::drive(std::chrono::steady_clock::time_point deadline,
@@ -125,6 +145,7 @@ Drive PredicateLoop::drive(std::chrono::steady_clock::time_point deadline,
   }
   drive_stats_.drives.fetch_add(1, std::memory_order_relaxed);
   driven_.fetch_add(1, std::memory_order_relaxed);
+  note_take(false);
   disarm();
   sst_->set_dozing(false);
   stepping_ = this;
@@ -176,7 +197,7 @@ Drive PredicateLoop::drive(std::chrono::steady_clock::time_point deadline,
       token_.store(kFree, std::memory_order_release);
       return result;
     }
-    release_driver([this] { return step(true); });
+    release_driver([this] { return step(true); }, result == Drive::done);
   } catch (...) {
     abandon();
     throw;
@@ -189,15 +210,18 @@ bool PredicateLoop::try_run(core::FunctionRef<void()> work) {
   std::uint32_t seen = kFree;
   if (!token_.compare_exchange_strong(seen, kDriven, std::memory_order_acquire)) return false;
   drive_stats_.runs.fetch_add(1, std::memory_order_relaxed);
+  note_take(false);
   disarm();
   sst_->set_dozing(false);
   stepping_ = this;
   try {
     work();
-    release_driver([&] {
-      work();
-      return false;
-    });
+    release_driver(
+        [&] {
+          work();
+          return false;
+        },
+        true);
   } catch (...) {
     abandon();
     throw;
@@ -272,6 +296,7 @@ void PredicateLoop::run(std::stop_token st) {
         continue;
       }
       own = true;
+      note_take(true);
       disarm();
       sst_->set_dozing(false);
       if (const auto d = driven_.load(std::memory_order_relaxed); d != driven_seen) {
