@@ -476,7 +476,7 @@ class tcp_detail::Impl {
   void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
     doorbell_.wait(static_cast<std::uint32_t>(ticket), timeout);
   }
-  void notify() noexcept { doorbell_.ring(); }
+  void notify() noexcept { doorbell_.ring_all(); }
   void wait_quiet(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
     doorbell_.wait_quiet(static_cast<std::uint32_t>(ticket), timeout);
   }

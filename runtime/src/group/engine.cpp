@@ -374,10 +374,25 @@ bool Engine::pump_large(ViewState& vs) {
 }
 
 void Engine::start(EngineClient& client) {
+  // On the control thread, where views are installed: a view change that ran beside this
+  // (a join admitted while the participant was being built) replaced the view whose loop
+  // this started, freed it with its loop, and left the engine with no protocol thread;
+  // or started the next loop a second time.
+  auto& control = runtime_->control();
+  if (control.on_executor_thread()) {
+    start_now(client);
+    return;
+  }
+  control.post([this, &client] { start_now(client); });
+  control.drain();
+}
+
+void Engine::start_now(EngineClient& client) {
   if (client_ != nullptr) return;
   client_ = &client;
-  check_layout(current());
-  runtime_->start(*current()->loop);
+  const auto vs = current();
+  check_layout(vs);
+  runtime_->start(*vs->loop);
 }
 
 void Engine::stop() {

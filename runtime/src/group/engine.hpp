@@ -318,6 +318,8 @@ class Engine {
   void decided(const View& ending, const ViewDecision& d);
   // Control thread: installs the view after `ending`, with the ragged edge `d`.
   void change_view(std::shared_ptr<ViewState> ending, ViewDecision d);
+  // start()'s work, on the control thread.
+  void start_now(EngineClient& client);
   bool end_view(const std::shared_ptr<ViewState>& ending);
   void halt(const std::string& why);
   // Control thread: one rejoin attempt (rejoin_with), and the next one scheduled if it failed.

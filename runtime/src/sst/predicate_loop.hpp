@@ -26,8 +26,8 @@
 //            the token raises want_; the loop thread hands it over at its next iteration.
 //   kDriven  an application thread steps. The loop thread stands by in a quiet sleep
 //            (Transport::wait_quiet): peers' writes do not wake it, so they cost their
-//            writers no wake-up call. Releasing the token arms the transport for it
-//            (arm_waiter), so the next ring after a driver left wakes it.
+//            writers no wake-up call; a local notify() does. Releasing the token arms the
+//            transport for it (arm_waiter), so the next ring after a driver left wakes it.
 //
 // A driver spins for at most `spin` without work, then releases the token and returns
 // `idle`: the caller then sleeps its own way and the loop thread, woken by the next ring,

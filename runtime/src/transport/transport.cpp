@@ -89,6 +89,11 @@ void Doorbell::ring() noexcept {
   }
 }
 
+void Doorbell::ring_all() noexcept {
+  data_->seq.fetch_add(1);
+  (void)futex(&data_->seq, shared_ ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE, INT_MAX, nullptr);
+}
+
 void Doorbell::wait(std::uint32_t ticket, std::chrono::nanoseconds timeout) noexcept {
   if (timeout.count() <= 0) return;
   data_->waiters.fetch_add(1);

@@ -33,6 +33,9 @@ class Doorbell {
   [[nodiscard]] std::uint32_t ticket() const noexcept { return data_->seq.load(); }
   // Bumps the sequence; wakes sleepers only if there are any (one load on the hot path).
   void ring() noexcept;
+  // Bumps the sequence and wakes every sleeper, quiet ones (wait_quiet) included: a local
+  // event the protocol thread must see even while it stands by (Transport::notify).
+  void ring_all() noexcept;
   // Sleeps until seq != ticket or the timeout passes (spurious returns are allowed).
   void wait(std::uint32_t ticket, std::chrono::nanoseconds timeout) noexcept;
   // Sleeps like wait() without counting itself a waiter: a ring wakes it only while

@@ -294,14 +294,15 @@ class Transport {
   // happened since the ticket, so no wake-up is lost.
   [[nodiscard]] virtual std::uint64_t activity() const noexcept = 0;
   virtual void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) = 0;
-  // Rings this node's own wake-up source: a local event (an application's commit) that a
-  // thread in wait() must see. Changes activity(). Any thread; cheap when nobody waits.
+  // Rings this node's own wake-up source: a local event (an application's commit, a
+  // membership request) that a thread in wait() or wait_quiet() must see. Changes
+  // activity(). Any thread; one wake-up call.
   virtual void notify() noexcept = 0;
 
   // Quiet sleeps, for a thread that stands by while another runs the protocol (an
   // application thread driving the predicate loop, sst/predicate_loop.hpp). wait_quiet()
-  // sleeps like wait() but peers' writes and notify() do not wake it: only its timeout
-  // does, or a ring while a waiter is armed. arm_waiter(true) counts one waiter on the
+  // sleeps like wait() but peers' writes do not wake it: only notify(), its timeout, or a
+  // peer's write while a waiter is armed do. arm_waiter(true) counts one waiter on the
   // quiet sleeper's behalf, so every ring from then on wakes it; arm_waiter(false) takes
   // that count back (calls balance). A peer's write then costs its writer no wake-up call
   // while the standby sleeps. The defaults: wait_quiet() is wait() (every ring wakes it,
