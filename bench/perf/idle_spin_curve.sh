@@ -13,14 +13,7 @@ spins=${1:-0,20,100,1000,10000}
 rates=${2:-0,1000,100}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 perf=${SPINDLE_PERF:-$here/build/release/tools/perf/spindle-perf}
-if [[ ${POLL_IDLE:-0} == 1 ]]; then
-  if [[ -w /dev/cpu_dma_latency ]] && exec {pmqos}>/dev/cpu_dma_latency; then
-    printf '\x00\x00\x00\x00' >&"$pmqos"
-    echo "# POLL_IDLE: /dev/cpu_dma_latency held at 0"
-  else
-    echo "# POLL_IDLE requested, /dev/cpu_dma_latency not writable: halting idle"
-  fi
-fi
+source "$here/bench/perf/poll_idle.sh"
 echo "# $(date -u +%FT%TZ) $(nproc) CPUs"
 for t in shm tcp; do
   for spin in ${spins//,/ }; do

@@ -15,14 +15,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 perf=${SPINDLE_PERF:-$here/build/release/tools/perf/spindle-perf}
 raw=${SPINDLE_TRANSPORT_BENCH:-$here/build/release/bench/transport/spindle_transport_bench}
 peers=${PEERS_SCRIPT:-/work/shared/peers/run_peers.sh}
-if [[ ${POLL_IDLE:-0} == 1 ]]; then
-  if [[ -w /dev/cpu_dma_latency ]] && exec {pmqos}>/dev/cpu_dma_latency; then
-    printf '\x00\x00\x00\x00' >&"$pmqos"
-    echo "# POLL_IDLE: /dev/cpu_dma_latency held at 0"
-  else
-    echo "# POLL_IDLE requested, /dev/cpu_dma_latency not writable: halting idle"
-  fi
-fi
+source "$here/bench/perf/poll_idle.sh"
 echo "# $(date -u +%FT%TZ) $(nproc) CPUs, $(git -C "$here" rev-parse --short HEAD)"
 for ((r = 1; r <= reps; ++r)); do
   echo "# repetition $r, $(date -u +%H:%M:%S)"

@@ -140,10 +140,8 @@ Drive PredicateLoop::drive(std::chrono::steady_clock::time_point deadline,
                            std::chrono::nanoseconds spin, core::FunctionRef<bool()> done) {
   if (stopping_.load(std::memory_order_acquire)) return Drive::stopped;
   if (!take_for_driver()) {
-    drive_stats_.busy.fetch_add(1, std::memory_order_relaxed);
     return stopping_.load() ? Drive::stopped : Drive::busy;
   }
-  drive_stats_.drives.fetch_add(1, std::memory_order_relaxed);
   driven_.fetch_add(1, std::memory_order_relaxed);
   note_take(false);
   disarm();
@@ -209,7 +207,6 @@ bool PredicateLoop::try_run(core::FunctionRef<void()> work) {
   if (stopping_.load(std::memory_order_acquire)) return false;
   std::uint32_t seen = kFree;
   if (!token_.compare_exchange_strong(seen, kDriven, std::memory_order_acquire)) return false;
-  drive_stats_.runs.fetch_add(1, std::memory_order_relaxed);
   note_take(false);
   disarm();
   sst_->set_dozing(false);
@@ -304,7 +301,7 @@ void PredicateLoop::run(std::stop_token st) {
         after_driver = true;
         idle_since.reset();
         slice = kFirstSlice;
-      } else if (std::exchange(dozed, false)) {
+      } else if (dozed) {
         slice = std::min<std::chrono::nanoseconds>(slice * 2, k.sleep_slice);
       }
       dozed = false;
@@ -314,7 +311,6 @@ void PredicateLoop::run(std::stop_token st) {
       driven_seen = driven_.load(std::memory_order_relaxed);
       token_.store(kFree, std::memory_order_release);
       own = false;
-      drive_stats_.handovers.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
     // Timers and the idle clock every kClockEvery steps: a clock read costs as much as an

@@ -70,13 +70,6 @@ enum class Drive : std::uint8_t {
   stopped,  // the loop is stopping
 };
 
-struct DriveStats {
-  std::atomic<std::uint64_t> drives{0};     // drive() calls that got the token
-  std::atomic<std::uint64_t> busy{0};       // ... that did not
-  std::atomic<std::uint64_t> runs{0};       // try_run() calls that ran
-  std::atomic<std::uint64_t> handovers{0};  // the loop thread gave the token to a driver
-};
-
 class PredicateLoop {
  public:
   PredicateLoop(Sst& sst, Predicates& predicates) : sst_(&sst), predicates_(&predicates) {}
@@ -109,7 +102,6 @@ class PredicateLoop {
   // loop thread or a driver does. `work` runs twice: once, and once more after the loop is
   // marked dozing (what it left is then the loop thread's, woken by the commit's nudge).
   bool try_run(core::FunctionRef<void()> work);
-  [[nodiscard]] const DriveStats& drive_stats() const noexcept { return drive_stats_; }
   [[nodiscard]] Sst& sst() noexcept { return *sst_; }
   // Read after stop() (or from the loop's own thread).
   [[nodiscard]] const LoopStats& stats() const noexcept { return stats_; }
@@ -142,7 +134,6 @@ class PredicateLoop {
   Sst* sst_;
   Predicates* predicates_;
   LoopStats stats_;
-  DriveStats drive_stats_;
   std::atomic<std::uint32_t> token_{kFree};
   std::atomic<std::uint32_t> want_{0};  // drivers waiting for the loop thread's hand-over
   std::atomic<bool> armed_{false};      // a transport waiter counted for the loop thread
