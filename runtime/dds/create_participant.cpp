@@ -14,6 +14,7 @@
 #include <spindle/detail/dcps.hpp>
 #include <spindle/transport/tcp.hpp>
 #if SPINDLE_HAVE_SHM
+#include <spindle/transport/auto.hpp>
 #include <spindle/transport/shm.hpp>
 #endif
 #if SPINDLE_HAVE_RDMA
@@ -51,36 +52,56 @@ std::vector<transport::AgreedSetting> must_agree(const DomainConfig& c) {
           {"engine.window_size", std::to_string(c.engine.window_size)}};
 }
 
+// The tcp transport as the domain uses it (alone, or as the auto transport's far half).
+transport::TcpConfig tcp_config(const DomainConfig& c) {
+  transport::TcpConfig t;
+  t.self = transport::NodeAddress{c.node_id, c.node.host, c.node.port};
+  // One failure detector: the SST's heartbeats judge silence (engine.suspicion_timeout);
+  // the transport reports only streams that fail or close.
+  t.heartbeat_interval = std::chrono::milliseconds(0);
+  t.suspicion_timeout = ms(c.engine.suspicion_timeout);
+  t.domain_id = c.domain_id;
+  t.must_agree = must_agree(c);
+  return t;
+}
+
+#if SPINDLE_HAVE_SHM
+// The shm transport as the domain uses it (alone, or as the auto transport's near half).
+transport::ShmConfig shm_config(const DomainConfig& c) {
+  transport::ShmConfig t;
+  t.self = c.node_id;
+  t.name_prefix = c.shm_namespace + ".d" + std::to_string(c.domain_id);
+  // One failure detector: the SST's heartbeats judge silence; the transport reports
+  // peers that left the view (checked every 200 ms) or whose process exited (at once).
+  t.suspicion_timeout = std::chrono::milliseconds(0);
+  t.heartbeat_interval = std::chrono::milliseconds(200);
+  t.domain_id = c.domain_id;
+  t.must_agree = must_agree(c);
+  // A block travels through the pair's ring, which holds blocks up to half its size:
+  // room for two RDMC blocks at least.
+  t.ring_bytes =
+      std::max<std::size_t>(t.ring_bytes, 2 * (std::size_t{c.engine.rdmc_block_size} + 64));
+  return t;
+}
+#endif
+
 std::unique_ptr<transport::Transport> make_transport(const DomainConfig& c) {
-  const auto suspicion = ms(c.engine.suspicion_timeout);
   switch (c.transport) {
-    case TransportKind::tcp: {
-      transport::TcpConfig t;
-      t.self = transport::NodeAddress{c.node_id, c.node.host, c.node.port};
-      // One failure detector: the SST's heartbeats judge silence (engine.suspicion_timeout);
-      // the transport reports only streams that fail or close.
-      t.heartbeat_interval = std::chrono::milliseconds(0);
-      t.suspicion_timeout = suspicion;
-      t.domain_id = c.domain_id;
-      t.must_agree = must_agree(c);
-      return std::make_unique<transport::TcpTransport>(t);
+    case TransportKind::tcp:
+      return std::make_unique<transport::TcpTransport>(tcp_config(c));
+    case TransportKind::automatic: {
+#if SPINDLE_HAVE_SHM
+      transport::AutoConfig t;
+      t.tcp = tcp_config(c);
+      t.shm = shm_config(c);
+      return std::make_unique<transport::AutoTransport>(std::move(t));
+#else
+      return std::make_unique<transport::TcpTransport>(tcp_config(c));
+#endif
     }
     case TransportKind::shm: {
 #if SPINDLE_HAVE_SHM
-      transport::ShmConfig t;
-      t.self = c.node_id;
-      t.name_prefix = c.shm_namespace + ".d" + std::to_string(c.domain_id);
-      // One failure detector: the SST's heartbeats judge silence; the transport reports
-      // peers that left the view (checked every 200 ms) or whose process exited (at once).
-      t.suspicion_timeout = std::chrono::milliseconds(0);
-      t.heartbeat_interval = std::chrono::milliseconds(200);
-      t.domain_id = c.domain_id;
-      t.must_agree = must_agree(c);
-      // A block travels through the pair's ring, which holds blocks up to half its size:
-      // room for two RDMC blocks at least.
-      t.ring_bytes =
-          std::max<std::size_t>(t.ring_bytes, 2 * (std::size_t{c.engine.rdmc_block_size} + 64));
-      return std::make_unique<transport::ShmTransport>(t);
+      return std::make_unique<transport::ShmTransport>(shm_config(c));
 #else
       throw dds::core::UnsupportedError("transport shm is not built into this Spindle DDS");
 #endif
@@ -94,7 +115,7 @@ std::unique_ptr<transport::Transport> make_transport(const DomainConfig& c) {
       }
       transport::RdmaConfig t;
       t.self = transport::NodeAddress{c.node_id, c.node.host, c.node.port};
-      t.suspicion_timeout = suspicion;
+      t.suspicion_timeout = ms(c.engine.suspicion_timeout);
       return std::make_unique<transport::RdmaTransport>(t);
 #else
       throw dds::core::UnsupportedError("transport rdma is not built into this Spindle DDS");
@@ -120,6 +141,26 @@ bool shm_peers_exist(const DomainConfig& c) {
     if (name.rfind(prefix, 0) == 0 && name.rfind(mine, 0) != 0) return true;
   }
   return false;
+}
+
+// Whether the transport reaches peers on this host over shared memory (shm, or the auto
+// transport whose shm half runs): then their segments show whether the domain lives here.
+bool uses_shm(const transport::Transport& t) {
+#if SPINDLE_HAVE_SHM
+  if (const auto* a = dynamic_cast<const transport::AutoTransport*>(&t))
+    return a->shm_unavailable().empty();
+#endif
+  return t.kind() == "shm";
+}
+
+// The port peers dial to reach this node's transport (tcp, or the auto transport's tcp
+// half); 0 where none does.
+std::uint16_t dial_port(const transport::Transport& t) {
+  if (const auto* tcp = dynamic_cast<const transport::TcpTransport*>(&t)) return tcp->port();
+#if SPINDLE_HAVE_SHM
+  if (const auto* a = dynamic_cast<const transport::AutoTransport*>(&t)) return a->port();
+#endif
+  return 0;
 }
 
 transport::NodeId random_node_id() {
@@ -252,7 +293,7 @@ std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
   const auto me = group::this_process();
   request.pid = me.pid;
   request.host_id = me.host_id;
-  if (const auto* tcp = dynamic_cast<transport::TcpTransport*>(t.get())) request.port = tcp->port();
+  request.port = dial_port(*t);
   request.settings = must_agree(c);
   // A halted member asks the same way (the request keeps the transport's port), and founds
   // the domain anew only where a fresh participant would: no contacts named.
@@ -269,7 +310,7 @@ std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
   // a suspicion timeout where members' shared-memory segments show the domain lives on),
   // and founding a second domain then would split it for good.
   const auto found_after =
-      start + (c.transport == TransportKind::shm && shm_peers_exist(c)
+      start + (uses_shm(*t) && shm_peers_exist(c)
                    ? c.engine.suspicion_timeout + std::chrono::milliseconds(500)
                    : std::chrono::milliseconds(300));
   for (;;) {
@@ -298,8 +339,7 @@ std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
         // later view before we connected (it removes us then). Ask again, on a new transport.
         if (std::chrono::steady_clock::now() + std::chrono::milliseconds(300) >= deadline) throw;
         t = make_transport(c);
-        if (const auto* tcp = dynamic_cast<transport::TcpTransport*>(t.get()))
-          request.port = tcp->port();
+        request.port = dial_port(*t);
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         continue;
       }

@@ -314,7 +314,7 @@ TEST_CASE("a participant that cannot reach a listed member says which, and how t
   } catch (const dds::core::Error& e) {
     const std::string what = e.what();
     INFO(what);
-    CHECK(what.find("node 0 could not reach every member over tcp within 300 ms") !=
+    CHECK(what.find("node 0 could not reach every member over auto within 300 ms") !=
           std::string::npos);
     CHECK(what.find("members: 1 (127.0.0.1:") != std::string::npos);
     CHECK(what.find("SPINDLE_CONFIG / SPINDLE_NODE_ID") != std::string::npos);

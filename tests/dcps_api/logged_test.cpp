@@ -325,10 +325,11 @@ TEST_CASE("a log that cannot grow fails its writer, not the participant", "[logg
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
-    // The child: a file size limit stands for a full disk (EFBIG instead of a signal).
+    // The child: a file size limit stands for a full disk (EFBIG instead of a signal). It
+    // bounds shared-memory segments too (they are files): over tcp only the log meets it.
     int code = 0;
     try {
-      const ScopedDomainConfig config(node_settings(logs.path()));
+      const ScopedDomainConfig config(node_settings(logs.path()) + ", transport: tcp");
       std::signal(SIGXFSZ, SIG_IGN);
       rlimit limit{};
       limit.rlim_cur = limit.rlim_max = 256 * 1024;

@@ -68,7 +68,7 @@ std::string error_of(const std::string& yaml, std::optional<sc::NodeId> node = s
 TEST_CASE("domain: built-in defaults make a one-member domain on this machine", "[domain]") {
   const sc::DomainConfig c;
   CHECK(c.domain_id == 0);
-  CHECK(c.transport == sc::TransportKind::tcp);
+  CHECK(c.transport == sc::TransportKind::automatic);
   CHECK(c.node_id == 0);
   CHECK(c.node == sc::Address{"127.0.0.1", 0});
   CHECK(c.members.empty());
@@ -275,7 +275,7 @@ const std::vector<std::pair<std::string, std::string>> kContradictions = {
      "rdmc_buffer_size, rdmc_algorithm)"},
     {"members:\n  - {id: 0, colour: red}\n",
      "d.yaml:3: members[0].colour: unknown key (allowed: id, host, port)"},
-    {"transport: udp\n", "d.yaml:2: transport: expected tcp, shm or rdma, got 'udp'"},
+    {"transport: udp\n", "d.yaml:2: transport: expected auto, tcp, shm or rdma, got 'udp'"},
     {"domain_id: -1\n", "d.yaml:2: domain_id: must be >= 0, got -1"},
     {"node: {port: 65536}\n", "d.yaml:2: node.port: must be in 0..65535, got 65536"},
     {"node: {host: \"\"}\n", "d.yaml:2: node.host: must not be empty"},

@@ -7,7 +7,7 @@
 //   node   -> test   STREAMING | SUSPECT <peer> <reason> <steady_ns> <detail>
 //                    | OK <facts> teardown_ms=<ms> | FAIL <why>
 //
-// usage: transport_node <tcp|shm|rdma> <scenario> <id> [key=value...]
+// usage: transport_node <tcp|shm|auto|rdma> <scenario> <id> [key=value...]
 // Each part of the scenario runs on its own thread (part 0 on the main one), spinning
 // briefly and then sleeping on the transport's wake-up source. Every wait is bounded; a
 // node that cannot finish prints FAIL and exits 1.
@@ -19,6 +19,9 @@
 #include <vector>
 
 #include <spindle/transport/idle_waiter.hpp>
+#if SPINDLE_HAVE_SHM
+#include <spindle/transport/auto.hpp>
+#endif
 
 #include "scenarios.hpp"
 #include "support.hpp"
@@ -46,7 +49,7 @@ void say(const std::string& line) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::cerr << "usage: transport_node <tcp|shm|rdma> <scenario> <id> [key=value...]\n";
+    std::cerr << "usage: transport_node <tcp|shm|auto|rdma> <scenario> <id> [key=value...]\n";
     return 2;
   }
   const std::string kind = argv[1];
@@ -61,6 +64,10 @@ int main(int argc, char** argv) {
   test::NodeOptions opts;
   opts.suspicion_timeout = std::chrono::milliseconds(m.arg("suspicion_ms", 500));
   if (const char* ns = std::getenv("SPINDLE_SHM_NAMESPACE")) opts.shm_namespace = ns;
+  // auto: odd ids live in a namespace of their own, so the cluster mixes pairs over shared
+  // memory (even with even, odd with odd) and pairs over tcp (even with odd).
+  if (kind == "auto" && m.id % 2 == 1)
+    opts.shm_namespace = test::auto_far_namespace(opts.shm_namespace);
 
   std::unique_ptr<st::Transport> transport;
   st::NodeAddress self;
@@ -90,6 +97,17 @@ int main(int argc, char** argv) {
   if (const auto s = transport->connect(m.view, 1, 10s); s != st::Status::ok) {
     fail("connect: " + std::string(st::to_string(s)));
   }
+#if SPINDLE_HAVE_SHM
+  // auto: the mix this cluster was built for, or the run proves nothing about it.
+  if (const auto* a = dynamic_cast<const st::AutoTransport*>(transport.get())) {
+    for (const auto& peer : m.view) {
+      const bool near = peer.id % 2 == m.id % 2;
+      if (peer.id != m.id && a->over_shm(peer.id) != near)
+        fail("auto: node " + std::to_string(peer.id) + " reached over " + (near ? "tcp" : "shm") +
+             ", expected " + (near ? "shm" : "tcp"));
+    }
+  }
+#endif
 
   m.t = transport.get();
   m.now = [] { return Clock::now().time_since_epoch(); };

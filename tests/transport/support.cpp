@@ -15,6 +15,7 @@
 
 #include <spindle/transport/tcp.hpp>
 #if SPINDLE_HAVE_SHM
+#include <spindle/transport/auto.hpp>
 #include <spindle/transport/shm.hpp>
 #endif
 #if SPINDLE_HAVE_RDMA
@@ -24,6 +25,10 @@
 extern char** environ;
 
 namespace spindle::transport::test {
+
+std::string auto_far_namespace(const std::string& shm_namespace) {
+  return shm_namespace + ".far";
+}
 
 MadeTransport make_transport(std::string_view kind, NodeId id, const NodeOptions& options) {
   if (kind == "tcp") {
@@ -45,6 +50,19 @@ MadeTransport make_transport(std::string_view kind, NodeId id, const NodeOptions
     auto t = std::make_unique<ShmTransport>(cfg);
     return {std::move(t), NodeAddress{id, "", 0}};
   }
+  if (kind == "auto") {
+    AutoConfig cfg;
+    cfg.tcp.self = NodeAddress{id, "127.0.0.1", 0};
+    cfg.tcp.suspicion_timeout = options.suspicion_timeout;
+    cfg.tcp.heartbeat_interval =
+        std::max(std::chrono::milliseconds(10), options.suspicion_timeout / 5);
+    cfg.shm.name_prefix = options.shm_namespace.empty() ? "spindle-test" : options.shm_namespace;
+    cfg.shm.suspicion_timeout = cfg.tcp.suspicion_timeout;
+    cfg.shm.heartbeat_interval = cfg.tcp.heartbeat_interval;
+    auto t = std::make_unique<AutoTransport>(cfg);
+    NodeAddress a{id, "127.0.0.1", t->port()};
+    return {std::move(t), a};
+  }
 #endif
 #if SPINDLE_HAVE_RDMA
   if (kind == "rdma") {
@@ -61,7 +79,10 @@ MadeTransport make_transport(std::string_view kind, NodeId id, const NodeOptions
 
 void cleanup(std::string_view kind, const std::string& shm_namespace) {
 #if SPINDLE_HAVE_SHM
-  if (kind == "shm" && !shm_namespace.empty()) (void)ShmTransport::reclaim_stale(shm_namespace);
+  if ((kind == "shm" || kind == "auto") && !shm_namespace.empty()) {
+    (void)ShmTransport::reclaim_stale(shm_namespace);
+    if (kind == "auto") (void)ShmTransport::reclaim_stale(auto_far_namespace(shm_namespace));
+  }
 #else
   (void)kind;
   (void)shm_namespace;
@@ -74,7 +95,7 @@ bool transport_available(std::string_view kind, std::string& why) {
 #endif
   if (kind == "tcp") return true;
 #if SPINDLE_HAVE_SHM
-  if (kind == "shm") return true;
+  if (kind == "shm" || kind == "auto") return true;
 #endif
   why = "transport '" + std::string(kind) + "' is not built";
   return false;

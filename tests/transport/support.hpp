@@ -27,10 +27,16 @@ struct MadeTransport {
   NodeAddress address;
 };
 
-// kind: "tcp", "shm" or "rdma". Throws std::runtime_error if it cannot be built here.
+// kind: "tcp", "shm", "auto" or "rdma". Throws std::runtime_error if it cannot be built here.
 MadeTransport make_transport(std::string_view kind, NodeId id, const NodeOptions& options);
 
-// Removes what crashed nodes of a test left behind (shm segments under `shm_namespace`).
+// The shm namespace of the auto transport's "far" nodes in a multi-process test: segments
+// the others never see, so they reach those nodes over tcp while they reach each other over
+// shared memory (one host, mixed pairs; node.cpp gives it to odd node ids).
+std::string auto_far_namespace(const std::string& shm_namespace);
+
+// Removes what crashed nodes of a test left behind (shm segments under `shm_namespace`, and
+// auto_far_namespace() of it for the auto transport).
 void cleanup(std::string_view kind, const std::string& shm_namespace);
 
 // False (and why) when the transport cannot run on this machine (rdma without a device).

@@ -35,7 +35,7 @@ inline std::uint16_t free_loopback_port() {
 }
 
 struct LocalDomain {
-  std::string transport = "tcp";  // tcp | shm
+  std::string transport = "tcp";  // tcp | shm | auto
   std::size_t members = 2;
   std::string shm_namespace;    // one of its own per domain
   std::size_t window = 100;     // engine.window_size

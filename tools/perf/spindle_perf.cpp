@@ -1,7 +1,7 @@
 // spindle-perf: Spindle DDS measured through the DCPS API the way /work/shared/peers
 // measures Cyclone DDS (ddsperf) and Fast DDS, printing the same lines:
 //
-//   peer=spindle transport=<tcp|shm> size=<bytes> subs=<n> metric=<m> value=<x>
+//   peer=spindle transport=<tcp|shm|auto> size=<bytes> subs=<n> metric=<m> value=<x>
 //
 //   lat: two processes; `ping` writes a sample, `pong` writes it back, ping measures the
 //        round trip (latency_us_p50, latency_us_p99). KEEP_LAST 1, reliable. Back to back,
@@ -18,7 +18,7 @@
 // The engine gets slots sized for the sample (domain file `engine.slot_size`, 1 MiB at
 // most), or --slot-size for every run; samples larger than a slot go by RDMC.
 //
-//   spindle-perf [--transport tcp|shm] [--sizes 64,1024,10240,102400,1048576]
+//   spindle-perf [--transport tcp|shm|auto] [--sizes 64,1024,10240,102400,1048576]
 //                [--subs 1,3] [--tests lat,thr,churn] [--duration S] [--warmup S]
 //                [--consistency atomic|unordered]   (peer=spindle or peer=spindle-unordered)
 //                [--slot-size N] [--rdmc-block-size N] [--idle-spin US] [--rate HZ]
@@ -526,7 +526,7 @@ int main(int argc, char** argv) {
       "spindle-perf: Spindle DDS latency and throughput through the DCPS API, one\n"
       "line per figure in the format of /work/shared/peers."};
   app.add_option("--transport", o.transport, "Transport of the run")
-      ->check(CLI::IsMember({"tcp", "shm"}))
+      ->check(CLI::IsMember({"tcp", "shm", "auto"}))
       ->capture_default_str();
   app.add_option("--sizes", o.sizes, "Sample sizes in bytes, as ddsperf counts them")
       ->delimiter(',')

@@ -157,7 +157,7 @@ class tcp_detail::Impl {
         heartbeat_(io_),
         accept_pause_(io_),
         sweep_(io_),
-        doorbell_(&bell_, false) {
+        doorbell_(cfg_.doorbell != nullptr ? cfg_.doorbell : &bell_, cfg_.doorbell != nullptr) {
     if (auto why = tcp_frames::check_settings(cfg_.must_agree); !why.empty())
       throw std::invalid_argument("tcp: must_agree: " + why);
     const std::string host = cfg_.self.host.empty() ? "127.0.0.1" : cfg_.self.host;
@@ -208,6 +208,13 @@ class tcp_detail::Impl {
     auto [it, inserted] = regions_.emplace(id, AlignedBuffer{});
     if (!inserted) throw std::invalid_argument("tcp: region " + std::to_string(id) + " exists");
     it->second = AlignedBuffer(size);
+    return LocalRegion{id, it->second.span()};
+  }
+
+  LocalRegion adopt_region(RegionId id, std::span<std::byte> memory) {
+    if (connected_) throw std::logic_error("tcp: adopt_region while connected; disconnect first");
+    auto [it, inserted] = regions_.emplace(id, AlignedBuffer::borrow(memory));
+    if (!inserted) throw std::invalid_argument("tcp: region " + std::to_string(id) + " exists");
     return LocalRegion{id, it->second.span()};
   }
 
@@ -1105,6 +1112,9 @@ TcpTransport::TcpTransport(TcpConfig config)
 TcpTransport::~TcpTransport() = default;
 std::uint16_t TcpTransport::port() const noexcept {
   return impl().port_;
+}
+LocalRegion TcpTransport::adopt_region(RegionId id, std::span<std::byte> memory) {
+  return impl().adopt_region(id, memory);
 }
 
 }  // namespace spindle::transport

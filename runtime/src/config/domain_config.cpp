@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 // TransportKind's names, in its order: to_string() and the schema's choices.
-constexpr std::string_view kTransportNames[] = {"tcp", "shm", "rdma"};
+constexpr std::string_view kTransportNames[] = {"auto", "tcp", "shm", "rdma"};
 }  // namespace
 
 std::string_view to_string(TransportKind t) noexcept {
@@ -217,8 +217,9 @@ const std::vector<Field<DomainConfig>>& fields() {
         &DomainConfig::domain_id));
     auto transport = field<DomainConfig>(
         "transport", ValueType::choice, 0, 0,
-        "tcp (any hosts), shm (shared memory, one host), rdma (verbs; connection setup over "
-        "TCP).",
+        "auto (shared memory between members on one host, tcp between hosts, chosen per "
+        "pair), tcp (any hosts), shm (shared memory, one host), rdma (verbs; connection setup "
+        "over TCP).",
         [](const DomainConfig& c) -> Value { return static_cast<std::int64_t>(c.transport); },
         [](DomainConfig& c, const Value& v) {
           c.transport = static_cast<TransportKind>(std::get<std::int64_t>(v));

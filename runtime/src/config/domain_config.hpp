@@ -41,7 +41,8 @@ namespace spindle::config {
 
 using transport::NodeId;
 
-enum class TransportKind : std::uint8_t { tcp, shm, rdma };
+// automatic is the domain file's `auto`: shm between members on one host, tcp between hosts.
+enum class TransportKind : std::uint8_t { automatic, tcp, shm, rdma };
 [[nodiscard]] std::string_view to_string(TransportKind t) noexcept;
 
 // A node's TCP/RDMA address. Port 0 lets the system pick (only for a one-member domain).
@@ -73,7 +74,7 @@ struct EngineSettings {
 
 struct DomainConfig {
   std::uint32_t domain_id = 0;
-  TransportKind transport = TransportKind::tcp;
+  TransportKind transport = TransportKind::automatic;
   NodeId node_id = 0;                     // this process's member id
   Address node;                           // this node's address (from its members entry if listed)
   std::vector<Member> members;            // the initial view; empty: this node alone

@@ -717,7 +717,8 @@ void Engine::on_join(PendingJoin join) {
                 "; members connect only to the address a joiner asks from (set node.host)");
     return;
   }
-  if (r.port == 0 && (transport_->kind() == "tcp" || transport_->kind() == "rdma")) {
+  const auto kind = transport_->kind();
+  if (r.port == 0 && (kind == "tcp" || kind == "rdma" || kind == "auto")) {
     join.refuse("node " + std::to_string(r.node) + " gives no port for its " +
                 std::string(transport_->kind()) + " transport");
     return;

@@ -1,5 +1,7 @@
 // AlignedBuffer: zero-filled, 64-byte aligned heap memory backing a region (tcp, rdma,
-// simulator). Owned by the transport that created the region; movable, not copyable.
+// simulator). Owned by the transport that created the region; movable, not copyable. A
+// borrowed one (borrow()) only names memory another transport owns: the auto transport's
+// tcp half applies its frames into the regions its shm half created.
 // Buffers of kMapped bytes or more are mapped anonymously: the kernel hands out zero pages
 // as they are first touched, so a large region (RDMC's buffer space, sized for the largest
 // sample) costs memory only where it is used.
@@ -34,16 +36,26 @@ class AlignedBuffer {
         ::operator new (size == 0 ? 1 : size, std::align_val_t{kAlignment}));
     std::memset(data_, 0, size_);
   }
+  // Names `memory` without owning it; the owner keeps it alive longer than this buffer.
+  static AlignedBuffer borrow(std::span<std::byte> memory) noexcept {
+    AlignedBuffer b;
+    b.data_ = memory.data();
+    b.size_ = memory.size();
+    b.borrowed_ = true;
+    return b;
+  }
   AlignedBuffer(AlignedBuffer&& o) noexcept
       : data_(std::exchange(o.data_, nullptr)),
         size_(std::exchange(o.size_, 0)),
-        mapped_(std::exchange(o.mapped_, false)) {}
+        mapped_(std::exchange(o.mapped_, false)),
+        borrowed_(std::exchange(o.borrowed_, false)) {}
   AlignedBuffer& operator=(AlignedBuffer&& o) noexcept {
     if (this != &o) {
       release();
       data_ = std::exchange(o.data_, nullptr);
       size_ = std::exchange(o.size_, 0);
       mapped_ = std::exchange(o.mapped_, false);
+      borrowed_ = std::exchange(o.borrowed_, false);
     }
     return *this;
   }
@@ -57,7 +69,7 @@ class AlignedBuffer {
 
  private:
   void release() noexcept {
-    if (data_ != nullptr) {
+    if (data_ != nullptr && !borrowed_) {
       if (mapped_)
         (void)::munmap(data_, size_);
       else
@@ -68,6 +80,7 @@ class AlignedBuffer {
   std::byte* data_ = nullptr;
   std::size_t size_ = 0;
   bool mapped_ = false;
+  bool borrowed_ = false;
 };
 
 // True when [offset, offset+length) lies inside a region of `size` bytes (no overflow).

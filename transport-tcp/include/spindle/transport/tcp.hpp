@@ -27,8 +27,10 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
+#include <spindle/transport/doorbell.hpp>
 #include <spindle/transport/forwarding.hpp>
 #include <spindle/transport/transport.hpp>
 
@@ -52,6 +54,10 @@ struct TcpConfig {
   // An accepted stream that has not delivered a valid HELLO within this time is closed.
   // Until it is bound to a member it holds a small buffer, not read_buffer.
   std::chrono::milliseconds hello_timeout{3000};
+  // The wake-up source (activity(), wait()) to ring instead of a doorbell of our own, in a
+  // process-shared mapping: the auto transport hands its shm half's, so one futex wakes its
+  // protocol thread for peers of either kind. Outlives the transport. nullptr: our own.
+  DoorbellData* doorbell = nullptr;
 };
 
 namespace tcp_detail {
@@ -71,6 +77,10 @@ class TcpTransport final : public Forwarding<tcp_detail::Impl> {
   // The port actually bound (useful with port 0).
   [[nodiscard]] std::uint16_t port() const noexcept;
   [[nodiscard]] std::string_view kind() const noexcept override { return "tcp"; }
+  // Registers `memory`, owned by the caller, as local region `id` (create_region()'s rules
+  // otherwise): peers' writes land in it, and release_region() only forgets it. For a
+  // composite whose other transport created the region (the auto transport's shm half).
+  LocalRegion adopt_region(RegionId id, std::span<std::byte> memory);
 };
 
 }  // namespace spindle::transport

@@ -1,0 +1,96 @@
+// The auto transport (the domain file's `transport: auto`, the default): shared memory
+// between members on this host, tcp between hosts, chosen per pair at every connect().
+//
+// It is the shm and the tcp transport side by side, as one Transport:
+// - A region is created once, in a shared-memory segment (the shm half); the tcp half
+//   applies its peers' frames into the same memory (TcpTransport::adopt_region), so the
+//   layers above see one region whichever way a peer's writes came.
+// - One wake-up source: the shm half's doorbell, which same-host peers ring across
+//   processes and the tcp half's I/O thread rings for its frames (TcpConfig::doorbell).
+// - A peer is on this host when its shm control segment is here under our name prefix and
+//   its process is alive (ShmTransport::on_this_host). Both sides of a pair see the same
+//   segments, so both choose the same way; a node without a working shm half (no /dev/shm,
+//   or less free than AutoConfig::min_shm_free) publishes no segment and uses tcp to
+//   everyone, and its peers then use tcp to it.
+// - Each view's split is fixed in connect(); the data-plane calls route by peer, as each
+//   half keeps its own peer table (both change only in connect/disconnect).
+//
+// Threading: the contract's (transport.hpp), and each half's own (tcp.hpp, shm.hpp).
+// connect() runs the two halves' connects side by side when both have peers, so a peer
+// missing on one side costs the other no time.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spindle/transport/shm.hpp>
+#include <spindle/transport/tcp.hpp>
+#include <spindle/transport/transport.hpp>
+
+namespace spindle::transport {
+
+struct AutoConfig {
+  TcpConfig tcp;  // self (id, host, port), timeouts, must_agree; `doorbell` is set here
+  ShmConfig shm;  // name_prefix, ring size, timeouts; self and must_agree are tcp's
+  // Free space /dev/shm must have for the shm half to start; below it this node uses tcp
+  // to every peer (shm_unavailable() says why). Segments are sparse and a full tmpfs
+  // faults a writer (SIGBUS), so a small /dev/shm (a container's 64 MiB) means tcp.
+  std::uint64_t min_shm_free = std::uint64_t{256} << 20;
+};
+
+class AutoTransport final : public Transport {
+ public:
+  // Starts the tcp half (binds and listens: throws as TcpTransport does) and, where
+  // /dev/shm allows, the shm half.
+  explicit AutoTransport(AutoConfig config);
+  ~AutoTransport() override;
+
+  // The tcp half's port: what peers on other hosts dial.
+  [[nodiscard]] std::uint16_t port() const noexcept;
+  [[nodiscard]] std::string_view kind() const noexcept override { return "auto"; }
+  // Why this node reaches every peer over tcp; empty when its shm half runs.
+  [[nodiscard]] const std::string& shm_unavailable() const noexcept { return shm_why_; }
+  // Whether `peer` is reached over shared memory in the view connected now.
+  [[nodiscard]] bool over_shm(NodeId peer) const;
+
+  [[nodiscard]] NodeId self() const noexcept override;
+  LocalRegion create_region(RegionId id, std::size_t size) override;
+  void release_region(RegionId id) override;
+  void restrict_writes(RegionId id, std::span<const WriteGrant> grants) override;
+  [[nodiscard]] Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
+                               std::chrono::milliseconds timeout) override;
+  [[nodiscard]] bool connecting(NodeId peer) const override;
+  void disconnect() override;
+  [[nodiscard]] std::optional<RegionDescriptor> remote_region(NodeId peer,
+                                                              RegionId id) const override;
+  [[nodiscard]] std::optional<LocalRegion> local_region(RegionId id) const override;
+  [[nodiscard]] Status write(NodeId peer, RegionId local, std::uint64_t local_offset,
+                             RegionId remote, std::uint64_t remote_offset,
+                             std::size_t length) override;
+  [[nodiscard]] WriteBatchResult write_batch(NodeId peer, std::span<const WriteOp> ops) override;
+  [[nodiscard]] Status send_block(NodeId peer, RegionId local, std::uint64_t offset,
+                                  std::uint32_t length, std::uint32_t immediate) override;
+  [[nodiscard]] Status post_receive(NodeId peer, RegionId local, std::uint64_t offset,
+                                    std::uint32_t capacity) override;
+  std::size_t poll(std::vector<Event>& out) override;
+  [[nodiscard]] std::uint64_t activity() const noexcept override;
+  void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) override;
+  void notify() noexcept override;
+  void wait_quiet(std::uint64_t ticket, std::chrono::nanoseconds timeout) override;
+  void arm_waiter(bool armed) noexcept override;
+
+ private:
+  [[nodiscard]] Transport& to(NodeId peer) const;
+  [[nodiscard]] Transport& bell() const noexcept;
+
+  std::string shm_why_;
+  // Destroyed after the tcp half, whose I/O thread rings its doorbell.
+  std::unique_ptr<ShmTransport> shm_;
+  std::unique_ptr<TcpTransport> tcp_;
+  std::vector<NodeId> shm_peers_;  // sorted; changed only in connect/disconnect
+};
+
+}  // namespace spindle::transport
