@@ -11,11 +11,13 @@
 // Every wait is bounded; "FAIL why" and exit 1 otherwise.
 #include <dirent.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -23,6 +25,61 @@
 #include <dds/dds.hpp>
 
 #include "porting.hpp"
+
+// Every allocation of the process is counted (all threads), and those of the application's
+// own thread (the one that writes, or waits and takes) apart.
+namespace {
+std::atomic<std::uint64_t> g_allocations{0};
+thread_local std::uint64_t t_allocations = 0;
+
+void* counted(std::size_t size, std::size_t align) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  ++t_allocations;
+  if (size == 0) size = 1;
+  void* p = align <= alignof(std::max_align_t)
+                ? std::malloc(size)
+                : std::aligned_alloc(align, (size + align - 1) / align * align);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+}  // namespace
+
+void* operator new(std::size_t size) {
+  return counted(size, alignof(std::max_align_t));
+}
+void* operator new[](std::size_t size) {
+  return counted(size, alignof(std::max_align_t));
+}
+void* operator new(std::size_t size, std::align_val_t align) {
+  return counted(size, static_cast<std::size_t>(align));
+}
+void* operator new[](std::size_t size, std::align_val_t align) {
+  return counted(size, static_cast<std::size_t>(align));
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
 
 namespace {
 
@@ -78,14 +135,23 @@ int reader(dds::domain::DomainParticipant& participant, std::uint64_t n) {
   const auto give_up = Clock::now() + kPatience;
   std::uint64_t got = 0;
   Census start;
+  std::uint64_t allocations = 0, own_allocations = 0;
   std::uint64_t threads = 0;
+  dds::core::cond::WaitSet::ConditionSeq triggered;  // reused: a wait then allocates nothing
   while (got < n) {
     if (Clock::now() > give_up)
       fail("received " + std::to_string(got) + " of " + std::to_string(n));
     // While it waits, now and then (reading /proc is not free).
-    if (got >= kWarmUp && got % 50 == 0) threads = std::max(threads, census().threads);
+    // Its own allocations (reading /proc) are not the reader's: they are left out.
+    if (got >= kWarmUp && got % 50 == 0) {
+      const auto before = g_allocations.load();
+      const auto own_before = t_allocations;
+      threads = std::max(threads, census().threads);
+      allocations += g_allocations.load() - before;
+      own_allocations += t_allocations - own_before;
+    }
     try {
-      waitset.wait(dds::core::Duration::from_secs(5));
+      waitset.wait(triggered, dds::core::Duration::from_secs(5));
     } catch (const dds::core::TimeoutError&) {
       continue;
     }
@@ -94,12 +160,19 @@ int reader(dds::domain::DomainParticipant& participant, std::uint64_t n) {
       if (s.data().seq() != got)
         fail("sample " + std::to_string(s.data().seq()) + " where " + std::to_string(got) +
              " was due");
-      if (++got == kWarmUp) start = census();
+      if (++got == kWarmUp) {
+        start = census();
+        allocations = g_allocations.load();
+        own_allocations = t_allocations;
+      }
     }
   }
+  allocations = g_allocations.load() - allocations;
+  own_allocations = t_allocations - own_allocations;
   const Census end = census();
   std::cout << "threads " << threads << " switches " << end.switches - start.switches << " samples "
-            << n - kWarmUp << std::endl;
+            << n - kWarmUp << " allocations " << allocations << " own " << own_allocations
+            << std::endl;
   return EXIT_SUCCESS;
 }
 
@@ -116,13 +189,21 @@ int writer(dds::domain::DomainParticipant& participant, std::uint64_t n) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   auto next = Clock::now();
+  std::uint64_t allocations = 0, own_allocations = 0;
   for (std::uint64_t seq = 0; seq < n; ++seq) {
+    if (seq == kWarmUp) {
+      allocations = g_allocations.load();
+      own_allocations = t_allocations;
+    }
     writer.write(Ping(1, seq, 0));
     next += std::chrono::milliseconds(2);
     std::this_thread::sleep_until(next);
   }
+  allocations = g_allocations.load() - allocations;
+  own_allocations = t_allocations - own_allocations;
   writer.wait_for_acknowledgments(dds::core::Duration::from_secs(30));
-  std::cout << "wrote " << n << std::endl;
+  std::cout << "wrote " << n << " samples " << n - kWarmUp << " allocations " << allocations
+            << " own " << own_allocations << std::endl;
   return EXIT_SUCCESS;
 }
 

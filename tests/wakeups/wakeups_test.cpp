@@ -1,12 +1,17 @@
 // What a waiting reader costs, counted (issue 33: "a test that fails if a waiting reader's
 // thread count or wake-ups per sample regress; count them, do not time them"). A writer
 // process streams 600 samples, one every 2 ms, to a reader process that waits on a WaitSet
-// and takes each one (wakeups_program.cpp, ISO C++ PSM only), over tcp and over shm. The
+// and takes each one (wakeups_program.cpp, ISO C++ PSM only), over tcp, shm and auto. The
 // reader reports its threads while it waited and the wake-ups of all its threads per
 // sample (voluntary context switches, from /proc): each must stay within the bound below,
 // today's spread with a margin. A change that adds a thread, or a hand-off per
 // sample, fails here; one that removes some should lower the bound with it (docs/user-guide.md,
 // "Latency").
+//
+// Both sides also count their allocations (operator new, every thread): the write path
+// and the take path (the application's thread: write(), or wait, drive, deliver and take)
+// allocate nothing per sample, and the whole process next to nothing (the protocol's
+// periodic work).
 #include <unistd.h>
 
 #include <chrono>
@@ -31,15 +36,43 @@ struct Bounds {
   std::uint64_t threads;
   double switches_per_sample;
 };
+// Allocations per sample: the application's thread (write path, take path), and the
+// whole process. Measured 2026-11-27: 0.004 (reader's thread: 2 in 550 samples, the first
+// take's vectors), 0 (writer's), 0.01-0.08 per process (timers and heartbeats at 2 ms per
+// sample; they were 2.5 and 3.5 per sample at the reader before samples and take vectors
+// were recycled).
+constexpr double kOwnAllocations = 0.02, kProcessAllocations = 0.25;
 // 2026-11-27: 6 threads on both; wake-ups per sample vary from run to run (how a sample's
 // writes fall into the threads' sleeps). They were 5.0-5.8 over shm and 7.0-8.5 over tcp
 // until the waiting thread ran the protocol itself and writers pushed from their own
 // thread; since then 2.9-3.7 over shm and 5.0-5.8 over tcp. One more thread fails; so does
 // about one more hand-off per sample.
-constexpr std::uint64_t kTcpThreads = 6, kShmThreads = 6;
+// auto (shm between these two) has one thread more: the tcp half's I/O thread beside the
+// shm half's monitor.
+constexpr std::uint64_t kTcpThreads = 6, kShmThreads = 6, kAutoThreads = 7;
 constexpr double kTcpSwitches = 7.0, kShmSwitches = 4.5;
 Bounds bounds(const std::string& transport) {
-  return transport == "shm" ? Bounds{kShmThreads, kShmSwitches} : Bounds{kTcpThreads, kTcpSwitches};
+  if (transport == "shm") return Bounds{kShmThreads, kShmSwitches};
+  if (transport == "auto") return Bounds{kAutoThreads, kShmSwitches};
+  return Bounds{kTcpThreads, kTcpSwitches};
+}
+
+// "... samples M allocations A own O": allocations per sample, process-wide and own.
+struct Allocations {
+  double process = -1;
+  double own = -1;
+};
+Allocations allocations(const std::string& line) {
+  std::istringstream in(line);
+  std::string word;
+  double samples = 0, all = 0, own = 0;
+  while (in >> word) {
+    if (word == "samples") in >> samples;
+    if (word == "allocations") in >> all;
+    if (word == "own") in >> own;
+  }
+  if (samples <= 0) return {};
+  return {all / samples, own / samples};
 }
 
 void count(const std::string& transport) {
@@ -60,11 +93,22 @@ void count(const std::string& transport) {
   in >> word >> threads >> word >> switches >> word >> samples;
   REQUIRE(samples > 0);
   const double per_sample = static_cast<double>(switches) / static_cast<double>(samples);
+  const auto read = allocations(*report);
+  const auto wrote_allocations = allocations(wrote.value_or(""));
   std::cout << "FIGURE " << transport << ": a waiting reader's process has " << threads
-            << " threads and wakes " << per_sample << " times per sample" << std::endl;
+            << " threads and wakes " << per_sample << " times per sample; allocations per "
+            << "sample: reader " << read.own << " (its thread), " << read.process
+            << " (process), writer " << wrote_allocations.own << ", " << wrote_allocations.process
+            << std::endl;
   const auto b = bounds(transport);
   CHECK(threads <= b.threads);
   CHECK(per_sample <= b.switches_per_sample);
+  CHECK(read.own >= 0);
+  CHECK(read.own <= kOwnAllocations);
+  CHECK(read.process <= kProcessAllocations);
+  CHECK(wrote_allocations.own >= 0);
+  CHECK(wrote_allocations.own <= kOwnAllocations);
+  CHECK(wrote_allocations.process <= kProcessAllocations);
   CHECK(writer.wait(deadline) == 0);
   CHECK(reader.wait(deadline) == 0);
 }
@@ -76,4 +120,7 @@ TEST_CASE("a waiting reader's threads and wake-ups per sample, over tcp", "[tcp]
 }
 TEST_CASE("a waiting reader's threads and wake-ups per sample, over shm", "[shm]") {
   count("shm");
+}
+TEST_CASE("a waiting reader's threads and wake-ups per sample, over auto", "[auto]") {
+  count("auto");
 }

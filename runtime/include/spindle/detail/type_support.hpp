@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include <spindle/cdr/serialize.hpp>
+#include <spindle/detail/recycle.hpp>
 #include <spindle/reflect.hpp>
 #include <spindle/topic_traits.hpp>
 
@@ -88,7 +89,7 @@ const TypeSupport& type_support() {
       },
       [](const void* s) { return cdr::key_hash(*static_cast<const T*>(s)); },
       [](std::span<const std::byte> in, std::string& error) -> std::shared_ptr<const void> {
-        auto sample = std::make_shared<T>();
+        auto sample = std::allocate_shared<T>(PoolAllocator<T>{});
         const auto r = cdr::deserialize(in, *sample);
         if (!r.ok()) {
           error = r.detail.empty() ? "malformed CDR" : r.detail;
@@ -104,7 +105,7 @@ const TypeSupport& type_support() {
                     std::to_string(sizeof(T));
             return nullptr;
           }
-          auto sample = std::make_shared<T>();
+          auto sample = std::allocate_shared<T>(PoolAllocator<T>{});
           std::memcpy(static_cast<void*>(sample.get()), in.data(), sizeof(T));
           return std::shared_ptr<const T>(std::move(sample));
         } else {
