@@ -26,6 +26,7 @@ struct SendPlan {
   std::uint64_t count = 0;              // messages to send in this subgroup
   std::chrono::nanoseconds spacing{0};  // pause after each message (slowed sender)
   std::uint32_t max_batch = 0;          // at most this many per call (0 = no limit)
+  std::uint32_t size = 0;               // every payload this long (0: random up to max)
 };
 
 class TestNode {
@@ -87,7 +88,8 @@ class TestNode {
           break;
         }
         const auto max = group_.subgroups[s].max_payload;
-        const auto size = payload_size(salt_, s, log.node, next_[s], max);
+        const auto size =
+            p.size != 0 ? std::min(p.size, max) : payload_size(salt_, s, log.node, next_[s], max);
         auto r = smc_.reserve(s, size);
         if (r.status != smc::ReserveStatus::ok) break;  // full: wait for deliveries
         std::span<std::byte> out(r.data, size);
