@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Issue 33's figures in one sitting: the 64 B round trip (p50, p99) and 64 B to 3
-# subscribers, Spindle DDS over shm and tcp beside Cyclone DDS over UDP
+# subscribers, Spindle DDS over shm, auto (the default) and tcp beside Cyclone DDS over UDP
 # (/work/shared/peers/run_peers.sh), the raw transports and a bare loopback TCP socket
 # ping-pong (spindle_transport_bench, the physical reference). Every line is in the peers'
 # format; each repetition runs all of them back to back.
 #
-#   bench/perf/latency_vs_peers.sh [REPS]     (default 3; about 1.5 minutes a repetition)
+#   bench/perf/latency_vs_peers.sh [REPS]     (default 3; about 2 minutes a repetition)
 #
 # POLL_IDLE=1 holds /dev/cpu_dma_latency at 0 (no vCPU halt) for the whole run, as the
 # peers' script does: compare latencies only under one setting.
@@ -24,7 +24,7 @@ for ((r = 1; r <= reps; ++r)); do
     timeout 300 bash "$peers" 2>/dev/null | grep '^peer=' || echo "# peers failed"
   timeout 300 "$raw" --transport socket,tcp,shm --sizes 64 --iterations 5000 2>/dev/null |
     grep '^peer=' | grep latency || echo "# raw transports failed"
-  for t in shm tcp; do
+  for t in shm auto tcp; do
     timeout 120 "$perf" --transport "$t" --tests lat,thr --sizes 64 --subs 3 --duration 3 \
       --warmup 1 2>&1 | grep '^peer=' || echo "# spindle $t failed"
   done

@@ -1,6 +1,7 @@
-// The auto transport: shared memory between members whose segments meet on this host, tcp
-// to the others, in one view; one region and one wake-up source whichever way a write came;
-// a node without room in /dev/shm reaches everyone over tcp, and they it.
+// The auto transport: shared memory between members that give the same host, tcp to the
+// others, in one view (here "another host" is another loopback address); one region and one
+// wake-up source whichever way a write came; members of one host that start at different
+// times; a node without room in /dev/shm.
 #include <unistd.h>
 
 #include <array>
@@ -8,6 +9,9 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <thread>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -26,10 +30,13 @@ std::string prefix(const char* what) {
   return std::string("spindle-autotest-") + what + "-" + std::to_string(::getpid());
 }
 
+constexpr const char* kHere = "127.0.0.1";
+constexpr const char* kElsewhere = "127.0.0.2";
+
 std::unique_ptr<st::AutoTransport> make(st::NodeId id, const std::string& ns,
-                                        std::uint64_t min_shm_free = 0) {
+                                        const char* host = kHere, std::uint64_t min_shm_free = 0) {
   st::AutoConfig c;
-  c.tcp.self = st::NodeAddress{id, "127.0.0.1", 0};
+  c.tcp.self = st::NodeAddress{id, host, 0};
   c.tcp.heartbeat_interval = 50ms;
   c.tcp.suspicion_timeout = 2000ms;
   c.shm.name_prefix = ns;
@@ -39,13 +46,17 @@ std::unique_ptr<st::AutoTransport> make(st::NodeId id, const std::string& ns,
   return t;
 }
 
+st::NodeAddress address(const st::AutoTransport& t, const char* host) {
+  return st::NodeAddress{t.self(), host, t.port()};
+}
+
 // Connects every transport to the view of all of them, side by side (as members do).
-void connect_all(const std::vector<st::AutoTransport*>& ts) {
+void connect_all(const std::vector<std::pair<st::AutoTransport*, const char*>>& ts) {
   std::vector<st::NodeAddress> view;
-  for (auto* t : ts)
-    view.push_back(st::NodeAddress{t->self(), "127.0.0.1", t->port()});
+  for (auto [t, host] : ts)
+    view.push_back(address(*t, host));
   std::vector<std::future<st::Status>> done;
-  for (auto* t : ts)
+  for (auto [t, host] : ts)
     done.push_back(std::async(std::launch::async, [t, &view] { return t->connect(view, 1, 5s); }));
   for (auto& d : done)
     REQUIRE(d.get() == st::Status::ok);
@@ -76,16 +87,14 @@ void write_and_see(st::AutoTransport& from, st::AutoTransport& to, std::uint64_t
 }  // namespace
 
 TEST_CASE("auto: same-host pairs over shared memory, the others over tcp, in one view", "[auto]") {
-  const auto near = prefix("near");
-  const auto far = prefix("far");
-  // a and b share a namespace (they see each other's segments); c lives in another one,
-  // as a member on another host would.
-  auto a = make(1, near);
-  auto b = make(2, near);
-  auto c = make(3, far);
+  const auto ns = prefix("mixed");
+  // a and b give one host; c another, as a member on another host would.
+  auto a = make(1, ns);
+  auto b = make(2, ns);
+  auto c = make(3, ns, kElsewhere);
   REQUIRE(a->shm_unavailable().empty());
   CHECK(a->kind() == "auto");
-  connect_all({a.get(), b.get(), c.get()});
+  connect_all({{a.get(), kHere}, {b.get(), kHere}, {c.get(), kElsewhere}});
 
   CHECK(a->over_shm(2));
   CHECK(b->over_shm(1));
@@ -107,7 +116,7 @@ TEST_CASE("auto: same-host pairs over shared memory, the others over tcp, in one
   for (auto* t : {a.get(), b.get(), c.get()})
     t->disconnect();
   CHECK_FALSE(a->over_shm(2));
-  std::vector<st::NodeAddress> view{{1, "127.0.0.1", a->port()}, {2, "127.0.0.1", b->port()}};
+  std::vector<st::NodeAddress> view{address(*a, kHere), address(*b, kHere)};
   auto fa = std::async(std::launch::async, [&] { return a->connect(view, 2, 5s); });
   CHECK(b->connect(view, 2, 5s) == st::Status::ok);
   CHECK(fa.get() == st::Status::ok);
@@ -115,29 +124,55 @@ TEST_CASE("auto: same-host pairs over shared memory, the others over tcp, in one
   write_and_see(*a, *b, 320, 0x6666);
 }
 
-TEST_CASE("auto: a node without room in /dev/shm reaches everyone over tcp, and they it",
-          "[auto]") {
-  const auto ns = prefix("full");
+TEST_CASE("auto: members of one host that start apart still meet over shared memory", "[auto]") {
+  // A domain file's members start together: one may connect before the other's segments
+  // exist. The choice does not depend on who came first.
+  const auto ns = prefix("late");
   auto a = make(1, ns);
-  // More free space than any /dev/shm has: b's shm half never starts.
-  auto b = make(2, ns, ~std::uint64_t{0});
-  CHECK(b->shm_unavailable().find("/dev/shm") != std::string::npos);
-  INFO(b->shm_unavailable());
-  connect_all({a.get(), b.get()});
-  CHECK_FALSE(a->over_shm(2));
-  CHECK_FALSE(b->over_shm(1));
+  std::promise<st::NodeAddress> late;
+  auto late_address = late.get_future().share();
+  auto fa = std::async(std::launch::async, [&] {
+    std::vector<st::NodeAddress> view{address(*a, kHere), late_address.get()};
+    return a->connect(view, 1, 5s);
+  });
+  std::this_thread::sleep_for(200ms);  // a looks for b's segments before b exists
+  auto b = make(2, ns);
+  const std::vector<st::NodeAddress> view{address(*a, kHere), address(*b, kHere)};
+  late.set_value(view[1]);
+  CHECK(b->connect(view, 1, 5s) == st::Status::ok);
+  CHECK(fa.get() == st::Status::ok);
+  CHECK(a->over_shm(2));
+  CHECK(b->over_shm(1));
   write_and_see(*a, *b, 0, 0x7777);
-  write_and_see(*b, *a, 64, 0x8888);
 }
 
-TEST_CASE("auto: a peer whose process is gone is not taken for a same-host one", "[auto]") {
-  const auto ns = prefix("gone");
-  auto a = make(1, ns);
-  auto b = make(2, ns);
-  CHECK(a->over_shm(2) == false);  // nothing connected yet
-  b.reset();                       // its segments go with it
-  auto b2 = make(2, prefix("elsewhere"));
-  connect_all({a.get(), b2.get()});
-  CHECK_FALSE(a->over_shm(2));
-  write_and_see(*a, *b2, 0, 0x9999);
+TEST_CASE("auto: a node without room in /dev/shm uses tcp; a same-host peer is told why",
+          "[auto]") {
+  const auto ns = prefix("full");
+  // More free space than any /dev/shm has: b's shm half never starts.
+  auto b = make(2, ns, kHere, ~std::uint64_t{0});
+  INFO(b->shm_unavailable());
+  CHECK(b->shm_unavailable().find("/dev/shm") != std::string::npos);
+  // A peer of another host reaches it over tcp, as it reaches everyone.
+  auto far = make(1, ns, kElsewhere);
+  connect_all({{far.get(), kElsewhere}, {b.get(), kHere}});
+  CHECK_FALSE(far->over_shm(2));
+  CHECK_FALSE(b->over_shm(1));
+  write_and_see(*far, *b, 0, 0x8888);
+  write_and_see(*b, *far, 64, 0x9999);
+  for (auto* t : {far.get(), b.get()})
+    t->disconnect();
+  // A peer of its host expects shared memory from it, waits, and names the prefix.
+  auto near = make(3, ns);
+  const std::vector<st::NodeAddress> view{address(*near, kHere), address(*b, kHere)};
+  auto fb = std::async(std::launch::async, [&] { return b->connect(view, 2, 300ms); });
+  CHECK(near->connect(view, 2, 300ms) == st::Status::peer_suspected);
+  (void)fb.get();
+  std::vector<st::Event> events;
+  near->poll(events);
+  bool named = false;
+  for (const auto& e : events)
+    if (const auto* s = std::get_if<st::Suspicion>(&e))
+      named = named || (s->peer == 2 && s->detail.find(ns) != std::string::npos);
+  CHECK(named);
 }

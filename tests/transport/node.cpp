@@ -64,10 +64,10 @@ int main(int argc, char** argv) {
   test::NodeOptions opts;
   opts.suspicion_timeout = std::chrono::milliseconds(m.arg("suspicion_ms", 500));
   if (const char* ns = std::getenv("SPINDLE_SHM_NAMESPACE")) opts.shm_namespace = ns;
-  // auto: odd ids live in a namespace of their own, so the cluster mixes pairs over shared
-  // memory (even with even, odd with odd) and pairs over tcp (even with odd).
-  if (kind == "auto" && m.id % 2 == 1)
-    opts.shm_namespace = test::auto_far_namespace(opts.shm_namespace);
+  // auto: odd ids give another loopback address (another host, as far as auto can tell),
+  // so the cluster mixes pairs over shared memory (even with even, odd with odd) and pairs
+  // over tcp (even with odd).
+  if (kind == "auto" && m.id % 2 == 1) opts.host = test::kAutoFarHost;
 
   std::unique_ptr<st::Transport> transport;
   st::NodeAddress self;

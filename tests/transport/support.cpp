@@ -26,10 +26,6 @@ extern char** environ;
 
 namespace spindle::transport::test {
 
-std::string auto_far_namespace(const std::string& shm_namespace) {
-  return shm_namespace + ".far";
-}
-
 MadeTransport make_transport(std::string_view kind, NodeId id, const NodeOptions& options) {
   if (kind == "tcp") {
     TcpConfig cfg;
@@ -52,7 +48,7 @@ MadeTransport make_transport(std::string_view kind, NodeId id, const NodeOptions
   }
   if (kind == "auto") {
     AutoConfig cfg;
-    cfg.tcp.self = NodeAddress{id, "127.0.0.1", 0};
+    cfg.tcp.self = NodeAddress{id, options.host, 0};
     cfg.tcp.suspicion_timeout = options.suspicion_timeout;
     cfg.tcp.heartbeat_interval =
         std::max(std::chrono::milliseconds(10), options.suspicion_timeout / 5);
@@ -60,7 +56,7 @@ MadeTransport make_transport(std::string_view kind, NodeId id, const NodeOptions
     cfg.shm.suspicion_timeout = cfg.tcp.suspicion_timeout;
     cfg.shm.heartbeat_interval = cfg.tcp.heartbeat_interval;
     auto t = std::make_unique<AutoTransport>(cfg);
-    NodeAddress a{id, "127.0.0.1", t->port()};
+    NodeAddress a{id, options.host, t->port()};
     return {std::move(t), a};
   }
 #endif
@@ -81,7 +77,6 @@ void cleanup(std::string_view kind, const std::string& shm_namespace) {
 #if SPINDLE_HAVE_SHM
   if ((kind == "shm" || kind == "auto") && !shm_namespace.empty()) {
     (void)ShmTransport::reclaim_stale(shm_namespace);
-    if (kind == "auto") (void)ShmTransport::reclaim_stale(auto_far_namespace(shm_namespace));
   }
 #else
   (void)kind;

@@ -19,7 +19,8 @@ namespace spindle::transport::test {
 
 struct NodeOptions {
   std::chrono::milliseconds suspicion_timeout{500};
-  std::string shm_namespace;  // shm: segment name prefix shared by the processes of a test
+  std::string shm_namespace;       // shm: segment name prefix shared by the processes of a test
+  std::string host = "127.0.0.1";  // tcp, rdma, auto: the address to bind and give peers
 };
 
 struct MadeTransport {
@@ -30,13 +31,12 @@ struct MadeTransport {
 // kind: "tcp", "shm", "auto" or "rdma". Throws std::runtime_error if it cannot be built here.
 MadeTransport make_transport(std::string_view kind, NodeId id, const NodeOptions& options);
 
-// The shm namespace of the auto transport's "far" nodes in a multi-process test: segments
-// the others never see, so they reach those nodes over tcp while they reach each other over
-// shared memory (one host, mixed pairs; node.cpp gives it to odd node ids).
-std::string auto_far_namespace(const std::string& shm_namespace);
+// The address of the auto transport's "far" nodes in a multi-process test: another loopback
+// address, so the others reach them over tcp, as members of another host, while they reach
+// each other over shared memory (one machine, mixed pairs; node.cpp gives it to odd ids).
+inline constexpr const char* kAutoFarHost = "127.0.0.2";
 
-// Removes what crashed nodes of a test left behind (shm segments under `shm_namespace`, and
-// auto_far_namespace() of it for the auto transport).
+// Removes what crashed nodes of a test left behind (shm segments under `shm_namespace`).
 void cleanup(std::string_view kind, const std::string& shm_namespace);
 
 // False (and why) when the transport cannot run on this machine (rdma without a device).

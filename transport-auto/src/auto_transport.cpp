@@ -39,6 +39,7 @@ AutoTransport::AutoTransport(AutoConfig config) {
     }
   }
   if (shm_) config.tcp.doorbell = shm_->doorbell();
+  host_ = config.tcp.self.host;
   tcp_ = std::make_unique<TcpTransport>(config.tcp);
 }
 
@@ -103,7 +104,7 @@ Status AutoTransport::connect(std::span<const NodeAddress> members, std::uint64_
     if (m.id == me) {
       near.push_back(m);
       far.push_back(m);
-    } else if (shm_ && shm_->on_this_host(m.id)) {
+    } else if (shm_ && m.host == host_) {
       near.push_back(m);
       shm_peers.push_back(m.id);
     } else {

@@ -276,12 +276,6 @@ class shm_detail::Impl {
     return std::launder(reinterpret_cast<ControlData*>(control_->payload()));
   }
 
-  bool on_this_host(NodeId id) const {
-    if (id == cfg_.self) return true;
-    const auto control = Segment::open(name(id), SegmentKind::control, /*require_ready=*/false);
-    return control && process_alive(control->header()->owner_pid);
-  }
-
   static std::size_t reclaim_stale(const std::string& prefix) {
     std::size_t n = 0;
     DIR* d = ::opendir("/dev/shm");
@@ -899,9 +893,6 @@ ShmTransport::ShmTransport(ShmConfig config)
 ShmTransport::~ShmTransport() = default;
 std::size_t ShmTransport::reclaim_stale(const std::string& prefix) {
   return shm_detail::Impl::reclaim_stale(prefix);
-}
-bool ShmTransport::on_this_host(NodeId id) const {
-  return impl().on_this_host(id);
 }
 DoorbellData* ShmTransport::doorbell() const noexcept {
   return &impl().ctl()->doorbell;

@@ -7,11 +7,13 @@
 //   layers above see one region whichever way a peer's writes came.
 // - One wake-up source: the shm half's doorbell, which same-host peers ring across
 //   processes and the tcp half's I/O thread rings for its frames (TcpConfig::doorbell).
-// - A peer is on this host when its shm control segment is here under our name prefix and
-//   its process is alive (ShmTransport::on_this_host). Both sides of a pair see the same
-//   segments, so both choose the same way; a node without a working shm half (no /dev/shm,
-//   or less free than AutoConfig::min_shm_free) publishes no segment and uses tcp to
-//   everyone, and its peers then use tcp to it.
+// - A peer is near when its address names the same host as ours (NodeAddress::host, the
+//   text members give: 127.0.0.1 for every participant of one host by default). Both sides
+//   of a pair compare the same two strings, so both choose alike whenever they start: the
+//   members of a domain file start together, and a peer's segments may not exist yet when
+//   we connect (shm's connect() waits for them). A node whose shm half cannot start (no
+//   /dev/shm, or less free than AutoConfig::min_shm_free) uses tcp to everyone; a peer of
+//   the same host that expects shm from it then fails to connect, naming the shm prefix.
 // - Each view's split is fixed in connect(); the data-plane calls route by peer, as each
 //   half keeps its own peer table (both change only in connect/disconnect).
 //
@@ -90,6 +92,7 @@ class AutoTransport final : public Transport {
   // Destroyed after the tcp half, whose I/O thread rings its doorbell.
   std::unique_ptr<ShmTransport> shm_;
   std::unique_ptr<TcpTransport> tcp_;
+  std::string host_;               // tcp.self.host: peers that give the same are near
   std::vector<NodeId> shm_peers_;  // sorted; changed only in connect/disconnect
 };
 

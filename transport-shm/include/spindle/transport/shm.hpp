@@ -62,9 +62,6 @@ class ShmTransport final : public Forwarding<shm_detail::Impl> {
   // Unlinks segments under `prefix` whose owner process is gone; returns how many.
   static std::size_t reclaim_stale(const std::string& prefix);
 
-  // Whether node `id` runs a transport under our name prefix on this host (its control
-  // segment is here, its process alive): a peer connect() can reach. True for self().
-  [[nodiscard]] bool on_this_host(NodeId id) const;
   // Our wake-up source, in our control segment (peers ring it): a composite's other
   // transport rings it too (TcpConfig::doorbell). Valid until the transport is destroyed.
   [[nodiscard]] DoorbellData* doorbell() const noexcept;
