@@ -27,13 +27,16 @@
 // Every process of a run finds the run's domain file through SPINDLE_CONFIG and its id
 // through SPINDLE_NODE_ID. Every wait is bounded.
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -71,6 +74,7 @@ struct Options {
   std::size_t rdmc_block = 0;          // engine.rdmc_block_size; 0: the default
   std::int64_t idle_spin_us = -1;      // engine.idle_spin in microseconds; -1: the default
   double rate = 0;                     // lat: round trips a second; 0: back to back
+  double pause = 0.8;                  // pause: seconds the best-effort reader is stopped
   std::string role;
   std::size_t size = 64;
   bool churn = false;       // pub/sub: a churn run (two measured phases)
@@ -381,6 +385,120 @@ int churn_role(const Options& o) {
   return 0;
 }
 
+// pause: a writer at 1,000 samples/s (RELIABLE, max_blocking_time 100 ms, KEEP_LAST 1), a
+// RELIABLE KEEP_LAST 1 reader that takes each sample as it comes, and a BEST_EFFORT
+// KEEP_LAST 1 reader whose whole process is stopped (SIGSTOP, as a debugger or a frozen
+// display would) for --pause seconds once --warmup has passed (issue 34). Each process runs
+// for warmup + duration seconds from the first sample and reports what it saw.
+constexpr auto kPacePeriod = 1ms;
+constexpr auto kPaceBlocking = 100ms;
+
+int pacer_role(const Options& o) {
+  dds::domain::DomainParticipant dp(dds::domain::default_id());
+  dds::topic::Topic<Sample> topic(dp, "perf_pause");
+  dds::pub::Publisher pub(dp);
+  auto q = pub.default_datawriter_qos();
+  q << dds::core::policy::Reliability::Reliable(
+           dds::core::Duration::from_millisecs(kPaceBlocking.count()))
+    << dds::core::policy::History::KeepLast(1) << consistency();
+  dds::pub::DataWriter<Sample> w(pub, topic, q);
+  if (!wait_until([&] { return w.publication_matched_status().current_count() >= 2; }, 30s))
+    die("pacer: the readers did not match");
+  Sample s = make_sample(o.size);
+  const auto start = Clock::now();
+  const auto end = start + std::chrono::duration<double>(o.warmup + o.duration);
+  std::uint32_t seq = 0;
+  std::uint64_t timeouts = 0, written = 0;
+  auto next = start;
+  while (Clock::now() < end) {
+    s.seq(++seq);
+    try {
+      w.write(s);
+      ++written;
+    } catch (const dds::core::TimeoutError&) {
+      ++timeouts;
+    }
+    next += kPacePeriod;
+    std::this_thread::sleep_until(next);
+  }
+  std::cout << "RESULT role=pacer written=" << written << " timeouts=" << timeouts << std::endl;
+  std::this_thread::sleep_for(300ms);  // the readers' last samples
+  return 0;
+}
+
+int pause_reader_role(const Options& o) {
+  const bool sleeper = o.role == "sleeper";
+  dds::domain::DomainParticipant dp(dds::domain::default_id());
+  dds::topic::Topic<Sample> topic(dp, "perf_pause");
+  dds::sub::Subscriber sub(dp);
+  auto q = sub.default_datareader_qos();
+  if (sleeper) {
+    q << dds::core::policy::Reliability::BestEffort();
+  } else {
+    q << dds::core::policy::Reliability::Reliable();
+  }
+  q << dds::core::policy::History::KeepLast(1) << consistency();
+  dds::sub::DataReader<Sample> r(sub, topic, q);
+  dds::core::cond::WaitSet ws;
+  dds::sub::cond::ReadCondition rc(r, dds::sub::status::DataState::any());
+  ws += rc;
+  dds::core::cond::WaitSet::ConditionSeq triggered;
+  const auto warm = std::chrono::duration<double>(o.warmup);
+  const auto length = std::chrono::duration<double>(o.warmup + o.duration);
+  Clock::time_point first{};
+  Clock::time_point last{};
+  Clock::duration longest{0};
+  std::uint64_t taken = 0, lost = 0;
+  std::uint32_t last_seq = 0;
+  bool paused = false;
+  const auto give_up = Clock::now() + 60s;
+  for (;;) {
+    const auto now = Clock::now();
+    if (first != Clock::time_point{} && now - first >= length) break;
+    if (now > give_up) die(o.role + ": no samples");
+    if (sleeper && !paused && first != Clock::time_point{} && now - first >= warm) {
+      paused = true;
+      // A child wakes us after the pause; the whole process (every thread) stops meanwhile.
+      const pid_t self = ::getpid();
+      const auto pause_ns = static_cast<long>(o.pause * 1e9);
+      const pid_t child = ::fork();
+      if (child < 0) die("sleeper: fork failed");
+      if (child == 0) {
+        timespec ts{pause_ns / 1'000'000'000L, pause_ns % 1'000'000'000L};
+        while (::nanosleep(&ts, &ts) != 0) {
+        }
+        ::kill(self, SIGCONT);
+        ::_exit(0);
+      }
+      ::raise(SIGSTOP);
+      ::waitpid(child, nullptr, 0);
+      last = Clock::now();  // the pause is not a gap this reader measures
+    }
+    try {
+      ws.wait(triggered, dds::core::Duration::from_millisecs(50));
+    } catch (const dds::core::TimeoutError&) {
+      continue;
+    }
+    const auto at = Clock::now();
+    for (const auto& in : r.take()) {
+      if (!in.info().valid()) continue;
+      const auto seq = in.data().seq();
+      if (first == Clock::time_point{}) first = at;
+      if (at - first >= warm) {
+        if (last != Clock::time_point{}) longest = std::max(longest, at - last);
+        if (last_seq != 0 && seq > last_seq + 1) lost += seq - last_seq - 1;
+        ++taken;
+      }
+      last = at;
+      last_seq = seq;
+    }
+  }
+  std::cout << "RESULT role=" << o.role << " taken=" << taken << " lost=" << lost
+            << " longest_gap_ms=" << std::chrono::duration<double, std::milli>(longest).count()
+            << std::endl;
+  return 0;
+}
+
 // -------------------------------------------------------------------------- coordinator
 double value_of(const std::string& line, const std::string& key) {
   const auto at = line.find(key + "=");
@@ -428,7 +546,7 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
     std::ostringstream args;
     args << "--role " << roles[i] << " --size " << size << " --subs " << subs << " --duration "
          << o.duration << " --warmup " << o.warmup << " --consistency " << o.consistency
-         << " --fsync " << o.fsync << " --rate " << o.rate;
+         << " --fsync " << o.fsync << " --rate " << o.rate << " --pause " << o.pause;
     if (churn) args << " --churn --join-config '" << join_file.string() << "'";
     procs.push_back(spindle::tools::start_member(file, i, args.str()));
   }
@@ -479,6 +597,25 @@ int coordinator(const Options& o) {
         line(o, size, 1, "latency_us_p99", value_of(ping_line, "p99"));
         line(o, size, 1, "cpu_pct_ping", value_of(ping_line, "ping_cpu"));
         if (!pong_line.empty()) line(o, size, 1, "cpu_pct_pong", value_of(pong_line, "pong_cpu"));
+        continue;
+      }
+      if (test == "pause") {
+        const auto r = run(o, {"pacer", "healthy", "sleeper"}, size, 1);
+        std::string pacer, healthy, sleeper;
+        for (const auto& l : r) {
+          if (l.find("role=pacer") != std::string::npos) pacer = l;
+          if (l.find("role=healthy") != std::string::npos) healthy = l;
+          if (l.find("role=sleeper") != std::string::npos) sleeper = l;
+        }
+        if (pacer.empty() || healthy.empty() || sleeper.empty()) {
+          ++failures;
+          continue;
+        }
+        line(o, size, 2, "pause_healthy_longest_gap_ms", value_of(healthy, "longest_gap_ms"));
+        line(o, size, 2, "pause_healthy_taken", value_of(healthy, "taken"));
+        line(o, size, 2, "pause_healthy_missed", value_of(healthy, "lost"));
+        line(o, size, 2, "pause_writer_timeouts", value_of(pacer, "timeouts"));
+        line(o, size, 2, "pause_sleeper_taken", value_of(sleeper, "taken"));
         continue;
       }
       if (test == "churn") {
@@ -538,9 +675,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--tests", o.tests,
                  "Which measurements: lat (round trip), thr (streaming), churn (streaming "
-                 "while a member joins and leaves every second, against steady)")
+                 "while a member joins and leaves every second, against steady), pause (a "
+                 "writer at 1,000 samples/s, a reliable reader, and a best-effort reader "
+                 "whose process stops for --pause seconds: the reliable reader's longest "
+                 "gap and losses, the writer's timeouts)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"lat", "thr", "churn"}))
+      ->check(CLI::IsMember({"lat", "thr", "churn", "pause"}))
       ->capture_default_str();
   app.add_option("--duration", o.duration, "Seconds measured per figure")
       ->check(CLI::Range(0.01, 3600.0))
@@ -594,9 +734,13 @@ int main(int argc, char** argv) {
                  "back to back")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
+  app.add_option("--pause", o.pause,
+                 "pause: seconds the best-effort reader's process is stopped (SIGSTOP)")
+      ->check(CLI::Range(0.0, 60.0))
+      ->capture_default_str();
   // Internal: how the coordinator starts one process of a run.
   app.add_option("--role", o.role)
-      ->check(CLI::IsMember({"ping", "pong", "pub", "sub", "churn"}))
+      ->check(CLI::IsMember({"ping", "pong", "pub", "sub", "churn", "pacer", "healthy", "sleeper"}))
       ->group("");
   app.add_flag("--churn", o.churn)->group("");
   app.add_option("--join-config", o.join_config)->group("");
@@ -612,6 +756,8 @@ int main(int argc, char** argv) {
     if (o.role == "pub" || o.role == "sub")
       return throughput_role(o, o.subs.empty() ? 1 : o.subs[0]);
     if (o.role == "churn") return churn_role(o);
+    if (o.role == "pacer") return pacer_role(o);
+    if (o.role == "healthy" || o.role == "sleeper") return pause_reader_role(o);
     return coordinator(o);
   } catch (const dds::core::Exception& e) {
     std::cout << "FAIL " << e.what() << std::endl;
