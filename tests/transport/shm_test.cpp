@@ -130,6 +130,25 @@ TEST_CASE("shm: segments of a SIGKILLed node are reclaimed at the next start", "
   CHECK(segments(prefix).empty());
 }
 
+TEST_CASE("shm: a sweep of every prefix unlinks dead owners' segments, and only theirs", "[shm]") {
+  const auto dead_prefix = unique_prefix("sweep-dead");
+  const auto live_prefix = unique_prefix("sweep-live");
+  const pid_t dead = spawn_owner(dead_prefix);
+  const pid_t live = spawn_owner(live_prefix);
+  ::kill(dead, SIGKILL);
+  int status = 0;
+  ::waitpid(dead, &status, 0);
+  REQUIRE(segments(dead_prefix).size() == 2);
+  REQUIRE(segments(live_prefix).size() == 2);
+  CHECK(st::ShmTransport::reclaim_all_stale() >= 2);
+  CHECK(segments(dead_prefix).empty());
+  CHECK(segments(live_prefix).size() == 2);  // its owner still runs
+  ::kill(live, SIGKILL);
+  ::waitpid(live, &status, 0);
+  (void)st::ShmTransport::reclaim_stale(live_prefix);
+  CHECK(segments(live_prefix).empty());
+}
+
 TEST_CASE("shm: a node id owned by a live process is refused with a clear message", "[shm]") {
   const auto prefix = unique_prefix("live");
   const pid_t owner = spawn_owner(prefix);

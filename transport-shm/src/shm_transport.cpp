@@ -238,7 +238,7 @@ class shm_detail::Impl {
       throw std::invalid_argument("shm: name prefix must be non-empty and contain no '/'");
     }
     const auto settings = encode_settings(cfg_.must_agree);
-    reclaim_stale(cfg_.name_prefix);
+    reclaim_stale_named(cfg_.name_prefix + ".n");
     control_ = Segment::create(name(cfg_.self), SegmentKind::control, sizeof(ControlData));
     auto* c = new (control_->payload()) ControlData{};
     c->domain = cfg_.domain_id;
@@ -276,14 +276,15 @@ class shm_detail::Impl {
     return std::launder(reinterpret_cast<ControlData*>(control_->payload()));
   }
 
-  static std::size_t reclaim_stale(const std::string& prefix) {
+  // `lead`: the start of the names looked at; empty: every name (only Spindle segments,
+  // known by their header, are ever unlinked).
+  static std::size_t reclaim_stale_named(const std::string& lead) {
     std::size_t n = 0;
     DIR* d = ::opendir("/dev/shm");
     if (d == nullptr) return 0;
-    const std::string lead = prefix + ".n";
     while (dirent* e = ::readdir(d)) {
       const std::string file = e->d_name;
-      if (file.rfind(lead, 0) != 0) continue;
+      if (file == "." || file == ".." || file.rfind(lead, 0) != 0) continue;
       const std::string seg = "/" + file;
       for (auto kind : {SegmentKind::control, SegmentKind::region, SegmentKind::ring}) {
         auto s = Segment::open(seg, kind, false);
@@ -892,7 +893,10 @@ ShmTransport::ShmTransport(ShmConfig config)
     : Forwarding(std::make_unique<shm_detail::Impl>(std::move(config))) {}
 ShmTransport::~ShmTransport() = default;
 std::size_t ShmTransport::reclaim_stale(const std::string& prefix) {
-  return shm_detail::Impl::reclaim_stale(prefix);
+  return shm_detail::Impl::reclaim_stale_named(prefix + ".n");
+}
+std::size_t ShmTransport::reclaim_all_stale() {
+  return shm_detail::Impl::reclaim_stale_named("");
 }
 DoorbellData* ShmTransport::doorbell() const noexcept {
   return &impl().ctl()->doorbell;

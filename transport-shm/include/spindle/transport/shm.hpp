@@ -61,6 +61,12 @@ class ShmTransport final : public Forwarding<shm_detail::Impl> {
 
   // Unlinks segments under `prefix` whose owner process is gone; returns how many.
   static std::size_t reclaim_stale(const std::string& prefix);
+  // The same under every prefix: each Spindle segment in /dev/shm (known by its header)
+  // whose owner process is gone. For a machine's housekeeping (the test suite runs it after
+  // its tests: killed processes of per-run namespaces leave their segments behind).
+  // Owners are judged by pid, so run it only where every Spindle process of this /dev/shm
+  // shares our pid namespace.
+  static std::size_t reclaim_all_stale();
 
   // Our wake-up source, in our control segment (peers ring it): a composite's other
   // transport rings it too (TcpConfig::doorbell). Valid until the transport is destroyed.
