@@ -91,6 +91,19 @@ TEST_CASE("group: errors name the file, the line and the key", "[group]") {
   CHECK(error_of("version: 1\nmembers:\n  - {id: 1}\n  - {id: 2}\nsubgroups:\n"
                  "  - members: [1]\n    senders: [2]\n") ==
         "g.yaml:7: subgroups[0].senders: sender 2 is not a member of the subgroup");
+  // Listeners: members, never senders, ascending; they round-trip.
+  const std::string two =
+      "version: 1\nmembers:\n  - {id: 1}\n  - {id: 2}\n  - {id: 3}\nsubgroups:\n";
+  CHECK(error_of(two + "  - members: [1, 2]\n    senders: [1]\n    listeners: [3]\n") ==
+        "g.yaml:9: subgroups[0].listeners: listener 3 is not a member of the subgroup");
+  CHECK(error_of(two + "  - members: [1, 2]\n    senders: [1]\n    listeners: [1]\n") ==
+        "g.yaml:9: subgroups[0].listeners: listener 1 is a sender (a listener only receives)");
+  CHECK(error_of(two + "  - members: [1, 2, 3]\n    senders: [1]\n    listeners: [3, 2]\n") ==
+        "g.yaml:9: subgroups[0].listeners: expected ascending ids, each once");
+  const auto heard = sg::parse_group(
+      two + "  - members: [1, 2, 3]\n    senders: [1]\n    listeners: [2, 3]\n", "g.yaml");
+  CHECK(heard.subgroups[0].listeners == std::vector<sg::NodeId>{2, 3});
+  CHECK(sg::parse_group(sg::to_yaml(heard), "again") == heard);
   CHECK(error_of("version: 1\nmembers:\n  - {id: x}\n") ==
         "g.yaml:3: members[0].id: expected an integer, got 'x'");
   CHECK(error_of("version: 1\nmembers:\n  - {id: 1}\n  - {id: 1}\n").find("appears twice") !=

@@ -106,7 +106,7 @@ View parse(std::string_view yaml, std::string_view source) {
       const std::string key = "subgroups[" + std::to_string(i) + "]";
       const auto s = subs[i];
       r.expect_map(s, key,
-                   {"name", "topic", "partitions", "members", "senders", "window_size",
+                   {"name", "topic", "partitions", "members", "senders", "listeners", "window_size",
                     "max_payload", "ordering"});
       Subgroup sg;
       sg.name = s["name"] ? r.text(s["name"], key + ".name") : "subgroup" + std::to_string(i);
@@ -123,6 +123,7 @@ View parse(std::string_view yaml, std::string_view source) {
       if (!s["members"]) r.fail(s, key + ".members", "missing");
       sg.members = ids(r, s["members"], key + ".members");
       sg.senders = s["senders"] ? ids(r, s["senders"], key + ".senders") : sg.members;
+      if (s["listeners"]) sg.listeners = ids(r, s["listeners"], key + ".listeners");
       if (auto w = s["window_size"])
         sg.window_size = r.integer<std::uint32_t>(w, key + ".window_size", 1, kMaxWindow);
       if (auto p = s["max_payload"])
@@ -146,6 +147,17 @@ View parse(std::string_view yaml, std::string_view source) {
                  "sender " + std::to_string(id) + " is not a member of the subgroup");
         if (!sseen.insert(id).second)
           r.fail(s["senders"], key + ".senders", "sender " + std::to_string(id) + " twice");
+      }
+      for (std::size_t k = 0; k < sg.listeners.size(); ++k) {
+        const auto id = sg.listeners[k];
+        if (!seen.contains(id))
+          r.fail(s["listeners"], key + ".listeners",
+                 "listener " + std::to_string(id) + " is not a member of the subgroup");
+        if (sseen.contains(id))
+          r.fail(s["listeners"], key + ".listeners",
+                 "listener " + std::to_string(id) + " is a sender (a listener only receives)");
+        if (k > 0 && id <= sg.listeners[k - 1])
+          r.fail(s["listeners"], key + ".listeners", "expected ascending ids, each once");
       }
       g.subgroups.push_back(std::move(sg));
     }
@@ -224,6 +236,16 @@ void validate(const View& g, std::string_view source) {
       if (std::find(s.members.begin(), s.members.end(), id) == s.members.end())
         throw GroupError(key + ".senders: sender " + std::to_string(id) +
                          " is not a member of the subgroup");
+    for (auto id : s.listeners) {
+      if (std::find(s.members.begin(), s.members.end(), id) == s.members.end())
+        throw GroupError(key + ".listeners: listener " + std::to_string(id) +
+                         " is not a member of the subgroup");
+      if (std::find(s.senders.begin(), s.senders.end(), id) != s.senders.end())
+        throw GroupError(key + ".listeners: listener " + std::to_string(id) +
+                         " is a sender (a listener only receives)");
+    }
+    if (!std::is_sorted(s.listeners.begin(), s.listeners.end()))
+      throw GroupError(key + ".listeners: not in ascending order");
   }
 }
 
@@ -257,6 +279,10 @@ std::string to_yaml(const View& g) {
     list(s.members);
     os << "\n    senders: ";
     list(s.senders);
+    if (!s.listeners.empty()) {
+      os << "\n    listeners: ";
+      list(s.listeners);
+    }
     os << "\n    window_size: " << s.window_size << "\n    max_payload: " << s.max_payload
        << "\n    ordering: " << to_string(s.ordering) << '\n';
   }

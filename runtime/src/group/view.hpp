@@ -64,6 +64,10 @@ struct Subgroup {
   // The writers' partition sets it carries (layout.hpp: Channel::partition), ascending;
   // empty for the builtin subgroup.
   std::vector<std::uint64_t> partitions{};
+  // Members that receive and hold no one (docs/smc.md, "Listeners"): a slot is free and a
+  // message stable without them; they take, per sender in order, what is still in the ring
+  // when they look, and skip what was overwritten. Never senders; ascending.
+  std::vector<NodeId> listeners{};
   friend bool operator==(const Subgroup&, const Subgroup&) = default;
 };
 

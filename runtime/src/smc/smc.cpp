@@ -6,6 +6,7 @@
 #include <bit>
 #include <chrono>
 #include <cstddef>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -25,6 +26,10 @@ namespace {
 constexpr auto kReserveSpin = std::chrono::microseconds(20);
 constexpr std::size_t kNumSent = offsetof(sst::SenderGuardRow, num_sent);
 constexpr std::size_t kRounds = offsetof(sst::SenderGuardRow, rounds);
+constexpr std::size_t kNumStarted = offsetof(sst::SenderGuardRow, num_started);
+// A listener copies what it takes out of the ring (a sender may rewrite the slot meanwhile):
+// at most this many bytes per receive step, the predicate staying true for the rest.
+constexpr std::size_t kListenerBatchBytes = std::size_t{1} << 20;
 constexpr std::size_t kReceived = offsetof(sst::CountersRow, received_num);
 constexpr std::size_t kDelivered = offsetof(sst::CountersRow, delivered_num);
 constexpr std::uint64_t kHeadersPerLine = sst::kLine / sizeof(sst::SlotHeader);
@@ -58,9 +63,14 @@ class SubgroupEngine {
     me_ = sst.my_rank();
     for (auto id : sg.members) {
       const std::size_t r = *g.rank_of(id);
+      const bool listens =
+          std::find(sg.listeners.begin(), sg.listeners.end(), id) != sg.listeners.end();
       members_.push_back(r);
       counters_.push_back(layout.columns(r, index).counters);
+      holds_.push_back(!listens);
       if (r != me_) others_.push_back(r);
+      if (listens && r != me_) listener_ranks_.push_back(r);
+      if (listens && r == me_) listener_ = true;
     }
     for (std::size_t r = 0; r < g.members.size(); ++r)
       if (std::find(members_.begin(), members_.end(), r) == members_.end()) outsiders_.push_back(r);
@@ -91,6 +101,11 @@ class SubgroupEngine {
     if (my_sender_) {
       ids.push_back(p.add(
           K::recurrent, [this] { return send_ready(); }, [this] { send(); }));
+    }
+    if (listener_) {
+      ids.push_back(p.add(
+          K::recurrent, [this] { return listen_ready(); }, [this] { listen(); }));
+      return;
     }
     ids.push_back(p.add(
         K::recurrent, [this] { return receive_ready(); }, [this] { receive(); }));
@@ -179,17 +194,18 @@ class SubgroupEngine {
   // final once all of them are frozen. Atomic subgroups only; -1 otherwise.
   [[nodiscard]] std::int64_t trim(std::uint64_t removed) const {
     if (!atomic_) return -1;
-    std::int64_t t = received_num_;
+    // A listener's own count does not bound it: it delivers nothing in the total order.
+    std::int64_t t = listener_ ? std::numeric_limits<std::int64_t>::max() : received_num_;
     for (std::size_t k = 0; k < members_.size(); ++k) {
-      if (members_[k] == me_ || ((removed >> members_[k]) & 1) != 0) continue;
+      if (members_[k] == me_ || !holds_[k] || ((removed >> members_[k]) & 1) != 0) continue;
       t = std::min(t, sst_->load<std::int64_t>(counters_[k] + kReceived));
     }
-    return t;
+    return t == std::numeric_limits<std::int64_t>::max() ? -1 : t;
   }
   // Delivers, in order, every message up to global seq `trim` not delivered yet (the
   // ragged edge of a view change; trim <= our received_num).
   void deliver_to(std::int64_t trim) {
-    if (!atomic_ || trim <= delivered_num_) return;
+    if (!atomic_ || listener_ || trim <= delivered_num_) return;
     stable_ = std::min(trim, received_num_);
     deliver();
   }
@@ -231,10 +247,11 @@ class SubgroupEngine {
                       std::uint64_t exempt, std::optional<std::chrono::nanoseconds>& due) {
     if (!atomic_ || frozen_ || stalled_.load(std::memory_order_relaxed)) return false;
     if (progress_.size() != members_.size()) progress_.assign(members_.size(), Progress{});
+    if (listener_) return false;
     std::int64_t most_received = received_num_;
     std::int64_t most_delivered = delivered_num_;
     for (std::size_t k = 0; k < members_.size(); ++k) {
-      if (members_[k] == me_) continue;
+      if (members_[k] == me_ || !holds_[k]) continue;
       auto& p = progress_[k];
       p.received = sst_->load<std::int64_t>(counters_[k] + kReceived);
       p.delivered = sst_->load<std::int64_t>(counters_[k] + kDelivered);
@@ -243,7 +260,8 @@ class SubgroupEngine {
     }
     bool did = false;
     for (std::size_t k = 0; k < members_.size(); ++k) {
-      if (members_[k] == me_ || sst_->suspected(members_[k])) continue;
+      // A listener may fall behind: nobody waits for it.
+      if (members_[k] == me_ || !holds_[k] || sst_->suspected(members_[k])) continue;
       auto& p = progress_[k];
       if (((exempt >> members_[k]) & 1) != 0) {
         p.since = now;  // wedged for a view change: its stream stops on purpose
@@ -321,6 +339,13 @@ class SubgroupEngine {
       ++rounds_;
     });
     sent_ = last;
+    if (!listener_ranks_.empty()) {
+      // Listeners first learn which slots are being rewritten (a status push: flushed ahead
+      // of the payloads), so that a copy they take meanwhile is known to be torn.
+      sst_->store<std::uint64_t>(my_guard_ + kNumStarted, sent_);
+      for (auto r : listener_ranks_)
+        sst_->push_status(r, my_guard_ + kNumStarted, sizeof(std::uint64_t));
+    }
     sst_->store<std::uint64_t>(my_guard_ + kNumSent, sent_);
     if (atomic_) {
       // Our own messages count as received as soon as they are sent; nulls are implied by
@@ -435,6 +460,65 @@ class SubgroupEngine {
     recompute_received();
   }
 
+  // --- listener (group::Subgroup::listeners, docs/smc.md "Listeners") --------------------
+  // Some sender sent something this listener has not taken.
+  bool listen_ready() const noexcept {
+    if (frozen_ || stalled_.load(std::memory_order_relaxed)) return false;
+    for (const auto& c : senders_)
+      if (sst_->load<std::uint64_t>(c.guard + kNumSent) != c.deliver_next) return true;
+    return false;
+  }
+
+  // Takes, per sender in order, what the ring still holds, copied out (nobody waits for a
+  // listener, so a sender may rewrite a slot while it is read), and delivers it as one
+  // upcall, each sender's messages in order (seq -1: a listener is outside the total
+  // order). Messages overwritten before they were taken, or while they were copied, are
+  // skipped and counted (stats().lost); the layers above see the gap in the sender's own
+  // numbering.
+  void listen() {
+    batch_.clear();
+    copies_.clear();
+    taken_.clear();
+    for (std::size_t i = 0; i < senders_.size(); ++i) {
+      auto& c = senders_[i];
+      const std::uint64_t n = sst_->load<std::uint64_t>(c.guard + kNumSent);
+      if (n == c.deliver_next) continue;
+      if (n - c.deliver_next > w_) {  // lapped: the ring holds the last w_ only
+        stats_.lost += n - w_ - c.deliver_next;
+        c.deliver_next = n - w_;
+      }
+      std::uint64_t m = c.deliver_next;
+      for (; m < n && copies_.size() < kListenerBatchBytes; ++m) {
+        const auto k = static_cast<std::size_t>(m % w_);
+        const auto& h = header(c.headers, k);
+        const std::uint32_t size = std::min(h.size, max_payload_);
+        const std::size_t at = copies_.size();
+        copies_.resize(at + size);
+        std::memcpy(copies_.data() + at, sst_->at(c.slots + k * stride_), size);
+        taken_.push_back(Taken{i, m, at, size, h.flags});
+      }
+      c.deliver_next = m;
+    }
+    // Whole copies only: message m's slot is rewritten for message m + w_, and its sender
+    // raised num_started past m + w_ before it wrote there.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    for (const auto& t : taken_) {
+      const auto started = sst_->load<std::uint64_t>(senders_[t.sender].guard + kNumStarted);
+      if (started > t.index + w_) {
+        ++stats_.lost;
+        continue;
+      }
+      batch_.push_back(Message{index_,
+                               sender_nodes_[t.sender],
+                               static_cast<std::uint32_t>(t.sender),
+                               t.index,
+                               -1,
+                               {copies_.data() + t.offset, t.size},
+                               t.flags});
+    }
+    emit();
+  }
+
   // Null-send rule (Spindle §III-B): after receiving, if our next message would precede the
   // latest message of some other sender in the round-robin order, account for the rounds
   // in between as nulls, all in one `rounds` update.
@@ -486,7 +570,7 @@ class SubgroupEngine {
       return false;
     std::int64_t stable = received_num_;
     for (std::size_t k = 0; k < members_.size() && stable > delivered_num_; ++k) {
-      if (members_[k] == me_) continue;
+      if (members_[k] == me_ || !holds_[k]) continue;
       stable = std::min(stable, sst_->load<std::int64_t>(counters_[k] + kReceived));
     }
     stable_ = stable;
@@ -544,7 +628,7 @@ class SubgroupEngine {
     if (atomic_) {
       std::int64_t min_delivered = delivered_num_;
       for (std::size_t k = 0; k < members_.size(); ++k) {
-        if (members_[k] == me_) continue;
+        if (members_[k] == me_ || !holds_[k]) continue;
         min_delivered =
             std::min(min_delivered, sst_->load<std::int64_t>(counters_[k] + kDelivered));
       }
@@ -557,7 +641,7 @@ class SubgroupEngine {
     } else {
       std::uint64_t min_count = sent_;
       for (std::size_t k = 0; k < members_.size(); ++k) {
-        if (members_[k] == me_) continue;
+        if (members_[k] == me_ || !holds_[k]) continue;
         min_count = std::min(
             min_count, sst_->load<std::uint64_t>(counters_[k] + rank * sizeof(std::uint64_t)));
       }
@@ -607,10 +691,13 @@ class SubgroupEngine {
   std::size_t stride_ = 0;
   std::uint64_t max_batch_ = 1;  // slots per send batch
   std::size_t me_ = 0;
-  std::vector<std::size_t> members_;    // SST ranks of the subgroup's members
-  std::vector<std::size_t> counters_;   // their counters offsets (same order)
-  std::vector<std::size_t> others_;     // members other than me
-  std::vector<std::size_t> outsiders_;  // ranks of the view outside the subgroup
+  std::vector<std::size_t> members_;         // SST ranks of the subgroup's members
+  std::vector<bool> holds_;                  // per member: not a listener (it holds the ring)
+  std::vector<std::size_t> listener_ranks_;  // the listeners' ranks, other than me
+  bool listener_ = false;                    // this node listens: listen(), nothing else
+  std::vector<std::size_t> counters_;        // their counters offsets (same order)
+  std::vector<std::size_t> others_;          // members other than me
+  std::vector<std::size_t> outsiders_;       // ranks of the view outside the subgroup
   std::size_t my_counters_ = 0;
   std::size_t counters_len_ = 0;
   std::vector<SenderCursor> senders_;
@@ -647,6 +734,15 @@ class SubgroupEngine {
   std::uint64_t next_freed_ = 0;
   bool counters_dirty_ = false;
   std::vector<Message> batch_;
+  std::vector<std::byte> copies_;  // listen(): what it took out of the ring, as delivered
+  struct Taken {
+    std::size_t sender;
+    std::uint64_t index;
+    std::size_t offset;  // in copies_
+    std::uint32_t size;
+    std::uint32_t flags;
+  };
+  std::vector<Taken> taken_;
   // send(): the payload ranges of one batch (kept to reuse its memory).
   struct ByteRange {
     std::size_t offset;
@@ -737,11 +833,14 @@ std::int64_t Smc::trim(std::uint32_t subgroup, std::uint64_t removed) const {
   const auto& g = sst_->group();
   if (subgroup >= g.subgroups.size() || g.subgroups[subgroup].ordering != group::Ordering::atomic)
     return -1;
-  // Not ours: the final counters its members pushed to everyone when they froze.
+  // Not ours: the final counters its members pushed to everyone when they froze (its
+  // listeners' do not count: they deliver nothing in the total order).
   std::optional<std::int64_t> t;
+  const auto& listeners = g.subgroups[subgroup].listeners;
   for (auto id : g.subgroups[subgroup].members) {
     const std::size_t r = *g.rank_of(id);
     if (((removed >> r) & 1) != 0) continue;
+    if (std::find(listeners.begin(), listeners.end(), id) != listeners.end()) continue;
     const auto received = sst_->load<std::int64_t>(sst_->layout().columns(r, subgroup).counters +
                                                    offsetof(sst::CountersRow, received_num));
     t = t ? std::min(*t, received) : received;

@@ -122,6 +122,7 @@ struct SubgroupStats {
   std::uint64_t delivered = 0;     // real messages delivered here
   std::uint64_t nulls = 0;         // null rounds sent by this node
   std::uint64_t null_updates = 0;  // `rounds` counter updates that carried them
+  std::uint64_t lost = 0;          // listener: messages overwritten before it took them
   Histogram send_batches;
   Histogram receive_batches;
   Histogram delivery_batches;

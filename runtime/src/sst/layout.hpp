@@ -24,7 +24,7 @@
 //   |   counters  atomic:    CountersRow {received_num, delivered_num}|  -> members of s
 //   |             unordered: delivered_count[n_senders] (u64 each)   |
 //   |   if m is a sender of s:                                       |
-//   |     SenderGuardRow (64 B): num_sent | rounds                  |  -> members of s
+//   |     SenderGuardRow (64 B): num_sent | rounds | num_started    |  -> members of s
 //   |     header[0] .. header[w-1], SlotHeader, 16 B each, padded   |  -> members of s
 //   |       to a line: size (u32) | flags (u32) | round (u64)       |
 //   |     slot[0] .. slot[w-1]: max_payload bytes each, padded to 64 |  -> members of s
@@ -100,9 +100,16 @@ static_assert(sizeof(CountersRow) == kLine);
 // num_sent guards the slots (count of real messages pushed); rounds is the number of
 // rounds this sender has accounted for, real messages and nulls together. They are two
 // separate writes, num_sent first (see docs/smc.md, "Null-sends").
+//
+// num_started is for listeners (group::Subgroup::listeners): the count of messages whose
+// slots are being written to them, raised before a batch's payloads go out (a status push,
+// flushed ahead of the data). A listener that copied message m out of its ring and then
+// reads num_started <= m + w knows the copy is whole: m's slot is rewritten only for message
+// m + w, announced first.
 struct alignas(kLine) SenderGuardRow {
   std::uint64_t num_sent;
   std::uint64_t rounds;
+  std::uint64_t num_started;
 };
 static_assert(sizeof(SenderGuardRow) == kLine);
 
