@@ -1469,7 +1469,13 @@ void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
     // while this participant was out of the domain (a rejoin).
     auto& last = it->second.last_seq;
     if (hdr.seq != 0) {
-      if (last != 0 && hdr.seq > last + 1) missed_ += hdr.seq - last - 1;
+      if (last != 0 && hdr.seq > last + 1) {
+        missed_ += hdr.seq - last - 1;
+      } else if (last == 0) {
+        // The first of this writer's samples here: what a listener skipped right before
+        // it has no number to show the gap (a best-effort reader lapped: docs/smc.md).
+        missed_ += sample.lost_before;
+      }
       last = std::max(last, hdr.seq);
     }
   }

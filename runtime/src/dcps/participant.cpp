@@ -895,6 +895,9 @@ group::Demand Participant::layout_demand() const {
     d.channel = group::Channel{topic_id(r.topic_name), group::Ordering::atomic};
     d.name = r.topic_name;
     d.readers.push_back(guid_node(g));
+    // A best-effort reader holds no one (its process listens: docs/smc.md "Listeners").
+    d.passive = r.qos.policy<dds::core::policy::Reliability>().kind() ==
+                dds::core::policy::ReliabilityKind::BEST_EFFORT;
     // The writers' partition sets it matches: only those subgroups need it.
     const auto& mine = r.subscriber_qos.policy<dds::core::policy::Partition>();
     for (const auto& [wg, w] : endpoints_.writer_records()) {
@@ -913,6 +916,7 @@ group::Demand Participant::layout_demand() const {
       via.name = "group-" + std::to_string(guid_node(wg));
       via.readers.push_back(guid_node(g));
       via.partitions.push_back(channel.partition);
+      via.passive = d.passive;
       out.push_back(std::move(via));
     }
     out.push_back(std::move(d));

@@ -203,7 +203,9 @@ void Router::on_deliver(std::span<const group::Message> batch) {
     const bool is_set = parsed->header.kind == SampleKind::coherent_set;
     const std::span<const ParsedSample> samples =
         is_set ? std::span<const ParsedSample>(set_) : std::span<const ParsedSample>(&*parsed, 1);
-    for (const auto& sample : samples) {
+    for (std::size_t k = 0; k < samples.size(); ++k) {
+      ParsedSample sample = samples[k];
+      if (k == 0) sample.lost_before = m.lost_before;
       if (stores) {
         routed_.push_back(Routed{sample, m.sender});
       } else {

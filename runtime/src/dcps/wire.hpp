@@ -82,6 +82,9 @@ static_assert(sizeof(SampleHeader) == 56);
 struct ParsedSample {
   SampleHeader header;
   std::span<const std::byte> payload;
+  // Messages of its sender this member skipped right before it (a listener lapped:
+  // group::Message::lost_before): SAMPLE_LOST for the readers that take it.
+  std::uint64_t lost_before = 0;
 };
 
 // Checks and splits a slot's bytes; on failure returns nullopt and says why in `error`.

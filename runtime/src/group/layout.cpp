@@ -46,8 +46,13 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
   const auto member = [&](NodeId id) {
     return std::any_of(members.begin(), members.end(), [&](const Member& m) { return m.id == id; });
   };
-  // Per topic: each reader's node and the partition sets it matches.
-  std::map<std::uint64_t, std::vector<std::pair<NodeId, std::set<std::uint64_t>>>> readers;
+  // Per topic: each reader's node, the partition sets it matches, and whether it is passive.
+  struct Reading {
+    NodeId node;
+    std::set<std::uint64_t> partitions;
+    bool passive;
+  };
+  std::map<std::uint64_t, std::vector<Reading>> readers;
   // One entry per writers' channel, in (topic, ordering, partition) order, merging repeats.
   struct Merged {
     std::set<NodeId> writers;
@@ -62,8 +67,8 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
     if (d.channel.topic == 0) continue;
     for (auto id : d.readers)
       if (member(id))
-        readers[d.channel.topic].emplace_back(
-            id, std::set<std::uint64_t>(d.partitions.begin(), d.partitions.end()));
+        readers[d.channel.topic].push_back(Reading{
+            id, std::set<std::uint64_t>(d.partitions.begin(), d.partitions.end()), d.passive});
     if (d.writers.empty()) continue;
     auto& c = channels[Key{d.channel.topic, d.channel.ordering, d.channel.partition}];
     for (auto id : d.writers)
@@ -77,7 +82,8 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
   for (const auto& [key, c] : channels) {
     if (!c.retained || c.writers.empty()) continue;
     for (const auto& m : members)
-      readers[std::get<0>(key)].emplace_back(m.id, std::set<std::uint64_t>{std::get<2>(key)});
+      readers[std::get<0>(key)].push_back(
+          Reading{m.id, std::set<std::uint64_t>{std::get<2>(key)}, false});
   }
   // Each topic and ordering: its partition sets with a live writer, grouped by the readers
   // that match several (union-find over their indices), one subgroup per group with a reader.
@@ -106,9 +112,9 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
       if (it == sets.end() || it->first != key) return std::nullopt;
       return static_cast<std::size_t>(it - sets.begin());
     };
-    for (const auto& [node, wants] : r->second) {
+    for (const auto& reading : r->second) {
       std::optional<std::size_t> joined;
-      for (auto key : wants) {
+      for (auto key : reading.partitions) {
         const auto i = index(key);
         if (!i) continue;
         if (joined) parent[root(*i)] = root(*joined);
@@ -124,7 +130,7 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
     std::size_t made = 0;
     for (auto head : order) {
       Subgroup sg;
-      std::set<NodeId> writers, readers_here;
+      std::set<NodeId> writers, readers_here, holders_here;
       std::uint32_t window = 0, payload = 0;
       for (std::size_t i = 0; i < sets.size(); ++i) {
         if (root(i) != root(head)) continue;
@@ -134,10 +140,12 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
         payload = std::max(payload, sets[i].second->payload);
       }
       for (const auto& reader : r->second) {
-        const auto& wants = reader.second;  // named: clang before 16 cannot capture a binding
+        const auto& wants = reader.partitions;
         if (std::any_of(sg.partitions.begin(), sg.partitions.end(),
-                        [&](std::uint64_t p) { return wants.contains(p); }))
-          readers_here.insert(reader.first);
+                        [&](std::uint64_t p) { return wants.contains(p); })) {
+          readers_here.insert(reader.node);
+          if (!reader.passive) holders_here.insert(reader.node);
+        }
       }
       if (readers_here.empty()) continue;  // nobody reads it: no subgroup
       sg.name = sets[head].second->name + "/" + std::string(to_string(ordering)) +
@@ -150,7 +158,10 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
         const bool writes = writers.contains(m.id);
         if (writes || readers_here.contains(m.id)) sg.members.push_back(m.id);
         if (writes) sg.senders.push_back(m.id);
+        if (!writes && readers_here.contains(m.id) && !holders_here.contains(m.id))
+          sg.listeners.push_back(m.id);
       }
+      std::sort(sg.listeners.begin(), sg.listeners.end());
       sg.window_size = std::clamp(std::max(window, s.window_size), 1u, kMaxWindow);
       sg.max_payload = with_header(std::max(payload, s.slot_size), s);
       out.push_back(std::move(sg));

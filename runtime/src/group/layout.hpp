@@ -9,12 +9,14 @@
 // subgroup, so that every reader still takes all it matches in one total order. Each such
 // group with a reader is a subgroup whose senders are its writers' processes and whose
 // members are those and the processes with a reader that matches one of its partition
-// sets, ordered by (topic, ordering, smallest partition key). A retained channel (a writer
-// that keeps history for late readers, docs/storage.md) has every member of the view as a
-// reader: its subgroup spans the domain, so that every member holds the same history and a
-// late reader anywhere takes it from its own member. A process with no endpoint on
-// a topic, or only readers in other partitions, is in none of its subgroups: it receives
-// none of those samples and pays nothing for them; a channel nobody reads has no subgroup
+// sets, ordered by (topic, ordering, smallest partition key). A member whose readers there
+// are all best-effort, and that writes nothing there, is one of its listeners: it receives
+// and holds no one (a paused best-effort reader stops only itself; docs/smc.md). A
+// retained channel (a writer that keeps history for late readers, docs/storage.md) has
+// every member of the view as a reader: its subgroup spans the domain, so that every member holds
+// the same history and a late reader anywhere takes it from its own member. A process with no
+// endpoint on a topic, or only readers in other partitions, is in none of its subgroups: it
+// receives none of those samples and pays nothing for them; a channel nobody reads has no subgroup
 // at all (its writes go nowhere, as DDS has it for a writer with no matched reader).
 //
 // The layout is a pure function of the view's members and the demand — every endpoint the
@@ -79,6 +81,10 @@ struct ChannelDemand {
   // Its writers' messages are retained (dcps/retained.hpp): every member keeps them, so
   // every member is in its subgroup, with a reader or not (docs/storage.md).
   bool retained = false;
+  // Readers: they ask for less (BEST_EFFORT) and hold no one. A node whose readers of a
+  // subgroup are all passive, and that writes nothing there, is a listener of it
+  // (Subgroup::listeners, docs/smc.md "Listeners").
+  bool passive = false;
 };
 
 // Everything the DCPS layer needs laid out, and the version of its endpoint table: every

@@ -20,6 +20,9 @@ struct Message {
   std::int64_t seq = -1;          // global seq in atomic mode; -1 in unordered mode
   std::span<const std::byte> payload;
   std::uint32_t flags = 0;  // what the sender committed it with (commit()), kSlotNull aside
+  // A listener (Subgroup::listeners): messages of this sender it skipped, overwritten before
+  // it took them, since the last one it delivered; 0 elsewhere.
+  std::uint64_t lost_before = 0;
 };
 
 }  // namespace spindle::group

@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 namespace spindle::smc {
 
@@ -46,6 +47,7 @@ struct SenderCursor {
   std::uint64_t last_round_plus1 = 0;
   std::uint64_t rr = 0;  // rounds accounted for
   std::uint64_t deliver_next = 0;
+  std::uint64_t lost = 0;  // listener: skipped since its last delivered message
 };
 
 class SubgroupEngine {
@@ -485,6 +487,7 @@ class SubgroupEngine {
       if (n == c.deliver_next) continue;
       if (n - c.deliver_next > w_) {  // lapped: the ring holds the last w_ only
         stats_.lost += n - w_ - c.deliver_next;
+        c.lost += n - w_ - c.deliver_next;
         c.deliver_next = n - w_;
       }
       std::uint64_t m = c.deliver_next;
@@ -503,9 +506,11 @@ class SubgroupEngine {
     // raised num_started past m + w_ before it wrote there.
     std::atomic_thread_fence(std::memory_order_acquire);
     for (const auto& t : taken_) {
-      const auto started = sst_->load<std::uint64_t>(senders_[t.sender].guard + kNumStarted);
+      auto& c = senders_[t.sender];
+      const auto started = sst_->load<std::uint64_t>(c.guard + kNumStarted);
       if (started > t.index + w_) {
         ++stats_.lost;
+        ++c.lost;
         continue;
       }
       batch_.push_back(Message{index_,
@@ -514,7 +519,8 @@ class SubgroupEngine {
                                t.index,
                                -1,
                                {copies_.data() + t.offset, t.size},
-                               t.flags});
+                               t.flags,
+                               std::exchange(c.lost, 0)});
     }
     emit();
   }

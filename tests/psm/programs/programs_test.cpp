@@ -130,8 +130,13 @@ void best_effort(const std::string& transport) {
   std::cout << "  [writer] " << reliable.value_or("(nothing)") << std::endl;
   CHECK(best.value_or("").rfind("best_effort 20000 samples in", 0) == 0);
   CHECK(reliable.value_or("").rfind("reliable timeout after", 0) == 0);
-  // The reader runs again; one more best-effort sample shows it where the stream went on,
-  // and every sample it did not get counts as lost (SAMPLE_LOST): 20,001 in all.
+  // The reader runs again; one more best-effort sample shows it where the stream went on.
+  // Its process listened (a best-effort reader holds no one, docs/smc.md "Listeners"): the
+  // writer never waited for it and wrote past it, so it takes what was left in its ring
+  // and the last sample, and counts as lost (SAMPLE_LOST) what the writer sent and it
+  // missed. What the writer dropped itself (its ring full for a moment: it writes 20,000
+  // samples in a few milliseconds) before the first sample this reader took carries no
+  // number the reader can see: received + lost is at most 20,001, and most of it.
   REQUIRE(::kill(reader.pid(), SIGCONT) == 0);
   writer.send("last");
   reader.send("report");
@@ -142,7 +147,9 @@ void best_effort(const std::string& transport) {
   REQUIRE(std::sscanf(report.value_or("").c_str(), "best_effort received %lu lost %lu", &received,
                       &lost) == 2);
   CHECK(lost > 0);
-  CHECK(received + lost == 20001);
+  CHECK(received < 20001 / 2);  // it did not hold the writer: most of the stream went by
+  CHECK(received + lost <= 20001);
+  CHECK(received + lost >= 20001 / 2);
   const auto writer_done = finish(writer, "writer", deadline);
   CHECK(writer_done.status == 0);
   CHECK(reader.wait(deadline) == 0);
