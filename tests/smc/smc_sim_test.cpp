@@ -5,7 +5,9 @@
 // command that replays it. SPINDLE_SIM_SEEDS=<n> explores more (the `nightly` label).
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -495,4 +497,86 @@ TEST_CASE("smc sim: a listener that keeps up takes every message, each sender's 
     CHECK(c.node(2).smc().stats(0).lost == 0);
     check_listener(c, sc, 2);
   }
+}
+
+TEST_CASE("smc sim: listeners, stalled or not, hold no one, over seeds", "[smc][sim][listener]") {
+  // The random scenarios of the seeds test, where a subgroup may name one of its
+  // non-senders a listener, and half the listeners' processes stop for a while (every
+  // subgroup of theirs stops with them: where they hold, the others wait, as they must).
+  const auto seeds = sim::Seeds::from_env(500);
+  std::uint64_t listeners = 0;
+  std::uint64_t lost = 0;
+  for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+    sim::Rng rng(seed * 7919);
+    auto sc = random_scenario(rng);
+    sim::Rng pick(seed * 104729 + 1);
+    std::set<std::uint32_t> listening;
+    for (auto& sub : sc.group.subgroups) {
+      std::vector<sg::NodeId> quiet;
+      for (auto id : sub.members)
+        if (std::find(sub.senders.begin(), sub.senders.end(), id) == sub.senders.end())
+          quiet.push_back(id);
+      if (quiet.empty() || !pick.chance(700'000)) continue;
+      const auto id = quiet[static_cast<std::size_t>(pick.uniform(0, quiet.size() - 1))];
+      sub.listeners = {id};
+      listening.insert(id);
+      ++listeners;
+    }
+    SimCluster c(sc.group, config(seed));
+    apply_plans(c, sc);
+    for (auto id : listening) {
+      if (!pick.chance(500'000)) continue;
+      const auto rank = *sc.group.rank_of(id);
+      const auto until = c.net().now() + std::chrono::microseconds(pick.uniform(100, 20'000));
+      c.net().set_actor(id, [&c, rank, until] {
+        if (c.net().now() < until) return true;  // stopped, but called again (time passes)
+        auto& n = c.node(rank);
+        const bool sent = n.send_some();
+        const bool worked = n.loop().run_once();
+        return sent || worked;
+      });
+    }
+    const bool finished = c.net().run_until([&] { return c.all_delivered(sc.planned); }, 20s);
+    INFO("seed " << seed << " (SPINDLE_SIM_SEEDS=" << seed << ":1)\n" << describe(sc));
+    REQUIRE(finished);
+    // The others: the checked order, every message; each listener: intact messages, each
+    // sender's in order, none twice.
+    auto logs = c.logs();
+    auto specs = spindle::testing::specs_of(sc.group);
+    for (std::size_t s = 0; s < specs.size(); ++s)
+      for (auto id : sc.group.subgroups[s].listeners)
+        std::erase(specs[s].members, id);
+    for (auto& l : logs)
+      std::erase_if(l.delivered, [&](const spindle::testing::Delivered& d) {
+        const auto& ls = sc.group.subgroups[d.subgroup].listeners;
+        return std::find(ls.begin(), ls.end(), l.node) != ls.end();
+      });
+    for (const auto& e : spindle::testing::check(specs, logs, true))
+      FAIL(e);
+    for (std::size_t s = 0; s < sc.group.subgroups.size(); ++s)
+      for (auto id : sc.group.subgroups[s].listeners)
+        lost += c.node(*sc.group.rank_of(id)).smc().stats(static_cast<std::uint32_t>(s)).lost;
+    const auto all = c.logs();
+    std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint64_t>, spindle::testing::Sent> sent;
+    for (const auto& l : all)
+      for (const auto& m : l.sent)
+        sent[{m.subgroup, m.sender, m.index}] = m;
+    for (const auto& l : all) {
+      std::map<std::pair<std::uint32_t, std::uint32_t>, std::int64_t> last;
+      for (const auto& d : l.delivered) {
+        const auto& ls = sc.group.subgroups[d.subgroup].listeners;
+        if (std::find(ls.begin(), ls.end(), l.node) == ls.end()) continue;
+        const auto it = sent.find({d.subgroup, d.sender, d.index});
+        REQUIRE(it != sent.end());
+        CHECK(d.checksum == it->second.checksum);
+        auto [at, fresh] = last.emplace(std::pair(d.subgroup, d.sender), -1);
+        CHECK(static_cast<std::int64_t>(d.index) > at->second);
+        at->second = static_cast<std::int64_t>(d.index);
+      }
+    }
+  }
+  WARN(listeners << " listeners over " << seeds.count << " seeds; they skipped " << lost
+                 << " messages");
+  CHECK(listeners > 0);
+  if (seeds.count >= 100) CHECK(lost > 0);  // some were lapped: the path was taken
 }
