@@ -1468,6 +1468,9 @@ void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
     // Messages of this writer that never reached us: a BEST_EFFORT drop, or what went by
     // while this participant was out of the domain (a rejoin).
     auto& last = it->second.last_seq;
+    // A listener takes messages past a view change's trim, and their sender sends them
+    // again in the next view: what it took already is not taken twice.
+    if (sample.listened && hdr.seq != 0 && last != 0 && hdr.seq <= last) return;
     if (hdr.seq != 0) {
       if (last != 0 && hdr.seq > last + 1) {
         missed_ += hdr.seq - last - 1;

@@ -206,6 +206,7 @@ void Router::on_deliver(std::span<const group::Message> batch) {
     for (std::size_t k = 0; k < samples.size(); ++k) {
       ParsedSample sample = samples[k];
       if (k == 0) sample.lost_before = m.lost_before;
+      sample.listened = m.listened;
       if (stores) {
         routed_.push_back(Routed{sample, m.sender});
       } else {

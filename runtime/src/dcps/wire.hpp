@@ -85,6 +85,7 @@ struct ParsedSample {
   // Messages of its sender this member skipped right before it (a listener lapped:
   // group::Message::lost_before): SAMPLE_LOST for the readers that take it.
   std::uint64_t lost_before = 0;
+  bool listened = false;  // group::Message::listened
 };
 
 // Checks and splits a slot's bytes; on failure returns nullopt and says why in `error`.

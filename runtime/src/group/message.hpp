@@ -23,6 +23,9 @@ struct Message {
   // A listener (Subgroup::listeners): messages of this sender it skipped, overwritten before
   // it took them, since the last one it delivered; 0 elsewhere.
   std::uint64_t lost_before = 0;
+  // Taken by a listener, on receipt: it may have been taken already in an earlier view (a
+  // listener takes messages past the view change's trim, which their sender sends again).
+  bool listened = false;
 };
 
 }  // namespace spindle::group

@@ -520,7 +520,8 @@ class SubgroupEngine {
                                -1,
                                {copies_.data() + t.offset, t.size},
                                t.flags,
-                               std::exchange(c.lost, 0)});
+                               std::exchange(c.lost, 0),
+                               true});
     }
     emit();
   }
