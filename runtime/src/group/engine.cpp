@@ -719,8 +719,8 @@ void Engine::on_join(PendingJoin join) {
   }
   const auto kind = transport_->kind();
   if (r.port == 0 && (kind == "tcp" || kind == "rdma" || kind == "auto")) {
-    join.refuse("node " + std::to_string(r.node) + " gives no port for its " +
-                std::string(transport_->kind()) + " transport");
+    join.refuse("node " + std::to_string(r.node) + " gives no port for its " + std::string(kind) +
+                " transport");
     return;
   }
   for (const auto& mine : join_settings_) {

@@ -247,9 +247,8 @@ class SubgroupEngine {
   // takes no part in the stream: suspected (the ring waits for it, so everyone stops).
   bool check_progress(std::chrono::nanoseconds now, std::chrono::nanoseconds timeout,
                       std::uint64_t exempt, std::optional<std::chrono::nanoseconds>& due) {
-    if (!atomic_ || frozen_ || stalled_.load(std::memory_order_relaxed)) return false;
+    if (!atomic_ || listener_ || frozen_ || stalled_.load(std::memory_order_relaxed)) return false;
     if (progress_.size() != members_.size()) progress_.assign(members_.size(), Progress{});
-    if (listener_) return false;
     std::int64_t most_received = received_num_;
     std::int64_t most_delivered = delivered_num_;
     for (std::size_t k = 0; k < members_.size(); ++k) {

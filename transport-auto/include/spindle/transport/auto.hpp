@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include <spindle/transport/forwarding.hpp>
 #include <spindle/transport/shm.hpp>
 #include <spindle/transport/tcp.hpp>
 #include <spindle/transport/transport.hpp>
@@ -43,7 +44,12 @@ struct AutoConfig {
   std::uint64_t min_shm_free = std::uint64_t{256} << 20;
 };
 
-class AutoTransport final : public Transport {
+namespace auto_detail {
+class Impl;
+}
+extern template class Forwarding<auto_detail::Impl>;
+
+class AutoTransport final : public Forwarding<auto_detail::Impl> {
  public:
   // Starts the tcp half (binds and listens: throws as TcpTransport does) and, where
   // /dev/shm allows, the shm half.
@@ -54,46 +60,9 @@ class AutoTransport final : public Transport {
   [[nodiscard]] std::uint16_t port() const noexcept;
   [[nodiscard]] std::string_view kind() const noexcept override { return "auto"; }
   // Why this node reaches every peer over tcp; empty when its shm half runs.
-  [[nodiscard]] const std::string& shm_unavailable() const noexcept { return shm_why_; }
+  [[nodiscard]] const std::string& shm_unavailable() const noexcept;
   // Whether `peer` is reached over shared memory in the view connected now.
   [[nodiscard]] bool over_shm(NodeId peer) const;
-
-  [[nodiscard]] NodeId self() const noexcept override;
-  LocalRegion create_region(RegionId id, std::size_t size) override;
-  void release_region(RegionId id) override;
-  void restrict_writes(RegionId id, std::span<const WriteGrant> grants) override;
-  [[nodiscard]] Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
-                               std::chrono::milliseconds timeout) override;
-  [[nodiscard]] bool connecting(NodeId peer) const override;
-  void disconnect() override;
-  [[nodiscard]] std::optional<RegionDescriptor> remote_region(NodeId peer,
-                                                              RegionId id) const override;
-  [[nodiscard]] std::optional<LocalRegion> local_region(RegionId id) const override;
-  [[nodiscard]] Status write(NodeId peer, RegionId local, std::uint64_t local_offset,
-                             RegionId remote, std::uint64_t remote_offset,
-                             std::size_t length) override;
-  [[nodiscard]] WriteBatchResult write_batch(NodeId peer, std::span<const WriteOp> ops) override;
-  [[nodiscard]] Status send_block(NodeId peer, RegionId local, std::uint64_t offset,
-                                  std::uint32_t length, std::uint32_t immediate) override;
-  [[nodiscard]] Status post_receive(NodeId peer, RegionId local, std::uint64_t offset,
-                                    std::uint32_t capacity) override;
-  std::size_t poll(std::vector<Event>& out) override;
-  [[nodiscard]] std::uint64_t activity() const noexcept override;
-  void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) override;
-  void notify() noexcept override;
-  void wait_quiet(std::uint64_t ticket, std::chrono::nanoseconds timeout) override;
-  void arm_waiter(bool armed) noexcept override;
-
- private:
-  [[nodiscard]] Transport& to(NodeId peer) const;
-  [[nodiscard]] Transport& bell() const noexcept;
-
-  std::string shm_why_;
-  // Destroyed after the tcp half, whose I/O thread rings its doorbell.
-  std::unique_ptr<ShmTransport> shm_;
-  std::unique_ptr<TcpTransport> tcp_;
-  std::string host_;               // tcp.self.host: peers that give the same are near
-  std::vector<NodeId> shm_peers_;  // sorted; changed only in connect/disconnect
 };
 
 }  // namespace spindle::transport
