@@ -46,10 +46,11 @@ std::chrono::milliseconds ms(std::chrono::nanoseconds d) {
 // peer whose values differ is refused with both named. "protocol" is the version of what
 // the layers above the transport put on the wire (SST rows, SMC slots, discovery records).
 std::vector<transport::AgreedSetting> must_agree(const DomainConfig& c) {
-  return {{"protocol", "1"},
+  return {{"protocol", "2"},
           {"transport", std::string(config::to_string(c.transport))},
           {"engine.slot_size", std::to_string(c.engine.slot_size)},
-          {"engine.window_size", std::to_string(c.engine.window_size)}};
+          {"engine.window_size", std::to_string(c.engine.window_size)},
+          {"engine.lag_bound", std::to_string(ms(c.engine.lag_bound).count()) + " ms"}};
 }
 
 // The tcp transport as the domain uses it (alone, or as the auto transport's far half).
@@ -261,6 +262,7 @@ std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
   layout.slot_size = c.engine.slot_size;
   layout.header_size = static_cast<std::uint32_t>(sizeof(dcps::SampleHeader));
   layout.knobs = c.knobs();
+  layout.lag_bound = ms(c.engine.lag_bound);
   const auto timeout = ms(c.engine.connect_timeout);
   const std::uint16_t join_port =
       c.join_port != 0 ? c.join_port : group::default_join_port(c.domain_id);

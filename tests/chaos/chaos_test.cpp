@@ -310,10 +310,11 @@ int forged_hello(std::uint16_t port, std::uint32_t node, std::uint64_t epoch, st
   h.nonce = nonce;
   // What a domain's members must agree on, as a participant with the default settings says it
   // (runtime/dds/create_participant.cpp, must_agree): the HELLO is valid but for its nonce.
-  h.settings = {{"protocol", "1"},
+  h.settings = {{"protocol", "2"},
                 {"transport", "tcp"},
                 {"engine.slot_size", "1024"},
-                {"engine.window_size", "100"}};
+                {"engine.window_size", "100"},
+                {"engine.lag_bound", "100 ms"}};
   for (std::uint32_t r = 1; r <= 4096; ++r)
     h.regions.push_back(spindle::transport::RegionDescriptor{r, 1 << 20, 0, 0});
   std::vector<std::byte> frame;

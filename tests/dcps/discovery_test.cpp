@@ -84,18 +84,18 @@ WriterRecord full_writer() {
   r.topic_name = "Telemetry";
   r.type_name = "avionics::AirData";
   const std::vector<std::uint8_t> user{1, 2, 3, 0, 255};
-  r.qos << pol::UserData(user.begin(), user.end()) << pol::Durability::Persistent()
-        << pol::DurabilityService(Duration(2, 5), pol::HistoryKind::KEEP_ALL, 7, 100, 10, 20)
-        << pol::Deadline(Duration(1, 500)) << pol::LatencyBudget(Duration::infinite())
-        << pol::Liveliness::ManualByTopic(Duration(3, 0))
-        << pol::Reliability::BestEffort(Duration(0, 250'000'000))
-        << pol::DestinationOrder::SourceTimestamp() << pol::History(pol::HistoryKind::KEEP_ALL, 4)
-        << pol::ResourceLimits(1000, 50, 20) << pol::TransportPriority(-7)
-        << pol::Lifespan(Duration(60, 0)) << pol::Ownership::Exclusive()
-        << pol::OwnershipStrength(42)
-        << pol::WriterDataLifecycle::ManuallyDisposeUnregisteredInstances()
-        << sp::Consistency::LoggedPeriodicFsync(Duration(0, 5'000'000))
-        << sp::Engine(64, 4096, 65536, sp::RdmcAlgorithm::CHAIN);
+  r.qos
+      << pol::UserData(user.begin(), user.end()) << pol::Durability::Persistent()
+      << pol::DurabilityService(Duration(2, 5), pol::HistoryKind::KEEP_ALL, 7, 100, 10, 20)
+      << pol::Deadline(Duration(1, 500)) << pol::LatencyBudget(Duration::infinite())
+      << pol::Liveliness::ManualByTopic(Duration(3, 0))
+      << pol::Reliability::BestEffort(Duration(0, 250'000'000))
+      << pol::DestinationOrder::SourceTimestamp() << pol::History(pol::HistoryKind::KEEP_ALL, 4)
+      << pol::ResourceLimits(1000, 50, 20) << pol::TransportPriority(-7)
+      << pol::Lifespan(Duration(60, 0)) << pol::Ownership::Exclusive() << pol::OwnershipStrength(42)
+      << pol::WriterDataLifecycle::ManuallyDisposeUnregisteredInstances()
+      << sp::Consistency::LoggedPeriodicFsync(Duration(0, 5'000'000))
+      << sp::Engine(64, 4096, 65536, sp::RdmcAlgorithm::CHAIN).lag_bound(Duration(0, 250'000'000));
   const std::vector<std::uint8_t> group{9, 8};
   r.publisher_qos << pol::Presentation::GroupAccessScope(true, true)
                   << pol::Partition(dds::core::StringSeq{"a", "sensors/*", ""})
@@ -139,7 +139,8 @@ Layout& consistency_and_engine(Layout& l) {
       .u32(64)
       .u32(4096)
       .u32(65536)
-      .u8(1);  // engine
+      .u8(1)
+      .dur(0, 250'000'000);  // engine
 }
 
 Bytes full_writer_layout() {
@@ -182,7 +183,7 @@ ReaderRecord full_reader() {
         << pol::TimeBasedFilter(Duration(0, 100'000'000))
         << pol::ReaderDataLifecycle(Duration(5, 0), Duration(6, 0))
         << sp::Consistency(sp::ConsistencyKind::VOLATILE, sp::FsyncKind::NEVER, Duration(1, 0))
-        << sp::Engine(10, 512, 4096, sp::RdmcAlgorithm::SEQUENTIAL);
+        << sp::Engine(10, 512, 4096, sp::RdmcAlgorithm::SEQUENTIAL).lag_bound(Duration::infinite());
   const std::vector<std::uint8_t> group{0};
   r.subscriber_qos << pol::Presentation::TopicAccessScope(true, true)
                    << pol::Partition(std::string("x")) << pol::GroupData(group.begin(), group.end())
@@ -219,7 +220,8 @@ Bytes full_reader_layout() {
       .u32(10)
       .u32(512)
       .u32(4096)
-      .u8(0);  // engine
+      .u8(0)
+      .infinite();  // engine
   l.u8(1)
       .u8(1)
       .u8(1)  // presentation
@@ -249,16 +251,17 @@ TopicRecord full_topic() {
   r.topic_name = "Telemetry";
   r.type_name = "avionics::AirData";
   const std::vector<std::uint8_t> topic{4, 0, 4};
-  r.qos << pol::TopicData(topic.begin(), topic.end()) << pol::Durability::Persistent()
-        << pol::DurabilityService(Duration(2, 5), pol::HistoryKind::KEEP_ALL, 7, 100, 10, 20)
-        << pol::Deadline(Duration(1, 500)) << pol::LatencyBudget(Duration::infinite())
-        << pol::Liveliness::ManualByTopic(Duration(3, 0))
-        << pol::Reliability::Reliable(Duration(0, 250'000'000))
-        << pol::DestinationOrder::SourceTimestamp() << pol::History(pol::HistoryKind::KEEP_ALL, 4)
-        << pol::ResourceLimits(1000, 50, 20) << pol::TransportPriority(-7)
-        << pol::Lifespan(Duration(60, 0)) << pol::Ownership::Exclusive()
-        << sp::Consistency::LoggedPeriodicFsync(Duration(0, 5'000'000))
-        << sp::Engine(64, 4096, 65536, sp::RdmcAlgorithm::CHAIN);
+  r.qos
+      << pol::TopicData(topic.begin(), topic.end()) << pol::Durability::Persistent()
+      << pol::DurabilityService(Duration(2, 5), pol::HistoryKind::KEEP_ALL, 7, 100, 10, 20)
+      << pol::Deadline(Duration(1, 500)) << pol::LatencyBudget(Duration::infinite())
+      << pol::Liveliness::ManualByTopic(Duration(3, 0))
+      << pol::Reliability::Reliable(Duration(0, 250'000'000))
+      << pol::DestinationOrder::SourceTimestamp() << pol::History(pol::HistoryKind::KEEP_ALL, 4)
+      << pol::ResourceLimits(1000, 50, 20) << pol::TransportPriority(-7)
+      << pol::Lifespan(Duration(60, 0)) << pol::Ownership::Exclusive()
+      << sp::Consistency::LoggedPeriodicFsync(Duration(0, 5'000'000))
+      << sp::Engine(64, 4096, 65536, sp::RdmcAlgorithm::CHAIN).lag_bound(Duration(0, 250'000'000));
   return r;
 }
 
@@ -367,7 +370,7 @@ TEST_CASE("discovery: default-QoS records are laid out as documented and round-t
           "[dcps][discovery]") {
   const auto w = named<WriterRecord>("T", "X");
   const auto wb = spindle::discovery::encode(w);
-  CHECK(wb.size() == 157 + 2);
+  CHECK(wb.size() == 165 + 2);
   CHECK(std::vector(wb.begin(), wb.begin() + 20) ==
         Layout().u8(2).u8(1).u64(0x0000'0001'0000'0002).str("T").str("X").bytes());
   const auto wd = round_trip(w);
@@ -376,7 +379,7 @@ TEST_CASE("discovery: default-QoS records are laid out as documented and round-t
   check_policies_equal(wd.publisher_qos, w.publisher_qos);
 
   const auto r = named<ReaderRecord>("", "");
-  CHECK(spindle::discovery::encode(r).size() == 139);
+  CHECK(spindle::discovery::encode(r).size() == 147);
   const auto rd = round_trip(r);
   CHECK(rd == r);
   check_policies_equal(rd.qos, r.qos);
@@ -462,7 +465,7 @@ TEST_CASE("discovery: encode refuses what no peer would accept", "[dcps][discove
 // starts at 20 (version, kind, guid, two 5-byte strings); see the table in discovery/records.hpp.
 TEST_CASE("discovery: truncated records name the field and the offset", "[dcps][discovery]") {
   const auto w = spindle::discovery::encode(named<WriterRecord>("T", "X"));
-  REQUIRE(w.size() == 159);
+  REQUIRE(w.size() == 167);
   const std::pair<std::size_t, std::string> cases[] = {
       {0, "writer record: version: truncated at offset 0 (1 byte needed, 0 left)"},
       {1, "writer record: kind: truncated at offset 1 (1 byte needed, 0 left)"},
@@ -475,13 +478,15 @@ TEST_CASE("discovery: truncated records name the field and the offset", "[dcps][
       {142,
        "writer record: qos.engine.rdmc_algorithm: truncated at offset 142 (1 byte needed, 0 "
        "left)"},
-      {148,
-       "writer record: publisher_qos.partition.names: truncated at offset 146 (4 bytes needed, 2 "
+      {145,
+       "writer record: qos.engine.lag_bound: truncated at offset 143 (4 bytes needed, 2 left)"},
+      {156,
+       "writer record: publisher_qos.partition.names: truncated at offset 154 (4 bytes needed, 2 "
        "left)"},
-      {154,
+      {162,
        "writer record: publisher_qos.entity_factory.autoenable_created_entities: truncated at "
-       "offset 154 (1 byte needed, 0 left)"},
-      {157, "writer record: topic_data.value: truncated at offset 155 (4 bytes needed, 2 left)"},
+       "offset 162 (1 byte needed, 0 left)"},
+      {165, "writer record: topic_data.value: truncated at offset 163 (4 bytes needed, 2 left)"},
   };
   for (const auto& [size, message] : cases) {
     INFO(size);
@@ -491,15 +496,15 @@ TEST_CASE("discovery: truncated records name the field and the offset", "[dcps][
   auto with_partitions = named<ReaderRecord>("T", "X");
   with_partitions.subscriber_qos << pol::Partition(dds::core::StringSeq{"ab", "cdef"});
   const auto r = spindle::discovery::encode(with_partitions);
-  // The partition count is at 128, "ab" at 132, "cdef" at 138 (its bytes at 142).
-  CHECK(error_of<ReaderRecord>(truncated(r, 144)) ==
-        "reader record: subscriber_qos.partition.names[1]: truncated at offset 142 (4 bytes "
+  // The partition count is at 136, "ab" at 140, "cdef" at 146 (its bytes at 150).
+  CHECK(error_of<ReaderRecord>(truncated(r, 152)) ==
+        "reader record: subscriber_qos.partition.names[1]: truncated at offset 150 (4 bytes "
         "needed, 2 left)");
   CHECK(error_of<ReaderRecord>(truncated(r, r.size() - 5)) ==
         "reader record: subscriber_qos.entity_factory.autoenable_created_entities: truncated at "
-        "offset 150 (1 byte needed, 0 left)");
+        "offset 158 (1 byte needed, 0 left)");
   CHECK(error_of<ReaderRecord>(truncated(r, r.size() - 1)) ==
-        "reader record: topic_data.value: truncated at offset 151 (4 bytes needed, 3 left)");
+        "reader record: topic_data.value: truncated at offset 159 (4 bytes needed, 3 left)");
 }
 
 TEST_CASE("discovery: bad fields are rejected with field, value and offset", "[dcps][discovery]") {
@@ -516,18 +521,18 @@ TEST_CASE("discovery: bad fields are rejected with field, value and offset", "[d
       {"name length", with_u32(w, 10, 257),
        "writer record: topic_name: length 257 at offset 10 is above the limit of 256"},
       {"name length beyond the input", with_u32(w, 15, 200),
-       "writer record: type_name: truncated at offset 19 (200 bytes needed, 140 left)"},
+       "writer record: type_name: truncated at offset 19 (200 bytes needed, 148 left)"},
       {"user data length", with_u32(w, 20, 65537),
        "writer record: qos.user_data.value: length 65537 at offset 20 is above the limit of "
        "65536"},
-      {"topic data length", with_u32(w, 155, 65537),
-       "writer record: topic_data.value: length 65537 at offset 155 is above the limit of "
+      {"topic data length", with_u32(w, 163, 65537),
+       "writer record: topic_data.value: length 65537 at offset 163 is above the limit of "
        "65536"},
-      {"partition count", with_u32(w, 146, 65),
-       "writer record: publisher_qos.partition.names: 65 names at offset 146 are more than the "
+      {"partition count", with_u32(w, 154, 65),
+       "writer record: publisher_qos.partition.names: 65 names at offset 154 are more than the "
        "limit of 64"},
-      {"huge partition count", with_u32(w, 146, 0xffffffff),
-       "writer record: publisher_qos.partition.names: 4294967295 names at offset 146 are more "
+      {"huge partition count", with_u32(w, 154, 0xffffffff),
+       "writer record: publisher_qos.partition.names: 4294967295 names at offset 154 are more "
        "than the limit of 64"},
       {"enum", with_byte(w, 24, 4),
        "writer record: qos.durability.kind: 4 at offset 24 is out of range 0..3"},
@@ -537,14 +542,16 @@ TEST_CASE("discovery: bad fields are rejected with field, value and offset", "[d
        "writer record: qos.consistency.fsync: 3 at offset 121 is out of range 0..2"},
       {"vendor enum", with_byte(w, 142, 0xff),
        "writer record: qos.engine.rdmc_algorithm: 255 at offset 142 is out of range 0..3"},
-      {"group enum", with_byte(w, 143, 3),
-       "writer record: publisher_qos.presentation.access_scope: 3 at offset 143 is out of range "
+      {"group enum", with_byte(w, 151, 3),
+       "writer record: publisher_qos.presentation.access_scope: 3 at offset 151 is out of range "
        "0..2"},
+      {"vendor duration", with_u32(w, 147, 1'000'000'000),
+       "writer record: qos.engine.lag_bound: nanosec 1000000000 at offset 147 is not below 1e9"},
       {"boolean", with_byte(w, 119, 2),
        "writer record: qos.writer_data_lifecycle.autodispose_unregistered_instances: 2 at offset "
        "119 is not a boolean (0 or 1)"},
-      {"boolean", with_byte(w, 145, 0x80),
-       "writer record: publisher_qos.presentation.ordered_access: 128 at offset 145 is not a "
+      {"boolean", with_byte(w, 153, 0x80),
+       "writer record: publisher_qos.presentation.ordered_access: 128 at offset 153 is not a "
        "boolean (0 or 1)"},
       {"nanosec", with_u32(w, 54, 1'000'000'000),
        "writer record: qos.deadline.period: nanosec 1000000000 at offset 54 is not below 1e9"},
@@ -562,7 +569,7 @@ TEST_CASE("discovery: bad fields are rejected with field, value and offset", "[d
       {"durability service limit", with_u32(w, 46, 0x80000000),
        "writer record: qos.durability_service.max_samples_per_instance: -2147483648 at offset 46 "
        "is below -1 (LENGTH_UNLIMITED)"},
-      {"trailing bytes", trailing, "writer record: 3 trailing bytes at offset 159"},
+      {"trailing bytes", trailing, "writer record: 3 trailing bytes at offset 167"},
   };
   for (const auto& [what, bytes, message] : writer_cases) {
     INFO(what);

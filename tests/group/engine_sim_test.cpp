@@ -696,3 +696,77 @@ TEST_CASE(
     CHECK(got.back() == 7);
   }
 }
+
+// Lagging members (docs/smc.md): a member with a RELIABLE KEEP_LAST reader of an atomic topic
+// whose deliveries stop is left behind after the lag bound, not suspected: the writer and
+// the other reader go on. Once it runs again it catches up in the topic's order, its reader
+// counting what went by as SAMPLE_LOST, and the next view (which it asks for) has it holding
+// again: nothing more is lost.
+TEST_CASE("engine: a lagging member is left behind, catches up, and holds again from the next view",
+          "[engine][lag]") {
+  spindle::testing::SimStack stack(sim::Config{}, 3);
+  dds::sub::qos::DataReaderQos rq;
+  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepLast(1000);
+  dds::pub::qos::DataWriterQos wq;
+  wq << dds::core::policy::Reliability::Reliable(dds::core::Duration(0, 100000000));
+  std::vector<dds::topic::Topic<Avionics::FlightState>> topics;
+  for (std::size_t i = 0; i < 3; ++i)
+    topics.emplace_back(stack.participant(i), "Lag");
+  dds::pub::DataWriter<Avionics::FlightState> writer(dds::pub::Publisher(stack.participant(0)),
+                                                     topics[0], wq);
+  std::vector<dds::sub::DataReader<Avionics::FlightState>> readers;
+  for (std::size_t i = 1; i < 3; ++i)
+    readers.emplace_back(dds::sub::Subscriber(stack.participant(i)), topics[i], rq);
+  REQUIRE(
+      stack.run_until([&] { return writer.publication_matched_status().current_count() == 2; }));
+  std::vector<std::uint64_t> got[2];
+  auto take = [&](std::size_t r) {
+    for (const auto& x : readers[r].take())
+      if (x.info().valid()) got[r].push_back(x.data().timestamp_ns());
+  };
+  std::uint64_t written = 0;
+  auto write_to = [&](std::uint64_t n) {
+    for (; written < n; ++written)
+      writer.write(Streams::sample(written + 1));
+  };
+  write_to(10);
+  REQUIRE(stack.run_until([&] {
+    take(0);
+    take(1);
+    return got[0].size() == 10 && got[1].size() == 10;
+  }));
+  const auto before = stack.view(0);
+  const auto relayouts = stack.engine_stats(2).relayouts;
+  // Member 3 stops delivering: ten rings' worth goes by without it (window 16).
+  stack.stall_deliveries(2);
+  write_to(160);
+  REQUIRE(stack.run_until([&] {
+    take(0);
+    return got[0].size() == 160;
+  }));
+  CHECK(stack.view(0).epoch == before.epoch);  // left behind, not removed
+  CHECK(stack.view(0).members.size() == 3);
+  CHECK(stack.halted(2).empty());
+  CHECK(writer.publication_matched_status().current_count() == 2);
+  // It runs again: it catches up, asks for the next view, and holds in it.
+  stack.resume_deliveries(2);
+  REQUIRE(stack.run_until([&] { return stack.view(0).epoch > before.epoch; }));
+  CHECK(stack.view(0).members.size() == 3);
+  CHECK(stack.engine_stats(2).relayouts == relayouts + 1);
+  write_to(200);
+  REQUIRE(stack.run_until([&] {
+    take(0);
+    take(1);
+    return got[0].size() == 200 && !got[1].empty() && got[1].back() == 200;
+  }));
+  // Reader 2 took an increasing subsequence, ending in everything written after the view
+  // change; what it did not take is what SAMPLE_LOST counts.
+  for (std::size_t i = 1; i < got[1].size(); ++i)
+    CHECK(got[1][i] > got[1][i - 1]);
+  const auto lost = readers[1].sample_lost_status().total_count();
+  CHECK(lost > 0);
+  CHECK(got[1].size() + static_cast<std::size_t>(lost) == 200);
+  CHECK(std::vector<std::uint64_t>(got[1].end() - 40, got[1].end()) ==
+        std::vector<std::uint64_t>(got[0].end() - 40, got[0].end()));
+  CHECK(readers[0].sample_lost_status().total_count() == 0);
+}

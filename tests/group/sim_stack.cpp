@@ -57,6 +57,7 @@ SimStack::SimStack(const sim::Config& config, std::uint32_t members, std::uint32
   s.knobs.suspicion_timeout = std::max<std::chrono::milliseconds>(
       std::chrono::milliseconds(20),
       std::chrono::ceil<std::chrono::milliseconds>(50 * config.suspicion_timeout));
+  s.lag_bound = s.knobs.suspicion_timeout / 5;  // lagging members: well under it
   view_ = group::first_view(list, s);
   for (std::uint32_t id = 1; id <= members; ++id) {
     auto engine = std::make_unique<group::Engine>(view_, net_->node(id),
@@ -146,6 +147,10 @@ void SimStack::stall(std::size_t i) {
 
 void SimStack::stall_deliveries(std::size_t i) {
   cores_.at(i)->engine().stall_deliveries();
+}
+
+void SimStack::resume_deliveries(std::size_t i) {
+  cores_.at(i)->engine().resume_deliveries();
 }
 
 std::size_t SimStack::forge_suspicion(std::size_t i, std::size_t owner, std::size_t victim) {

@@ -271,8 +271,17 @@ const std::vector<std::pair<std::string, std::string>> kContradictions = {
      "contacts, join_port, shm, engine, storage)"},
     {"engine: {window: 3}\n",
      "d.yaml:2: engine.window: unknown key (allowed: window_size, slot_size, idle_spin, "
-     "sleep_slice, heartbeat_interval, suspicion_timeout, connect_timeout, rdmc_block_size, "
-     "rdmc_buffer_size, rdmc_algorithm)"},
+     "sleep_slice, heartbeat_interval, suspicion_timeout, lag_bound, connect_timeout, "
+     "rdmc_block_size, rdmc_buffer_size, rdmc_algorithm)"},
+    {"engine:\n  lag_bound: 1s\n",
+     "d.yaml:3: engine.lag_bound: lag_bound (1s) must be shorter than suspicion_timeout (1s): "
+     "a lagging member is left behind before it is suspected"},
+    {"engine:\n  suspicion_timeout: 400ms\n  lag_bound: 500ms\n",
+     "d.yaml:4: engine.lag_bound: lag_bound (500ms) must be shorter than suspicion_timeout "
+     "(400ms): a lagging member is left behind before it is suspected"},
+    {"engine: {lag_bound: -1ms}\n",
+     "d.yaml:2: engine.lag_bound: expected a duration (an integer with ns, us, ms, s or min, or "
+     "0, or infinite), got '-1ms'"},
     {"members:\n  - {id: 0, colour: red}\n",
      "d.yaml:3: members[0].colour: unknown key (allowed: id, host, port)"},
     {"transport: udp\n", "d.yaml:2: transport: expected auto, tcp, shm or rdma, got 'udp'"},
@@ -376,4 +385,16 @@ members:
   CHECK(
       sc::parse_domain_config("version: 1\nnode: {host: nowhere.invalid}\n", "p.yaml").node.host ==
       "nowhere.invalid");
+}
+
+TEST_CASE("domain: engine.lag_bound defaults under the suspicion timeout", "[domain]") {
+  CHECK(sc::parse_domain_config("version: 1\n", "d.yaml").engine.lag_bound ==
+        std::chrono::milliseconds(100));
+  // Left out with a short suspicion timeout: a tenth of it.
+  CHECK(sc::parse_domain_config(
+            "version: 1\nengine: {heartbeat_interval: 10ms, suspicion_timeout: 50ms}\n", "d.yaml")
+            .engine.lag_bound == std::chrono::milliseconds(5));
+  CHECK(
+      sc::parse_domain_config("version: 1\nengine: {lag_bound: 0}\n", "d.yaml").engine.lag_bound ==
+      std::chrono::nanoseconds(0));
 }

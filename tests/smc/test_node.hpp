@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "delivery_log.hpp"
@@ -121,6 +122,8 @@ class TestNode {
 
   NodeLog log;
   std::function<void(std::uint32_t, std::span<const smc::Message>)> on_batch;
+  std::uint64_t rejoins = 0;  // check_progress() said this node caught up (SimCluster)
+  std::optional<std::chrono::nanoseconds> progress_due;  // when to check again (SimCluster)
 
  private:
   void on_deliver(std::uint32_t sg, std::span<const smc::Message> batch) {

@@ -67,14 +67,15 @@ struct Options {
   std::vector<std::string> tests{"lat", "thr"};
   double duration = 2.0;
   double warmup = 1.0;
-  std::string consistency = "atomic";  // unordered, atomic, volatile, logged
-  std::string fsync = "every";         // logged: every (sample), periodic (10 ms), never
-  std::string log_dir = "/var/tmp";    // logged: where each run's logs go (and are removed)
-  std::size_t slot_size = 0;           // engine.slot_size; 0: each run's sample (1 MiB at most)
-  std::size_t rdmc_block = 0;          // engine.rdmc_block_size; 0: the default
-  std::int64_t idle_spin_us = -1;      // engine.idle_spin in microseconds; -1: the default
-  double rate = 0;                     // lat: round trips a second; 0: back to back
-  double pause = 0.8;                  // pause: seconds the best-effort reader is stopped
+  std::string consistency = "atomic";   // unordered, atomic, volatile, logged
+  std::string fsync = "every";          // logged: every (sample), periodic (10 ms), never
+  std::string log_dir = "/var/tmp";     // logged: where each run's logs go (and are removed)
+  std::size_t slot_size = 0;            // engine.slot_size; 0: each run's sample (1 MiB at most)
+  std::size_t rdmc_block = 0;           // engine.rdmc_block_size; 0: the default
+  std::int64_t idle_spin_us = -1;       // engine.idle_spin in microseconds; -1: the default
+  double rate = 0;                      // lat: round trips a second; 0: back to back
+  double pause = 0.8;                   // pause: seconds the sleeping reader is stopped
+  std::string sleeper = "best_effort";  // pause: the sleeping reader's reliability
   std::string role;
   std::size_t size = 64;
   bool churn = false;       // pub/sub: a churn run (two measured phases)
@@ -386,10 +387,11 @@ int churn_role(const Options& o) {
 }
 
 // pause: a writer at 1,000 samples/s (RELIABLE, max_blocking_time 100 ms, KEEP_LAST 1), a
-// RELIABLE KEEP_LAST 1 reader that takes each sample as it comes, and a BEST_EFFORT
-// KEEP_LAST 1 reader whose whole process is stopped (SIGSTOP, as a debugger or a frozen
-// display would) for --pause seconds once --warmup has passed (issue 34). Each process runs
-// for warmup + duration seconds from the first sample and reports what it saw.
+// RELIABLE KEEP_LAST 1 reader that takes each sample as it comes, and a KEEP_LAST 1 reader
+// (BEST_EFFORT, or RELIABLE with --sleeper reliable) whose whole process is stopped
+// (SIGSTOP, as a debugger or a frozen display would) for --pause seconds once --warmup has
+// passed (issue 34). Each process runs for warmup + duration seconds from the first sample
+// and reports what it saw.
 constexpr auto kPacePeriod = 1ms;
 constexpr auto kPaceBlocking = 100ms;
 
@@ -432,7 +434,7 @@ int pause_reader_role(const Options& o) {
   dds::topic::Topic<Sample> topic(dp, "perf_pause");
   dds::sub::Subscriber sub(dp);
   auto q = sub.default_datareader_qos();
-  if (sleeper) {
+  if (sleeper && o.sleeper == "best_effort") {
     q << dds::core::policy::Reliability::BestEffort();
   } else {
     q << dds::core::policy::Reliability::Reliable();
@@ -495,7 +497,7 @@ int pause_reader_role(const Options& o) {
   }
   std::cout << "RESULT role=" << o.role << " taken=" << taken << " lost=" << lost
             << " longest_gap_ms=" << std::chrono::duration<double, std::milli>(longest).count()
-            << std::endl;
+            << " sample_lost=" << r.sample_lost_status().total_count() << std::endl;
   return 0;
 }
 
@@ -546,7 +548,8 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
     std::ostringstream args;
     args << "--role " << roles[i] << " --size " << size << " --subs " << subs << " --duration "
          << o.duration << " --warmup " << o.warmup << " --consistency " << o.consistency
-         << " --fsync " << o.fsync << " --rate " << o.rate << " --pause " << o.pause;
+         << " --fsync " << o.fsync << " --rate " << o.rate << " --pause " << o.pause
+         << " --sleeper " << o.sleeper;
     if (churn) args << " --churn --join-config '" << join_file.string() << "'";
     procs.push_back(spindle::tools::start_member(file, i, args.str()));
   }
@@ -616,6 +619,7 @@ int coordinator(const Options& o) {
         line(o, size, 2, "pause_healthy_missed", value_of(healthy, "lost"));
         line(o, size, 2, "pause_writer_timeouts", value_of(pacer, "timeouts"));
         line(o, size, 2, "pause_sleeper_taken", value_of(sleeper, "taken"));
+        line(o, size, 2, "pause_sleeper_sample_lost", value_of(sleeper, "sample_lost"));
         continue;
       }
       if (test == "churn") {
@@ -676,7 +680,7 @@ int main(int argc, char** argv) {
   app.add_option("--tests", o.tests,
                  "Which measurements: lat (round trip), thr (streaming), churn (streaming "
                  "while a member joins and leaves every second, against steady), pause (a "
-                 "writer at 1,000 samples/s, a reliable reader, and a best-effort reader "
+                 "writer at 1,000 samples/s, a reliable reader, and a --sleeper reader "
                  "whose process stops for --pause seconds: the reliable reader's longest "
                  "gap and losses, the writer's timeouts)")
       ->delimiter(',')
@@ -735,8 +739,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   app.add_option("--pause", o.pause,
-                 "pause: seconds the best-effort reader's process is stopped (SIGSTOP)")
+                 "pause: seconds the sleeping reader's process is stopped (SIGSTOP)")
       ->check(CLI::Range(0.0, 60.0))
+      ->capture_default_str();
+  app.add_option("--sleeper", o.sleeper,
+                 "pause: the sleeping reader's reliability (best_effort: it listens; reliable: "
+                 "it holds until it lags for engine.lag_bound, then is left behind)")
+      ->check(CLI::IsMember({"best_effort", "reliable"}))
       ->capture_default_str();
   // Internal: how the coordinator starts one process of a run.
   app.add_option("--role", o.role)

@@ -120,6 +120,13 @@ const std::vector<Field<EngineSettings>>& engine_fields() {
               "Heartbeat silence after which a peer is suspected; longer than "
               "heartbeat_interval.",
               &E::suspicion_timeout),
+      span<E>("lag_bound", 0, 3600 * kS,
+              "How long a member of an atomic topic may stop taking its samples (a paused or "
+              "busy process) before the others go on without it: it catches up, counting "
+              "what it missed as SAMPLE_LOST, and holds again from the next view; 0: never. "
+              "Shorter than suspicion_timeout (left out, a tenth of a suspicion_timeout "
+              "under 1s). Topics may override with the engine QoS policy.",
+              &E::lag_bound),
       span<E>("connect_timeout", 1 * kMs, 3600 * kS,
               "How long connecting to the other members may take before giving up.",
               &E::connect_timeout),
@@ -374,6 +381,14 @@ void check(const YamlReader& r, Parsed& p, bool node_from_env) {
     fail("engine.rdmc_algorithm", "'" + e.rdmc_algorithm +
                                       "' is not one of binomial_pipeline, binomial_tree, chain, "
                                       "sequential");
+  // Left at its default, the lag bound stays well under a short suspicion timeout.
+  if (!p.lines.contains("engine.lag_bound") && e.lag_bound >= e.suspicion_timeout)
+    c.engine.lag_bound = e.suspicion_timeout / 10;
+  if (e.lag_bound >= e.suspicion_timeout)
+    fail("engine.lag_bound", "lag_bound (" + core::format_duration(e.lag_bound) +
+                                 ") must be shorter than suspicion_timeout (" +
+                                 core::format_duration(e.suspicion_timeout) +
+                                 "): a lagging member is left behind before it is suspected");
   if (e.heartbeat_interval.count() > 0 && e.suspicion_timeout <= e.heartbeat_interval)
     fail(p.lines.contains("engine.suspicion_timeout") ? "engine.suspicion_timeout"
                                                       : "engine.heartbeat_interval",

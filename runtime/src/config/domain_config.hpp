@@ -64,6 +64,10 @@ struct EngineSettings {
   std::chrono::nanoseconds sleep_slice = std::chrono::milliseconds(100);
   std::chrono::nanoseconds heartbeat_interval = std::chrono::milliseconds(100);  // 0: off
   std::chrono::nanoseconds suspicion_timeout = std::chrono::seconds(1);
+  // How long a member of an ordered topic may stop taking its samples before the others go
+  // on without it (docs/smc.md, "Lagging members"); 0: never. Topics may ask otherwise with
+  // the engine QoS policy.
+  std::chrono::nanoseconds lag_bound = std::chrono::milliseconds(100);
   std::chrono::nanoseconds connect_timeout = std::chrono::seconds(5);
   // RDMC, for samples larger than a slot (docs/rdmc.md).
   std::uint32_t rdmc_block_size = 1u << 20;

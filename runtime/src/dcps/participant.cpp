@@ -887,6 +887,10 @@ group::Demand Participant::layout_demand() const {
     if (const auto& e = w.qos.policy<spindle::policy::Engine>(); e != spindle::policy::Engine()) {
       d.window_size = e.window_size();
       d.max_payload = e.max_payload();
+      const auto& bound = e.lag_bound();
+      d.lag_bound = bound == dds::core::Duration::infinite()
+                        ? std::chrono::milliseconds(0)
+                        : std::chrono::duration_cast<std::chrono::milliseconds>(bound.to_chrono());
     }
     out.push_back(std::move(d));
   }
@@ -898,6 +902,9 @@ group::Demand Participant::layout_demand() const {
     // A best-effort reader holds no one (its process listens: docs/smc.md "Listeners").
     d.passive = r.qos.policy<dds::core::policy::Reliability>().kind() ==
                 dds::core::policy::ReliabilityKind::BEST_EFFORT;
+    // A RELIABLE KEEP_ALL reader may hold its writers (max_blocking_time): never left behind.
+    d.keeps_all = !d.passive && r.qos.policy<dds::core::policy::History>().kind() ==
+                                    dds::core::policy::HistoryKind::KEEP_ALL;
     // The writers' partition sets it matches: only those subgroups need it.
     const auto& mine = r.subscriber_qos.policy<dds::core::policy::Partition>();
     for (const auto& [wg, w] : endpoints_.writer_records()) {
@@ -917,6 +924,7 @@ group::Demand Participant::layout_demand() const {
       via.readers.push_back(guid_node(g));
       via.partitions.push_back(channel.partition);
       via.passive = d.passive;
+      via.keeps_all = d.keeps_all;
       out.push_back(std::move(via));
     }
     out.push_back(std::move(d));

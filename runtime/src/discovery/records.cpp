@@ -371,6 +371,7 @@ void fields(Io& io, sp::Engine& p) {
   p.rdmc_block_size(io.integer("engine.rdmc_block_size", p.rdmc_block_size()));
   p.rdmc_algorithm(io.enumeration("engine.rdmc_algorithm", p.rdmc_algorithm(),
                                   sp::RdmcAlgorithm::BINOMIAL_PIPELINE));
+  p.lag_bound(io.duration("engine.lag_bound", p.lag_bound()));
 }
 template <class Io>
 void fields(Io& io, pol::Presentation& p) {

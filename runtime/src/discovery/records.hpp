@@ -83,7 +83,7 @@
 //                    resource_limits, transport_priority, lifespan, ownership,
 //                    consistency, engine
 //
-// With default QoS, a writer record is 157 bytes plus its two names, a reader record 139.
+// With default QoS, a writer record is 165 bytes plus its two names, a reader record 147.
 // Field paths in error messages are "<section>.<policy>.<field>" with the profile schema's
 // keys (qos.history.depth, publisher_qos.partition.names[2], topic_name).
 //

@@ -238,11 +238,17 @@ std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::millisecond
   // heartbeats, and once more when a member behind runs out of time.
   vs->sst->set_tick_hook([this, raw, rt](std::chrono::nanoseconds now) {
     const auto check = raw->smc->check_progress(now, raw->membership->wedged_mask());
+    raw->sst->hook_due(check.due);  // a lagging member's bound may run out before the next beat
     if (check.due && check.due != raw->progress_due) {
       raw->progress_due = check.due;
       (void)rt->control().schedule(TimePoint(*check.due), [this] { transport_->notify(); });
     }
-    return check.suspected;
+    if (check.rejoin) {
+      // Left behind for a lag and caught up: back as a member that holds, in the next view.
+      relayouts_.fetch_add(1, std::memory_order_relaxed);
+      raw->membership->request_rejoin();
+    }
+    return check.suspected || check.demoted;
   });
   build_large(*vs);
   // A member that cannot be reached when a later view is installed is suspected in it: the
@@ -890,6 +896,10 @@ void Engine::stall_view_changes() {
 
 void Engine::stall_deliveries() {
   current()->smc->stall();
+}
+
+void Engine::resume_deliveries() {
+  current()->smc->resume();
 }
 
 std::size_t Engine::forge_suspicion(NodeId owner, NodeId victim) {

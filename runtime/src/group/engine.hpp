@@ -240,6 +240,8 @@ class Engine {
   // Fault injection: this member stops receiving and delivering in the current view's
   // subgroups while its heartbeat goes on (smc.hpp); the others must suspect it.
   void stall_deliveries();
+  // Fault injection: ends stall_deliveries() (a paused process that runs again).
+  void resume_deliveries();
   // Fault injection: this member writes "`owner` suspects `victim`" into `owner`'s SST row at
   // every other member of the current view, 8 bytes through its transport like any write —
   // what a buggy or hostile member could try; the row check refuses it and suspects this

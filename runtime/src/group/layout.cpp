@@ -51,6 +51,7 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
     NodeId node;
     std::set<std::uint64_t> partitions;
     bool passive;
+    bool keeps_all;
   };
   std::map<std::uint64_t, std::vector<Reading>> readers;
   // One entry per writers' channel, in (topic, ordering, partition) order, merging repeats.
@@ -60,6 +61,13 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
     std::uint32_t window = 0;
     std::uint32_t payload = 0;
     bool retained = false;
+    std::optional<std::chrono::milliseconds> lag_bound;  // the longest asked for; 0 longest
+  };
+  const auto longest = [](std::optional<std::chrono::milliseconds> a,
+                          std::optional<std::chrono::milliseconds> b) {
+    if (!a || !b) return a ? a : b;
+    if (a->count() == 0 || b->count() == 0) return std::optional(std::chrono::milliseconds(0));
+    return std::optional(std::max(*a, *b));
   };
   using Key = std::tuple<std::uint64_t, Ordering, std::uint64_t>;
   std::map<Key, Merged> channels;
@@ -67,8 +75,9 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
     if (d.channel.topic == 0) continue;
     for (auto id : d.readers)
       if (member(id))
-        readers[d.channel.topic].push_back(Reading{
-            id, std::set<std::uint64_t>(d.partitions.begin(), d.partitions.end()), d.passive});
+        readers[d.channel.topic].push_back(
+            Reading{id, std::set<std::uint64_t>(d.partitions.begin(), d.partitions.end()),
+                    d.passive, d.keeps_all});
     if (d.writers.empty()) continue;
     auto& c = channels[Key{d.channel.topic, d.channel.ordering, d.channel.partition}];
     for (auto id : d.writers)
@@ -77,13 +86,14 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
     c.window = std::max(c.window, d.window_size);
     c.payload = std::max(c.payload, d.max_payload);
     c.retained = c.retained || d.retained;
+    c.lag_bound = longest(c.lag_bound, d.lag_bound);
   }
   // A retained channel: every member reads it (its own partition set only).
   for (const auto& [key, c] : channels) {
     if (!c.retained || c.writers.empty()) continue;
     for (const auto& m : members)
       readers[std::get<0>(key)].push_back(
-          Reading{m.id, std::set<std::uint64_t>{std::get<2>(key)}, false});
+          Reading{m.id, std::set<std::uint64_t>{std::get<2>(key)}, false, false});
   }
   // Each topic and ordering: its partition sets with a live writer, grouped by the readers
   // that match several (union-find over their indices), one subgroup per group with a reader.
@@ -130,14 +140,18 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
     std::size_t made = 0;
     for (auto head : order) {
       Subgroup sg;
-      std::set<NodeId> writers, readers_here, holders_here;
+      std::set<NodeId> writers, readers_here, holders_here, keepers;
       std::uint32_t window = 0, payload = 0;
+      bool retained = false;
+      std::optional<std::chrono::milliseconds> lag_bound;
       for (std::size_t i = 0; i < sets.size(); ++i) {
         if (root(i) != root(head)) continue;
         sg.partitions.push_back(sets[i].first);
         writers.insert(sets[i].second->writers.begin(), sets[i].second->writers.end());
         window = std::max(window, sets[i].second->window);
         payload = std::max(payload, sets[i].second->payload);
+        retained = retained || sets[i].second->retained;
+        lag_bound = longest(lag_bound, sets[i].second->lag_bound);
       }
       for (const auto& reader : r->second) {
         const auto& wants = reader.partitions;
@@ -145,6 +159,7 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
                         [&](std::uint64_t p) { return wants.contains(p); })) {
           readers_here.insert(reader.node);
           if (!reader.passive) holders_here.insert(reader.node);
+          if (reader.keeps_all) keepers.insert(reader.node);
         }
       }
       if (readers_here.empty()) continue;  // nobody reads it: no subgroup
@@ -162,6 +177,15 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
           sg.listeners.push_back(m.id);
       }
       std::sort(sg.listeners.begin(), sg.listeners.end());
+      // Lagging members (docs/smc.md): where the order is total and nothing is retained (a
+      // retained history must be whole at every member), a holder that does not write and
+      // whose readers do not keep all is left behind when it lags.
+      sg.lag_bound = lag_bound.value_or(s.lag_bound);
+      if (ordering == Ordering::atomic && !retained && sg.lag_bound.count() > 0) {
+        for (auto id : holders_here)
+          if (!writers.contains(id) && !keepers.contains(id)) sg.demotable.push_back(id);
+      }
+      if (sg.demotable.empty()) sg.lag_bound = std::chrono::milliseconds(0);
       sg.window_size = std::clamp(std::max(window, s.window_size), 1u, kMaxWindow);
       sg.max_payload = with_header(std::max(payload, s.slot_size), s);
       out.push_back(std::move(sg));

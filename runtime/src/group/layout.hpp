@@ -11,7 +11,10 @@
 // members are those and the processes with a reader that matches one of its partition
 // sets, ordered by (topic, ordering, smallest partition key). A member whose readers there
 // are all best-effort, and that writes nothing there, is one of its listeners: it receives
-// and holds no one (a paused best-effort reader stops only itself; docs/smc.md). A
+// and holds no one (a paused best-effort reader stops only itself; docs/smc.md). In an
+// atomic subgroup of a channel that is not retained, the members that neither write nor listen
+// nor have a RELIABLE KEEP_ALL reader there are demotable (Subgroup::demotable): one that lags
+// for the subgroup's lag_bound is left behind until the next view (docs/smc.md). A
 // retained channel (a writer that keeps history for late readers, docs/storage.md) has
 // every member of the view as a reader: its subgroup spans the domain, so that every member holds
 // the same history and a late reader anywhere takes it from its own member. A process with no
@@ -38,6 +41,7 @@
 // Threading: pure functions over values.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -62,6 +66,9 @@ struct LayoutSettings {
   std::uint32_t slot_size = 1024;     // bytes of a message after the DCPS sample header
   std::uint32_t header_size = 0;      // bytes of that header, added to every slot
   std::uint32_t min_slot_size = 512;  // a builtin slot always holds a discovery record
+  // How long a demotable member of an atomic topic subgroup may lag (Subgroup::lag_bound):
+  // the domain file's engine.lag_bound, unless the topic's writers ask otherwise.
+  std::chrono::milliseconds lag_bound{100};
   Knobs knobs;
   friend bool operator==(const LayoutSettings&, const LayoutSettings&) = default;
 };
@@ -85,6 +92,13 @@ struct ChannelDemand {
   // subgroup are all passive, and that writes nothing there, is a listener of it
   // (Subgroup::listeners, docs/smc.md "Listeners").
   bool passive = false;
+  // Readers: RELIABLE and KEEP_ALL. Such a reader may hold a writer for its
+  // max_blocking_time, as in every DDS: its node is never demoted for a lag.
+  bool keeps_all = false;
+  // Writers: the Engine policy's lag_bound, when the policy is not left at its defaults
+  // (0: never demote); nullopt: the domain's setting. The subgroup takes the longest its
+  // writers ask for, 0 counting as the longest.
+  std::optional<std::chrono::milliseconds> lag_bound{};
 };
 
 // Everything the DCPS layer needs laid out, and the version of its endpoint table: every

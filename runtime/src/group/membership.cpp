@@ -23,6 +23,7 @@ constexpr std::size_t kProposal = offsetof(MembershipRow, proposal);
 constexpr std::size_t kProposalNum = offsetof(MembershipRow, proposal_num);
 constexpr std::size_t kCommitted = offsetof(MembershipRow, committed);
 constexpr std::size_t kJoins = offsetof(MembershipRow, joins);
+constexpr std::size_t kRelayout = offsetof(MembershipRow, relayout);
 
 constexpr std::uint64_t bit(std::size_t r) noexcept {
   return std::uint64_t{1} << r;
@@ -137,6 +138,13 @@ void Membership::request_relayout() noexcept {
   sst_->nudge();
 }
 
+void Membership::request_rejoin() noexcept {
+  if (rejoin_ || done_) return;
+  rejoin_ = true;
+  set_field(kRelayout, 1);
+  push_membership(false);
+}
+
 void Membership::copy_joiners(std::size_t from) {
   const auto& l = sst_->layout();
   std::memcpy(sst_->at(l.joiners(me_)), sst_->at(l.joiners(from)),
@@ -158,9 +166,10 @@ bool Membership::needed() const {
                       (joiners_connecting() ? 8 : 0));
   std::uint64_t any = seen_now_.back();
   for (std::size_t r = 0; r < n_; ++r) {
-    for (std::uint64_t v : {sst_->load<std::uint64_t>(sst_->layout().control(r) + kSuspected),
-                            field(r, kWedged), field(r, kLeaving), field(r, kProposal),
-                            field(r, kProposalNum), field(r, kCommitted), field(r, kJoins)}) {
+    for (std::uint64_t v :
+         {sst_->load<std::uint64_t>(sst_->layout().control(r) + kSuspected), field(r, kWedged),
+          field(r, kLeaving), field(r, kProposal), field(r, kProposalNum), field(r, kCommitted),
+          field(r, kJoins), field(r, kRelayout)}) {
       any |= v;
       seen_now_.push_back(v);
     }
@@ -203,6 +212,11 @@ void Membership::step() {
   gossip();
   const std::uint64_t suspected = suspected_mask();
   const std::uint64_t leaving = leaving_mask();
+  // The leader lays out again when it wants to, or when a member asks through its row (a
+  // member left behind for a lag that caught up: request_rejoin()).
+  bool relayout_asked = relayout_.load(std::memory_order_acquire);
+  for (std::size_t r = 0; r < n_ && !relayout_asked; ++r)
+    relayout_asked = (suspected & bit(r)) == 0 && field(r, kRelayout) != 0;
   // The leader: the lowest rank nobody here suspects.
   std::size_t leader = 0;
   while (leader < n_ && (suspected & bit(leader)) != 0)
@@ -217,7 +231,7 @@ void Membership::step() {
   // suspicion timeout, and the joiners go in with its removal); the stream never waits.
   if (((suspected | leaving) & ~bit(me_)) == 0 && !proposed &&
       !(joiners_waiting_.load(std::memory_order_acquire) && !joiners_connecting()) &&
-      !(leader == me_ && relayout_.load(std::memory_order_acquire)))
+      !(leader == me_ && relayout_asked))
     return;
   if (!wedged_) wedge();
   // A member suspected for want of progress changes the leader and the majority: look again

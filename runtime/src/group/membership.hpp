@@ -115,6 +115,10 @@ class Membership {
   // The subgroup layout should change (an endpoint came or went; layout.hpp): if this
   // member leads, it proposes a view change that removes nobody (any thread).
   void request_relayout() noexcept;
+  // The same, asked by a member that need not be the leader: this member was left behind in
+  // a subgroup for a lag (smc.hpp) and caught up, and holds again in the next view. It goes
+  // to the leader through this member's row (MembershipRow::relayout). Predicate thread.
+  void request_rejoin() noexcept;
   // Why a member was suspected (the SST's report), for the messages (protocol thread).
   void note_suspicion(std::size_t rank, const std::string& why);
   // A participant asks to join (the leader's join listener; any thread): the next
@@ -182,6 +186,7 @@ class Membership {
   std::atomic<bool> joiners_waiting_{false};
   std::atomic<bool> leave_{false};
   std::atomic<bool> relayout_{false};
+  bool rejoin_ = false;  // request_rejoin(): our row asks the leader for a relayout
   std::atomic<bool> closing_{false};
   std::atomic<bool> leave_announced_{false};
   std::vector<std::string> why_;  // per rank: why it is suspected

@@ -106,8 +106,8 @@ View parse(std::string_view yaml, std::string_view source) {
       const std::string key = "subgroups[" + std::to_string(i) + "]";
       const auto s = subs[i];
       r.expect_map(s, key,
-                   {"name", "topic", "partitions", "members", "senders", "listeners", "window_size",
-                    "max_payload", "ordering"});
+                   {"name", "topic", "partitions", "members", "senders", "listeners", "demotable",
+                    "lag_bound_ms", "window_size", "max_payload", "ordering"});
       Subgroup sg;
       sg.name = s["name"] ? r.text(s["name"], key + ".name") : "subgroup" + std::to_string(i);
       if (auto t = s["topic"]) sg.topic = u64(r, t, key + ".topic");
@@ -124,6 +124,10 @@ View parse(std::string_view yaml, std::string_view source) {
       sg.members = ids(r, s["members"], key + ".members");
       sg.senders = s["senders"] ? ids(r, s["senders"], key + ".senders") : sg.members;
       if (s["listeners"]) sg.listeners = ids(r, s["listeners"], key + ".listeners");
+      if (s["demotable"]) sg.demotable = ids(r, s["demotable"], key + ".demotable");
+      if (auto l = s["lag_bound_ms"])
+        sg.lag_bound = std::chrono::milliseconds(
+            r.integer<std::int64_t>(l, key + ".lag_bound_ms", 0, 3'600'000));
       if (auto w = s["window_size"])
         sg.window_size = r.integer<std::uint32_t>(w, key + ".window_size", 1, kMaxWindow);
       if (auto p = s["max_payload"])
@@ -158,6 +162,17 @@ View parse(std::string_view yaml, std::string_view source) {
                  "listener " + std::to_string(id) + " is a sender (a listener only receives)");
         if (k > 0 && id <= sg.listeners[k - 1])
           r.fail(s["listeners"], key + ".listeners", "expected ascending ids, each once");
+      }
+      for (std::size_t k = 0; k < sg.demotable.size(); ++k) {
+        const auto id = sg.demotable[k];
+        const bool listens =
+            std::find(sg.listeners.begin(), sg.listeners.end(), id) != sg.listeners.end();
+        if (!seen.contains(id) || sseen.contains(id) || listens)
+          r.fail(s["demotable"], key + ".demotable",
+                 "node " + std::to_string(id) +
+                     " must be a member of the subgroup that neither sends nor listens");
+        if (k > 0 && id <= sg.demotable[k - 1])
+          r.fail(s["demotable"], key + ".demotable", "expected ascending ids, each once");
       }
       g.subgroups.push_back(std::move(sg));
     }
@@ -246,6 +261,16 @@ void validate(const View& g, std::string_view source) {
     }
     if (!std::is_sorted(s.listeners.begin(), s.listeners.end()))
       throw GroupError(key + ".listeners: not in ascending order");
+    for (auto id : s.demotable) {
+      const auto in = [id](const std::vector<NodeId>& v) {
+        return std::find(v.begin(), v.end(), id) != v.end();
+      };
+      if (!in(s.members) || in(s.senders) || in(s.listeners))
+        throw GroupError(key + ".demotable: node " + std::to_string(id) +
+                         " must be a member of the subgroup that neither sends nor listens");
+    }
+    if (!std::is_sorted(s.demotable.begin(), s.demotable.end()))
+      throw GroupError(key + ".demotable: not in ascending order");
   }
 }
 
@@ -283,6 +308,11 @@ std::string to_yaml(const View& g) {
       os << "\n    listeners: ";
       list(s.listeners);
     }
+    if (!s.demotable.empty()) {
+      os << "\n    demotable: ";
+      list(s.demotable);
+    }
+    if (s.lag_bound.count() != 0) os << "\n    lag_bound_ms: " << s.lag_bound.count();
     os << "\n    window_size: " << s.window_size << "\n    max_payload: " << s.max_payload
        << "\n    ordering: " << to_string(s.ordering) << '\n';
   }

@@ -68,6 +68,13 @@ struct Subgroup {
   // message stable without them; they take, per sender in order, what is still in the ring
   // when they look, and skip what was overwritten. Never senders; ascending.
   std::vector<NodeId> listeners{};
+  // Members that a lag demotes (docs/smc.md, "Lagging members"): one whose counters stood
+  // still for `lag_bound` while another member's went on is left out of what holds the ring
+  // for the rest of the view. It catches up in the total order, skipping and counting what
+  // was overwritten, and asks for the next view, where it holds again. Never senders or
+  // listeners; ascending. Atomic subgroups only; a zero lag_bound demotes nobody.
+  std::vector<NodeId> demotable{};
+  std::chrono::milliseconds lag_bound{0};
   friend bool operator==(const Subgroup&, const Subgroup&) = default;
 };
 

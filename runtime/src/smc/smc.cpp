@@ -33,6 +33,7 @@ constexpr std::size_t kNumStarted = offsetof(sst::SenderGuardRow, num_started);
 constexpr std::size_t kListenerBatchBytes = std::size_t{1} << 20;
 constexpr std::size_t kReceived = offsetof(sst::CountersRow, received_num);
 constexpr std::size_t kDelivered = offsetof(sst::CountersRow, delivered_num);
+constexpr std::size_t kDemoted = offsetof(sst::CountersRow, demoted);
 constexpr std::uint64_t kHeadersPerLine = sst::kLine / sizeof(sst::SlotHeader);
 }  // namespace
 
@@ -67,9 +68,13 @@ class SubgroupEngine {
       const std::size_t r = *g.rank_of(id);
       const bool listens =
           std::find(sg.listeners.begin(), sg.listeners.end(), id) != sg.listeners.end();
+      const bool demotable =
+          std::find(sg.demotable.begin(), sg.demotable.end(), id) != sg.demotable.end();
       members_.push_back(r);
       counters_.push_back(layout.columns(r, index).counters);
       holds_.push_back(!listens);
+      demotable_.push_back(demotable && atomic_ && sg.lag_bound.count() > 0);
+      if (demotable_.back()) lag_bound_ = sg.lag_bound;
       if (r != me_) others_.push_back(r);
       if (listens && r != me_) listener_ranks_.push_back(r);
       if (listens && r == me_) listener_ = true;
@@ -196,10 +201,15 @@ class SubgroupEngine {
   // final once all of them are frozen. Atomic subgroups only; -1 otherwise.
   [[nodiscard]] std::int64_t trim(std::uint64_t removed) const {
     if (!atomic_) return -1;
-    // A listener's own count does not bound it: it delivers nothing in the total order.
-    std::int64_t t = listener_ ? std::numeric_limits<std::int64_t>::max() : received_num_;
+    // A listener's own count does not bound it: it delivers nothing in the total order; nor
+    // does a member left behind (the union of the final rows says who: docs/smc.md).
+    const std::uint64_t behind = union_of_rows();
+    std::int64_t t = listener_ || ((behind >> me_) & 1) != 0
+                         ? std::numeric_limits<std::int64_t>::max()
+                         : received_num_;
     for (std::size_t k = 0; k < members_.size(); ++k) {
       if (members_[k] == me_ || !holds_[k] || ((removed >> members_[k]) & 1) != 0) continue;
+      if (((behind >> members_[k]) & 1) != 0) continue;
       t = std::min(t, sst_->load<std::int64_t>(counters_[k] + kReceived));
     }
     return t == std::numeric_limits<std::int64_t>::max() ? -1 : t;
@@ -246,22 +256,37 @@ class SubgroupEngine {
   // whose counters have not moved for `timeout` while another member's are ahead of them
   // takes no part in the stream: suspected (the ring waits for it, so everyone stops).
   bool check_progress(std::chrono::nanoseconds now, std::chrono::nanoseconds timeout,
-                      std::uint64_t exempt, std::optional<std::chrono::nanoseconds>& due) {
+                      std::uint64_t exempt, std::optional<std::chrono::nanoseconds>& due,
+                      bool& rejoin, bool& demoted) {
     if (!atomic_ || listener_ || frozen_ || stalled_.load(std::memory_order_relaxed)) return false;
     if (progress_.size() != members_.size()) progress_.assign(members_.size(), Progress{});
+    refresh_demoted();
     std::int64_t most_received = received_num_;
     std::int64_t most_delivered = delivered_num_;
+    std::int64_t least_delivered = std::numeric_limits<std::int64_t>::max();
     for (std::size_t k = 0; k < members_.size(); ++k) {
       if (members_[k] == me_ || !holds_[k]) continue;
       auto& p = progress_[k];
       p.received = sst_->load<std::int64_t>(counters_[k] + kReceived);
       p.delivered = sst_->load<std::int64_t>(counters_[k] + kDelivered);
+      if (!holding(k)) continue;
       most_received = std::max(most_received, p.received);
       most_delivered = std::max(most_delivered, p.delivered);
+      least_delivered = std::min(least_delivered, p.delivered);
+    }
+    if (catching_up_ && !rejoin_asked_ &&
+        (least_delivered == std::numeric_limits<std::int64_t>::max() ||
+         delivered_num_ >= least_delivered)) {
+      // Left behind and caught up with what the ring holds for the others: the next view
+      // takes this member back as one that holds.
+      rejoin_asked_ = true;
+      rejoin = true;
     }
     bool did = false;
     for (std::size_t k = 0; k < members_.size(); ++k) {
-      // A listener may fall behind: nobody waits for it.
+      // A listener may fall behind: nobody waits for it. Nor for a member left behind, but
+      // one whose counters stand still for the suspicion timeout is suspected all the same
+      // (a half-dead member whose heartbeat goes on would never catch up).
       if (members_[k] == me_ || !holds_[k] || sst_->suspected(members_[k])) continue;
       auto& p = progress_[k];
       if (((exempt >> members_[k]) & 1) != 0) {
@@ -274,6 +299,16 @@ class SubgroupEngine {
         p.last_received = p.received;
         p.last_delivered = p.delivered;
         p.since = now;
+        continue;
+      }
+      if (demotable_[k] && !catching_up_ && holding(k)) {
+        if (now - p.since <= lag_bound_) {
+          const auto at = p.since + lag_bound_ + std::chrono::nanoseconds(1);
+          due = due ? std::min(*due, at) : at;
+          continue;
+        }
+        demote(k);
+        demoted = true;
         continue;
       }
       if (now - p.since <= timeout) {
@@ -295,6 +330,8 @@ class SubgroupEngine {
 
   // Fault injection (tests): this member stops receiving and delivering, heartbeats going on.
   void stall() noexcept { stalled_.store(true, std::memory_order_relaxed); }
+  void resume() noexcept { stalled_.store(false, std::memory_order_relaxed); }
+  [[nodiscard]] bool left_behind() const noexcept { return catching_up_; }
 
  private:
   [[nodiscard]] std::size_t slot_offset(std::size_t slots, std::uint64_t r) const noexcept {
@@ -340,12 +377,16 @@ class SubgroupEngine {
       ++rounds_;
     });
     sent_ = last;
-    if (!listener_ranks_.empty()) {
-      // Listeners first learn which slots are being rewritten (a status push: flushed ahead
-      // of the payloads), so that a copy they take meanwhile is known to be torn.
+    if (!listener_ranks_.empty() || demoted_ != 0) {
+      // Listeners and members left behind first learn which slots are being rewritten (a
+      // status push: flushed ahead of the payloads), so that a copy they take meanwhile is
+      // known to be torn.
       sst_->store<std::uint64_t>(my_guard_ + kNumStarted, sent_);
       for (auto r : listener_ranks_)
         sst_->push_status(r, my_guard_ + kNumStarted, sizeof(std::uint64_t));
+      for (auto r : others_)
+        if (((demoted_ >> r) & 1) != 0)
+          sst_->push_status(r, my_guard_ + kNumStarted, sizeof(std::uint64_t));
     }
     sst_->store<std::uint64_t>(my_guard_ + kNumSent, sent_);
     if (atomic_) {
@@ -438,8 +479,15 @@ class SubgroupEngine {
       for (std::uint64_t r = c.real_seen; r < n; r += kHeadersPerLine)
         __builtin_prefetch(&header(c.headers, static_cast<std::size_t>(r % w_)));
       if (atomic_) {
-        if (n > c.real_seen)
-          c.last_round_plus1 = header(c.headers, static_cast<std::size_t>((n - 1) % w_)).round + 1;
+        if (n > c.real_seen) {
+          const auto round = header(c.headers, static_cast<std::size_t>((n - 1) % w_)).round;
+          // Left behind, the slot may already hold a later message (a torn read): its round
+          // would claim rounds not seen yet. Take the guard again later.
+          std::atomic_thread_fence(std::memory_order_acquire);
+          if (catching_up_ && sst_->load<std::uint64_t>(c.guard + kNumStarted) > n - 1 + w_)
+            continue;
+          c.last_round_plus1 = round + 1;
+        }
         c.rounds_seen = rounds;
         c.real_seen = n;
         c.rr = std::max(c.rounds_seen, c.last_round_plus1);
@@ -574,10 +622,21 @@ class SubgroupEngine {
   bool deliverable() {
     if (frozen_ || received_num_ <= delivered_num_ || stalled_.load(std::memory_order_relaxed))
       return false;
+    refresh_demoted();
     std::int64_t stable = received_num_;
-    for (std::size_t k = 0; k < members_.size() && stable > delivered_num_; ++k) {
-      if (members_[k] == me_ || !holds_[k]) continue;
-      stable = std::min(stable, sst_->load<std::int64_t>(counters_[k] + kReceived));
+    if (catching_up_) {
+      // Left behind: up to what some holder delivered (stable, so it survives any view
+      // change), not further than this member received.
+      std::int64_t most = -1;
+      for (std::size_t k = 0; k < members_.size(); ++k)
+        if (members_[k] != me_ && holding(k))
+          most = std::max(most, sst_->load<std::int64_t>(counters_[k] + kDelivered));
+      stable = std::min(stable, most);
+    } else {
+      for (std::size_t k = 0; k < members_.size() && stable > delivered_num_; ++k) {
+        if (members_[k] == me_ || !holding(k)) continue;
+        stable = std::min(stable, sst_->load<std::int64_t>(counters_[k] + kReceived));
+      }
     }
     stable_ = stable;
     return stable > delivered_num_;
@@ -585,6 +644,10 @@ class SubgroupEngine {
 
   // Its trigger: everything up to stable, in order, as one upcall; then delivered_num once.
   void deliver() {
+    if (catching_up_) {
+      catch_up();
+      return;
+    }
     const std::int64_t stable = stable_;
     batch_.clear();
     // Global seq g is message `g / n` of sender `g % n`: walk both without dividing.
@@ -632,9 +695,10 @@ class SubgroupEngine {
   std::uint64_t compute_freed(std::uint64_t freed) const {
     const std::size_t rank = *my_sender_;
     if (atomic_) {
+      // A sender is never left behind: its own delivered_num bounds the rest.
       std::int64_t min_delivered = delivered_num_;
       for (std::size_t k = 0; k < members_.size(); ++k) {
-        if (members_[k] == me_ || !holds_[k]) continue;
+        if (members_[k] == me_ || !holding(k)) continue;
         min_delivered =
             std::min(min_delivered, sst_->load<std::int64_t>(counters_[k] + kDelivered));
       }
@@ -654,6 +718,117 @@ class SubgroupEngine {
       freed = std::max(freed, min_count);
     }
     return freed;
+  }
+
+  // --- lagging members (docs/smc.md, "Lagging members") ------------------------------
+  // Member k holds the ring: not a listener, not left behind.
+  [[nodiscard]] bool holding(std::size_t k) const noexcept {
+    return holds_[k] && ((demoted_ >> members_[k]) & 1) == 0;
+  }
+  // Who is left behind: the union of every member's row, ours included.
+  [[nodiscard]] std::uint64_t union_of_rows() const {
+    if (lag_bound_.count() == 0) return 0;
+    std::uint64_t mask = 0;
+    for (auto c : counters_)
+      mask |= sst_->load<std::uint64_t>(c + kDemoted);
+    return mask;
+  }
+  // Takes the union into our row before acting on it, so that a view change's trim (from
+  // the survivors' final rows) leaves out whoever we left out, even if the member that
+  // decided it is gone.
+  void refresh_demoted() {
+    if (lag_bound_.count() == 0) return;
+    const std::uint64_t mask = union_of_rows();
+    if (mask == demoted_) return;
+    demoted_ = mask;
+    sst_->store<std::uint64_t>(my_counters_ + kDemoted, mask);
+    counters_dirty_ = true;
+    if (((mask >> me_) & 1) != 0 && !catching_up_) {
+      catching_up_ = true;
+      ++stats_.left_behind;
+    }
+  }
+  void demote(std::size_t k) {
+    ++stats_.demotions;
+    sst_->store<std::uint64_t>(my_counters_ + kDemoted,
+                               demoted_ | (std::uint64_t{1} << members_[k]));
+    refresh_demoted();
+    counters_dirty_ = true;
+  }
+
+  // Delivery of a member left behind: the total order up to stable_, from what its copy of
+  // each sender's ring still holds. A message overwritten before it was taken (or while it
+  // was copied) is skipped and counted (stats().lost; the layers above see the gap in the
+  // sender's numbering). Messages are copied out: nobody waits for this member, so a sender
+  // may rewrite a slot while it is read.
+  void catch_up() {
+    const std::int64_t stable = stable_;
+    batch_.clear();
+    copies_.clear();
+    taken_.clear();
+    const auto n = senders_.size();
+    firsts_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      // Message m is whole while num_started <= m + w.
+      const auto started = sst_->load<std::uint64_t>(senders_[i].guard + kNumStarted);
+      firsts_[i] = started > w_ ? started - w_ : 0;
+    }
+    auto skip = [&](SenderCursor& c, std::uint64_t count) {
+      stats_.lost += count;
+      c.lost += count;
+      c.deliver_next += count;
+    };
+    const auto first = static_cast<std::uint64_t>(delivered_num_ + 1);
+    auto i = static_cast<std::size_t>(first % n);
+    std::uint64_t round = first / n;
+    std::int64_t g = delivered_num_ + 1;
+    for (; g <= stable && copies_.size() < kListenerBatchBytes; ++g) {
+      auto& c = senders_[i];
+      if (c.deliver_next < firsts_[i]) skip(c, firsts_[i] - c.deliver_next);
+      while (c.deliver_next < c.real_seen) {
+        const auto k = static_cast<std::size_t>(c.deliver_next % w_);
+        const auto& h = header(c.headers, k);
+        if (h.round < round) {  // its round went by (its slot was being rewritten)
+          skip(c, 1);
+          continue;
+        }
+        if (h.round == round) {
+          const std::uint32_t size = std::min(h.size, max_payload_);
+          const std::size_t at = copies_.size();
+          copies_.resize(at + size);
+          std::memcpy(copies_.data() + at, sst_->at(c.slots + k * stride_), size);
+          taken_.push_back(Taken{i, c.deliver_next, at, size, h.flags, g});
+          ++c.deliver_next;
+        }
+        break;
+      }
+      if (++i == n) {
+        i = 0;
+        ++round;
+      }
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);
+    for (const auto& t : taken_) {
+      auto& c = senders_[t.sender];
+      if (sst_->load<std::uint64_t>(c.guard + kNumStarted) > t.index + w_) {
+        ++stats_.lost;
+        ++c.lost;
+        continue;
+      }
+      batch_.push_back(Message{index_,
+                               sender_nodes_[t.sender],
+                               static_cast<std::uint32_t>(t.sender),
+                               t.index,
+                               t.seq,
+                               {copies_.data() + t.offset, t.size},
+                               t.flags,
+                               std::exchange(c.lost, 0),
+                               false});
+    }
+    delivered_num_ = g - 1;
+    sst_->store<std::int64_t>(my_counters_ + kDelivered, delivered_num_);
+    counters_dirty_ = true;
+    emit();
   }
 
   void push_counters() {
@@ -699,6 +874,11 @@ class SubgroupEngine {
   std::size_t me_ = 0;
   std::vector<std::size_t> members_;         // SST ranks of the subgroup's members
   std::vector<bool> holds_;                  // per member: not a listener (it holds the ring)
+  std::vector<bool> demotable_;              // per member: a lag leaves it behind
+  std::chrono::nanoseconds lag_bound_{0};    // how long a lag; 0: nobody is demotable
+  std::uint64_t demoted_ = 0;                // bit per SST rank: left behind (the union)
+  bool catching_up_ = false;                 // this member is left behind: catch_up()
+  bool rejoin_asked_ = false;                // check_progress() reported it caught up
   std::vector<std::size_t> listener_ranks_;  // the listeners' ranks, other than me
   bool listener_ = false;                    // this node listens: listen(), nothing else
   std::vector<std::size_t> counters_;        // their counters offsets (same order)
@@ -747,8 +927,10 @@ class SubgroupEngine {
     std::size_t offset;  // in copies_
     std::uint32_t size;
     std::uint32_t flags;
+    std::int64_t seq = -1;  // catch_up(): its place in the total order
   };
   std::vector<Taken> taken_;
+  std::vector<std::uint64_t> firsts_;  // catch_up(): per sender, the first message still whole
   // send(): the payload ranges of one batch (kept to reuse its memory).
   struct ByteRange {
     std::size_t offset;
@@ -781,13 +963,23 @@ ProgressCheck Smc::check_progress(std::chrono::nanoseconds now, std::uint64_t ex
   const auto timeout = std::chrono::nanoseconds(sst_->group().knobs.suspicion_timeout);
   ProgressCheck out;
   for (auto& e : engines_)
-    if (e && e->check_progress(now, timeout, exempt, out.due)) out.suspected = true;
+    if (e && e->check_progress(now, timeout, exempt, out.due, out.rejoin, out.demoted))
+      out.suspected = true;
   return out;
 }
 
 void Smc::stall() noexcept {
   for (auto& e : engines_)
     if (e) e->stall();
+}
+
+void Smc::resume() noexcept {
+  for (auto& e : engines_)
+    if (e) e->resume();
+}
+
+bool Smc::left_behind(std::uint32_t subgroup) const {
+  return is_member(subgroup) && engines_[subgroup]->left_behind();
 }
 
 Reservation Smc::reserve(std::uint32_t subgroup, std::uint32_t size) noexcept {
@@ -843,9 +1035,14 @@ std::int64_t Smc::trim(std::uint32_t subgroup, std::uint64_t removed) const {
   // listeners' do not count: they deliver nothing in the total order).
   std::optional<std::int64_t> t;
   const auto& listeners = g.subgroups[subgroup].listeners;
+  // Nor do those left behind (the union of the members' final rows: docs/smc.md).
+  std::uint64_t behind = 0;
+  for (auto id : g.subgroups[subgroup].members)
+    behind |= sst_->load<std::uint64_t>(sst_->layout().columns(*g.rank_of(id), subgroup).counters +
+                                        offsetof(sst::CountersRow, demoted));
   for (auto id : g.subgroups[subgroup].members) {
     const std::size_t r = *g.rank_of(id);
-    if (((removed >> r) & 1) != 0) continue;
+    if (((removed >> r) & 1) != 0 || ((behind >> r) & 1) != 0) continue;
     if (std::find(listeners.begin(), listeners.end(), id) != listeners.end()) continue;
     const auto received = sst_->load<std::int64_t>(sst_->layout().columns(r, subgroup).counters +
                                                    offsetof(sst::CountersRow, received_num));

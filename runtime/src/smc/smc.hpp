@@ -72,7 +72,11 @@ inline constexpr std::size_t kMaxPushBytes = std::size_t{256} << 10;
 
 // What Smc::check_progress() found.
 struct ProgressCheck {
-  bool suspected = false;                       // it suspected a member
+  bool suspected = false;  // it suspected a member
+  // This member was left behind in some subgroup for a lag and has caught up since: the
+  // next view takes it back as a member that holds (the engine asks for a relayout).
+  bool rejoin = false;
+  bool demoted = false;  // it left a lagging member behind: deliveries may go on at once
   std::optional<std::chrono::nanoseconds> due;  // look again then (a member is behind)
 };
 
@@ -122,7 +126,9 @@ struct SubgroupStats {
   std::uint64_t delivered = 0;     // real messages delivered here
   std::uint64_t nulls = 0;         // null rounds sent by this node
   std::uint64_t null_updates = 0;  // `rounds` counter updates that carried them
-  std::uint64_t lost = 0;          // listener: messages overwritten before it took them
+  std::uint64_t lost = 0;  // listener, or left behind: messages overwritten before it took them
+  std::uint64_t demotions = 0;    // members this node left behind for a lag (its own decisions)
+  std::uint64_t left_behind = 0;  // times this node was left behind (0 or 1 per view)
   Histogram send_batches;
   Histogram receive_batches;
   Histogram delivery_batches;
@@ -194,10 +200,16 @@ class Smc {
   // "Failure detection"). Call it now and then (the engine does, through Sst::tick), and
   // again at `due` if one is given: a member is behind, and its time runs out then.
   // Ranks in `exempt` (bit per SST rank: members wedged for a view change) are not judged.
+  // In a subgroup with a lag bound (group::Subgroup::lag_bound), a demotable member whose
+  // counters stood still that long while another's went on is left behind instead (docs/
+  // smc.md, "Lagging members"), and suspected no more for it.
   ProgressCheck check_progress(std::chrono::nanoseconds now, std::uint64_t exempt = 0);
   // Fault injection (tests; any thread): this member stops receiving and delivering while
-  // its heartbeat goes on — a half-dead member.
+  // its heartbeat goes on — a half-dead member; resume() ends it.
   void stall() noexcept;
+  void resume() noexcept;
+  // Whether this member is left behind in `subgroup` (predicate thread).
+  [[nodiscard]] bool left_behind(std::uint32_t subgroup) const;
 
  private:
   sst::Sst* sst_;

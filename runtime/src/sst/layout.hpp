@@ -21,7 +21,8 @@
 //   | joiners[kMaxJoins]: JoinEntry, 32 B each (view change)         |  -> all members
 //   +---------------------------------------------------------------+
 //   | for each subgroup s that m belongs to, in subgroup order:      |
-//   |   counters  atomic:    CountersRow {received_num, delivered_num}|  -> members of s
+//   |   counters  atomic:    CountersRow {received_num, delivered_num,|  -> members of s
+//   |                        demoted}                                |
 //   |             unordered: delivered_count[n_senders] (u64 each)   |
 //   |   if m is a sender of s:                                       |
 //   |     SenderGuardRow (64 B): num_sent | rounds | num_started    |  -> members of s
@@ -75,6 +76,8 @@ struct alignas(kLine) MembershipRow {
   std::uint64_t proposal_num;  // leader: version of `proposal`; others: the version echoed
   std::uint64_t committed;     // leader: the proposal_num committed; others: echoed commit
   std::uint64_t joins;         // entries of the joiner table the proposal adds
+  std::uint64_t relayout;      // 1: the owner asks the leader for a view change that removes
+                               // nobody (a member left behind that caught up, docs/smc.md)
 };
 static_assert(sizeof(MembershipRow) == kLine);
 
@@ -94,6 +97,10 @@ inline constexpr std::size_t kMaxJoins = 8;  // per view change
 struct alignas(kLine) CountersRow {
   std::int64_t received_num;   // highest global seq with every lower seq received; -1 none
   std::int64_t delivered_num;  // highest global seq delivered; -1 none
+  // Bit r: the member of SST rank r lagged and is left behind for the rest of the view
+  // (docs/smc.md, "Lagging members"). Bits only appear; every member goes by the union of
+  // the rows it sees, and copies that union into its own row before it acts on it.
+  std::uint64_t demoted;
 };
 static_assert(sizeof(CountersRow) == kLine);
 

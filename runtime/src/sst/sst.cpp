@@ -318,6 +318,10 @@ bool Sst::tick() {
     next_heartbeat_ = now + interval;
     // Not work that calls for more: an idle loop that sent its heartbeat goes back to
     // sleep instead of spinning idle_spin (and waking in short slices) after each one.
+    hook_due_.reset();
+    if (tick_hook_ && tick_hook_(now)) did = true;
+  } else if (hook_due_ && now >= *hook_due_) {
+    hook_due_.reset();
     if (tick_hook_ && tick_hook_(now)) did = true;
   }
   const auto timeout = std::chrono::nanoseconds(group_.knobs.suspicion_timeout);
@@ -353,6 +357,7 @@ std::optional<std::chrono::nanoseconds> Sst::tick_due_in() const {
   if (interval.count() == 0) return std::nullopt;
   const auto timeout = std::chrono::nanoseconds(group_.knobs.suspicion_timeout);
   auto due = next_heartbeat_;
+  if (hook_due_) due = std::min(due, *hook_due_);
   for (std::size_t r = 0; r < rows(); ++r)
     if (r != my_rank_ && !suspected_[r]) due = std::min(due, heartbeat_seen_at_[r] + timeout);
   return std::max(std::chrono::nanoseconds(0), due - clock_());

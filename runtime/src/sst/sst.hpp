@@ -142,10 +142,13 @@ class Sst {
   using SuspicionHandler = std::function<void(const SuspicionReport&)>;
   void set_suspicion_handler(SuspicionHandler h) { on_suspicion_ = std::move(h); }
   // Called by tick() with the time, once per heartbeat interval (after_step() without
-  // heartbeats): the engine's progress check (smc.hpp). Returns whether it suspected
-  // anyone. Null: none.
+  // heartbeats): the engine's progress check (smc.hpp). Returns whether it changed
+  // anything (suspected a member, or left a lagging one behind). Null: none.
   using TickHook = std::function<bool(std::chrono::nanoseconds)>;
   void set_tick_hook(TickHook h) { tick_hook_ = std::move(h); }
+  // The hook also runs once at `when` (on this SST's clock), between heartbeats: a lagging
+  // member's time runs out then (smc.hpp, check_progress). Predicate thread.
+  void hook_due(std::optional<std::chrono::nanoseconds> when) noexcept { hook_due_ = when; }
   // Every transport event poll_events() takes (block completions for RDMC, suspicions)
   // also goes to `h`, on the predicate thread, after the SST handled it.
   void set_event_handler(std::function<void(const transport::Event&)> h) {
@@ -213,6 +216,7 @@ class Sst {
   std::size_t my_rank_ = 0;
   transport::RegionId region_ = 0;
   TickHook tick_hook_;
+  std::optional<std::chrono::nanoseconds> hook_due_;
   std::byte* base_ = nullptr;
   std::vector<PeerQueue> queues_;
   std::vector<std::size_t> dirty_;       // ranks with a non-empty queue

@@ -5,6 +5,13 @@
 // its own sender ring; a reader's and a topic's are the defaults the entity layer starts
 // from. It takes no part in request/offered matching.
 //
+// lag_bound (ordered topics, docs/smc.md "Lagging members"): how long a reader's process
+// may stop taking the writer's samples (paused, swapped out, busy) before the writer and
+// the other readers go on without it; it then catches up, what it missed counted as
+// SAMPLE_LOST, and holds again from the next view. Zero or infinite: never (the process
+// holds the writer until it is suspected). A topic's subgroup takes the longest of its
+// writers' bounds; a policy left at its defaults takes the domain file's engine.lag_bound.
+//
 // Memory per sender and subgroup is about window_size * max_payload bytes in every member's
 // SST copy, so large windows of large slots are expensive; the limits below are those of
 // the SMC implementation, and a ring may not exceed kMaxRingBytes.
@@ -14,6 +21,8 @@
 
 #include <cstdint>
 #include <string>
+
+#include <dds/core/Duration.hpp>
 
 #include <dds/core/SafeEnumeration.hpp>
 #include <dds/core/policy/CorePolicy.hpp>
@@ -60,10 +69,15 @@ class Engine {
     rdmc_algorithm_ = algorithm;
     return *this;
   }
+  Engine& lag_bound(const dds::core::Duration& d) noexcept {
+    lag_bound_ = d;
+    return *this;
+  }
   [[nodiscard]] std::uint32_t window_size() const noexcept { return window_size_; }
   [[nodiscard]] std::uint32_t max_payload() const noexcept { return max_payload_; }
   [[nodiscard]] std::uint32_t rdmc_block_size() const noexcept { return rdmc_block_size_; }
   [[nodiscard]] RdmcAlgorithm rdmc_algorithm() const noexcept { return rdmc_algorithm_; }
+  [[nodiscard]] const dds::core::Duration& lag_bound() const noexcept { return lag_bound_; }
   friend bool operator==(const Engine&, const Engine&) = default;
 
  private:
@@ -71,6 +85,7 @@ class Engine {
   std::uint32_t max_payload_;
   std::uint32_t rdmc_block_size_;
   RdmcAlgorithm rdmc_algorithm_;
+  dds::core::Duration lag_bound_ = dds::core::Duration::from_millisecs(100);
 };
 
 }  // namespace spindle::policy
