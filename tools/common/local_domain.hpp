@@ -45,6 +45,7 @@ struct LocalDomain {
   std::size_t rdmc_block = 0;   // engine.rdmc_block_size; 0: the default
   std::string log_dir = {};     // storage.log_dir; empty: the default
   std::string idle_spin = {};   // engine.idle_spin (a duration, "200us"); empty: the default
+  std::string lag_bound = {};   // engine.lag_bound (a duration, "50ms"); empty: the default
 };
 
 // The engine settings of a LocalDomain, as the inside of a YAML flow map.
@@ -53,6 +54,7 @@ inline std::string engine_settings(const LocalDomain& d) {
                     ", slot_size: " + std::to_string(d.slot) + ", connect_timeout: 20s";
   if (d.rdmc_block > 0) out += ", rdmc_block_size: " + std::to_string(d.rdmc_block);
   if (!d.idle_spin.empty()) out += ", idle_spin: " + d.idle_spin;
+  if (!d.lag_bound.empty()) out += ", lag_bound: " + d.lag_bound;
   return out;
 }
 

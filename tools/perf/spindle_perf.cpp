@@ -72,6 +72,7 @@ struct Options {
   std::string log_dir = "/var/tmp";     // logged: where each run's logs go (and are removed)
   std::size_t slot_size = 0;            // engine.slot_size; 0: each run's sample (1 MiB at most)
   std::size_t rdmc_block = 0;           // engine.rdmc_block_size; 0: the default
+  std::int64_t lag_bound_ms = -1;       // engine.lag_bound in milliseconds; -1: the default
   std::int64_t idle_spin_us = -1;       // engine.idle_spin in microseconds; -1: the default
   double rate = 0;                      // lat: round trips a second; 0: back to back
   double pause = 0.8;                   // pause: seconds the sleeping reader is stopped
@@ -538,7 +539,8 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
       churn ? spindle::tools::free_loopback_port() : std::uint16_t{0},
       o.rdmc_block,
       logs.string(),
-      o.idle_spin_us >= 0 ? std::to_string(o.idle_spin_us) + "us" : std::string()};
+      o.idle_spin_us >= 0 ? std::to_string(o.idle_spin_us) + "us" : std::string(),
+      o.lag_bound_ms >= 0 ? std::to_string(o.lag_bound_ms) + "ms" : std::string()};
   spindle::tools::write_domain_file(file, domain);
   auto join_file = file;
   join_file.replace_extension(".joiner.yaml");
@@ -732,6 +734,12 @@ int main(int argc, char** argv) {
                  "busy-polls after its last work before it sleeps (the latency-versus-CPU knob); "
                  "-1: the default (1 ms)")
       ->check(CLI::Range(std::int64_t{-1}, std::int64_t{10'000'000}))
+      ->capture_default_str();
+  app.add_option("--lag-bound", o.lag_bound_ms,
+                 "engine.lag_bound of every run in milliseconds: how long a member of an atomic "
+                 "topic may stop taking samples before the others go on without it; 0: never; "
+                 "-1: the default (100 ms)")
+      ->check(CLI::Range(std::int64_t{-1}, std::int64_t{999}))
       ->capture_default_str();
   app.add_option("--rate", o.rate,
                  "lat: round trips a second (a steady low rate shows what parking costs); 0: "

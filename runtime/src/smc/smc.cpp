@@ -283,6 +283,11 @@ class SubgroupEngine {
       rejoin = true;
     }
     bool did = false;
+    // While the stream moves, a demotable member is looked at every quarter of the lag bound
+    // (a heartbeat interval may be longer than the bound): a lag then shows within 1.25
+    // bounds of its start, plus a step.
+    bool look_soon = lag_bound_.count() > 0 && !catching_up_ && received_num_ != checked_received_;
+    checked_received_ = received_num_;
     for (std::size_t k = 0; k < members_.size(); ++k) {
       // A listener may fall behind: nobody waits for it. Nor for a member left behind, but
       // one whose counters stand still for the suspicion timeout is suspected all the same
@@ -295,10 +300,14 @@ class SubgroupEngine {
       }
       const bool moved = p.received != p.last_received || p.delivered != p.last_delivered;
       const bool behind = p.received < most_received || p.delivered < most_delivered;
-      if (moved || !behind || p.since.count() == 0) {
+      // The clock runs from the first check that saw it behind and standing still: a
+      // member level at the last check (an idle stream) has owed nothing for long.
+      if (moved || !behind || p.since.count() == 0 || !p.behind) {
         p.last_received = p.received;
         p.last_delivered = p.delivered;
         p.since = now;
+        p.behind = behind;
+        if (behind && demotable_[k] && holding(k) && !catching_up_) look_soon = true;
         continue;
       }
       if (demotable_[k] && !catching_up_ && holding(k)) {
@@ -324,6 +333,10 @@ class SubgroupEngine {
                         std::to_string((now - p.since).count() / 1'000'000) +
                         " ms while others went on to " + std::to_string(most_received + 1));
       did = true;
+    }
+    if (look_soon) {
+      const auto at = now + lag_bound_ / 4;
+      due = due ? std::min(*due, at) : at;
     }
     return did;
   }
@@ -879,6 +892,7 @@ class SubgroupEngine {
   std::uint64_t demoted_ = 0;                // bit per SST rank: left behind (the union)
   bool catching_up_ = false;                 // this member is left behind: catch_up()
   bool rejoin_asked_ = false;                // check_progress() reported it caught up
+  std::int64_t checked_received_ = -1;       // received_num at the last check_progress()
   std::vector<std::size_t> listener_ranks_;  // the listeners' ranks, other than me
   bool listener_ = false;                    // this node listens: listen(), nothing else
   std::vector<std::size_t> counters_;        // their counters offsets (same order)
@@ -907,7 +921,8 @@ class SubgroupEngine {
   struct Progress {
     std::int64_t received = -1, delivered = -1;
     std::int64_t last_received = -1, last_delivered = -1;
-    std::chrono::nanoseconds since{0};  // when its counters last moved (or it caught up)
+    std::chrono::nanoseconds since{0};  // when a check first saw it behind and still
+    bool behind = false;                // the last check saw it behind
   };
   std::vector<Progress> progress_;  // per member, check_progress()
   bool frozen_ = false;
