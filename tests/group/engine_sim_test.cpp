@@ -10,6 +10,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <spindle/policy/Consistency.hpp>
+
 #include "avionics.hpp"
 #include "group/engine.hpp"
 #include "group/sim_runtime.hpp"
@@ -704,11 +706,16 @@ TEST_CASE(
 // again: nothing more is lost.
 TEST_CASE("engine: a lagging member is left behind, catches up, and holds again from the next view",
           "[engine][lag]") {
+  const bool unordered = GENERATE(false, true);
+  INFO((unordered ? "unordered" : "atomic"));
+  const auto consistency = unordered ? spindle::policy::Consistency::Unordered()
+                                     : spindle::policy::Consistency::Atomic();
   spindle::testing::SimStack stack(sim::Config{}, 3);
   dds::sub::qos::DataReaderQos rq;
-  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepLast(1000);
+  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepLast(1000)
+     << consistency;
   dds::pub::qos::DataWriterQos wq;
-  wq << dds::core::policy::Reliability::Reliable(dds::core::Duration(0, 100000000));
+  wq << dds::core::policy::Reliability::Reliable(dds::core::Duration(0, 100000000)) << consistency;
   std::vector<dds::topic::Topic<Avionics::FlightState>> topics;
   for (std::size_t i = 0; i < 3; ++i)
     topics.emplace_back(stack.participant(i), "Lag");

@@ -181,7 +181,7 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
       // retained history must be whole at every member), a holder that does not write and
       // whose readers do not keep all is left behind when it lags.
       sg.lag_bound = lag_bound.value_or(s.lag_bound);
-      if (ordering == Ordering::atomic && !retained && sg.lag_bound.count() > 0) {
+      if (!retained && sg.lag_bound.count() > 0) {
         for (auto id : holders_here)
           if (!writers.contains(id) && !keepers.contains(id)) sg.demotable.push_back(id);
       }

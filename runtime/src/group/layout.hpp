@@ -11,8 +11,8 @@
 // members are those and the processes with a reader that matches one of its partition
 // sets, ordered by (topic, ordering, smallest partition key). A member whose readers there
 // are all best-effort, and that writes nothing there, is one of its listeners: it receives
-// and holds no one (a paused best-effort reader stops only itself; docs/smc.md). In an
-// atomic subgroup of a channel that is not retained, the members that neither write nor listen
+// and holds no one (a paused best-effort reader stops only itself; docs/smc.md). In a
+// subgroup of a channel that is not retained, the members that neither write nor listen
 // nor have a RELIABLE KEEP_ALL reader there are demotable (Subgroup::demotable): one that lags
 // for the subgroup's lag_bound is left behind until the next view (docs/smc.md). A
 // retained channel (a writer that keeps history for late readers, docs/storage.md) has

@@ -72,7 +72,8 @@ struct Subgroup {
   // still for `lag_bound` while another member's went on is left out of what holds the ring
   // for the rest of the view. It catches up in the total order, skipping and counting what
   // was overwritten, and asks for the next view, where it holds again. Never senders or
-  // listeners; ascending. Atomic subgroups only; a zero lag_bound demotes nobody.
+  // listeners; ascending. A zero lag_bound demotes nobody. Unordered: it takes each sender's
+  // messages in order, as a listener does, until the next view.
   std::vector<NodeId> demotable{};
   std::chrono::milliseconds lag_bound{0};
   friend bool operator==(const Subgroup&, const Subgroup&) = default;

@@ -73,7 +73,7 @@ class SubgroupEngine {
       members_.push_back(r);
       counters_.push_back(layout.columns(r, index).counters);
       holds_.push_back(!listens);
-      demotable_.push_back(demotable && atomic_ && sg.lag_bound.count() > 0);
+      demotable_.push_back(demotable && sg.lag_bound.count() > 0);
       if (demotable_.back()) lag_bound_ = sg.lag_bound;
       if (r != me_) others_.push_back(r);
       if (listens && r != me_) listener_ranks_.push_back(r);
@@ -82,6 +82,8 @@ class SubgroupEngine {
     for (std::size_t r = 0; r < g.members.size(); ++r)
       if (std::find(members_.begin(), members_.end(), r) == members_.end()) outsiders_.push_back(r);
     const auto& mine = layout.columns(me_, index);
+    // The `demoted` column: in the CountersRow (atomic), or after the per-sender counts.
+    demoted_at_ = atomic_ ? kDemoted : sizeof(std::uint64_t) * sg.senders.size();
     my_counters_ = mine.counters;
     counters_len_ = mine.counters_len;
     for (std::size_t i = 0; i < sg.senders.size(); ++i) {
@@ -258,17 +260,35 @@ class SubgroupEngine {
   bool check_progress(std::chrono::nanoseconds now, std::chrono::nanoseconds timeout,
                       std::uint64_t exempt, std::optional<std::chrono::nanoseconds>& due,
                       bool& rejoin, bool& demoted) {
-    if (!atomic_ || listener_ || frozen_ || stalled_.load(std::memory_order_relaxed)) return false;
+    // Unordered subgroups are looked at only where a member may be left behind (nobody is
+    // suspected for want of progress there).
+    if ((!atomic_ && lag_bound_.count() == 0) || listener_ || frozen_ ||
+        stalled_.load(std::memory_order_relaxed))
+      return false;
     if (progress_.size() != members_.size()) progress_.assign(members_.size(), Progress{});
     refresh_demoted();
-    std::int64_t most_received = received_num_;
-    std::int64_t most_delivered = delivered_num_;
+    // Unordered: a member's progress is the sum of its per-sender counts.
+    const auto sum_of = [this](std::size_t counters) {
+      std::int64_t sum = 0;
+      for (std::size_t j = 0; j < senders_.size(); ++j)
+        sum += static_cast<std::int64_t>(
+            sst_->load<std::uint64_t>(counters + j * sizeof(std::uint64_t)));
+      return sum;
+    };
+    const std::int64_t my_received = atomic_ ? received_num_ : sum_of(my_counters_);
+    const std::int64_t my_delivered = atomic_ ? delivered_num_ : my_received;
+    std::int64_t most_received = my_received;
+    std::int64_t most_delivered = my_delivered;
     std::int64_t least_delivered = std::numeric_limits<std::int64_t>::max();
     for (std::size_t k = 0; k < members_.size(); ++k) {
       if (members_[k] == me_ || !holds_[k]) continue;
       auto& p = progress_[k];
-      p.received = sst_->load<std::int64_t>(counters_[k] + kReceived);
-      p.delivered = sst_->load<std::int64_t>(counters_[k] + kDelivered);
+      if (atomic_) {
+        p.received = sst_->load<std::int64_t>(counters_[k] + kReceived);
+        p.delivered = sst_->load<std::int64_t>(counters_[k] + kDelivered);
+      } else {
+        p.received = p.delivered = sum_of(counters_[k]);
+      }
       if (!holding(k)) continue;
       most_received = std::max(most_received, p.received);
       most_delivered = std::max(most_delivered, p.delivered);
@@ -276,7 +296,7 @@ class SubgroupEngine {
     }
     if (catching_up_ && !rejoin_asked_ &&
         (least_delivered == std::numeric_limits<std::int64_t>::max() ||
-         delivered_num_ >= least_delivered)) {
+         my_delivered >= least_delivered)) {
       // Left behind and caught up with what the ring holds for the others: the next view
       // takes this member back as one that holds.
       rejoin_asked_ = true;
@@ -286,8 +306,8 @@ class SubgroupEngine {
     // While the stream moves, a demotable member is looked at every quarter of the lag bound
     // (a heartbeat interval may be longer than the bound): a lag then shows within 1.25
     // bounds of its start, plus a step.
-    bool look_soon = lag_bound_.count() > 0 && !catching_up_ && received_num_ != checked_received_;
-    checked_received_ = received_num_;
+    bool look_soon = lag_bound_.count() > 0 && !catching_up_ && my_received != checked_received_;
+    checked_received_ = my_received;
     for (std::size_t k = 0; k < members_.size(); ++k) {
       // A listener may fall behind: nobody waits for it. Nor for a member left behind, but
       // one whose counters stand still for the suspicion timeout is suspected all the same
@@ -320,6 +340,7 @@ class SubgroupEngine {
         demoted = true;
         continue;
       }
+      if (!atomic_) continue;
       if (now - p.since <= timeout) {
         const auto at = p.since + timeout + std::chrono::nanoseconds(1);
         due = due ? std::min(*due, at) : at;
@@ -478,6 +499,12 @@ class SubgroupEngine {
   // Receive predicate's trigger: takes every new message of every sender up to its guard,
   // advances received_num once, sends the nulls owed as one counter update.
   void receive() {
+    // Left behind (possibly just now): what the rings hold may be rewritten while it is read.
+    refresh_demoted();
+    if (catching_up_ && !atomic_) {
+      listen();
+      return;
+    }
     std::uint64_t taken = 0;
     if (!atomic_) batch_.clear();
     for (std::size_t i = 0; i < senders_.size(); ++i) {
@@ -561,6 +588,10 @@ class SubgroupEngine {
         taken_.push_back(Taken{i, m, at, size, h.flags});
       }
       c.deliver_next = m;
+      if (catching_up_) {  // an unordered member left behind listens: its counts follow
+        c.real_seen = m;
+        set_unordered_count(i, m);
+      }
     }
     // Whole copies only: message m's slot is rewritten for message m + w_, and its sender
     // raised num_started past m + w_ before it wrote there.
@@ -724,7 +755,7 @@ class SubgroupEngine {
     } else {
       std::uint64_t min_count = sent_;
       for (std::size_t k = 0; k < members_.size(); ++k) {
-        if (members_[k] == me_ || !holds_[k]) continue;
+        if (members_[k] == me_ || !holding(k)) continue;
         min_count = std::min(
             min_count, sst_->load<std::uint64_t>(counters_[k] + rank * sizeof(std::uint64_t)));
       }
@@ -743,7 +774,7 @@ class SubgroupEngine {
     if (lag_bound_.count() == 0) return 0;
     std::uint64_t mask = 0;
     for (auto c : counters_)
-      mask |= sst_->load<std::uint64_t>(c + kDemoted);
+      mask |= sst_->load<std::uint64_t>(c + demoted_at_);
     return mask;
   }
   // Takes the union into our row before acting on it, so that a view change's trim (from
@@ -754,7 +785,7 @@ class SubgroupEngine {
     const std::uint64_t mask = union_of_rows();
     if (mask == demoted_) return;
     demoted_ = mask;
-    sst_->store<std::uint64_t>(my_counters_ + kDemoted, mask);
+    sst_->store<std::uint64_t>(my_counters_ + demoted_at_, mask);
     counters_dirty_ = true;
     if (((mask >> me_) & 1) != 0 && !catching_up_) {
       catching_up_ = true;
@@ -763,7 +794,7 @@ class SubgroupEngine {
   }
   void demote(std::size_t k) {
     ++stats_.demotions;
-    sst_->store<std::uint64_t>(my_counters_ + kDemoted,
+    sst_->store<std::uint64_t>(my_counters_ + demoted_at_,
                                demoted_ | (std::uint64_t{1} << members_[k]));
     refresh_demoted();
     counters_dirty_ = true;
@@ -893,6 +924,7 @@ class SubgroupEngine {
   bool catching_up_ = false;                 // this member is left behind: catch_up()
   bool rejoin_asked_ = false;                // check_progress() reported it caught up
   std::int64_t checked_received_ = -1;       // received_num at the last check_progress()
+  std::size_t demoted_at_ = 0;               // offset of `demoted` in a counters row
   std::vector<std::size_t> listener_ranks_;  // the listeners' ranks, other than me
   bool listener_ = false;                    // this node listens: listen(), nothing else
   std::vector<std::size_t> counters_;        // their counters offsets (same order)

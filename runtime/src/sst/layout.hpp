@@ -23,7 +23,8 @@
 //   | for each subgroup s that m belongs to, in subgroup order:      |
 //   |   counters  atomic:    CountersRow {received_num, delivered_num,|  -> members of s
 //   |                        demoted}                                |
-//   |             unordered: delivered_count[n_senders] (u64 each)   |
+//   |             unordered: delivered_count[n_senders] (u64 each),  |
+//   |                        demoted (u64)                           |
 //   |   if m is a sender of s:                                       |
 //   |     SenderGuardRow (64 B): num_sent | rounds | num_started    |  -> members of s
 //   |     header[0] .. header[w-1], SlotHeader, 16 B each, padded   |  -> members of s

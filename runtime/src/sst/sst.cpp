@@ -27,7 +27,7 @@ SstLayout::SstLayout(const group::View& g) : subgroups_(g.subgroups.size()) {
       c.counters = off + row;
       c.counters_len = sg.ordering == group::Ordering::atomic
                            ? sizeof(CountersRow)
-                           : round_up(sizeof(std::uint64_t) * sg.senders.size(), kLine);
+                           : round_up(sizeof(std::uint64_t) * (sg.senders.size() + 1), kLine);
       if (c.counters_len == 0) c.counters_len = kLine;
       row += c.counters_len;
       if (std::find(sg.senders.begin(), sg.senders.end(), id) != sg.senders.end()) {
