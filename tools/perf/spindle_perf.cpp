@@ -736,8 +736,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::int64_t{-1}, std::int64_t{10'000'000}))
       ->capture_default_str();
   app.add_option("--lag-bound", o.lag_bound_ms,
-                 "engine.lag_bound of every run in milliseconds: how long a member of an atomic "
-                 "topic may stop taking samples before the others go on without it; 0: never; "
+                 "engine.lag_bound of every run in milliseconds: how long a reader's process "
+                 "may stop taking samples before the others go on without it; 0: never; "
                  "-1: the default (100 ms)")
       ->check(CLI::Range(std::int64_t{-1}, std::int64_t{999}))
       ->capture_default_str();

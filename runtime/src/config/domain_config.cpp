@@ -121,7 +121,7 @@ const std::vector<Field<EngineSettings>>& engine_fields() {
               "heartbeat_interval.",
               &E::suspicion_timeout),
       span<E>("lag_bound", 0, 3600 * kS,
-              "How long a member of an atomic topic may stop taking its samples (a paused or "
+              "How long a reader's process may stop taking a topic's samples (a paused or "
               "busy process) before the others go on without it: it catches up, counting "
               "what it missed as SAMPLE_LOST, and holds again from the next view; 0: never. "
               "Shorter than suspicion_timeout (left out, a tenth of a suspicion_timeout "

@@ -342,7 +342,7 @@ PolicyDef<sp::Engine> define() {
                                   {"sequential", "chain", "binomial_tree", "binomial_pipeline"},
                                   &P::rdmc_algorithm, &P::rdmc_algorithm),
        duration<P>("lag_bound",
-                   "Ordered topics: how long a reader's process may stop taking samples before "
+                   "How long a reader's process may stop taking samples before "
                    "the others go on without it (it catches up, counting SAMPLE_LOST); 0 or "
                    "infinite: never.",
                    &P::lag_bound, &P::lag_bound)}};
