@@ -220,8 +220,14 @@ class SubgroupEngine {
   // ragged edge of a view change; trim <= our received_num).
   void deliver_to(std::int64_t trim) {
     if (!atomic_ || listener_ || trim <= delivered_num_) return;
-    stable_ = std::min(trim, received_num_);
+    const std::int64_t target = std::min(trim, received_num_);
+    stable_ = target;
     deliver();
+    // A member left behind copies at most 1 MiB per step: the ragged edge needs it all.
+    while (catching_up_ && delivered_num_ < target) {
+      stable_ = target;
+      catch_up();
+    }
   }
   // Our messages the next view must carry again, in order: sent ones past `trim` (atomic;
   // nobody delivered them) and committed ones never sent. The bytes are in this view's
