@@ -253,6 +253,7 @@ int latency_role(const Options& o) {
 // pub (node 0) streams to sub (nodes 1..n).
 int throughput_role(const Options& o, std::uint32_t subs) {
   const bool pub_role = o.role == "pub";
+  const auto began = Clock::now();
   dds::domain::DomainParticipant dp(dds::domain::default_id());
   dds::topic::Topic<Sample> topic(dp, "perf_thr");
   dds::topic::Topic<Sample> done_topic(dp, "perf_thr_done");
@@ -269,6 +270,11 @@ int throughput_role(const Options& o, std::uint32_t subs) {
             30s)) {
       die("pub: subscribers did not match");
     }
+    // From this process's start to every subscriber matched: the domain formed (its listed
+    // members started together) and the topic laid out.
+    std::cout << "RESULT role=pub matched_ms="
+              << std::chrono::duration<double, std::milli>(Clock::now() - began).count()
+              << std::endl;
     Sample s = make_sample(o.size);
     const double measured = o.churn ? 2 * o.duration : o.duration;  // churn: two phases
     const auto end = Clock::now() + std::chrono::duration<double>(o.warmup + measured);
@@ -645,16 +651,28 @@ int coordinator(const Options& o) {
         std::vector<std::string> roles{"pub"};
         for (std::uint32_t i = 0; i < subs; ++i)
           roles.emplace_back("sub");
-        const auto r = run(o, roles, size, subs);
-        if (r.size() != subs) {
+        auto r = run(o, roles, size, subs);
+        std::string pub_line;
+        std::erase_if(r, [&](const std::string& l) {
+          if (l.find("role=pub") == std::string::npos) return false;
+          pub_line = l;
+          return true;
+        });
+        if (r.size() != subs || pub_line.empty()) {
           ++failures;
           continue;
         }
         double rate = 0;
-        for (const auto& l : r)
-          rate += value_of(l, "msgs_s") / subs;
+        double slowest = 0;
+        for (const auto& l : r) {
+          const double each = value_of(l, "msgs_s");
+          rate += each / subs;
+          slowest = slowest == 0 ? each : std::min(slowest, each);
+        }
         line(o, size, subs, "throughput_msgs_s", rate);
         line(o, size, subs, "throughput_MBps", rate * static_cast<double>(size) / 1e6);
+        line(o, size, subs, "throughput_slowest_msgs_s", slowest);
+        line(o, size, subs, "matched_all_ms", value_of(pub_line, "matched_ms"));
       }
     }
   }
