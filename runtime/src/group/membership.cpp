@@ -498,6 +498,14 @@ void Membership::follow(std::size_t leader) {
 void Membership::finish() {
   const std::uint64_t removed = field(me_, kProposal);
   if (!delivered_) {
+    // Every member that stays froze and pushed its final counters and guards before its
+    // `wedged`: once we see that flag, its messages of this view are all here (unordered
+    // subgroups take them all: Smc::deliver_to).
+    const std::uint64_t suspected = suspected_mask();
+    for (std::size_t r = 0; r < n_; ++r)
+      if (r != me_ && (removed & bit(r)) == 0 && (suspected & bit(r)) == 0 &&
+          field(r, kWedged) == 0)
+        return;
     for (std::size_t s = 0; s < subgroups_; ++s)
       smc_->deliver_to(static_cast<std::uint32_t>(s), trim(me_, s));
     delivered_ = true;

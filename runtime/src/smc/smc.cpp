@@ -219,7 +219,11 @@ class SubgroupEngine {
   // Delivers, in order, every message up to global seq `trim` not delivered yet (the
   // ragged edge of a view change; trim <= our received_num).
   void deliver_to(std::int64_t trim) {
-    if (!atomic_ || listener_ || trim <= delivered_num_) return;
+    if (!atomic_) {
+      drain();
+      return;
+    }
+    if (listener_ || trim <= delivered_num_) return;
     const std::int64_t target = std::min(trim, received_num_);
     stable_ = target;
     deliver();
@@ -227,6 +231,27 @@ class SubgroupEngine {
     while (catching_up_ && delivered_num_ < target) {
       stable_ = target;
       catch_up();
+    }
+  }
+  // Unordered, at a view change: everything each sender pushed before it froze (its final
+  // guard; the caller waited for its `wedged`, which lands after it) is taken, so no
+  // member that stays misses a message a sender that stays sent in this view. A
+  // listener, or a member left behind, takes what its ring still holds.
+  void drain() {
+    for (;;) {
+      bool more = false;
+      for (std::size_t i = 0; i < senders_.size(); ++i) {
+        if (my_sender_ && i == *my_sender_) continue;
+        const auto n = sst_->load<std::uint64_t>(senders_[i].guard + kNumSent);
+        if (n != (listener_ || catching_up_ ? senders_[i].deliver_next : senders_[i].real_seen))
+          more = true;
+      }
+      if (!more) return;
+      if (listener_) {
+        listen();
+      } else {
+        receive();
+      }
     }
   }
   // Our messages the next view must carry again, in order: sent ones past `trim` (atomic;

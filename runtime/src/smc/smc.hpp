@@ -178,7 +178,9 @@ class Smc {
   // non-member, from the final counters they pushed it); -1 for unordered subgroups and
   // subgroups with no member left.
   [[nodiscard]] std::int64_t trim(std::uint32_t subgroup, std::uint64_t removed) const;
-  // Delivers in order every message of `subgroup` up to `trim` not delivered yet.
+  // Delivers in order every message of `subgroup` up to `trim` not delivered yet; in an
+  // unordered subgroup, every message its senders pushed in this view (call it once every
+  // member that stays is seen wedged: their final guards have landed).
   void deliver_to(std::uint32_t subgroup, std::int64_t trim);
   // This node's messages of `subgroup` that the next view must carry again, in order:
   // sent past `trim` (atomic), or committed and never sent. Valid while this Smc lives.
