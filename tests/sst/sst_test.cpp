@@ -520,3 +520,41 @@ TEST_CASE("adaptive spin: full while work comes back within it, short once it st
   zero.miss();
   CHECK(zero.next() == 0ns);
 }
+
+TEST_CASE("sst: data queued for a peer that takes nothing stays bounded, then arrives whole",
+          "[sst][push]") {
+  // A listener stopped over tcp: the transport refuses (retry) while the peer's channel is
+  // full (here the network does not run). Pushes of the same ring go on meanwhile; the queue
+  // merges them instead of growing.
+  sim::Config cfg;
+  cfg.seed = 5;
+  cfg.channel_bytes = 600;
+  Pair p(cfg);
+  const auto& c = p.a->layout().columns(0, 0);
+  const std::size_t stride = p.a->layout().slot_stride(0);
+  std::size_t most = 0;
+  for (std::uint64_t version = 1; version <= 10'000; ++version) {
+    const std::size_t slot = version % 4;  // a ring of four, written round and round
+    std::memcpy(p.a->at(c.slots + slot * stride), &version, 8);
+    p.a->push_data(1, c.slots + slot * stride, 8);
+    p.a->store<std::uint64_t>(c.guard, version);
+    p.a->push_guard(1, c.guard, 8);
+    p.a->flush();
+    most = std::max(most, p.a->queued(1));  // the network does not run meanwhile
+  }
+  CHECK(p.a->stats().retries > 0);  // the peer's channel was full: the queue was used
+  CHECK(most <= 5);                 // four slots and a guard, however many pushes
+  // It runs again: the last of each slot arrives, and the guard after them.
+  REQUIRE(p.net.run_until(
+      [&] {
+        p.a->flush();
+        return !p.a->has_pending() && p.b->load<std::uint64_t>(c.guard) == 10'000;
+      },
+      p.net.now() + 5s));
+  for (std::uint64_t slot = 0; slot < 4; ++slot) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, p.b->at(c.slots + slot * stride), 8);
+    CHECK(v % 4 == slot);
+    CHECK(v > 10'000 - 4);
+  }
+}

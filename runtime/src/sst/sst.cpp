@@ -158,7 +158,41 @@ void Sst::push_row(std::size_t rank) {
 
 void Sst::push_data(std::size_t rank, std::size_t offset, std::size_t len) {
   if (len == 0) return;
-  if (auto* q = queue_for(rank)) q->data.push_back(Range{offset, len});
+  auto* q = queue_for(rank);
+  if (q == nullptr) return;
+  // A push copies our memory as it is when it goes out, so bytes queued twice go once: the
+  // queue is a set of disjoint ranges in offset order (the guards after them publish them).
+  // A peer that takes nothing (a stopped listener over tcp) costs at most one range per
+  // gap in our row, however long it stops.
+  auto& v = q->data;
+  std::size_t begin = offset;
+  std::size_t end = offset + len;
+  if (!v.empty() && v.back().offset + v.back().len < begin) {  // the usual case: past the end
+    v.push_back(Range{begin, len});
+    return;
+  }
+  // The first range that ends at or after `begin`, up to the last that starts at or before
+  // `end`, merge with it.
+  auto first = std::lower_bound(v.begin(), v.end(), begin,
+                                [](const Range& r, std::size_t o) { return r.offset + r.len < o; });
+  auto last = first;
+  while (last != v.end() && last->offset <= end) {
+    begin = std::min(begin, last->offset);
+    end = std::max(end, last->offset + last->len);
+    ++last;
+  }
+  if (first == last) {
+    v.insert(first, Range{begin, end - begin});
+    return;
+  }
+  *first = Range{begin, end - begin};
+  v.erase(first + 1, last);
+}
+
+std::size_t Sst::queued(std::size_t rank) const {
+  if (rank >= queues_.size()) return 0;
+  const auto& q = queues_[rank];
+  return q.status.size() + q.data.size() + q.guards.size();
 }
 
 void Sst::push_guard(std::size_t rank, std::size_t offset, std::size_t len) {

@@ -172,6 +172,8 @@ class Sst {
   }
 
   [[nodiscard]] const PushStats& stats() const noexcept { return stats_; }
+  // Ranges queued for `rank` and not yet handed to the transport (tests; predicate thread).
+  [[nodiscard]] std::size_t queued(std::size_t rank) const;
   [[nodiscard]] std::chrono::nanoseconds now() const { return clock_(); }
 
   // --- local wake-ups ------------------------------------------------------------------
@@ -196,7 +198,7 @@ class Sst {
   };
   struct PeerQueue {
     std::vector<Range> status;  // sorted by offset, unique offsets
-    std::vector<Range> data;
+    std::vector<Range> data;    // disjoint, in offset order (push_data merges)
     std::vector<Range> guards;  // sorted by offset, unique offsets
     [[nodiscard]] bool empty() const noexcept {
       return status.empty() && data.empty() && guards.empty();
