@@ -165,10 +165,11 @@ TEST_CASE("drive: a writer whose protocol thread dozes sends from its own thread
   CHECK(pushed > 0);
   const auto want = static_cast<std::uint64_t>(sent);
   const auto deadline = Clock::now() + 5s;
-  while (p.rec[1].delivered.load() < want && Clock::now() < deadline)
+  while ((p.rec[0].delivered.load() < want || p.rec[1].delivered.load() < want) &&
+         Clock::now() < deadline)
     std::this_thread::sleep_for(1ms);
   CHECK(p.rec[1].delivered.load() == want);
-  CHECK(p.rec[0].delivered.load() == 10);
+  CHECK(p.rec[0].delivered.load() == want);  // more than 10 where the loop had to try again
 }
 
 TEST_CASE("drive: stop() ends a drive in progress", "[drive]") {
