@@ -80,6 +80,7 @@ struct Options {
   std::string role;
   std::size_t size = 64;
   bool churn = false;       // pub/sub: a churn run (two measured phases)
+  bool keep_last = false;   // thr: subscribers' readers KEEP_LAST (they may be left behind)
   std::string join_config;  // churn: the domain file of a participant that joins later
 };
 
@@ -298,7 +299,9 @@ int throughput_role(const Options& o, std::uint32_t subs) {
     std::this_thread::sleep_for(100ms);
     return 0;
   }
-  dds::sub::DataReader<Sample> r(sub, topic, reader_qos(sub, true));
+  auto rq = reader_qos(sub, !o.keep_last);
+  if (o.keep_last) rq << dds::core::policy::History::KeepLast(1 << 20);  // deep: keeps what comes
+  dds::sub::DataReader<Sample> r(sub, topic, rq);
   dds::pub::DataWriter<Sample> done(pub, done_topic, writer_qos(pub, true));
   // Churn: the steady phase ends after --duration; then the churner is told to begin.
   dds::topic::Topic<Sample> go_topic(dp, "perf_churn_go");
@@ -356,7 +359,7 @@ int throughput_role(const Options& o, std::uint32_t subs) {
     std::cout << " churn_msgs_s="
               << (churn_secs > 0 ? static_cast<double>(churn_count) / churn_secs : 0.0);
   }
-  std::cout << std::endl;
+  std::cout << " sample_lost=" << r.sample_lost_status().total_count() << std::endl;
   done.write(make_sample(kHeader));
   std::this_thread::sleep_for(200ms);
   return 0;
@@ -559,6 +562,7 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
          << " --fsync " << o.fsync << " --rate " << o.rate << " --pause " << o.pause
          << " --sleeper " << o.sleeper;
     if (churn) args << " --churn --join-config '" << join_file.string() << "'";
+    if (o.keep_last) args << " --keep-last";
     procs.push_back(spindle::tools::start_member(file, i, args.str()));
   }
   std::vector<std::string> results;
@@ -673,6 +677,12 @@ int coordinator(const Options& o) {
         line(o, size, subs, "throughput_MBps", rate * static_cast<double>(size) / 1e6);
         line(o, size, subs, "throughput_slowest_msgs_s", slowest);
         line(o, size, subs, "matched_all_ms", value_of(pub_line, "matched_ms"));
+        if (o.keep_last) {
+          double lost = 0;
+          for (const auto& l : r)
+            lost += value_of(l, "sample_lost");
+          line(o, size, subs, "sample_lost_total", lost);
+        }
       }
     }
   }
@@ -753,6 +763,11 @@ int main(int argc, char** argv) {
                  "-1: the default (1 ms)")
       ->check(CLI::Range(std::int64_t{-1}, std::int64_t{10'000'000}))
       ->capture_default_str();
+  app.add_flag(
+      "--keep-last", o.keep_last,
+      "thr: the subscribers' readers are RELIABLE KEEP_LAST (2^20 deep) instead of KEEP_ALL, so a "
+      "lagging subscriber is left behind (engine.lag_bound) rather than waited for; "
+      "prints sample_lost_total");
   app.add_option("--lag-bound", o.lag_bound_ms,
                  "engine.lag_bound of every run in milliseconds: how long a reader's process "
                  "may stop taking samples before the others go on without it; 0: never; "
