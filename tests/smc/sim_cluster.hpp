@@ -29,14 +29,27 @@ class SimCluster {
         failure = "connect failed";
     }
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
-      net_.set_actor(g.members[i].id, [this, i] {
-        auto& n = *nodes_[i];
-        const bool sent = n.send_some();
-        const bool worked = n.loop().run_once();
-        // A progress check due later (a lagging member's bound) keeps the node stepping.
-        return sent || worked || (n.progress_due && net_.now() <= *n.progress_due);
-      });
+      net_.set_actor(g.members[i].id, [this, i] { return step(i); });
     }
+  }
+
+  // One turn of member `rank`: its application sends, then one predicate-loop step. True
+  // while it has more to do, a progress check due later (a lagging member's bound) included.
+  bool step(std::size_t rank) {
+    auto& n = *nodes_[rank];
+    const bool sent = n.send_some();
+    const bool worked = n.loop().run_once();
+    return sent || worked || (n.progress_due && net_.now() <= *n.progress_due);
+  }
+  // Member `rank` stops in [from, until) of simulated time (a paused process: it is called,
+  // time passes, it does nothing) and otherwise takes its turns.
+  void stop_between(std::size_t rank, transport::sim::Duration from,
+                    transport::sim::Duration until) {
+    net_.set_actor(group_.members[rank].id, [this, rank, from, until] {
+      const auto now = net_.now();
+      if (now >= from && now < until) return true;
+      return step(rank);
+    });
   }
 
   TestNode& node(std::size_t rank) { return *nodes_[rank]; }

@@ -624,13 +624,18 @@ class SubgroupEngine {
         set_unordered_count(i, m);
       }
     }
-    // Whole copies only: message m's slot is rewritten for message m + w_, and its sender
-    // raised num_started past m + w_ before it wrote there.
+    batch_whole_copies(true);
+    emit();
+  }
+
+  // The copies in taken_ that are whole go into batch_; the others are counted lost. Message
+  // m's slot is rewritten only for message m + w_, and its sender raised num_started past
+  // m + w_ before it wrote there. `listened`: taken on receipt by a listener (Message).
+  void batch_whole_copies(bool listened) {
     std::atomic_thread_fence(std::memory_order_acquire);
     for (const auto& t : taken_) {
       auto& c = senders_[t.sender];
-      const auto started = sst_->load<std::uint64_t>(c.guard + kNumStarted);
-      if (started > t.index + w_) {
+      if (sst_->load<std::uint64_t>(c.guard + kNumStarted) > t.index + w_) {
         ++stats_.lost;
         ++c.lost;
         continue;
@@ -639,13 +644,12 @@ class SubgroupEngine {
                                sender_nodes_[t.sender],
                                static_cast<std::uint32_t>(t.sender),
                                t.index,
-                               -1,
+                               t.seq,
                                {copies_.data() + t.offset, t.size},
                                t.flags,
                                std::exchange(c.lost, 0),
-                               true});
+                               listened});
     }
-    emit();
   }
 
   // Null-send rule (Spindle §III-B): after receiving, if our next message would precede the
@@ -882,24 +886,7 @@ class SubgroupEngine {
         ++round;
       }
     }
-    std::atomic_thread_fence(std::memory_order_acquire);
-    for (const auto& t : taken_) {
-      auto& c = senders_[t.sender];
-      if (sst_->load<std::uint64_t>(c.guard + kNumStarted) > t.index + w_) {
-        ++stats_.lost;
-        ++c.lost;
-        continue;
-      }
-      batch_.push_back(Message{index_,
-                               sender_nodes_[t.sender],
-                               static_cast<std::uint32_t>(t.sender),
-                               t.index,
-                               t.seq,
-                               {copies_.data() + t.offset, t.size},
-                               t.flags,
-                               std::exchange(c.lost, 0),
-                               false});
-    }
+    batch_whole_copies(false);
     delivered_num_ = g - 1;
     sst_->store<std::int64_t>(my_counters_ + kDelivered, delivered_num_);
     counters_dirty_ = true;
@@ -1005,7 +992,7 @@ class SubgroupEngine {
     std::size_t offset;  // in copies_
     std::uint32_t size;
     std::uint32_t flags;
-    std::int64_t seq = -1;  // catch_up(): its place in the total order
+    std::int64_t seq = -1;  // catch_up(): its place in the total order; listen(): -1
   };
   std::vector<Taken> taken_;
   std::vector<std::uint64_t> firsts_;  // catch_up(): per sender, the first message still whole
@@ -1117,7 +1104,7 @@ std::int64_t Smc::trim(std::uint32_t subgroup, std::uint64_t removed) const {
   std::uint64_t behind = 0;
   for (auto id : g.subgroups[subgroup].members)
     behind |= sst_->load<std::uint64_t>(sst_->layout().columns(*g.rank_of(id), subgroup).counters +
-                                        offsetof(sst::CountersRow, demoted));
+                                        kDemoted);
   for (auto id : g.subgroups[subgroup].members) {
     const std::size_t r = *g.rank_of(id);
     if (((removed >> r) & 1) != 0 || ((behind >> r) & 1) != 0) continue;
