@@ -104,6 +104,24 @@ TEST_CASE("group: errors name the file, the line and the key", "[group]") {
       two + "  - members: [1, 2, 3]\n    senders: [1]\n    listeners: [2, 3]\n", "g.yaml");
   CHECK(heard.subgroups[0].listeners == std::vector<sg::NodeId>{2, 3});
   CHECK(sg::parse_group(sg::to_yaml(heard), "again") == heard);
+  // Demotable members (lagging members, docs/smc.md): neither senders nor listeners,
+  // ascending; a lag bound in milliseconds; they round-trip.
+  const std::string sub3 = two + "  - members: [1, 2, 3]\n    senders: [1]\n";
+  CHECK(error_of(sub3 + "    demotable: [1]\n") ==
+        "g.yaml:9: subgroups[0].demotable: node 1 must be a member of the subgroup that neither "
+        "sends nor listens");
+  CHECK(error_of(sub3 + "    listeners: [2]\n    demotable: [2]\n") ==
+        "g.yaml:10: subgroups[0].demotable: node 2 must be a member of the subgroup that "
+        "neither sends nor listens");
+  CHECK(error_of(sub3 + "    demotable: [3, 2]\n") ==
+        "g.yaml:9: subgroups[0].demotable: expected ascending ids, each once");
+  CHECK(error_of(sub3 + "    lag_bound_ms: -1\n")
+            .find("g.yaml:9: subgroups[0].lag_bound_ms: must be in 0..3600000") == 0);
+  const auto lagging =
+      sg::parse_group(sub3 + "    demotable: [2, 3]\n    lag_bound_ms: 50\n", "g.yaml");
+  CHECK(lagging.subgroups[0].demotable == std::vector<sg::NodeId>{2, 3});
+  CHECK(lagging.subgroups[0].lag_bound == std::chrono::milliseconds(50));
+  CHECK(sg::parse_group(sg::to_yaml(lagging), "again") == lagging);
   CHECK(error_of("version: 1\nmembers:\n  - {id: x}\n") ==
         "g.yaml:3: members[0].id: expected an integer, got 'x'");
   CHECK(error_of("version: 1\nmembers:\n  - {id: 1}\n  - {id: 1}\n").find("appears twice") !=
