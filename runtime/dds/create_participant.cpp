@@ -21,6 +21,7 @@
 #include <spindle/transport/rdma.hpp>
 #endif
 
+#include "client/client_bus.hpp"
 #include "config/domain_config.hpp"
 #include "dcps/entities.hpp"
 #include "dcps/wire.hpp"
@@ -229,13 +230,9 @@ class JoinPortRejoiner final : public group::Rejoiner {
   std::optional<std::chrono::steady_clock::time_point> silent_since_;
 };
 
-// create_participant without the registration.
-std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
-                                             const dds::domain::qos::DomainParticipantQos& q) {
-  qos::check_consistent(q);
-  const std::optional<std::uint32_t> wanted =
-      domain_id == kDefaultDomain ? std::nullopt : std::optional<std::uint32_t>(domain_id);
-  const auto found = config::find_domain_config(wanted);
+// A member's participant: the first view, a join, or founding the domain.
+std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfig& found,
+                                                  const dds::domain::qos::DomainParticipantQos& q) {
   DomainConfig c = found.config;
   // Without a member list a participant joins whatever runs (contacts, or the domain's join
   // port on this host) and founds the domain if nothing does.
@@ -375,6 +372,49 @@ std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
     // Someone else is founding the domain right now: ask again.
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+// An external client's participant (role: client): no transport and no view of its own, one
+// connection to a member that relays for it (docs/membership.md, "External clients").
+std::shared_ptr<dcps::Participant> join_as_client(const config::FoundDomainConfig& found,
+                                                  const dds::domain::qos::DomainParticipantQos& q) {
+  const auto& c = found.config;
+  client::ClientSettings s;
+  s.domain_id = c.domain_id;
+  for (const auto& a : c.relays)
+    s.relays.push_back(transport::NodeAddress{0, a.host, a.port});
+  // What the client puts on the wire (samples, discovery records) is the members' format.
+  s.must_agree = {must_agree(c).front()};
+  s.connect_timeout = ms(c.engine.connect_timeout);
+  std::unique_ptr<client::ClientBus> bus;
+  try {
+    bus = client::ClientBus::connect(s);
+  } catch (const dds::core::Error& e) {
+    throw dds::core::Error(std::string(e.what()) + " (config: " + found.source + ")");
+  }
+  const std::vector<std::byte> state = bus->joined_state();
+  return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(bus), state, c.storage);
+}
+
+// create_participant without the registration.
+std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
+                                             const dds::domain::qos::DomainParticipantQos& q) {
+  qos::check_consistent(q);
+  const std::optional<std::uint32_t> wanted =
+      domain_id == kDefaultDomain ? std::nullopt : std::optional<std::uint32_t>(domain_id);
+  const auto found = config::find_domain_config(wanted);
+  const auto& c = found.config;
+  if (c.role == config::Role::client) return join_as_client(found, q);
+  auto participant = join_as_member(found, q);
+  if (c.client_port != 0) {
+    client::RelaySettings r;
+    r.host = c.node.host;
+    r.port = c.client_port;
+    r.domain_id = c.domain_id;
+    r.must_agree = {must_agree(c).front()};
+    participant->serve_clients(std::move(r));
+  }
+  return participant;
 }
 
 }  // namespace

@@ -23,16 +23,25 @@
 //   persistent a process writes 3 instances with PERSISTENT durability and exits; a later
 //              process's PERSISTENT reader gets all 3 with no domain file (it adopts the
 //              exited process's logs), and so does a reader that joins it (state transfer).
+//   client_order   the order check with one reader an external client (role: client) whose
+//              relay is the other reader's process: both take() the same sequence.
+//   client_faults  a publisher that relays for a client subscriber, and a member subscriber:
+//              the client is stopped past the suspicion timeout, then continued, then killed;
+//              the publisher never waits on it (its longest write stays short), the member
+//              subscriber loses nothing, the client takes on after its pause, and a new client
+//              is served after the crash.
 //
 // Every wait is bounded.
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -44,6 +53,7 @@
 #include "process.hpp"
 #include "scoped_config.hpp"
 #include "temp_dir.hpp"
+#include "transports.hpp"
 
 namespace tst = spindle::testing;
 namespace fs = std::filesystem;
@@ -145,6 +155,120 @@ void order(const std::string& transport) {
   }
   // ... and the same sequence at both.
   CHECK(a == b);
+}
+
+// SPINDLE_CONFIG for an external client relayed by the member on `port`.
+tst::ScopedDomainConfig client_of(std::uint16_t port) {
+  return tst::ScopedDomainConfig(
+      "role: client, relays: [{host: 127.0.0.1, port: " + std::to_string(port) + "}]");
+}
+
+void client_order(const std::string& transport) {
+  const tst::TempDir dir("spindle-client-order");
+  constexpr std::uint64_t kPerWriter = 2000;
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  const auto log_a = (dir.path() / "member.log").string();
+  const auto log_b = (dir.path() / "client.log").string();
+  const std::string total = std::to_string(2 * kPerWriter);
+  const auto port = tst::free_loopback_port();
+  std::unique_ptr<tst::Process> member;
+  std::unique_ptr<tst::Process> client;
+  {
+    const auto config = domain(transport, ", client_port: " + std::to_string(port));
+    member = std::make_unique<tst::Process>(
+        std::vector<std::string>{node(), "ordered-reader", total, log_a});
+  }
+  REQUIRE(expect(*member, "member reader", "ready", deadline));
+  {
+    const auto config = client_of(port);
+    client = std::make_unique<tst::Process>(
+        std::vector<std::string>{node(), "ordered-reader", total, log_b});
+  }
+  REQUIRE(expect(*client, "client reader", "ready", deadline));
+  const auto config = domain(transport);
+  tst::Process writer_1({node(), "ordered-writer", "1", std::to_string(kPerWriter), "2"});
+  tst::Process writer_2({node(), "ordered-writer", "2", std::to_string(kPerWriter), "2"});
+  CHECK(expect(writer_1, "writer 1", "wrote", deadline));
+  CHECK(expect(writer_2, "writer 2", "wrote", deadline));
+  CHECK(expect(*client, "client reader", "done " + total, deadline));
+  CHECK(expect(*member, "member reader", "done " + total, deadline));
+  CHECK(client->wait(deadline) == 0);
+  CHECK(member->wait(deadline) == 0);
+  CHECK(writer_1.wait(deadline) == 0);
+  CHECK(writer_2.wait(deadline) == 0);
+  const std::string a = slurp(log_a);
+  const std::string b = slurp(log_b);
+  CHECK(std::count(b.begin(), b.end(), '\n') == 2 * kPerWriter);
+  CHECK(a == b);  // the client took the members' total order
+  remove_segments(transport);
+}
+
+void client_faults(const std::string& transport) {
+  const auto deadline = std::chrono::steady_clock::now() + 90s;
+  const auto port = tst::free_loopback_port();
+  std::unique_ptr<tst::Process> publisher;
+  {
+    const auto config = domain(transport, ", client_port: " + std::to_string(port));
+    publisher =
+        std::make_unique<tst::Process>(std::vector<std::string>{node(), "stream-publisher", "7"});
+  }
+  REQUIRE(expect(*publisher, "publisher", "started", deadline));
+  std::unique_ptr<tst::Process> steady;
+  {
+    const auto config = domain(transport);
+    steady = std::make_unique<tst::Process>(
+        std::vector<std::string>{node(), "stream-subscriber", "1000000"});
+  }
+  REQUIRE(expect(*steady, "member subscriber", "got", deadline));
+  {
+    const auto config = client_of(port);
+    tst::Process paused({node(), "stream-subscriber", "1000000"});
+    REQUIRE(expect(paused, "client subscriber", "got", deadline));
+    // Stopped past the suspicion timeout (1 s): a member would be removed; a client is not
+    // even waited for.
+    REQUIRE(::kill(paused.pid(), SIGSTOP) == 0);
+    std::this_thread::sleep_for(1500ms);
+    REQUIRE(::kill(paused.pid(), SIGCONT) == 0);
+    for (int i = 0; i < 3; ++i) {
+      const auto line = line_of(paused, "client subscriber", deadline);
+      REQUIRE(line.has_value());
+      REQUIRE(line->rfind("FAIL", 0) != 0);
+    }
+    CHECK(expect(paused, "client subscriber", "got", deadline));
+    // Then it crashes: the member goes on, the publisher too.
+    REQUIRE(::kill(paused.pid(), SIGKILL) == 0);
+    CHECK(paused.wait(deadline) == 128 + SIGKILL);
+  }
+  {
+    const auto config = client_of(port);
+    tst::Process next({node(), "stream-subscriber", "50"});
+    CHECK(expect(next, "next client", "done", deadline));
+    CHECK(next.wait(deadline) == 0);
+  }
+  std::optional<std::string> finished;
+  while (auto line = line_of(*publisher, "publisher", deadline)) {
+    REQUIRE(line->rfind("error", 0) != 0);
+    if (line->rfind("finished", 0) == 0) {
+      finished = line;
+      break;
+    }
+  }
+  REQUIRE(finished.has_value());
+  std::uint64_t wrote = 0;
+  double longest_ms = 0;
+  REQUIRE(std::sscanf(finished->c_str(), "finished %lu (longest write %lf ms)", &wrote,
+                      &longest_ms) == 2);
+  INFO("the publisher's longest write took " << longest_ms << " ms");
+  CHECK(longest_ms < 500);  // it never waited out the client's 1.5 s pause
+  CHECK(publisher->wait(deadline) == 0);
+  // The member subscriber lost nothing: no SAMPLE_LOST line, in order throughout.
+  ::kill(steady->pid(), SIGTERM);
+  while (auto line = line_of(*steady, "member subscriber", std::chrono::steady_clock::now() + 2s)) {
+    CHECK(line->rfind("lost", 0) != 0);
+    CHECK(line->rfind("FAIL", 0) != 0);
+  }
+  (void)steady->wait(deadline);
+  remove_segments(transport);
 }
 
 void survivor(const std::string& transport) {
@@ -428,4 +552,21 @@ TEST_CASE("survivor: a publisher goes on when its only subscriber is killed, ove
 TEST_CASE("survivor: a publisher goes on when its only subscriber is killed, over shm",
           "[survivor][shm]") {
   survivor("shm");
+}
+
+TEST_CASE("client_order: a client reader takes the members' total order, over tcp",
+          "[client_order][tcp]") {
+  client_order("tcp");
+}
+TEST_CASE("client_order: a client reader takes the members' total order, over shm",
+          "[client_order][shm]") {
+  client_order("shm");
+}
+TEST_CASE("client_faults: a client's pause and crash hold nobody, over tcp",
+          "[client_faults][tcp]") {
+  client_faults("tcp");
+}
+TEST_CASE("client_faults: a client's pause and crash hold nobody, over shm",
+          "[client_faults][shm]") {
+  client_faults("shm");
 }

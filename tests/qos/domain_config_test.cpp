@@ -113,6 +113,15 @@ TEST_CASE("domain: a full file loads, and to_yaml reads back equal", "[domain]")
   joiner.engine.heartbeat_interval = 0ns;
   CHECK(sc::parse_domain_config(sc::to_yaml(joiner), "again") == joiner);
   CHECK(sc::to_yaml(sc::DomainConfig()).find("members: []\ncontacts: []\n") != std::string::npos);
+
+  // An external client (docs/membership.md), and a member that serves clients.
+  sc::DomainConfig client;
+  client.role = sc::Role::client;
+  client.relays = {{"10.0.0.1", 7500}, {"10.0.0.2", 7500}};
+  CHECK(sc::parse_domain_config(sc::to_yaml(client), "again") == client);
+  sc::DomainConfig relay;
+  relay.client_port = 7500;
+  CHECK(sc::parse_domain_config(sc::to_yaml(relay), "again") == relay);
 }
 
 TEST_CASE("domain: SPINDLE_NODE_ID picks this node's entry from a shared file", "[domain]") {
@@ -268,7 +277,22 @@ const std::vector<std::pair<std::string, std::string>> kContradictions = {
      "d.yaml:2: shm.namespace: only letters, digits, '_', '-' and '.', got 'a/b'"},
     {"nodes: {}\n",
      "d.yaml:2: nodes: unknown key (allowed: version, domain_id, transport, node, members, "
-     "contacts, join_port, shm, engine, storage)"},
+     "contacts, join_port, role, relays, client_port, shm, engine, storage)"},
+    // External clients (docs/membership.md).
+    {"role: client\nrelays:\n  - {host: a, port: 1}\n", ""},
+    {"role: client\n", "d.yaml:2: role: a client needs relays: the members it connects through"},
+    {"role: client\nrelays:\n  - {host: a, port: 1}\nmembers:\n  - {id: 0, port: 1}\n",
+     "d.yaml:5: members: a client is in no view: it lists no members"},
+    {"role: client\nrelays:\n  - {host: a, port: 1}\ncontacts:\n  - {host: c, port: 2}\n",
+     "d.yaml:5: contacts: a client joins through relays, not contacts"},
+    {"role: client\nrelays:\n  - {host: a, port: 1}\nclient_port: 5\n",
+     "d.yaml:5: client_port: a client relays for nobody"},
+    {"relays:\n  - {host: a, port: 1}\n",
+     "d.yaml:2: relays: only a client (role: client) connects through relays"},
+    {"role: visitor\n", "d.yaml:2: role: expected member or client, got 'visitor'"},
+    {"client_port: 70000\n", "d.yaml:2: client_port: must be in 0..65535, got 70000"},
+    {"role: client\nrelays:\n  - {host: a, port: 0}\n",
+     "d.yaml:4: relays[0].port: must be in 1..65535, got 0"},
     {"engine: {window: 3}\n",
      "d.yaml:2: engine.window: unknown key (allowed: window_size, slot_size, idle_spin, "
      "sleep_slice, heartbeat_interval, suspicion_timeout, lag_bound, connect_timeout, "

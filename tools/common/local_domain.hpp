@@ -37,15 +37,16 @@ inline std::uint16_t free_loopback_port() {
 struct LocalDomain {
   std::string transport = "tcp";  // tcp | shm | auto
   std::size_t members = 2;
-  std::string shm_namespace;    // one of its own per domain
-  std::size_t window = 100;     // engine.window_size
-  std::size_t slot = 1024;      // engine.slot_size
-  std::string comment;          // first line of the file
-  std::uint16_t join_port = 0;  // the leader takes joiners on it; 0: nobody joins later
-  std::size_t rdmc_block = 0;   // engine.rdmc_block_size; 0: the default
-  std::string log_dir = {};     // storage.log_dir; empty: the default
-  std::string idle_spin = {};   // engine.idle_spin (a duration, "200us"); empty: the default
-  std::string lag_bound = {};   // engine.lag_bound (a duration, "50ms"); empty: the default
+  std::string shm_namespace;      // one of its own per domain
+  std::size_t window = 100;       // engine.window_size
+  std::size_t slot = 1024;        // engine.slot_size
+  std::string comment;            // first line of the file
+  std::uint16_t join_port = 0;    // the leader takes joiners on it; 0: nobody joins later
+  std::size_t rdmc_block = 0;     // engine.rdmc_block_size; 0: the default
+  std::string log_dir = {};       // storage.log_dir; empty: the default
+  std::string idle_spin = {};     // engine.idle_spin (a duration, "200us"); empty: the default
+  std::string lag_bound = {};     // engine.lag_bound (a duration, "50ms"); empty: the default
+  std::uint16_t client_port = 0;  // member 0 serves external clients on it; 0: none
 };
 
 // The engine settings of a LocalDomain, as the inside of a YAML flow map.
@@ -76,6 +77,25 @@ inline void write_domain_file(const std::filesystem::path& file, const LocalDoma
   if (d.join_port != 0) out << "join_port: " << d.join_port << "\n";
   out << "engine: {" << engine_settings(d) << "}\n";
   if (!d.log_dir.empty()) out << "storage: {log_dir: '" << d.log_dir << "'}\n";
+  if (!out) throw std::runtime_error("cannot write " + file.string());
+}
+
+// Member 0's own copy of the domain file when it serves external clients (d.client_port):
+// the same file and the port it serves them on.
+inline void write_relay_file(const std::filesystem::path& from, const std::filesystem::path& file,
+                             const LocalDomain& d) {
+  std::ifstream in(from);
+  std::ofstream out(file);
+  out << in.rdbuf() << "client_port: " << d.client_port << "\n";
+  if (!out) throw std::runtime_error("cannot write " + file.string());
+}
+
+// The domain file of an external client of member 0 (d.client_port).
+inline void write_client_file(const std::filesystem::path& file, const LocalDomain& d) {
+  std::ofstream out(file);
+  if (!d.comment.empty()) out << "# " << d.comment << "\n";
+  out << "version: 1\ndomain_id: 0\nrole: client\nrelays:\n  - {host: 127.0.0.1, port: "
+      << d.client_port << "}\nengine: {connect_timeout: 20s}\n";
   if (!out) throw std::runtime_error("cannot write " + file.string());
 }
 

@@ -22,6 +22,7 @@
 //                [--subs 1,3] [--tests lat,thr,churn] [--duration S] [--warmup S]
 //                [--consistency atomic|unordered]   (peer=spindle or peer=spindle-unordered)
 //                [--slot-size N] [--rdmc-block-size N] [--idle-spin US] [--rate HZ]
+//                [--clients]   (the readers are external clients of the first member)
 //   spindle-perf --role ping|pong|pub|sub|churn ...   (internal: one process of a run)
 //
 // Every process of a run finds the run's domain file through SPINDLE_CONFIG and its id
@@ -81,6 +82,7 @@ struct Options {
   std::size_t size = 64;
   bool churn = false;       // pub/sub: a churn run (two measured phases)
   bool keep_last = false;   // thr: subscribers' readers KEEP_LAST (they may be left behind)
+  bool clients = false;     // sub, pong, sleeper: external clients of the first member
   std::string join_config;  // churn: the domain file of a participant that joins later
 };
 
@@ -536,8 +538,14 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
                         ? fs::path(o.log_dir) / ("spindle-perf-logs-" + std::to_string(::getpid()) +
                                                  "-" + std::to_string(serial))
                         : fs::path();
-  const auto listed = static_cast<std::size_t>(
-      std::count_if(roles.begin(), roles.end(), [](const std::string& r) { return r != "churn"; }));
+  // With --clients, the readers (sub, pong, sleeper) are external clients of member 0.
+  const auto is_client = [&](const std::string& r) {
+    return o.clients && (r == "sub" || r == "pong" || r == "sleeper");
+  };
+  const auto listed =
+      static_cast<std::size_t>(std::count_if(roles.begin(), roles.end(), [&](const std::string& r) {
+        return r != "churn" && !is_client(r);
+      }));
   const spindle::tools::LocalDomain domain{
       o.transport,
       listed,
@@ -549,12 +557,22 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
       o.rdmc_block,
       logs.string(),
       o.idle_spin_us >= 0 ? std::to_string(o.idle_spin_us) + "us" : std::string(),
-      o.lag_bound_ms >= 0 ? std::to_string(o.lag_bound_ms) + "ms" : std::string()};
+      o.lag_bound_ms >= 0 ? std::to_string(o.lag_bound_ms) + "ms" : std::string(),
+      o.clients ? spindle::tools::free_loopback_port() : std::uint16_t{0}};
   spindle::tools::write_domain_file(file, domain);
+  auto relay_file = file;
+  relay_file.replace_extension(".relay.yaml");
+  auto client_file = file;
+  client_file.replace_extension(".client.yaml");
+  if (o.clients) {
+    spindle::tools::write_relay_file(file, relay_file, domain);
+    spindle::tools::write_client_file(client_file, domain);
+  }
   auto join_file = file;
   join_file.replace_extension(".joiner.yaml");
   if (churn) spindle::tools::write_joiner_file(join_file, domain);
   std::vector<FILE*> procs;
+  std::size_t member = 0;
   for (std::size_t i = 0; i < roles.size(); ++i) {
     std::ostringstream args;
     args << "--role " << roles[i] << " --size " << size << " --subs " << subs << " --duration "
@@ -563,7 +581,13 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
          << " --sleeper " << o.sleeper;
     if (churn) args << " --churn --join-config '" << join_file.string() << "'";
     if (o.keep_last) args << " --keep-last";
-    procs.push_back(spindle::tools::start_member(file, i, args.str()));
+    if (is_client(roles[i])) {
+      procs.push_back(spindle::tools::start_member(client_file, 0, args.str()));
+      continue;
+    }
+    const auto id = member++;
+    procs.push_back(
+        spindle::tools::start_member(o.clients && id == 0 ? relay_file : file, id, args.str()));
   }
   std::vector<std::string> results;
   for (auto* f : procs) {
@@ -577,6 +601,10 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
     ::pclose(f);
   }
   fs::remove(file);
+  if (o.clients) {
+    fs::remove(relay_file);
+    fs::remove(client_file);
+  }
   if (churn) fs::remove(join_file);
   if (!logs.empty()) fs::remove_all(logs);
   return results;
@@ -763,6 +791,10 @@ int main(int argc, char** argv) {
                  "-1: the default (1 ms)")
       ->check(CLI::Range(std::int64_t{-1}, std::int64_t{10'000'000}))
       ->capture_default_str();
+  app.add_flag("--clients", o.clients,
+               "The reading processes (thr: subscribers, lat: pong, pause: the sleeper) are "
+               "external clients (role: client) of the first member, which relays for them, "
+               "instead of members");
   app.add_flag(
       "--keep-last", o.keep_last,
       "thr: the subscribers' readers are RELIABLE KEEP_LAST (2^20 deep) instead of KEEP_ALL, so a "

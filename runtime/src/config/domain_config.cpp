@@ -23,6 +23,12 @@ namespace {
 constexpr std::string_view kTransportNames[] = {"auto", "tcp", "shm", "rdma"};
 }  // namespace
 
+constexpr std::string_view kRoleNames[] = {"member", "client"};
+
+std::string_view to_string(Role r) noexcept {
+  return kRoleNames[static_cast<std::size_t>(r)];
+}
+
 std::string_view to_string(TransportKind t) noexcept {
   return kTransportNames[static_cast<std::size_t>(t)];
 }
@@ -255,6 +261,25 @@ const std::vector<Field<DomainConfig>>& fields() {
         "takes it over); contacts default to 127.0.0.1 on it. 0: 7410 + domain_id. With "
         "members listed, 0 means no joining after the first view.",
         &DomainConfig::join_port));
+    auto role = field<DomainConfig>(
+        "role", ValueType::choice, 0, 0,
+        "member (takes part in the domain's views and subgroups) or client (an external "
+        "client: it reaches the domain through a member that relays for it, one of relays, and "
+        "is never in a view; its crash or pause changes no view and holds nobody).",
+        [](const DomainConfig& c) -> Value { return static_cast<std::int64_t>(c.role); },
+        [](DomainConfig& c, const Value& v) {
+          c.role = static_cast<Role>(std::get<std::int64_t>(v));
+        });
+    role.choices = {std::begin(kRoleNames), std::end(kRoleNames)};
+    f.push_back(std::move(role));
+    f.push_back(records("relays",
+                        "A client's members to connect through (their client_port), tried in "
+                        "order. Required with role client; refused otherwise.",
+                        address_fields()));
+    f.push_back(integer<DomainConfig>(
+        "client_port", 0, 65535,
+        "A member serves external clients on this TCP port, at node.host; 0: it serves none.",
+        &DomainConfig::client_port));
     f.push_back(text<DomainConfig>(
         "shm.namespace",
         "Prefix of the shared-memory segment names (letters, digits, '_', '-', '.'); "
@@ -304,6 +329,7 @@ struct Parsed {
   std::map<std::string, int, std::less<>> lines;  // key -> line, for the keys the file set
   std::vector<int> member_lines;
   std::vector<int> contact_lines;
+  std::vector<int> relay_lines;
   int root_line = 0;
   int line(std::string_view key) const {
     const auto it = lines.find(key);
@@ -318,6 +344,14 @@ void check(const YamlReader& r, Parsed& p, bool node_from_env) {
   };
   if (!c.members.empty() && !c.contacts.empty())
     fail("contacts", "a node lists the members or joins through contacts, not both");
+  if (c.role == Role::client) {
+    if (c.relays.empty()) fail("role", "a client needs relays: the members it connects through");
+    if (!c.members.empty()) fail("members", "a client is in no view: it lists no members");
+    if (!c.contacts.empty()) fail("contacts", "a client joins through relays, not contacts");
+    if (c.client_port != 0) fail("client_port", "a client relays for nobody");
+  } else if (!c.relays.empty()) {
+    fail("relays", "only a client (role: client) connects through relays");
+  }
   if (!valid_namespace(c.shm_namespace))
     fail("shm.namespace", "only letters, digits, '_', '-' and '.', got '" + c.shm_namespace + "'");
   std::map<NodeId, std::size_t> ids;
@@ -421,6 +455,8 @@ void check_hosts_resolve(const YamlReader& r, const Parsed& p) {
     check_one(c.members[i].host, p.member_lines[i], YamlReader::item("members", i) + ".host");
   for (std::size_t i = 0; i < c.contacts.size(); ++i)
     check_one(c.contacts[i].host, p.contact_lines[i], YamlReader::item("contacts", i) + ".host");
+  for (std::size_t i = 0; i < c.relays.size(); ++i)
+    check_one(c.relays[i].host, p.relay_lines[i], YamlReader::item("relays", i) + ".host");
   if (c.members.empty()) check_one(c.node.host, p.line("node.host"), "node.host");
 }
 
@@ -440,6 +476,8 @@ DomainConfig parse(std::string_view yaml, const std::string& source, std::option
           p.config.members = read_records(r, n, key, member_fields(), "id", p.member_lines);
         } else if (all[i].key == "contacts") {
           p.config.contacts = read_records(r, n, key, address_fields(), "", p.contact_lines);
+        } else if (all[i].key == "relays") {
+          p.config.relays = read_records(r, n, key, address_fields(), "", p.relay_lines);
         } else {
           all[i].set(p.config, core::read_value(r, n, key, all[i]));
         }
@@ -508,6 +546,7 @@ std::string to_yaml(const DomainConfig& c) {
   };
   records("members", c.members, member_fields());
   records("contacts", c.contacts, address_fields());
+  records("relays", c.relays, address_fields());
   return out;
 }
 

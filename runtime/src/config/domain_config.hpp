@@ -45,6 +45,12 @@ using transport::NodeId;
 enum class TransportKind : std::uint8_t { automatic, tcp, shm, rdma };
 [[nodiscard]] std::string_view to_string(TransportKind t) noexcept;
 
+// member: the process takes part in the domain's views; client: an external client, which
+// reaches the domain through a member that relays for it (docs/membership.md, "External
+// clients") and is never in a view.
+enum class Role : std::uint8_t { member, client };
+[[nodiscard]] std::string_view to_string(Role r) noexcept;
+
 // A node's TCP/RDMA address. Port 0 lets the system pick (only for a one-member domain).
 struct Address {
   std::string host = "127.0.0.1";
@@ -85,6 +91,9 @@ struct DomainConfig {
   std::vector<Address> contacts;          // or: join a running domain through any of these
   std::uint16_t join_port = 0;            // the leader's join port; 0: 7410 + domain_id
   std::string shm_namespace = "spindle";  // prefix of shared-memory segment names
+  Role role = Role::member;
+  std::vector<Address> relays;    // a client: the members it connects through, in order
+  std::uint16_t client_port = 0;  // a member: the port it serves clients on; 0: none
   EngineSettings engine;
   storage::LogSettings storage;  // the durable logs of `logged` topics
 

@@ -3,5 +3,7 @@
 find_package(yaml-cpp 0.7 REQUIRED)
 target_sources(spindle_runtime PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/yaml_reader.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/yaml_schema.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/yaml_schema.cpp
+  # Blocking socket I/O with deadlines: the join protocol and the client relay link.
+  ${CMAKE_CURRENT_LIST_DIR}/socket_io.cpp)
 target_link_libraries(spindle_runtime PRIVATE yaml-cpp)

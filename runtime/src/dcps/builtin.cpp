@@ -126,7 +126,7 @@ std::shared_ptr<Reader> Subscriber::create_builtin_reader(const std::shared_ptr<
   const auto guid = participant_->next_guid();
   auto self = std::static_pointer_cast<Subscriber>(shared_from_this());
   auto r =
-      make_entity<Reader>(participant_->engine(), self, t, q, InstanceHandle(guid), guid, nullptr);
+      make_entity<Reader>(participant_->bus(), self, t, q, InstanceHandle(guid), guid, nullptr);
   r->make_builtin();
   readers_.add(r);
   return r;
@@ -155,7 +155,7 @@ std::shared_ptr<detail::SubscriberCore> Participant::builtin_subscriber() {
   set->subscriber = builtin_.subscriber.lock();
   if (!set->subscriber) {
     set->subscriber =
-        make_entity<Subscriber>(*engine_, self, dds::sub::qos::SubscriberQos{}, next_handle());
+        make_entity<Subscriber>(*bus_, self, dds::sub::qos::SubscriberQos{}, next_handle());
     builtin_.subscriber = set->subscriber;
   }
   std::array<bool, kBuiltinTopics> fresh{};
@@ -178,7 +178,7 @@ std::shared_ptr<detail::SubscriberCore> Participant::builtin_subscriber() {
     }
     fresh[i] = true;
     builtin_.pending[i].clear();
-    auto t = make_entity<Topic>(*engine_, self, topics[i].first, *topics[i].second,
+    auto t = make_entity<Topic>(*bus_, self, topics[i].first, *topics[i].second,
                                 dds::topic::qos::TopicQos{}, next_handle());
     set->readers[i] = set->subscriber->create_builtin_reader(t, q);
     builtin_.readers[i] = set->readers[i];
@@ -187,7 +187,7 @@ std::shared_ptr<detail::SubscriberCore> Participant::builtin_subscriber() {
     // The domain as discovered so far is the new readers' history.
     builtin_.active = true;
     builtin_.topic_shown.clear();
-    if (!participant_records_.contains(engine_->node())) builtin_participant(engine_->node(), true);
+    if (!participant_records_.contains(bus_->node())) builtin_participant(bus_->node(), true);
     for (const auto& [node, p] : participant_records_)
       builtin_participant(node, true);
     std::set<std::string> topic_names;
@@ -325,7 +325,7 @@ void Participant::builtin_participant(NodeId node, bool alive) {
   if (!builtin_.active) return;
   auto d = std::make_shared<dds::topic::ParticipantBuiltinTopicData>();
   d->key(participant_key(node));
-  if (node == engine_->node()) {
+  if (node == bus_->node()) {
     d->user_data(qos_.get().policy<pol::UserData>());
   } else if (const auto it = participant_records_.find(node); it != participant_records_.end()) {
     d->user_data(it->second.qos.policy<pol::UserData>());

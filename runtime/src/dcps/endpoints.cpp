@@ -189,7 +189,7 @@ std::shared_ptr<detail::WriterCore> Publisher::create_writer(
   qos::check_consistent(q);
   // The writer's handle is its guid: what readers see as its publication handle.
   const auto guid = participant_->next_guid();
-  auto w = make_entity<Writer>(participant_->engine(), self_of<Publisher>(this), t, q,
+  auto w = make_entity<Writer>(participant_->bus(), self_of<Publisher>(this), t, q,
                                InstanceHandle(guid), guid);
   writers_.add(w);
   if (hook) w->listener(hook(w), mask);  // before the announcement: it hears every match
@@ -204,7 +204,7 @@ std::shared_ptr<detail::WriterCore> Publisher::create_writer(
 
 void Publisher::wait_for_acknowledgments(const dds::core::Duration& timeout) {
   check_open();
-  auto& e = participant_->engine();
+  auto& e = participant_->bus();
   const auto until = e.runtime().now() + to_steady(std::min(timeout, dds::core::Duration(3600, 0)));
   const auto writers = writers_.alive();
   const bool acked = e.runtime().wait_until(until, [&] {
@@ -332,7 +332,7 @@ std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
   qos::check_consistent(q);
   // The reader's handle is its guid: what writers see as its subscription handle.
   const auto guid = participant_->next_guid();
-  auto r = make_entity<Reader>(participant_->engine(), self_of<Subscriber>(this), t, q,
+  auto r = make_entity<Reader>(participant_->bus(), self_of<Subscriber>(this), t, q,
                                InstanceHandle(guid), guid, std::move(filtered));
   readers_.add(r);
   if (hook) r->listener(hook(r), mask);  // before the announcement: it hears every match
@@ -1111,7 +1111,7 @@ Reader::~Reader() {
 bool Reader::drive(std::chrono::steady_clock::time_point deadline, bool (*done)(const void*),
                    const void* arg) {
   if (is_closed()) return false;
-  return subscriber_->owner().engine().drive(deadline, [&] { return done(arg); });
+  return subscriber_->owner().bus().drive(deadline, [&] { return done(arg); });
 }
 
 void Reader::close() {

@@ -61,6 +61,7 @@
 
 #include <spindle/detail/dcps.hpp>
 
+#include "client/relay.hpp"
 #include "dcps/history_cache.hpp"
 #include "dcps/retained.hpp"
 #include "dcps/router.hpp"
@@ -224,7 +225,7 @@ class Children {
 };
 
 template <class T, class... Args>
-std::shared_ptr<T> make_entity(group::Engine& engine, Args&&... args) {
+std::shared_ptr<T> make_entity(group::Bus& engine, Args&&... args) {
   return std::shared_ptr<T>(new T(std::forward<Args>(args)...), [&engine](T* entity) {
     if (engine.on_protocol_thread()) {
       engine.executor().post([entity] { delete entity; });
@@ -239,7 +240,7 @@ class Participant final : public detail::ParticipantCore {
   // `log_settings`: where this node's durable logs of `logged` topics go (docs/storage.md);
   // the logs found there are recovered first.
   Participant(std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& qos,
-              std::unique_ptr<group::Engine> engine, std::span<const std::byte> joined_state = {},
+              std::unique_ptr<group::Bus> bus, std::span<const std::byte> joined_state = {},
               storage::LogSettings log_settings = {});
   ~Participant() override;
 
@@ -269,10 +270,10 @@ class Participant final : public detail::ParticipantCore {
   void close_contained_entities() override;
   void listener(dds::domain::DomainParticipantListener* l, const StatusMask& mask) override;
   dds::domain::DomainParticipantListener* listener() const override;
-  std::uint32_t node_id() const override { return engine_->node(); }
+  std::uint32_t node_id() const override { return bus_->node(); }
   // EntityFactory: whether topics, publishers and subscribers start enabled.
   bool autoenables() const;
-  std::string transport_kind() const override { return std::string(engine_->transport_kind()); }
+  std::string transport_kind() const override { return std::string(bus_->transport_kind()); }
   void close() override;
   // DCPS ignore_*: kept in ignored_; see "Ignoring" in participant.cpp.
   void ignore(Ignored kind, InstanceHandle h) override;
@@ -282,12 +283,21 @@ class Participant final : public detail::ParticipantCore {
   std::shared_ptr<const dds::topic::SubscriptionBuiltinTopicData> subscription_data(
       InstanceHandle h) const override;
 
+  // A member serves external clients (docs/membership.md, "External clients") from here on;
+  // throws dds::core::Error when it cannot listen at s.host:s.port.
+  void serve_clients(client::RelaySettings s);
+  // What its relay did (zeros when it serves none); the port it listens on (0: none).
+  [[nodiscard]] client::RelayStats relay_stats() const;
+  [[nodiscard]] std::uint16_t client_port() const;
+
   // For the entities.
-  group::Engine& engine() noexcept { return *engine_; }
+  group::Bus& bus() noexcept { return *bus_; }
+  // A member's view engine (tests reach it for fault injection); a client has none (throws).
+  group::Engine& engine() { return dynamic_cast<group::Engine&>(*bus_); }
   Router& router() noexcept { return router_; }
-  group::Executor& executor() noexcept { return engine_->executor(); }
+  group::Executor& executor() noexcept { return bus_->executor(); }
   // The runtime's clocks: monotonic for deadlines and timers, wall for timestamps.
-  group::TimePoint clock_now() const noexcept { return engine_->runtime().now(); }
+  group::TimePoint clock_now() const noexcept { return bus_->runtime().now(); }
   dds::core::Time wall_now() const;
   std::uint64_t next_guid();
   // A new entity's handle (topic, publisher, subscriber); writers and readers use their guid.
@@ -376,7 +386,8 @@ class Participant final : public detail::ParticipantCore {
   std::shared_ptr<Topic> inconsistent_topic(const std::string& topic, const std::string& type);
 
   const std::uint32_t domain_id_;
-  std::unique_ptr<group::Engine> engine_;
+  std::unique_ptr<group::Bus> bus_;
+  std::unique_ptr<client::Relay> relay_;  // serve_clients(); stopped before the bus
   Router router_;
   const storage::LogSettings log_settings_;
   // Where this participant's logs live: its node's home, or one it adopted (home.hpp).

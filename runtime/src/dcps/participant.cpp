@@ -27,18 +27,18 @@ void report_bad_record(NodeId sender, SampleKind kind, const std::string& error)
 }  // namespace
 
 Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& qos,
-                         std::unique_ptr<group::Engine> engine,
-                         std::span<const std::byte> joined_state, storage::LogSettings log_settings)
-    // The participant's own handle is its serial 1 (see next_handle()).
-    : ParticipantCore(InstanceHandle(make_guid(engine->node(), 1)), true),
+                         std::unique_ptr<group::Bus> bus, std::span<const std::byte> joined_state,
+                         storage::LogSettings log_settings)
+    // The participant's own handle is its first serial, 1 for a member (see next_handle()).
+    : ParticipantCore(InstanceHandle(make_guid(bus->node(), bus->serials().first)), true),
       domain_id_(domain_id),
-      engine_(std::move(engine)),
-      router_(*engine_),
+      bus_(std::move(bus)),
+      router_(*bus_),
       log_settings_(std::move(log_settings)),
-      log_home_(storage::LogHome::claim(log_settings_, domain_id_, engine_->node(),
+      log_home_(storage::LogHome::claim(log_settings_, domain_id_, bus_->node(),
                                         log_settings_.adopt_orphans)),
       qos_(qos) {
-  serial_.store(1);
+  serial_.store(bus_->serials().first);
   router_.set_builtin_handler(
       [this](const ParsedSample& s, NodeId sender) { on_builtin(s, sender); });
   router_.set_suspicion_handler(
@@ -47,7 +47,7 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
     // Writes now fail with this message too (Engine::reserve); say it once where an
     // operator looks.
     std::cerr << "spindle: " << why << '\n';
-    engine_->runtime().control().post([this] { on_halted(); });
+    bus_->runtime().control().post([this] { on_halted(); });
   });
   router_.set_rejoin_handler([this](const group::View& view, std::span<const std::byte> state) {
     on_rejoined(view, state);
@@ -64,14 +64,15 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
                              if (const auto w = local_writer(writer)) return w->channel();
                              return std::nullopt;
                            });
-  view_ = engine_->view();
-  recover_logs();             // what this node (or the home's last owner) logged before
+  view_ = bus_->view();
+  // What this node (or the home's last owner) logged before; a client keeps no logs.
+  if (!bus_->relayed()) recover_logs();
   apply_state(joined_state);  // a joiner: the endpoints of the domain as the view began
   // This participant's record must fit a slot (its UserData is the application's): refused
   // here, before the engine starts calling the handlers above.
   const auto self = discovery::encode(discovery::ParticipantRecord{instance_handle().value(), qos});
   check_record_fits(self.size(), "DomainParticipant");
-  engine_->start(router_);  // only now: nothing delivered may miss the handlers above
+  bus_->start(router_);  // only now: nothing delivered may miss the handlers above
   // Announced from the executor, so that creating a participant never waits for a slot (in
   // the simulator, members are made one after another).
   executor().post([this] {
@@ -87,16 +88,28 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
   });
 }
 
+void Participant::serve_clients(client::RelaySettings s) {
+  relay_ = std::make_unique<client::Relay>(*bus_, router_, std::move(s));
+}
+
+client::RelayStats Participant::relay_stats() const {
+  return relay_ ? relay_->stats() : client::RelayStats{};
+}
+
+std::uint16_t Participant::client_port() const {
+  return relay_ ? relay_->port() : 0;
+}
+
 Participant::~Participant() {
   close();
-  // Threads first, while `engine_` still points at the engine their callbacks reach us
+  // Threads first, while `bus_` still points at the engine their callbacks reach us
   // through (reset() clears the pointer before the engine's destructor runs).
-  engine_->stop();
-  engine_.reset();
+  bus_->stop();
+  bus_.reset();
 }
 
 dds::core::Time Participant::wall_now() const {
-  const std::int64_t ns = engine_->runtime().wall_ns();
+  const std::int64_t ns = bus_->runtime().wall_ns();
   return dds::core::Time(static_cast<std::int64_t>(ns / 1'000'000'000),
                          static_cast<std::uint32_t>(ns % 1'000'000'000));
 }
@@ -108,7 +121,9 @@ dds::core::Time Participant::wall_now() const {
 // make_entity().) From a listener, close() cannot wait for the queue it runs in.
 void Participant::close() {
   if (is_closed()) return;
-  engine_->closing();
+  bus_->closing();
+  // Its clients go first: their endpoints are retired while this member still delivers.
+  if (relay_) relay_->stop();
   close_contained_entities();
   std::shared_ptr<Subscriber> builtin_sub;
   {
@@ -120,11 +135,22 @@ void Participant::close() {
   }
   if (builtin_sub) builtin_sub->close();  // the built-in readers, which nothing else closes
   // Goodbye, in the builtin subgroup: members that see it expect this node's connections to
-  // go. Give it a moment to be delivered everywhere.
+  // go. Give it a moment to be delivered everywhere. (A client's relay stays: its endpoints
+  // were retired above, and leave() says goodbye to the relay alone.)
   const group::Channel builtin{0, group::Ordering::atomic};
+  if (bus_->relayed()) {
+    (void)bus_->runtime().wait_until(clock_now() + std::chrono::milliseconds(200),
+                                     [&] { return bus_->in_flight(builtin) == 0; });
+    bus_->leave();
+    listener(nullptr, StatusMask::none());
+    bus_->executor().drain();
+    bus_->shutdown();
+    ParticipantCore::close();
+    return;
+  }
   SampleHeader h;
   h.kind = SampleKind::participant_left;
-  h.writer = make_guid(engine_->node(), 0);
+  h.writer = make_guid(bus_->node(), 0);
   h.source_time_ns = wall_now().to_nanosecs();
   try {
     router_.publish(
@@ -132,14 +158,14 @@ void Participant::close() {
   } catch (const dds::core::Exception&) {
     // The ring stayed full (a member stopped delivering): leave without the goodbye.
   }
-  (void)engine_->runtime().wait_until(clock_now() + std::chrono::milliseconds(200),
-                                      [&] { return engine_->in_flight(builtin) == 0; });
+  (void)bus_->runtime().wait_until(clock_now() + std::chrono::milliseconds(200),
+                                   [&] { return bus_->in_flight(builtin) == 0; });
   // Then leave the group on purpose (the others remove this member without counting a
   // failure), and go: a closed participant is no member of its domain any more.
-  engine_->leave();
+  bus_->leave();
   listener(nullptr, StatusMask::none());
-  engine_->executor().drain();
-  engine_->shutdown();
+  bus_->executor().drain();
+  bus_->shutdown();
   ParticipantCore::close();
 }
 
@@ -209,7 +235,14 @@ void Participant::default_subscriber_qos(const dds::sub::qos::SubscriberQos& q) 
 }
 
 std::uint64_t Participant::next_guid() {
-  return make_guid(engine_->node(), serial_.fetch_add(1) + 1);
+  const auto serial = serial_.fetch_add(1) + 1;
+  if (serial > bus_->serials().last || serial == 0) {
+    throw dds::core::OutOfResourcesError(
+        "this participant has used all " +
+        std::to_string(std::uint64_t{bus_->serials().last} - bus_->serials().first + 1) +
+        " entity ids its relay gave it (a client: docs/membership.md, \"External clients\")");
+  }
+  return make_guid(bus_->node(), serial);
 }
 
 // Entity handles come from the guid serials: a writer's or reader's handle is its guid —
@@ -249,7 +282,7 @@ std::shared_ptr<detail::TopicCore> Participant::create_topic(const std::string& 
         return existing;
       }
     }
-    t = make_entity<Topic>(*engine_, self, name, type, q, next_handle());
+    t = make_entity<Topic>(*bus_, self, name, type, q, next_handle());
     if (!autoenables()) t->start_disabled();
     topics_[name] = t;
   }
@@ -305,8 +338,8 @@ std::shared_ptr<detail::PublisherCore> Participant::create_publisher(
     const dds::pub::qos::PublisherQos& q) {
   check_open();
   qos::check_consistent(q);
-  auto p = make_entity<Publisher>(
-      *engine_, std::static_pointer_cast<Participant>(shared_from_this()), q, next_handle());
+  auto p = make_entity<Publisher>(*bus_, std::static_pointer_cast<Participant>(shared_from_this()),
+                                  q, next_handle());
   if (!autoenables()) p->start_disabled();
   std::lock_guard lock(mu_);
   std::erase_if(publishers_, [](const auto& w) { return w.expired(); });
@@ -318,8 +351,8 @@ std::shared_ptr<detail::SubscriberCore> Participant::create_subscriber(
     const dds::sub::qos::SubscriberQos& q) {
   check_open();
   qos::check_consistent(q);
-  auto s = make_entity<Subscriber>(
-      *engine_, std::static_pointer_cast<Participant>(shared_from_this()), q, next_handle());
+  auto s = make_entity<Subscriber>(*bus_, std::static_pointer_cast<Participant>(shared_from_this()),
+                                   q, next_handle());
   if (!autoenables()) s->start_disabled();
   std::lock_guard lock(mu_);
   std::erase_if(subscribers_, [](const auto& w) { return w.expired(); });
@@ -393,7 +426,7 @@ void Participant::announce(const std::shared_ptr<Writer>& w) {
     // What a retaining writer writes before its record is applied waits for its subgroup.
     if (retention_terms(rec.qos)) {
       const auto channel = writer_channel(rec);
-      engine_->hold_sends(channel);
+      bus_->hold_sends(channel);
       held_writers_.emplace(rec.guid, channel);
     }
   }
@@ -423,12 +456,12 @@ void Participant::announce(const std::shared_ptr<Reader>& r) {
 // application writes reaches none of the endpoints it expects, which is what ported programs
 // do right after creating theirs — so creation waits for it, about one view change.
 void Participant::await_match(std::uint64_t guid, bool writer) {
-  auto& rt = engine_->runtime();
-  if (engine_->on_protocol_thread() || rt.executor().on_executor_thread() ||
-      rt.control().on_executor_thread() || !engine_->halted().empty())
+  auto& rt = bus_->runtime();
+  if (bus_->on_protocol_thread() || rt.executor().on_executor_thread() ||
+      rt.control().on_executor_thread() || !bus_->halted().empty())
     return;
   (void)rt.wait_until(clock_now() + kMatchWait,
-                      [&] { return matched_in_view(guid, writer) || !engine_->halted().empty(); });
+                      [&] { return matched_in_view(guid, writer) || !bus_->halted().empty(); });
 }
 
 bool Participant::matched_in_view(std::uint64_t guid, bool writer) const {
@@ -451,7 +484,7 @@ void Participant::on_halted() {
     for (const auto& [guid, weak] : local_readers_)
       if (const auto r = weak.lock()) r->stash_positions();
     for (const auto& m : view_.members)
-      if (m.id != engine_->node()) others.push_back(m.id);
+      if (m.id != bus_->node()) others.push_back(m.id);
   }
   for (const auto node : others)
     on_suspicion(node, false, "this participant stopped; it rejoins once it can");
@@ -462,14 +495,14 @@ void Participant::on_halted() {
 // own participant, topics and endpoints are announced again (the others removed them with
 // it), and they match anew one view change later.
 void Participant::on_rejoined(const group::View& view, std::span<const std::byte> state) {
-  std::cerr << "spindle: domain " << domain_id_ << ": node " << engine_->node()
+  std::cerr << "spindle: domain " << domain_id_ << ": node " << bus_->node()
             << " rejoined the domain in view " << view.epoch << " (" << view.members.size()
             << " members)\n";
   on_view(view);
   // The others removed this member's endpoints with it: so does its own table, or a view
   // change before the announcements below are delivered would be laid out differently
   // here (the endpoints come back with them, as everyone else learns them).
-  on_suspicion(engine_->node(), true, "");
+  on_suspicion(bus_->node(), true, "");
   apply_state(state);
   executor().post([this] {
     if (is_closed()) return;
@@ -551,6 +584,8 @@ void Participant::publish_retirement(SampleKind kind, std::uint64_t guid) {
   h.kind = kind;
   h.writer = guid;
   h.source_time_ns = wall_now().to_nanosecs();
+  // A client whose relay is gone: the relay retired its endpoints as it let go of it.
+  if (bus_->relayed() && !bus_->halted().empty()) return;
   try {
     router_.publish(
         channel, h, 0, [](std::span<std::byte>) {}, clock_now() + std::chrono::seconds(1));
@@ -562,6 +597,9 @@ void Participant::publish_retirement(SampleKind kind, std::uint64_t guid) {
 }
 
 void Participant::announce_self() {
+  // A client's relay announces no record for it: the relay's participant stands for it in
+  // DCPSParticipant (docs/membership.md, "External clients").
+  if (bus_->relayed()) return;
   std::lock_guard lock(announce_mu_);
   publish_record(
       SampleKind::announce_participant, instance_handle().value(),
@@ -586,7 +624,7 @@ void Participant::retire_writer(std::uint64_t guid) {
     std::lock_guard lock(mu_);
     local_writers_.erase(guid);
     if (const auto it = held_writers_.find(guid); it != held_writers_.end()) {
-      engine_->release_sends(it->second);
+      bus_->release_sends(it->second);
       held_writers_.erase(it);
     }
   }
@@ -1001,7 +1039,7 @@ void Participant::on_writer_record(WriterRecord rec) {
   flush_builtin();
   if (inconsistent) inconsistent->raise_inconsistent();
   run(actions);
-  engine_->demand_changed();
+  bus_->demand_changed();
 }
 
 std::shared_ptr<RetainedTopic> Participant::find_retained(std::uint64_t topic) const {
@@ -1022,7 +1060,9 @@ void Participant::retire_retained(const WriterRecord& w) {
 
 RetainedTopic& Participant::keep(const WriterRecord& w, const storage::WriterTerms& terms) {
   auto& t = retained_topic(topic_id(w.topic_name));
-  if (logs(w.qos) && !t.logging() && t.log_failure().empty()) open_log(t, w.topic_name);
+  // A client keeps a logged topic's history in memory: the members log it.
+  if (logs(w.qos) && !bus_->relayed() && !t.logging() && t.log_failure().empty())
+    open_log(t, w.topic_name);
   t.add_writer(w, terms);
   return t;
 }
@@ -1124,7 +1164,7 @@ void Participant::on_reader_record(ReaderRecord rec) {
   flush_builtin();
   if (inconsistent) inconsistent->raise_inconsistent();
   run(actions);
-  engine_->demand_changed();
+  bus_->demand_changed();
 }
 
 void Participant::on_participant_record(discovery::ParticipantRecord rec) {
@@ -1183,7 +1223,7 @@ void Participant::on_retired(std::uint64_t guid, bool writer) {
   }
   flush_builtin();
   run(actions);
-  engine_->demand_changed();
+  bus_->demand_changed();
 }
 
 void Participant::on_suspicion(NodeId node, bool left, const std::string& why) {
@@ -1227,7 +1267,7 @@ void Participant::on_suspicion(NodeId node, bool left, const std::string& why) {
               << "); its " << gone << " endpoint(s) are unmatched\n";
   }
   run(actions);
-  engine_->demand_changed();
+  bus_->demand_changed();
 }
 
 // ------------------------------------------------------------------------------ Ignoring

@@ -13,12 +13,12 @@ constexpr auto kHeader = static_cast<std::uint32_t>(sizeof(SampleHeader));
 }
 
 std::uint32_t Router::max_payload(group::Channel channel) const {
-  const std::uint32_t m = engine_->max_message(channel);
+  const std::uint32_t m = bus_->max_message(channel);
   return m > kHeader ? m - kHeader : 0;
 }
 
 std::uint64_t Router::max_sample() const {
-  const std::uint64_t m = engine_->max_large_message();
+  const std::uint64_t m = bus_->max_large_message();
   return m > kHeader ? m - kHeader : 0;
 }
 
@@ -31,7 +31,7 @@ Slot Router::reserve(group::Channel channel, std::size_t payload_size, Clock::ti
         " bytes (engine.rdmc_buffer_size in the domain file, less the 64-byte sample header)");
   }
   Slot s;
-  s.loan = engine_->reserve(channel, kHeader + payload_size, deadline);
+  s.loan = bus_->reserve(channel, kHeader + payload_size, deadline);
   s.payload = s.loan.data + kHeader;
   s.capacity = s.loan.capacity - kHeader;
   return s;
@@ -40,7 +40,7 @@ Slot Router::reserve(group::Channel channel, std::size_t payload_size, Clock::ti
 void Router::commit(Slot& slot, const SampleHeader& header, std::size_t payload_size,
                     Clock::time_point deadline) {
   std::memcpy(slot.loan.data, &header, sizeof header);
-  engine_->commit(slot.loan, kHeader + payload_size, deadline);
+  bus_->commit(slot.loan, kHeader + payload_size, deadline);
 }
 
 void Router::abandon(Slot& slot, Clock::time_point deadline) {
@@ -65,17 +65,42 @@ void Router::publish(group::Channel channel, const SampleHeader& header, std::si
 }
 
 void Router::subscribe(std::uint64_t topic, TopicSink* sink) {
-  std::lock_guard lock(sinks_mu_);
-  sinks_[topic].push_back(sink);
+  std::lock_guard order(want_mu_);
+  bool first = false;
+  {
+    std::lock_guard lock(sinks_mu_);
+    auto& list = sinks_[topic];
+    first = list.empty();
+    list.push_back(sink);
+  }
+  // A client asks its relay for the topic before its reader is announced, so the relay hands
+  // on every message of it from before the reader's first match.
+  if (first) bus_->want(topic, true);
 }
 
 void Router::unsubscribe(std::uint64_t topic, TopicSink* sink) {
-  std::lock_guard lock(sinks_mu_);
-  auto it = sinks_.find(topic);
-  if (it == sinks_.end()) return;
-  std::erase(it->second, sink);
-  std::erase(touched_, sink);
-  if (it->second.empty()) sinks_.erase(it);
+  std::lock_guard order(want_mu_);
+  {
+    std::lock_guard lock(sinks_mu_);
+    auto it = sinks_.find(topic);
+    if (it == sinks_.end()) return;
+    std::erase(it->second, sink);
+    std::erase(touched_, sink);
+    if (!it->second.empty()) return;
+    sinks_.erase(it);
+  }
+  bus_->want(topic, false);
+}
+
+void Router::set_tap(DeliveryTap* tap) {
+  std::lock_guard lock(tap_mu_);
+  tap_ = tap;
+}
+
+bool Router::retains(std::uint64_t topic) const {
+  if (!any_store_.load(std::memory_order_acquire)) return false;
+  std::lock_guard lock(stores_mu_);
+  return stores_.contains(topic);
 }
 
 void Router::set_builtin_handler(BuiltinHandler handler) {
@@ -104,7 +129,9 @@ void Router::retain(std::uint64_t topic, std::shared_ptr<TopicStore> store) {
 }
 
 void Router::on_member_lost(NodeId node, bool left, const std::string& why) {
+  std::lock_guard tap(tap_mu_);
   if (auto h = copy_of(on_suspicion_)) h(node, left, why);
+  if (tap_ != nullptr) tap_->on_member_lost(node, left, why);
 }
 
 void Router::set_halt_handler(std::function<void(const std::string& why)> handler) {
@@ -113,7 +140,9 @@ void Router::set_halt_handler(std::function<void(const std::string& why)> handle
 }
 
 void Router::on_halt(const std::string& why) {
+  std::lock_guard tap(tap_mu_);
   if (auto h = copy_of(on_halt_)) h(why);
+  if (tap_ != nullptr) tap_->on_halt(why);
 }
 
 void Router::set_rejoin_handler(
@@ -123,6 +152,11 @@ void Router::set_rejoin_handler(
 }
 
 void Router::on_rejoin(const group::View& view, std::span<const std::byte> state) {
+  {
+    std::lock_guard tap(tap_mu_);
+    cut_view_ = view;
+  }
+  // Not under the tap lock: the participant announces its endpoints again from here.
   if (auto h = copy_of(on_rejoin_)) h(view, state);
 }
 
@@ -160,10 +194,15 @@ group::Demand Router::layout_demand() {
 }
 
 void Router::on_view(const group::View& view) {
+  std::lock_guard tap(tap_mu_);
+  cut_view_ = view;
   if (auto h = copy_of(on_view_)) h(view);
+  if (tap_ != nullptr) tap_->on_view(view);
 }
 
 void Router::on_deliver(std::span<const group::Message> batch) {
+  std::lock_guard tap(tap_mu_);
+  if (tap_ != nullptr) tap_->on_batch(batch);
   std::lock_guard lock(sinks_mu_);
   const bool stores = any_store_.load(std::memory_order_acquire);
   routed_.clear();

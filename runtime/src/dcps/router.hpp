@@ -61,6 +61,23 @@ class TopicStore {
   TopicStore& operator=(const TopicStore&) = default;
 };
 
+// What a member that relays for external clients (client/relay.hpp) sees of the stream:
+// every delivery batch, view, suspicion and halt, in the order the participant sees them.
+// Called with the Router's tap lock held, so that Router::at_cut() falls between two of them.
+class DeliveryTap {
+ public:
+  virtual ~DeliveryTap() = default;
+  virtual void on_batch(std::span<const group::Message> batch) = 0;
+  virtual void on_view(const group::View& view) = 0;
+  virtual void on_member_lost(NodeId node, bool left, const std::string& why) = 0;
+  virtual void on_halt(const std::string& why) = 0;
+
+ protected:
+  DeliveryTap() = default;
+  DeliveryTap(const DeliveryTap&) = default;
+  DeliveryTap& operator=(const DeliveryTap&) = default;
+};
+
 struct RouterStats {
   std::uint64_t delivered = 0;  // messages delivered here (all topics, builtin included)
   std::uint64_t malformed = 0;  // messages that failed parse(); dropped
@@ -81,7 +98,7 @@ class Router final : public group::EngineClient {
   // `left`: the member disconnected cleanly (its participant closed) rather than failed.
   using SuspicionHandler = std::function<void(NodeId node, bool left, const std::string& why)>;
 
-  explicit Router(group::Engine& engine) : engine_(&engine) {}
+  explicit Router(group::Bus& bus) : bus_(&bus) {}
 
   // The largest payload (after the header) one slot on `channel` takes; larger samples go by
   // RDMC, up to max_sample().
@@ -130,6 +147,19 @@ class Router final : public group::EngineClient {
   void set_rejoin_handler(
       std::function<void(const group::View&, std::span<const std::byte>)> handler);
   [[nodiscard]] RouterStats stats() const;
+  // The relay's view of the stream (nullptr: none). Set before clients connect.
+  void set_tap(DeliveryTap* tap);
+  // Runs f(view) between two of the tap's calls: `view` is the last one the participant
+  // took. A client's welcome (its view and state transfer) is cut here, so that the first
+  // delivery it is handed is the first after that state.
+  template <class F>
+  void at_cut(F&& f) {
+    std::lock_guard lock(tap_mu_);
+    if (!cut_view_) cut_view_ = bus_->view();
+    f(*cut_view_);
+  }
+  // Whether a store keeps `topic` here (a retained topic: dcps/retained.hpp).
+  [[nodiscard]] bool retains(std::uint64_t topic) const;
 
   // group::EngineClient (protocol thread).
   void on_deliver(std::span<const group::Message> batch) override;
@@ -157,7 +187,15 @@ class Router final : public group::EngineClient {
     return handler;
   }
 
-  group::Engine* engine_;
+  group::Bus* bus_;
+  // Held through each upcall (delivery, view, suspicion, halt) and by at_cut(); taken before
+  // sinks_mu_.
+  std::mutex tap_mu_;
+  DeliveryTap* tap_ = nullptr;
+  std::optional<group::View> cut_view_;  // the last view the participant took (tap_mu_)
+  // Serializes subscribe/unsubscribe with the Bus::want() each implies; taken before
+  // sinks_mu_.
+  std::mutex want_mu_;
   mutable std::mutex sinks_mu_;
   std::unordered_map<std::uint64_t, std::vector<TopicSink*>> sinks_;
   std::vector<TopicSink*> touched_;  // protocol thread: sinks that got samples this batch

@@ -175,7 +175,61 @@ inline constexpr std::uint32_t kLargeMessage = 2;
 // How long the engine gathers endpoint changes before it asks for a relayout.
 inline constexpr std::chrono::milliseconds kLayoutBatch{5};
 
-class Engine {
+// What the DCPS layer (dcps::Participant, dcps::Router, the entities) uses of the group
+// beneath it. A member's is the view engine (Engine, below); an external client's is its link
+// to a member that relays for it (client/client_bus.hpp): that member hands on its deliveries,
+// views and suspicions, and publishes the client's messages as its own (docs/membership.md,
+// "External clients"). The calls mean what Engine's say.
+class Bus {
+ public:
+  using Clock = std::chrono::steady_clock;
+  virtual ~Bus() = default;
+  virtual void start(EngineClient& client) = 0;
+  virtual void stop() = 0;
+  virtual void leave() = 0;
+  virtual void closing() = 0;
+  virtual void demand_changed() = 0;
+  virtual void hold_sends(Channel channel) = 0;
+  virtual void release_sends(Channel channel) = 0;
+  virtual void shutdown() = 0;
+  [[nodiscard]] virtual std::string halted() const = 0;
+  [[nodiscard]] virtual NodeId node() const noexcept = 0;
+  [[nodiscard]] virtual View view() const = 0;
+  [[nodiscard]] virtual Runtime& runtime() noexcept = 0;
+  [[nodiscard]] virtual std::string_view transport_kind() const noexcept = 0;
+  virtual bool drive(TimePoint deadline, core::FunctionRef<bool()> done) = 0;
+  [[nodiscard]] virtual std::uint32_t max_message(Channel channel) const = 0;
+  [[nodiscard]] virtual std::uint64_t max_large_message() const = 0;
+  [[nodiscard]] virtual std::uint64_t in_flight(Channel channel) const = 0;
+  [[nodiscard]] virtual Loan reserve(Channel channel, std::size_t size,
+                                     Clock::time_point deadline) = 0;
+  virtual void commit(Loan& loan, std::size_t size, Clock::time_point deadline) = 0;
+  // The topics whose messages this node's readers and stores take (dcps::Router tells each
+  // change, protocol or application thread). A member receives what its subgroups deliver
+  // and ignores this; a client asks its relay for these topics only.
+  virtual void want(std::uint64_t topic, bool wanted) {
+    (void)topic;
+    (void)wanted;
+  }
+  // The guid serials (dcps/wire.hpp, make_guid) this node's participant gives itself and its
+  // entities: a member has all of its node's; a client, the block its relay gave it.
+  struct Serials {
+    std::uint32_t first = 1;
+    std::uint32_t last = UINT32_MAX;
+  };
+  [[nodiscard]] virtual Serials serials() const noexcept { return {}; }
+  // A client's: its relay announces its entities, as the relay node's, and it keeps no logs.
+  [[nodiscard]] virtual bool relayed() const noexcept { return false; }
+  [[nodiscard]] Executor& executor() noexcept { return runtime().executor(); }
+  [[nodiscard]] bool on_protocol_thread() noexcept { return runtime().on_protocol_thread(); }
+
+ protected:
+  Bus() = default;
+  Bus(const Bus&) = default;
+  Bus& operator=(const Bus&) = default;
+};
+
+class Engine final : public Bus {
  public:
   using Clock = std::chrono::steady_clock;
 
@@ -195,10 +249,10 @@ class Engine {
 
   // Starts the protocol thread with `client` receiving the upcalls. Call it once the client
   // is ready: peers may have sent already, and a message delivered before would be lost.
-  void start(EngineClient& client);
+  void start(EngineClient& client) override;
   // Stops the protocol thread (no more upcalls), then the executor (after the jobs already
   // queued). Idempotent; the owner calls it before it goes.
-  void stop();
+  void stop() override;
 
   // Installs `next` (control thread; not from an upcall): wedges the current view, stops
   // its loop, disconnects, builds and connects the next, starts its loop and tells the
@@ -207,18 +261,18 @@ class Engine {
 
   // This member leaves on purpose: the others remove it without counting it as a failure
   // (blocks until its leaving flag went out, at most a short while). Then destroy it.
-  void leave();
+  void leave() override;
   // This member is closing and will leave(): losing the others meanwhile is no failure.
-  void closing();
+  void closing() override;
   // The client's demand changed (an endpoint record was applied): lay out again if the
   // view's subgroups no longer fit it (any thread; batched).
-  void demand_changed();
+  void demand_changed() override;
   // A writer whose every message must reach a subgroup (it retains history: its channel has
   // a subgroup once its record is known, readers or not) holds its channel from creation:
   // writes on it wait for the view that makes this node a sender, rather than go nowhere
   // before its record is applied. Each hold is released once (any thread).
-  void hold_sends(Channel channel);
-  void release_sends(Channel channel);
+  void hold_sends(Channel channel) override;
+  void release_sends(Channel channel) override;
 
   // Joining (join.hpp). While this member leads, it holds the domain's join port (`port`:
   // the TCP one, or the simulator's) and admits participants that agree on `settings`;
@@ -231,9 +285,9 @@ class Engine {
   void rejoin_with(std::unique_ptr<Rejoiner> rejoiner);
   // Stops (stop()) and closes this member's connections: it is no member of the group any
   // more. Idempotent; the destructor does it too.
-  void shutdown();
+  void shutdown() override;
   // Why this member halted, empty while it runs.
-  [[nodiscard]] std::string halted() const;
+  [[nodiscard]] std::string halted() const override;
   // Fault injection for the simulator: this member stops taking part in view changes while
   // its heartbeat goes on (membership.hpp, "Progress"); the others must suspect it.
   void stall_view_changes();
@@ -249,27 +303,29 @@ class Engine {
   // (0 if either is not a member). Any thread.
   std::size_t forge_suspicion(NodeId owner, NodeId victim);
 
-  [[nodiscard]] NodeId node() const noexcept { return transport_->self(); }
+  [[nodiscard]] NodeId node() const noexcept override { return transport_->self(); }
   [[nodiscard]] std::uint32_t domain_id() const noexcept { return domain_id_; }
-  [[nodiscard]] View view() const;
-  [[nodiscard]] Runtime& runtime() noexcept { return *runtime_; }
+  [[nodiscard]] View view() const override;
+  [[nodiscard]] Runtime& runtime() noexcept override { return *runtime_; }
   [[nodiscard]] Executor& executor() noexcept { return runtime_->executor(); }
-  [[nodiscard]] std::string_view transport_kind() const noexcept { return transport_->kind(); }
+  [[nodiscard]] std::string_view transport_kind() const noexcept override {
+    return transport_->kind();
+  }
   [[nodiscard]] bool on_protocol_thread() const noexcept { return runtime_->on_protocol_thread(); }
   // An application thread waiting for done() runs the protocol's steps meanwhile, for at
   // most the idle spin without work (Runtime::drive): true once done() held; false when it
   // stopped driving for another reason (the caller then sleeps its own way). Never from
   // the protocol thread.
-  bool drive(TimePoint deadline, core::FunctionRef<bool()> done) {
+  bool drive(TimePoint deadline, core::FunctionRef<bool()> done) override {
     return runtime_->drive(deadline, idle_spin_, done);
   }
 
   // The largest message one slot of `channel`'s subgroup takes.
-  [[nodiscard]] std::uint32_t max_message(Channel channel) const;
+  [[nodiscard]] std::uint32_t max_message(Channel channel) const override;
   // The largest message at all: larger than a slot, it goes by RDMC (the view's knobs).
-  [[nodiscard]] std::uint64_t max_large_message() const;
+  [[nodiscard]] std::uint64_t max_large_message() const override;
   // Messages this node sent on `channel` that some member has not delivered yet.
-  [[nodiscard]] std::uint64_t in_flight(Channel channel) const;
+  [[nodiscard]] std::uint64_t in_flight(Channel channel) const override;
 
   // A slot for a message of `size` bytes, sleeping while the ring is full until `deadline`
   // (then dds::core::TimeoutError). Larger than max_message(): RDMC buffer space and a
@@ -278,10 +334,11 @@ class Engine {
   // Across a view change it waits for the next view. On a channel this view
   // has no subgroup for (nobody reads it) a loan of private memory (Loan::scratch), unless
   // the demand makes this node a sender: then it waits for the view that lays it out.
-  [[nodiscard]] Loan reserve(Channel channel, std::size_t size, Clock::time_point deadline);
+  [[nodiscard]] Loan reserve(Channel channel, std::size_t size,
+                             Clock::time_point deadline) override;
   // Publishes the loan's first `size` bytes. A loan of an earlier view is copied into a slot
   // of the current one first (waiting until `deadline` for one, as reserve()).
-  void commit(Loan& loan, std::size_t size, Clock::time_point deadline);
+  void commit(Loan& loan, std::size_t size, Clock::time_point deadline) override;
 
   [[nodiscard]] EngineStats stats() const;
 

@@ -183,6 +183,10 @@ bool ThreadRuntime::try_run(const sst::PredicateLoop& loop, core::FunctionRef<vo
 }
 
 bool ThreadRuntime::wait_until(TimePoint deadline, const std::function<bool()>& done) {
+  return wait_in_slices(deadline, done);
+}
+
+bool wait_in_slices(TimePoint deadline, const std::function<bool()>& done) {
   // Short sleeps, growing: the protocol thread that makes `done` true needs the core on a
   // small machine, and a wait of seconds should not poll every 50 us.
   auto slice = std::chrono::microseconds(50);

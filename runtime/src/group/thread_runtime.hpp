@@ -51,6 +51,10 @@ class ThreadExecutor final : public Executor {
   std::thread thread_;
 };
 
+// Runtime::wait_until on real threads: checks done() between short sleeps that grow from
+// 50 us to 1 ms, until it holds (true) or `deadline` passes (false).
+bool wait_in_slices(TimePoint deadline, const std::function<bool()>& done);
+
 class ThreadRuntime final : public Runtime {
  public:
   ThreadRuntime() = default;

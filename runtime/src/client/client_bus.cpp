@@ -1,0 +1,400 @@
+// An external client's link to its relay (see client_bus.hpp).
+#include "client/client_bus.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <new>
+
+#include <dds/core/Exception.hpp>
+
+#include "core/socket_io.hpp"
+#include "dcps/wire.hpp"
+
+namespace spindle::client {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string address_of(const transport::NodeAddress& a) {
+  return a.host + ":" + std::to_string(a.port);
+}
+
+// One whole frame (head and body) before `deadline`; the body into `body`. nullopt with
+// `error` set when the connection failed, timed out or sent a length past kMaxFrame.
+std::optional<FrameType> read_frame(int fd, std::vector<std::byte>& body, Clock::time_point deadline,
+                                    std::string& error) {
+  std::byte head[kFrameHead];
+  bool closed = false;
+  if (!core::read_exact(fd, head, kFrameHead, deadline, &closed)) {
+    error = closed ? "it closed the connection" : "it sent no answer in time";
+    return std::nullopt;
+  }
+  std::uint32_t n = 0;
+  for (int i = 0; i < 4; ++i)
+    n |= static_cast<std::uint32_t>(head[i]) << (8 * i);
+  if (n < 1 || n > kMaxFrame) {
+    error = "it sent a frame of " + std::to_string(n) + " bytes";
+    return std::nullopt;
+  }
+  body.resize(n - 1);
+  if (!core::read_exact(fd, body.data(), body.size(), deadline, &closed)) {
+    error = closed ? "it closed the connection mid-frame" : "a frame stopped halfway";
+    return std::nullopt;
+  }
+  return static_cast<FrameType>(head[4]);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------ runtime
+
+ClientRuntime::~ClientRuntime() {
+  stop_executors();
+}
+
+group::TimePoint ClientRuntime::now() const noexcept {
+  return Clock::now();
+}
+
+std::int64_t ClientRuntime::wall_ns() const noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void ClientRuntime::start(sst::PredicateLoop& /*loop*/) {
+  // A client runs no predicate loop: its protocol thread is the link's reader.
+}
+
+void ClientRuntime::stop() {}
+
+bool ClientRuntime::on_protocol_thread() const noexcept {
+  return protocol_.load() == std::this_thread::get_id();
+}
+
+bool ClientRuntime::wait_until(group::TimePoint deadline, const std::function<bool()>& done) {
+  return group::wait_in_slices(deadline, done);
+}
+
+void ClientRuntime::stop_executors() {
+  control_.stop();
+  executor_.stop();
+}
+
+// ---------------------------------------------------------------------------- the link
+
+std::unique_ptr<ClientBus> ClientBus::connect(const ClientSettings& s) {
+  // A relay not listening yet (its member still starting) is tried again until the connect
+  // timeout; one that refused is not.
+  const auto deadline = Clock::now() + s.connect_timeout;
+  std::vector<std::string> why(s.relays.size());
+  std::vector<char> final(s.relays.size(), 0);
+  for (;;) {
+    bool retry = false;
+    for (std::size_t i = 0; i < s.relays.size(); ++i) {
+      if (final[i]) continue;
+      bool answered = false;
+      auto bus = try_relay(s, s.relays[i], deadline, why[i], answered);
+      if (bus) return bus;
+      final[i] = answered ? 1 : 0;
+      retry = retry || !answered;
+    }
+    if (!retry || Clock::now() + std::chrono::milliseconds(100) >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::string failures;
+  for (std::size_t i = 0; i < s.relays.size(); ++i)
+    failures += "\n  " + address_of(s.relays[i]) + ": " + why[i];
+  throw dds::core::Error("domain " + std::to_string(s.domain_id) +
+                         ": no relay took this client (role: client; relays tried):" + failures);
+}
+
+std::unique_ptr<ClientBus> ClientBus::try_relay(const ClientSettings& s,
+                                                const transport::NodeAddress& a,
+                                                Clock::time_point deadline, std::string& why,
+                                                bool& final) {
+  const int fd = core::connect_to(a, deadline);
+  if (fd < 0) {
+    why = "no connection";
+    return nullptr;
+  }
+  final = true;  // it answered: what it says stands
+  // Blocking from here: the reader thread and senders wait on poll() themselves.
+  (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  Hello h;
+  h.domain_id = s.domain_id;
+  for (const auto& x : s.must_agree)
+    h.settings.emplace_back(x.name, x.value);
+  const auto hello = encode(h);
+  std::vector<std::byte> body;
+  if (!core::write_all(fd, hello.data(), hello.size())) {
+    why = "it closed the connection";
+  } else if (const auto t = read_frame(fd, body, deadline, why)) {
+    std::string error;
+    if (*t == FrameType::refused) {
+      const auto text = decode_text(*t, body, error);
+      why = "refused: " + (text ? *text : error);
+    } else if (*t != FrameType::welcome) {
+      why = "it answered " + std::string(to_string(*t)) + ", not WELCOME";
+    } else if (auto w = decode_welcome(body, error)) {
+      try {
+        auto view = group::parse_group(w->view_yaml, "the relay's welcome");
+        return std::unique_ptr<ClientBus>(new ClientBus(fd, a, std::move(*w), std::move(view)));
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+    } else {
+      why = error;
+    }
+  }
+  ::close(fd);
+  return nullptr;
+}
+
+ClientBus::ClientBus(int fd, transport::NodeAddress relay, Welcome w, group::View view)
+    : fd_(fd),
+      address_(std::move(relay)),
+      relay_(w.relay),
+      serials_{w.first_serial, w.first_serial + (w.serial_count - 1)},
+      max_large_(w.max_large_message),
+      state_(std::move(w.state)),
+      view_(std::move(view)) {}
+
+ClientBus::~ClientBus() {
+  stop();
+  shutdown();
+}
+
+std::string ClientBus::relay_address() const {
+  return "node " + std::to_string(relay_) + " at " + address_of(address_);
+}
+
+void ClientBus::start(group::EngineClient& client) {
+  client_ = &client;
+  reader_ = std::thread([this] { read_loop(); });
+}
+
+void ClientBus::stop() {
+  stopping_.store(true);
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RD);
+  if (reader_.joinable() && reader_.get_id() != std::this_thread::get_id()) reader_.join();
+  runtime_.stop_executors();
+}
+
+void ClientBus::shutdown() {
+  stop();
+  std::lock_guard lock(send_mu_);
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+void ClientBus::leave() {
+  const auto bye = encode_bye();
+  try {
+    send(bye, {}, Clock::now() + std::chrono::milliseconds(200));
+  } catch (const dds::core::Exception&) {
+    // The relay does not read: it sees the connection close instead.
+  }
+}
+
+std::string ClientBus::halted() const {
+  std::lock_guard lock(mu_);
+  return halted_;
+}
+
+group::View ClientBus::view() const {
+  std::lock_guard lock(mu_);
+  return view_;
+}
+
+std::uint32_t ClientBus::max_message(group::Channel channel) const {
+  std::lock_guard lock(mu_);
+  const auto sg = group::subgroup_of(view_, channel);
+  // No subgroup yet: the relay sizes the message when it publishes it; the builtin
+  // subgroup's slot is the domain's smallest.
+  return view_.subgroups.at(sg ? *sg : 0).max_payload;
+}
+
+std::uint64_t ClientBus::in_flight(group::Channel channel) const {
+  std::lock_guard lock(mu_);
+  std::uint64_t n = 0;
+  for (const auto& [guid, s] : writers_)
+    if (s.channel == channel) n += s.sent - std::min(s.sent, s.acked);
+  return n;
+}
+
+group::Loan ClientBus::reserve(group::Channel channel, std::size_t size, Clock::time_point) {
+  if (auto why = halted(); !why.empty()) throw dds::core::PreconditionNotMetError(why);
+  if (size > max_large_) {
+    throw dds::core::PreconditionNotMetError(
+        "a message of " + std::to_string(size) + " bytes is larger than the largest the relay " +
+        relay_address() + " takes (" + std::to_string(max_large_) + ")");
+  }
+  // Private memory: the message goes to the relay, which writes it into its own slot.
+  auto* data = static_cast<std::byte*>(::operator new(size == 0 ? 1 : size, std::align_val_t{64}));
+  group::Loan loan;
+  loan.channel = channel;
+  loan.data = data;
+  loan.capacity = size;
+  loan.scratch = std::shared_ptr<void>(data, [](void* p) { ::operator delete(p, std::align_val_t{64}); });
+  return loan;
+}
+
+void ClientBus::commit(group::Loan& loan, std::size_t size, Clock::time_point deadline) {
+  if (auto why = halted(); !why.empty()) throw dds::core::PreconditionNotMetError(why);
+  std::span<const std::byte> message(loan.data, size);
+  dcps::SampleHeader h;
+  if (size >= sizeof h) std::memcpy(&h, loan.data, sizeof h);
+  // An abandoned loan: nothing to order at the relay, and readers would skip it.
+  if (size >= sizeof h && h.kind != dcps::SampleKind::nothing) {
+    const auto head = encode_publish_head(loan.channel, size);
+    send(head, message, deadline);
+    std::lock_guard lock(mu_);
+    auto& w = writers_[h.writer];
+    w.channel = loan.channel;
+    ++w.sent;
+  }
+  loan.scratch.reset();
+  loan.data = nullptr;
+}
+
+void ClientBus::want(std::uint64_t topic, bool wanted) {
+  const auto frame = encode_want(topic, wanted);
+  try {
+    send(frame, {}, Clock::now() + std::chrono::seconds(1));
+  } catch (const dds::core::Exception& e) {
+    halt("the relay " + relay_address() + " took no request for a topic: " + e.what());
+  }
+}
+
+void ClientBus::send(std::span<const std::byte> frame, std::span<const std::byte> tail,
+                     Clock::time_point deadline) {
+  std::lock_guard lock(send_mu_);
+  if (fd_ < 0) throw dds::core::PreconditionNotMetError("this client closed its relay connection");
+  pollfd p{fd_, POLLOUT, 0};
+  for (;;) {
+    const int ready = ::poll(&p, 1, core::remaining_ms(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      throw dds::core::TimeoutError("the relay " + relay_address() +
+                                    " took no more of this client's messages in time (its "
+                                    "topic's ring stayed full)");
+    }
+    break;
+  }
+  // Begun, the frame is finished: a cut frame would end the link.
+  iovec parts[2] = {{const_cast<std::byte*>(frame.data()), frame.size()},
+                    {const_cast<std::byte*>(tail.data()), tail.size()}};
+  int count = tail.empty() ? 1 : 2;
+  iovec* at = parts;
+  while (count > 0) {
+    msghdr m{};
+    m.msg_iov = at;
+    m.msg_iovlen = static_cast<std::size_t>(count);
+    const auto n = ::sendmsg(fd_, &m, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) {
+        ::poll(&p, 1, 100);
+        continue;
+      }
+      throw dds::core::PreconditionNotMetError("the connection to the relay " + relay_address() +
+                                               " failed: " + std::strerror(errno));
+    }
+    auto left = static_cast<std::size_t>(n);
+    while (count > 0 && left >= at->iov_len) {
+      left -= at->iov_len;
+      ++at;
+      --count;
+    }
+    if (count > 0) {
+      at->iov_base = static_cast<std::byte*>(at->iov_base) + left;
+      at->iov_len -= left;
+    }
+  }
+}
+
+void ClientBus::halt(const std::string& why) {
+  {
+    std::lock_guard lock(mu_);
+    if (!halted_.empty()) return;
+    halted_ = why;
+  }
+  if (client_ != nullptr) client_->on_halt(why);
+}
+
+void ClientBus::read_loop() {
+  runtime_.set_protocol_thread(std::this_thread::get_id());
+  std::vector<std::byte> body;
+  std::vector<group::Message> batch;
+  const auto who = "the relay " + relay_address();
+  try {
+    for (;;) {
+      std::string error;
+      const auto t = read_frame(fd_, body, Clock::time_point::max(), error);
+      if (stopping_.load()) return;
+      if (!t) {
+        halt(closing_.load() ? "this client is closing"
+                             : who + " is gone (" + error +
+                                   "): this client is out of its domain (it does not reconnect)");
+        return;
+      }
+      switch (*t) {
+        case FrameType::deliver:
+          if (!decode_deliver(body, batch, error)) break;
+          if (!batch.empty()) client_->on_deliver(batch);
+          continue;
+        case FrameType::view:
+          if (const auto yaml = decode_text(*t, body, error)) {
+            auto v = group::parse_group(*yaml, "the relay's view");
+            {
+              std::lock_guard lock(mu_);
+              view_ = v;
+            }
+            client_->on_view(v);
+            continue;
+          }
+          break;
+        case FrameType::lost:
+          if (const auto l = decode_lost(body, error)) {
+            client_->on_member_lost(l->node, l->left, l->why);
+            continue;
+          }
+          break;
+        case FrameType::halt:
+          if (const auto why = decode_text(*t, body, error)) {
+            halt(who + " halted: " + *why);
+            return;
+          }
+          break;
+        case FrameType::acked:
+          if (const auto a = decode_acked(body, error)) {
+            std::lock_guard lock(mu_);
+            if (const auto it = writers_.find(a->writer); it != writers_.end())
+              it->second.acked += a->count;
+            continue;
+          }
+          break;
+        default:
+          error = "a " + std::string(to_string(*t)) + " frame, which a relay does not send";
+          break;
+      }
+      halt(who + " sent a bad frame (" + error + "): this client left it");
+      return;
+    }
+  } catch (const std::exception& e) {
+    halt(who + ": " + e.what());
+  }
+}
+
+}  // namespace spindle::client

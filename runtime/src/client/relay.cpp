@@ -1,0 +1,612 @@
+// A member's service to external clients (see relay.hpp).
+#include "client/relay.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+#include <dds/core/Exception.hpp>
+
+#include "client/relay_wire.hpp"
+#include "dcps/wire.hpp"
+
+namespace spindle::client {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+using dcps::SampleKind;
+constexpr auto kHelloTimeout = std::chrono::seconds(3);
+constexpr std::size_t kMaxPending = 256;
+constexpr std::size_t kReadChunk = 256 * 1024;
+// Client serial blocks start here: a member's own participant counts up from 1.
+constexpr std::uint32_t kFirstClientSerial = 0x8000'0000u;
+constexpr std::uint32_t kClientBlocks = 0x8000'0000u / kClientSerials;
+const group::Channel kBuiltin{0, group::Ordering::atomic, 0};
+}  // namespace
+
+struct Relay::Client {
+  int fd = -1;
+  std::string peer;
+  Clock::time_point hello_deadline;
+  bool welcomed = false;
+  std::uint32_t first_serial = 0;
+  std::uint32_t last_serial = 0;
+  // I/O thread only.
+  std::vector<std::byte> in;
+  struct Blocked {
+    group::Channel channel;
+    std::vector<std::byte> message;
+  };
+  std::optional<Blocked> blocked;  // a message waiting for room in its ring
+  std::map<std::uint64_t, SampleKind> announced;
+  bool bye = false;
+  // Under mu.
+  std::mutex mu;
+  std::unordered_set<std::uint64_t> wants;
+  std::vector<std::byte> out;
+  std::size_t out_at = 0;
+  bool broken = false;
+  std::string broken_why;
+  std::map<std::uint64_t, std::uint64_t> acks;  // protocol thread: this batch's
+  [[nodiscard]] bool owns(std::uint64_t guid, transport::NodeId node) const noexcept {
+    const auto serial = static_cast<std::uint32_t>(guid & 0xffff'ffffu);
+    return dcps::guid_node(guid) == node && serial >= first_serial && serial <= last_serial;
+  }
+  [[nodiscard]] std::size_t queued() const noexcept { return out.size() - out_at; }
+};
+
+Relay::Relay(group::Bus& bus, dcps::Router& router, RelaySettings s)
+    : bus_(&bus), router_(&router), settings_(std::move(s)) {
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  const int one = 1;
+  (void)::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(settings_.port);
+  const bool parsed = ::inet_pton(AF_INET, settings_.host.c_str(), &a.sin_addr) == 1;
+  if (listen_fd_ < 0 || !parsed ||
+      ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 ||
+      ::listen(listen_fd_, 64) != 0) {
+    const std::string why = parsed ? std::strerror(errno) : "not an IPv4 address";
+    if (listen_fd_ >= 0) ::close(listen_fd_);
+    throw dds::core::Error("domain " + std::to_string(settings_.domain_id) +
+                           ": cannot serve clients at " + settings_.host + ":" +
+                           std::to_string(settings_.port) + " (client_port): " + why);
+  }
+  socklen_t len = sizeof a;
+  (void)::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
+  port_ = ntohs(a.sin_port);
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  router_->set_tap(this);
+  thread_ = std::thread([this] { run(); });
+}
+
+Relay::~Relay() {
+  stop();
+}
+
+void Relay::stop() {
+  if (stopping_.exchange(true)) return;
+  router_->set_tap(nullptr);
+  wake();
+  if (thread_.joinable()) thread_.join();
+  for (auto& c : pending_)
+    ::close(c->fd);
+  pending_.clear();
+  std::vector<std::shared_ptr<Client>> clients;
+  {
+    std::lock_guard lock(clients_mu_);
+    clients.swap(clients_);
+    any_clients_.store(false);
+  }
+  for (auto& c : clients) {
+    retire_all(*c);
+    ::close(c->fd);
+  }
+  ::close(listen_fd_);
+  ::close(wake_fd_);
+}
+
+RelayStats Relay::stats() const {
+  std::lock_guard lock(stats_mu_);
+  auto s = stats_;
+  std::lock_guard clock(clients_mu_);
+  s.clients = clients_.size();
+  return s;
+}
+
+void Relay::wake() {
+  const std::uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof one);
+}
+
+// ----------------------------------------------------------------------- the I/O thread
+
+void Relay::run() {
+  while (!stopping_.load()) {
+    try {
+      serve();
+    } catch (const std::exception& e) {
+      // Nothing a client sends may take the member down: report, and serve on.
+      std::cerr << "spindle: domain " << settings_.domain_id << ": the client relay of node "
+                << bus_->node() << " recovered from: " << e.what() << '\n';
+    }
+  }
+}
+
+void Relay::serve() {
+  std::vector<pollfd> fds;
+  std::vector<std::shared_ptr<Client>> polled;
+  while (!stopping_.load()) {
+    fds.clear();
+    polled.clear();
+    fds.push_back({wake_fd_, POLLIN, 0});
+    fds.push_back({listen_fd_, POLLIN, 0});
+    bool blocked = false;
+    std::vector<std::shared_ptr<Client>> all;
+    {
+      std::lock_guard lock(clients_mu_);
+      all = clients_;
+    }
+    all.insert(all.end(), pending_.begin(), pending_.end());
+    for (auto& c : all) {
+      short events = c->blocked ? 0 : POLLIN;
+      blocked = blocked || c->blocked.has_value();
+      {
+        std::lock_guard lock(c->mu);
+        if (c->queued() > 0) events |= POLLOUT;
+      }
+      fds.push_back({c->fd, events, 0});
+      polled.push_back(c);
+    }
+    const int ready = ::poll(fds.data(), fds.size(), blocked ? 2 : 100);
+    if (ready < 0 && errno != EINTR) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // out of memory: later
+      continue;
+    }
+    if ((fds[0].revents & POLLIN) != 0) {
+      std::uint64_t n = 0;
+      (void)!::read(wake_fd_, &n, sizeof n);
+    }
+    if ((fds[1].revents & POLLIN) != 0) accept_one();
+    for (std::size_t i = 0; i < polled.size(); ++i) {
+      auto& c = polled[i];
+      const auto ev = fds[i + 2].revents;
+      if ((ev & POLLOUT) != 0) {
+        std::lock_guard lock(c->mu);
+        flush(*c);
+      }
+      if ((ev & (POLLIN | POLLHUP | POLLERR)) != 0) read_from(c);
+    }
+    // Messages waiting for room, and clients the protocol thread cut off or that never said
+    // HELLO.
+    const auto now = Clock::now();
+    for (auto& c : all) {
+      if (c->fd < 0) continue;
+      if (c->blocked) {
+        std::string why;
+        if (publish(c, c->blocked->channel, c->blocked->message, why)) {
+          c->blocked.reset();
+          read_from(c);  // the frames it had sent meanwhile
+        }
+      }
+      std::string broken;
+      {
+        std::lock_guard lock(c->mu);
+        if (c->broken) broken = c->broken_why;
+      }
+      if (!broken.empty()) {
+        drop(c, broken);
+      } else if (!c->welcomed && now > c->hello_deadline) {
+        drop(c, "it sent no HELLO in time");
+      }
+    }
+  }
+}
+
+void Relay::accept_one() {
+  sockaddr_in a{};
+  socklen_t len = sizeof a;
+  const int fd =
+      ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (fd < 0) return;
+  const int one = 1;
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  auto c = std::make_shared<Client>();
+  c->fd = fd;
+  char host[INET_ADDRSTRLEN] = {};
+  (void)::inet_ntop(AF_INET, &a.sin_addr, host, sizeof host);
+  c->peer = std::string(host) + ":" + std::to_string(ntohs(a.sin_port));
+  c->hello_deadline = Clock::now() + kHelloTimeout;
+  if (pending_.size() >= kMaxPending) drop(pending_.front(), "too many connections say nothing");
+  pending_.push_back(std::move(c));
+}
+
+void Relay::read_from(const std::shared_ptr<Client>& c) {
+  if (c->fd < 0) return;
+  if (!c->blocked) {
+    const auto had = c->in.size();
+    c->in.resize(had + kReadChunk);
+    const auto n = ::recv(c->fd, c->in.data() + had, kReadChunk, MSG_DONTWAIT);
+    c->in.resize(had + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+      drop(c, c->bye ? "" : n == 0 ? "it closed the connection" : std::strerror(errno));
+      return;
+    }
+  }
+  std::size_t at = 0;
+  std::string why;
+  while (!c->blocked && c->in.size() - at >= kFrameHead) {
+    std::uint32_t n = 0;
+    for (int i = 0; i < 4; ++i)
+      n |= static_cast<std::uint32_t>(c->in[at + static_cast<std::size_t>(i)]) << (8 * i);
+    if (n < 1 || n > bus_->max_large_message() + 64 * 1024) {
+      drop(c, "it sent a frame of " + std::to_string(n) + " bytes");
+      return;
+    }
+    if (c->in.size() - at < 4 + std::size_t{n}) break;
+    const auto type = static_cast<std::uint8_t>(c->in[at + 4]);
+    const std::span<const std::byte> body(c->in.data() + at + kFrameHead, n - 1);
+    at += 4 + std::size_t{n};
+    if (!handle(c, type, body, why)) {
+      drop(c, why);
+      return;
+    }
+    if (c->fd < 0) return;
+  }
+  c->in.erase(c->in.begin(), c->in.begin() + static_cast<std::ptrdiff_t>(at));
+}
+
+bool Relay::handle(const std::shared_ptr<Client>& c, std::uint8_t type,
+                   std::span<const std::byte> body, std::string& why) {
+  const auto t = static_cast<FrameType>(type);
+  if (!c->welcomed) {
+    if (t != FrameType::hello) {
+      why = "it sent " + std::string(to_string(t)) + " before HELLO";
+      return false;
+    }
+    welcome(c, body);
+    return true;
+  }
+  switch (t) {
+    case FrameType::publish: {
+      const auto p = decode_publish(body, why);
+      if (!p) return false;
+      if (const auto bad = check_message(*c, p->message); !bad.empty()) {
+        // Not the client's to send: refused, and the client with it (a client that forges
+        // messages is no client of ours).
+        why = "it sent a message it may not: " + bad;
+        std::lock_guard lock(stats_mu_);
+        ++stats_.refused;
+        stats_.last_refusal = c->peer + ": " + bad;
+        return false;
+      }
+      if (!publish(c, p->channel, p->message, why)) {
+        c->blocked = Client::Blocked{p->channel, {p->message.begin(), p->message.end()}};
+      }
+      return true;
+    }
+    case FrameType::want: {
+      const auto w = decode_want(body, why);
+      if (!w) return false;
+      std::lock_guard lock(c->mu);
+      if (w->second) {
+        c->wants.insert(w->first);
+      } else {
+        c->wants.erase(w->first);
+      }
+      return true;
+    }
+    case FrameType::bye:
+      c->bye = true;
+      return true;
+    default:
+      why = "it sent " + std::string(to_string(t)) + ", which a client does not send";
+      return false;
+  }
+}
+
+void Relay::welcome(const std::shared_ptr<Client>& c, std::span<const std::byte> body) {
+  std::string why;
+  const auto hello = decode_hello(body, why);
+  if (hello && hello->domain_id != settings_.domain_id) {
+    why = "this member serves domain " + std::to_string(settings_.domain_id) + ", not " +
+          std::to_string(hello->domain_id);
+  }
+  if (hello && why.empty()) {
+    for (const auto& mine : settings_.must_agree) {
+      for (const auto& [k, v] : hello->settings) {
+        if (k == mine.name && v != mine.value)
+          why = k + " is " + v + " at the client and " + mine.value + " here";
+      }
+    }
+  }
+  if (why.empty() && next_block_ > kClientBlocks)
+    why = "this member has given out every block of entity ids it has for clients";
+  if (why.empty() && !bus_->halted().empty()) why = "this member halted: " + bus_->halted();
+  if (!why.empty()) {
+    const auto refused = encode_refused(why);
+    std::lock_guard lock(c->mu);
+    queue(*c, refused);
+    c->broken = true;  // dropped once the refusal went out (or at once)
+    c->broken_why = "refused: " + why;
+    return;
+  }
+  c->first_serial = kFirstClientSerial + (next_block_ - 1) * kClientSerials;
+  c->last_serial = c->first_serial + (kClientSerials - 1);
+  ++next_block_;
+  std::erase(pending_, c);
+  // The cut: the state and the view as the participant has them, and from the next batch on
+  // everything the client wants.
+  router_->at_cut([&](const group::View& v) {
+    Welcome w;
+    w.relay = bus_->node();
+    w.first_serial = c->first_serial;
+    w.serial_count = kClientSerials;
+    w.max_large_message = bus_->max_large_message();
+    w.view_yaml = group::to_yaml(v);
+    w.state = router_->state_for_joiner();
+    const auto frame = encode(w);
+    std::lock_guard lock(clients_mu_);
+    {
+      std::lock_guard clock(c->mu);
+      queue(*c, frame);
+    }
+    c->welcomed = true;
+    clients_.push_back(c);
+    any_clients_.store(true, std::memory_order_release);
+  });
+  std::lock_guard lock(stats_mu_);
+  ++stats_.welcomed;
+}
+
+std::string Relay::check_message(const Client& c, std::span<const std::byte> message) {
+  std::string error;
+  const auto p = dcps::parse(message, error);
+  if (!p) return error;
+  const auto& h = p->header;
+  const auto node = bus_->node();
+  if (!c.owns(h.writer, node)) {
+    return "writer " + std::to_string(h.writer) + " is not one of its entity ids (node " +
+           std::to_string(node) + ", serials " + std::to_string(c.first_serial) + " to " +
+           std::to_string(c.last_serial) + ")";
+  }
+  switch (h.kind) {
+    case SampleKind::data:
+    case SampleKind::dispose:
+    case SampleKind::unregister:
+      if (h.topic == 0) return "a sample on the builtin topic";
+      return "";
+    case SampleKind::coherent_set: {
+      std::vector<dcps::ParsedSample> set;
+      if (!dcps::parse_set(p->payload, set, error)) return error;
+      for (const auto& inner : set)
+        if (!c.owns(inner.header.writer, node))
+          return "a coherent set holds writer " + std::to_string(inner.header.writer) +
+                 ", not one of its own";
+      return h.topic == 0 ? "a coherent set on the builtin topic" : "";
+    }
+    case SampleKind::announce_writer:
+    case SampleKind::announce_reader:
+    case SampleKind::announce_topic:
+    case SampleKind::retire_writer:
+    case SampleKind::retire_reader:
+    case SampleKind::retire_topic:
+    case SampleKind::liveliness:
+      return h.topic == 0 ? "" : "a discovery message off the builtin topic";
+    default:
+      return "a " + std::string(dcps::to_string(h.kind)) + " message (clients may not send those)";
+  }
+}
+
+bool Relay::publish(const std::shared_ptr<Client>& c, const group::Channel& channel,
+                    std::span<const std::byte> message, std::string& why) {
+  dcps::SampleHeader h;
+  std::memcpy(&h, message.data(), sizeof h);  // checked: a whole header
+  const bool builtin = h.topic == 0;
+  try {
+    // No waiting here: this thread serves every client. A full ring is tried again shortly,
+    // with the client's connection unread meanwhile (its sends wait: back-pressure).
+    auto loan = bus_->reserve(builtin ? kBuiltin : channel, message.size(), Clock::now());
+    std::memcpy(loan.data, message.data(), message.size());
+    bus_->commit(loan, message.size(), Clock::now() + std::chrono::seconds(1));
+  } catch (const dds::core::TimeoutError&) {
+    return false;
+  } catch (const dds::core::Exception& e) {
+    // Too large, or this member halted: the message is lost to everyone, as the client's own
+    // write would have failed.
+    why = e.what();
+    std::lock_guard lock(stats_mu_);
+    ++stats_.refused;
+    stats_.last_refusal = c->peer + ": " + why;
+    return true;
+  }
+  switch (h.kind) {
+    case SampleKind::announce_writer:
+    case SampleKind::announce_reader:
+    case SampleKind::announce_topic:
+      c->announced[h.writer] = h.kind;
+      break;
+    case SampleKind::retire_writer:
+    case SampleKind::retire_reader:
+    case SampleKind::retire_topic:
+      c->announced.erase(h.writer);
+      break;
+    default:
+      break;
+  }
+  std::lock_guard lock(stats_mu_);
+  ++stats_.published;
+  return true;
+}
+
+void Relay::retire_all(Client& c) {
+  for (const auto& [guid, kind] : c.announced) {
+    dcps::SampleHeader h;
+    h.kind = kind == SampleKind::announce_writer   ? SampleKind::retire_writer
+             : kind == SampleKind::announce_reader ? SampleKind::retire_reader
+                                                   : SampleKind::retire_topic;
+    h.topic = 0;
+    h.writer = guid;
+    h.source_time_ns = bus_->runtime().wall_ns();
+    try {
+      router_->publish(
+          kBuiltin, h, 0, [](std::span<std::byte>) {}, Clock::now() + std::chrono::seconds(1));
+    } catch (const dds::core::Exception& e) {
+      std::cerr << "spindle: domain " << settings_.domain_id << ": could not retire entity "
+                << guid << " of the client at " << c.peer << ": " << e.what() << '\n';
+    }
+  }
+  c.announced.clear();
+}
+
+void Relay::drop(const std::shared_ptr<Client>& c, const std::string& why) {
+  if (c->fd < 0) return;
+  std::erase(pending_, c);
+  if (c->welcomed) {
+    {
+      std::lock_guard lock(clients_mu_);
+      std::erase(clients_, c);
+      any_clients_.store(!clients_.empty(), std::memory_order_release);
+    }
+    retire_all(*c);
+    if (!why.empty()) {
+      std::cerr << "spindle: domain " << settings_.domain_id << ": node " << bus_->node()
+                << " no longer relays for the client at " << c->peer << ": " << why << '\n';
+    }
+  }
+  {
+    std::lock_guard lock(c->mu);
+    flush(*c);  // a refusal, say
+  }
+  ::close(c->fd);
+  c->fd = -1;
+}
+
+// ------------------------------------------------------------------ out, to the clients
+
+void Relay::queue(Client& c, std::span<const std::byte> frame) {
+  const bool idle = c.queued() == 0;
+  c.out.insert(c.out.end(), frame.begin(), frame.end());
+  if (idle) flush(c);
+  if (c.queued() > 0) wake();
+}
+
+void Relay::flush(Client& c) {
+  while (c.queued() > 0 && c.fd >= 0) {
+    const auto n = ::send(c.fd, c.out.data() + c.out_at, c.queued(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      break;  // full (the I/O thread waits for room), or failed (it reads the failure)
+    }
+    c.out_at += static_cast<std::size_t>(n);
+  }
+  if (c.out_at == c.out.size()) {
+    c.out.clear();
+    c.out_at = 0;
+  } else if (c.out_at > (std::size_t{1} << 20) && c.out_at > c.out.size() / 2) {
+    c.out.erase(c.out.begin(), c.out.begin() + static_cast<std::ptrdiff_t>(c.out_at));
+    c.out_at = 0;
+  }
+}
+
+void Relay::to_all(std::span<const std::byte> frame) {
+  if (!any_clients_.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(clients_mu_);
+  for (auto& c : clients_) {
+    std::lock_guard clock(c->mu);
+    if (!c->broken) queue(*c, frame);
+  }
+}
+
+void Relay::on_batch(std::span<const group::Message> batch) {
+  if (!any_clients_.load(std::memory_order_acquire)) return;
+  struct Seen {
+    std::uint64_t topic = 0;
+    std::uint64_t writer = 0;
+    bool retained = false;
+    bool valid = false;
+  };
+  std::vector<Seen> seen(batch.size());
+  const auto self = bus_->node();
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const auto& m = batch[i];
+    if (m.payload.size() < sizeof(dcps::SampleHeader)) continue;  // the Router reports it
+    dcps::SampleHeader h;
+    std::memcpy(&h, m.payload.data(), sizeof h);
+    seen[i] = Seen{h.topic, h.writer, h.topic != 0 && router_->retains(h.topic), true};
+  }
+  std::vector<const group::Message*> picked;
+  std::uint64_t relayed = 0;
+  std::uint64_t dropped = 0;
+  std::lock_guard lock(clients_mu_);
+  for (auto& c : clients_) {
+    std::lock_guard clock(c->mu);
+    if (c->broken) continue;
+    const bool over = c->queued() > settings_.queue_bytes;
+    picked.clear();
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const auto& s = seen[i];
+      if (!s.valid) continue;
+      if (batch[i].sender == self && c->owns(s.writer, self)) ++c->acks[s.writer];
+      if (s.topic != 0 && !s.retained && !c->wants.contains(s.topic)) continue;
+      if (over && s.topic != 0) {
+        ++dropped;  // the client's readers see the gap in the writer's numbers
+        continue;
+      }
+      picked.push_back(&batch[i]);
+    }
+    if (!picked.empty()) {
+      FrameWriter w(FrameType::deliver);
+      begin_deliver(w, static_cast<std::uint32_t>(picked.size()));
+      for (const auto* m : picked)
+        add_delivered(w, *m);
+      queue(*c, w.finish());
+      relayed += picked.size();
+    }
+    for (const auto& [writer, n] : c->acks)
+      queue(*c, encode(Acked{writer, n}));
+    c->acks.clear();
+    if (c->queued() > 4 * settings_.queue_bytes) {
+      c->broken = true;
+      c->broken_why = "it read nothing while " + std::to_string(c->queued()) +
+                      " bytes waited for it, builtin messages among them";
+      wake();
+    }
+  }
+  std::lock_guard slock(stats_mu_);
+  stats_.relayed += relayed;
+  stats_.dropped += dropped;
+}
+
+void Relay::on_view(const group::View& view) {
+  to_all(encode_view(group::to_yaml(view)));
+}
+
+void Relay::on_member_lost(transport::NodeId node, bool left, const std::string& why) {
+  to_all(encode(Lost{node, left, why}));
+}
+
+void Relay::on_halt(const std::string& why) {
+  // The domain removed this member and, with it, every client's endpoints: the clients
+  // halt too (they do not come back with it).
+  to_all(encode_halt(why));
+  std::lock_guard lock(clients_mu_);
+  for (auto& c : clients_) {
+    std::lock_guard clock(c->mu);
+    c->broken = true;
+    c->broken_why = "this member halted";
+  }
+  wake();
+}
+
+}  // namespace spindle::client

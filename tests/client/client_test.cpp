@@ -1,0 +1,287 @@
+// External clients below the API: the frames of the client link (relay_wire.hpp) round-trip
+// and refuse what is cut or out of range, naming the field; a member serving clients refuses a
+// client of another domain, and cuts off one that sends what it may not (a guid that is not
+// its own, a goodbye in the member's name, an absurd frame) and goes on serving the next; a
+// client with no relay to reach fails with every relay it tried named.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <dds/dds.hpp>
+
+#include "client/relay_wire.hpp"
+#include "core/socket_io.hpp"
+#include "dcps/entities.hpp"
+#include "dcps/wire.hpp"
+#include "scoped_config.hpp"
+#include "transports.hpp"
+
+namespace sc = spindle::client;
+namespace tst = spindle::testing;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+
+std::span<const std::byte> body_of(const std::vector<std::byte>& frame) {
+  return std::span<const std::byte>(frame).subspan(sc::kFrameHead);
+}
+
+// A frame's bytes read from a raw socket: its type and body; nullopt at EOF or timeout.
+std::optional<std::pair<sc::FrameType, std::vector<std::byte>>> read_frame(int fd) {
+  std::byte head[sc::kFrameHead];
+  const auto deadline = Clock::now() + 5s;
+  if (!spindle::core::read_exact(fd, head, sc::kFrameHead, deadline)) return std::nullopt;
+  std::uint32_t n = 0;
+  for (int i = 0; i < 4; ++i)
+    n |= static_cast<std::uint32_t>(head[i]) << (8 * i);
+  std::vector<std::byte> body(n - 1);
+  if (!spindle::core::read_exact(fd, body.data(), body.size(), deadline)) return std::nullopt;
+  return std::pair{static_cast<sc::FrameType>(head[4]), std::move(body)};
+}
+
+// True once the peer closed the connection (within a few seconds).
+bool closed_by_peer(int fd) {
+  std::byte b[4096];
+  const auto deadline = Clock::now() + 5s;
+  bool closed = false;
+  while (Clock::now() < deadline) {
+    if (!spindle::core::read_exact(fd, b, 1, deadline, &closed)) return closed;
+  }
+  return false;
+}
+
+int connect_raw(std::uint16_t port) {
+  const int fd = spindle::core::connect_to({0, "127.0.0.1", port}, Clock::now() + 2s);
+  REQUIRE(fd >= 0);
+  return fd;
+}
+
+void send_frame(int fd, const std::vector<std::byte>& frame) {
+  REQUIRE(spindle::core::write_all(fd, frame.data(), frame.size()));
+}
+
+std::vector<std::byte> publish_frame(const spindle::dcps::SampleHeader& h) {
+  std::vector<std::byte> message(sizeof h);
+  std::memcpy(message.data(), &h, sizeof h);
+  auto frame = sc::encode_publish_head(spindle::group::Channel{h.topic, {}, 0}, message.size());
+  frame.insert(frame.end(), message.begin(), message.end());
+  return frame;
+}
+
+sc::Hello hello(std::uint32_t domain) {
+  sc::Hello h;
+  h.domain_id = domain;
+  h.settings = {{"protocol", "2"}};
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("client link: every frame round-trips", "[wire]") {
+  std::string error;
+  const auto h = sc::decode_hello(body_of(sc::encode(hello(7))), error);
+  REQUIRE(h);
+  CHECK(h->domain_id == 7);
+  CHECK(h->settings == std::vector<std::pair<std::string, std::string>>{{"protocol", "2"}});
+
+  sc::Welcome w;
+  w.relay = 3;
+  w.first_serial = 0x8000'0000u;
+  w.serial_count = sc::kClientSerials;
+  w.max_large_message = 1 << 20;
+  w.view_yaml = "epoch: 1";
+  w.state = {std::byte{1}, std::byte{2}};
+  const auto back = sc::decode_welcome(body_of(sc::encode(w)), error);
+  REQUIRE(back);
+  CHECK(back->relay == 3);
+  CHECK(back->first_serial == w.first_serial);
+  CHECK(back->serial_count == w.serial_count);
+  CHECK(back->max_large_message == w.max_large_message);
+  CHECK(back->view_yaml == w.view_yaml);
+  CHECK(back->state == w.state);
+
+  const auto lost = sc::decode_lost(body_of(sc::encode(sc::Lost{9, true, "gone"})), error);
+  REQUIRE(lost);
+  CHECK((lost->node == 9 && lost->left && lost->why == "gone"));
+  const auto acked = sc::decode_acked(body_of(sc::encode(sc::Acked{42, 5})), error);
+  REQUIRE(acked);
+  CHECK((acked->writer == 42 && acked->count == 5));
+  const auto want = sc::decode_want(body_of(sc::encode_want(11, true)), error);
+  REQUIRE(want);
+  CHECK((want->first == 11 && want->second));
+  CHECK(sc::decode_text(sc::FrameType::halt, body_of(sc::encode_halt("stop")), error) == "stop");
+
+  spindle::dcps::SampleHeader sh;
+  sh.topic = 5;
+  sh.writer = 77;
+  const auto pub = publish_frame(sh);
+  const auto p = sc::decode_publish(body_of(pub), error);
+  REQUIRE(p);
+  CHECK(p->channel.topic == 5);
+  CHECK(p->message.size() == sizeof sh);
+
+  std::vector<std::byte> payload{std::byte{9}, std::byte{8}};
+  spindle::group::Message m;
+  m.subgroup = 2;
+  m.sender = 4;
+  m.sender_rank = 1;
+  m.index = 17;
+  m.seq = -1;
+  m.flags = 3;
+  m.lost_before = 6;
+  m.listened = true;
+  m.payload = payload;
+  sc::FrameWriter fw(sc::FrameType::deliver);
+  sc::begin_deliver(fw, 2);
+  sc::add_delivered(fw, m);
+  sc::add_delivered(fw, m);
+  const auto frame = fw.finish();
+  std::vector<spindle::group::Message> out;
+  REQUIRE(sc::decode_deliver(body_of(frame), out, error));
+  REQUIRE(out.size() == 2);
+  CHECK((out[1].subgroup == 2 && out[1].sender == 4 && out[1].sender_rank == 1 &&
+         out[1].index == 17 && out[1].seq == -1 && out[1].flags == 3 && out[1].lost_before == 6 &&
+         out[1].listened));
+  CHECK(std::vector<std::byte>(out[1].payload.begin(), out[1].payload.end()) == payload);
+}
+
+TEST_CASE("client link: cut and out-of-range frames are refused, naming the field", "[wire]") {
+  std::string error;
+  auto frame = sc::encode(hello(7));
+  auto cut = body_of(frame).first(body_of(frame).size() - 3);
+  CHECK_FALSE(sc::decode_hello(cut, error));
+  CHECK(error.find("HELLO: setting value at offset") != std::string::npos);
+
+  sc::FrameWriter other(sc::FrameType::hello);
+  other.str("SPINDLE-JOIN 2");
+  CHECK_FALSE(sc::decode_hello(body_of(other.finish()), error));
+  CHECK(error.find("magic 'SPINDLE-JOIN 2'") != std::string::npos);
+
+  sc::Welcome w;
+  w.first_serial = 0xffff'fff0u;
+  w.serial_count = sc::kClientSerials;
+  CHECK_FALSE(sc::decode_welcome(body_of(sc::encode(w)), error));
+  CHECK(error.find("are not a range of guid serials") != std::string::npos);
+
+  sc::FrameWriter many(sc::FrameType::deliver);
+  sc::begin_deliver(many, 1'000'000);
+  std::vector<spindle::group::Message> out;
+  CHECK_FALSE(sc::decode_deliver(body_of(many.finish()), out, error));
+  CHECK(error.find("DELIVER: 1000000 messages cannot fit") != std::string::npos);
+
+  sc::FrameWriter huge(sc::FrameType::deliver);
+  sc::begin_deliver(huge, 1);
+  for (int i = 0; i < 6; ++i)
+    huge.u64(0);
+  huge.u64(~0ull);  // a payload length past the frame
+  CHECK_FALSE(sc::decode_deliver(body_of(huge.finish()), out, error));
+  CHECK(error.find("DELIVER: payload at offset") != std::string::npos);
+
+  auto want = sc::encode_want(1, true);
+  want.back() = std::byte{7};
+  CHECK_FALSE(sc::decode_want(body_of(want), error));
+  CHECK(error == "WANT: wanted is 7, not 0 or 1");
+
+  auto extra = sc::encode(sc::Acked{1, 2});
+  extra.push_back(std::byte{0});
+  CHECK_FALSE(sc::decode_acked(body_of(extra), error));
+  CHECK(error == "ACKED: 1 bytes past its end at offset 16");
+}
+
+TEST_CASE("relay: another domain is refused; a client that forges is cut off; the member goes on",
+          "[relay]") {
+  const auto port = tst::free_loopback_port();
+  const tst::ScopedDomainConfig config("transport: tcp, client_port: " + std::to_string(port));
+  dds::domain::DomainParticipant member(0);
+  auto core = std::static_pointer_cast<spindle::dcps::Participant>(member.core_ptr());
+  REQUIRE(core->client_port() == port);
+  std::string error;
+
+  SECTION("a client of another domain is refused, both named") {
+    const int fd = connect_raw(port);
+    send_frame(fd, sc::encode(hello(5)));
+    const auto f = read_frame(fd);
+    REQUIRE(f);
+    CHECK(f->first == sc::FrameType::refused);
+    CHECK(sc::decode_text(f->first, f->second, error) ==
+          "this member serves domain 0, not 5");
+    CHECK(closed_by_peer(fd));
+    ::close(fd);
+  }
+  SECTION("a stranger that does not say HELLO first is dropped") {
+    const int fd = connect_raw(port);
+    send_frame(fd, sc::encode_want(1, true));
+    CHECK(closed_by_peer(fd));
+    ::close(fd);
+  }
+  SECTION("an absurd frame length is dropped") {
+    const int fd = connect_raw(port);
+    send_frame(fd, sc::encode(hello(0)));
+    REQUIRE(read_frame(fd)->first == sc::FrameType::welcome);
+    const std::vector<std::byte> absurd{std::byte{0xff}, std::byte{0xff}, std::byte{0xff},
+                                        std::byte{0x7f}, std::byte{16}};
+    send_frame(fd, absurd);
+    CHECK(closed_by_peer(fd));
+    ::close(fd);
+  }
+  SECTION("a guid outside its block, or a goodbye in the member's name, cuts the client off") {
+    const bool goodbye = GENERATE(false, true);
+    const int fd = connect_raw(port);
+    send_frame(fd, sc::encode(hello(0)));
+    const auto f = read_frame(fd);
+    REQUIRE(f);
+    REQUIRE(f->first == sc::FrameType::welcome);
+    const auto w = sc::decode_welcome(f->second, error);
+    REQUIRE(w);
+    CHECK(w->relay == core->node_id());
+    CHECK(w->first_serial >= 0x8000'0000u);
+    spindle::dcps::SampleHeader h;
+    if (goodbye) {
+      h.kind = spindle::dcps::SampleKind::participant_left;
+      h.writer = spindle::dcps::make_guid(w->relay, w->first_serial);
+    } else {
+      h.topic = spindle::dcps::topic_id("Stolen");
+      h.writer = spindle::dcps::make_guid(w->relay, 2);  // the member's own serial
+    }
+    send_frame(fd, publish_frame(h));
+    CHECK(closed_by_peer(fd));
+    ::close(fd);
+    const auto stats = core->relay_stats();
+    CHECK(stats.refused == 1);
+    CHECK(stats.published == 0);
+    CHECK(stats.last_refusal.find(goodbye ? "a participant_left message (clients may not send "
+                                            "those)"
+                                          : "is not one of its entity ids") != std::string::npos);
+  }
+  // Whatever came before, the next client is welcomed.
+  const int fd = connect_raw(port);
+  send_frame(fd, sc::encode(hello(0)));
+  const auto f = read_frame(fd);
+  REQUIRE(f);
+  CHECK(f->first == sc::FrameType::welcome);
+  ::close(fd);
+}
+
+TEST_CASE("client: no relay to reach: the error names every relay tried", "[connect]") {
+  const auto a = tst::free_loopback_port();
+  const auto b = tst::free_loopback_port();
+  const tst::ScopedDomainConfig config(
+      "role: client, engine: {connect_timeout: 300ms}, relays: [{host: 127.0.0.1, port: " +
+      std::to_string(a) + "}, {host: 127.0.0.1, port: " + std::to_string(b) + "}]");
+  try {
+    dds::domain::DomainParticipant p(0);
+    FAIL("a client with no relay was created");
+  } catch (const dds::core::Error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("no relay took this client") != std::string::npos);
+    CHECK(what.find("127.0.0.1:" + std::to_string(a) + ": no connection") != std::string::npos);
+    CHECK(what.find("127.0.0.1:" + std::to_string(b) + ": no connection") != std::string::npos);
+  }
+}
