@@ -28,7 +28,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-
 std::span<const std::byte> body_of(const std::vector<std::byte>& frame) {
   return std::span<const std::byte>(frame).subspan(sc::kFrameHead);
 }
@@ -210,8 +209,7 @@ TEST_CASE("relay: another domain is refused; a client that forges is cut off; th
     const auto f = read_frame(fd);
     REQUIRE(f);
     CHECK(f->first == sc::FrameType::refused);
-    CHECK(sc::decode_text(f->first, f->second, error) ==
-          "this member serves domain 0, not 5");
+    CHECK(sc::decode_text(f->first, f->second, error) == "this member serves domain 0, not 5");
     CHECK(closed_by_peer(fd));
     ::close(fd);
   }

@@ -29,8 +29,8 @@ std::string address_of(const transport::NodeAddress& a) {
 
 // One whole frame (head and body) before `deadline`; the body into `body`. nullopt with
 // `error` set when the connection failed, timed out or sent a length past kMaxFrame.
-std::optional<FrameType> read_frame(int fd, std::vector<std::byte>& body, Clock::time_point deadline,
-                                    std::string& error) {
+std::optional<FrameType> read_frame(int fd, std::vector<std::byte>& body,
+                                    Clock::time_point deadline, std::string& error) {
   std::byte head[kFrameHead];
   bool closed = false;
   if (!core::read_exact(fd, head, kFrameHead, deadline, &closed)) {
@@ -241,12 +241,13 @@ group::Loan ClientBus::reserve(group::Channel channel, std::size_t size, Clock::
         relay_address() + " takes (" + std::to_string(max_large_) + ")");
   }
   // Private memory: the message goes to the relay, which writes it into its own slot.
-  auto* data = static_cast<std::byte*>(::operator new(size == 0 ? 1 : size, std::align_val_t{64}));
+  auto* data = static_cast<std::byte*>(::operator new (size == 0 ? 1 : size, std::align_val_t{64}));
   group::Loan loan;
   loan.channel = channel;
   loan.data = data;
   loan.capacity = size;
-  loan.scratch = std::shared_ptr<void>(data, [](void* p) { ::operator delete(p, std::align_val_t{64}); });
+  loan.scratch =
+      std::shared_ptr<void>(data, [](void* p) { ::operator delete (p, std::align_val_t{64}); });
   return loan;
 }
 

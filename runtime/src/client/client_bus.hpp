@@ -74,8 +74,8 @@ class ClientRuntime final : public group::Runtime {
 class ClientBus final : public group::Bus {
  public:
   // Connects to the first relay of `s.relays` that welcomes it, trying those that do not
-  // answer yet again until the connect timeout. Throws dds::core::Error naming every relay tried and why it failed (refused:
-  // its words).
+  // answer yet again until the connect timeout. Throws dds::core::Error naming every relay tried
+  // and why it failed (refused: its words).
   [[nodiscard]] static std::unique_ptr<ClientBus> connect(const ClientSettings& s);
   ~ClientBus() override;
   ClientBus(const ClientBus&) = delete;

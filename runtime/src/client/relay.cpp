@@ -462,8 +462,8 @@ void Relay::retire_all(Client& c) {
       router_->publish(
           kBuiltin, h, 0, [](std::span<std::byte>) {}, Clock::now() + std::chrono::seconds(1));
     } catch (const dds::core::Exception& e) {
-      std::cerr << "spindle: domain " << settings_.domain_id << ": could not retire entity "
-                << guid << " of the client at " << c.peer << ": " << e.what() << '\n';
+      std::cerr << "spindle: domain " << settings_.domain_id << ": could not retire entity " << guid
+                << " of the client at " << c.peer << ": " << e.what() << '\n';
     }
   }
   c.announced.clear();

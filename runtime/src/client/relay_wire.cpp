@@ -4,7 +4,7 @@
 namespace spindle::client {
 
 namespace {
-constexpr std::size_t kMaxText = 4096;       // a refusal's, a halt's, a suspicion's reason
+constexpr std::size_t kMaxText = 4096;         // a refusal's, a halt's, a suspicion's reason
 constexpr std::size_t kMaxViewYaml = 1 << 20;  // as the join protocol's welcome
 constexpr std::size_t kMaxSettings = 64;
 constexpr std::size_t kMaxSettingText = 256;
@@ -15,17 +15,28 @@ constexpr std::size_t kDeliveredFixed = 4 + 4 + 4 + 8 + 8 + 4 + 8 + 1 + 8;
 
 std::string_view to_string(FrameType t) noexcept {
   switch (t) {
-    case FrameType::hello: return "HELLO";
-    case FrameType::welcome: return "WELCOME";
-    case FrameType::refused: return "REFUSED";
-    case FrameType::deliver: return "DELIVER";
-    case FrameType::view: return "VIEW";
-    case FrameType::lost: return "LOST";
-    case FrameType::halt: return "HALT";
-    case FrameType::acked: return "ACKED";
-    case FrameType::publish: return "PUBLISH";
-    case FrameType::want: return "WANT";
-    case FrameType::bye: return "BYE";
+    case FrameType::hello:
+      return "HELLO";
+    case FrameType::welcome:
+      return "WELCOME";
+    case FrameType::refused:
+      return "REFUSED";
+    case FrameType::deliver:
+      return "DELIVER";
+    case FrameType::view:
+      return "VIEW";
+    case FrameType::lost:
+      return "LOST";
+    case FrameType::halt:
+      return "HALT";
+    case FrameType::acked:
+      return "ACKED";
+    case FrameType::publish:
+      return "PUBLISH";
+    case FrameType::want:
+      return "WANT";
+    case FrameType::bye:
+      return "BYE";
   }
   return "an unknown frame";
 }

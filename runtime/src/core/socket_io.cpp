@@ -15,7 +15,8 @@
 namespace spindle::core {
 
 int remaining_ms(SocketClock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SocketClock::now());
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SocketClock::now());
   return static_cast<int>(std::max<std::int64_t>(0, left.count()));
 }
 
