@@ -173,3 +173,38 @@ TEST_CASE("layout: partitions split a topic; a reader that matches several joins
   std::vector<ChannelDemand> back(d.rbegin(), d.rend());
   CHECK(group::layout(m, back, settings()) == sgs);
 }
+
+TEST_CASE(
+    "layout: a reader's process is left behind unless it writes, or keeps all for a writer "
+    "that keeps all",
+    "[layout]") {
+  const auto m = members({1, 2, 3, 4});
+  auto s = settings();
+  s.lag_bound = std::chrono::milliseconds(100);
+  // Node 1 writes; 2 reads (KEEP_LAST); 3 reads and keeps all; 4 reads and writes.
+  auto keeper = reader(7, 3);
+  keeper.keeps_all = true;
+  auto base =
+      std::vector<ChannelDemand>{writer(7, 1), reader(7, 2), keeper, reader(7, 4), writer(7, 4)};
+  SECTION("KEEP_LAST writers wait for no reader past the bound") {
+    const auto sgs = group::layout(m, base, s);
+    REQUIRE(sgs.size() == 2);
+    CHECK(sgs[1].demotable == std::vector<group::NodeId>{2, 3});
+    CHECK(sgs[1].lag_bound == std::chrono::milliseconds(100));
+  }
+  SECTION("a writer that keeps all may wait for a reader that keeps all") {
+    auto all = writer(7, 1);
+    all.keeps_all = true;
+    base.front() = all;
+    const auto sgs = group::layout(m, base, s);
+    REQUIRE(sgs.size() == 2);
+    CHECK(sgs[1].demotable == std::vector<group::NodeId>{2});
+  }
+  SECTION("a retained topic's members are never left behind") {
+    base.front().retained = true;
+    const auto sgs = group::layout(m, base, s);
+    REQUIRE(sgs.size() == 2);
+    CHECK(sgs[1].demotable.empty());
+    CHECK(sgs[1].lag_bound == std::chrono::milliseconds(0));
+  }
+}

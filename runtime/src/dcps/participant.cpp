@@ -921,6 +921,12 @@ group::Demand Participant::layout_demand() const {
                  : "group-" + std::to_string(guid_node(g));  // a GROUP-scope publisher's
     d.writers.push_back(guid_node(g));
     d.retained = retention_terms(w.qos).has_value();
+    // A RELIABLE KEEP_ALL writer may wait for its KEEP_ALL readers (max_blocking_time); a
+    // KEEP_LAST or BEST_EFFORT one waits for no reader past the lag bound.
+    d.keeps_all = w.qos.policy<dds::core::policy::Reliability>().kind() ==
+                      dds::core::policy::ReliabilityKind::RELIABLE &&
+                  w.qos.policy<dds::core::policy::History>().kind() ==
+                      dds::core::policy::HistoryKind::KEEP_ALL;
     // An Engine policy left at its defaults takes the domain file's engine settings.
     if (const auto& e = w.qos.policy<spindle::policy::Engine>(); e != spindle::policy::Engine()) {
       d.window_size = e.window_size();

@@ -61,6 +61,7 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
     std::uint32_t window = 0;
     std::uint32_t payload = 0;
     bool retained = false;
+    bool keeps_all = false;                              // a RELIABLE KEEP_ALL writer writes here
     std::optional<std::chrono::milliseconds> lag_bound;  // the longest asked for; 0 longest
   };
   const auto longest = [](std::optional<std::chrono::milliseconds> a,
@@ -86,6 +87,7 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
     c.window = std::max(c.window, d.window_size);
     c.payload = std::max(c.payload, d.max_payload);
     c.retained = c.retained || d.retained;
+    c.keeps_all = c.keeps_all || d.keeps_all;
     c.lag_bound = longest(c.lag_bound, d.lag_bound);
   }
   // A retained channel: every member reads it (its own partition set only).
@@ -143,6 +145,7 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
       std::set<NodeId> writers, readers_here, holders_here, keepers;
       std::uint32_t window = 0, payload = 0;
       bool retained = false;
+      bool writer_keeps_all = false;
       std::optional<std::chrono::milliseconds> lag_bound;
       for (std::size_t i = 0; i < sets.size(); ++i) {
         if (root(i) != root(head)) continue;
@@ -151,6 +154,7 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
         window = std::max(window, sets[i].second->window);
         payload = std::max(payload, sets[i].second->payload);
         retained = retained || sets[i].second->retained;
+        writer_keeps_all = writer_keeps_all || sets[i].second->keeps_all;
         lag_bound = longest(lag_bound, sets[i].second->lag_bound);
       }
       for (const auto& reader : r->second) {
@@ -177,13 +181,15 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
           sg.listeners.push_back(m.id);
       }
       std::sort(sg.listeners.begin(), sg.listeners.end());
-      // Lagging members (docs/smc.md): where the order is total and nothing is retained (a
-      // retained history must be whole at every member), a holder that does not write and
-      // whose readers do not keep all is left behind when it lags.
+      // Lagging members (docs/smc.md): where nothing is retained (a retained history must be
+      // whole at every member), a holder that does not write is left behind when it lags,
+      // unless its readers keep all and a writer keeps all too (that writer may wait for
+      // them up to its max_blocking_time, as in every DDS).
       sg.lag_bound = lag_bound.value_or(s.lag_bound);
       if (!retained && sg.lag_bound.count() > 0) {
         for (auto id : holders_here)
-          if (!writers.contains(id) && !keepers.contains(id)) sg.demotable.push_back(id);
+          if (!writers.contains(id) && !(writer_keeps_all && keepers.contains(id)))
+            sg.demotable.push_back(id);
       }
       if (sg.demotable.empty()) sg.lag_bound = std::chrono::milliseconds(0);
       sg.window_size = std::clamp(std::max(window, s.window_size), 1u, kMaxWindow);

@@ -92,8 +92,11 @@ struct ChannelDemand {
   // subgroup are all passive, and that writes nothing there, is a listener of it
   // (Subgroup::listeners, docs/smc.md "Listeners").
   bool passive = false;
-  // Readers: RELIABLE and KEEP_ALL. Such a reader may hold a writer for its
-  // max_blocking_time, as in every DDS: its node is never demoted for a lag.
+  // Readers: RELIABLE and KEEP_ALL. Writers: RELIABLE and KEEP_ALL. Such a reader may hold
+  // such a writer for its max_blocking_time, as in every DDS: where a subgroup has a writer
+  // that keeps all, the node of a reader that keeps all is never demoted for a lag. A
+  // KEEP_LAST writer waits for no reader longer than the lag bound (DDS lets it replace what
+  // a reader did not take).
   bool keeps_all = false;
   // Writers: the Engine policy's lag_bound, when the policy is not left at its defaults
   // (0: never demote); nullopt: the domain's setting. The subgroup takes the longest its
