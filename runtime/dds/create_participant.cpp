@@ -47,7 +47,7 @@ std::chrono::milliseconds ms(std::chrono::nanoseconds d) {
 // peer whose values differ is refused with both named. "protocol" is the version of what
 // the layers above the transport put on the wire (SST rows, SMC slots, discovery records).
 std::vector<transport::AgreedSetting> must_agree(const DomainConfig& c) {
-  return {{"protocol", "2"},
+  return {{"protocol", "3"},
           {"transport", std::string(config::to_string(c.transport))},
           {"engine.slot_size", std::to_string(c.engine.slot_size)},
           {"engine.window_size", std::to_string(c.engine.window_size)},
@@ -381,6 +381,8 @@ std::shared_ptr<dcps::Participant> join_as_client(const config::FoundDomainConfi
   const auto& c = found.config;
   client::ClientSettings s;
   s.domain_id = c.domain_id;
+  // Its entities' guids name it: a random id unless the file names one (0 is "unset").
+  s.node = c.node_id != 0 ? c.node_id : random_node_id();
   for (const auto& a : c.relays)
     s.relays.push_back(transport::NodeAddress{0, a.host, a.port});
   // What the client puts on the wire (samples, discovery records) is the members' format.

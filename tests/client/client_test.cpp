@@ -1,7 +1,8 @@
 // External clients below the API: the frames of the client link (relay_wire.hpp) round-trip
 // and refuse what is cut or out of range, naming the field; a member serving clients refuses a
-// client of another domain, and cuts off one that sends what it may not (a guid that is not
-// its own, a goodbye in the member's name, an absurd frame) and goes on serving the next; a
+// client of another domain or with a node id taken, and cuts off one that sends what it may
+// not (a guid that is not its own, a goodbye or a detach in the member's name, an absurd
+// frame) and goes on serving the next; a
 // client with no relay to reach fails with every relay it tried named.
 #include <unistd.h>
 
@@ -74,10 +75,11 @@ std::vector<std::byte> publish_frame(const spindle::dcps::SampleHeader& h) {
   return frame;
 }
 
-sc::Hello hello(std::uint32_t domain) {
+sc::Hello hello(std::uint32_t domain, std::uint32_t node = 4242) {
   sc::Hello h;
   h.domain_id = domain;
-  h.settings = {{"protocol", "2"}};
+  h.node = node;
+  h.settings = {{"protocol", "3"}};
   return h;
 }
 
@@ -88,20 +90,17 @@ TEST_CASE("client link: every frame round-trips", "[wire]") {
   const auto h = sc::decode_hello(body_of(sc::encode(hello(7))), error);
   REQUIRE(h);
   CHECK(h->domain_id == 7);
-  CHECK(h->settings == std::vector<std::pair<std::string, std::string>>{{"protocol", "2"}});
+  CHECK(h->node == 4242);
+  CHECK(h->settings == std::vector<std::pair<std::string, std::string>>{{"protocol", "3"}});
 
   sc::Welcome w;
   w.relay = 3;
-  w.first_serial = 0x8000'0000u;
-  w.serial_count = sc::kClientSerials;
   w.max_large_message = 1 << 20;
   w.view_yaml = "epoch: 1";
   w.state = {std::byte{1}, std::byte{2}};
   const auto back = sc::decode_welcome(body_of(sc::encode(w)), error);
   REQUIRE(back);
   CHECK(back->relay == 3);
-  CHECK(back->first_serial == w.first_serial);
-  CHECK(back->serial_count == w.serial_count);
   CHECK(back->max_large_message == w.max_large_message);
   CHECK(back->view_yaml == w.view_yaml);
   CHECK(back->state == w.state);
@@ -163,11 +162,10 @@ TEST_CASE("client link: cut and out-of-range frames are refused, naming the fiel
   CHECK_FALSE(sc::decode_hello(body_of(other.finish()), error));
   CHECK(error.find("magic 'SPINDLE-JOIN 2'") != std::string::npos);
 
-  sc::Welcome w;
-  w.first_serial = 0xffff'fff0u;
-  w.serial_count = sc::kClientSerials;
-  CHECK_FALSE(sc::decode_welcome(body_of(sc::encode(w)), error));
-  CHECK(error.find("are not a range of guid serials") != std::string::npos);
+  auto welcome = sc::encode(sc::Welcome{});
+  welcome.resize(welcome.size() - 2);
+  CHECK_FALSE(sc::decode_welcome(body_of(welcome), error));
+  CHECK(error.find("WELCOME: state at offset") != std::string::npos);
 
   sc::FrameWriter many(sc::FrameType::deliver);
   sc::begin_deliver(many, 1'000'000);
@@ -187,6 +185,11 @@ TEST_CASE("client link: cut and out-of-range frames are refused, naming the fiel
   want.back() = std::byte{7};
   CHECK_FALSE(sc::decode_want(body_of(want), error));
   CHECK(error == "WANT: wanted is 7, not 0 or 1");
+
+  auto lost = sc::encode(sc::Lost{9, true, "gone"});
+  lost[sc::kFrameHead + 4] = std::byte{9};
+  CHECK_FALSE(sc::decode_lost(body_of(lost), error));
+  CHECK(error == "LOST: left is 9, not 0 or 1");
 
   auto extra = sc::encode(sc::Acked{1, 2});
   extra.push_back(std::byte{0});
@@ -213,6 +216,17 @@ TEST_CASE("relay: another domain is refused; a client that forges is cut off; th
     CHECK(closed_by_peer(fd));
     ::close(fd);
   }
+  SECTION("a client of another protocol version is refused, both named") {
+    const int fd = connect_raw(port);
+    auto h = hello(0);
+    h.settings = {{"protocol", "1"}};
+    send_frame(fd, sc::encode(h));
+    const auto f = read_frame(fd);
+    REQUIRE(f);
+    CHECK(f->first == sc::FrameType::refused);
+    CHECK(sc::decode_text(f->first, f->second, error) == "protocol is 1 at the client and 3 here");
+    ::close(fd);
+  }
   SECTION("a stranger that does not say HELLO first is dropped") {
     const int fd = connect_raw(port);
     send_frame(fd, sc::encode_want(1, true));
@@ -229,24 +243,49 @@ TEST_CASE("relay: another domain is refused; a client that forges is cut off; th
     CHECK(closed_by_peer(fd));
     ::close(fd);
   }
-  SECTION("a guid outside its block, or a goodbye in the member's name, cuts the client off") {
-    const bool goodbye = GENERATE(false, true);
+  SECTION("a node id of a member, or of a client here already, is refused") {
+    const bool twice = GENERATE(false, true);
+    const int first = connect_raw(port);
+    std::optional<int> second;
+    if (twice) {
+      send_frame(first, sc::encode(hello(0, 77)));
+      REQUIRE(read_frame(first)->first == sc::FrameType::welcome);
+      second = connect_raw(port);
+    }
+    const int fd = twice ? *second : first;
+    send_frame(fd, sc::encode(hello(0, twice ? 77 : core->node_id())));
+    const auto f = read_frame(fd);
+    REQUIRE(f);
+    CHECK(f->first == sc::FrameType::refused);
+    CHECK(sc::decode_text(f->first, f->second, error) ==
+          (twice ? "node 77 is a client here already"
+                 : "node " + std::to_string(core->node_id()) +
+                       " is a member of this domain, not a client"));
+    ::close(first);
+    if (second) ::close(*second);
+  }
+  SECTION("another node's guid, or a goodbye or a detach in the member's name, cuts it off") {
+    const int kind = GENERATE(0, 1, 2);
     const int fd = connect_raw(port);
-    send_frame(fd, sc::encode(hello(0)));
+    send_frame(fd, sc::encode(hello(0, 4242)));
     const auto f = read_frame(fd);
     REQUIRE(f);
     REQUIRE(f->first == sc::FrameType::welcome);
     const auto w = sc::decode_welcome(f->second, error);
     REQUIRE(w);
     CHECK(w->relay == core->node_id());
-    CHECK(w->first_serial >= 0x8000'0000u);
     spindle::dcps::SampleHeader h;
-    if (goodbye) {
-      h.kind = spindle::dcps::SampleKind::participant_left;
-      h.writer = spindle::dcps::make_guid(w->relay, w->first_serial);
-    } else {
+    std::string refusal;
+    if (kind == 0) {
       h.topic = spindle::dcps::topic_id("Stolen");
-      h.writer = spindle::dcps::make_guid(w->relay, 2);  // the member's own serial
+      h.writer = spindle::dcps::make_guid(w->relay, 2);  // the member's own entity
+      refusal = "is not one of its entities' (node 4242)";
+    } else {
+      h.kind = kind == 1 ? spindle::dcps::SampleKind::participant_left
+                         : spindle::dcps::SampleKind::client_detached;
+      h.writer = spindle::dcps::make_guid(4242, 1);
+      refusal = kind == 1 ? "a participant_left message (clients may not send those)"
+                          : "a client_detached message (clients may not send those)";
     }
     send_frame(fd, publish_frame(h));
     CHECK(closed_by_peer(fd));
@@ -254,9 +293,7 @@ TEST_CASE("relay: another domain is refused; a client that forges is cut off; th
     const auto stats = core->relay_stats();
     CHECK(stats.refused == 1);
     CHECK(stats.published == 0);
-    CHECK(stats.last_refusal.find(goodbye ? "a participant_left message (clients may not send "
-                                            "those)"
-                                          : "is not one of its entity ids") != std::string::npos);
+    CHECK(stats.last_refusal.find(refusal) != std::string::npos);
   }
   // Whatever came before, the next client is welcomed.
   const int fd = connect_raw(port);

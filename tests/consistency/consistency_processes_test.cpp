@@ -30,6 +30,9 @@
 //              the publisher never waits on it (its longest write stays short), the member
 //              subscriber loses nothing, the client takes on after its pause, and a new client
 //              is served after the crash.
+//   client_failover  a client subscriber with two relays in its list, each a member
+//              subscriber: its relay is killed; it connects through the other and takes the
+//              stream on, in order, counting what went by in SAMPLE_LOST.
 //
 // Every wait is bounded.
 #include <signal.h>
@@ -268,6 +271,48 @@ void client_faults(const std::string& transport) {
     CHECK(line->rfind("FAIL", 0) != 0);
   }
   (void)steady->wait(deadline);
+  remove_segments(transport);
+}
+
+void client_failover(const std::string& transport) {
+  const auto deadline = std::chrono::steady_clock::now() + 90s;
+  const auto config = domain(transport);
+  tst::Process publisher({node(), "stream-publisher", "8"});
+  REQUIRE(expect(publisher, "publisher", "started", deadline));
+  const std::uint16_t ports[2] = {tst::free_loopback_port(), tst::free_loopback_port()};
+  std::vector<std::unique_ptr<tst::Process>> relays;
+  for (const auto port : ports) {
+    const auto relay_config = domain(transport, ", client_port: " + std::to_string(port));
+    relays.push_back(std::make_unique<tst::Process>(
+        std::vector<std::string>{node(), "stream-subscriber", "1000000"}));
+    REQUIRE(expect(*relays.back(), "relay", "got", deadline));
+  }
+  std::unique_ptr<tst::Process> client;
+  {
+    const tst::ScopedDomainConfig client_config(
+        "role: client, relays: [{host: 127.0.0.1, port: " + std::to_string(ports[0]) +
+        "}, {host: 127.0.0.1, port: " + std::to_string(ports[1]) + "}]");
+    client = std::make_unique<tst::Process>(
+        std::vector<std::string>{node(), "stream-subscriber", "1000000"});
+  }
+  REQUIRE(expect(*client, "client", "got", deadline));
+  REQUIRE(::kill(relays[0]->pid(), SIGKILL) == 0);
+  CHECK(relays[0]->wait(deadline) == 128 + SIGKILL);
+  // It takes the stream on through the other relay: progress past what it had, in order (the
+  // subscriber fails on a sample out of order or taken twice).
+  std::uint64_t got_lines = 0;
+  while (got_lines < 10) {
+    const auto line = line_of(*client, "client", deadline);
+    REQUIRE(line.has_value());
+    REQUIRE(line->rfind("FAIL", 0) != 0);
+    if (line->rfind("got", 0) == 0) ++got_lines;
+  }
+  CHECK(expect(publisher, "publisher", "finished", deadline));
+  CHECK(publisher.wait(deadline) == 0);
+  ::kill(client->pid(), SIGTERM);
+  ::kill(relays[1]->pid(), SIGTERM);
+  (void)client->wait(deadline);
+  (void)relays[1]->wait(deadline);
   remove_segments(transport);
 }
 
@@ -569,4 +614,12 @@ TEST_CASE("client_faults: a client's pause and crash hold nobody, over tcp",
 TEST_CASE("client_faults: a client's pause and crash hold nobody, over shm",
           "[client_faults][shm]") {
   client_faults("shm");
+}
+TEST_CASE("client_failover: a client whose relay dies goes on through another, over tcp",
+          "[client_failover][tcp]") {
+  client_failover("tcp");
+}
+TEST_CASE("client_failover: a client whose relay dies goes on through another, over shm",
+          "[client_failover][shm]") {
+  client_failover("shm");
 }

@@ -131,6 +131,7 @@ std::unique_ptr<ClientBus> ClientBus::try_relay(const ClientSettings& s,
   (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   Hello h;
   h.domain_id = s.domain_id;
+  h.node = s.node;
   for (const auto& x : s.must_agree)
     h.settings.emplace_back(x.name, x.value);
   const auto hello = encode(h);
@@ -147,7 +148,7 @@ std::unique_ptr<ClientBus> ClientBus::try_relay(const ClientSettings& s,
     } else if (auto w = decode_welcome(body, error)) {
       try {
         auto view = group::parse_group(w->view_yaml, "the relay's welcome");
-        return std::unique_ptr<ClientBus>(new ClientBus(fd, a, std::move(*w), std::move(view)));
+        return std::unique_ptr<ClientBus>(new ClientBus(s, fd, a, std::move(*w), std::move(view)));
       } catch (const std::exception& e) {
         why = e.what();
       }
@@ -159,11 +160,13 @@ std::unique_ptr<ClientBus> ClientBus::try_relay(const ClientSettings& s,
   return nullptr;
 }
 
-ClientBus::ClientBus(int fd, transport::NodeAddress relay, Welcome w, group::View view)
-    : fd_(fd),
+ClientBus::ClientBus(ClientSettings s, int fd, transport::NodeAddress relay, Welcome w,
+                     group::View view)
+    : settings_(std::move(s)),
+      fd_(fd),
       address_(std::move(relay)),
+      node_(settings_.node),
       relay_(w.relay),
-      serials_{w.first_serial, w.first_serial + (w.serial_count - 1)},
       max_large_(w.max_large_message),
       state_(std::move(w.state)),
       view_(std::move(view)) {}
@@ -173,8 +176,13 @@ ClientBus::~ClientBus() {
   shutdown();
 }
 
+transport::NodeAddress ClientBus::address() const {
+  std::lock_guard lock(mu_);
+  return address_;
+}
+
 std::string ClientBus::relay_address() const {
-  return "node " + std::to_string(relay_) + " at " + address_of(address_);
+  return "node " + std::to_string(relay_.load()) + " at " + address_of(address());
 }
 
 void ClientBus::start(group::EngineClient& client) {
@@ -184,7 +192,10 @@ void ClientBus::start(group::EngineClient& client) {
 
 void ClientBus::stop() {
   stopping_.store(true);
-  if (fd_ >= 0) ::shutdown(fd_, SHUT_RD);
+  {
+    std::lock_guard lock(send_mu_);
+    if (fd_ >= 0) ::shutdown(fd_, SHUT_RD);
+  }
   if (reader_.joinable() && reader_.get_id() != std::this_thread::get_id()) reader_.join();
   runtime_.stop_executors();
 }
@@ -235,10 +246,10 @@ std::uint64_t ClientBus::in_flight(group::Channel channel) const {
 
 group::Loan ClientBus::reserve(group::Channel channel, std::size_t size, Clock::time_point) {
   if (auto why = halted(); !why.empty()) throw dds::core::PreconditionNotMetError(why);
-  if (size > max_large_) {
+  if (size > max_large_.load()) {
     throw dds::core::PreconditionNotMetError(
         "a message of " + std::to_string(size) + " bytes is larger than the largest the relay " +
-        relay_address() + " takes (" + std::to_string(max_large_) + ")");
+        relay_address() + " takes (" + std::to_string(max_large_.load()) + ")");
   }
   // Private memory: the message goes to the relay, which writes it into its own slot.
   auto* data = static_cast<std::byte*>(::operator new (size == 0 ? 1 : size, std::align_val_t{64}));
@@ -270,6 +281,14 @@ void ClientBus::commit(group::Loan& loan, std::size_t size, Clock::time_point de
 }
 
 void ClientBus::want(std::uint64_t topic, bool wanted) {
+  {
+    std::lock_guard lock(mu_);
+    if (wanted) {
+      wants_.insert(topic);
+    } else {
+      wants_.erase(topic);
+    }
+  }
   const auto frame = encode_want(topic, wanted);
   try {
     send(frame, {}, Clock::now() + std::chrono::seconds(1));
@@ -281,7 +300,10 @@ void ClientBus::want(std::uint64_t topic, bool wanted) {
 void ClientBus::send(std::span<const std::byte> frame, std::span<const std::byte> tail,
                      Clock::time_point deadline) {
   std::lock_guard lock(send_mu_);
-  if (fd_ < 0) throw dds::core::PreconditionNotMetError("this client closed its relay connection");
+  if (fd_ < 0) {
+    throw dds::core::PreconditionNotMetError("this client has no connection to a relay (" +
+                                             halted() + ")");
+  }
   pollfd p{fd_, POLLOUT, 0};
   for (;;) {
     const int ready = ::poll(&p, 1, core::remaining_ms(deadline));
@@ -334,67 +356,147 @@ void ClientBus::halt(const std::string& why) {
   if (client_ != nullptr) client_->on_halt(why);
 }
 
+bool ClientBus::reconnect() {
+  {
+    std::lock_guard lock(send_mu_);
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  // Every relay of the list, from the one after the relay that went, round and round.
+  const auto& relays = settings_.relays;
+  std::size_t next = 0;
+  const auto gone = address();
+  for (std::size_t i = 0; i < relays.size(); ++i)
+    if (relays[i].host == gone.host && relays[i].port == gone.port) next = (i + 1) % relays.size();
+  while (!stopping_.load()) {
+    for (std::size_t k = 0; k < relays.size() && !stopping_.load(); ++k) {
+      const auto& a = relays[(next + k) % relays.size()];
+      std::string why;
+      bool answered = false;
+      auto fresh = try_relay(settings_, a, Clock::now() + std::chrono::seconds(2), why, answered);
+      if (!fresh) continue;
+      // The new relay hands on the topics this client's readers take, from before they are
+      // announced again.
+      std::set<std::uint64_t> wants;
+      {
+        std::lock_guard lock(mu_);
+        wants = wants_;
+      }
+      try {
+        for (const auto topic : wants)
+          fresh->send(encode_want(topic, true), {}, Clock::now() + std::chrono::seconds(1));
+      } catch (const dds::core::Exception&) {
+        continue;  // gone again: the next one
+      }
+      // Its connection and welcome become ours; the halt (on the control thread) has run.
+      runtime_.control().drain();
+      group::View view;
+      std::vector<std::byte> state;
+      {
+        std::lock_guard slock(send_mu_);
+        std::lock_guard lock(mu_);
+        fd_ = std::exchange(fresh->fd_, -1);
+        address_ = fresh->address_;
+        relay_.store(fresh->relay_.load());
+        max_large_.store(fresh->max_large_.load());
+        view_ = fresh->view_;
+        view = view_;
+        state = std::move(fresh->state_);
+        halted_.clear();
+        writers_.clear();  // what went to the old relay is acknowledged by nobody now
+      }
+      std::cerr << "spindle: domain " << settings_.domain_id << ": client node " << node_
+                << " reconnected through " << relay_address() << '\n';
+      client_->on_rejoin(view, state);
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return false;
+}
+
 void ClientBus::read_loop() {
   runtime_.set_protocol_thread(std::this_thread::get_id());
   std::vector<std::byte> body;
   std::vector<group::Message> batch;
-  const auto who = "the relay " + relay_address();
-  try {
-    for (;;) {
-      std::string error;
-      const auto t = read_frame(fd_, body, Clock::time_point::max(), error);
-      if (stopping_.load()) return;
-      if (!t) {
-        halt(closing_.load() ? "this client is closing"
-                             : who + " is gone (" + error +
-                                   "): this client is out of its domain (it does not reconnect)");
-        return;
+  for (;;) {
+    int fd = -1;
+    {
+      std::lock_guard lock(send_mu_);
+      fd = fd_;
+    }
+    const auto who = "the relay " + relay_address();
+    std::string gone;
+    try {
+      for (;;) {
+        std::string error;
+        const auto t = read_frame(fd, body, Clock::time_point::max(), error);
+        if (stopping_.load()) return;
+        if (!t) {
+          gone = who + " is gone (" + error + ")";
+          break;
+        }
+        if (*t == FrameType::halt) {
+          const auto why = decode_text(*t, body, error);
+          gone = who + " halted: " + (why ? *why : error);
+          break;
+        }
+        if (!dispatch(*t, body, batch, error)) {
+          gone = who + " sent a bad frame (" + error + "): this client left it";
+          break;
+        }
       }
-      switch (*t) {
-        case FrameType::deliver:
-          if (!decode_deliver(body, batch, error)) break;
-          if (!batch.empty()) client_->on_deliver(batch);
-          continue;
-        case FrameType::view:
-          if (const auto yaml = decode_text(*t, body, error)) {
-            auto v = group::parse_group(*yaml, "the relay's view");
-            {
-              std::lock_guard lock(mu_);
-              view_ = v;
-            }
-            client_->on_view(v);
-            continue;
-          }
-          break;
-        case FrameType::lost:
-          if (const auto l = decode_lost(body, error)) {
-            client_->on_member_lost(l->node, l->left, l->why);
-            continue;
-          }
-          break;
-        case FrameType::halt:
-          if (const auto why = decode_text(*t, body, error)) {
-            halt(who + " halted: " + *why);
-            return;
-          }
-          break;
-        case FrameType::acked:
-          if (const auto a = decode_acked(body, error)) {
-            std::lock_guard lock(mu_);
-            if (const auto it = writers_.find(a->writer); it != writers_.end())
-              it->second.acked += a->count;
-            continue;
-          }
-          break;
-        default:
-          error = "a " + std::string(to_string(*t)) + " frame, which a relay does not send";
-          break;
-      }
-      halt(who + " sent a bad frame (" + error + "): this client left it");
+    } catch (const std::exception& e) {
+      gone = who + ": " + e.what();
+    }
+    if (closing_.load() || stopping_.load()) {
+      halt("this client is closing");
       return;
     }
-  } catch (const std::exception& e) {
-    halt(who + ": " + e.what());
+    halt(gone + "; this client connects to a relay again");
+    if (!reconnect()) return;
+  }
+}
+
+bool ClientBus::dispatch(FrameType t, std::span<const std::byte> body,
+                         std::vector<group::Message>& batch, std::string& error) {
+  switch (t) {
+    case FrameType::deliver:
+      if (!decode_deliver(body, batch, error)) return false;
+      // After a failover the new relay's stream may begin before where the old one's ended:
+      // what a reader took already is not taken twice (the rule for listened messages).
+      for (auto& m : batch)
+        m.listened = true;
+      if (!batch.empty()) client_->on_deliver(batch);
+      return true;
+    case FrameType::view:
+      if (const auto yaml = decode_text(t, body, error)) {
+        auto v = group::parse_group(*yaml, "the relay's view");
+        {
+          std::lock_guard lock(mu_);
+          view_ = v;
+        }
+        client_->on_view(v);
+        return true;
+      }
+      return false;
+    case FrameType::lost:
+      if (const auto l = decode_lost(body, error)) {
+        client_->on_member_lost(l->node, l->left, l->why);
+        return true;
+      }
+      return false;
+    case FrameType::acked:
+      if (const auto a = decode_acked(body, error)) {
+        std::lock_guard lock(mu_);
+        if (const auto it = writers_.find(a->writer); it != writers_.end())
+          it->second.acked += a->count;
+        return true;
+      }
+      return false;
+    default:
+      error = "a " + std::string(to_string(t)) + " frame, which a relay does not send";
+      return false;
   }
 }
 

@@ -6,11 +6,15 @@
 //     client reads or retains, in its own delivery order (so an atomic topic's total order
 //     holds), its views and its suspicions; a reader thread here makes those the upcalls
 //     (it is this participant's protocol thread);
-//   - out: a message goes to the relay, which publishes it in its own name — the client's
-//     guids are the relay node's, from a block of serials the relay gave it.
+//   - out: a message goes to the relay, which publishes it; the client's guids name its own
+//     node id, which the domain takes from that relay (client_attached, dcps::Router).
 // The client takes part in no view: its crash or pause changes none and holds nobody. The
 // relay bounds what it queues for a client that does not read; past that it drops topic
-// messages (the client's readers count them in SAMPLE_LOST), never builtin ones.
+// messages (the client's readers count them in SAMPLE_LOST), never builtin ones. When its
+// relay goes, the client halts as a member that lost its majority does (writes fail, readers
+// lose their writers) and connects to a relay of its list again (the same or another),
+// every 200 ms until it is welcomed: then it rejoins as a halted member does (on_rejoin:
+// the new relay's view and state; its endpoints announced again, the same guids).
 //
 // Threading: the reader thread makes the upcalls; reserve/commit/want from any thread (one
 // send lock); the rest as group::Bus says.
@@ -22,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,6 +39,7 @@ namespace spindle::client {
 
 struct ClientSettings {
   std::uint32_t domain_id = 0;
+  transport::NodeId node = 0;  // the client's node id (its guids'); unique in the domain
   std::vector<transport::NodeAddress> relays;  // tried in order
   std::vector<transport::AgreedSetting> must_agree;
   std::chrono::milliseconds connect_timeout{5000};
@@ -83,7 +89,7 @@ class ClientBus final : public group::Bus {
 
   // The state transfer of the welcome: the participant applies it as a joiner does.
   [[nodiscard]] const std::vector<std::byte>& joined_state() const noexcept { return state_; }
-  [[nodiscard]] std::string relay_address() const;
+  [[nodiscard]] std::string relay_address() const;  // "node N at host:port"
 
   // group::Bus
   void start(group::EngineClient& client) override;
@@ -95,23 +101,26 @@ class ClientBus final : public group::Bus {
   void release_sends(group::Channel) override {}
   void shutdown() override;
   [[nodiscard]] std::string halted() const override;
-  [[nodiscard]] transport::NodeId node() const noexcept override { return relay_; }
+  [[nodiscard]] transport::NodeId node() const noexcept override { return node_; }
   [[nodiscard]] group::View view() const override;
   [[nodiscard]] group::Runtime& runtime() noexcept override { return runtime_; }
   [[nodiscard]] std::string_view transport_kind() const noexcept override { return "client"; }
   bool drive(group::TimePoint, core::FunctionRef<bool()>) override { return false; }
   [[nodiscard]] std::uint32_t max_message(group::Channel channel) const override;
-  [[nodiscard]] std::uint64_t max_large_message() const override { return max_large_; }
+  [[nodiscard]] std::uint64_t max_large_message() const override { return max_large_.load(); }
   [[nodiscard]] std::uint64_t in_flight(group::Channel channel) const override;
   [[nodiscard]] group::Loan reserve(group::Channel channel, std::size_t size,
                                     Clock::time_point deadline) override;
   void commit(group::Loan& loan, std::size_t size, Clock::time_point deadline) override;
   void want(std::uint64_t topic, bool wanted) override;
-  [[nodiscard]] Serials serials() const noexcept override { return serials_; }
   [[nodiscard]] bool relayed() const noexcept override { return true; }
+  [[nodiscard]] transport::NodeId relay() const noexcept override { return relay_.load(); }
 
  private:
-  ClientBus(int fd, transport::NodeAddress relay, Welcome w, group::View view);
+  ClientBus(ClientSettings s, int fd, transport::NodeAddress relay, Welcome w, group::View view);
+  // Until a relay welcomes it again (the reader thread, after its relay went): true once
+  // it did, false once stopping.
+  bool reconnect();
   // One attempt at one relay; nullptr with `why` when it failed (`final`: it answered, so
   // trying again would not help).
   [[nodiscard]] static std::unique_ptr<ClientBus> try_relay(const ClientSettings& s,
@@ -119,17 +128,23 @@ class ClientBus final : public group::Bus {
                                                             Clock::time_point deadline,
                                                             std::string& why, bool& final);
   void read_loop();
+  // One frame from the relay made an upcall; false (and `error`) when it was bad.
+  bool dispatch(FrameType t, std::span<const std::byte> body, std::vector<group::Message>& batch,
+                std::string& error);
   void halt(const std::string& why);
+  // The address it is connected to, or connects to next (`address_`, `fd_` under send_mu_).
+  [[nodiscard]] transport::NodeAddress address() const;
   // Sends `frame` then `tail` whole, once the socket takes bytes before `deadline`
   // (dds::core::TimeoutError if it did not; a frame once begun is finished).
   void send(std::span<const std::byte> frame, std::span<const std::byte> tail,
             Clock::time_point deadline);
 
+  ClientSettings settings_;
   int fd_;
   transport::NodeAddress address_;
-  transport::NodeId relay_;
-  Serials serials_;
-  std::uint64_t max_large_;
+  transport::NodeId node_;
+  std::atomic<transport::NodeId> relay_;
+  std::atomic<std::uint64_t> max_large_;
   std::vector<std::byte> state_;
   ClientRuntime runtime_;
   group::EngineClient* client_ = nullptr;
@@ -146,6 +161,7 @@ class ClientBus final : public group::Bus {
     std::uint64_t acked = 0;
   };
   std::map<std::uint64_t, Sent> writers_;  // by writer guid
+  std::set<std::uint64_t> wants_;  // the topics asked for (want()), asked again after a failover
 };
 
 }  // namespace spindle::client

@@ -27,9 +27,6 @@ using dcps::SampleKind;
 constexpr auto kHelloTimeout = std::chrono::seconds(3);
 constexpr std::size_t kMaxPending = 256;
 constexpr std::size_t kReadChunk = 256 * 1024;
-// Client serial blocks start here: a member's own participant counts up from 1.
-constexpr std::uint32_t kFirstClientSerial = 0x8000'0000u;
-constexpr std::uint32_t kClientBlocks = 0x8000'0000u / kClientSerials;
 const group::Channel kBuiltin{0, group::Ordering::atomic, 0};
 }  // namespace
 
@@ -38,8 +35,7 @@ struct Relay::Client {
   std::string peer;
   Clock::time_point hello_deadline;
   bool welcomed = false;
-  std::uint32_t first_serial = 0;
-  std::uint32_t last_serial = 0;
+  transport::NodeId node = 0;  // the client's node id (HELLO)
   // I/O thread only.
   std::vector<std::byte> in;
   struct Blocked {
@@ -57,9 +53,9 @@ struct Relay::Client {
   bool broken = false;
   std::string broken_why;
   std::map<std::uint64_t, std::uint64_t> acks;  // protocol thread: this batch's
-  [[nodiscard]] bool owns(std::uint64_t guid, transport::NodeId node) const noexcept {
-    const auto serial = static_cast<std::uint32_t>(guid & 0xffff'ffffu);
-    return dcps::guid_node(guid) == node && serial >= first_serial && serial <= last_serial;
+  // One of the client's entities (serial 0 names a node, not an entity).
+  [[nodiscard]] bool owns(std::uint64_t guid) const noexcept {
+    return dcps::guid_node(guid) == node && (guid & 0xffff'ffffu) != 0;
   }
   [[nodiscard]] std::size_t queued() const noexcept { return out.size() - out_at; }
 };
@@ -110,6 +106,7 @@ void Relay::stop() {
   }
   for (auto& c : clients) {
     retire_all(*c);
+    (void)announce_client(SampleKind::client_detached, c->node);
     ::close(c->fd);
   }
   ::close(listen_fd_);
@@ -330,9 +327,19 @@ void Relay::welcome(const std::shared_ptr<Client>& c, std::span<const std::byte>
       }
     }
   }
-  if (why.empty() && next_block_ > kClientBlocks)
-    why = "this member has given out every block of entity ids it has for clients";
   if (why.empty() && !bus_->halted().empty()) why = "this member halted: " + bus_->halted();
+  if (why.empty() && bus_->view().rank_of(hello->node)) {
+    why = "node " + std::to_string(hello->node) + " is a member of this domain, not a client";
+  }
+  if (why.empty()) {
+    std::lock_guard lock(clients_mu_);
+    for (const auto& other : clients_)
+      if (other->node == hello->node)
+        why = "node " + std::to_string(hello->node) + " is a client here already";
+  }
+  // From here on the domain takes the client's messages from this member (the builtin
+  // subgroup's order: before any of them).
+  if (why.empty()) why = announce_client(SampleKind::client_attached, hello->node);
   if (!why.empty()) {
     const auto refused = encode_refused(why);
     std::lock_guard lock(c->mu);
@@ -341,17 +348,15 @@ void Relay::welcome(const std::shared_ptr<Client>& c, std::span<const std::byte>
     c->broken_why = "refused: " + why;
     return;
   }
-  c->first_serial = kFirstClientSerial + (next_block_ - 1) * kClientSerials;
-  c->last_serial = c->first_serial + (kClientSerials - 1);
-  ++next_block_;
+  c->node = hello->node;
+  // Here at once: its first messages may come back before the attach is delivered.
+  router_->attach(c->node, bus_->node());
   std::erase(pending_, c);
   // The cut: the state and the view as the participant has them, and from the next batch on
   // everything the client wants.
   router_->at_cut([&](const group::View& v) {
     Welcome w;
     w.relay = bus_->node();
-    w.first_serial = c->first_serial;
-    w.serial_count = kClientSerials;
     w.max_large_message = bus_->max_large_message();
     w.view_yaml = group::to_yaml(v);
     w.state = router_->state_for_joiner();
@@ -374,11 +379,9 @@ std::string Relay::check_message(const Client& c, std::span<const std::byte> mes
   const auto p = dcps::parse(message, error);
   if (!p) return error;
   const auto& h = p->header;
-  const auto node = bus_->node();
-  if (!c.owns(h.writer, node)) {
-    return "writer " + std::to_string(h.writer) + " is not one of its entity ids (node " +
-           std::to_string(node) + ", serials " + std::to_string(c.first_serial) + " to " +
-           std::to_string(c.last_serial) + ")";
+  if (!c.owns(h.writer)) {
+    return "writer " + std::to_string(h.writer) + " is not one of its entities' (node " +
+           std::to_string(c.node) + ")";
   }
   switch (h.kind) {
     case SampleKind::data:
@@ -390,7 +393,7 @@ std::string Relay::check_message(const Client& c, std::span<const std::byte> mes
       std::vector<dcps::ParsedSample> set;
       if (!dcps::parse_set(p->payload, set, error)) return error;
       for (const auto& inner : set)
-        if (!c.owns(inner.header.writer, node))
+        if (!c.owns(inner.header.writer))
           return "a coherent set holds writer " + std::to_string(inner.header.writer) +
                  ", not one of its own";
       return h.topic == 0 ? "a coherent set on the builtin topic" : "";
@@ -402,6 +405,9 @@ std::string Relay::check_message(const Client& c, std::span<const std::byte> mes
     case SampleKind::retire_reader:
     case SampleKind::retire_topic:
     case SampleKind::liveliness:
+      return h.topic == 0 ? "" : "a discovery message off the builtin topic";
+    case SampleKind::announce_participant:
+      if (h.writer != dcps::make_guid(c.node, 1)) return "a participant record not its own";
       return h.topic == 0 ? "" : "a discovery message off the builtin topic";
     default:
       return "a " + std::string(dcps::to_string(h.kind)) + " message (clients may not send those)";
@@ -449,6 +455,26 @@ bool Relay::publish(const std::shared_ptr<Client>& c, const group::Channel& chan
   return true;
 }
 
+std::string Relay::announce_client(dcps::SampleKind kind, transport::NodeId client) {
+  dcps::SampleHeader h;
+  h.kind = kind;
+  h.topic = 0;
+  h.writer = dcps::make_guid(bus_->node(), 0);
+  h.source_time_ns = bus_->runtime().wall_ns();
+  try {
+    router_->publish(
+        kBuiltin, h, 4,
+        [client](std::span<std::byte> out) {
+          for (std::size_t i = 0; i < 4; ++i)
+            out[i] = static_cast<std::byte>((client >> (8 * i)) & 0xff);
+        },
+        Clock::now() + std::chrono::seconds(1));
+  } catch (const dds::core::Exception& e) {
+    return std::string("this member could not announce the client: ") + e.what();
+  }
+  return "";
+}
+
 void Relay::retire_all(Client& c) {
   for (const auto& [guid, kind] : c.announced) {
     dcps::SampleHeader h;
@@ -479,6 +505,7 @@ void Relay::drop(const std::shared_ptr<Client>& c, const std::string& why) {
       any_clients_.store(!clients_.empty(), std::memory_order_release);
     }
     retire_all(*c);
+    (void)announce_client(SampleKind::client_detached, c->node);
     if (!why.empty()) {
       std::cerr << "spindle: domain " << settings_.domain_id << ": node " << bus_->node()
                 << " no longer relays for the client at " << c->peer << ": " << why << '\n';
@@ -557,7 +584,7 @@ void Relay::on_batch(std::span<const group::Message> batch) {
     for (std::size_t i = 0; i < batch.size(); ++i) {
       const auto& s = seen[i];
       if (!s.valid) continue;
-      if (batch[i].sender == self && c->owns(s.writer, self)) ++c->acks[s.writer];
+      if (batch[i].sender == self && c->owns(s.writer)) ++c->acks[s.writer];
       if (s.topic != 0 && !s.retained && !c->wants.contains(s.topic)) continue;
       if (over && s.topic != 0) {
         ++dropped;  // the client's readers see the gap in the writer's numbers

@@ -5,11 +5,12 @@
 //     of the topics the client asked for (WANT) or this member retains, with the views and
 //     suspicions between them — a tap on the Router (dcps::DeliveryTap), cut so that the
 //     welcome's state transfer is exactly what came before the first message handed on;
-//   - publishes the client's messages as this member's: their guids are this node's, from a
-//     block of serials of the client's own, checked on every message; a client may write
-//     samples and announce or retire its own endpoints and topics, nothing else;
+//   - publishes the client's messages: their guids name the client's own node id (HELLO),
+//     which the domain takes from this member once its client_attached message is delivered
+//     (dcps::Router::node_of); each is checked: a client may write samples, announce its
+//     participant, and announce or retire its own endpoints and topics, nothing else;
 //   - when the client goes (a crash, a close, a bad frame), retires every endpoint and topic
-//     it announced and did not retire, as this member's messages.
+//     it announced and did not retire, then sends client_detached.
 // A client never holds this member: what it does not read waits in a queue of its own, and
 // past kClientQueueBytes its topic messages are dropped (its readers count them lost by their
 // sequence numbers); past four times that it is cut off. A message the client publishes waits
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "dcps/router.hpp"
+#include "dcps/wire.hpp"
 #include "group/engine.hpp"
 
 namespace spindle::client {
@@ -94,6 +96,8 @@ class Relay final : public dcps::DeliveryTap {
   [[nodiscard]] std::string check_message(const Client& c, std::span<const std::byte> message);
   void drop(const std::shared_ptr<Client>& c, const std::string& why);
   void retire_all(Client& c);
+  // client_attached / client_detached in the builtin subgroup; why it failed, or empty.
+  [[nodiscard]] std::string announce_client(dcps::SampleKind kind, transport::NodeId client);
   // Queues `frame` for `c` and sends what the socket takes now (c.mu held).
   void queue(Client& c, std::span<const std::byte> frame);
   void flush(Client& c);  // c.mu held
@@ -108,7 +112,6 @@ class Relay final : public dcps::DeliveryTap {
   std::uint16_t port_ = 0;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
-  std::uint32_t next_block_ = 1;  // I/O thread: the next client's serial block
   mutable std::mutex clients_mu_;
   std::vector<std::shared_ptr<Client>> clients_;  // welcomed ones (the tap's)
   std::vector<std::shared_ptr<Client>> pending_;  // I/O thread: connected, no HELLO yet

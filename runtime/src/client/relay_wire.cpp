@@ -145,6 +145,7 @@ std::vector<std::byte> encode(const Hello& h) {
   FrameWriter w(FrameType::hello);
   w.str(kClientMagic);
   w.u32(h.domain_id);
+  w.u32(h.node);
   w.u32(static_cast<std::uint32_t>(h.settings.size()));
   for (const auto& [k, v] : h.settings) {
     w.str(k);
@@ -156,8 +157,6 @@ std::vector<std::byte> encode(const Hello& h) {
 std::vector<std::byte> encode(const Welcome& x) {
   FrameWriter w(FrameType::welcome);
   w.u32(x.relay);
-  w.u32(x.first_serial);
-  w.u32(x.serial_count);
   w.u64(x.max_large_message);
   w.str(x.view_yaml);
   w.bytes(x.state);
@@ -250,6 +249,7 @@ std::optional<Hello> decode_hello(std::span<const std::byte> body, std::string& 
   }
   Hello h;
   h.domain_id = r.u32("domain_id");
+  h.node = r.u32("node");
   const auto n = r.u32("settings count");
   if (r.ok() && n > kMaxSettings) {
     error = "HELLO: " + std::to_string(n) + " settings, more than " + std::to_string(kMaxSettings);
@@ -268,18 +268,10 @@ std::optional<Welcome> decode_welcome(std::span<const std::byte> body, std::stri
   FrameReader r(FrameType::welcome, body);
   Welcome w;
   w.relay = r.u32("relay");
-  w.first_serial = r.u32("first_serial");
-  w.serial_count = r.u32("serial_count");
   w.max_large_message = r.u64("max_large_message");
   w.view_yaml = r.str("view", kMaxViewYaml);
   const auto state = r.bytes("state");
   if (!r.done(error)) return std::nullopt;
-  if (w.serial_count == 0 || w.first_serial == 0 ||
-      std::uint64_t{w.first_serial} + w.serial_count > 0x1'0000'0000ull) {
-    error = "WELCOME: serials [" + std::to_string(w.first_serial) + ", +" +
-            std::to_string(w.serial_count) + ") are not a range of guid serials";
-    return std::nullopt;
-  }
   w.state.assign(state.begin(), state.end());
   return w;
 }
@@ -297,9 +289,14 @@ std::optional<Lost> decode_lost(std::span<const std::byte> body, std::string& er
   FrameReader r(FrameType::lost, body);
   Lost l;
   l.node = r.u32("node");
-  l.left = r.u8("left") != 0;
+  const auto left = r.u8("left");
+  l.left = left == 1;
   l.why = r.str("reason", kMaxText);
   if (!r.done(error)) return std::nullopt;
+  if (left > 1) {
+    error = "LOST: left is " + std::to_string(left) + ", not 0 or 1";
+    return std::nullopt;
+  }
   return l;
 }
 
@@ -360,8 +357,14 @@ bool decode_deliver(std::span<const std::byte> body, std::vector<group::Message>
     m.seq = static_cast<std::int64_t>(r.u64("seq"));
     m.flags = r.u32("flags");
     m.lost_before = r.u64("lost_before");
-    m.listened = r.u8("listened") != 0;
+    const auto listened = r.u8("listened");
+    m.listened = listened == 1;
     m.payload = r.bytes("payload");
+    if (r.ok() && listened > 1) {
+      error = "DELIVER: message " + std::to_string(i) + " listened is " + std::to_string(listened) +
+              ", not 0 or 1";
+      return false;
+    }
     out.push_back(m);
   }
   return r.done(error);

@@ -4,8 +4,9 @@
 //   frame:  u32 length (of what follows, little-endian) | u8 type | body
 //
 //   client -> relay                        relay -> client
-//   HELLO    magic, domain, settings       WELCOME  relay node, serials, largest message,
-//   PUBLISH  channel, message bytes                 view (YAML), state transfer
+//   HELLO    magic, domain, its node id,   WELCOME  relay node, largest message,
+//            settings                               view (YAML), state transfer
+//   PUBLISH  channel, message bytes
 //   WANT     topic, on/off                 REFUSED  why
 //   BYE                                    DELIVER  messages, in the relay's delivery order
 //                                          VIEW     a view the relay installed (YAML)
@@ -40,8 +41,6 @@ inline constexpr std::size_t kFrameHead = 5;
 // A frame's length is refused past this (a frame from a client: its largest message; to a
 // client: the relay's largest message, or its view and state).
 inline constexpr std::size_t kMaxFrame = std::size_t{1} << 31;
-// Serials a client's entities take from its relay's guid space (docs/membership.md).
-inline constexpr std::uint32_t kClientSerials = 1u << 16;
 
 enum class FrameType : std::uint8_t {
   hello = 1,
@@ -60,13 +59,12 @@ enum class FrameType : std::uint8_t {
 
 struct Hello {
   std::uint32_t domain_id = 0;
+  std::uint32_t node = 0;  // the client's node id: the node of its entities' guids
   std::vector<std::pair<std::string, std::string>> settings;  // what must agree
 };
 
 struct Welcome {
-  std::uint32_t relay = 0;         // the relay's node id: the node of the client's guids
-  std::uint32_t first_serial = 0;  // the client's guid serials: [first, first + count)
-  std::uint32_t serial_count = 0;
+  std::uint32_t relay = 0;  // the relay's node id
   std::uint64_t max_large_message = 0;
   std::string view_yaml;
   std::vector<std::byte> state;  // the relay participant's state transfer

@@ -39,6 +39,8 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
                                         log_settings_.adopt_orphans)),
       qos_(qos) {
   serial_.store(bus_->serials().first);
+  // A client's own messages come back from its relay: they are its relay's to send.
+  if (bus_->relayed()) router_.attach(bus_->node(), bus_->relay());
   router_.set_builtin_handler(
       [this](const ParsedSample& s, NodeId sender) { on_builtin(s, sender); });
   router_.set_suspicion_handler(
@@ -50,6 +52,7 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
     bus_->runtime().control().post([this] { on_halted(); });
   });
   router_.set_rejoin_handler([this](const group::View& view, std::span<const std::byte> state) {
+    if (bus_->relayed()) router_.attach(bus_->node(), bus_->relay());  // a client's new relay
     on_rejoined(view, state);
   });
   router_.set_state_provider([this] { return endpoint_state(); });
@@ -240,7 +243,7 @@ std::uint64_t Participant::next_guid() {
     throw dds::core::OutOfResourcesError(
         "this participant has used all " +
         std::to_string(std::uint64_t{bus_->serials().last} - bus_->serials().first + 1) +
-        " entity ids its relay gave it (a client: docs/membership.md, \"External clients\")");
+        " entity ids of its node");
   }
   return make_guid(bus_->node(), serial);
 }
@@ -597,9 +600,6 @@ void Participant::publish_retirement(SampleKind kind, std::uint64_t guid) {
 }
 
 void Participant::announce_self() {
-  // A client's relay announces no record for it: the relay's participant stands for it in
-  // DCPSParticipant (docs/membership.md, "External clients").
-  if (bus_->relayed()) return;
   std::lock_guard lock(announce_mu_);
   publish_record(
       SampleKind::announce_participant, instance_handle().value(),
@@ -645,9 +645,9 @@ void Participant::retire_reader(std::uint64_t guid) {
 //
 // The endpoint table at a view boundary, for a participant joining in the next view, and the
 // retained topics: a sequence of [u8 kind | u32 length, little-endian | record bytes], kind
-// 1 a writer, 2 a reader, 3 a gone writer whose retained entries are kept (its writer
-// record), 4 a retained entry (dcps/retained.hpp), 5 a participant record, 6 a topic
-// record, in this order.
+// 7 an external client and its relay (u32 client, u32 relay: docs/membership.md), 1 a writer,
+// 2 a reader, 3 a gone writer whose retained entries are kept (its writer record), 4 a
+// retained entry (dcps/retained.hpp), 5 a participant record, 6 a topic record, in this order.
 
 std::vector<std::byte> Participant::endpoint_state() const {
   std::vector<std::byte> out;
@@ -658,6 +658,14 @@ std::vector<std::byte> Participant::endpoint_state() const {
       out.push_back(static_cast<std::byte>((n >> (8 * i)) & 0xff));
     out.insert(out.end(), rec.begin(), rec.end());
   };
+  std::vector<std::byte> pair;
+  for (const auto& [client, relay] : router_.relayed()) {
+    pair.clear();
+    for (const auto v : {client, relay})
+      for (int i = 0; i < 4; ++i)
+        pair.push_back(static_cast<std::byte>((v >> (8 * i)) & 0xff));
+    put(7, pair);
+  }
   std::lock_guard lock(mu_);
   for (const auto& [g, w] : endpoints_.writer_records())
     put(1, discovery::encode(w));
@@ -730,14 +738,23 @@ void Participant::apply_state(std::span<const std::byte> state) {
     } else if (kind == 5) {
       if (auto p = discovery::decode_participant(bytes, error)) {
         // Only the members of the view we join (one that left at this boundary is gone).
-        if (view_.rank_of(guid_node(p->guid))) on_participant_record(std::move(*p));
+        if (view_.rank_of(router_.node_of(p->guid))) on_participant_record(std::move(*p));
         continue;
       }
     } else if (kind == 6) {
       if (auto t = discovery::decode_topic(bytes, error)) {
-        if (view_.rank_of(guid_node(t->guid))) on_topic_record(std::move(*t));
+        if (view_.rank_of(router_.node_of(t->guid))) on_topic_record(std::move(*t));
         continue;
       }
+    } else if (kind == 7) {
+      if (bytes.size() == 8) {
+        NodeId v[2] = {0, 0};
+        for (std::size_t k = 0; k < 8; ++k)
+          v[k / 4] |= static_cast<NodeId>(bytes[k]) << (8 * (k % 4));
+        router_.attach(v[0], v[1]);
+        continue;
+      }
+      error = "a client's relay in " + std::to_string(bytes.size()) + " bytes, not 8";
     } else {
       error = "unknown record kind " + std::to_string(kind);
     }
@@ -785,11 +802,20 @@ void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
       return;
     }
     case SampleKind::retire_writer:
-      on_retired(s.header.writer, true);
-      return;
     case SampleKind::retire_reader:
-      on_retired(s.header.writer, false);
+      // Only the endpoint's member (a client's: its relay) retires it.
+      if (router_.node_of(s.header.writer) == sender)
+        on_retired(s.header.writer, s.header.kind == SampleKind::retire_writer);
       return;
+    case SampleKind::client_detached: {
+      // Its relay let it go (the Router passes only a detach that is current): whatever of it
+      // the relay did not retire goes with it.
+      NodeId client = 0;
+      for (std::size_t i = 0; i < 4 && i < s.payload.size(); ++i)
+        client |= static_cast<NodeId>(s.payload[i]) << (8 * i);
+      on_suspicion(client, true, "");
+      return;
+    }
     case SampleKind::participant_left: {
       std::lock_guard lock(mu_);
       left_.insert(sender);
@@ -798,9 +824,11 @@ void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
     case SampleKind::announce_participant: {
       auto rec = discovery::decode_participant(s.payload, error);
       if (!rec) return report_bad_record(sender, s.header.kind, error);
-      if (rec->guid != s.header.writer || rec->guid != make_guid(sender, 1)) {
-        return report_bad_record(sender, s.header.kind,
-                                 "guid is not the sending member's participant's");
+      if (rec->guid != s.header.writer || rec->guid != make_guid(guid_node(rec->guid), 1) ||
+          router_.node_of(rec->guid) != sender) {
+        return report_bad_record(
+            sender, s.header.kind,
+            "guid is not the sending member's participant's (or its client's)");
       }
       on_participant_record(std::move(*rec));
       return;
@@ -808,14 +836,14 @@ void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
     case SampleKind::announce_topic: {
       auto rec = discovery::decode_topic(s.payload, error);
       if (!rec) return report_bad_record(sender, s.header.kind, error);
-      if (rec->guid != s.header.writer || guid_node(rec->guid) != sender) {
+      if (rec->guid != s.header.writer || router_.node_of(rec->guid) != sender) {
         return report_bad_record(sender, s.header.kind, "guid is not one of the sending member's");
       }
       on_topic_record(std::move(*rec));
       return;
     }
     case SampleKind::retire_topic:
-      if (guid_node(s.header.writer) == sender) on_topic_retired(s.header.writer);
+      if (router_.node_of(s.header.writer) == sender) on_topic_retired(s.header.writer);
       return;
     case SampleKind::liveliness: {
       std::vector<std::shared_ptr<Reader>> readers;
@@ -904,8 +932,8 @@ bool Participant::covered(std::uint64_t writer, std::uint64_t reader) const {
   const auto* w = endpoints_.writer(writer);
   if (w == nullptr) return false;
   const auto channel = writer_channel(*w);
-  return group::sends(view_, channel, guid_node(writer)) &&
-         group::receives(view_, channel, guid_node(reader));
+  return group::sends(view_, channel, router_.node_of(writer)) &&
+         group::receives(view_, channel, router_.node_of(reader));
 }
 
 group::Demand Participant::layout_demand() const {
@@ -919,7 +947,7 @@ group::Demand Participant::layout_demand() const {
     d.name = d.channel.topic == topic_id(w.topic_name)
                  ? w.topic_name
                  : "group-" + std::to_string(guid_node(g));  // a GROUP-scope publisher's
-    d.writers.push_back(guid_node(g));
+    d.writers.push_back(router_.node_of(g));                 // a client's: its relay's
     d.retained = retention_terms(w.qos).has_value();
     // A RELIABLE KEEP_ALL writer may wait for its KEEP_ALL readers (max_blocking_time); a
     // KEEP_LAST or BEST_EFFORT one waits for no reader past the lag bound.
@@ -942,7 +970,7 @@ group::Demand Participant::layout_demand() const {
     group::ChannelDemand d;
     d.channel = group::Channel{topic_id(r.topic_name), group::Ordering::atomic};
     d.name = r.topic_name;
-    d.readers.push_back(guid_node(g));
+    d.readers.push_back(router_.node_of(g));
     // A best-effort reader holds no one (its process listens: docs/smc.md "Listeners").
     d.passive = r.qos.policy<dds::core::policy::Reliability>().kind() ==
                 dds::core::policy::ReliabilityKind::BEST_EFFORT;
@@ -965,7 +993,7 @@ group::Demand Participant::layout_demand() const {
       group::ChannelDemand via;
       via.channel = group::Channel{channel.topic, group::Ordering::atomic};
       via.name = "group-" + std::to_string(guid_node(wg));
-      via.readers.push_back(guid_node(g));
+      via.readers.push_back(router_.node_of(g));
       via.partitions.push_back(channel.partition);
       via.passive = d.passive;
       via.keeps_all = d.keeps_all;
@@ -1240,19 +1268,33 @@ void Participant::on_suspicion(NodeId node, bool left, const std::string& why) {
     std::lock_guard lock(mu_);
     left = left || left_.contains(node);
     std::set<std::string> topics;
+    // The member's own, and its clients' (a relay that goes takes its clients with it).
+    const auto ours = [&](std::uint64_t g) {
+      return guid_node(g) == node || router_.node_of(g) == node;
+    };
+    // Participant records: a client's (members' go at the view change), and a relay's clients'.
+    for (auto it = participant_records_.begin(); it != participant_records_.end();) {
+      const bool client = it->first == node && !view_.rank_of(node).has_value();
+      if (!client && (it->first == node || router_.node_of(make_guid(it->first, 0)) != node)) {
+        ++it;
+        continue;
+      }
+      builtin_participant(it->first, false);
+      it = participant_records_.erase(it);
+    }
     for (const auto& [g, w] : endpoints_.writer_records()) {
-      if (guid_node(g) != node) continue;
+      if (!ours(g)) continue;
       retire_retained(w);
       builtin_endpoint(w, false);
       topics.insert(w.topic_name);
     }
     for (const auto& [g, r] : endpoints_.reader_records()) {
-      if (guid_node(g) != node) continue;
+      if (!ours(g)) continue;
       builtin_endpoint(r, false);
       topics.insert(r.topic_name);
     }
     for (auto it = topic_records_.begin(); it != topic_records_.end();) {
-      if (guid_node(it->first) != node) {
+      if (!ours(it->first)) {
         ++it;
         continue;
       }
@@ -1260,8 +1302,7 @@ void Participant::on_suspicion(NodeId node, bool left, const std::string& why) {
       it = topic_records_.erase(it);
     }
     const std::size_t before = endpoints_.writers() + endpoints_.readers();
-    collect(endpoints_.retire_if([node](std::uint64_t g) { return guid_node(g) == node; }),
-            actions);
+    collect(endpoints_.retire_if(ours), actions);
     for (const auto& t : topics)
       builtin_topic_check(t);
     gone = before - (endpoints_.writers() + endpoints_.readers());

@@ -92,6 +92,33 @@ void Router::unsubscribe(std::uint64_t topic, TopicSink* sink) {
   bus_->want(topic, false);
 }
 
+void Router::attach(NodeId client, NodeId relay) {
+  std::lock_guard lock(relays_mu_);
+  relays_[client] = relay;
+}
+
+NodeId Router::node_of(std::uint64_t guid) const {
+  const auto node = guid_node(guid);
+  std::lock_guard lock(relays_mu_);
+  const auto it = relays_.find(node);
+  return it == relays_.end() ? node : it->second;
+}
+
+std::vector<std::pair<NodeId, NodeId>> Router::relayed() const {
+  std::lock_guard lock(relays_mu_);
+  std::vector<std::pair<NodeId, NodeId>> out(relays_.begin(), relays_.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool Router::sends_for(std::uint64_t writer, NodeId sender) const {
+  const auto node = guid_node(writer);
+  if (node == sender) return true;
+  std::lock_guard lock(relays_mu_);
+  const auto it = relays_.find(node);
+  return it != relays_.end() && it->second == sender;
+}
+
 void Router::set_tap(DeliveryTap* tap) {
   std::lock_guard lock(tap_mu_);
   tap_ = tap;
@@ -130,7 +157,13 @@ void Router::retain(std::uint64_t topic, std::shared_ptr<TopicStore> store) {
 
 void Router::on_member_lost(NodeId node, bool left, const std::string& why) {
   std::lock_guard tap(tap_mu_);
+  // The participant retires the member's endpoints and its clients' (node_of), then its
+  // clients are nobody's.
   if (auto h = copy_of(on_suspicion_)) h(node, left, why);
+  {
+    std::lock_guard lock(relays_mu_);
+    std::erase_if(relays_, [node](const auto& e) { return e.second == node || e.first == node; });
+  }
   if (tap_ != nullptr) tap_->on_member_lost(node, left, why);
 }
 
@@ -209,7 +242,7 @@ void Router::on_deliver(std::span<const group::Message> batch) {
   std::string error;
   for (const auto& m : batch) {
     auto parsed = parse(m.payload, error);
-    if (parsed && guid_node(parsed->header.writer) != m.sender &&
+    if (parsed && !sends_for(parsed->header.writer, m.sender) &&
         parsed->header.kind != SampleKind::nothing) {
       error = "writer " + std::to_string(parsed->header.writer) + " does not belong to node " +
               std::to_string(m.sender);
@@ -222,7 +255,7 @@ void Router::on_deliver(std::span<const group::Message> batch) {
         parsed.reset();
       } else {
         for (const auto& inner : set_) {
-          if (guid_node(inner.header.writer) == m.sender) continue;
+          if (sends_for(inner.header.writer, m.sender)) continue;
           error = "coherent set: writer " + std::to_string(inner.header.writer) +
                   " does not belong to node " + std::to_string(m.sender);
           parsed.reset();
@@ -284,6 +317,26 @@ void Router::on_deliver(std::span<const group::Message> batch) {
 }
 
 void Router::route(const ParsedSample& sample, NodeId sender) {
+  if (sample.header.topic == 0 && (sample.header.kind == SampleKind::client_attached ||
+                                   sample.header.kind == SampleKind::client_detached)) {
+    if (sample.payload.size() != 4) return;  // counted nowhere: a relay's bug, not a client's
+    NodeId client = 0;
+    for (std::size_t i = 0; i < 4; ++i)
+      client |= static_cast<NodeId>(sample.payload[i]) << (8 * i);
+    {
+      std::lock_guard lock(relays_mu_);
+      if (sample.header.kind == SampleKind::client_attached) {
+        relays_[client] = sender;
+        return;
+      }
+      const auto it = relays_.find(client);
+      if (it == relays_.end() || it->second != sender) return;  // stale: it moved on
+      relays_.erase(it);
+    }
+    // Detached: what the relay did not retire of the client goes now (the participant).
+    if (builtin_) builtin_(sample, sender);
+    return;
+  }
   if (sample.header.topic == 0) {
     if (builtin_) builtin_(sample, sender);
     return;

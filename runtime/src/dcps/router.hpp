@@ -161,6 +161,16 @@ class Router final : public group::EngineClient {
   // Whether a store keeps `topic` here (a retained topic: dcps/retained.hpp).
   [[nodiscard]] bool retains(std::uint64_t topic) const;
 
+  // External clients (docs/membership.md): which member relays for which client node. A
+  // message whose writer guid names a client's node is taken from that client's relay only.
+  // The map follows the builtin subgroup's client_attached/client_detached messages (and a
+  // relay's removal), so it agrees at every member at each point of that order; a joiner
+  // and a client get it with the state transfer (attach()). Any thread.
+  void attach(NodeId client, NodeId relay);
+  // The member that sends `guid`'s messages: its node's relay for a client, else its node.
+  [[nodiscard]] NodeId node_of(std::uint64_t guid) const;
+  [[nodiscard]] std::vector<std::pair<NodeId, NodeId>> relayed() const;  // (client, relay)
+
   // group::EngineClient (protocol thread).
   void on_deliver(std::span<const group::Message> batch) override;
   void on_member_lost(NodeId node, bool left, const std::string& why) override;
@@ -188,6 +198,10 @@ class Router final : public group::EngineClient {
   }
 
   group::Bus* bus_;
+  mutable std::mutex relays_mu_;               // a leaf
+  std::unordered_map<NodeId, NodeId> relays_;  // client node -> the member relaying for it
+  // Whether `writer` may come from `sender`: its own, or its client's.
+  [[nodiscard]] bool sends_for(std::uint64_t writer, NodeId sender) const;
   // Held through each upcall (delivery, view, suspicion, halt) and by at_cut(); taken before
   // sinks_mu_.
   std::mutex tap_mu_;

@@ -33,6 +33,10 @@ std::string_view to_string(SampleKind k) noexcept {
       return "announce_topic";
     case SampleKind::retire_topic:
       return "retire_topic";
+    case SampleKind::client_attached:
+      return "client_attached";
+    case SampleKind::client_detached:
+      return "client_detached";
   }
   return "unknown";
 }
@@ -54,6 +58,8 @@ bool known(std::uint8_t k) noexcept {
     case SampleKind::announce_participant:
     case SampleKind::announce_topic:
     case SampleKind::retire_topic:
+    case SampleKind::client_attached:
+    case SampleKind::client_detached:
       return true;
   }
   return false;

@@ -58,6 +58,11 @@ enum class SampleKind : std::uint8_t {
   announce_participant = 22,  // the sending participant's record (its QoS)
   announce_topic = 23,        // a Topic's record (names and TopicQos)
   retire_topic = 24,          // a Topic closed (writer = its guid; no payload)
+  // An external client's relay (docs/membership.md, "External clients"): from here on the
+  // sender relays for the client whose node id is the payload (u32, little-endian), or no
+  // longer does. writer = make_guid(sender, 0).
+  client_attached = 25,
+  client_detached = 26,
 };
 [[nodiscard]] std::string_view to_string(SampleKind k) noexcept;
 

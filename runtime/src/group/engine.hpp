@@ -212,14 +212,16 @@ class Bus {
     (void)wanted;
   }
   // The guid serials (dcps/wire.hpp, make_guid) this node's participant gives itself and its
-  // entities: a member has all of its node's; a client, the block its relay gave it.
+  // entities: all of its node's.
   struct Serials {
     std::uint32_t first = 1;
     std::uint32_t last = UINT32_MAX;
   };
   [[nodiscard]] virtual Serials serials() const noexcept { return {}; }
-  // A client's: its relay announces its entities, as the relay node's, and it keeps no logs.
+  // A client's: a member relays its messages (relay(), which may change when it fails over to
+  // another), and it keeps no logs.
   [[nodiscard]] virtual bool relayed() const noexcept { return false; }
+  [[nodiscard]] virtual NodeId relay() const noexcept { return 0; }
   [[nodiscard]] Executor& executor() noexcept { return runtime().executor(); }
   [[nodiscard]] bool on_protocol_thread() noexcept { return runtime().on_protocol_thread(); }
 
