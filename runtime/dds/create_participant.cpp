@@ -385,6 +385,11 @@ std::shared_ptr<dcps::Participant> join_as_client(const config::FoundDomainConfi
   s.node = c.node_id != 0 ? c.node_id : random_node_id();
   for (const auto& a : c.relays)
     s.relays.push_back(transport::NodeAddress{0, a.host, a.port});
+  // None listed: the domain's join port, where whoever leads relays (after a failover too).
+  if (s.relays.empty()) {
+    s.relays.push_back(transport::NodeAddress{
+        0, "127.0.0.1", c.join_port != 0 ? c.join_port : group::default_join_port(c.domain_id)});
+  }
   // What the client puts on the wire (samples, discovery records) is the members' format.
   s.must_agree = {must_agree(c).front()};
   s.connect_timeout = ms(c.engine.connect_timeout);
@@ -408,14 +413,14 @@ std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
   const auto& c = found.config;
   if (c.role == config::Role::client) return join_as_client(found, q);
   auto participant = join_as_member(found, q);
-  if (c.client_port != 0) {
-    client::RelaySettings r;
-    r.host = c.node.host;
-    r.port = c.client_port;
-    r.domain_id = c.domain_id;
-    r.must_agree = {must_agree(c).front()};
-    participant->serve_clients(std::move(r));
-  }
+  client::RelaySettings r;
+  r.host = c.node.host;
+  r.port = c.client_port;
+  r.domain_id = c.domain_id;
+  r.must_agree = {must_agree(c).front()};
+  // Clients on its own port, and those that come to the join port while this member leads.
+  if (c.client_port != 0) participant->serve_clients(r);
+  participant->serve_join_port_clients(std::move(r));
   return participant;
 }
 

@@ -33,6 +33,8 @@
 //   client_failover  a client subscriber with two relays in its list, each a member
 //              subscriber: its relay is killed; it connects through the other and takes the
 //              stream on, in order, counting what went by in SAMPLE_LOST.
+//   client_join_port  a client with no relay named: the leader relays for it through the join
+//              port; the leader is killed, and the client goes on through the next leader.
 //
 // Every wait is bounded.
 #include <signal.h>
@@ -274,6 +276,18 @@ void client_faults(const std::string& transport) {
   remove_segments(transport);
 }
 
+// A stream-subscriber client after its relay went: ten more progress lines, none a failure
+// (the subscriber fails on a sample out of order or taken twice).
+void takes_on(tst::Process& client, tst::Deadline deadline) {
+  std::uint64_t got_lines = 0;
+  while (got_lines < 10) {
+    const auto line = line_of(client, "client", deadline);
+    REQUIRE(line.has_value());
+    REQUIRE(line->rfind("FAIL", 0) != 0);
+    if (line->rfind("got", 0) == 0) ++got_lines;
+  }
+}
+
 void client_failover(const std::string& transport) {
   const auto deadline = std::chrono::steady_clock::now() + 90s;
   const auto config = domain(transport);
@@ -298,21 +312,39 @@ void client_failover(const std::string& transport) {
   REQUIRE(expect(*client, "client", "got", deadline));
   REQUIRE(::kill(relays[0]->pid(), SIGKILL) == 0);
   CHECK(relays[0]->wait(deadline) == 128 + SIGKILL);
-  // It takes the stream on through the other relay: progress past what it had, in order (the
-  // subscriber fails on a sample out of order or taken twice).
-  std::uint64_t got_lines = 0;
-  while (got_lines < 10) {
-    const auto line = line_of(*client, "client", deadline);
-    REQUIRE(line.has_value());
-    REQUIRE(line->rfind("FAIL", 0) != 0);
-    if (line->rfind("got", 0) == 0) ++got_lines;
-  }
+  // It takes the stream on through the other relay.
+  takes_on(*client, deadline);
   CHECK(expect(publisher, "publisher", "finished", deadline));
   CHECK(publisher.wait(deadline) == 0);
   ::kill(client->pid(), SIGTERM);
   ::kill(relays[1]->pid(), SIGTERM);
   (void)client->wait(deadline);
   (void)relays[1]->wait(deadline);
+  remove_segments(transport);
+}
+
+void client_join_port(const std::string& transport) {
+  const auto deadline = std::chrono::steady_clock::now() + 90s;
+  const auto config = domain(transport);
+  // The first member leads (it holds the join port); the publisher leads after it.
+  tst::Process leader({node(), "stream-subscriber", "1000000"});
+  REQUIRE(expect(leader, "leader", "ready", deadline));
+  tst::Process publisher({node(), "stream-publisher", "8"});
+  REQUIRE(expect(publisher, "publisher", "started", deadline));
+  std::unique_ptr<tst::Process> client;
+  {
+    const tst::ScopedDomainConfig client_config("role: client");
+    client = std::make_unique<tst::Process>(
+        std::vector<std::string>{node(), "stream-subscriber", "1000000"});
+  }
+  REQUIRE(expect(*client, "client", "got", deadline));
+  REQUIRE(::kill(leader.pid(), SIGKILL) == 0);
+  CHECK(leader.wait(deadline) == 128 + SIGKILL);
+  takes_on(*client, deadline);
+  CHECK(expect(publisher, "publisher", "finished", deadline));
+  CHECK(publisher.wait(deadline) == 0);
+  ::kill(client->pid(), SIGTERM);
+  (void)client->wait(deadline);
   remove_segments(transport);
 }
 
@@ -622,4 +654,14 @@ TEST_CASE("client_failover: a client whose relay dies goes on through another, o
 TEST_CASE("client_failover: a client whose relay dies goes on through another, over shm",
           "[client_failover][shm]") {
   client_failover("shm");
+}
+TEST_CASE("client_join_port: a client with no relay named goes through the leader, and the next",
+          "[client_join_port][tcp]") {
+  client_join_port("tcp");
+}
+TEST_CASE(
+    "client_join_port: a client with no relay named goes through the leader, and the next, "
+    "over shm",
+    "[client_join_port][shm]") {
+  client_join_port("shm");
 }

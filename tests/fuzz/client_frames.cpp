@@ -54,9 +54,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case sc::FrameType::view:
     case sc::FrameType::halt:
       if (const auto t = sc::decode_text(type, body, error)) {
-        same(type == sc::FrameType::view     ? sc::encode_view(*t)
-             : type == sc::FrameType::halt   ? sc::encode_halt(*t)
-                                             : sc::encode_refused(*t),
+        same(type == sc::FrameType::view   ? sc::encode_view(*t)
+             : type == sc::FrameType::halt ? sc::encode_halt(*t)
+                                           : sc::encode_refused(*t),
              body);
         ok = true;
       }

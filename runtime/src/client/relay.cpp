@@ -62,6 +62,12 @@ struct Relay::Client {
 
 Relay::Relay(group::Bus& bus, dcps::Router& router, RelaySettings s)
     : bus_(&bus), router_(&router), settings_(std::move(s)) {
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (!settings_.listen) {
+    router_->set_tap(this);
+    thread_ = std::thread([this] { run(); });
+    return;
+  }
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   const int one = 1;
   (void)::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -74,6 +80,7 @@ Relay::Relay(group::Bus& bus, dcps::Router& router, RelaySettings s)
       ::listen(listen_fd_, 64) != 0) {
     const std::string why = parsed ? std::strerror(errno) : "not an IPv4 address";
     if (listen_fd_ >= 0) ::close(listen_fd_);
+    ::close(wake_fd_);
     throw dds::core::Error("domain " + std::to_string(settings_.domain_id) +
                            ": cannot serve clients at " + settings_.host + ":" +
                            std::to_string(settings_.port) + " (client_port): " + why);
@@ -81,7 +88,6 @@ Relay::Relay(group::Bus& bus, dcps::Router& router, RelaySettings s)
   socklen_t len = sizeof a;
   (void)::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
   port_ = ntohs(a.sin_port);
-  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   router_->set_tap(this);
   thread_ = std::thread([this] { run(); });
 }
@@ -109,8 +115,46 @@ void Relay::stop() {
     (void)announce_client(SampleKind::client_detached, c->node);
     ::close(c->fd);
   }
-  ::close(listen_fd_);
+  if (listen_fd_ >= 0) ::close(listen_fd_);
   ::close(wake_fd_);
+  std::lock_guard lock(adopt_mu_);
+  for (auto& [fd, bytes] : adopted_)
+    ::close(fd);
+  adopted_.clear();
+}
+
+void Relay::adopt(int fd, std::string already) {
+  {
+    std::lock_guard lock(adopt_mu_);
+    if (!stopping_.load()) {
+      adopted_.emplace_back(fd, std::move(already));
+      fd = -1;
+    }
+  }
+  if (fd >= 0) {
+    ::close(fd);  // stopped: nobody serves it
+    return;
+  }
+  wake();
+}
+
+void Relay::take_adopted() {
+  std::vector<std::pair<int, std::string>> taken;
+  {
+    std::lock_guard lock(adopt_mu_);
+    taken.swap(adopted_);
+  }
+  for (auto& [fd, bytes] : taken) {
+    sockaddr_in a{};
+    socklen_t len = sizeof a;
+    char host[INET_ADDRSTRLEN] = "?";
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+      (void)::inet_ntop(AF_INET, &a.sin_addr, host, sizeof host);
+    add_pending(fd, std::string(host) + ":" + std::to_string(ntohs(a.sin_port)) + " (join port)",
+                std::move(bytes));
+    const auto c = pending_.back();  // a copy: welcoming it takes it out of pending_
+    read_from(c);                    // its HELLO may be whole already
+  }
 }
 
 RelayStats Relay::stats() const {
@@ -146,8 +190,9 @@ void Relay::serve() {
   while (!stopping_.load()) {
     fds.clear();
     polled.clear();
+    take_adopted();
     fds.push_back({wake_fd_, POLLIN, 0});
-    fds.push_back({listen_fd_, POLLIN, 0});
+    fds.push_back({listen_fd_, listen_fd_ >= 0 ? short{POLLIN} : short{0}, 0});
     bool blocked = false;
     std::vector<std::shared_ptr<Client>> all;
     {
@@ -174,7 +219,7 @@ void Relay::serve() {
       std::uint64_t n = 0;
       (void)!::read(wake_fd_, &n, sizeof n);
     }
-    if ((fds[1].revents & POLLIN) != 0) accept_one();
+    if (listen_fd_ >= 0 && (fds[1].revents & POLLIN) != 0) accept_one();
     for (std::size_t i = 0; i < polled.size(); ++i) {
       auto& c = polled[i];
       const auto ev = fds[i + 2].revents;
@@ -216,13 +261,19 @@ void Relay::accept_one() {
   const int fd =
       ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
   if (fd < 0) return;
+  char host[INET_ADDRSTRLEN] = {};
+  (void)::inet_ntop(AF_INET, &a.sin_addr, host, sizeof host);
+  add_pending(fd, std::string(host) + ":" + std::to_string(ntohs(a.sin_port)), {});
+}
+
+void Relay::add_pending(int fd, std::string peer, std::string already) {
   const int one = 1;
   (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   auto c = std::make_shared<Client>();
   c->fd = fd;
-  char host[INET_ADDRSTRLEN] = {};
-  (void)::inet_ntop(AF_INET, &a.sin_addr, host, sizeof host);
-  c->peer = std::string(host) + ":" + std::to_string(ntohs(a.sin_port));
+  c->peer = std::move(peer);
+  const auto* p = reinterpret_cast<const std::byte*>(already.data());
+  c->in.assign(p, p + already.size());
   c->hello_deadline = Clock::now() + kHelloTimeout;
   if (pending_.size() >= kMaxPending) drop(pending_.front(), "too many connections say nothing");
   pending_.push_back(std::move(c));

@@ -43,6 +43,7 @@ namespace spindle::client {
 inline constexpr std::size_t kClientQueueBytes = std::size_t{32} << 20;
 
 struct RelaySettings {
+  bool listen = true;  // false: it takes only connections handed to it (adopt())
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;  // 0: the system picks (tests)
   std::uint32_t domain_id = 0;
@@ -71,6 +72,9 @@ class Relay final : public dcps::DeliveryTap {
 
   // Stops serving: every client's connection closes (each client halts). Idempotent.
   void stop();
+  // Serves a connection accepted elsewhere (the domain's join port, while this member leads:
+  // group::JoinPort::set_client_handler), `already` read from it. Any thread.
+  void adopt(int fd, std::string already);
   [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
   [[nodiscard]] RelayStats stats() const;
 
@@ -85,6 +89,9 @@ class Relay final : public dcps::DeliveryTap {
   void run();
   void serve();  // run()'s loop; an exception ends one turn of it, never the thread
   void accept_one();
+  void take_adopted();
+  // A new connection, waiting for its HELLO (I/O thread).
+  void add_pending(int fd, std::string peer, std::string already);
   void read_from(const std::shared_ptr<Client>& c);
   // Handles one frame; false: the client is dropped (why in `why`).
   bool handle(const std::shared_ptr<Client>& c, std::uint8_t type, std::span<const std::byte> body,
@@ -113,8 +120,10 @@ class Relay final : public dcps::DeliveryTap {
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   mutable std::mutex clients_mu_;
-  std::vector<std::shared_ptr<Client>> clients_;  // welcomed ones (the tap's)
-  std::vector<std::shared_ptr<Client>> pending_;  // I/O thread: connected, no HELLO yet
+  std::vector<std::shared_ptr<Client>> clients_;      // welcomed ones (the tap's)
+  std::vector<std::shared_ptr<Client>> pending_;      // I/O thread: connected, no HELLO yet
+  std::mutex adopt_mu_;                               // a leaf
+  std::vector<std::pair<int, std::string>> adopted_;  // handed over, not yet pending
   std::atomic<bool> any_clients_{false};
   mutable std::mutex stats_mu_;
   RelayStats stats_;

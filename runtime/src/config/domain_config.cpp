@@ -264,8 +264,9 @@ const std::vector<Field<DomainConfig>>& fields() {
     auto role = field<DomainConfig>(
         "role", ValueType::choice, 0, 0,
         "member (takes part in the domain's views and subgroups) or client (an external "
-        "client: it reaches the domain through a member that relays for it, one of relays, and "
-        "is never in a view; its crash or pause changes no view and holds nobody).",
+        "client: it reaches the domain through a member that relays for it, one of relays or "
+        "the leader, and is never in a view; its crash or pause changes no view and holds "
+        "nobody).",
         [](const DomainConfig& c) -> Value { return static_cast<std::int64_t>(c.role); },
         [](DomainConfig& c, const Value& v) {
           c.role = static_cast<Role>(std::get<std::int64_t>(v));
@@ -274,7 +275,8 @@ const std::vector<Field<DomainConfig>>& fields() {
     f.push_back(std::move(role));
     f.push_back(records("relays",
                         "A client's members to connect through (their client_port), tried in "
-                        "order. Required with role client; refused otherwise.",
+                        "order. Left out: the domain's join port on 127.0.0.1 (join_port), "
+                        "where the leader relays. Only with role client.",
                         address_fields()));
     f.push_back(integer<DomainConfig>(
         "client_port", 0, 65535,
@@ -345,7 +347,6 @@ void check(const YamlReader& r, Parsed& p, bool node_from_env) {
   if (!c.members.empty() && !c.contacts.empty())
     fail("contacts", "a node lists the members or joins through contacts, not both");
   if (c.role == Role::client) {
-    if (c.relays.empty()) fail("role", "a client needs relays: the members it connects through");
     if (!c.members.empty()) fail("members", "a client is in no view: it lists no members");
     if (!c.contacts.empty()) fail("contacts", "a client joins through relays, not contacts");
     if (c.client_port != 0) fail("client_port", "a client relays for nobody");

@@ -286,6 +286,9 @@ class Participant final : public detail::ParticipantCore {
   // A member serves external clients (docs/membership.md, "External clients") from here on;
   // throws dds::core::Error when it cannot listen at s.host:s.port.
   void serve_clients(client::RelaySettings s);
+  // ... and those that come to the domain's join port while this member leads (a member's
+  // engine only; `s` without a port: the relay listens nowhere else unless serve_clients()).
+  void serve_join_port_clients(client::RelaySettings s);
   // What its relay did (zeros when it serves none); the port it listens on (0: none).
   [[nodiscard]] client::RelayStats relay_stats() const;
   [[nodiscard]] std::uint16_t client_port() const;
@@ -387,7 +390,10 @@ class Participant final : public detail::ParticipantCore {
 
   const std::uint32_t domain_id_;
   std::unique_ptr<group::Bus> bus_;
-  std::unique_ptr<client::Relay> relay_;  // serve_clients(); stopped before the bus
+  mutable std::mutex relay_mu_;           // a leaf: relay_, relay_settings_
+  std::unique_ptr<client::Relay> relay_;  // serve_clients(), or the first client handed over
+  client::RelaySettings relay_settings_;  // for a relay made for the join port's clients
+  void adopt_client(int fd, std::string already);
   Router router_;
   const storage::LogSettings log_settings_;
   // Where this participant's logs live: its node's home, or one it adopted (home.hpp).

@@ -1,5 +1,7 @@
 // DomainParticipant and Topic: entity registry, discovery records in and out, matching
 // (see entities.hpp).
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -92,14 +94,38 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
 }
 
 void Participant::serve_clients(client::RelaySettings s) {
+  std::lock_guard lock(relay_mu_);
   relay_ = std::make_unique<client::Relay>(*bus_, router_, std::move(s));
 }
 
+void Participant::serve_join_port_clients(client::RelaySettings s) {
+  {
+    std::lock_guard lock(relay_mu_);
+    relay_settings_ = std::move(s);
+    relay_settings_.listen = false;
+  }
+  engine().route_clients(
+      [this](int fd, std::string already) { adopt_client(fd, std::move(already)); });
+}
+
+// The join port's thread: a relay made on first need (most domains have no client).
+void Participant::adopt_client(int fd, std::string already) {
+  std::lock_guard lock(relay_mu_);
+  if (is_closed()) {
+    ::close(fd);
+    return;
+  }
+  if (!relay_) relay_ = std::make_unique<client::Relay>(*bus_, router_, relay_settings_);
+  relay_->adopt(fd, std::move(already));
+}
+
 client::RelayStats Participant::relay_stats() const {
+  std::lock_guard lock(relay_mu_);
   return relay_ ? relay_->stats() : client::RelayStats{};
 }
 
 std::uint16_t Participant::client_port() const {
+  std::lock_guard lock(relay_mu_);
   return relay_ ? relay_->port() : 0;
 }
 
@@ -126,7 +152,10 @@ void Participant::close() {
   if (is_closed()) return;
   bus_->closing();
   // Its clients go first: their endpoints are retired while this member still delivers.
-  if (relay_) relay_->stop();
+  {
+    std::lock_guard lock(relay_mu_);
+    if (relay_) relay_->stop();
+  }
   close_contained_entities();
   std::shared_ptr<Subscriber> builtin_sub;
   {

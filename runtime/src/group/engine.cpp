@@ -679,6 +679,10 @@ void Engine::serve_joins(std::unique_ptr<JoinPort> port,
   update_join_port();
 }
 
+void Engine::route_clients(JoinPort::ClientHandler handler) {
+  if (join_port_) join_port_->set_client_handler(std::move(handler));
+}
+
 void Engine::update_join_port() {
   if (!join_port_ || stopping_.load()) return;
   const auto vs = current();

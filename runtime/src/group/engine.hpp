@@ -280,6 +280,9 @@ class Engine final : public Bus {
   // the TCP one, or the simulator's) and admits participants that agree on `settings`;
   // whoever leads next opens its own. A member that halts or stops lets go of it.
   void serve_joins(std::unique_ptr<JoinPort> port, std::vector<transport::AgreedSetting> settings);
+  // External clients that come to the join port go to `handler` (JoinPort::set_client_handler)
+  // while this member leads. Any thread; after serve_joins().
+  void route_clients(JoinPort::ClientHandler handler);
   // A halted member asks `rejoiner` to get back into the domain, every kRejoinRetry until it
   // does (or closes): then it installs the view it got as a new member with the same node
   // id, and the client hears on_rejoin(). Without one, a halted member stays halted. Set it

@@ -41,6 +41,9 @@ constexpr auto kRequestTimeout = std::chrono::seconds(3);
 // frozen, and is not proposed.
 constexpr auto kReadyTimeout = std::chrono::seconds(1);
 constexpr std::string_view kMagic = "SPINDLE-JOIN 2";
+// Where an external client's HELLO frame has its magic (client/relay_wire.hpp).
+constexpr std::size_t kClientMagicAt = 9;
+constexpr std::string_view kClientMagic = "SPINDLE-CLIENT 1";
 
 // One line (without '\n'), at most `max` bytes.
 std::optional<std::string> read_line(int fd, std::size_t max, Clock::time_point deadline,
@@ -209,8 +212,9 @@ int bind_join_port(const std::string& host, std::uint16_t port) {
   return fd;
 }
 
-JoinListener::JoinListener(int listen_fd, Handler handler)
-    : fd_(listen_fd), handler_(std::move(handler)) {
+JoinListener::JoinListener(int listen_fd, Handler handler,
+                           std::shared_ptr<ClientHandlerSlot> clients)
+    : fd_(listen_fd), handler_(std::move(handler)), clients_(std::move(clients)) {
   if (::pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
   thread_ = std::thread([this] { run(); });
 }
@@ -297,6 +301,28 @@ void JoinListener::run() {
         continue;
       }
       c.text.append(buf, static_cast<std::size_t>(n));
+      // An external client's HELLO (u32 length, type 1, u32 length, its magic): the leader's
+      // relay takes the connection (docs/membership.md, "External clients").
+      if (!c.request && c.text.size() >= kClientMagicAt + kClientMagic.size() &&
+          c.text.compare(kClientMagicAt, kClientMagic.size(), kClientMagic) == 0) {
+        JoinPort::ClientHandler to;
+        {
+          std::lock_guard lock(clients_->mu);
+          to = clients_->handler;
+        }
+        if (!to) {
+          drop(i);  // nobody here serves clients
+          continue;
+        }
+        Incoming client = std::move(c);
+        open.erase(open.begin() + static_cast<std::ptrdiff_t>(i));
+        try {
+          to(client.fd, std::move(client.text));
+        } catch (const std::exception&) {
+          // The handler owns the socket from here; nothing escapes this thread.
+        }
+        continue;
+      }
       if (!c.request) {
         const auto end = request_end(c.text);
         if (end == std::string::npos) {
@@ -384,8 +410,13 @@ bool TcpJoinPort::open(Handler handler) {
   int fd = std::exchange(bound_fd_, -1);
   if (fd < 0) fd = bind_join_port(host_, port_);
   if (fd < 0) return false;
-  listener_ = std::make_unique<JoinListener>(fd, std::move(handler));
+  listener_ = std::make_unique<JoinListener>(fd, std::move(handler), clients_);
   return true;
+}
+
+void TcpJoinPort::set_client_handler(ClientHandler handler) {
+  std::lock_guard lock(clients_->mu);
+  clients_->handler = std::move(handler);
 }
 
 void TcpJoinPort::close() {

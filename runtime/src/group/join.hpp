@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -124,7 +125,13 @@ class PendingJoin {
 class JoinPort {
  public:
   using Handler = std::function<void(PendingJoin)>;
+  // A connection that speaks the external clients' link instead (client/relay_wire.hpp: its
+  // first frame a HELLO): the socket (non-blocking; the handler owns it) and what was read of
+  // it so far. With none set, such a connection is refused.
+  using ClientHandler = std::function<void(int fd, std::string already)>;
   virtual ~JoinPort() = default;
+  // Any thread, open or not; the port's listener calls the latest handler.
+  virtual void set_client_handler(ClientHandler handler) { (void)handler; }
   // Starts handing each request to `handler` (from any thread). False while someone else
   // holds the port (a leader before us, closing): try again shortly.
   virtual bool open(Handler handler) = 0;
@@ -140,11 +147,19 @@ class JoinPort {
 
 // A thread that accepts TCP join connections on a listening socket and reads one request
 // from each (bounded in size and time).
+// Where a join port's client connections go (JoinPort::set_client_handler): shared between
+// the port and its listener, so that a handler set while the port is open applies at once.
+struct ClientHandlerSlot {
+  std::mutex mu;
+  JoinPort::ClientHandler handler;
+};
+
 class JoinListener {
  public:
   using Handler = JoinPort::Handler;
   // Takes a bound, listening socket (bind_join_port()).
-  JoinListener(int listen_fd, Handler handler);
+  JoinListener(int listen_fd, Handler handler,
+               std::shared_ptr<ClientHandlerSlot> clients = std::make_shared<ClientHandlerSlot>());
   ~JoinListener();
   JoinListener(const JoinListener&) = delete;
   JoinListener& operator=(const JoinListener&) = delete;
@@ -154,6 +169,7 @@ class JoinListener {
   int fd_;
   int wake_[2] = {-1, -1};
   Handler handler_;
+  std::shared_ptr<ClientHandlerSlot> clients_;
   std::thread thread_;
 };
 
@@ -170,11 +186,13 @@ class TcpJoinPort final : public JoinPort {
   bool open(Handler handler) override;
   void close() override;
   [[nodiscard]] bool is_open() const override { return listener_ != nullptr; }
+  void set_client_handler(ClientHandler handler) override;
 
  private:
   std::string host_;
   std::uint16_t port_;
   int bound_fd_;
+  std::shared_ptr<ClientHandlerSlot> clients_ = std::make_shared<ClientHandlerSlot>();
   std::unique_ptr<JoinListener> listener_;
 };
 
