@@ -3,12 +3,15 @@
 // client of another domain or with a node id taken, and cuts off one that sends what it may
 // not (a guid that is not its own, a goodbye or a detach in the member's name, an absurd
 // frame) and goes on serving the next; a
-// client with no relay to reach fails with every relay it tried named.
+// client with no relay to reach fails with every relay it tried named. Every member's Router
+// takes a client's messages from its current relay only.
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,7 @@
 #include "client/relay_wire.hpp"
 #include "core/socket_io.hpp"
 #include "dcps/entities.hpp"
+#include "dcps/router.hpp"
 #include "dcps/wire.hpp"
 #include "scoped_config.hpp"
 #include "transports.hpp"
@@ -319,4 +323,110 @@ TEST_CASE("client: no relay to reach: the error names every relay tried", "[conn
     CHECK(what.find("127.0.0.1:" + std::to_string(a) + ": no connection") != std::string::npos);
     CHECK(what.find("127.0.0.1:" + std::to_string(b) + ": no connection") != std::string::npos);
   }
+}
+
+namespace {
+
+// The Router's delivery side needs no bus: a bus that cannot send (reaching it is a test bug).
+class NoBus final : public spindle::group::Bus {
+ public:
+  void start(spindle::group::EngineClient&) override {}
+  void stop() override {}
+  void leave() override {}
+  void closing() override {}
+  void demand_changed() override {}
+  void hold_sends(spindle::group::Channel) override {}
+  void release_sends(spindle::group::Channel) override {}
+  void shutdown() override {}
+  [[nodiscard]] std::string halted() const override { return {}; }
+  [[nodiscard]] spindle::transport::NodeId node() const noexcept override { return 1; }
+  [[nodiscard]] spindle::group::View view() const override { return {}; }
+  [[nodiscard]] spindle::group::Runtime& runtime() noexcept override { std::abort(); }
+  [[nodiscard]] std::string_view transport_kind() const noexcept override { return "none"; }
+  bool drive(spindle::group::TimePoint, spindle::core::FunctionRef<bool()>) override {
+    return false;
+  }
+  [[nodiscard]] std::uint32_t max_message(spindle::group::Channel) const override { return 0; }
+  [[nodiscard]] std::uint64_t max_large_message() const override { return 0; }
+  [[nodiscard]] std::uint64_t in_flight(spindle::group::Channel) const override { return 0; }
+  [[nodiscard]] spindle::group::Loan reserve(spindle::group::Channel, std::size_t,
+                                             Clock::time_point) override {
+    throw std::logic_error("NoBus sends nothing");
+  }
+  void commit(spindle::group::Loan&, std::size_t, Clock::time_point) override {
+    throw std::logic_error("NoBus sends nothing");
+  }
+};
+
+// One delivered message of `sender`: a header of `kind` by `writer`, `payload` after it.
+struct Delivered {
+  std::vector<std::byte> bytes;
+  spindle::group::Message message;
+  Delivered(spindle::transport::NodeId sender, spindle::dcps::SampleKind kind, std::uint64_t writer,
+            std::uint64_t topic, std::vector<std::byte> payload = {}) {
+    spindle::dcps::SampleHeader h;
+    h.kind = kind;
+    h.writer = writer;
+    h.topic = topic;
+    const auto* head = reinterpret_cast<const std::byte*>(&h);
+    for (std::size_t i = 0; i < sizeof h; ++i)
+      bytes.push_back(head[i]);
+    for (const auto b : payload)
+      bytes.push_back(b);
+    message.sender = sender;
+    message.payload = bytes;
+  }
+};
+
+std::vector<std::byte> node_bytes(std::uint32_t node) {
+  std::vector<std::byte> out;
+  for (int i = 0; i < 4; ++i)
+    out.push_back(static_cast<std::byte>((node >> (8 * i)) & 0xff));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("router: a client's messages come from its current relay only", "[router]") {
+  namespace dcps = spindle::dcps;
+  NoBus bus;
+  dcps::Router router(bus);
+  std::vector<dcps::SampleKind> builtin;
+  router.set_builtin_handler([&](const dcps::ParsedSample& s, spindle::transport::NodeId) {
+    builtin.push_back(s.header.kind);
+  });
+  const auto deliver = [&](const Delivered& d) { router.on_deliver(std::span(&d.message, 1)); };
+  const std::uint64_t topic = dcps::topic_id("T");
+  const auto sample = [&](spindle::transport::NodeId sender) {
+    return Delivered(sender, dcps::SampleKind::data, dcps::make_guid(9, 3), topic);
+  };
+  const auto attach = [&](spindle::transport::NodeId relay, dcps::SampleKind kind) {
+    return Delivered(relay, kind, dcps::make_guid(relay, 0), 0, node_bytes(9));
+  };
+
+  deliver(sample(5));  // node 9 is nobody's client yet
+  CHECK(router.stats().malformed == 1);
+  CHECK(router.stats().last_malformed.find("does not belong to node 5") != std::string::npos);
+
+  deliver(attach(5, dcps::SampleKind::client_attached));
+  CHECK(router.node_of(dcps::make_guid(9, 3)) == 5);
+  deliver(sample(5));
+  CHECK(router.stats().malformed == 1);  // from its relay: taken
+  deliver(sample(6));
+  CHECK(router.stats().malformed == 2);  // from another member: refused
+
+  // It moved to relay 6: a detach from 5 that comes after is stale and changes nothing.
+  deliver(attach(6, dcps::SampleKind::client_attached));
+  deliver(attach(5, dcps::SampleKind::client_detached));
+  CHECK(router.node_of(dcps::make_guid(9, 3)) == 6);
+  CHECK(builtin.empty());
+  deliver(attach(6, dcps::SampleKind::client_detached));
+  CHECK(router.node_of(dcps::make_guid(9, 3)) == 9);
+  CHECK(builtin == std::vector<dcps::SampleKind>{dcps::SampleKind::client_detached});
+
+  // A relay removed from the view takes its clients with it.
+  deliver(attach(6, dcps::SampleKind::client_attached));
+  router.on_member_lost(6, false, "test");
+  CHECK(router.node_of(dcps::make_guid(9, 3)) == 9);
+  CHECK(router.relayed().empty());
 }
