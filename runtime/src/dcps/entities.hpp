@@ -393,6 +393,7 @@ class Participant final : public detail::ParticipantCore {
   mutable std::mutex relay_mu_;           // a leaf: relay_, relay_settings_
   std::unique_ptr<client::Relay> relay_;  // serve_clients(), or the first client handed over
   client::RelaySettings relay_settings_;  // for a relay made for the join port's clients
+  bool relays_closed_ = false;            // close() began: no relay is made any more
   void adopt_client(int fd, std::string already);
   Router router_;
   const storage::LogSettings log_settings_;

@@ -111,8 +111,8 @@ void Participant::serve_join_port_clients(client::RelaySettings s) {
 // The join port's thread: a relay made on first need (most domains have no client).
 void Participant::adopt_client(int fd, std::string already) {
   std::lock_guard lock(relay_mu_);
-  if (is_closed()) {
-    ::close(fd);
+  if (relays_closed_) {
+    ::close(fd);  // closing: no relay serves it now
     return;
   }
   if (!relay_) relay_ = std::make_unique<client::Relay>(*bus_, router_, relay_settings_);
@@ -154,6 +154,7 @@ void Participant::close() {
   // Its clients go first: their endpoints are retired while this member still delivers.
   {
     std::lock_guard lock(relay_mu_);
+    relays_closed_ = true;
     if (relay_) relay_->stop();
   }
   close_contained_entities();
