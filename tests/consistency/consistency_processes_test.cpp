@@ -9,8 +9,8 @@
 //              publisher goes on writing (a dead process on this host is no partition), and a
 //              new subscriber joins it and receives.
 //   rejoin     a publisher and two subscribers; one subscriber is stopped (SIGSTOP) past
-//              the suspicion timeout, removed, continued: it halts, rejoins by itself,
-//              takes the stream again and counts what went by as SAMPLE_LOST.
+//              the suspicion timeout, left behind, removed, continued: it halts, rejoins by
+//              itself, takes the stream again and counts what went by as SAMPLE_LOST.
 //   coherent   a writer of coherent sets (TOPIC scope) and two readers with coherent and
 //              ordered access; the writer is SIGKILLed in the middle of a set: both readers
 //              took the same sequence of whole sets, and nothing of the set left open.
@@ -407,7 +407,11 @@ void rejoin(const std::string& transport) {
   REQUIRE(std::sscanf(lost->c_str(), "lost %lu got %lu first %lu last %lu", &count, &got, &first,
                       &last) == 4);
   CHECK(count > 0);
-  CHECK(got + count == last - first + 1);  // every sample since its first: taken or lost
+  // Every sample since its first is taken or counted lost. The count may run ahead of what
+  // it took: a gap is counted when the sample after it is delivered, and that sample may be
+  // taken only after the line is printed (left behind first, a KEEP_LAST writer's reader
+  // catches up from its ring before it is removed: docs/smc.md).
+  CHECK(got + count >= last - first + 1);
   CHECK(expect(paused, "subscriber 2", "got", deadline));  // the stream goes on
   CHECK(expect(publisher, "publisher", "finished", deadline));
   CHECK(publisher.wait(deadline) == 0);
