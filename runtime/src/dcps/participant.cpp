@@ -171,25 +171,17 @@ void Participant::close() {
   // go. Give it a moment to be delivered everywhere. (A client's relay stays: its endpoints
   // were retired above, and leave() says goodbye to the relay alone.)
   const group::Channel builtin{0, group::Ordering::atomic};
-  if (bus_->relayed()) {
-    (void)bus_->runtime().wait_until(clock_now() + std::chrono::milliseconds(200),
-                                     [&] { return bus_->in_flight(builtin) == 0; });
-    bus_->leave();
-    listener(nullptr, StatusMask::none());
-    bus_->executor().drain();
-    bus_->shutdown();
-    ParticipantCore::close();
-    return;
-  }
-  SampleHeader h;
-  h.kind = SampleKind::participant_left;
-  h.writer = make_guid(bus_->node(), 0);
-  h.source_time_ns = wall_now().to_nanosecs();
-  try {
-    router_.publish(
-        builtin, h, 0, [](std::span<std::byte>) {}, clock_now() + std::chrono::seconds(1));
-  } catch (const dds::core::Exception&) {
-    // The ring stayed full (a member stopped delivering): leave without the goodbye.
+  if (!bus_->relayed()) {
+    SampleHeader h;
+    h.kind = SampleKind::participant_left;
+    h.writer = make_guid(bus_->node(), 0);
+    h.source_time_ns = wall_now().to_nanosecs();
+    try {
+      router_.publish(
+          builtin, h, 0, [](std::span<std::byte>) {}, clock_now() + std::chrono::seconds(1));
+    } catch (const dds::core::Exception&) {
+      // The ring stayed full (a member stopped delivering): leave without the goodbye.
+    }
   }
   (void)bus_->runtime().wait_until(clock_now() + std::chrono::milliseconds(200),
                                    [&] { return bus_->in_flight(builtin) == 0; });
