@@ -31,8 +31,8 @@ void report_bad_record(NodeId sender, SampleKind kind, const std::string& error)
 Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::DomainParticipantQos& qos,
                          std::unique_ptr<group::Bus> bus, std::span<const std::byte> joined_state,
                          storage::LogSettings log_settings)
-    // The participant's own handle is its first serial, 1 for a member (see next_handle()).
-    : ParticipantCore(InstanceHandle(make_guid(bus->node(), bus->serials().first)), true),
+    // The participant's own handle is its serial 1 (see next_handle()).
+    : ParticipantCore(InstanceHandle(make_guid(bus->node(), 1)), true),
       domain_id_(domain_id),
       bus_(std::move(bus)),
       router_(*bus_),
@@ -40,7 +40,7 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
       log_home_(storage::LogHome::claim(log_settings_, domain_id_, bus_->node(),
                                         log_settings_.adopt_orphans)),
       qos_(qos) {
-  serial_.store(bus_->serials().first);
+  serial_.store(1);
   // A client's own messages come back from its relay: they are its relay's to send.
   if (bus_->relayed()) router_.attach(bus_->node(), bus_->relay());
   router_.set_builtin_handler(
@@ -261,11 +261,10 @@ void Participant::default_subscriber_qos(const dds::sub::qos::SubscriberQos& q) 
 
 std::uint64_t Participant::next_guid() {
   const auto serial = serial_.fetch_add(1) + 1;
-  if (serial > bus_->serials().last || serial == 0) {
-    throw dds::core::OutOfResourcesError(
-        "this participant has used all " +
-        std::to_string(std::uint64_t{bus_->serials().last} - bus_->serials().first + 1) +
-        " entity ids of its node");
+  if (serial == 0) {  // wrapped: serial 0 names the node itself
+    throw dds::core::OutOfResourcesError("this participant has used all " +
+                                         std::to_string(std::uint64_t{UINT32_MAX}) +
+                                         " entity ids of its node");
   }
   return make_guid(bus_->node(), serial);
 }

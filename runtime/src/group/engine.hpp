@@ -211,13 +211,6 @@ class Bus {
     (void)topic;
     (void)wanted;
   }
-  // The guid serials (dcps/wire.hpp, make_guid) this node's participant gives itself and its
-  // entities: all of its node's.
-  struct Serials {
-    std::uint32_t first = 1;
-    std::uint32_t last = UINT32_MAX;
-  };
-  [[nodiscard]] virtual Serials serials() const noexcept { return {}; }
   // A client's: a member relays its messages (relay(), which may change when it fails over to
   // another), and it keeps no logs.
   [[nodiscard]] virtual bool relayed() const noexcept { return false; }
