@@ -102,8 +102,8 @@ std::unique_ptr<ClientBus> ClientBus::connect(const ClientSettings& s) {
     for (std::size_t i = 0; i < s.relays.size(); ++i) {
       if (final[i]) continue;
       bool answered = false;
-      auto bus = try_relay(s, s.relays[i], deadline, why[i], answered);
-      if (bus) return bus;
+      if (auto link = try_relay(s, s.relays[i], deadline, why[i], answered))
+        return std::unique_ptr<ClientBus>(new ClientBus(s, std::move(*link)));
       final[i] = answered ? 1 : 0;
       retry = retry || !answered;
     }
@@ -117,14 +117,14 @@ std::unique_ptr<ClientBus> ClientBus::connect(const ClientSettings& s) {
                          ": no relay took this client (role: client; relays tried):" + failures);
 }
 
-std::unique_ptr<ClientBus> ClientBus::try_relay(const ClientSettings& s,
-                                                const transport::NodeAddress& a,
-                                                Clock::time_point deadline, std::string& why,
-                                                bool& final) {
+std::optional<ClientBus::Link> ClientBus::try_relay(const ClientSettings& s,
+                                                    const transport::NodeAddress& a,
+                                                    Clock::time_point deadline, std::string& why,
+                                                    bool& final) {
   const int fd = core::connect_to(a, deadline);
   if (fd < 0) {
     why = "no connection";
-    return nullptr;
+    return std::nullopt;
   }
   final = true;  // it answered: what it says stands
   // Blocking from here: the reader thread and senders wait on poll() themselves.
@@ -148,7 +148,7 @@ std::unique_ptr<ClientBus> ClientBus::try_relay(const ClientSettings& s,
     } else if (auto w = decode_welcome(body, error)) {
       try {
         auto view = group::parse_group(w->view_yaml, "the relay's welcome");
-        return std::unique_ptr<ClientBus>(new ClientBus(s, fd, a, std::move(*w), std::move(view)));
+        return Link{fd, a, std::move(*w), std::move(view)};
       } catch (const std::exception& e) {
         why = e.what();
       }
@@ -157,19 +157,18 @@ std::unique_ptr<ClientBus> ClientBus::try_relay(const ClientSettings& s,
     }
   }
   ::close(fd);
-  return nullptr;
+  return std::nullopt;
 }
 
-ClientBus::ClientBus(ClientSettings s, int fd, transport::NodeAddress relay, Welcome w,
-                     group::View view)
+ClientBus::ClientBus(ClientSettings s, Link link)
     : settings_(std::move(s)),
-      fd_(fd),
-      address_(std::move(relay)),
+      fd_(link.fd),
+      address_(std::move(link.address)),
       node_(settings_.node),
-      relay_(w.relay),
-      max_large_(w.max_large_message),
-      state_(std::move(w.state)),
-      view_(std::move(view)) {}
+      relay_(link.welcome.relay),
+      max_large_(link.welcome.max_large_message),
+      state_(std::move(link.welcome.state)),
+      view_(std::move(link.view)) {}
 
 ClientBus::~ClientBus() {
   stop();
@@ -304,12 +303,17 @@ void ClientBus::send(std::span<const std::byte> frame, std::span<const std::byte
     throw dds::core::PreconditionNotMetError("this client has no connection to a relay (" +
                                              halted() + ")");
   }
-  pollfd p{fd_, POLLOUT, 0};
+  send_on(fd_, frame, tail, deadline, relay_address());
+}
+
+void ClientBus::send_on(int fd, std::span<const std::byte> frame, std::span<const std::byte> tail,
+                        Clock::time_point deadline, const std::string& relay) {
+  pollfd p{fd, POLLOUT, 0};
   for (;;) {
     const int ready = ::poll(&p, 1, core::remaining_ms(deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready == 0) {
-      throw dds::core::TimeoutError("the relay " + relay_address() +
+      throw dds::core::TimeoutError("the relay " + relay +
                                     " took no more of this client's messages in time (its "
                                     "topic's ring stayed full)");
     }
@@ -324,14 +328,14 @@ void ClientBus::send(std::span<const std::byte> frame, std::span<const std::byte
     msghdr m{};
     m.msg_iov = at;
     m.msg_iovlen = static_cast<std::size_t>(count);
-    const auto n = ::sendmsg(fd_, &m, MSG_NOSIGNAL);
+    const auto n = ::sendmsg(fd, &m, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN) {
         ::poll(&p, 1, 100);
         continue;
       }
-      throw dds::core::PreconditionNotMetError("the connection to the relay " + relay_address() +
+      throw dds::core::PreconditionNotMetError("the connection to the relay " + relay +
                                                " failed: " + std::strerror(errno));
     }
     auto left = static_cast<std::size_t>(n);
@@ -373,8 +377,8 @@ bool ClientBus::reconnect() {
       const auto& a = relays[(next + k) % relays.size()];
       std::string why;
       bool answered = false;
-      auto fresh = try_relay(settings_, a, Clock::now() + std::chrono::seconds(2), why, answered);
-      if (!fresh) continue;
+      auto link = try_relay(settings_, a, Clock::now() + std::chrono::seconds(2), why, answered);
+      if (!link) continue;
       // The new relay hands on the topics this client's readers take, from before they are
       // announced again.
       std::set<std::uint64_t> wants;
@@ -384,8 +388,10 @@ bool ClientBus::reconnect() {
       }
       try {
         for (const auto topic : wants)
-          fresh->send(encode_want(topic, true), {}, Clock::now() + std::chrono::seconds(1));
+          send_on(link->fd, encode_want(topic, true), {}, Clock::now() + std::chrono::seconds(1),
+                  address_of(link->address));
       } catch (const dds::core::Exception&) {
+        ::close(link->fd);
         continue;  // gone again: the next one
       }
       // Its connection and welcome become ours; the halt (on the control thread) has run.
@@ -395,13 +401,13 @@ bool ClientBus::reconnect() {
       {
         std::lock_guard slock(send_mu_);
         std::lock_guard lock(mu_);
-        fd_ = std::exchange(fresh->fd_, -1);
-        address_ = fresh->address_;
-        relay_.store(fresh->relay_.load());
-        max_large_.store(fresh->max_large_.load());
-        view_ = fresh->view_;
+        fd_ = link->fd;
+        address_ = link->address;
+        relay_.store(link->welcome.relay);
+        max_large_.store(link->welcome.max_large_message);
+        view_ = link->view;
         view = view_;
-        state = std::move(fresh->state_);
+        state = std::move(link->welcome.state);
         halted_.clear();
         writers_.clear();  // what went to the old relay is acknowledged by nobody now
       }

@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -117,16 +118,23 @@ class ClientBus final : public group::Bus {
   [[nodiscard]] transport::NodeId relay() const noexcept override { return relay_.load(); }
 
  private:
-  ClientBus(ClientSettings s, int fd, transport::NodeAddress relay, Welcome w, group::View view);
+  // A relay that welcomed this client: the connection (blocking) and what the welcome said.
+  struct Link {
+    int fd = -1;
+    transport::NodeAddress address;
+    Welcome welcome;
+    group::View view;
+  };
+  ClientBus(ClientSettings s, Link link);
   // Until a relay welcomes it again (the reader thread, after its relay went): true once
   // it did, false once stopping.
   bool reconnect();
-  // One attempt at one relay; nullptr with `why` when it failed (`final`: it answered, so
+  // One attempt at one relay; nullopt with `why` when it failed (`final`: it answered, so
   // trying again would not help).
-  [[nodiscard]] static std::unique_ptr<ClientBus> try_relay(const ClientSettings& s,
-                                                            const transport::NodeAddress& a,
-                                                            Clock::time_point deadline,
-                                                            std::string& why, bool& final);
+  [[nodiscard]] static std::optional<Link> try_relay(const ClientSettings& s,
+                                                     const transport::NodeAddress& a,
+                                                     Clock::time_point deadline, std::string& why,
+                                                     bool& final);
   void read_loop();
   // One frame from the relay made an upcall; false (and `error`) when it was bad.
   bool dispatch(FrameType t, std::span<const std::byte> body, std::vector<group::Message>& batch,
@@ -138,6 +146,10 @@ class ClientBus final : public group::Bus {
   // (dds::core::TimeoutError if it did not; a frame once begun is finished).
   void send(std::span<const std::byte> frame, std::span<const std::byte> tail,
             Clock::time_point deadline);
+  // The same on `fd` (send_mu_ held, or a connection nobody else uses yet); `relay` names it
+  // in errors.
+  static void send_on(int fd, std::span<const std::byte> frame, std::span<const std::byte> tail,
+                      Clock::time_point deadline, const std::string& relay);
 
   ClientSettings settings_;
   int fd_;
