@@ -111,8 +111,7 @@ void Relay::stop() {
     any_clients_.store(false);
   }
   for (auto& c : clients) {
-    retire_all(*c);
-    (void)announce_client(SampleKind::client_detached, c->node);
+    let_go(*c);
     ::close(c->fd);
   }
   if (listen_fd_ >= 0) ::close(listen_fd_);
@@ -526,7 +525,7 @@ std::string Relay::announce_client(dcps::SampleKind kind, transport::NodeId clie
   return "";
 }
 
-void Relay::retire_all(Client& c) {
+void Relay::let_go(Client& c) {
   for (const auto& [guid, kind] : c.announced) {
     dcps::SampleHeader h;
     h.kind = kind == SampleKind::announce_writer   ? SampleKind::retire_writer
@@ -544,6 +543,7 @@ void Relay::retire_all(Client& c) {
     }
   }
   c.announced.clear();
+  (void)announce_client(SampleKind::client_detached, c.node);
 }
 
 void Relay::drop(const std::shared_ptr<Client>& c, const std::string& why) {
@@ -555,8 +555,7 @@ void Relay::drop(const std::shared_ptr<Client>& c, const std::string& why) {
       std::erase(clients_, c);
       any_clients_.store(!clients_.empty(), std::memory_order_release);
     }
-    retire_all(*c);
-    (void)announce_client(SampleKind::client_detached, c->node);
+    let_go(*c);
     if (!why.empty()) {
       std::cerr << "spindle: domain " << settings_.domain_id << ": node " << bus_->node()
                 << " no longer relays for the client at " << c->peer << ": " << why << '\n';

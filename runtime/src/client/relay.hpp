@@ -102,7 +102,8 @@ class Relay final : public dcps::DeliveryTap {
                std::span<const std::byte> message, std::string& why);
   [[nodiscard]] std::string check_message(const Client& c, std::span<const std::byte> message);
   void drop(const std::shared_ptr<Client>& c, const std::string& why);
-  void retire_all(Client& c);
+  // The client went: what it announced and did not retire is retired, then client_detached.
+  void let_go(Client& c);
   // client_attached / client_detached in the builtin subgroup; why it failed, or empty.
   [[nodiscard]] std::string announce_client(dcps::SampleKind kind, transport::NodeId client);
   // Queues `frame` for `c` and sends what the socket takes now (c.mu held).
