@@ -23,6 +23,7 @@
 #include "dcps/entities.hpp"
 #include "dcps/router.hpp"
 #include "dcps/wire.hpp"
+#include "loopback.hpp"
 #include "scoped_config.hpp"
 #include "transports.hpp"
 
@@ -62,7 +63,7 @@ bool closed_by_peer(int fd) {
 }
 
 int connect_raw(std::uint16_t port) {
-  const int fd = spindle::core::connect_to({0, "127.0.0.1", port}, Clock::now() + 2s);
+  const int fd = tst::connect_loopback(port);
   REQUIRE(fd >= 0);
   return fd;
 }

@@ -162,7 +162,7 @@ void Router::on_member_lost(NodeId node, bool left, const std::string& why) {
   if (auto h = copy_of(on_suspicion_)) h(node, left, why);
   {
     std::lock_guard lock(relays_mu_);
-    std::erase_if(relays_, [node](const auto& e) { return e.second == node || e.first == node; });
+    std::erase_if(relays_, [node](const auto& e) { return e.second == node; });
   }
   if (tap_ != nullptr) tap_->on_member_lost(node, left, why);
 }
