@@ -46,6 +46,14 @@
 //   persistent-reader N [stay] a PERSISTENT reader of "Persistent": says "got K" once it
 //                              holds valid samples of K = N instances; with "stay", then
 //                              waits for a line on stdin before it exits
+//   kept-publisher N R         a TRANSIENT_LOCAL writer of "Kept" keeping N samples; once R
+//                              readers matched ("matched"), writes seq 0..N-1 of one instance
+//                              2 ms apart, says "finished N longest MS" (its longest write),
+//                              and exits on a line from stdin (its history lives until then)
+//   kept-subscriber N          a reliable TRANSIENT_LOCAL reader of "Kept"; says "ready", takes
+//                              until seq N-1 came, says "done got K lost L"; on a line from
+//                              stdin creates a late reader and says "history K first F last S
+//                              consecutive|gaps" of what its member kept
 // Every wait is bounded; "FAIL why" and exit 1 otherwise.
 #include <poll.h>
 
@@ -431,6 +439,90 @@ int persistent_reader(std::uint32_t instances, bool stay) {
   return 0;
 }
 
+// A TRANSIENT_LOCAL writer and readers of "Kept" that keep all N samples of one instance.
+dds::pub::DataWriter<Event> kept_writer(dds::pub::Publisher& pub, dds::topic::Topic<Event>& topic,
+                                        std::int32_t depth) {
+  dds::pub::qos::DataWriterQos q = pub.default_datawriter_qos();
+  q << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(1))
+    << dds::core::policy::Durability::TransientLocal()
+    << dds::core::policy::History::KeepLast(depth);
+  return dds::pub::DataWriter<Event>(pub, topic, q);
+}
+
+dds::sub::DataReader<Event> kept_reader(dds::sub::Subscriber& sub, dds::topic::Topic<Event>& topic,
+                                        std::int32_t depth) {
+  dds::sub::qos::DataReaderQos q = sub.default_datareader_qos();
+  q << dds::core::policy::Reliability::Reliable() << dds::core::policy::Durability::TransientLocal()
+    << dds::core::policy::History::KeepLast(depth);
+  return dds::sub::DataReader<Event>(sub, topic, q);
+}
+
+int kept_publisher(std::uint64_t count, std::int32_t readers) {
+  dds::domain::DomainParticipant participant(dds::domain::default_id());
+  dds::topic::Topic<Event> topic(participant, "Kept");
+  dds::pub::Publisher publisher(participant);
+  auto writer = kept_writer(publisher, topic, static_cast<std::int32_t>(count));
+  wait_until([&] { return writer.publication_matched_status().current_count() >= readers; },
+             "kept-publisher: readers did not match");
+  std::cout << "matched" << std::endl;
+  Clock::duration longest{};
+  for (std::uint64_t k = 0; k < count; ++k) {
+    const auto before = Clock::now();
+    writer.write(Event(1, k, 0));
+    longest = std::max(longest, Clock::now() - before);
+    if ((k + 1) % 100 == 0) std::cout << "wrote " << k + 1 << std::endl;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  std::cout << "finished " << count << " longest "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(longest).count() << std::endl;
+  std::string line;
+  std::getline(std::cin, line);  // the history lives while its writer does
+  return 0;
+}
+
+int kept_subscriber(std::uint64_t count) {
+  dds::domain::DomainParticipant participant(dds::domain::default_id());
+  dds::topic::Topic<Event> topic(participant, "Kept");
+  dds::sub::Subscriber subscriber(participant);
+  const auto depth = static_cast<std::int32_t>(count);
+  auto reader = kept_reader(subscriber, topic, depth);
+  std::cout << "ready" << std::endl;
+  std::uint64_t got = 0;
+  std::uint64_t last = 0;
+  wait_until(
+      [&] {
+        for (const auto& s : reader.take()) {
+          if (!s.info().valid()) continue;
+          if (got > 0 && s.data().seq() <= last) fail("kept-subscriber: out of order");
+          last = s.data().seq();
+          if (++got % 100 == 0) std::cout << "got " << got << std::endl;
+        }
+        return got > 0 && last + 1 == count;
+      },
+      "kept-subscriber: the last sample never came");
+  std::cout << "done got " << got << " lost " << reader.sample_lost_status().total_count()
+            << std::endl;
+  std::string line;
+  std::getline(std::cin, line);
+  // A late reader in this process: what its member keeps of the topic.
+  auto late = kept_reader(subscriber, topic, depth);
+  late.wait_for_historical_data(dds::core::Duration::from_secs(20));
+  std::vector<std::uint64_t> history;
+  const auto give_up = Clock::now() + std::chrono::seconds(5);
+  while (history.size() < count && Clock::now() < give_up) {
+    for (const auto& s : late.take())
+      if (s.info().valid()) history.push_back(s.data().seq());
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  bool ordered = true;
+  for (std::size_t i = 1; i < history.size(); ++i)
+    ordered = ordered && history[i] == history[i - 1] + 1;
+  std::cout << "history " << history.size() << " first " << (history.empty() ? 0 : history.front())
+            << " last " << (history.empty() ? 0 : history.back())
+            << (ordered ? " consecutive" : " gaps") << std::endl;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -458,6 +550,8 @@ int main(int argc, char** argv) {
     if (role == "persistent-writer") {
       return persistent_writer(static_cast<std::uint32_t>(std::stoul(arg(2))));
     }
+    if (role == "kept-publisher") return kept_publisher(std::stoull(arg(2)), std::stoi(arg(3)));
+    if (role == "kept-subscriber") return kept_subscriber(std::stoull(arg(2)));
     if (role == "persistent-reader") {
       return persistent_reader(static_cast<std::uint32_t>(std::stoul(arg(2))),
                                argc > 3 && std::string(argv[3]) == "stay");
@@ -469,6 +563,6 @@ int main(int argc, char** argv) {
                " stream-publisher SECONDS | stream-subscriber N | coherent-writer SIZE R |"
                " coherent-reader FILE | group-writer SETS R | group-reader N FILE |"
                " first-reader | first-writer | persistent-writer N |"
-               " persistent-reader N [stay]\n";
+               " persistent-reader N [stay] | kept-publisher N R | kept-subscriber N\n";
   return 2;
 }

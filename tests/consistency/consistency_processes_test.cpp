@@ -35,6 +35,11 @@
 //              stream on, in order, counting what went by in SAMPLE_LOST.
 //   client_join_port  a client with no relay named: the leader relays for it through the join
 //              port; the leader is killed, and the client goes on through the next leader.
+//   refresh    a TRANSIENT_LOCAL publisher (a retained topic) and two subscribers; one is
+//              stopped for 0.6 s (past the lag bound, under the suspicion timeout): the
+//              publisher's longest write stays short (nobody holds it), both take the last
+//              sample, and a late reader in each process then takes the whole history, in
+//              order: the stopped one's member got what it missed (docs/storage.md, "Refresh").
 //
 // Every wait is bounded.
 #include <signal.h>
@@ -422,6 +427,55 @@ void rejoin(const std::string& transport) {
   remove_segments(transport);
 }
 
+void refresh(const std::string& transport) {
+  const auto config = domain(transport);
+  const auto deadline = std::chrono::steady_clock::now() + 90s;
+  constexpr int kCount = 1500;
+  tst::Process steady({node(), "kept-subscriber", std::to_string(kCount)});
+  REQUIRE(expect(steady, "subscriber 1", "ready", deadline));
+  tst::Process paused({node(), "kept-subscriber", std::to_string(kCount)});
+  REQUIRE(expect(paused, "subscriber 2", "ready", deadline));
+  tst::Process publisher({node(), "kept-publisher", std::to_string(kCount), "2"});
+  REQUIRE(expect(publisher, "publisher", "matched", deadline));
+  REQUIRE(expect(paused, "subscriber 2", "got", deadline));
+  REQUIRE(::kill(paused.pid(), SIGSTOP) == 0);
+  std::this_thread::sleep_for(600ms);
+  REQUIRE(::kill(paused.pid(), SIGCONT) == 0);
+  std::optional<std::string> finished;
+  while (auto line = line_of(publisher, "publisher", deadline)) {
+    if (line->rfind("finished", 0) == 0) {
+      finished = line;
+      break;
+    }
+  }
+  REQUIRE(finished.has_value());
+  int written = 0;
+  long longest = 0;
+  REQUIRE(std::sscanf(finished->c_str(), "finished %d longest %ld", &written, &longest) == 2);
+  CHECK(written == kCount);
+  CHECK(longest < 400);  // the stopped member was left behind, not waited for (0.6 s)
+  REQUIRE(expect(steady, "subscriber 1", "done", deadline));
+  REQUIRE(expect(paused, "subscriber 2", "done", deadline));
+  // The stopped member asks for the history it missed at the next view boundary.
+  std::this_thread::sleep_for(1s);
+  steady.send("late");
+  paused.send("late");
+  const std::string whole = "history " + std::to_string(kCount) + " first 0 last " +
+                            std::to_string(kCount - 1) + " consecutive";
+  auto history = [&](tst::Process& p, const std::string& tag) {
+    while (auto line = line_of(p, tag, deadline))
+      if (line->rfind("history", 0) == 0 || line->rfind("FAIL", 0) == 0) return *line;
+    return std::string("no history line");
+  };
+  CHECK(history(steady, "subscriber 1") == whole);
+  CHECK(history(paused, "subscriber 2") == whole);
+  publisher.send("quit");
+  CHECK(publisher.wait(deadline) == 0);
+  CHECK(steady.wait(deadline) == 0);
+  CHECK(paused.wait(deadline) == 0);
+  remove_segments(transport);
+}
+
 void coherent(const std::string& transport) {
   const auto config = domain(transport);
   const tst::TempDir dir("spindle-coherent");
@@ -603,6 +657,14 @@ TEST_CASE("rejoin: a subscriber removed while stopped rejoins by itself, over tc
 TEST_CASE("rejoin: a subscriber removed while stopped rejoins by itself, over shm",
           "[rejoin][shm]") {
   rejoin("shm");
+}
+TEST_CASE("refresh: a member left behind on a retained topic gets its history again, over tcp",
+          "[refresh][tcp]") {
+  refresh("tcp");
+}
+TEST_CASE("refresh: a member left behind on a retained topic gets its history again, over shm",
+          "[refresh][shm]") {
+  refresh("shm");
 }
 TEST_CASE("coherent: a writer killed mid-set leaves no part of it, over tcp", "[coherent][tcp]") {
   coherent("tcp");

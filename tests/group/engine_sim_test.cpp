@@ -784,6 +784,111 @@ TEST_CASE("engine: a lagging member is left behind, catches up, and holds again 
   CHECK(readers[0].sample_lost_status().total_count() == 0);
 }
 
+// A lagging member of a retained topic (consistency VOLATILE or LOGGED: every member keeps
+// its history for late readers) is left behind as for an atomic one: the writer and the other
+// reader go on. Its history then misses messages; once it runs again it asks for it, and after
+// the next view boundary the first member that has it whole sends it (docs/storage.md,
+// "Refresh"). Its history is then the others', and a late reader on it takes what a late
+// reader elsewhere takes. On the old rule (retained subgroups held by every member) the stopped
+// member held the writer until its writes timed out.
+TEST_CASE("engine: a lagging member of a retained topic is left behind and gets its history again",
+          "[engine][lag][refresh]") {
+  const bool logged = GENERATE(false, true);
+  INFO((logged ? "logged" : "volatile"));
+  const auto consistency =
+      logged ? spindle::policy::Consistency::Logged() : spindle::policy::Consistency::Volatile();
+  spindle::testing::SimStack stack(sim::Config{}, 3);
+  dds::sub::qos::DataReaderQos rq;
+  rq << dds::core::policy::Reliability::Reliable() << consistency
+     << dds::core::policy::History::KeepLast(1000);
+  dds::pub::qos::DataWriterQos wq;
+  wq << dds::core::policy::Reliability::Reliable(dds::core::Duration(0, 100000000)) << consistency
+     << dds::core::policy::History::KeepLast(1000)
+     << dds::core::policy::DurabilityService(
+            dds::core::Duration::zero(), dds::core::policy::HistoryKind::KEEP_LAST, 1000,
+            dds::core::LENGTH_UNLIMITED, dds::core::LENGTH_UNLIMITED, dds::core::LENGTH_UNLIMITED);
+  std::vector<dds::topic::Topic<Avionics::FlightState>> topics;
+  for (std::size_t i = 0; i < 3; ++i)
+    topics.emplace_back(stack.participant(i), "Kept");
+  dds::pub::DataWriter<Avionics::FlightState> writer(dds::pub::Publisher(stack.participant(0)),
+                                                     topics[0], wq);
+  std::vector<dds::sub::DataReader<Avionics::FlightState>> readers;
+  for (std::size_t i = 1; i < 3; ++i)
+    readers.emplace_back(dds::sub::Subscriber(stack.participant(i)), topics[i], rq);
+  REQUIRE(
+      stack.run_until([&] { return writer.publication_matched_status().current_count() == 2; }));
+  std::vector<std::uint64_t> got[2];
+  auto take = [&](std::size_t r) {
+    for (const auto& x : readers[r].take())
+      if (x.info().valid()) got[r].push_back(x.data().timestamp_ns());
+  };
+  std::uint64_t written = 0;
+  auto write_to = [&](std::uint64_t n) {
+    for (; written < n; ++written)
+      writer.write(Streams::sample(written + 1));
+  };
+  write_to(10);
+  REQUIRE(stack.run_until([&] {
+    take(0);
+    take(1);
+    return got[0].size() == 10 && got[1].size() == 10;
+  }));
+  const auto before = stack.view(0);
+  // Member 3 stops delivering: ten rings' worth goes by without it.
+  stack.stall_deliveries(2);
+  write_to(160);
+  REQUIRE(stack.run_until([&] {
+    take(0);
+    return got[0].size() == 160;
+  }));
+  CHECK(stack.view(0).epoch == before.epoch);  // left behind, not removed
+  CHECK(stack.halted(2).empty());
+  CHECK(stack.history_whole(2));  // it does not know yet
+  // It runs again: it catches up, holds from the next view, finds its history has a hole,
+  // and takes it again after the boundary that follows its request.
+  stack.resume_deliveries(2);
+  REQUIRE(stack.run_until([&] { return stack.refreshes(2) == 1 && stack.history_whole(2); }));
+  CHECK(stack.view(0).members.size() == 3);
+  CHECK(stack.refreshes(0) == 0);
+  CHECK(stack.refreshes(1) == 0);
+  write_to(200);
+  REQUIRE(stack.run_until([&] {
+    take(0);
+    take(1);
+    return got[0].size() == 200 && !got[1].empty() && got[1].back() == 200;
+  }));
+  // Its reader took an increasing part of the stream, the rest counted as SAMPLE_LOST ...
+  for (std::size_t i = 1; i < got[1].size(); ++i)
+    CHECK(got[1][i] > got[1][i - 1]);
+  const auto lost = readers[1].sample_lost_status().total_count();
+  CHECK(lost > 0);
+  CHECK(got[1].size() + static_cast<std::size_t>(lost) == 200);
+  // ... but its history is whole: the same as the others', all 200.
+  REQUIRE(stack.run_until([&] {
+    for (std::size_t i = 0; i < 3; ++i)
+      if (stack.retained(i, "Kept").size() != 200) return false;
+    return true;
+  }));
+  const auto kept = stack.retained(0, "Kept");
+  CHECK(kept.size() == 200);
+  CHECK(stack.retained(1, "Kept") == kept);
+  CHECK(stack.retained(2, "Kept") == kept);
+  // A late reader on member 3 takes all of it, as one on member 2 does.
+  std::vector<std::uint64_t> late[2];
+  std::vector<dds::sub::DataReader<Avionics::FlightState>> late_readers;
+  for (std::size_t i = 1; i < 3; ++i)
+    late_readers.emplace_back(dds::sub::Subscriber(stack.participant(i)), topics[i], rq);
+  REQUIRE(stack.run_until([&] {
+    for (std::size_t r = 0; r < 2; ++r)
+      for (const auto& x : late_readers[r].take())
+        if (x.info().valid()) late[r].push_back(x.data().timestamp_ns());
+    return late[0].size() >= 200 && late[1].size() >= 200;
+  }));
+  CHECK(late[1] == late[0]);
+  CHECK(late[1].size() == 200);
+  CHECK(late[1].front() == 1);
+}
+
 // Lagging members over seeds, through DCPS: random latencies and spikes, one or two writers,
 // two or three readers (RELIABLE KEEP_LAST), atomic or unordered; one reader's member stops
 // delivering for a random stretch of the stream (or not at all), and may stop again later.

@@ -200,11 +200,18 @@ TEST_CASE(
     REQUIRE(sgs.size() == 2);
     CHECK(sgs[1].demotable == std::vector<group::NodeId>{2});
   }
-  SECTION("a retained topic's members are never left behind") {
+  SECTION("a retained topic's members are left behind too, a member with no reader included") {
+    // Its history comes again once it catches up (docs/storage.md, "Refresh").
     base.front().retained = true;
-    const auto sgs = group::layout(m, base, s);
+    const auto m5 = members({1, 2, 3, 4, 5});
+    const auto sgs = group::layout(m5, base, s);
     REQUIRE(sgs.size() == 2);
-    CHECK(sgs[1].demotable.empty());
-    CHECK(sgs[1].lag_bound == std::chrono::milliseconds(0));
+    CHECK(sgs[1].members == std::vector<group::NodeId>{1, 2, 3, 4, 5});
+    CHECK(sgs[1].demotable == std::vector<group::NodeId>{2, 3, 5});
+    CHECK(sgs[1].lag_bound == std::chrono::milliseconds(100));
+    // A writer that keeps all waits for its KEEP_ALL reader, not for a member that only keeps
+    // the history.
+    base.front().keeps_all = true;
+    CHECK(group::layout(m5, base, s)[1].demotable == std::vector<group::NodeId>{2, 5});
   }
 }

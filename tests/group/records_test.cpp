@@ -170,3 +170,91 @@ TEST_CASE(
   CHECK(dds::topic::discover<dds::topic::Topic<ShapeType>>(
             stack.participant(0), "Ghost", dds::core::Duration::zero()) == dds::core::null);
 }
+
+// Refresh messages (docs/storage.md, "Refresh") from a member that sends nonsense: each is
+// dropped, named, and changes no history; a well-formed request from a member whose history is
+// whole only sends it the same history again.
+TEST_CASE("records: bad refresh messages change no history", "[records][refresh]") {
+  SimStack stack(sim::Config{}, 3);
+  dds::pub::qos::DataWriterQos wq;
+  wq << pol::Reliability::Reliable() << pol::Durability::TransientLocal()
+     << pol::History::KeepLast(100);
+  dds::topic::Topic<ShapeType> topic(stack.participant(0), "Kept");
+  dds::pub::DataWriter<ShapeType> writer(dds::pub::Publisher(stack.participant(0)), topic, wq);
+  auto write = [&](int from, int to) {
+    for (int i = from; i < to; ++i)
+      writer.write(ShapeType("RED", i, i, 1));
+  };
+  auto all_keep = [&](std::size_t n) {
+    return stack.run_until([&] {
+      for (std::size_t i = 0; i < 3; ++i)
+        if (stack.retained(i, "Kept").size() != n) return false;
+      return true;
+    });
+  };
+  write(0, 20);
+  REQUIRE(all_keep(20));
+  const auto kept = stack.retained(0, "Kept");
+  const std::uint64_t topic_id = dcps::topic_id("Kept");
+  auto le = [](std::vector<std::byte>& out, std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i)
+      out.push_back(static_cast<std::byte>((v >> (8 * i)) & 0xff));
+  };
+  auto state = [&](std::uint64_t epoch, std::uint32_t piece, std::uint32_t pieces, std::uint32_t n,
+                   std::size_t extra) {
+    std::vector<std::byte> p;
+    le(p, epoch, 8);
+    le(p, topic_id, 8);
+    le(p, piece, 4);
+    le(p, pieces, 4);
+    le(p, n, 4);
+    for (std::uint32_t i = 0; i < std::min<std::uint32_t>(n, 2); ++i)
+      le(p, 1, 4);
+    p.resize(p.size() + extra, std::byte{0x5a});
+    return p;
+  };
+  const auto from3 = dcps::make_guid(3, 0);
+  const auto epoch = stack.view(0).epoch;
+  std::string said;
+  {
+    CerrCapture cerr;
+    stack.forge(2, builtin(dcps::SampleKind::refresh_request, from3),
+                std::vector<std::byte>(5, std::byte{1}));
+    stack.forge(2, builtin(dcps::SampleKind::refresh_state, from3),
+                std::vector<std::byte>(10, std::byte{1}));
+    stack.forge(2, builtin(dcps::SampleKind::refresh_state, from3), state(epoch, 5, 2, 1, 8));
+    stack.forge(2, builtin(dcps::SampleKind::refresh_state, from3), state(epoch, 0, 1, 1000, 0));
+    // Cut at another boundary, and sent in another member's name: dropped.
+    stack.forge(2, builtin(dcps::SampleKind::refresh_state, from3), state(epoch + 7, 0, 1, 1, 64));
+    stack.forge(2, builtin(dcps::SampleKind::refresh_state, dcps::make_guid(1, 0)),
+                state(epoch, 0, 1, 1, 64));
+    REQUIRE(stack.run_until([&] { return stack.malformed(0) >= 1 && stack.malformed(1) >= 1; }));
+    (void)stack.run_until([] { return false; }, std::chrono::milliseconds(50));
+    said = cerr.text();
+  }
+  CHECK(said.find("dropped a refresh_request message from node 3: not a list of topic ids") !=
+        std::string::npos);
+  CHECK(said.find("dropped a refresh_state message from node 3: shorter than its 28-byte head") !=
+        std::string::npos);
+  CHECK(said.find("piece 5 of 2 for 1 members") != std::string::npos);
+  CHECK(said.find("for 1000 members") != std::string::npos);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(stack.retained(i, "Kept") == kept);
+    CHECK(stack.history_whole(i));
+    CHECK(stack.refreshes(i) == 0);
+  }
+  // A well-formed request from member 3: the next boundary sends it the history it has.
+  std::vector<std::byte> ask;
+  le(ask, topic_id, 8);
+  stack.forge(2, builtin(dcps::SampleKind::refresh_request, from3), ask);
+  REQUIRE(stack.run_until([&] { return stack.refreshes(2) == 1 && stack.history_whole(2); }));
+  CHECK(stack.view(0).epoch > epoch);
+  write(20, 30);
+  REQUIRE(stack.run_until([&] {
+    return stack.retained(0, "Kept") != kept &&
+           stack.retained(2, "Kept") == stack.retained(0, "Kept") &&
+           stack.retained(1, "Kept") == stack.retained(0, "Kept");
+  }));
+  CHECK(stack.refreshes(0) == 0);
+  CHECK(stack.refreshes(1) == 0);
+}

@@ -65,7 +65,8 @@ SimStack::SimStack(const sim::Config& config, std::uint32_t members, std::uint32
                                                   std::chrono::milliseconds(0), 0, s);
     engine->serve_joins(hub_->port(id), agreed());
     cores_.push_back(std::make_shared<dcps::Participant>(
-        0, dds::domain::qos::DomainParticipantQos(), std::move(engine)));
+        0, dds::domain::qos::DomainParticipantQos(), std::move(engine),
+        std::span<const std::byte>{}, storage::LogSettings{logs_.path().string()}));
     participants_.emplace_back(cores_.back());
     alive_.push_back(true);
   }
@@ -275,8 +276,9 @@ std::optional<std::size_t> SimStack::join(std::string& why, std::chrono::nanosec
     return std::nullopt;
   }
   engine->serve_joins(hub_->port(id), agreed());
-  cores_.push_back(std::make_shared<dcps::Participant>(0, dds::domain::qos::DomainParticipantQos(),
-                                                       std::move(engine), ticket->welcome->state));
+  cores_.push_back(std::make_shared<dcps::Participant>(
+      0, dds::domain::qos::DomainParticipantQos(), std::move(engine), ticket->welcome->state,
+      storage::LogSettings{logs_.path().string()}));
   participants_.emplace_back(cores_.back());
   alive_.push_back(true);
   if (rejoin_) give_rejoiner(cores_.size() - 1);
@@ -328,6 +330,14 @@ namespace spindle::testing {
 std::vector<storage::Entry> SimStack::retained(std::size_t i, const std::string& topic) const {
   if (!cores_.at(i)) return {};
   return cores_.at(i)->retained(topic);
+}
+
+std::uint64_t SimStack::refreshes(std::size_t i) const {
+  return cores_.at(i) ? cores_.at(i)->refreshes() : 0;
+}
+
+bool SimStack::history_whole(std::size_t i) const {
+  return cores_.at(i) && cores_.at(i)->history_whole();
 }
 
 }  // namespace spindle::testing

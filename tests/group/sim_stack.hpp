@@ -22,11 +22,13 @@
 #include "group/engine.hpp"
 #include "group/view.hpp"
 #include "storage/history.hpp"
+#include "temp_dir.hpp"
 
 namespace spindle::dcps {
 class Participant;
 struct SampleHeader;
 }  // namespace spindle::dcps
+
 namespace spindle::group {
 class SimJoinHub;
 }
@@ -118,8 +120,14 @@ class SimStack {
   [[nodiscard]] std::uint64_t malformed(std::size_t i) const;
   // What participant i retains of `topic` for late readers (storage/history.hpp).
   [[nodiscard]] std::vector<storage::Entry> retained(std::size_t i, const std::string& topic) const;
+  // Retained histories participant i took again after it missed messages (docs/storage.md,
+  // "Refresh"), and whether it still misses or waits for any.
+  [[nodiscard]] std::uint64_t refreshes(std::size_t i) const;
+  [[nodiscard]] bool history_whole(std::size_t i) const;
 
  private:
+  // The participants' durable logs (logged topics): this stack's own, removed with it.
+  TempDir logs_{"spindle-sim-logs"};
   std::unique_ptr<transport::sim::Network> net_;
   std::unique_ptr<group::SimJoinHub> hub_;
   group::LayoutSettings settings_;

@@ -334,6 +334,10 @@ class Participant final : public detail::ParticipantCore {
   // What this member retains of topic `topic_name` (dcps/retained.hpp), oldest first: for
   // tools and tests.
   std::vector<storage::Entry> retained(const std::string& topic_name) const;
+  // Retained histories this member took again after it missed messages (docs/storage.md,
+  // "Refresh"), and whether it still waits for or misses any.
+  [[nodiscard]] std::uint64_t refreshes() const noexcept { return refreshes_.load(); }
+  [[nodiscard]] bool history_whole() const;
   // Why the durable log of topic `topic` failed at this member; empty while it works.
   std::string log_failure(std::uint64_t topic) const;
 
@@ -461,6 +465,42 @@ class Participant final : public detail::ParticipantCore {
   void open_log(RetainedTopic& t, const std::string& topic_name);  // mu_ held
   // At start: every log of this node (storage/settings.hpp) opened and replayed.
   void recover_logs();
+
+  // Refresh (refresh.cpp; docs/storage.md, "Refresh"): a retained topic's history sent again
+  // to a member that missed some of its messages while it was left behind for a lag.
+  //   on_gaps              control thread, at a view boundary: the topics this member missed
+  //                        messages of (damaged_; refresh_at_boundary asks for them:
+  //                        refresh_request, and again at each boundary while nobody sends)
+  //   on_refresh_request   protocol thread: the sender waits for these histories from the
+  //                        next view boundary on (refreshing_, in the builtin order)
+  //   refresh_at_boundary  mu_ held, at a view boundary (view_ is still the view that ended):
+  //                        the first member of `view` that was in the last one and waits for
+  //                        no history of a topic sends that history as it stands to those
+  //                        that wait (send_refresh, executor); returns the topics this member
+  //                        waits for (their messages are held back: Router::hold_back)
+  //   on_refresh_state     protocol thread: a piece of a history; the last one replaces this
+  //                        member's history (RetainedTopic::refresh) if it is for it, and ends
+  //                        the wait everywhere
+  void on_gaps(std::span<const std::uint64_t> topics);
+  void request_refresh(const std::vector<std::uint64_t>& topics);
+  void on_refresh_request(const ParsedSample& s, NodeId sender);
+  void on_refresh_state(const ParsedSample& s, NodeId sender);
+  std::vector<std::uint64_t> refresh_at_boundary(const group::View& view);
+  void send_refresh(std::uint64_t epoch, std::uint64_t topic, const std::vector<NodeId>& targets,
+                    const std::vector<std::byte>& bytes);
+  // Retained topics whose history here misses messages (mu_).
+  std::set<std::uint64_t> damaged_;
+  // Retained topic -> the members waiting for its history (mu_; the same at every member at
+  // each point of the builtin order).
+  std::map<std::uint64_t, std::set<NodeId>> refreshing_;
+  // Pieces of a history on their way to this member (mu_).
+  struct IncomingHistory {
+    std::uint64_t epoch = 0;
+    std::uint32_t next = 0;
+    std::vector<std::byte> bytes;
+  };
+  std::map<std::uint64_t, IncomingHistory> incoming_;
+  std::atomic<std::uint64_t> refreshes_{0};  // histories this member took again
 
   // Built-in topics (builtin.cpp). Index of each reader in Builtin's arrays.
   enum BuiltinIndex : std::size_t {

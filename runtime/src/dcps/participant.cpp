@@ -58,6 +58,7 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
     on_rejoined(view, state);
   });
   router_.set_state_provider([this] { return endpoint_state(); });
+  router_.set_gap_handler([this](std::span<const std::uint64_t> topics) { on_gaps(topics); });
   router_.set_layout_hooks([this] { return layout_demand(); },
                            [this](const group::View& v) { on_view(v); },
                            [this](std::uint64_t writer) -> std::optional<group::Channel> {
@@ -522,6 +523,12 @@ void Participant::on_rejoined(const group::View& view, std::span<const std::byte
   std::cerr << "spindle: domain " << domain_id_ << ": node " << bus_->node()
             << " rejoined the domain in view " << view.epoch << " (" << view.members.size()
             << " members)\n";
+  {
+    // Who waits for which history comes with the state (refresh.cpp), as for a joiner.
+    std::lock_guard lock(mu_);
+    refreshing_.clear();
+    damaged_.clear();
+  }
   on_view(view);
   // The others removed this member's endpoints with it: so does its own table, or a view
   // change before the announcements below are delivered would be laid out differently
@@ -668,7 +675,10 @@ void Participant::retire_reader(std::uint64_t guid) {
 // retained topics: a sequence of [u8 kind | u32 length, little-endian | record bytes], kind
 // 7 an external client and its relay (u32 client, u32 relay: docs/membership.md), 1 a writer,
 // 2 a reader, 3 a gone writer whose retained entries are kept (its writer record), 4 a
-// retained entry (dcps/retained.hpp), 5 a participant record, 6 a topic record, in this order.
+// retained entry (dcps/retained.hpp), 5 a participant record, 6 a topic record, 8 a member
+// waiting for a retained topic's history (u64 topic, u32 node: refresh.cpp), 9 a retained
+// topic whose history misses messages at the sender (u64 topic: the joiner asks for it again),
+// in this order.
 
 std::vector<std::byte> Participant::endpoint_state() const {
   std::vector<std::byte> out;
@@ -707,11 +717,38 @@ std::vector<std::byte> Participant::endpoint_state() const {
     put(5, discovery::encode(p));
   for (const auto& [g, t] : topic_records_)
     put(6, discovery::encode(t));
+  // Refresh (refresh.cpp): who waits for a retained history, and the histories above that
+  // miss messages here (the joiner asks for them again).
+  std::vector<std::byte> rec;
+  for (const auto& [topic, waiting] : refreshing_) {
+    for (const auto node : waiting) {
+      rec.clear();
+      for (int i = 0; i < 8; ++i)
+        rec.push_back(static_cast<std::byte>((topic >> (8 * i)) & 0xff));
+      for (int i = 0; i < 4; ++i)
+        rec.push_back(static_cast<std::byte>((node >> (8 * i)) & 0xff));
+      put(8, rec);
+    }
+  }
+  for (const auto topic : damaged_) {
+    rec.clear();
+    for (int i = 0; i < 8; ++i)
+      rec.push_back(static_cast<std::byte>((topic >> (8 * i)) & 0xff));
+    put(9, rec);
+  }
   return out;
 }
 
 void Participant::apply_state(std::span<const std::byte> state) {
-  std::set<std::uint64_t> restored;  // retained topics whose history came in the state
+  std::set<std::uint64_t> restored;    // retained topics whose history came in the state
+  std::vector<std::uint64_t> damaged;  // ... that miss messages at the member that sent it
+  if (!state.empty()) {
+    // A member that rejoins takes the domain's histories and waits anew.
+    std::lock_guard lock(mu_);
+    damaged_.clear();
+    refreshing_.clear();
+    incoming_.clear();
+  }
   std::size_t at = 0;
   while (at + 5 <= state.size()) {
     const auto kind = static_cast<std::uint8_t>(state[at]);
@@ -776,6 +813,24 @@ void Participant::apply_state(std::span<const std::byte> state) {
         continue;
       }
       error = "a client's relay in " + std::to_string(bytes.size()) + " bytes, not 8";
+    } else if (kind == 8 || kind == 9) {
+      if (bytes.size() == (kind == 8 ? 12u : 8u)) {
+        std::uint64_t topic = 0;
+        for (std::size_t k = 0; k < 8; ++k)
+          topic |= static_cast<std::uint64_t>(bytes[k]) << (8 * k);
+        NodeId node = 0;
+        for (std::size_t k = 8; k < bytes.size(); ++k)
+          node |= static_cast<NodeId>(bytes[k]) << (8 * (k - 8));
+        std::lock_guard lock(mu_);
+        if (kind == 8) {
+          refreshing_[topic].insert(node);
+        } else if (retained_.contains(topic)) {
+          damaged_.insert(topic);
+          damaged.push_back(topic);
+        }
+        continue;
+      }
+      error = "a refresh record of " + std::to_string(bytes.size()) + " bytes";
     } else {
       error = "unknown record kind " + std::to_string(kind);
     }
@@ -789,6 +844,12 @@ void Participant::apply_state(std::span<const std::byte> state) {
   if (at != state.size()) {
     std::cerr << "spindle: domain " << domain_id_ << ": the joining state ends in a cut record ("
               << state.size() - at << " bytes left)\n";
+  }
+  if (!state.empty()) router_.hold_back({});
+  if (!damaged.empty()) {
+    executor().post([this, damaged] {
+      if (!is_closed()) request_refresh(damaged);
+    });
   }
   // The welcome view was laid out from this very table: its matches hold from the start.
   Actions actions;
@@ -866,6 +927,10 @@ void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
     case SampleKind::retire_topic:
       if (router_.node_of(s.header.writer) == sender) on_topic_retired(s.header.writer);
       return;
+    case SampleKind::refresh_request:
+      return on_refresh_request(s, sender);
+    case SampleKind::refresh_state:
+      return on_refresh_state(s, sender);
     case SampleKind::liveliness: {
       std::vector<std::shared_ptr<Reader>> readers;
       {
@@ -1026,8 +1091,11 @@ group::Demand Participant::layout_demand() const {
 }
 
 void Participant::on_view(const group::View& view) {
+  // What was held back for a refresh in the view that ended goes on first (refresh.cpp).
+  router_.hold_back({});
   std::lock_guard order(ignore_mu_);  // see ignore()
   Actions actions;
+  std::vector<std::uint64_t> hold;
   {
     std::lock_guard lock(mu_);
     // DCPSParticipant: members that left (a joiner appears with its record).
@@ -1035,6 +1103,7 @@ void Participant::on_view(const group::View& view) {
       if (view.rank_of(m.id)) continue;
       if (participant_records_.erase(m.id) > 0) builtin_participant(m.id, false);
     }
+    hold = refresh_at_boundary(view);
     view_ = view;
     for (auto& [topic, t] : retained_) {
       t->set_view(view.epoch);
@@ -1042,6 +1111,7 @@ void Participant::on_view(const group::View& view) {
     }
     settle(actions);
   }
+  router_.hold_back(std::move(hold));
   flush_builtin();
   run(actions);
 }

@@ -417,6 +417,13 @@ void RetainedTopic::end_restore() {
   (void)end_batch_locked();
 }
 
+void RetainedTopic::refresh(std::vector<storage::Entry> entries) {
+  begin_restore();
+  for (auto& e : entries)
+    if (history_.keeps(e.writer)) restore(std::move(e));
+  end_restore();
+}
+
 void RetainedTopic::restore(storage::Entry e) {
   std::lock_guard lock(mu_);
   const bool logged = logged_.contains(e.writer);

@@ -86,6 +86,11 @@ class RetainedTopic final : public TopicStore {
   void begin_restore();
   void restore(storage::Entry e);
   void end_restore();
+  // A refresh (docs/storage.md, "Refresh"): the history as it stood at the last view boundary
+  // at a member whose history is whole replaces this one, which missed messages. Entries of
+  // writers that went since, and whose entries go with them, are left out (this member already
+  // took the retirement).
+  void refresh(std::vector<storage::Entry> entries);
 
   // The durable log, at the first logged writer (or a log found at start): opened in `dir`
   // and replayed into the history; `epoch` is the installed view's. Idempotent. On failure

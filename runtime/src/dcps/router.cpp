@@ -233,11 +233,71 @@ void Router::on_view(const group::View& view) {
   if (tap_ != nullptr) tap_->on_view(view);
 }
 
+void Router::set_gap_handler(std::function<void(std::span<const std::uint64_t>)> handler) {
+  std::lock_guard lock(sinks_mu_);
+  on_gaps_ = std::move(handler);
+}
+
+void Router::on_gaps(std::span<const std::uint64_t> topics) {
+  if (auto h = copy_of(on_gaps_)) h(topics);
+}
+
+void Router::hold_back(std::vector<std::uint64_t> topics) {
+  std::lock_guard lock(sinks_mu_);
+  deliver_held(true);
+  std::lock_guard held(held_mu_);
+  holding_ = std::move(topics);
+  any_held_topic_.store(!holding_.empty(), std::memory_order_release);
+}
+
+void Router::release(std::uint64_t topic) {
+  std::lock_guard held(held_mu_);
+  std::erase(holding_, topic);
+  any_held_topic_.store(!holding_.empty(), std::memory_order_release);
+  release_due_.store(true, std::memory_order_release);
+}
+
+void Router::deliver_held(bool all) {
+  std::vector<Held> now;
+  {
+    std::lock_guard held(held_mu_);
+    if (held_.empty()) return;
+    if (all) {
+      now = std::move(held_);
+      held_.clear();
+    } else {
+      // A message goes on once none of its topics is held back any more; the others keep
+      // their order.
+      std::vector<Held> still;
+      for (auto& h : held_) {
+        const bool waits = std::any_of(h.topics.begin(), h.topics.end(), [&](std::uint64_t t) {
+          return std::find(holding_.begin(), holding_.end(), t) != holding_.end();
+        });
+        (waits ? still : now).push_back(std::move(h));
+      }
+      held_ = std::move(still);
+    }
+  }
+  std::vector<group::Message> batch;
+  batch.reserve(now.size());
+  for (auto& h : now) {
+    batch.push_back(h.message);
+    batch.back().payload = h.bytes;
+  }
+  deliver(batch, false);
+}
+
 void Router::on_deliver(std::span<const group::Message> batch) {
   std::lock_guard tap(tap_mu_);
   if (tap_ != nullptr) tap_->on_batch(batch);
   std::lock_guard lock(sinks_mu_);
+  deliver(batch, true);
+  if (release_due_.exchange(false, std::memory_order_acq_rel)) deliver_held(false);
+}
+
+void Router::deliver(std::span<const group::Message> batch, bool hold) {
   const bool stores = any_store_.load(std::memory_order_acquire);
+  const bool holding = hold && any_held_topic_.load(std::memory_order_acquire);
   routed_.clear();
   std::string error;
   for (const auto& m : batch) {
@@ -270,9 +330,23 @@ void Router::on_deliver(std::span<const group::Message> batch) {
                         std::to_string(m.sender) + ": " + error;
       continue;
     }
-    delivered_.fetch_add(1, std::memory_order_relaxed);
+    if (hold) delivered_.fetch_add(1, std::memory_order_relaxed);
     if (parsed->header.kind == SampleKind::nothing) continue;
     const bool is_set = parsed->header.kind == SampleKind::coherent_set;
+    if (holding && parsed->header.topic != 0) {
+      std::vector<std::uint64_t> topics{parsed->header.topic};
+      if (is_set)
+        for (const auto& inner : set_)
+          topics.push_back(inner.header.topic);
+      std::lock_guard held(held_mu_);
+      if (std::any_of(topics.begin(), topics.end(), [&](std::uint64_t t) {
+            return std::find(holding_.begin(), holding_.end(), t) != holding_.end();
+          })) {
+        held_.push_back(
+            Held{m, std::vector<std::byte>(m.payload.begin(), m.payload.end()), std::move(topics)});
+        continue;
+      }
+    }
     const std::span<const ParsedSample> samples =
         is_set ? std::span<const ParsedSample>(set_) : std::span<const ParsedSample>(&*parsed, 1);
     for (std::size_t k = 0; k < samples.size(); ++k) {

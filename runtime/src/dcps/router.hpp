@@ -161,6 +161,19 @@ class Router final : public group::EngineClient {
   // Whether a store keeps `topic` here (a retained topic: dcps/retained.hpp).
   [[nodiscard]] bool retains(std::uint64_t topic) const;
 
+  // A refresh (docs/storage.md, "Refresh"): while this member waits for a retained topic's
+  // history as it stood at the last view boundary, every message of that topic (a coherent set
+  // that holds one included) is held back, in order, and goes to the store and the readers
+  // once the history is in (release()). hold_back() is called at a view boundary (the
+  // participant's view hook): what it held in the view that ended is delivered first.
+  void hold_back(std::vector<std::uint64_t> topics);
+  // The history of `topic` is in: what was held back of it goes on after the current
+  // delivery batch (the builtin handler, protocol thread).
+  void release(std::uint64_t topic);
+  // Messages of the topics this member missed while it was left behind (EngineClient::on_gaps),
+  // at the view boundary. Set before the engine starts.
+  void set_gap_handler(std::function<void(std::span<const std::uint64_t>)> handler);
+
   // External clients (docs/membership.md): which member relays for which client node. A
   // message whose writer guid names a client's node is taken from that client's relay only.
   // The map follows the builtin subgroup's client_attached/client_detached messages (and a
@@ -178,6 +191,7 @@ class Router final : public group::EngineClient {
   void on_halt(const std::string& why) override;
   void on_rejoin(const group::View& view, std::span<const std::byte> state) override;
   [[nodiscard]] std::vector<std::byte> state_for_joiner() override;
+  void on_gaps(std::span<const std::uint64_t> topics) override;
   // The participant's side of the state transfer (control thread of the leader).
   void set_state_provider(std::function<std::vector<std::byte>()> provider);
   [[nodiscard]] group::Demand layout_demand() override;
@@ -228,6 +242,23 @@ class Router final : public group::EngineClient {
   std::vector<TopicStore*> touched_stores_;
   // A delivered message to its readers or the builtin handler (sinks_mu_ held).
   void route(const ParsedSample& sample, NodeId sender);
+  // A batch to the stores, readers and the builtin handler (sinks_mu_ held); `hold`: messages
+  // of held-back topics wait (a batch as delivered), or go on (what was held).
+  void deliver(std::span<const group::Message> batch, bool hold);
+  // What was held back and may go on now (`all`: everything, at a view boundary).
+  void deliver_held(bool all);
+  // Held back (hold_back()): the topics, and their messages with their bytes, in delivery order.
+  struct Held {
+    group::Message message;
+    std::vector<std::byte> bytes;
+    std::vector<std::uint64_t> topics;
+  };
+  std::mutex held_mu_;  // a leaf
+  std::vector<std::uint64_t> holding_;
+  std::vector<Held> held_;
+  std::atomic<bool> any_held_topic_{false};
+  std::atomic<bool> release_due_{false};
+  std::function<void(std::span<const std::uint64_t>)> on_gaps_;
   BuiltinHandler builtin_;
   SuspicionHandler on_suspicion_;
   std::function<void(const std::string&)> on_halt_;

@@ -37,6 +37,10 @@ std::string_view to_string(SampleKind k) noexcept {
       return "client_attached";
     case SampleKind::client_detached:
       return "client_detached";
+    case SampleKind::refresh_request:
+      return "refresh_request";
+    case SampleKind::refresh_state:
+      return "refresh_state";
   }
   return "unknown";
 }
@@ -60,6 +64,8 @@ bool known(std::uint8_t k) noexcept {
     case SampleKind::retire_topic:
     case SampleKind::client_attached:
     case SampleKind::client_detached:
+    case SampleKind::refresh_request:
+    case SampleKind::refresh_state:
       return true;
   }
   return false;

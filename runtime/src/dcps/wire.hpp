@@ -63,6 +63,15 @@ enum class SampleKind : std::uint8_t {
   // longer does. writer = make_guid(sender, 0).
   client_attached = 25,
   client_detached = 26,
+  // A retained topic's history sent again to members that missed some of its messages
+  // (docs/storage.md, "Refresh"). writer = make_guid(sender, 0).
+  //  refresh_request: the sender's history of these topics has a hole; payload u64 topic ids
+  //    (little-endian). From the next view boundary on, one member sends it theirs.
+  //  refresh_state: one piece of a history as it stood at the boundary into view `epoch`;
+  //    payload u64 epoch | u64 topic | u32 piece | u32 pieces | u32 n | u32 target node × n |
+  //    bytes (the pieces' bytes, back to back: u32 length | retained entry, repeated).
+  refresh_request = 27,
+  refresh_state = 28,
 };
 [[nodiscard]] std::string_view to_string(SampleKind k) noexcept;
 

@@ -600,6 +600,20 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
                : "removed from the group in view " + std::to_string(ending->view.epoch + 1));
     }
   }
+  // The topics whose messages this member missed while it was left behind (a retained
+  // topic's history here has a hole: the participant asks for it again).
+  if (client_ != nullptr) {
+    std::vector<std::uint64_t> gaps;
+    for (std::uint32_t s = 0; s < ending->view.subgroups.size(); ++s) {
+      if (!ending->smc->is_member(s)) continue;
+      const auto& st = ending->smc->stats(s);
+      const std::int64_t trim = s < d.trims.size() ? d.trims[s] : -1;
+      // Overwritten before it took them, or past what it received when the trim left it out.
+      if (st.left_behind > 0 && (st.lost > 0 || ending->smc->delivered_num(s) < trim))
+        gaps.push_back(ending->view.subgroups[s].topic);
+    }
+    if (!gaps.empty()) client_->on_gaps(gaps);
+  }
   const Demand demand = client_ != nullptr ? client_->layout_demand() : Demand{};
   const View next = next_view(ending->view, d.removed, d.joined, demand.channels, layout_);
   // What the new view must carry again, copied out of the old view's slots, into the

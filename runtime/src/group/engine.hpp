@@ -89,6 +89,11 @@ class EngineClient {
     (void)view;
     (void)state;
   }
+  // This member missed messages of these topics in the view that is ending: it was left
+  // behind in their subgroups for a lag (smc.hpp) and a sender rewrote slots before it took
+  // them. Control thread, at the view boundary: after the last delivery of that view, before
+  // state_for_joiner() and on_view().
+  virtual void on_gaps(std::span<const std::uint64_t> topics) { (void)topics; }
   // What a participant joining in the next view receives besides the view (the state
   // transfer): called on the control thread of the leader, at the view boundary.
   [[nodiscard]] virtual std::vector<std::byte> state_for_joiner() { return {}; }

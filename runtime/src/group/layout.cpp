@@ -144,7 +144,6 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
       Subgroup sg;
       std::set<NodeId> writers, readers_here, holders_here, keepers;
       std::uint32_t window = 0, payload = 0;
-      bool retained = false;
       bool writer_keeps_all = false;
       std::optional<std::chrono::milliseconds> lag_bound;
       for (std::size_t i = 0; i < sets.size(); ++i) {
@@ -153,7 +152,6 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
         writers.insert(sets[i].second->writers.begin(), sets[i].second->writers.end());
         window = std::max(window, sets[i].second->window);
         payload = std::max(payload, sets[i].second->payload);
-        retained = retained || sets[i].second->retained;
         writer_keeps_all = writer_keeps_all || sets[i].second->keeps_all;
         lag_bound = longest(lag_bound, sets[i].second->lag_bound);
       }
@@ -181,12 +179,13 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
           sg.listeners.push_back(m.id);
       }
       std::sort(sg.listeners.begin(), sg.listeners.end());
-      // Lagging members (docs/smc.md): where nothing is retained (a retained history must be
-      // whole at every member), a holder that does not write is left behind when it lags,
-      // unless its readers keep all and a writer keeps all too (that writer may wait for
-      // them up to its max_blocking_time, as in every DDS).
+      // Lagging members (docs/smc.md): a holder that does not write is left behind when it
+      // lags, unless its readers keep all and a writer keeps all too (that writer may wait
+      // for them up to its max_blocking_time, as in every DDS). In a retained subgroup, one
+      // left behind that missed messages has its history sent again (docs/storage.md,
+      // "Refresh").
       sg.lag_bound = lag_bound.value_or(s.lag_bound);
-      if (!retained && sg.lag_bound.count() > 0) {
+      if (sg.lag_bound.count() > 0) {
         for (auto id : holders_here)
           if (!writers.contains(id) && !(writer_keeps_all && keepers.contains(id)))
             sg.demotable.push_back(id);

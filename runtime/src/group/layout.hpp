@@ -11,16 +11,18 @@
 // members are those and the processes with a reader that matches one of its partition
 // sets, ordered by (topic, ordering, smallest partition key). A member whose readers there
 // are all best-effort, and that writes nothing there, is one of its listeners: it receives
-// and holds no one (a paused best-effort reader stops only itself; docs/smc.md). In a
-// subgroup of a channel that is not retained, the members that neither write nor listen
-// nor have a RELIABLE KEEP_ALL reader there are demotable (Subgroup::demotable): one that lags
-// for the subgroup's lag_bound is left behind until the next view (docs/smc.md). A
-// retained channel (a writer that keeps history for late readers, docs/storage.md) has
-// every member of the view as a reader: its subgroup spans the domain, so that every member holds
-// the same history and a late reader anywhere takes it from its own member. A process with no
-// endpoint on a topic, or only readers in other partitions, is in none of its subgroups: it
-// receives none of those samples and pays nothing for them; a channel nobody reads has no subgroup
-// at all (its writes go nowhere, as DDS has it for a writer with no matched reader).
+// and holds no one (a paused best-effort reader stops only itself; docs/smc.md). The members
+// that neither write nor listen nor have a RELIABLE KEEP_ALL reader of a RELIABLE KEEP_ALL
+// writer there are demotable (Subgroup::demotable): one that lags for the subgroup's
+// lag_bound is left behind until the next view (docs/smc.md). A retained channel (a writer
+// that keeps history for late readers, docs/storage.md) has every member of the view as a
+// reader: its subgroup spans the domain, so that every member holds the same history and a
+// late reader anywhere takes it from its own member; a member left behind there that missed
+// messages gets that history again after the next view boundary (docs/storage.md, "Refresh"). A
+// process with no endpoint on a topic, or only readers in other partitions, is in none of its
+// subgroups: it receives none of those samples and pays nothing for them; a channel nobody reads
+// has no subgroup at all (its writes go nowhere, as DDS has it for a writer with no matched
+// reader).
 //
 // The layout is a pure function of the view's members and the demand — every endpoint the
 // DCPS layer knows, from discovery records delivered in the builtin subgroup's total order

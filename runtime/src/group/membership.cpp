@@ -2,6 +2,7 @@
 #include "group/membership.hpp"
 
 #include <algorithm>
+
 #include <bit>
 #include <cstddef>
 #include <cstring>
@@ -332,6 +333,20 @@ Membership::Majority Membership::majority(std::uint64_t suspected, std::uint64_t
   return Majority::lost;
 }
 
+// Whether every member that `proposal` keeps (and nobody suspects), the leader aside, echoed
+// the leader's proposal `num` (its joiners included): the leader's commit is due (lead()).
+bool Membership::echoed(std::uint64_t suspected, std::size_t leader, std::uint64_t proposal,
+                        std::uint64_t num) const {
+  for (std::size_t q = 0; q < n_; ++q) {
+    if (q == leader || (suspected & bit(q)) != 0 || (proposal & bit(q)) != 0) continue;
+    if (field(q, kWedged) == 0 || field(q, kProposalNum) != num ||
+        field(q, kProposal) != field(leader, kProposal) ||
+        field(q, kJoins) != field(leader, kJoins))
+      return false;
+  }
+  return true;
+}
+
 // Whether rank r has done its part of the view change so far: wedged; the leader proposed;
 // a follower echoed the leader's newest proposal; once the leader committed, echoed that
 // commit. Members the proposal removes owe nothing.
@@ -357,7 +372,8 @@ bool Membership::check_progress(std::uint64_t suspected) {
     }
     bool behind = field(r, kWedged) == 0;
     if (r == leader) {
-      behind = behind || num == 0;
+      // It proposes, and commits once every member its proposal keeps echoed it.
+      behind = behind || num == 0 || (commit == 0 && echoed(suspected, leader, proposal, num));
     } else {
       behind =
           behind || field(r, kProposalNum) < num || (commit != 0 && field(r, kCommitted) != commit);

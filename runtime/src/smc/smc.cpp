@@ -3,6 +3,7 @@
 #include "smc/smc.hpp"
 
 #include <algorithm>
+
 #include <bit>
 #include <chrono>
 #include <cstddef>

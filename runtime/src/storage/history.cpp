@@ -195,6 +195,12 @@ bool History::knows(std::uint64_t writer) const {
   return writers_.contains(writer);
 }
 
+bool History::keeps(std::uint64_t writer) const {
+  MutexLock lock(mu_);
+  const auto it = writers_.find(writer);
+  return it != writers_.end() && (!it->second.gone || it->second.terms.outlives_writer);
+}
+
 HistoryStats History::stats() const {
   MutexLock lock(mu_);
   return {order_.size(), slots_.size(), bytes_, evicted_};

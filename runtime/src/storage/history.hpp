@@ -116,6 +116,8 @@ class History {
   // Writers whose entries are here, or who are registered: their guid and whether gone.
   [[nodiscard]] std::vector<std::pair<std::uint64_t, bool>> writers() const;
   [[nodiscard]] bool knows(std::uint64_t writer) const;
+  // Whether an entry of `writer` is kept now: known, and live or kept after it went.
+  [[nodiscard]] bool keeps(std::uint64_t writer) const;
   [[nodiscard]] HistoryStats stats() const;
 
  private:

@@ -1,0 +1,302 @@
+// Refresh: a retained topic's history sent again to a member that missed some of its
+// messages while it was left behind for a lag (docs/storage.md, "Refresh"; entities.hpp).
+//
+//   member X (missed messages of T)          every member             the sender (first of
+//                                                                     the view, not waiting)
+//   view boundary: on_gaps(T) -> damaged,
+//   refresh_request {T}  ------------------> refreshing_[T] += X
+//                                            (a relayout is asked for)
+//   next view boundary: holds T's messages                            T's history as it stands
+//   back (Router::hold_back)                                          -> refresh_state pieces
+//   last piece: history replaced,   <------- refreshing_[T] -= X  <-- (builtin subgroup)
+//   held messages go on
+//
+// Every member learns who waits in the builtin subgroup's total order, so each computes the
+// same sender at a boundary. A history cut at a boundary holds exactly what was delivered up
+// to the ragged edge there; X holds back every message of T delivered after it, and they go
+// to its store and readers once the history is in. Pieces sent for a boundary that is no
+// longer the current one are dropped: the next boundary sends the history again.
+#include <algorithm>
+#include <iostream>
+
+#include "dcps/entities.hpp"
+
+namespace spindle::dcps {
+
+namespace {
+
+constexpr group::Channel kBuiltin{0, group::Ordering::atomic};
+// refresh_state: u64 epoch | u64 topic | u32 piece | u32 pieces | u32 n, then n targets.
+constexpr std::size_t kStateHead = 8 + 8 + 4 + 4 + 4;
+
+void put_le(std::vector<std::byte>& out, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i)
+    out.push_back(static_cast<std::byte>((v >> (8 * i)) & 0xff));
+}
+
+std::uint64_t get_le(std::span<const std::byte> in, std::size_t at, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i)
+    v |= static_cast<std::uint64_t>(in[at + static_cast<std::size_t>(i)]) << (8 * i);
+  return v;
+}
+
+void report(NodeId sender, SampleKind kind, const std::string& error) {
+  std::cerr << "spindle: dropped a " << to_string(kind) << " message from node " << sender << ": "
+            << error << '\n';
+}
+
+}  // namespace
+
+void Participant::on_gaps(std::span<const std::uint64_t> topics) {
+  // The history goes wrong here; refresh_at_boundary(), at this very boundary, asks for it.
+  std::lock_guard lock(mu_);
+  for (const auto topic : topics)
+    if (retained_.contains(topic)) damaged_.insert(topic);
+}
+
+void Participant::request_refresh(const std::vector<std::uint64_t>& topics) {
+  std::vector<std::byte> payload;
+  for (const auto topic : topics)
+    put_le(payload, topic, 8);
+  SampleHeader h;
+  h.kind = SampleKind::refresh_request;
+  h.writer = make_guid(bus_->node(), 0);
+  h.source_time_ns = wall_now().to_nanosecs();
+  try {
+    router_.publish(
+        kBuiltin, h, payload.size(),
+        [&](std::span<std::byte> out) { std::copy(payload.begin(), payload.end(), out.begin()); },
+        clock_now() + std::chrono::seconds(10));
+  } catch (const dds::core::Exception& e) {
+    // The history here keeps its hole; a later gap asks again.
+    std::cerr << "spindle: domain " << domain_id_
+              << ": could not ask for a retained history again: " << e.what() << '\n';
+  }
+}
+
+void Participant::on_refresh_request(const ParsedSample& s, NodeId sender) {
+  if (s.header.writer != make_guid(sender, 0) || s.payload.empty() || s.payload.size() % 8 != 0)
+    return report(sender, s.header.kind,
+                  "not a list of topic ids from the sending member (" +
+                      std::to_string(s.payload.size()) + " bytes)");
+  {
+    std::lock_guard lock(mu_);
+    for (std::size_t at = 0; at < s.payload.size(); at += 8) {
+      const auto topic = get_le(s.payload, at, 8);
+      if (retained_.contains(topic)) refreshing_[topic].insert(sender);
+    }
+    // A view boundary is where a history is cut: the leader asks for one (a relayout).
+    ++generation_;
+  }
+  bus_->demand_changed();
+}
+
+std::vector<std::uint64_t> Participant::refresh_at_boundary(const group::View& view) {
+  std::vector<std::uint64_t> hold;
+  incoming_.clear();
+  const NodeId me = bus_->node();
+  for (auto it = refreshing_.begin(); it != refreshing_.end();) {
+    auto& [topic, waiting] = *it;
+    std::erase_if(waiting, [&](NodeId n) { return !view.rank_of(n); });
+    const auto t = retained_.find(topic);
+    if (waiting.empty() || t == retained_.end()) {
+      it = refreshing_.erase(it);
+      continue;
+    }
+    if (waiting.contains(me)) hold.push_back(topic);
+    // The sender: the first member of this view that was in the last one (it delivered up to
+    // the ragged edge) and waits for no history of the topic. One whose own history has a
+    // hole it has not asked about yet sends nothing: its request brings the next boundary.
+    const auto from =
+        std::find_if(view.members.begin(), view.members.end(), [&](const group::Member& m) {
+          return view_.rank_of(m.id) && !waiting.contains(m.id);
+        });
+    if (from != view.members.end() && from->id == me && !damaged_.contains(topic)) {
+      std::vector<std::byte> bytes;
+      std::vector<std::byte> entry;
+      for (const auto& e : t->second->history().snapshot()) {
+        entry.clear();
+        encode_entry(topic, e, entry);
+        put_le(bytes, entry.size(), 4);
+        bytes.insert(bytes.end(), entry.begin(), entry.end());
+      }
+      executor().post([this, epoch = view.epoch, topic = topic,
+                       targets = std::vector<NodeId>(waiting.begin(), waiting.end()),
+                       bytes = std::move(bytes)] {
+        if (!is_closed()) send_refresh(epoch, topic, targets, bytes);
+      });
+    }
+    ++it;
+  }
+  // A history with a hole that nobody is to send: ask again (a request lost with a view
+  // change; asking twice only repeats the wait).
+  std::vector<std::uint64_t> again;
+  for (const auto topic : damaged_) {
+    const auto r = refreshing_.find(topic);
+    if (r == refreshing_.end() || !r->second.contains(me)) again.push_back(topic);
+  }
+  if (!again.empty() && view.rank_of(me)) {
+    executor().post([this, again] {
+      if (!is_closed()) request_refresh(again);
+    });
+  }
+  return hold;
+}
+
+void Participant::send_refresh(std::uint64_t epoch, std::uint64_t topic,
+                               const std::vector<NodeId>& targets,
+                               const std::vector<std::byte>& bytes) {
+  const std::size_t head = kStateHead + 4 * targets.size();
+  const std::size_t slot = router_.max_payload(kBuiltin);
+  if (slot <= head) {
+    std::cerr << "spindle: domain " << domain_id_ << ": a retained history for "
+              << targets.size() << " members does not fit a builtin slot of " << slot
+              << " bytes; raise engine.slot_size\n";
+    return;
+  }
+  const std::size_t room = slot - head;
+  const auto pieces = static_cast<std::uint32_t>(std::max<std::size_t>(1, (bytes.size() + room - 1) / room));
+  std::vector<std::byte> piece;
+  for (std::uint32_t i = 0; i < pieces; ++i) {
+    // A later boundary cuts the history again and sends it then. (The view may not be the
+    // engine's current one yet: this runs as soon as the boundary posts it, and the write
+    // waits for the view.)
+    if (is_closed() || bus_->view().epoch > epoch) return;
+    piece.clear();
+    put_le(piece, epoch, 8);
+    put_le(piece, topic, 8);
+    put_le(piece, i, 4);
+    put_le(piece, pieces, 4);
+    put_le(piece, targets.size(), 4);
+    for (const auto n : targets)
+      put_le(piece, n, 4);
+    const std::size_t from = std::size_t{i} * room;
+    const std::size_t to = std::min(bytes.size(), from + room);
+    piece.insert(piece.end(), bytes.begin() + static_cast<std::ptrdiff_t>(from),
+                 bytes.begin() + static_cast<std::ptrdiff_t>(to));
+    SampleHeader h;
+    h.kind = SampleKind::refresh_state;
+    h.writer = make_guid(bus_->node(), 0);
+    h.source_time_ns = wall_now().to_nanosecs();
+    try {
+      router_.publish(
+          kBuiltin, h, piece.size(),
+          [&](std::span<std::byte> out) { std::copy(piece.begin(), piece.end(), out.begin()); },
+          clock_now() + std::chrono::seconds(10));
+    } catch (const dds::core::Exception& e) {
+      // Those waiting go on waiting: the next boundary (this member's failure, say) sends it.
+      std::cerr << "spindle: domain " << domain_id_ << ": could not send a retained history: "
+                << e.what() << '\n';
+      return;
+    }
+  }
+}
+
+void Participant::on_refresh_state(const ParsedSample& s, NodeId sender) {
+  const auto& p = s.payload;
+  if (s.header.writer != make_guid(sender, 0) || p.size() < kStateHead)
+    return report(sender, s.header.kind, "shorter than its " + std::to_string(kStateHead) +
+                                             "-byte head, or not from the sending member");
+  const auto epoch = get_le(p, 0, 8);
+  const auto topic = get_le(p, 8, 8);
+  const auto piece = static_cast<std::uint32_t>(get_le(p, 16, 4));
+  const auto pieces = static_cast<std::uint32_t>(get_le(p, 20, 4));
+  const auto n = get_le(p, 24, 4);
+  if (pieces == 0 || piece >= pieces || n == 0 || n > (p.size() - kStateHead) / 4)
+    return report(sender, s.header.kind,
+                  "piece " + std::to_string(piece) + " of " + std::to_string(pieces) + " for " +
+                      std::to_string(n) + " members in " + std::to_string(p.size()) + " bytes");
+  std::vector<NodeId> targets;
+  for (std::size_t i = 0; i < n; ++i)
+    targets.push_back(static_cast<NodeId>(get_le(p, kStateHead + 4 * i, 4)));
+  const auto bytes = p.subspan(kStateHead + 4 * n);
+  const bool last = piece + 1 == pieces;
+  const NodeId me = bus_->node();
+  std::vector<std::byte> whole;
+  std::shared_ptr<RetainedTopic> t;
+  {
+    std::lock_guard lock(mu_);
+    if (epoch != view_.epoch) return;  // cut at another boundary: this one sends it again
+    const auto r = refreshing_.find(topic);
+    const bool mine = r != refreshing_.end() && r->second.contains(me) &&
+                      std::find(targets.begin(), targets.end(), me) != targets.end();
+    if (mine) {
+      auto& in = incoming_[topic];
+      if (piece == 0) in = IncomingHistory{epoch, 0, {}};
+      if (in.epoch == epoch && in.next == piece) {
+        in.bytes.insert(in.bytes.end(), bytes.begin(), bytes.end());
+        ++in.next;
+      }
+    }
+    if (!last) return;
+    if (r != refreshing_.end()) {
+      for (const auto target : targets)
+        r->second.erase(target);
+      if (r->second.empty()) refreshing_.erase(r);
+    }
+    if (!mine) return;
+    auto in = incoming_.extract(topic);
+    if (in.empty() || in.mapped().next != pieces) {
+      report(sender, s.header.kind, "a retained history came in part");
+    } else {
+      whole = std::move(in.mapped().bytes);
+      if (const auto it = retained_.find(topic); it != retained_.end()) t = it->second;
+    }
+  }
+  if (t != nullptr) {
+    std::vector<storage::Entry> entries;
+    std::string error;
+    for (std::size_t at = 0; at < whole.size();) {
+      if (whole.size() - at < 4) {
+        error = "a cut entry length at byte " + std::to_string(at);
+        break;
+      }
+      const auto len = get_le(whole, at, 4);
+      at += 4;
+      if (len > whole.size() - at) {
+        error = "an entry of " + std::to_string(len) + " bytes at byte " + std::to_string(at) +
+                " runs past the end";
+        break;
+      }
+      std::uint64_t entry_topic = 0;
+      auto e = decode_entry(std::span<const std::byte>(whole).subspan(at, len), entry_topic, error);
+      if (!e) break;
+      if (entry_topic != topic) {
+        error = "an entry of topic " + std::to_string(entry_topic);
+        break;
+      }
+      entries.push_back(std::move(*e));
+      at += len;
+    }
+    if (error.empty()) {
+      t->refresh(std::move(entries));
+      std::lock_guard lock(mu_);
+      damaged_.erase(topic);
+      refreshes_.fetch_add(1);
+    } else {
+      report(sender, s.header.kind, error);
+    }
+  }
+  // What was held back goes on (into a whole history, or, when it failed, as it would have).
+  router_.release(topic);
+  bool again = false;
+  {
+    std::lock_guard lock(mu_);
+    again = damaged_.contains(topic);
+  }
+  if (again) {
+    executor().post([this, topic] {
+      if (!is_closed()) request_refresh({topic});
+    });
+  }
+}
+
+bool Participant::history_whole() const {
+  std::lock_guard lock(mu_);
+  if (!damaged_.empty()) return false;
+  return std::none_of(refreshing_.begin(), refreshing_.end(),
+                      [&](const auto& r) { return r.second.contains(bus_->node()); });
+}
+
+}  // namespace spindle::dcps
