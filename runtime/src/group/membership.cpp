@@ -2,7 +2,6 @@
 #include "group/membership.hpp"
 
 #include <algorithm>
-
 #include <bit>
 #include <cstddef>
 #include <cstring>

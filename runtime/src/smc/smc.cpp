@@ -3,7 +3,6 @@
 #include "smc/smc.hpp"
 
 #include <algorithm>
-
 #include <bit>
 #include <chrono>
 #include <cstddef>
