@@ -108,10 +108,9 @@ std::vector<std::uint64_t> Participant::refresh_at_boundary(const group::View& v
     // The sender: the first member of this view that was in the last one (it delivered up to
     // the ragged edge) and waits for no history of the topic. One whose own history has a
     // hole it has not asked about yet sends nothing: its request brings the next boundary.
-    const auto from =
-        std::find_if(view.members.begin(), view.members.end(), [&](const group::Member& m) {
-          return view_.rank_of(m.id) && !waiting.contains(m.id);
-        });
+    const auto from = std::find_if(
+        view.members.begin(), view.members.end(),
+        [&](const group::Member& m) { return view_.rank_of(m.id) && !waiting.contains(m.id); });
     if (from != view.members.end() && from->id == me && !damaged_.contains(topic)) {
       std::vector<std::byte> bytes;
       std::vector<std::byte> entry;
@@ -150,13 +149,14 @@ void Participant::send_refresh(std::uint64_t epoch, std::uint64_t topic,
   const std::size_t head = kStateHead + 4 * targets.size();
   const std::size_t slot = router_.max_payload(kBuiltin);
   if (slot <= head) {
-    std::cerr << "spindle: domain " << domain_id_ << ": a retained history for "
-              << targets.size() << " members does not fit a builtin slot of " << slot
+    std::cerr << "spindle: domain " << domain_id_ << ": a retained history for " << targets.size()
+              << " members does not fit a builtin slot of " << slot
               << " bytes; raise engine.slot_size\n";
     return;
   }
   const std::size_t room = slot - head;
-  const auto pieces = static_cast<std::uint32_t>(std::max<std::size_t>(1, (bytes.size() + room - 1) / room));
+  const auto pieces =
+      static_cast<std::uint32_t>(std::max<std::size_t>(1, (bytes.size() + room - 1) / room));
   std::vector<std::byte> piece;
   for (std::uint32_t i = 0; i < pieces; ++i) {
     // A later boundary cuts the history again and sends it then. (The view may not be the
@@ -186,8 +186,8 @@ void Participant::send_refresh(std::uint64_t epoch, std::uint64_t topic,
           clock_now() + std::chrono::seconds(10));
     } catch (const dds::core::Exception& e) {
       // Those waiting go on waiting: the next boundary (this member's failure, say) sends it.
-      std::cerr << "spindle: domain " << domain_id_ << ": could not send a retained history: "
-                << e.what() << '\n';
+      std::cerr << "spindle: domain " << domain_id_
+                << ": could not send a retained history: " << e.what() << '\n';
       return;
     }
   }
@@ -196,8 +196,9 @@ void Participant::send_refresh(std::uint64_t epoch, std::uint64_t topic,
 void Participant::on_refresh_state(const ParsedSample& s, NodeId sender) {
   const auto& p = s.payload;
   if (s.header.writer != make_guid(sender, 0) || p.size() < kStateHead)
-    return report(sender, s.header.kind, "shorter than its " + std::to_string(kStateHead) +
-                                             "-byte head, or not from the sending member");
+    return report(sender, s.header.kind,
+                  "shorter than its " + std::to_string(kStateHead) +
+                      "-byte head, or not from the sending member");
   const auto epoch = get_le(p, 0, 8);
   const auto topic = get_le(p, 8, 8);
   const auto piece = static_cast<std::uint32_t>(get_le(p, 16, 4));
