@@ -257,4 +257,33 @@ TEST_CASE("records: bad refresh messages change no history", "[records][refresh]
   }));
   CHECK(stack.refreshes(0) == 0);
   CHECK(stack.refreshes(1) == 0);
+  // Every member asks at once: nobody holds the history whole to send it. Nobody waits any
+  // more past the next boundary, each says so, nothing is held back, and no view change
+  // follows another (no member asks again).
+  const auto whole = stack.retained(0, "Kept");
+  {
+    CerrCapture cerr;
+    const auto before = stack.view(0).epoch;
+    for (std::size_t i = 0; i < 3; ++i)
+      stack.forge(i,
+                  builtin(dcps::SampleKind::refresh_request,
+                          dcps::make_guid(static_cast<std::uint32_t>(i + 1), 0)),
+                  ask);
+    REQUIRE(stack.run_until([&] { return stack.view(0).epoch > before; }));
+    (void)stack.run_until([] { return false; }, std::chrono::milliseconds(200));
+    const auto settled = stack.view(0).epoch;
+    (void)stack.run_until([] { return false; }, std::chrono::seconds(1));
+    CHECK(stack.view(0).epoch == settled);
+    said = cerr.text();
+  }
+  CHECK(said.find("no member holds the whole history of retained topic") != std::string::npos);
+  write(30, 35);
+  REQUIRE(stack.run_until([&] {
+    for (std::size_t i = 0; i < 3; ++i)
+      if (stack.retained(i, "Kept").size() != whole.size() + 5 || !stack.history_whole(i))
+        return false;
+    return true;
+  }));
+  CHECK(stack.retained(1, "Kept") == stack.retained(0, "Kept"));
+  CHECK(stack.retained(2, "Kept") == stack.retained(0, "Kept"));
 }

@@ -469,8 +469,8 @@ class Participant final : public detail::ParticipantCore {
   // Refresh (refresh.cpp; docs/storage.md, "Refresh"): a retained topic's history sent again
   // to a member that missed some of its messages while it was left behind for a lag.
   //   on_gaps              control thread, at a view boundary: the topics this member missed
-  //                        messages of (damaged_; refresh_at_boundary asks for them:
-  //                        refresh_request, and again at each boundary while nobody sends)
+  //                        messages of (damaged_; refresh_at_boundary asks for them once:
+  //                        refresh_request, and again while it waits two suspicion timeouts)
   //   on_refresh_request   protocol thread: the sender waits for these histories from the
   //                        next view boundary on (refreshing_, in the builtin order)
   //   refresh_at_boundary  mu_ held, at a view boundary (view_ is still the view that ended):
@@ -488,8 +488,8 @@ class Participant final : public detail::ParticipantCore {
   std::vector<std::uint64_t> refresh_at_boundary(const group::View& view);
   void send_refresh(std::uint64_t epoch, std::uint64_t topic, const std::vector<NodeId>& targets,
                     const std::vector<std::byte>& bytes);
-  // Retained topics whose history here misses messages (mu_).
-  std::set<std::uint64_t> damaged_;
+  // Retained topics whose history here misses messages, and those of them asked for (mu_).
+  std::set<std::uint64_t> damaged_, asked_;
   // Retained topic -> the members waiting for its history (mu_; the same at every member at
   // each point of the builtin order).
   std::map<std::uint64_t, std::set<NodeId>> refreshing_;

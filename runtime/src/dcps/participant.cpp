@@ -528,6 +528,7 @@ void Participant::on_rejoined(const group::View& view, std::span<const std::byte
     std::lock_guard lock(mu_);
     refreshing_.clear();
     damaged_.clear();
+    asked_.clear();
   }
   on_view(view);
   // The others removed this member's endpoints with it: so does its own table, or a view
@@ -746,6 +747,7 @@ void Participant::apply_state(std::span<const std::byte> state) {
     // A member that rejoins takes the domain's histories and waits anew.
     std::lock_guard lock(mu_);
     damaged_.clear();
+    asked_.clear();
     refreshing_.clear();
     incoming_.clear();
   }
@@ -826,6 +828,7 @@ void Participant::apply_state(std::span<const std::byte> state) {
           refreshing_[topic].insert(node);
         } else if (retained_.contains(topic)) {
           damaged_.insert(topic);
+          asked_.insert(topic);
           damaged.push_back(topic);
         }
         continue;

@@ -51,8 +51,14 @@ void report(NodeId sender, SampleKind kind, const std::string& error) {
 void Participant::on_gaps(std::span<const std::uint64_t> topics) {
   // The history goes wrong here; refresh_at_boundary(), at this very boundary, asks for it.
   std::lock_guard lock(mu_);
-  for (const auto topic : topics)
-    if (retained_.contains(topic)) damaged_.insert(topic);
+  for (const auto topic : topics) {
+    if (!retained_.contains(topic)) continue;
+    damaged_.insert(topic);
+    // A new hole is asked about again, unless this member waits already (the history cut at
+    // this very boundary covers it).
+    const auto r = refreshing_.find(topic);
+    if (r == refreshing_.end() || !r->second.contains(bus_->node())) asked_.erase(topic);
+  }
 }
 
 void Participant::request_refresh(const std::vector<std::uint64_t>& topics) {
@@ -104,14 +110,25 @@ std::vector<std::uint64_t> Participant::refresh_at_boundary(const group::View& v
       it = refreshing_.erase(it);
       continue;
     }
-    if (waiting.contains(me)) hold.push_back(topic);
     // The sender: the first member of this view that was in the last one (it delivered up to
     // the ragged edge) and waits for no history of the topic. One whose own history has a
     // hole it has not asked about yet sends nothing: its request brings the next boundary.
     const auto from = std::find_if(
         view.members.begin(), view.members.end(),
         [&](const group::Member& m) { return view_.rank_of(m.id) && !waiting.contains(m.id); });
-    if (from != view.members.end() && from->id == me && !damaged_.contains(topic)) {
+    if (from == view.members.end()) {
+      // Nobody has it whole (its writers are gone, and every member that kept it missed some):
+      // nobody waits any more, and the holes stay (a late reader counts them as SAMPLE_LOST
+      // where it took none of the samples).
+      if (waiting.contains(me)) {
+        std::cerr << "spindle: domain " << domain_id_ << ": no member holds the whole history of "
+                  << "retained topic " << topic << " any more; this member keeps what it has\n";
+      }
+      it = refreshing_.erase(it);
+      continue;
+    }
+    if (waiting.contains(me)) hold.push_back(topic);
+    if (from->id == me && !damaged_.contains(topic)) {
       std::vector<std::byte> bytes;
       std::vector<std::byte> entry;
       for (const auto& e : t->second->history().snapshot()) {
@@ -128,16 +145,33 @@ std::vector<std::uint64_t> Participant::refresh_at_boundary(const group::View& v
     }
     ++it;
   }
-  // A history with a hole that nobody is to send: ask again (a request lost with a view
-  // change; asking twice only repeats the wait).
-  std::vector<std::uint64_t> again;
-  for (const auto topic : damaged_) {
-    const auto r = refreshing_.find(topic);
-    if (r == refreshing_.end() || !r->second.contains(me)) again.push_back(topic);
+  if (!view.rank_of(me)) return hold;
+  // Histories found with a hole at this boundary (on_gaps): asked for once.
+  std::vector<std::uint64_t> ask;
+  for (const auto topic : damaged_)
+    if (asked_.insert(topic).second) ask.push_back(topic);
+  if (!ask.empty()) {
+    executor().post([this, ask] {
+      if (!is_closed()) request_refresh(ask);
+    });
   }
-  if (!again.empty() && view.rank_of(me)) {
-    executor().post([this, again] {
-      if (!is_closed()) request_refresh(again);
+  // Still waiting two suspicion timeouts on (its sender stopped short of a view change, or
+  // could not write): asked for again, which brings the next boundary.
+  if (!hold.empty()) {
+    const auto after =
+        2 * std::chrono::duration_cast<std::chrono::nanoseconds>(view.knobs.suspicion_timeout);
+    (void)executor().schedule(clock_now() + after, [this, epoch = view.epoch, hold] {
+      if (is_closed()) return;
+      std::vector<std::uint64_t> still;
+      {
+        std::lock_guard lock(mu_);
+        if (view_.epoch != epoch) return;
+        for (const auto topic : hold)
+          if (const auto r = refreshing_.find(topic);
+              r != refreshing_.end() && r->second.contains(bus_->node()))
+            still.push_back(topic);
+      }
+      if (!still.empty()) request_refresh(still);
     });
   }
   return hold;
@@ -274,6 +308,7 @@ void Participant::on_refresh_state(const ParsedSample& s, NodeId sender) {
       t->refresh(std::move(entries));
       std::lock_guard lock(mu_);
       damaged_.erase(topic);
+      asked_.erase(topic);
       refreshes_.fetch_add(1);
     } else {
       report(sender, s.header.kind, error);
