@@ -352,7 +352,9 @@ void Router::deliver(std::span<const group::Message> batch, bool hold) {
     for (std::size_t k = 0; k < samples.size(); ++k) {
       ParsedSample sample = samples[k];
       if (k == 0) sample.lost_before = m.lost_before;
-      sample.listened = m.listened;
+      // Taken on receipt by a listener, or sent again by a view change: it may have been
+      // taken already (a reader drops what it took of its writer).
+      sample.listened = m.listened || (m.flags & group::kResent) != 0;
       if (stores) {
         routed_.push_back(Routed{sample, m.sender});
       } else {

@@ -67,6 +67,7 @@ struct LargeState {
     std::vector<std::byte> heap;  // bytes carried from an earlier view, until space frees
     std::uint64_t size = 0;
     bool committed = false;            // by its writer: it may go
+    bool resent = false;               // sent again by a view change (kResent)
     std::optional<std::uint64_t> seq;  // its RDMC message, once announced
   };
   std::mutex mu;                  // outgoing, local; `freed` waits on it
@@ -323,7 +324,8 @@ void Engine::build_large(ViewState& vs) {
       if (o.group != g || o.seq != seq) continue;
       LargeDescriptor d{seq, o.size, g, 0};
       std::memcpy(o.slot.data, &d, sizeof d);
-      raw->smc->commit(it->first.first, o.slot, sizeof d, kLargeMessage);
+      raw->smc->commit(it->first.first, o.slot, sizeof d,
+                       kLargeMessage | (o.resent ? kResent : 0u));
       large.outgoing.erase(it);
       large.queued.store(large.outgoing.size());
       break;
@@ -488,7 +490,7 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
     resent_.fetch_add(1, std::memory_order_relaxed);
     if (!large) {
       std::memcpy(r.data, m.bytes.data(), m.bytes.size());
-      fresh->smc->commit(m.subgroup, r, static_cast<std::uint32_t>(m.bytes.size()));
+      fresh->smc->commit(m.subgroup, r, static_cast<std::uint32_t>(m.bytes.size()), kResent);
       continue;
     }
     // Larger than a slot: by RDMC again, its descriptor once every member holds it.
@@ -500,7 +502,7 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
       std::memcpy(local->bytes().data(), m.bytes.data(), m.bytes.size());
       L.local[key] = std::move(local);
       std::memcpy(r.data, &d, sizeof d);
-      fresh->smc->commit(m.subgroup, r, sizeof d, kLargeMessage);
+      fresh->smc->commit(m.subgroup, r, sizeof d, kLargeMessage | kResent);
       continue;
     }
     LargeState::Outgoing o;
@@ -509,6 +511,7 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
     o.size = m.bytes.size();
     o.heap = std::move(m.bytes);
     o.committed = true;
+    o.resent = true;
     L.outgoing.emplace(std::pair{m.subgroup, r.index}, std::move(o));
     L.queued.store(L.outgoing.size());
   }
@@ -626,7 +629,7 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
     // Slots sent past the edge or never sent, and messages larger than a slot whose
     // descriptor waited for RDMC: in slot order.
     std::map<std::uint64_t, std::vector<std::byte>> mine;
-    for (const auto& u : ending->smc->resend(s, trim)) {
+    for (const auto& u : ending->smc->resend(s, trim, d.removed)) {
       if ((u.flags & kLargeMessage) == 0) {
         mine.emplace(u.index, std::vector<std::byte>(u.bytes.begin(), u.bytes.end()));
         continue;

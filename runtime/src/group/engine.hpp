@@ -176,6 +176,10 @@ struct EngineStats {
 // The slot flag of a message larger than its slot: the slot holds a LargeDescriptor, the
 // bytes travel by RDMC (smc::Smc::commit's flags).
 inline constexpr std::uint32_t kLargeMessage = 2;
+// The slot flag of a message a view change sent again: in an unordered subgroup a member may
+// have taken it in the view before (smc::Smc::resend), so a reader drops it when it took its
+// writer's number already.
+inline constexpr std::uint32_t kResent = 4;
 
 // How long the engine gathers endpoint changes before it asks for a relayout.
 inline constexpr std::chrono::milliseconds kLayoutBatch{5};

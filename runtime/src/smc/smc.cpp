@@ -257,15 +257,27 @@ class SubgroupEngine {
   // Our messages the next view must carry again, in order: sent ones past `trim` (atomic;
   // nobody delivered them) and committed ones never sent. The bytes are in this view's
   // slots, valid while it lives.
-  [[nodiscard]] std::vector<Unsent> resend(std::int64_t trim) const {
+  [[nodiscard]] std::vector<Unsent> resend(std::int64_t trim, std::uint64_t removed) const {
     std::vector<Unsent> out;
     if (!my_sender_) return out;
     const auto n = senders_.size();
+    // Unordered: the least any member that stays (a listener aside) took of ours, by its
+    // final counts (pushed before its `wedged`).
+    std::uint64_t floor = sent_;
+    if (!atomic_) {
+      for (std::size_t m = 0; m < members_.size(); ++m) {
+        if (members_[m] == me_ || !holds_[m] || ((removed >> members_[m]) & 1) != 0) continue;
+        floor = std::min(
+            floor, sst_->load<std::uint64_t>(counters_[m] + *my_sender_ * sizeof(std::uint64_t)));
+      }
+    }
     const std::uint64_t reserved = reserved_.load(std::memory_order_acquire);
     for (std::uint64_t r = freed_.load(std::memory_order_acquire); r < reserved; ++r) {
       const auto k = static_cast<std::size_t>(r % w_);
       if (r < sent_) {
-        if (!atomic_ || static_cast<std::int64_t>(round_of_[k] * n + *my_sender_) <= trim) continue;
+        if (!atomic_ ? r < floor
+                     : static_cast<std::int64_t>(round_of_[k] * n + *my_sender_) <= trim)
+          continue;
       } else if (committed_[k].load(std::memory_order_acquire) != r + 1) {
         continue;  // reserved, not committed: its owner commits it into the next view
       }
@@ -1120,9 +1132,10 @@ void Smc::deliver_to(std::uint32_t subgroup, std::int64_t trim) {
   if (is_member(subgroup)) engines_[subgroup]->deliver_to(trim);
 }
 
-std::vector<Unsent> Smc::resend(std::uint32_t subgroup, std::int64_t trim) const {
+std::vector<Unsent> Smc::resend(std::uint32_t subgroup, std::int64_t trim,
+                                std::uint64_t removed) const {
   if (!is_member(subgroup)) return {};
-  return engines_[subgroup]->resend(trim);
+  return engines_[subgroup]->resend(trim, removed);
 }
 
 std::uint64_t Smc::in_flight(std::uint32_t subgroup) const noexcept {

@@ -184,7 +184,11 @@ class Smc {
   void deliver_to(std::uint32_t subgroup, std::int64_t trim);
   // This node's messages of `subgroup` that the next view must carry again, in order:
   // sent past `trim` (atomic), or committed and never sent. Valid while this Smc lives.
-  [[nodiscard]] std::vector<Unsent> resend(std::uint32_t subgroup, std::int64_t trim) const;
+  // Unordered: also the ones sent that a member outside `removed` (bit per SST rank) had not
+  // taken by its final counts — a member that saw us leave before our last pushes landed
+  // (members that took them take them again: the layers above drop what they took).
+  [[nodiscard]] std::vector<Unsent> resend(std::uint32_t subgroup, std::int64_t trim,
+                                           std::uint64_t removed = 0) const;
 
   // Messages reserved but not yet freed (delivered everywhere); 0 when quiet.
   [[nodiscard]] std::uint64_t in_flight(std::uint32_t subgroup) const noexcept;
