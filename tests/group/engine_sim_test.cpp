@@ -699,6 +699,45 @@ TEST_CASE(
   }
 }
 
+namespace {
+
+// A writer on member 1 and readers on members 2 and 3 of `topic` in a stack of three, matched:
+// take(r) adds what reader r takes to got[r], write_to(n) writes samples up to number n.
+struct LagStream {
+  std::vector<dds::topic::Topic<Avionics::FlightState>> topics;
+  dds::pub::DataWriter<Avionics::FlightState> writer;
+  std::vector<dds::sub::DataReader<Avionics::FlightState>> readers;
+  std::vector<std::uint64_t> got[2];
+  std::uint64_t written = 0;
+
+  LagStream(spindle::testing::SimStack& stack, const std::string& name,
+            const dds::pub::qos::DataWriterQos& wq, const dds::sub::qos::DataReaderQos& rq)
+      : topics(make_topics(stack, name)),
+        writer(dds::pub::Publisher(stack.participant(0)), topics[0], wq) {
+    for (std::size_t i = 1; i < 3; ++i)
+      readers.emplace_back(dds::sub::Subscriber(stack.participant(i)), topics[i], rq);
+    REQUIRE(
+        stack.run_until([&] { return writer.publication_matched_status().current_count() == 2; }));
+  }
+  void take(std::size_t r) {
+    for (const auto& x : readers[r].take())
+      if (x.info().valid()) got[r].push_back(x.data().timestamp_ns());
+  }
+  void write_to(std::uint64_t n) {
+    for (; written < n; ++written)
+      writer.write(Streams::sample(written + 1));
+  }
+  static std::vector<dds::topic::Topic<Avionics::FlightState>> make_topics(
+      spindle::testing::SimStack& stack, const std::string& name) {
+    std::vector<dds::topic::Topic<Avionics::FlightState>> out;
+    for (std::size_t i = 0; i < 3; ++i)
+      out.emplace_back(stack.participant(i), name);
+    return out;
+  }
+};
+
+}  // namespace
+
 // Lagging members (docs/smc.md): a member with a RELIABLE KEEP_LAST reader of an atomic topic
 // whose deliveries stop is left behind after the lag bound, not suspected: the writer and
 // the other reader go on. Once it runs again it catches up in the topic's order, its reader
@@ -722,66 +761,47 @@ TEST_CASE("engine: a lagging member is left behind, catches up, and holds again 
   }
   dds::pub::qos::DataWriterQos wq;
   wq << dds::core::policy::Reliability::Reliable(dds::core::Duration(0, 100000000)) << consistency;
-  std::vector<dds::topic::Topic<Avionics::FlightState>> topics;
-  for (std::size_t i = 0; i < 3; ++i)
-    topics.emplace_back(stack.participant(i), "Lag");
-  dds::pub::DataWriter<Avionics::FlightState> writer(dds::pub::Publisher(stack.participant(0)),
-                                                     topics[0], wq);
-  std::vector<dds::sub::DataReader<Avionics::FlightState>> readers;
-  for (std::size_t i = 1; i < 3; ++i)
-    readers.emplace_back(dds::sub::Subscriber(stack.participant(i)), topics[i], rq);
-  REQUIRE(
-      stack.run_until([&] { return writer.publication_matched_status().current_count() == 2; }));
-  std::vector<std::uint64_t> got[2];
-  auto take = [&](std::size_t r) {
-    for (const auto& x : readers[r].take())
-      if (x.info().valid()) got[r].push_back(x.data().timestamp_ns());
-  };
-  std::uint64_t written = 0;
-  auto write_to = [&](std::uint64_t n) {
-    for (; written < n; ++written)
-      writer.write(Streams::sample(written + 1));
-  };
-  write_to(10);
+  LagStream s(stack, "Lag", wq, rq);
+  s.write_to(10);
   REQUIRE(stack.run_until([&] {
-    take(0);
-    take(1);
-    return got[0].size() == 10 && got[1].size() == 10;
+    s.take(0);
+    s.take(1);
+    return s.got[0].size() == 10 && s.got[1].size() == 10;
   }));
   const auto before = stack.view(0);
   const auto relayouts = stack.engine_stats(2).relayouts;
   // Member 3 stops delivering: ten rings' worth goes by without it (window 16).
   stack.stall_deliveries(2);
-  write_to(160);
+  s.write_to(160);
   REQUIRE(stack.run_until([&] {
-    take(0);
-    return got[0].size() == 160;
+    s.take(0);
+    return s.got[0].size() == 160;
   }));
   CHECK(stack.view(0).epoch == before.epoch);  // left behind, not removed
   CHECK(stack.view(0).members.size() == 3);
   CHECK(stack.halted(2).empty());
-  CHECK(writer.publication_matched_status().current_count() == 2);
+  CHECK(s.writer.publication_matched_status().current_count() == 2);
   // It runs again: it catches up, asks for the next view, and holds in it.
   stack.resume_deliveries(2);
   REQUIRE(stack.run_until([&] { return stack.view(0).epoch > before.epoch; }));
   CHECK(stack.view(0).members.size() == 3);
   CHECK(stack.engine_stats(2).relayouts == relayouts + 1);
-  write_to(200);
+  s.write_to(200);
   REQUIRE(stack.run_until([&] {
-    take(0);
-    take(1);
-    return got[0].size() == 200 && !got[1].empty() && got[1].back() == 200;
+    s.take(0);
+    s.take(1);
+    return s.got[0].size() == 200 && !s.got[1].empty() && s.got[1].back() == 200;
   }));
   // Reader 2 took an increasing subsequence, ending in everything written after the view
   // change; what it did not take is what SAMPLE_LOST counts.
-  for (std::size_t i = 1; i < got[1].size(); ++i)
-    CHECK(got[1][i] > got[1][i - 1]);
-  const auto lost = readers[1].sample_lost_status().total_count();
+  for (std::size_t i = 1; i < s.got[1].size(); ++i)
+    CHECK(s.got[1][i] > s.got[1][i - 1]);
+  const auto lost = s.readers[1].sample_lost_status().total_count();
   CHECK(lost > 0);
-  CHECK(got[1].size() + static_cast<std::size_t>(lost) == 200);
-  CHECK(std::vector<std::uint64_t>(got[1].end() - 40, got[1].end()) ==
-        std::vector<std::uint64_t>(got[0].end() - 40, got[0].end()));
-  CHECK(readers[0].sample_lost_status().total_count() == 0);
+  CHECK(s.got[1].size() + static_cast<std::size_t>(lost) == 200);
+  CHECK(std::vector<std::uint64_t>(s.got[1].end() - 40, s.got[1].end()) ==
+        std::vector<std::uint64_t>(s.got[0].end() - 40, s.got[0].end()));
+  CHECK(s.readers[0].sample_lost_status().total_count() == 0);
 }
 
 // A lagging member of a retained topic (consistency VOLATILE or LOGGED: every member keeps
@@ -807,39 +827,20 @@ TEST_CASE("engine: a lagging member of a retained topic is left behind and gets 
      << dds::core::policy::DurabilityService(
             dds::core::Duration::zero(), dds::core::policy::HistoryKind::KEEP_LAST, 1000,
             dds::core::LENGTH_UNLIMITED, dds::core::LENGTH_UNLIMITED, dds::core::LENGTH_UNLIMITED);
-  std::vector<dds::topic::Topic<Avionics::FlightState>> topics;
-  for (std::size_t i = 0; i < 3; ++i)
-    topics.emplace_back(stack.participant(i), "Kept");
-  dds::pub::DataWriter<Avionics::FlightState> writer(dds::pub::Publisher(stack.participant(0)),
-                                                     topics[0], wq);
-  std::vector<dds::sub::DataReader<Avionics::FlightState>> readers;
-  for (std::size_t i = 1; i < 3; ++i)
-    readers.emplace_back(dds::sub::Subscriber(stack.participant(i)), topics[i], rq);
-  REQUIRE(
-      stack.run_until([&] { return writer.publication_matched_status().current_count() == 2; }));
-  std::vector<std::uint64_t> got[2];
-  auto take = [&](std::size_t r) {
-    for (const auto& x : readers[r].take())
-      if (x.info().valid()) got[r].push_back(x.data().timestamp_ns());
-  };
-  std::uint64_t written = 0;
-  auto write_to = [&](std::uint64_t n) {
-    for (; written < n; ++written)
-      writer.write(Streams::sample(written + 1));
-  };
-  write_to(10);
+  LagStream s(stack, "Kept", wq, rq);
+  s.write_to(10);
   REQUIRE(stack.run_until([&] {
-    take(0);
-    take(1);
-    return got[0].size() == 10 && got[1].size() == 10;
+    s.take(0);
+    s.take(1);
+    return s.got[0].size() == 10 && s.got[1].size() == 10;
   }));
   const auto before = stack.view(0);
   // Member 3 stops delivering: ten rings' worth goes by without it.
   stack.stall_deliveries(2);
-  write_to(160);
+  s.write_to(160);
   REQUIRE(stack.run_until([&] {
-    take(0);
-    return got[0].size() == 160;
+    s.take(0);
+    return s.got[0].size() == 160;
   }));
   CHECK(stack.view(0).epoch == before.epoch);  // left behind, not removed
   CHECK(stack.halted(2).empty());
@@ -851,18 +852,18 @@ TEST_CASE("engine: a lagging member of a retained topic is left behind and gets 
   CHECK(stack.view(0).members.size() == 3);
   CHECK(stack.refreshes(0) == 0);
   CHECK(stack.refreshes(1) == 0);
-  write_to(200);
+  s.write_to(200);
   REQUIRE(stack.run_until([&] {
-    take(0);
-    take(1);
-    return got[0].size() == 200 && !got[1].empty() && got[1].back() == 200;
+    s.take(0);
+    s.take(1);
+    return s.got[0].size() == 200 && !s.got[1].empty() && s.got[1].back() == 200;
   }));
   // Its reader took an increasing part of the stream, the rest counted as SAMPLE_LOST ...
-  for (std::size_t i = 1; i < got[1].size(); ++i)
-    CHECK(got[1][i] > got[1][i - 1]);
-  const auto lost = readers[1].sample_lost_status().total_count();
+  for (std::size_t i = 1; i < s.got[1].size(); ++i)
+    CHECK(s.got[1][i] > s.got[1][i - 1]);
+  const auto lost = s.readers[1].sample_lost_status().total_count();
   CHECK(lost > 0);
-  CHECK(got[1].size() + static_cast<std::size_t>(lost) == 200);
+  CHECK(s.got[1].size() + static_cast<std::size_t>(lost) == 200);
   // ... but its history is whole: the same as the others', all 200.
   REQUIRE(stack.run_until([&] {
     for (std::size_t i = 0; i < 3; ++i)
@@ -877,7 +878,7 @@ TEST_CASE("engine: a lagging member of a retained topic is left behind and gets 
   std::vector<std::uint64_t> late[2];
   std::vector<dds::sub::DataReader<Avionics::FlightState>> late_readers;
   for (std::size_t i = 1; i < 3; ++i)
-    late_readers.emplace_back(dds::sub::Subscriber(stack.participant(i)), topics[i], rq);
+    late_readers.emplace_back(dds::sub::Subscriber(stack.participant(i)), s.topics[i], rq);
   REQUIRE(stack.run_until([&] {
     for (std::size_t r = 0; r < 2; ++r)
       for (const auto& x : late_readers[r].take())

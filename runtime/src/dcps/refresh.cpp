@@ -65,15 +65,9 @@ void Participant::request_refresh(const std::vector<std::uint64_t>& topics) {
   std::vector<std::byte> payload;
   for (const auto topic : topics)
     put_le(payload, topic, 8);
-  SampleHeader h;
-  h.kind = SampleKind::refresh_request;
-  h.writer = make_guid(bus_->node(), 0);
-  h.source_time_ns = wall_now().to_nanosecs();
   try {
-    router_.publish(
-        kBuiltin, h, payload.size(),
-        [&](std::span<std::byte> out) { std::copy(payload.begin(), payload.end(), out.begin()); },
-        clock_now() + std::chrono::seconds(10));
+    publish_record(SampleKind::refresh_request, make_guid(bus_->node(), 0), payload,
+                   "a retained history's request");
   } catch (const dds::core::Exception& e) {
     // The history here keeps its hole; a later gap asks again.
     std::cerr << "spindle: domain " << domain_id_
@@ -209,15 +203,9 @@ void Participant::send_refresh(std::uint64_t epoch, std::uint64_t topic,
     const std::size_t to = std::min(bytes.size(), from + room);
     piece.insert(piece.end(), bytes.begin() + static_cast<std::ptrdiff_t>(from),
                  bytes.begin() + static_cast<std::ptrdiff_t>(to));
-    SampleHeader h;
-    h.kind = SampleKind::refresh_state;
-    h.writer = make_guid(bus_->node(), 0);
-    h.source_time_ns = wall_now().to_nanosecs();
     try {
-      router_.publish(
-          kBuiltin, h, piece.size(),
-          [&](std::span<std::byte> out) { std::copy(piece.begin(), piece.end(), out.begin()); },
-          clock_now() + std::chrono::seconds(10));
+      publish_record(SampleKind::refresh_state, make_guid(bus_->node(), 0), piece,
+                     "a retained history's piece");
     } catch (const dds::core::Exception& e) {
       // Those waiting go on waiting: the next boundary (this member's failure, say) sends it.
       std::cerr << "spindle: domain " << domain_id_
