@@ -11,10 +11,14 @@
 #include <catch2/catch.hpp>
 
 #include "ShapeType.hpp"
+#include "dcps/entities.hpp"
 #include "dcps/wire.hpp"
 #include "discovery/records.hpp"
+#include "group/engine.hpp"
+#include "group/sim_runtime.hpp"
 #include "psm_test_support.hpp"
 #include "sim_stack.hpp"
+#include "temp_dir.hpp"
 
 namespace sim = spindle::transport::sim;
 namespace dcps = spindle::dcps;
@@ -286,4 +290,43 @@ TEST_CASE("records: bad refresh messages change no history", "[records][refresh]
   }));
   CHECK(stack.retained(1, "Kept") == stack.retained(0, "Kept"));
   CHECK(stack.retained(2, "Kept") == stack.retained(0, "Kept"));
+}
+
+// The joining state's refresh records (kind 8: a member waiting for a retained history, 12
+// bytes; kind 9: a history with a hole at the leader, 8 bytes) of the wrong size are dropped,
+// naming what was wrong, and the participant starts with the rest.
+TEST_CASE("records: refresh records of the wrong size in the joining state are dropped, named",
+          "[records][refresh]") {
+  sim::Network net{sim::Config{}};
+  net.add_node(1);
+  spindle::group::LayoutSettings settings;
+  const auto view = spindle::group::first_view({spindle::group::Member{1, "sim", 0}}, settings);
+  auto engine = std::make_unique<spindle::group::Engine>(
+      view, net.node(1), std::make_unique<spindle::group::SimRuntime>(net, 1),
+      std::chrono::milliseconds(0), 0, settings);
+  std::vector<std::byte> state;
+  auto put = [&](std::uint8_t kind, std::size_t n) {
+    state.push_back(std::byte{kind});
+    for (int i = 0; i < 4; ++i)
+      state.push_back(static_cast<std::byte>((n >> (8 * i)) & 0xff));
+    state.resize(state.size() + n, std::byte{0x11});
+  };
+  put(8, 5);
+  put(9, 12);
+  const spindle::testing::TempDir logs("spindle-records-logs");
+  std::string said;
+  {
+    CerrCapture cerr;
+    auto core = std::make_shared<dcps::Participant>(0, dds::domain::qos::DomainParticipantQos(),
+                                                    std::move(engine), state,
+                                                    spindle::storage::LogSettings{logs.path()});
+    dds::domain::DomainParticipant participant(core);
+    said = cerr.text();
+    CHECK(core->history_whole());
+    participant.close();
+  }
+  CHECK(said.find("a record of the joining state was dropped: a refresh record of 5 bytes") !=
+        std::string::npos);
+  CHECK(said.find("a record of the joining state was dropped: a refresh record of 12 bytes") !=
+        std::string::npos);
 }
