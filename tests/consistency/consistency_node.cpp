@@ -54,6 +54,17 @@
 //                              until seq N-1 came, says "done got K lost L"; on a line from
 //                              stdin creates a late reader and says "history K first F last S
 //                              consecutive|gaps" of what its member kept
+//   latest-publisher I R F     a RELIABLE KEEP_LAST 1 writer of "Latest" (1 s blocking); once 2
+//   readers
+//                              matched ("matched"), writes seq 1 of instances 1..I; on a line
+//                              from stdin writes rounds 2..R of every instance, then F more of
+//                              instance 1 (seq R+1..R+F), says "finished", and exits on a line
+//                              from stdin (its kept changes live until then)
+//   latest-subscriber I R F    a RELIABLE KEEP_LAST 1 reader of "Latest"; says "ready", "got"
+//                              once read() shows seq 1 of all I instances, then "whole" once it
+//                              shows the latest of each (instance 1 at R+F, the others at R), or
+//                              "stale K lost L" with K instances behind after 20 s; a seq going
+//                              back is a FAIL
 // Every wait is bounded; "FAIL why" and exit 1 otherwise.
 #include <poll.h>
 
@@ -523,6 +534,90 @@ int kept_subscriber(std::uint64_t count) {
   return 0;
 }
 
+// Repair (docs/dcps.md, "Repair"): the instances a stopped reader's ring no longer held come
+// back from the writer once it runs again.
+dds::core::policy::History latest_history() {
+  return dds::core::policy::History::KeepLast(1);
+}
+
+int latest_publisher(std::uint32_t instances, std::uint64_t rounds, std::uint64_t filler) {
+  dds::domain::DomainParticipant participant(dds::domain::default_id());
+  dds::topic::Topic<Event> topic(participant, "Latest");
+  dds::pub::Publisher publisher(participant);
+  dds::pub::qos::DataWriterQos q = publisher.default_datawriter_qos();
+  // It writes faster than a ring drains: a write waits up to the lag bound (100 ms) and the
+  // time to see the lag, then the stopped member is left behind.
+  q << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(1))
+    << latest_history();
+  dds::pub::DataWriter<Event> writer(publisher, topic, q);
+  wait_until([&] { return writer.publication_matched_status().current_count() >= 2; },
+             "latest-publisher: readers did not match");
+  std::cout << "matched" << std::endl;
+  for (std::uint32_t i = 1; i <= instances; ++i)
+    writer.write(Event(i, 1, 0));
+  std::string line;
+  std::getline(std::cin, line);
+  std::uint64_t n = 0;
+  auto write = [&](std::uint32_t source, std::uint64_t seq) {
+    writer.write(Event(source, seq, 0));
+    if (++n % 10 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  for (std::uint64_t r = 2; r <= rounds; ++r)
+    for (std::uint32_t i = 1; i <= instances; ++i)
+      write(i, r);
+  for (std::uint64_t k = 1; k <= filler; ++k)
+    write(1, rounds + k);
+  std::cout << "finished" << std::endl;
+  std::getline(std::cin, line);
+  return 0;
+}
+
+int latest_subscriber(std::uint32_t instances, std::uint64_t rounds, std::uint64_t filler) {
+  dds::domain::DomainParticipant participant(dds::domain::default_id());
+  dds::topic::Topic<Event> topic(participant, "Latest");
+  dds::sub::Subscriber subscriber(participant);
+  dds::sub::qos::DataReaderQos q = subscriber.default_datareader_qos();
+  q << dds::core::policy::Reliability::Reliable() << latest_history();
+  dds::sub::DataReader<Event> reader(subscriber, topic, q);
+  std::cout << "ready" << std::endl;
+  std::map<std::uint32_t, std::uint64_t> shown;
+  auto look = [&] {
+    for (const auto& s : reader.read()) {
+      if (!s.info().valid()) continue;
+      auto& v = shown[s.data().source()];
+      if (s.data().seq() < v) fail("latest-subscriber: an instance went back");
+      v = s.data().seq();
+    }
+  };
+  auto behind = [&](std::uint64_t round, std::uint64_t first) {
+    std::uint32_t k = 0;
+    for (std::uint32_t i = 1; i <= instances; ++i) {
+      const auto it = shown.find(i);
+      if (it == shown.end() || it->second < (i == 1 ? first : round)) ++k;
+    }
+    return k;
+  };
+  wait_until(
+      [&] {
+        look();
+        return behind(1, 1) == 0;
+      },
+      "latest-subscriber: the first round never came");
+  std::cout << "got" << std::endl;
+  const auto give_up = Clock::now() + std::chrono::seconds(20);
+  while (Clock::now() < give_up) {
+    look();
+    if (behind(rounds, rounds + filler) == 0) {
+      std::cout << "whole" << std::endl;
+      return 0;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::cout << "stale " << behind(rounds, rounds + filler) << " lost "
+            << reader.sample_lost_status().total_count() << std::endl;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -552,6 +647,13 @@ int main(int argc, char** argv) {
     }
     if (role == "kept-publisher") return kept_publisher(std::stoull(arg(2)), std::stoi(arg(3)));
     if (role == "kept-subscriber") return kept_subscriber(std::stoull(arg(2)));
+    if (role == "latest-publisher" || role == "latest-subscriber") {
+      const auto instances = static_cast<std::uint32_t>(std::stoul(arg(2)));
+      const auto rounds = std::stoull(arg(3));
+      const auto filler = std::stoull(arg(4));
+      return role == "latest-publisher" ? latest_publisher(instances, rounds, filler)
+                                        : latest_subscriber(instances, rounds, filler);
+    }
     if (role == "persistent-reader") {
       return persistent_reader(static_cast<std::uint32_t>(std::stoul(arg(2))),
                                argc > 3 && std::string(argv[3]) == "stay");
@@ -563,6 +665,7 @@ int main(int argc, char** argv) {
                " stream-publisher SECONDS | stream-subscriber N | coherent-writer SIZE R |"
                " coherent-reader FILE | group-writer SETS R | group-reader N FILE |"
                " first-reader | first-writer | persistent-writer N |"
-               " persistent-reader N [stay] | kept-publisher N R | kept-subscriber N\n";
+               " persistent-reader N [stay] | kept-publisher N R | kept-subscriber N |"
+               " latest-publisher I R F | latest-subscriber I R F\n";
   return 2;
 }

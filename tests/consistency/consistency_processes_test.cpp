@@ -40,6 +40,11 @@
 //              publisher's longest write stays short (nobody holds it), both take the last
 //              sample, and a late reader in each process then takes the whole history, in
 //              order: the stopped one's member got what it missed (docs/storage.md, "Refresh").
+//   repair     a RELIABLE KEEP_LAST 1 publisher of 40 instances and two such subscribers;
+//              one is stopped (past the lag bound, under the suspicion timeout) while every
+//              instance is written four times and then instance 1 alone 200 times, so its ring
+//              keeps none of the others' latest: once it runs again, with nothing more written,
+//              read() shows every instance's latest there too (docs/dcps.md, "Repair").
 //
 // Every wait is bounded.
 #include <signal.h>
@@ -476,6 +481,45 @@ void refresh(const std::string& transport) {
   remove_segments(transport);
 }
 
+void repair(const std::string& transport) {
+  const auto config = domain(transport);
+  const auto deadline = std::chrono::steady_clock::now() + 90s;
+  const std::vector<std::string> shape{"40", "5", "200"};  // instances, rounds, filler
+  auto args = [&](const std::string& role) {
+    std::vector<std::string> a{node(), role};
+    a.insert(a.end(), shape.begin(), shape.end());
+    return a;
+  };
+  tst::Process steady(args("latest-subscriber"));
+  REQUIRE(expect(steady, "subscriber 1", "ready", deadline));
+  tst::Process paused(args("latest-subscriber"));
+  REQUIRE(expect(paused, "subscriber 2", "ready", deadline));
+  tst::Process publisher(args("latest-publisher"));
+  REQUIRE(expect(publisher, "publisher", "matched", deadline));
+  REQUIRE(expect(steady, "subscriber 1", "got", deadline));
+  REQUIRE(expect(paused, "subscriber 2", "got", deadline));
+  const auto stopped = std::chrono::steady_clock::now();
+  REQUIRE(::kill(paused.pid(), SIGSTOP) == 0);
+  publisher.send("go");
+  const bool finished = expect(publisher, "publisher", "finished", deadline);
+  std::this_thread::sleep_until(stopped + 600ms);
+  REQUIRE(::kill(paused.pid(), SIGCONT) == 0);
+  REQUIRE(finished);
+  auto outcome = [&](tst::Process& p, const std::string& tag) {
+    while (auto line = line_of(p, tag, deadline))
+      if (*line == "whole" || line->rfind("stale", 0) == 0 || line->rfind("FAIL", 0) == 0)
+        return *line;
+    return std::string("no outcome");
+  };
+  CHECK(outcome(steady, "subscriber 1") == "whole");
+  CHECK(outcome(paused, "subscriber 2") == "whole");
+  publisher.send("quit");
+  CHECK(publisher.wait(deadline) == 0);
+  CHECK(steady.wait(deadline) == 0);
+  CHECK(paused.wait(deadline) == 0);
+  remove_segments(transport);
+}
+
 void coherent(const std::string& transport) {
   const auto config = domain(transport);
   const tst::TempDir dir("spindle-coherent");
@@ -657,6 +701,14 @@ TEST_CASE("rejoin: a subscriber removed while stopped rejoins by itself, over tc
 TEST_CASE("rejoin: a subscriber removed while stopped rejoins by itself, over shm",
           "[rejoin][shm]") {
   rejoin("shm");
+}
+TEST_CASE("repair: a reliable reader left behind gets every instance's latest, over tcp",
+          "[repair][tcp]") {
+  repair("tcp");
+}
+TEST_CASE("repair: a reliable reader left behind gets every instance's latest, over shm",
+          "[repair][shm]") {
+  repair("shm");
 }
 TEST_CASE("refresh: a member left behind on a retained topic gets its history again, over tcp",
           "[refresh][tcp]") {

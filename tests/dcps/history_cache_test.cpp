@@ -679,3 +679,28 @@ TEST_CASE("ordered access keeps grouped order for one instance and next_instance
   CHECK(b.sequence_of(DataState::any(), 10) == std::vector<std::uint64_t>{2});
   CHECK(a.sequence_of(DataState::any(), 1) == std::vector<std::uint64_t>{1});
 }
+
+// Repair (docs/dcps.md, "Repair"): a change numbered by its writer at or below the last one
+// the instance applied from that writer is a duplicate, whichever of the stream and a repair
+// brought it first; a newer one is applied. Per writer and instance.
+TEST_CASE("a writer's change numbered at or below the instance's last is a duplicate",
+          "[dcps][cache][repair]") {
+  HistoryCache cache(keep_last(4));
+  auto numbered = [](Change c, std::uint64_t seq) {
+    c.writer_seq = seq;
+    return c;
+  };
+  REQUIRE(cache.insert(numbered(data(1, 10), 5)).outcome == InsertOutcome::accepted);
+  // The stream's copy of what a repair brought, and an older change of the same instance.
+  CHECK(cache.insert(numbered(data(1, 10), 5)).outcome == InsertOutcome::duplicate);
+  CHECK(cache.insert(numbered(data(1, 9), 3)).outcome == InsertOutcome::duplicate);
+  // Another instance, another writer, and unnumbered changes are not compared.
+  CHECK(cache.insert(numbered(data(2, 20), 3)).outcome == InsertOutcome::accepted);
+  CHECK(cache.insert(numbered(data(1, 30, 2), 3)).outcome == InsertOutcome::accepted);
+  CHECK(cache.insert(data(1, 11)).outcome == InsertOutcome::accepted);
+  // A dispose moves the writer's number on too: an older data change does not revive it.
+  CHECK(cache.insert(numbered(dispose(1), 7)).outcome == InsertOutcome::accepted);
+  CHECK(cache.insert(numbered(data(1, 12), 6)).outcome == InsertOutcome::duplicate);
+  CHECK(cache.insert(numbered(data(1, 13), 8)).outcome == InsertOutcome::accepted);
+  CHECK(values(take(cache)) == std::vector<int>{10, 30, 11, 13, 20});
+}

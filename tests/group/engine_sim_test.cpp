@@ -3,6 +3,7 @@
 // RDMC, in their place in the order), and DCPS streams that go on across an installed view.
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -888,6 +889,81 @@ TEST_CASE("engine: a lagging member of a retained topic is left behind and gets 
   CHECK(late[1] == late[0]);
   CHECK(late[1].size() == 200);
   CHECK(late[1].front() == 1);
+}
+
+// Repair (docs/dcps.md, "Repair"): a member whose RELIABLE KEEP_LAST reader was left behind
+// while a KEEP_LAST 1 writer updated many instances gets the writer's latest change of every
+// instance once it runs again, with nothing more written: read() there shows what read() shows
+// at a reader that never stopped, and no instance ever goes back to an older value. Without
+// the repair, the instances the writer updated only while it was stopped stay stale there.
+TEST_CASE("engine: a reliable reader left behind gets the latest sample of every instance",
+          "[engine][lag][repair]") {
+  const bool unordered = GENERATE(false, true);
+  INFO((unordered ? "unordered" : "atomic"));
+  const auto consistency = unordered ? spindle::policy::Consistency::Unordered()
+                                     : spindle::policy::Consistency::Atomic();
+  spindle::testing::SimStack stack(sim::Config{}, 3);
+  dds::sub::qos::DataReaderQos rq;
+  rq << dds::core::policy::Reliability::Reliable() << consistency
+     << dds::core::policy::History::KeepLast(1);
+  dds::pub::qos::DataWriterQos wq;
+  wq << dds::core::policy::Reliability::Reliable(dds::core::Duration(0, 100000000)) << consistency
+     << dds::core::policy::History::KeepLast(1);
+  LagStream s(stack, "Repair", wq, rq);
+  constexpr std::uint32_t kInstances = 40;
+  auto write_round = [&](std::uint64_t value) {
+    for (std::uint32_t id = 1; id <= kInstances; ++id) {
+      Avionics::FlightState x;
+      x.aircraft_id(id);
+      x.timestamp_ns(value);
+      s.writer.write(x);
+    }
+  };
+  // What read() shows, per instance; every value it ever showed must only grow.
+  std::map<std::uint32_t, std::uint64_t> shown[2];
+  bool went_back = false;
+  auto look = [&](std::size_t r) {
+    for (const auto& x : s.readers[r].read()) {
+      if (!x.info().valid()) continue;
+      auto& v = shown[r][x.data().aircraft_id()];
+      went_back = went_back || x.data().timestamp_ns() < v;
+      v = x.data().timestamp_ns();
+    }
+  };
+  auto all_at = [&](std::size_t r, std::uint64_t value) {
+    look(r);
+    return shown[r].size() == kInstances &&
+           std::all_of(shown[r].begin(), shown[r].end(),
+                       [&](const auto& kv) { return kv.second == value; });
+  };
+  write_round(1);
+  REQUIRE(stack.run_until([&] { return all_at(0, 1) && all_at(1, 1); }));
+  const auto before = stack.view(0);
+  // Member 3 stops delivering while four rounds (ten rings of 16) go by: its ring keeps only
+  // the last 16 changes, of the last 16 instances.
+  stack.stall_deliveries(2);
+  for (std::uint64_t value = 2; value <= 5; ++value)
+    write_round(value);
+  REQUIRE(stack.run_until([&] { return all_at(0, 5); }));
+  CHECK(stack.view(0).epoch == before.epoch);  // left behind, not removed
+  // It runs again; nothing more is written.
+  stack.resume_deliveries(2);
+  REQUIRE(stack.run_until([&] { return stack.view(0).epoch > before.epoch; }));
+  const bool whole = stack.run_until([&] { return all_at(1, 5); });
+  std::ostringstream seen;
+  for (const auto& [id, v] : shown[1])
+    seen << ' ' << id << '=' << v;
+  INFO("member 3 shows" << seen.str());
+  CHECK(whole);
+  CHECK_FALSE(went_back);
+  CHECK(stack.repairs(2) == 1);
+  CHECK(stack.repairs(1) == 0);
+  CHECK(s.readers[1].sample_lost_status().total_count() > 0);
+  CHECK(s.readers[0].sample_lost_status().total_count() == 0);
+  // The stream goes on from there, and a repaired instance takes its next change.
+  write_round(6);
+  CHECK(stack.run_until([&] { return all_at(0, 6) && all_at(1, 6); }));
+  CHECK_FALSE(went_back);
 }
 
 namespace {

@@ -4,6 +4,7 @@
 // others show of the domain — DCPSParticipant, DCPSTopic — and their traffic are untouched.
 #include <cstddef>
 #include <iostream>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -329,4 +330,128 @@ TEST_CASE("records: refresh records of the wrong size in the joining state are d
         std::string::npos);
   CHECK(said.find("a record of the joining state was dropped: a refresh record of 12 bytes") !=
         std::string::npos);
+}
+
+// Repair messages (docs/dcps.md, "Repair") are checked whole before any reader sees one: a
+// request that is no list of topics, a piece too short or of a repair that never started, a
+// repair whose floors or messages do not decode, and one that carries another member's writer's
+// changes are dropped and named, and no reader takes anything from them. A well-formed request
+// is answered, and a reader that already has every latest change takes nothing more.
+TEST_CASE("records: bad repair messages reach no reader", "[records][repair]") {
+  SimStack stack(sim::Config{}, 3);
+  dds::pub::qos::DataWriterQos wq;
+  wq << pol::Reliability::Reliable() << pol::History::KeepLast(1);
+  dds::sub::qos::DataReaderQos rq;
+  rq << pol::Reliability::Reliable() << pol::History::KeepAll();
+  std::vector<dds::topic::Topic<ShapeType>> topics;
+  for (std::size_t i = 0; i < 3; ++i)
+    topics.emplace_back(stack.participant(i), "Fix");
+  dds::pub::DataWriter<ShapeType> writer(dds::pub::Publisher(stack.participant(0)), topics[0], wq);
+  std::vector<dds::sub::DataReader<ShapeType>> readers;
+  for (std::size_t i = 1; i < 3; ++i)
+    readers.emplace_back(dds::sub::Subscriber(stack.participant(i)), topics[i], rq);
+  REQUIRE(
+      stack.run_until([&] { return writer.publication_matched_status().current_count() == 2; }));
+  writer.write(ShapeType("RED", 1, 1, 1));
+  std::size_t took[2] = {0, 0};
+  auto take = [&] {
+    for (std::size_t r = 0; r < 2; ++r)
+      for (const auto& x : readers[r].take())
+        if (x.info().valid()) ++took[r];
+  };
+  REQUIRE(stack.run_until([&] {
+    take();
+    return took[0] == 1 && took[1] == 1;
+  }));
+  const std::uint64_t topic_id = dcps::topic_id("Fix");
+  const std::uint64_t writer_guid = writer.instance_handle().value();
+  const std::uint64_t reader_guid = readers[0].instance_handle().value();
+  auto le = [](std::vector<std::byte>& out, std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i)
+      out.push_back(static_cast<std::byte>((v >> (8 * i)) & 0xff));
+  };
+  // One piece for node 2 (member 2), `piece` of `pieces`, with `bytes`.
+  auto piece = [&](std::uint32_t at, std::uint32_t pieces, const std::vector<std::byte>& bytes) {
+    std::vector<std::byte> p;
+    le(p, stack.view(0).epoch, 8);
+    le(p, topic_id, 8);
+    le(p, at, 4);
+    le(p, pieces, 4);
+    le(p, 1, 4);
+    le(p, 2, 4);
+    p.insert(p.end(), bytes.begin(), bytes.end());
+    return p;
+  };
+  // A repair's bytes: a floor of 0 for member 2's reader and writer `w`, then one data message
+  // of `w` numbered 9 (kind `kind`).
+  auto repair = [&](std::uint64_t w, dcps::SampleKind kind) {
+    std::vector<std::byte> b;
+    le(b, 1, 4);
+    le(b, reader_guid, 8);
+    le(b, w, 8);
+    le(b, 0, 8);
+    dcps::SampleHeader h;
+    h.kind = kind;
+    h.topic = kind == dcps::SampleKind::data ? topic_id : 0;
+    h.writer = w;
+    h.seq = 9;
+    const std::vector<std::byte> payload(8, std::byte{0});
+    le(b, sizeof h + payload.size(), 4);
+    const auto head = std::as_bytes(std::span(&h, 1));
+    b.insert(b.end(), head.begin(), head.end());
+    b.insert(b.end(), payload.begin(), payload.end());
+    return b;
+  };
+  const auto from3 = dcps::make_guid(3, 0);
+  const auto fix = dcps::SampleKind::repair;
+  std::string said;
+  {
+    CerrCapture cerr;
+    stack.forge(2, builtin(dcps::SampleKind::repair_request, from3),
+                std::vector<std::byte>(5, std::byte{1}));
+    stack.forge(2, builtin(fix, from3), std::vector<std::byte>(10, std::byte{1}));
+    stack.forge(2, builtin(fix, from3), piece(1, 2, repair(writer_guid, dcps::SampleKind::data)));
+    std::vector<std::byte> many;
+    le(many, 1000, 4);
+    stack.forge(2, builtin(fix, from3), piece(0, 1, many));
+    stack.forge(2, builtin(fix, from3),
+                piece(0, 1, repair(dcps::make_guid(3, 7), dcps::SampleKind::announce_writer)));
+    // Member 1's writer's change, sent by member 3: not its own.
+    stack.forge(2, builtin(fix, from3), piece(0, 1, repair(writer_guid, dcps::SampleKind::data)));
+    // In member 1's name, from member 3.
+    stack.forge(2, builtin(fix, dcps::make_guid(1, 0)),
+                piece(0, 1, repair(writer_guid, dcps::SampleKind::data)));
+    (void)stack.run_until([] { return false; }, std::chrono::milliseconds(50));
+    said = cerr.text();
+  }
+  INFO(said);
+  CHECK(said.find("dropped a repair_request message from node 3: not a list of topic ids") !=
+        std::string::npos);
+  CHECK(said.find("dropped a repair message from node 3: shorter than its 28-byte head") !=
+        std::string::npos);
+  CHECK(said.find("piece 1 of a repair that did not start here") != std::string::npos);
+  CHECK(said.find("1000 floors do not fit a repair of") != std::string::npos);
+  CHECK(said.find("is a announce_writer, not a change of an instance") != std::string::npos);
+  CHECK(said.find("a message of writer " + std::to_string(writer_guid) + " on topic " +
+                  std::to_string(topic_id) + " is not one of the sender's") != std::string::npos);
+  // The one in member 1's name never reaches the handler: the Router drops it as malformed.
+  CHECK(stack.malformed(1) >= 1);
+  take();
+  CHECK(took[0] == 1);
+  CHECK(stack.repairs(1) == 0);
+  // A well-formed request in member 3's name: member 1 answers it, and member 3's reader,
+  // which has the writer's latest change already, takes nothing more.
+  std::vector<std::byte> ask;
+  le(ask, topic_id, 8);
+  stack.forge(2, builtin(dcps::SampleKind::repair_request, from3), ask);
+  (void)stack.run_until([] { return false; }, std::chrono::milliseconds(200));
+  take();
+  CHECK(took[1] == 1);
+  CHECK(stack.repairs(2) == 0);
+  // The stream goes on.
+  writer.write(ShapeType("RED", 2, 2, 1));
+  REQUIRE(stack.run_until([&] {
+    take();
+    return took[0] == 2 && took[1] == 2;
+  }));
 }

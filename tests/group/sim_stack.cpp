@@ -336,6 +336,10 @@ std::uint64_t SimStack::refreshes(std::size_t i) const {
   return cores_.at(i) ? cores_.at(i)->refreshes() : 0;
 }
 
+std::uint64_t SimStack::repairs(std::size_t i) const {
+  return cores_.at(i) ? cores_.at(i)->repairs() : 0;
+}
+
 bool SimStack::history_whole(std::size_t i) const {
   return cores_.at(i) && cores_.at(i)->history_whole();
 }

@@ -124,6 +124,8 @@ class SimStack {
   // "Refresh"), and whether it still misses or waits for any.
   [[nodiscard]] std::uint64_t refreshes(std::size_t i) const;
   [[nodiscard]] bool history_whole(std::size_t i) const;
+  // Repairs participant i's readers took (docs/dcps.md, "Repair").
+  [[nodiscard]] std::uint64_t repairs(std::size_t i) const;
 
  private:
   // The participants' durable logs (logged topics): this stack's own, removed with it.

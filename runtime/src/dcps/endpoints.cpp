@@ -501,7 +501,7 @@ Writer::Writer(std::shared_ptr<Publisher> pub, std::shared_ptr<Topic> topic,
       publisher_(std::move(pub)),
       topic_(std::move(topic)),
       guid_(guid),
-      topic_id_(topic_id(topic_->name())),
+      topic_id_(dcps::topic_id(topic_->name())),
       logged_(logs(q)),
       best_effort_(q.policy<policy::Reliability>().kind() == policy::ReliabilityKind::BEST_EFFORT),
       qos_(q) {
@@ -941,9 +941,27 @@ void Writer::wait_for_acknowledgments(const dds::core::Duration& timeout) {
 dds::core::InstanceHandleSeq Writer::matched_subscriptions() const {
   dds::core::InstanceHandleSeq out;
   std::lock_guard lock(mu_);
-  for (auto g : readers_)
+  for (const auto& [g, floor] : readers_)
     out.emplace_back(g);
   return out;
+}
+
+std::vector<RepairFloor> Writer::floors_for(NodeId node) const {
+  std::vector<RepairFloor> out;
+  std::lock_guard lock(mu_);
+  for (const auto& [g, floor] : readers_)
+    if (guid_node(g) == node) out.push_back(RepairFloor{g, guid_, floor});
+  return out;
+}
+
+std::optional<std::int32_t> Writer::kept_depth() const {
+  return qos_.read([](const auto& q) -> std::optional<std::int32_t> {
+    const auto& h = q.template policy<policy::History>();
+    if (q.template policy<policy::Reliability>().kind() != policy::ReliabilityKind::RELIABLE ||
+        h.kind() != policy::HistoryKind::KEEP_LAST)
+      return std::nullopt;
+    return std::max(1, h.depth());
+  });
 }
 
 void Writer::listener(std::shared_ptr<detail::WriterListenerHook> hook, const StatusMask& mask) {
@@ -983,7 +1001,8 @@ void Writer::matched(std::uint64_t reader_guid, int delta) {
   {
     std::lock_guard lock(mu_);
     if (delta > 0) {
-      readers_.insert(reader_guid);
+      // What it wrote before the match is no business of that reader (a repair's floor).
+      readers_.emplace(reader_guid, seq_.load(std::memory_order_relaxed));
     } else {
       readers_.erase(reader_guid);
     }
@@ -1097,7 +1116,7 @@ Reader::Reader(std::shared_ptr<Subscriber> sub, std::shared_ptr<Topic> topic,
       subscriber_(std::move(sub)),
       topic_(std::move(topic)),
       guid_(guid),
-      topic_id_(topic_id(topic_->name())),
+      topic_id_(dcps::topic_id(topic_->name())),
       filtered_(std::move(filtered)),
       filter_(filtered_ ? filtered_->filter().get() : nullptr),
       cache_(std::make_shared<HistoryCache>(cache_config(q, subscriber_->qos()),
@@ -1426,6 +1445,7 @@ std::optional<Change> Reader::make_change(const ParsedSample& sample, std::int32
   c.lifespan = lifespan;
   c.key = hdr.key;
   c.writer = InstanceHandle(hdr.writer);
+  c.writer_seq = hdr.seq;
   c.source_timestamp = dds::core::Time::from_nanosecs(hdr.source_time_ns);
   c.reception_timestamp = wall_now();
   std::string error;
@@ -1472,14 +1492,19 @@ void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
     // again in the next view: what it took already is not taken twice.
     if (sample.listened && hdr.seq != 0 && last != 0 && hdr.seq <= last) return;
     if (hdr.seq != 0) {
+      auto& repaired = it->second.repaired;
       if (last != 0 && hdr.seq > last + 1) {
-        missed_ += hdr.seq - last - 1;
+        // What a repair brought of the jump was not lost.
+        const auto upto = std::lower_bound(repaired.begin(), repaired.end(), hdr.seq);
+        missed_ += hdr.seq - last - 1 - static_cast<std::uint64_t>(upto - repaired.begin());
       } else if (last == 0) {
         // The first of this writer's samples here: what a listener skipped right before
         // it has no number to show the gap (a best-effort reader lapped: docs/smc.md).
         missed_ += sample.lost_before;
       }
       last = std::max(last, hdr.seq);
+      if (!repaired.empty())
+        repaired.erase(repaired.begin(), std::upper_bound(repaired.begin(), repaired.end(), last));
     }
   }
   if (hdr.kind == SampleKind::data) writer_asserted(hdr.writer);
@@ -1550,6 +1575,57 @@ void Reader::receive_history(const std::vector<Historical>& history, std::uint64
     history_received_ = true;
   }
   history_cv_.notify_all();
+}
+
+bool Reader::reliable() const {
+  return qos_.read([](const auto& q) {
+    return q.template policy<policy::Reliability>().kind() == policy::ReliabilityKind::RELIABLE;
+  });
+}
+
+std::size_t Reader::repair(const Repair& repair) {
+  if (!reliable() || is_closed()) return 0;
+  std::vector<Change> changes;
+  for (const auto& m : repair.messages) {
+    const auto& hdr = m.header;
+    if (hdr.topic != topic_id_) continue;
+    // Only what its writer wrote after it matched this reader.
+    const auto f = std::find_if(repair.floors.begin(), repair.floors.end(), [&](const auto& x) {
+      return x.reader == guid_ && x.writer == hdr.writer;
+    });
+    if (f == repair.floors.end() || hdr.seq <= f->floor) continue;
+    std::int32_t strength = 0;
+    dds::core::Duration lifespan;
+    {
+      std::lock_guard lock(mu_);
+      const auto it = writers_.find(hdr.writer);
+      if (it == writers_.end()) continue;  // not matched any more
+      strength = it->second.strength;
+      lifespan = it->second.lifespan;
+      // Ahead of the stream: when the stream jumps over it, it is not counted lost.
+      auto& ahead = it->second.repaired;
+      if (it->second.last_seq != 0 && hdr.seq > it->second.last_seq) {
+        const auto at = std::lower_bound(ahead.begin(), ahead.end(), hdr.seq);
+        if (at == ahead.end() || *at != hdr.seq) ahead.insert(at, hdr.seq);
+      }
+    }
+    if (auto c = make_change(m, strength, lifespan)) {
+      if (const auto& seq = subscriber_->sequence()) c->order = seq->fetch_add(1) + 1;
+      changes.push_back(std::move(*c));
+    }
+  }
+  if (changes.empty()) return 0;
+  if (subscriber_->holding()) {
+    const auto n = changes.size();
+    held_.insert(held_.end(), std::make_move_iterator(changes.begin()),
+                 std::make_move_iterator(changes.end()));
+    return n;
+  }
+  std::vector<InsertResult> results(changes.size());
+  insert(changes, results);
+  return static_cast<std::size_t>(
+      std::count_if(results.begin(), results.end(),
+                    [](const InsertResult& r) { return r.outcome == InsertOutcome::accepted; }));
 }
 
 void Reader::expect_history() {

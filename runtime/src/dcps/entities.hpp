@@ -63,6 +63,7 @@
 
 #include "client/relay.hpp"
 #include "dcps/history_cache.hpp"
+#include "dcps/repair.hpp"
 #include "dcps/retained.hpp"
 #include "dcps/router.hpp"
 #include "discovery/endpoint_table.hpp"
@@ -110,6 +111,9 @@ struct MatchedWriter {
   // The last message number (SampleHeader::seq) received from it; 0: none yet. A jump means
   // messages the reader missed (SAMPLE_LOST).
   std::uint64_t last_seq = 0;
+  // Numbers above last_seq that a repair brought (dcps/repair.hpp), ascending: a jump over
+  // them does not count them as lost.
+  std::vector<std::uint64_t> repaired;
 };
 
 // Makes an entity whose destruction never runs on the predicate thread. A delivery,
@@ -337,6 +341,8 @@ class Participant final : public detail::ParticipantCore {
   // Retained histories this member took again after it missed messages (docs/storage.md,
   // "Refresh"), and whether it still waits for or misses any.
   [[nodiscard]] std::uint64_t refreshes() const noexcept { return refreshes_.load(); }
+  // Repairs this member's readers took (docs/dcps.md, "Repair").
+  [[nodiscard]] std::uint64_t repairs() const noexcept { return repairs_.load(); }
   [[nodiscard]] bool history_whole() const;
   // Why the durable log of topic `topic` failed at this member; empty while it works.
   std::string log_failure(std::uint64_t topic) const;
@@ -476,7 +482,7 @@ class Participant final : public detail::ParticipantCore {
   //   refresh_at_boundary  mu_ held, at a view boundary (view_ is still the view that ended):
   //                        the first member of `view` that was in the last one and waits for
   //                        no history of a topic sends that history as it stands to those
-  //                        that wait (send_refresh, executor); returns the topics this member
+  //                        that wait (send_pieces, executor); returns the topics this member
   //                        waits for (their messages are held back: Router::hold_back)
   //   on_refresh_state     protocol thread: a piece of a history; the last one replaces this
   //                        member's history (RetainedTopic::refresh) if it is for it, and ends
@@ -486,8 +492,11 @@ class Participant final : public detail::ParticipantCore {
   void on_refresh_request(const ParsedSample& s, NodeId sender);
   void on_refresh_state(const ParsedSample& s, NodeId sender);
   std::vector<std::uint64_t> refresh_at_boundary(const group::View& view);
-  void send_refresh(std::uint64_t epoch, std::uint64_t topic, const std::vector<NodeId>& targets,
-                    const std::vector<std::byte>& bytes);
+  // Sends `bytes` to `targets` as pieces of `kind` that each fit a builtin slot (executor).
+  // `cut`: a history cut at the boundary into `epoch`, not sent once a later view is in.
+  void send_pieces(SampleKind kind, std::uint64_t epoch, std::uint64_t topic,
+                   const std::vector<NodeId>& targets, const std::vector<std::byte>& bytes,
+                   bool cut);
   // Retained topics whose history here misses messages, and those of them asked for (mu_).
   std::set<std::uint64_t> damaged_, asked_;
   // Retained topic -> the members waiting for its history (mu_; the same at every member at
@@ -501,6 +510,32 @@ class Participant final : public detail::ParticipantCore {
   };
   std::map<std::uint64_t, IncomingHistory> incoming_;
   std::atomic<std::uint64_t> refreshes_{0};  // histories this member took again
+
+  // Repair (repair.cpp; dcps/repair.hpp; docs/dcps.md, "Repair"): the latest changes per
+  // instance of RELIABLE KEEP_LAST writers, sent to a member whose reliable readers missed
+  // messages while it was left behind.
+  //   request_repair     executor: asks for the topics' repairs (repair_request)
+  //   on_repair_request  protocol thread: this member's kept changes of those topics go to
+  //                      the sender (send_repair, executor)
+  //   on_repair          protocol thread: a piece of a repair; the last one goes to this
+  //                      member's reliable readers of the topic (Reader::repair)
+  void request_repair(const std::vector<std::uint64_t>& topics);
+  void on_repair_request(const ParsedSample& s, NodeId sender);
+  void send_repair(std::uint64_t topic, NodeId target);
+  void on_repair(const ParsedSample& s, NodeId sender);
+  // A local writer's changes kept for repairs (announce), and no more (retire_writer).
+  void keep_for_repair(const std::shared_ptr<Writer>& w);
+  void forget_for_repair(std::uint64_t writer_guid);
+  // The local readers of `topic` that a repair serves: RELIABLE, open (mu_ held).
+  std::vector<std::shared_ptr<Reader>> repairable_readers(std::uint64_t topic) const;
+  // Topic -> the kept changes of this member's RELIABLE KEEP_LAST writers of it (a sink of the
+  // topic while a writer is kept). Taken with no other lock held (the Router's is taken under
+  // it), never on the protocol thread.
+  std::mutex kept_mu_;
+  std::map<std::uint64_t, std::shared_ptr<KeptSamples>> kept_;
+  // Pieces of repairs on their way to this member, by (sender, topic) (mu_).
+  std::map<std::pair<NodeId, std::uint64_t>, IncomingHistory> repairs_in_;
+  std::atomic<std::uint64_t> repairs_{0};  // repairs this member's readers took
 
   // Built-in topics (builtin.cpp). Index of each reader in Builtin's arrays.
   enum BuiltinIndex : std::size_t {
@@ -737,7 +772,12 @@ class Writer final : public detail::WriterCore {
   void close() override;
 
   std::uint64_t guid() const noexcept { return guid_; }
+  std::uint64_t topic_id() const noexcept { return topic_id_; }
   group::Channel channel() const noexcept { return channel_; }
+  // Its floors for the matched readers on `node` (a repair: dcps/repair.hpp).
+  std::vector<RepairFloor> floors_for(NodeId node) const;
+  // RELIABLE KEEP_LAST: the depth its changes are kept to for repairs; else nullopt.
+  std::optional<std::int32_t> kept_depth() const;
   // Samples a BEST_EFFORT writer dropped rather than wait for a slot.
   std::uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
   WriterRecord record() const;
@@ -810,7 +850,8 @@ class Writer final : public detail::WriterCore {
   std::map<cdr::KeyHash, Instance> instances_;
   std::map<std::uint64_t, cdr::KeyHash> by_handle_;
   std::map<const void*, Slot> loans_;
-  std::set<std::uint64_t> readers_;
+  // Matched readers, each with this writer's last message number when it matched.
+  std::map<std::uint64_t, std::uint64_t> readers_;
   std::shared_ptr<detail::WriterListenerHook> hook_;
   StatusMask mask_;
   std::chrono::steady_clock::time_point last_assert_{};
@@ -895,6 +936,12 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   void expect_history();
   // `lost`: samples of it a damaged log lost (SAMPLE_LOST, once).
   void receive_history(const std::vector<Historical>& history, std::uint64_t lost = 0);
+  // A repair (docs/dcps.md, "Repair"): of its matched writers' messages, those above the
+  // floor each writer gave this reader; the cache drops what it has already (protocol
+  // thread). Returns how many changes it took.
+  std::size_t repair(const Repair& repair);
+  std::uint64_t topic_id() const noexcept { return topic_id_; }
+  bool reliable() const;
 
  private:
   template <class Record, class HookCall, class AnyCall>

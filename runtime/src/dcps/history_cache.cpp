@@ -155,6 +155,9 @@ class SampleRing {
 struct WriterRegistration {
   std::uint64_t writer;
   std::int32_t strength;
+  // The writer's number of the last change of this instance applied here (Change::writer_seq;
+  // 0: unnumbered): a change numbered at or below it is one this cache already has.
+  std::uint64_t last_seq = 0;
 };
 
 }  // namespace
@@ -205,11 +208,12 @@ struct HistoryCache::Instance {
     }
     return nullptr;
   }
-  void register_writer(std::uint64_t w, std::int32_t strength) {
+  void register_writer(std::uint64_t w, std::int32_t strength, std::uint64_t seq) {
     if (auto* r = find_writer(w)) {
       r->strength = strength;
+      r->last_seq = std::max(r->last_seq, seq);
     } else {
-      writers.push_back({w, strength});
+      writers.push_back({w, strength, seq});
     }
   }
   // The strongest registered writer (ties: the lowest handle) becomes the owner.
@@ -468,6 +472,14 @@ void HistoryCache::insert_locked(Change& c, InsertResult& r) {
     }
   } else {
     r.instance = i->handle;
+    // A change this cache already applied (a repair that the stream brought first, or the
+    // stream's copy of one a repair brought): nothing to do.
+    if (c.writer_seq != 0) {
+      if (const auto* w = i->find_writer(c.writer.value()); w && c.writer_seq <= w->last_seq) {
+        r.outcome = InsertOutcome::duplicate;
+        return;
+      }
+    }
     if (c.kind == ChangeKind::unregister) {
       const Unregistered u = apply_unregister(*i, c.writer.value(), now);
       if (u == Unregistered::unrelated) return;
@@ -506,7 +518,7 @@ void HistoryCache::insert_locked(Change& c, InsertResult& r) {
 }
 
 void HistoryCache::apply_data(Instance& i, Change& c, std::int64_t expiry_ns, InsertResult& r) {
-  i.register_writer(c.writer.value(), c.ownership_strength);
+  i.register_writer(c.writer.value(), c.ownership_strength, c.writer_seq);
   if (i.state != kAlive) {
     // Back to life: a new generation, and the instance is new to the application again.
     if (i.state == kDisposed) {
@@ -539,7 +551,7 @@ void HistoryCache::apply_data(Instance& i, Change& c, std::int64_t expiry_ns, In
 }
 
 void HistoryCache::apply_dispose(Instance& i, const Change& c, bool created, InsertResult& r) {
-  i.register_writer(c.writer.value(), c.ownership_strength);
+  i.register_writer(c.writer.value(), c.ownership_strength, c.writer_seq);
   const std::int64_t source = to_ns(c.source_timestamp);
   if (source != kNoTime) i.last_source_ns = std::max(i.last_source_ns, source);
   if (i.state == kDisposed && !created) return;  // applied; nothing new to see

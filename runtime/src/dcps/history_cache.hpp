@@ -114,6 +114,10 @@ struct Change {
   // Its place in the delivery order, numbered from the cache's `sequence` when it was
   // delivered (a GROUP subscriber's readers); 0: numbered when inserted.
   std::uint64_t order = 0;
+  // The writer's number for it (SampleHeader::seq; 0: none). Per instance and writer, a
+  // change numbered at or below the last one applied is a duplicate and is dropped: a
+  // repair (docs/dcps.md, "Repair") may bring a change before or after the stream does.
+  std::uint64_t writer_seq = 0;
 };
 
 enum class InsertOutcome : std::uint8_t {
@@ -124,6 +128,7 @@ enum class InsertOutcome : std::uint8_t {
   out_of_order,  // BY_SOURCE_TIMESTAMP: older than the instance's latest update
   expired,       // LIFESPAN: already expired when it arrived
   ignored,       // nothing to apply (unregister of an unknown instance or writer)
+  duplicate,     // the instance already has this writer's change of that number, or a later
 };
 
 struct InsertResult {

@@ -13,6 +13,7 @@
 #include <dds/topic/Topic.hpp>
 
 #include "dcps/entities.hpp"
+#include "dcps/le.hpp"
 #include "qos/checks.hpp"
 
 namespace spindle::dcps {
@@ -455,6 +456,7 @@ void Participant::announce(const std::shared_ptr<Writer>& w) {
       held_writers_.emplace(rec.guid, channel);
     }
   }
+  keep_for_repair(w);
   publish_record(SampleKind::announce_writer, rec.guid, discovery::encode(rec),
                  "DataWriter of topic '" + rec.topic_name + "'");
   await_match(rec.guid, true);
@@ -657,6 +659,7 @@ void Participant::retire_writer(std::uint64_t guid) {
       held_writers_.erase(it);
     }
   }
+  forget_for_repair(guid);
   publish_retirement(SampleKind::retire_writer, guid);
 }
 
@@ -685,17 +688,14 @@ std::vector<std::byte> Participant::endpoint_state() const {
   std::vector<std::byte> out;
   auto put = [&](std::uint8_t kind, const std::vector<std::byte>& rec) {
     out.push_back(std::byte{kind});
-    const auto n = static_cast<std::uint32_t>(rec.size());
-    for (int i = 0; i < 4; ++i)
-      out.push_back(static_cast<std::byte>((n >> (8 * i)) & 0xff));
+    put_le(out, rec.size(), 4);
     out.insert(out.end(), rec.begin(), rec.end());
   };
   std::vector<std::byte> pair;
   for (const auto& [client, relay] : router_.relayed()) {
     pair.clear();
-    for (const auto v : {client, relay})
-      for (int i = 0; i < 4; ++i)
-        pair.push_back(static_cast<std::byte>((v >> (8 * i)) & 0xff));
+    put_le(pair, client, 4);
+    put_le(pair, relay, 4);
     put(7, pair);
   }
   std::lock_guard lock(mu_);
@@ -724,17 +724,14 @@ std::vector<std::byte> Participant::endpoint_state() const {
   for (const auto& [topic, waiting] : refreshing_) {
     for (const auto node : waiting) {
       rec.clear();
-      for (int i = 0; i < 8; ++i)
-        rec.push_back(static_cast<std::byte>((topic >> (8 * i)) & 0xff));
-      for (int i = 0; i < 4; ++i)
-        rec.push_back(static_cast<std::byte>((node >> (8 * i)) & 0xff));
+      put_le(rec, topic, 8);
+      put_le(rec, node, 4);
       put(8, rec);
     }
   }
   for (const auto topic : damaged_) {
     rec.clear();
-    for (int i = 0; i < 8; ++i)
-      rec.push_back(static_cast<std::byte>((topic >> (8 * i)) & 0xff));
+    put_le(rec, topic, 8);
     put(9, rec);
   }
   return out;
@@ -754,9 +751,7 @@ void Participant::apply_state(std::span<const std::byte> state) {
   std::size_t at = 0;
   while (at + 5 <= state.size()) {
     const auto kind = static_cast<std::uint8_t>(state[at]);
-    std::uint32_t n = 0;
-    for (int i = 0; i < 4; ++i)
-      n |= static_cast<std::uint32_t>(state[at + 1 + static_cast<std::size_t>(i)]) << (8 * i);
+    const auto n = get_le(state, at + 1, 4);
     at += 5;
     if (n > state.size() - at) break;
     const auto bytes = state.subspan(at, n);
@@ -808,21 +803,15 @@ void Participant::apply_state(std::span<const std::byte> state) {
       }
     } else if (kind == 7) {
       if (bytes.size() == 8) {
-        NodeId v[2] = {0, 0};
-        for (std::size_t k = 0; k < 8; ++k)
-          v[k / 4] |= static_cast<NodeId>(bytes[k]) << (8 * (k % 4));
-        router_.attach(v[0], v[1]);
+        router_.attach(static_cast<NodeId>(get_le(bytes, 0, 4)),
+                       static_cast<NodeId>(get_le(bytes, 4, 4)));
         continue;
       }
       error = "a client's relay in " + std::to_string(bytes.size()) + " bytes, not 8";
     } else if (kind == 8 || kind == 9) {
       if (bytes.size() == (kind == 8 ? 12u : 8u)) {
-        std::uint64_t topic = 0;
-        for (std::size_t k = 0; k < 8; ++k)
-          topic |= static_cast<std::uint64_t>(bytes[k]) << (8 * k);
-        NodeId node = 0;
-        for (std::size_t k = 8; k < bytes.size(); ++k)
-          node |= static_cast<NodeId>(bytes[k]) << (8 * (k - 8));
+        const auto topic = get_le(bytes, 0, 8);
+        const auto node = kind == 8 ? static_cast<NodeId>(get_le(bytes, 8, 4)) : NodeId{0};
         std::lock_guard lock(mu_);
         if (kind == 8) {
           refreshing_[topic].insert(node);
@@ -934,6 +923,10 @@ void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
       return on_refresh_request(s, sender);
     case SampleKind::refresh_state:
       return on_refresh_state(s, sender);
+    case SampleKind::repair_request:
+      return on_repair_request(s, sender);
+    case SampleKind::repair:
+      return on_repair(s, sender);
     case SampleKind::liveliness: {
       std::vector<std::shared_ptr<Reader>> readers;
       {

@@ -20,26 +20,13 @@
 #include <iostream>
 
 #include "dcps/entities.hpp"
+#include "dcps/le.hpp"
 
 namespace spindle::dcps {
 
 namespace {
 
 constexpr group::Channel kBuiltin{0, group::Ordering::atomic};
-// refresh_state: u64 epoch | u64 topic | u32 piece | u32 pieces | u32 n, then n targets.
-constexpr std::size_t kStateHead = 8 + 8 + 4 + 4 + 4;
-
-void put_le(std::vector<std::byte>& out, std::uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i)
-    out.push_back(static_cast<std::byte>((v >> (8 * i)) & 0xff));
-}
-
-std::uint64_t get_le(std::span<const std::byte> in, std::size_t at, int bytes) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i)
-    v |= static_cast<std::uint64_t>(in[at + static_cast<std::size_t>(i)]) << (8 * i);
-  return v;
-}
 
 void report(NodeId sender, SampleKind kind, const std::string& error) {
   std::cerr << "spindle: dropped a " << to_string(kind) << " message from node " << sender << ": "
@@ -49,15 +36,23 @@ void report(NodeId sender, SampleKind kind, const std::string& error) {
 }  // namespace
 
 void Participant::on_gaps(std::span<const std::uint64_t> topics) {
+  // The reliable readers here ask for the latest changes they missed (repair.cpp).
+  std::vector<std::uint64_t> repair;
   // The history goes wrong here; refresh_at_boundary(), at this very boundary, asks for it.
   std::lock_guard lock(mu_);
   for (const auto topic : topics) {
+    if (!repairable_readers(topic).empty()) repair.push_back(topic);
     if (!retained_.contains(topic)) continue;
     damaged_.insert(topic);
     // A new hole is asked about again, unless this member waits already (the history cut at
     // this very boundary covers it).
     const auto r = refreshing_.find(topic);
     if (r == refreshing_.end() || !r->second.contains(bus_->node())) asked_.erase(topic);
+  }
+  if (!repair.empty()) {
+    executor().post([this, repair] {
+      if (!is_closed()) request_repair(repair);
+    });
   }
 }
 
@@ -134,7 +129,8 @@ std::vector<std::uint64_t> Participant::refresh_at_boundary(const group::View& v
       executor().post([this, epoch = view.epoch, topic = topic,
                        targets = std::vector<NodeId>(waiting.begin(), waiting.end()),
                        bytes = std::move(bytes)] {
-        if (!is_closed()) send_refresh(epoch, topic, targets, bytes);
+        if (!is_closed())
+          send_pieces(SampleKind::refresh_state, epoch, topic, targets, bytes, true);
       });
     }
     ++it;
@@ -171,13 +167,14 @@ std::vector<std::uint64_t> Participant::refresh_at_boundary(const group::View& v
   return hold;
 }
 
-void Participant::send_refresh(std::uint64_t epoch, std::uint64_t topic,
-                               const std::vector<NodeId>& targets,
-                               const std::vector<std::byte>& bytes) {
-  const std::size_t head = kStateHead + 4 * targets.size();
+void Participant::send_pieces(SampleKind kind, std::uint64_t epoch, std::uint64_t topic,
+                              const std::vector<NodeId>& targets,
+                              const std::vector<std::byte>& bytes, bool cut) {
+  const std::size_t head = kPieceHead + 4 * targets.size();
   const std::size_t slot = router_.max_payload(kBuiltin);
+  const std::string what = kind == SampleKind::refresh_state ? "a retained history" : "a repair";
   if (slot <= head) {
-    std::cerr << "spindle: domain " << domain_id_ << ": a retained history for " << targets.size()
+    std::cerr << "spindle: domain " << domain_id_ << ": " << what << " for " << targets.size()
               << " members does not fit a builtin slot of " << slot
               << " bytes; raise engine.slot_size\n";
     return;
@@ -187,10 +184,10 @@ void Participant::send_refresh(std::uint64_t epoch, std::uint64_t topic,
       static_cast<std::uint32_t>(std::max<std::size_t>(1, (bytes.size() + room - 1) / room));
   std::vector<std::byte> piece;
   for (std::uint32_t i = 0; i < pieces; ++i) {
-    // A later boundary cuts the history again and sends it then. (The view may not be the
-    // engine's current one yet: this runs as soon as the boundary posts it, and the write
-    // waits for the view.)
-    if (is_closed() || bus_->view().epoch > epoch) return;
+    // A history is cut at a boundary: a later boundary cuts it again and sends it then. (The
+    // view may not be the engine's current one yet: this runs as soon as the boundary posts
+    // it, and the write waits for the view.)
+    if (is_closed() || (cut && bus_->view().epoch > epoch)) return;
     piece.clear();
     put_le(piece, epoch, 8);
     put_le(piece, topic, 8);
@@ -204,36 +201,45 @@ void Participant::send_refresh(std::uint64_t epoch, std::uint64_t topic,
     piece.insert(piece.end(), bytes.begin() + static_cast<std::ptrdiff_t>(from),
                  bytes.begin() + static_cast<std::ptrdiff_t>(to));
     try {
-      publish_record(SampleKind::refresh_state, make_guid(bus_->node(), 0), piece,
-                     "a retained history's piece");
+      publish_record(kind, make_guid(bus_->node(), 0), piece, what + "'s piece");
     } catch (const dds::core::Exception& e) {
-      // Those waiting go on waiting: the next boundary (this member's failure, say) sends it.
-      std::cerr << "spindle: domain " << domain_id_
-                << ": could not send a retained history: " << e.what() << '\n';
+      // Those waiting for a history go on waiting: the next boundary (this member's failure,
+      // say) sends it. A repair is not sent again: its readers count what they missed.
+      std::cerr << "spindle: domain " << domain_id_ << ": could not send " << what << ": "
+                << e.what() << '\n';
       return;
     }
   }
 }
 
-void Participant::on_refresh_state(const ParsedSample& s, NodeId sender) {
-  const auto& p = s.payload;
-  if (s.header.writer != make_guid(sender, 0) || p.size() < kStateHead)
-    return report(sender, s.header.kind,
-                  "shorter than its " + std::to_string(kStateHead) +
-                      "-byte head, or not from the sending member");
-  const auto epoch = get_le(p, 0, 8);
-  const auto topic = get_le(p, 8, 8);
-  const auto piece = static_cast<std::uint32_t>(get_le(p, 16, 4));
-  const auto pieces = static_cast<std::uint32_t>(get_le(p, 20, 4));
+std::optional<Piece> parse_piece(std::span<const std::byte> p, std::string& error) {
+  if (p.size() < kPieceHead) {
+    error = "shorter than its " + std::to_string(kPieceHead) + "-byte head";
+    return std::nullopt;
+  }
+  Piece out;
+  out.epoch = get_le(p, 0, 8);
+  out.topic = get_le(p, 8, 8);
+  out.piece = static_cast<std::uint32_t>(get_le(p, 16, 4));
+  out.pieces = static_cast<std::uint32_t>(get_le(p, 20, 4));
   const auto n = get_le(p, 24, 4);
-  if (pieces == 0 || piece >= pieces || n == 0 || n > (p.size() - kStateHead) / 4)
-    return report(sender, s.header.kind,
-                  "piece " + std::to_string(piece) + " of " + std::to_string(pieces) + " for " +
-                      std::to_string(n) + " members in " + std::to_string(p.size()) + " bytes");
-  std::vector<NodeId> targets;
+  if (out.pieces == 0 || out.piece >= out.pieces || n == 0 || n > (p.size() - kPieceHead) / 4) {
+    error = "piece " + std::to_string(out.piece) + " of " + std::to_string(out.pieces) + " for " +
+            std::to_string(n) + " members in " + std::to_string(p.size()) + " bytes";
+    return std::nullopt;
+  }
   for (std::size_t i = 0; i < n; ++i)
-    targets.push_back(static_cast<NodeId>(get_le(p, kStateHead + 4 * i, 4)));
-  const auto bytes = p.subspan(kStateHead + 4 * n);
+    out.targets.push_back(static_cast<NodeId>(get_le(p, kPieceHead + 4 * i, 4)));
+  out.bytes = p.subspan(kPieceHead + 4 * n);
+  return out;
+}
+
+void Participant::on_refresh_state(const ParsedSample& s, NodeId sender) {
+  std::string why;
+  if (s.header.writer != make_guid(sender, 0)) why = "not from the sending member";
+  auto parsed = why.empty() ? parse_piece(s.payload, why) : std::nullopt;
+  if (!parsed) return report(sender, s.header.kind, why);
+  const auto& [epoch, topic, piece, pieces, targets, bytes] = *parsed;
   const bool last = piece + 1 == pieces;
   const NodeId me = bus_->node();
   std::vector<std::byte> whole;

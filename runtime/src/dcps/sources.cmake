@@ -18,5 +18,6 @@ target_sources(spindle_runtime PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/builtin.cpp
   ${CMAKE_CURRENT_LIST_DIR}/participant.cpp
   ${CMAKE_CURRENT_LIST_DIR}/refresh.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/repair.cpp
   ${CMAKE_CURRENT_LIST_DIR}/endpoints.cpp)
 

@@ -41,6 +41,10 @@ std::string_view to_string(SampleKind k) noexcept {
       return "refresh_request";
     case SampleKind::refresh_state:
       return "refresh_state";
+    case SampleKind::repair_request:
+      return "repair_request";
+    case SampleKind::repair:
+      return "repair";
   }
   return "unknown";
 }
@@ -66,6 +70,8 @@ bool known(std::uint8_t k) noexcept {
     case SampleKind::client_detached:
     case SampleKind::refresh_request:
     case SampleKind::refresh_state:
+    case SampleKind::repair_request:
+    case SampleKind::repair:
       return true;
   }
   return false;

@@ -72,6 +72,18 @@ enum class SampleKind : std::uint8_t {
   //    bytes (the pieces' bytes, back to back: u32 length | retained entry, repeated).
   refresh_request = 27,
   refresh_state = 28,
+  // The latest changes per instance of a member's RELIABLE KEEP_LAST writers, sent to a member
+  // whose reliable readers missed some of the topic's messages while it was left behind
+  // (docs/dcps.md, "Repair"). writer = make_guid(sender, 0).
+  //  repair_request: payload u64 topic ids (little-endian): the sender's readers of these
+  //    topics missed messages; every member with such writers of them sends a repair.
+  //  repair: one piece, in refresh_state's layout (its epoch: the view it was cut in); the
+  //    pieces' bytes: u32 n | (u64 reader | u64 writer | u64 floor) x n, then u32 length |
+  //    message (header and payload), repeated. A reader takes a writer's message only when
+  //    its number is above the floor the writer gave that reader (the writer's last number
+  //    when it matched it).
+  repair_request = 29,
+  repair = 30,
 };
 [[nodiscard]] std::string_view to_string(SampleKind k) noexcept;
 

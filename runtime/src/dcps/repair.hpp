@@ -1,0 +1,108 @@
+// Repair (docs/dcps.md, "Repair"): the latest changes per instance of a member's RELIABLE
+// KEEP_LAST writers, sent to a member whose reliable readers missed some of the topic's
+// messages while it was left behind for a lag (docs/smc.md, "Lagging members").
+//
+//   member X (its readers of T missed          every member with RELIABLE KEEP_LAST writers
+//   messages while it was left behind)         of T (KeptSamples: their latest per instance)
+//   view boundary: on_gaps(T)
+//   repair_request {T}  ---------------------> (builtin subgroup)
+//                                              repair pieces for X: the floors of X's readers,
+//   last piece: each reliable reader of T <--- then each kept message
+//   takes what is newer than what it has
+//
+// No member waits for a repair and nothing is held back: a repair only adds changes, and a
+// reader's cache drops a change it already has (per instance and writer, by the writer's
+// message number: HistoryCache, Change::writer_seq), whichever of the stream and the repair
+// brings it first. Per instance the order holds; across instances the repaired changes come
+// where the repair reached the reader (its restart point).
+//
+// Threading: KeptSamples is fed on the protocol thread (a TopicSink of its topic); keep(),
+// forget() and append_to() from any thread. mu_ is a leaf.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dcps/router.hpp"
+
+namespace spindle::dcps {
+
+// One piece of a history (refresh_state) or of a repair (repair), as sent in the builtin
+// subgroup: u64 epoch | u64 topic | u32 piece | u32 pieces | u32 n | u32 target node x n |
+// bytes (little-endian). Pieces of one whole go back to back from one sender.
+inline constexpr std::size_t kPieceHead = 8 + 8 + 4 + 4 + 4;
+struct Piece {
+  std::uint64_t epoch = 0;
+  std::uint64_t topic = 0;
+  std::uint32_t piece = 0;
+  std::uint32_t pieces = 0;
+  std::vector<NodeId> targets;
+  std::span<const std::byte> bytes;  // into the message
+};
+// Checks a piece's head; nullopt and `error` saying what is wrong.
+[[nodiscard]] std::optional<Piece> parse_piece(std::span<const std::byte> payload,
+                                               std::string& error);
+
+// A writer's floor for one of its matched readers: its last message number when the match
+// began. What it wrote up to there is not for that reader.
+struct RepairFloor {
+  std::uint64_t reader = 0;
+  std::uint64_t writer = 0;
+  std::uint64_t floor = 0;
+  friend bool operator==(const RepairFloor&, const RepairFloor&) = default;
+};
+
+// What a repair carries: every writer's floors for the target's readers, and the messages.
+//   u32 n | (u64 reader | u64 writer | u64 floor) x n | (u32 length | message) repeated
+// little-endian. decode_repair() checks every length and says what is wrong.
+void encode_repair(std::span<const RepairFloor> floors, std::span<const std::byte> messages,
+                   std::vector<std::byte>& out);
+struct Repair {
+  std::vector<RepairFloor> floors;
+  std::vector<ParsedSample> messages;  // spans into the decoded bytes
+};
+[[nodiscard]] bool decode_repair(std::span<const std::byte> bytes, Repair& out, std::string& error);
+
+// The latest `depth` changes (data, dispose, unregister) per instance of this member's RELIABLE
+// KEEP_LAST writers of one topic, as they were delivered here. A dispose or an unregister
+// drops the changes of the instance before it: what is kept is the instance's latest state.
+class KeptSamples final : public TopicSink {
+ public:
+  // `writer` (a local writer of the topic) is kept from now on, `depth` changes per instance.
+  void keep(std::uint64_t writer, std::int32_t depth);
+  // `writer` went: its changes go. True when no writer is kept any more.
+  bool forget(std::uint64_t writer);
+  // Every kept message, writer by writer, instance by instance, oldest first, appended to
+  // `out` as u32 length | message (header and payload). Returns how many.
+  std::size_t append_to(std::vector<std::byte>& out) const;
+
+  // TopicSink (protocol thread).
+  void on_sample(const ParsedSample& sample, NodeId sender) override;
+  void on_batch_end() override {}
+
+ private:
+  struct KeyHashHash {
+    std::size_t operator()(const cdr::KeyHash& k) const noexcept;
+  };
+  // One instance: a ring of `depth` messages, oldest at `head`.
+  struct Slot {
+    std::vector<std::vector<std::byte>> ring;
+    std::size_t head = 0;
+  };
+  struct Kept {
+    std::size_t depth = 1;
+    std::unordered_map<cdr::KeyHash, Slot, KeyHashHash> slots;
+  };
+
+  mutable std::mutex mu_;
+  std::map<std::uint64_t, Kept> writers_;
+};
+
+}  // namespace spindle::dcps
