@@ -704,3 +704,29 @@ TEST_CASE("a writer's change numbered at or below the instance's last is a dupli
   CHECK(cache.insert(numbered(data(1, 13), 8)).outcome == InsertOutcome::accepted);
   CHECK(values(take(cache)) == std::vector<int>{10, 30, 11, 13, 20});
 }
+
+// Repair across writers: a change placed before the latest one its instance applied, in the
+// total order (view, then the subgroup's sequence within a view), is superseded, whichever
+// writer wrote it; places in one view but of two subgroups do not compare.
+TEST_CASE("a change placed before the instance's latest in the total order is superseded",
+          "[dcps][cache][repair]") {
+  HistoryCache cache(keep_last(4));
+  auto placed = [](Change c, std::uint64_t epoch, std::uint32_t subgroup, std::int64_t order) {
+    c.pos_epoch = epoch;
+    c.pos_subgroup = subgroup;
+    c.pos_order = order;
+    return c;
+  };
+  REQUIRE(cache.insert(placed(data(1, 20, 2), 3, 1, 20)).outcome == InsertOutcome::accepted);
+  // Writer 1's change of an earlier place (a repair that came after writer 2's): superseded.
+  CHECK(cache.insert(placed(data(1, 10, 1), 3, 1, 10)).outcome == InsertOutcome::superseded);
+  CHECK(cache.insert(placed(data(1, 11, 1), 2, 4, 99)).outcome == InsertOutcome::superseded);
+  // Another subgroup in the same view, a later view, an unplaced change: applied.
+  CHECK(cache.insert(placed(data(1, 30, 1), 3, 2, 5)).outcome == InsertOutcome::accepted);
+  CHECK(cache.insert(placed(data(1, 40, 1), 4, 1, 0)).outcome == InsertOutcome::accepted);
+  CHECK(cache.insert(data(1, 41, 3)).outcome == InsertOutcome::accepted);
+  CHECK(cache.insert(placed(data(1, 42, 2), 3, 1, 21)).outcome == InsertOutcome::superseded);
+  // Another instance has its own place.
+  CHECK(cache.insert(placed(data(2, 50, 1), 3, 1, 1)).outcome == InsertOutcome::accepted);
+  CHECK(values(take(cache)) == std::vector<int>{20, 30, 40, 41, 50});
+}

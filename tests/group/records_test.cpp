@@ -397,6 +397,9 @@ TEST_CASE("records: bad repair messages reach no reader", "[records][repair]") {
     h.seq = 9;
     const std::vector<std::byte> payload(8, std::byte{0});
     le(b, sizeof h + payload.size(), 4);
+    le(b, 1, 8);  // its place: view 1, subgroup 0, order 0
+    le(b, 0, 4);
+    le(b, 0, 8);
     const auto head = std::as_bytes(std::span(&h, 1));
     b.insert(b.end(), head.begin(), head.end());
     b.insert(b.end(), payload.begin(), payload.end());

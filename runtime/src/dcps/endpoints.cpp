@@ -1446,6 +1446,9 @@ std::optional<Change> Reader::make_change(const ParsedSample& sample, std::int32
   c.key = hdr.key;
   c.writer = InstanceHandle(hdr.writer);
   c.writer_seq = hdr.seq;
+  c.pos_epoch = sample.epoch;
+  c.pos_subgroup = sample.subgroup;
+  c.pos_order = sample.order;
   c.source_timestamp = dds::core::Time::from_nanosecs(hdr.source_time_ns);
   c.reception_timestamp = wall_now();
   std::string error;
@@ -1478,6 +1481,7 @@ void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
   const auto& hdr = sample.header;
   std::int32_t strength = 0;
   dds::core::Duration lifespan;
+  bool repaired_copy = false;  // the stream's copy of what a repair brought already
   {
     std::lock_guard lock(mu_);
     auto it = writers_.find(hdr.writer);
@@ -1493,6 +1497,8 @@ void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
     if (sample.listened && hdr.seq != 0 && last != 0 && hdr.seq <= last) return;
     if (hdr.seq != 0) {
       auto& repaired = it->second.repaired;
+      repaired_copy =
+          !repaired.empty() && std::binary_search(repaired.begin(), repaired.end(), hdr.seq);
       if (last != 0 && hdr.seq > last + 1) {
         // What a repair brought of the jump was not lost.
         const auto upto = std::lower_bound(repaired.begin(), repaired.end(), hdr.seq);
@@ -1508,6 +1514,7 @@ void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
     }
   }
   if (hdr.kind == SampleKind::data) writer_asserted(hdr.writer);
+  if (repaired_copy) return;
   if (auto c = make_change(sample, strength, lifespan)) {
     // A GROUP subscriber's readers number samples as they are delivered, across its topics:
     // a batch reaches its readers one after another, which must not reorder them.
@@ -1530,7 +1537,7 @@ void Reader::on_batch_end() {
     pending_.clear();
     return;
   }
-  insert(pending_, results_);
+  insert(pending_, results_, true);
   pending_.clear();
 }
 
@@ -1542,7 +1549,7 @@ void Reader::stash_positions() {
 
 void Reader::release_held() {
   if (held_.empty()) return;
-  insert(held_, results_);
+  insert(held_, results_, true);
   held_.clear();
 }
 
@@ -1633,7 +1640,7 @@ void Reader::expect_history() {
   history_received_ = false;
 }
 
-void Reader::insert(std::vector<Change>& changes, std::vector<InsertResult>& results) {
+void Reader::insert(std::vector<Change>& changes, std::vector<InsertResult>& results, bool stream) {
   results.resize(changes.size());
   std::unique_lock data(data_mu_);
   cache_->insert_batch(changes, results);
@@ -1644,10 +1651,14 @@ void Reader::insert(std::vector<Change>& changes, std::vector<InsertResult>& res
   data.unlock();
   const auto now = clock_now();
   // DESTINATION_ORDER BY_SOURCE_TIMESTAMP drops an update older than the instance's latest:
-  // the reader never sees that sample, which DCPS counts as lost (SAMPLE_LOST).
-  const auto late = static_cast<std::int32_t>(std::count_if(
-      results.begin(), results.end(),
-      [](const InsertResult& r) { return r.outcome == InsertOutcome::out_of_order; }));
+  // the reader never sees that sample, which DCPS counts as lost (SAMPLE_LOST). So does the
+  // stream's change that a repair's newer one of its instance went ahead of.
+  const auto late = static_cast<std::int32_t>(
+      std::count_if(results.begin(), results.end(), [stream](const InsertResult& r) {
+        return r.outcome == InsertOutcome::out_of_order ||
+               (stream &&
+                (r.outcome == InsertOutcome::duplicate || r.outcome == InsertOutcome::superseded));
+      }));
   if (late > 0) count_sample_lost(late);
   for (const auto& r : results) {
     if (r.outcome == InsertOutcome::accepted) {

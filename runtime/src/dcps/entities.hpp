@@ -950,7 +950,10 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   std::optional<Change> make_change(const ParsedSample& sample, std::int32_t strength,
                                     const dds::core::Duration& lifespan);
   // Inserts changes into the cache and raises what follows (rejections, DATA_AVAILABLE).
-  void insert(std::vector<Change>& changes, std::vector<InsertResult>& results);
+  // `stream`: delivered changes, of which those a repair went ahead of (duplicate, superseded)
+  // are SAMPLE_LOST too: the reader never takes them.
+  void insert(std::vector<Change>& changes, std::vector<InsertResult>& results,
+              bool stream = false);
   void on_read();
   // DATA_AVAILABLE and its subscriber's DATA_ON_READERS (data_mu_ held).
   void mark_data_available();

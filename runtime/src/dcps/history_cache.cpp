@@ -184,6 +184,23 @@ struct HistoryCache::Instance {
   std::size_t read_count = 0;
   std::size_t not_read_count = 0;
   std::vector<WriterRegistration> writers;
+  // The place in the total order of the latest change applied (Change::pos_*; -1: none).
+  std::uint64_t pos_epoch = 0;
+  std::uint32_t pos_subgroup = 0;
+  std::int64_t pos_order = -1;
+  // Whether the latest change applied comes after `c` in the total order (a view's messages
+  // all come before the next view's; within a view, only one subgroup's compare).
+  [[nodiscard]] bool after(const Change& c) const noexcept {
+    if (c.pos_order < 0 || pos_order < 0) return false;
+    if (pos_epoch != c.pos_epoch) return pos_epoch > c.pos_epoch;
+    return pos_subgroup == c.pos_subgroup && pos_order > c.pos_order;
+  }
+  void note_position(const Change& c) noexcept {
+    if (c.pos_order < 0 || after(c)) return;
+    pos_epoch = c.pos_epoch;
+    pos_subgroup = c.pos_subgroup;
+    pos_order = c.pos_order;
+  }
   std::uint64_t owner = 0;  // EXCLUSIVE ownership; 0: none
   std::int32_t owner_strength = 0;
   std::int64_t last_source_ns = kNoTime;      // DESTINATION_ORDER
@@ -480,9 +497,14 @@ void HistoryCache::insert_locked(Change& c, InsertResult& r) {
         return;
       }
     }
+    if (i->after(c)) {
+      r.outcome = InsertOutcome::superseded;
+      return;
+    }
     if (c.kind == ChangeKind::unregister) {
       const Unregistered u = apply_unregister(*i, c.writer.value(), now);
       if (u == Unregistered::unrelated) return;
+      i->note_position(c);
       r.outcome = InsertOutcome::accepted;
       r.data_available = u == Unregistered::now_no_writers;
       if (i->reclaimable()) {
@@ -508,6 +530,7 @@ void HistoryCache::insert_locked(Change& c, InsertResult& r) {
     }
   }
   last_ = i;
+  i->note_position(c);
   if (!i->key_data && c.data) i->key_data = c.data;
   r.outcome = InsertOutcome::accepted;
   if (c.kind == ChangeKind::data) {

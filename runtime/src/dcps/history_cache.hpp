@@ -118,6 +118,13 @@ struct Change {
   // change numbered at or below the last one applied is a duplicate and is dropped: a
   // repair (docs/dcps.md, "Repair") may bring a change before or after the stream does.
   std::uint64_t writer_seq = 0;
+  // Its place in the subgroup's total order (ParsedSample::epoch, subgroup, order; order -1:
+  // none). A change placed before the latest one its instance applied is superseded and
+  // dropped: a repair's change that the stream already went past, or the stream's that a
+  // repair went ahead of. Within one view, places compare only within one subgroup.
+  std::uint64_t pos_epoch = 0;
+  std::uint32_t pos_subgroup = 0;
+  std::int64_t pos_order = -1;
 };
 
 enum class InsertOutcome : std::uint8_t {
@@ -129,6 +136,7 @@ enum class InsertOutcome : std::uint8_t {
   expired,       // LIFESPAN: already expired when it arrived
   ignored,       // nothing to apply (unregister of an unknown instance or writer)
   duplicate,     // the instance already has this writer's change of that number, or a later
+  superseded,    // the instance already applied a change later in the total order
 };
 
 struct InsertResult {

@@ -15,6 +15,8 @@ namespace spindle::dcps {
 namespace {
 
 constexpr std::size_t kFloorBytes = 8 + 8 + 8;
+// A message's place in the total order before it: u64 epoch | u32 subgroup | i64 order.
+constexpr std::size_t kPlaceBytes = 8 + 4 + 8;
 
 void report(NodeId sender, SampleKind kind, const std::string& error) {
   std::cerr << "spindle: dropped a " << to_string(kind) << " message from node " << sender << ": "
@@ -60,11 +62,15 @@ bool decode_repair(std::span<const std::byte> bytes, Repair& out, std::string& e
     }
     const auto len = get_le(bytes, at, 4);
     at += 4;
-    if (len > bytes.size() - at) {
+    if (bytes.size() - at < kPlaceBytes || len > bytes.size() - at - kPlaceBytes) {
       error = "a message of " + std::to_string(len) + " bytes at byte " + std::to_string(at) +
               " runs past the end";
       return false;
     }
+    const auto epoch = get_le(bytes, at, 8);
+    const auto subgroup = static_cast<std::uint32_t>(get_le(bytes, at + 8, 4));
+    const auto order = static_cast<std::int64_t>(get_le(bytes, at + 12, 8));
+    at += kPlaceBytes;
     auto m = parse(bytes.subspan(at, len), error);
     if (!m) {
       error = "the message at byte " + std::to_string(at) + ": " + error;
@@ -76,6 +82,9 @@ bool decode_repair(std::span<const std::byte> bytes, Repair& out, std::string& e
               std::string(to_string(m->header.kind)) + ", not a change of an instance";
       return false;
     }
+    m->epoch = epoch;
+    m->subgroup = subgroup;
+    m->order = order;
     out.messages.push_back(*m);
     at += len;
   }
@@ -126,8 +135,12 @@ void KeptSamples::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
     into = &slot.ring[slot.head];
     slot.head = (slot.head + 1) % slot.ring.size();
   }
+  into->clear();
+  put_le(*into, sample.epoch, 8);
+  put_le(*into, sample.subgroup, 4);
+  put_le(*into, static_cast<std::uint64_t>(sample.order), 8);
   const auto head = std::as_bytes(std::span(&h, 1));
-  into->assign(head.begin(), head.end());
+  into->insert(into->end(), head.begin(), head.end());
   into->insert(into->end(), sample.payload.begin(), sample.payload.end());
 }
 
@@ -138,7 +151,7 @@ std::size_t KeptSamples::append_to(std::vector<std::byte>& out) const {
     for (const auto& [key, slot] : kept.slots) {
       for (std::size_t k = 0; k < slot.ring.size(); ++k) {
         const auto& m = slot.ring[(slot.head + k) % slot.ring.size()];
-        put_le(out, m.size(), 4);
+        put_le(out, m.size() - kPlaceBytes, 4);
         out.insert(out.end(), m.begin(), m.end());
         ++n;
       }

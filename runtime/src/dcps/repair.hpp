@@ -59,14 +59,17 @@ struct RepairFloor {
   friend bool operator==(const RepairFloor&, const RepairFloor&) = default;
 };
 
-// What a repair carries: every writer's floors for the target's readers, and the messages.
-//   u32 n | (u64 reader | u64 writer | u64 floor) x n | (u32 length | message) repeated
+// What a repair carries: every writer's floors for the target's readers, and the messages
+// with their places in the total order as delivered at the sender (ParsedSample::epoch,
+// subgroup, order):
+//   u32 n | (u64 reader | u64 writer | u64 floor) x n |
+//   (u32 length | u64 epoch | u32 subgroup | i64 order | message of `length` bytes) repeated
 // little-endian. decode_repair() checks every length and says what is wrong.
 void encode_repair(std::span<const RepairFloor> floors, std::span<const std::byte> messages,
                    std::vector<std::byte>& out);
 struct Repair {
   std::vector<RepairFloor> floors;
-  std::vector<ParsedSample> messages;  // spans into the decoded bytes
+  std::vector<ParsedSample> messages;  // spans into the decoded bytes, with their places
 };
 [[nodiscard]] bool decode_repair(std::span<const std::byte> bytes, Repair& out, std::string& error);
 
@@ -80,7 +83,7 @@ class KeptSamples final : public TopicSink {
   // `writer` went: its changes go. True when no writer is kept any more.
   bool forget(std::uint64_t writer);
   // Every kept message, writer by writer, instance by instance, oldest first, appended to
-  // `out` as u32 length | message (header and payload). Returns how many.
+  // `out` as a repair carries it (u32 length | place | message). Returns how many.
   std::size_t append_to(std::vector<std::byte>& out) const;
 
   // TopicSink (protocol thread).
@@ -91,7 +94,8 @@ class KeptSamples final : public TopicSink {
   struct KeyHashHash {
     std::size_t operator()(const cdr::KeyHash& k) const noexcept;
   };
-  // One instance: a ring of `depth` messages, oldest at `head`.
+  // One instance: a ring of `depth` messages (each its place, then header and payload),
+  // oldest at `head`.
   struct Slot {
     std::vector<std::vector<std::byte>> ring;
     std::size_t head = 0;

@@ -229,7 +229,10 @@ group::Demand Router::layout_demand() {
 void Router::on_view(const group::View& view) {
   std::lock_guard tap(tap_mu_);
   cut_view_ = view;
+  // What the participant delivers at the boundary (held back in the view that ended) goes
+  // before the new view's number.
   if (auto h = copy_of(on_view_)) h(view);
+  epoch_.store(view.epoch, std::memory_order_relaxed);
   if (tap_ != nullptr) tap_->on_view(view);
 }
 
@@ -355,6 +358,9 @@ void Router::deliver(std::span<const group::Message> batch, bool hold) {
       // Taken on receipt by a listener, or sent again by a view change: it may have been
       // taken already (a reader drops what it took of its writer).
       sample.listened = m.listened || (m.flags & group::kResent) != 0;
+      sample.epoch = epoch_.load(std::memory_order_relaxed);
+      sample.subgroup = m.subgroup;
+      sample.order = m.seq;
       if (stores) {
         routed_.push_back(Routed{sample, m.sender});
       } else {

@@ -230,6 +230,8 @@ class Router final : public group::EngineClient {
   mutable std::mutex stores_mu_;     // a leaf, taken inside sinks_mu_
   std::unordered_map<std::uint64_t, std::shared_ptr<TopicStore>> stores_;
   std::atomic<bool> any_store_{false};
+  // The view whose messages are delivered now (ParsedSample::epoch); set at each boundary.
+  std::atomic<std::uint64_t> epoch_{0};
   // Protocol thread: a batch's messages while stores take them first (on_deliver).
   struct Routed {
     ParsedSample sample;

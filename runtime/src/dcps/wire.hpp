@@ -79,9 +79,10 @@ enum class SampleKind : std::uint8_t {
   //    topics missed messages; every member with such writers of them sends a repair.
   //  repair: one piece, in refresh_state's layout (its epoch: the view it was cut in); the
   //    pieces' bytes: u32 n | (u64 reader | u64 writer | u64 floor) x n, then u32 length |
-  //    message (header and payload), repeated. A reader takes a writer's message only when
-  //    its number is above the floor the writer gave that reader (the writer's last number
-  //    when it matched it).
+  //    u64 epoch | u32 subgroup | i64 order | message (header and payload), repeated: each
+  //    message with its place in the total order as delivered at the sender. A reader takes a
+  //    writer's message only when its number is above the floor the writer gave that reader (the
+  //    writer's last number when it matched it).
   repair_request = 29,
   repair = 30,
 };
@@ -112,6 +113,12 @@ struct ParsedSample {
   // group::Message::lost_before): SAMPLE_LOST for the readers that take it.
   std::uint64_t lost_before = 0;
   bool listened = false;  // group::Message::listened
+  // Its place in the subgroup's total order (atomic): the view it was delivered in, the
+  // subgroup, and its global sequence number there (group::Message::seq); order -1: none
+  // (unordered). Places in one view compare only within one subgroup.
+  std::uint64_t epoch = 0;
+  std::uint32_t subgroup = 0;
+  std::int64_t order = -1;
 };
 
 // Checks and splits a slot's bytes; on failure returns nullopt and says why in `error`.
