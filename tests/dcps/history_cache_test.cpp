@@ -729,4 +729,8 @@ TEST_CASE("a change placed before the instance's latest in the total order is su
   // Another instance has its own place.
   CHECK(cache.insert(placed(data(2, 50, 1), 3, 1, 1)).outcome == InsertOutcome::accepted);
   CHECK(values(take(cache)) == std::vector<int>{20, 30, 40, 41, 50});
+  // Its participant halted and rejoins a domain that numbers its views afresh.
+  cache.forget_places();
+  CHECK(cache.insert(placed(data(1, 60, 2), 1, 0, 3)).outcome == InsertOutcome::accepted);
+  CHECK(cache.insert(placed(data(1, 61, 2), 1, 0, 2)).outcome == InsertOutcome::superseded);
 }

@@ -1542,9 +1542,12 @@ void Reader::on_batch_end() {
 }
 
 void Reader::stash_positions() {
-  std::lock_guard lock(mu_);
-  for (const auto& [guid, w] : writers_)
-    if (w.last_seq != 0) resume_seq_[guid] = w.last_seq;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [guid, w] : writers_)
+      if (w.last_seq != 0) resume_seq_[guid] = w.last_seq;
+  }
+  cache_->forget_places();
 }
 
 void Reader::release_held() {

@@ -901,7 +901,9 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   void on_sample(const ParsedSample& sample, NodeId sender) override;
   void on_batch_end() override;
   // Its participant halted (it rejoins later): each matched writer's last message number is
-  // kept, so that when the writer matches again the messages it sent meanwhile count as lost.
+  // kept, so that when the writer matches again the messages it sent meanwhile count as lost;
+  // the cache forgets its instances' places in the total order (the domain it rejoins may
+  // number its views afresh).
   void stash_positions();
   // Applies the deliveries held back while its GROUP subscriber's access was open (Router
   // lock held).

@@ -602,6 +602,12 @@ HistoryCache::Unregistered HistoryCache::apply_unregister(Instance& i, std::uint
   return Unregistered::now_no_writers;
 }
 
+void HistoryCache::forget_places() {
+  detail::MutexLock lock(mu_);
+  for (auto& i : instances_)
+    i->pos_order = -1;
+}
+
 InsertResult HistoryCache::insert(Change&& change) {
   InsertResult r;
   {

@@ -207,6 +207,9 @@ class HistoryCache {
   // Applies lifespan and autopurge as of `now` (read/take do it on their own with the
   // clock; this is for a timer at next_expiry()). True if anything was removed.
   bool expire(const dds::core::Time& now) SPINDLE_EXCLUDES(mu_);
+  // Forgets every instance's place in the total order (Change::pos_*): the reader's
+  // participant halted, and the domain it rejoins may number its views afresh.
+  void forget_places() SPINDLE_EXCLUDES(mu_);
   // When expire() next has work; Time::invalid() when never.
   [[nodiscard]] dds::core::Time next_expiry() const SPINDLE_EXCLUDES(mu_);
 

@@ -72,6 +72,7 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
                              return std::nullopt;
                            });
   view_ = bus_->view();
+  router_.first_view(view_.epoch);
   // What this node (or the home's last owner) logged before; a client keeps no logs.
   if (!bus_->relayed()) recover_logs();
   apply_state(joined_state);  // a joiner: the endpoints of the domain as the view began

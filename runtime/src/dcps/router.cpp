@@ -189,6 +189,7 @@ void Router::on_rejoin(const group::View& view, std::span<const std::byte> state
     std::lock_guard tap(tap_mu_);
     cut_view_ = view;
   }
+  epoch_.store(view.epoch, std::memory_order_relaxed);
   // Not under the tap lock: the participant announces its endpoints again from here.
   if (auto h = copy_of(on_rejoin_)) h(view, state);
 }

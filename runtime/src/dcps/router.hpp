@@ -158,6 +158,9 @@ class Router final : public group::EngineClient {
     if (!cut_view_) cut_view_ = bus_->view();
     f(*cut_view_);
   }
+  // The view this member's deliveries begin in, before the engine starts (later views come
+  // by on_view and on_rejoin): what ParsedSample::epoch says.
+  void first_view(std::uint64_t epoch) noexcept { epoch_.store(epoch, std::memory_order_relaxed); }
   // Whether a store keeps `topic` here (a retained topic: dcps/retained.hpp).
   [[nodiscard]] bool retains(std::uint64_t topic) const;
 
