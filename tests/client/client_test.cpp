@@ -7,17 +7,20 @@
 // takes a client's messages from its current relay only.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
 #include <dds/dds.hpp>
 
+#include "ShapeType.hpp"
 #include "client/relay_wire.hpp"
 #include "core/socket_io.hpp"
 #include "dcps/entities.hpp"
@@ -307,6 +310,52 @@ TEST_CASE("relay: another domain is refused; a client that forges is cut off; th
   REQUIRE(f);
   CHECK(f->first == sc::FrameType::welcome);
   ::close(fd);
+}
+
+// A member's requests and pieces of histories and repairs (docs/storage.md, "Refresh";
+// docs/dcps.md, "Repair") stay among the members: a relay hands its clients the rest of the
+// builtin subgroup, not those (a client is never left behind, and they can be large).
+TEST_CASE("relay: refresh and repair messages stay among the members", "[relay]") {
+  const auto port = tst::free_loopback_port();
+  const tst::ScopedDomainConfig config("transport: tcp, client_port: " + std::to_string(port));
+  dds::domain::DomainParticipant member(0);
+  auto core = std::static_pointer_cast<spindle::dcps::Participant>(member.core_ptr());
+  dds::topic::Topic<ShapeType> topic(member, "Gap");
+  dds::sub::qos::DataReaderQos rq;
+  rq << dds::core::policy::Reliability::Reliable();
+  dds::sub::DataReader<ShapeType> reader(dds::sub::Subscriber(member), topic, rq);
+  const int fd = connect_raw(port);
+  send_frame(fd, sc::encode(hello(0)));
+  auto f = read_frame(fd);
+  REQUIRE(f);
+  REQUIRE(f->first == sc::FrameType::welcome);
+  // The member's reliable reader of "Gap" missed messages: it asks for a repair, in the
+  // builtin subgroup; then a new Topic's record follows it there.
+  const std::uint64_t gap = spindle::dcps::topic_id("Gap");
+  core->router().on_gaps(std::span<const std::uint64_t>(&gap, 1));
+  std::this_thread::sleep_for(200ms);
+  dds::topic::Topic<ShapeType> marker(member, "Marker");
+  std::vector<spindle::dcps::SampleKind> kinds;
+  bool marked = false;
+  std::string error;
+  std::vector<spindle::group::Message> messages;
+  while (!marked) {
+    f = read_frame(fd);
+    REQUIRE(f);
+    if (f->first != sc::FrameType::deliver) continue;
+    REQUIRE(sc::decode_deliver(f->second, messages, error));
+    for (const auto& m : messages) {
+      const auto p = spindle::dcps::parse(m.payload, error);
+      if (!p || p->header.topic != 0) continue;
+      kinds.push_back(p->header.kind);
+      marked = marked || p->header.kind == spindle::dcps::SampleKind::announce_topic;
+    }
+  }
+  ::close(fd);
+  CHECK(std::find(kinds.begin(), kinds.end(), spindle::dcps::SampleKind::repair_request) ==
+        kinds.end());
+  // The member did ask (its own delivery of the request): nobody answers, it writes nothing.
+  CHECK(core->repairs() == 0);
 }
 
 TEST_CASE("client: no relay to reach: the error names every relay tried", "[connect]") {

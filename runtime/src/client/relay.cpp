@@ -612,6 +612,9 @@ void Relay::on_batch(std::span<const group::Message> batch) {
     std::uint64_t writer = 0;
     bool retained = false;
     bool valid = false;
+    // A member's request or piece of a history or a repair (dcps/repair.hpp): clients are
+    // never left behind, and no such message is for one.
+    bool members_only = false;
   };
   std::vector<Seen> seen(batch.size());
   const auto self = bus_->node();
@@ -620,7 +623,12 @@ void Relay::on_batch(std::span<const group::Message> batch) {
     if (m.payload.size() < sizeof(dcps::SampleHeader)) continue;  // the Router reports it
     dcps::SampleHeader h;
     std::memcpy(&h, m.payload.data(), sizeof h);
-    seen[i] = Seen{h.topic, h.writer, h.topic != 0 && router_->retains(h.topic), true};
+    const bool members_only =
+        h.topic == 0 &&
+        (h.kind == dcps::SampleKind::refresh_request || h.kind == dcps::SampleKind::refresh_state ||
+         h.kind == dcps::SampleKind::repair_request || h.kind == dcps::SampleKind::repair);
+    seen[i] =
+        Seen{h.topic, h.writer, h.topic != 0 && router_->retains(h.topic), true, members_only};
   }
   std::vector<const group::Message*> picked;
   std::uint64_t relayed = 0;
@@ -635,6 +643,7 @@ void Relay::on_batch(std::span<const group::Message> batch) {
       const auto& s = seen[i];
       if (!s.valid) continue;
       if (batch[i].sender == self && c->owns(s.writer)) ++c->acks[s.writer];
+      if (s.members_only) continue;
       if (s.topic != 0 && !s.retained && !c->wants.contains(s.topic)) continue;
       if (over && s.topic != 0) {
         ++dropped;  // the client's readers see the gap in the writer's numbers
