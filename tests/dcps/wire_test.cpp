@@ -1,12 +1,15 @@
 // The sample header of every DCPS message in an SMC slot (runtime/src/dcps/wire.hpp): what
 // parse() accepts, and the exact reason it gives for each kind of bad slot — a slot is
 // written by another process, so nothing in it is trusted.
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "dcps/repair.hpp"
 #include "dcps/retained.hpp"
 #include "dcps/wire.hpp"
 
@@ -25,6 +28,8 @@ std::string reject(const std::vector<std::byte>& bytes) {
   CHECK_FALSE(dcps::parse(bytes, error).has_value());
   return error;
 }
+
+constexpr std::uint64_t kWriter = dcps::make_guid(1, 2);  // a writer a keeper keeps
 
 dcps::SampleHeader data_header() {
   dcps::SampleHeader h;
@@ -172,4 +177,93 @@ TEST_CASE("a retained entry round-trips, and a bad one says why", "[wire]") {
   bad_message.resize(41 + 5);
   CHECK_FALSE(dcps::decode_entry(bad_message, topic, error).has_value());
   CHECK(error.rfind("a retained entry's message does not parse: ", 0) == 0);
+}
+
+// Repair (docs/dcps.md, "Repair"): a member keeps its RELIABLE KEEP_LAST writers' latest
+// `depth` changes per instance, each with its place in the total order; a dispose or an
+// unregister drops the instance's earlier changes, and an instance last unregistered goes
+// after the keeper's bound. What it keeps round-trips through a repair's bytes.
+TEST_CASE("repair: the latest changes per instance are kept, and round-trip", "[wire][repair]") {
+  using Clock = dcps::KeptSamples::Clock;
+  dcps::KeptSamples kept(std::chrono::seconds(2));
+  kept.keep(kWriter, 2);
+  std::uint64_t seq = 0;
+  std::int64_t order = 0;
+  std::vector<std::vector<std::byte>> slots;  // the messages' bytes outlive on_sample
+  auto deliver = [&](dcps::SampleKind kind, std::uint8_t key, std::uint64_t writer = kWriter) {
+    auto h = data_header();
+    h.kind = kind;
+    h.writer = writer;
+    h.key[0] = key;
+    h.seq = ++seq;
+    slots.push_back(slot(h, 4));
+    std::string error;
+    auto p = dcps::parse(slots.back(), error);
+    REQUIRE(p);
+    p->epoch = 7;
+    p->subgroup = 3;
+    p->order = ++order;
+    kept.on_sample(*p, 1);
+  };
+  for (int i = 0; i < 3; ++i)
+    deliver(dcps::SampleKind::data, 1);                       // seq 1..3: keeps 2, 3
+  deliver(dcps::SampleKind::data, 2);                         // 4
+  deliver(dcps::SampleKind::data, 9, dcps::make_guid(1, 3));  // not kept: no such writer
+  deliver(dcps::SampleKind::data, 3);                         // 6
+  deliver(dcps::SampleKind::dispose, 3);                      // 7: drops 6
+  deliver(dcps::SampleKind::data, 4);                         // 8
+  deliver(dcps::SampleKind::unregister, 4);                   // 9: drops 8
+  CHECK(kept.instances() == 4);
+  std::vector<std::byte> messages;
+  CHECK(kept.append_to(messages) == 5);
+  const std::vector<dcps::RepairFloor> floors{{dcps::make_guid(2, 5), kWriter, 1}};
+  std::vector<std::byte> bytes;
+  dcps::encode_repair(floors, messages, bytes);
+  dcps::Repair r;
+  std::string error;
+  REQUIRE(dcps::decode_repair(bytes, r, error));
+  CHECK(r.floors == floors);
+  std::vector<std::uint64_t> seqs;
+  for (const auto& m : r.messages) {
+    seqs.push_back(m.header.seq);
+    CHECK(m.epoch == 7);
+    CHECK(m.subgroup == 3);
+    CHECK(m.order == static_cast<std::int64_t>(m.header.seq));
+    CHECK(m.payload.size() == 4);
+  }
+  std::sort(seqs.begin(), seqs.end());
+  CHECK(seqs == std::vector<std::uint64_t>{2, 3, 4, 7, 9});
+  // The unregistered instance goes after the bound; the others stay.
+  kept.forget_unregistered(Clock::now() + std::chrono::seconds(1));
+  CHECK(kept.instances() == 4);
+  kept.forget_unregistered(Clock::now() + std::chrono::seconds(3));
+  CHECK(kept.instances() == 3);
+  // The writer goes: nothing of it is kept.
+  CHECK(kept.forget(kWriter));
+  messages.clear();
+  CHECK(kept.append_to(messages) == 0);
+}
+
+TEST_CASE("repair: bytes that do not decode say where and what", "[wire][repair]") {
+  dcps::Repair r;
+  std::string error;
+  auto fails = [&](const std::vector<std::byte>& bytes) {
+    error.clear();
+    CHECK_FALSE(dcps::decode_repair(bytes, r, error));
+    return error;
+  };
+  CHECK(fails({std::byte{1}}) == "a repair of 1 bytes has no floor count");
+  CHECK(fails({std::byte{2}, std::byte{0}, std::byte{0}, std::byte{0}}) ==
+        "2 floors do not fit a repair of 4 bytes");
+  std::vector<std::byte> cut{std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}, std::byte{1}};
+  CHECK(fails(cut) == "a cut message length at byte 4");
+  std::vector<std::byte> past{std::byte{0},   std::byte{0}, std::byte{0}, std::byte{0},
+                              std::byte{200}, std::byte{0}, std::byte{0}, std::byte{0}};
+  past.resize(past.size() + 20 + 10);
+  CHECK(fails(past) == "a message of 200 bytes at byte 8 runs past the end");
+  // A message that is no sample.
+  std::vector<std::byte> junk{std::byte{0},  std::byte{0}, std::byte{0}, std::byte{0},
+                              std::byte{10}, std::byte{0}, std::byte{0}, std::byte{0}};
+  junk.resize(junk.size() + 20 + 10);
+  CHECK(fails(junk).rfind("the message at byte 28: message of 10 bytes is shorter", 0) == 0);
 }

@@ -118,10 +118,18 @@ void KeptSamples::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
   if (h.kind != SampleKind::data && h.kind != SampleKind::dispose &&
       h.kind != SampleKind::unregister)
     return;
+  const auto now = Clock::now();
   std::lock_guard lock(mu_);
+  forget_unregistered_locked(now);
   const auto w = writers_.find(h.writer);
   if (w == writers_.end()) return;
   auto& slot = w->second.slots[h.key];
+  if (h.kind == SampleKind::unregister) {
+    slot.unregistered = now;
+    unregistered_.push_back(Unregistered{h.writer, h.key, now});
+  } else {
+    slot.unregistered = {};
+  }
   std::vector<std::byte>* into = nullptr;
   if (h.kind != SampleKind::data) {
     // A dispose or an unregister is the instance's latest state: what came before it goes.
@@ -142,6 +150,31 @@ void KeptSamples::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
   const auto head = std::as_bytes(std::span(&h, 1));
   into->insert(into->end(), head.begin(), head.end());
   into->insert(into->end(), sample.payload.begin(), sample.payload.end());
+}
+
+std::size_t KeptSamples::instances() const {
+  std::lock_guard lock(mu_);
+  std::size_t n = 0;
+  for (const auto& [writer, kept] : writers_)
+    n += kept.slots.size();
+  return n;
+}
+
+void KeptSamples::forget_unregistered(Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  forget_unregistered_locked(now);
+}
+
+void KeptSamples::forget_unregistered_locked(Clock::time_point now) {
+  while (!unregistered_.empty() && now - unregistered_.front().at >= forget_after_) {
+    const auto u = unregistered_.front();
+    unregistered_.pop_front();
+    const auto w = writers_.find(u.writer);
+    if (w == writers_.end()) continue;
+    // Still that unregister its latest (written again since: it stays).
+    const auto s = w->second.slots.find(u.key);
+    if (s != w->second.slots.end() && s->second.unregistered == u.at) w->second.slots.erase(s);
+  }
 }
 
 std::size_t KeptSamples::append_to(std::vector<std::byte>& out) const {
@@ -171,7 +204,9 @@ void Participant::keep_for_repair(const std::shared_ptr<Writer>& w) {
   std::lock_guard lock(kept_mu_);
   auto& k = kept_[w->topic_id()];
   if (k == nullptr) {
-    k = std::make_shared<KeptSamples>();
+    // Past two suspicion timeouts, a member that missed an unregister has asked for its
+    // repair or was removed.
+    k = std::make_shared<KeptSamples>(2 * bus_->view().knobs.suspicion_timeout);
     k->keep(w->guid(), *depth);
     router_.subscribe(w->topic_id(), k.get());
     return;

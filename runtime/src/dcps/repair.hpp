@@ -20,8 +20,10 @@
 // forget() and append_to() from any thread. mu_ is a leaf.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -76,8 +78,14 @@ struct Repair {
 // The latest `depth` changes (data, dispose, unregister) per instance of this member's RELIABLE
 // KEEP_LAST writers of one topic, as they were delivered here. A dispose or an unregister
 // drops the changes of the instance before it: what is kept is the instance's latest state.
+// An instance whose latest change is an unregister goes `forget_after` later (the writer has
+// no more business with it, and every member that missed the unregister has asked for its
+// repair by then or was removed): instances that come and go do not pile up.
 class KeptSamples final : public TopicSink {
  public:
+  using Clock = std::chrono::steady_clock;
+  explicit KeptSamples(Clock::duration forget_after) : forget_after_(forget_after) {}
+
   // `writer` (a local writer of the topic) is kept from now on, `depth` changes per instance.
   void keep(std::uint64_t writer, std::int32_t depth);
   // `writer` went: its changes go. True when no writer is kept any more.
@@ -85,6 +93,11 @@ class KeptSamples final : public TopicSink {
   // Every kept message, writer by writer, instance by instance, oldest first, appended to
   // `out` as a repair carries it (u32 length | place | message). Returns how many.
   std::size_t append_to(std::vector<std::byte>& out) const;
+
+  // Instances kept now (every writer's), and unregistered ones forgotten as of `now` (called
+  // by on_sample with the clock's time).
+  [[nodiscard]] std::size_t instances() const;
+  void forget_unregistered(Clock::time_point now);
 
   // TopicSink (protocol thread).
   void on_sample(const ParsedSample& sample, NodeId sender) override;
@@ -99,14 +112,24 @@ class KeptSamples final : public TopicSink {
   struct Slot {
     std::vector<std::vector<std::byte>> ring;
     std::size_t head = 0;
+    Clock::time_point unregistered{};  // when its latest change became an unregister
+  };
+  struct Unregistered {
+    std::uint64_t writer = 0;
+    cdr::KeyHash key{};
+    Clock::time_point at{};
   };
   struct Kept {
     std::size_t depth = 1;
     std::unordered_map<cdr::KeyHash, Slot, KeyHashHash> slots;
   };
 
+  void forget_unregistered_locked(Clock::time_point now);  // mu_ held
+
+  const Clock::duration forget_after_;
   mutable std::mutex mu_;
   std::map<std::uint64_t, Kept> writers_;
+  std::deque<Unregistered> unregistered_;  // oldest first
 };
 
 }  // namespace spindle::dcps
