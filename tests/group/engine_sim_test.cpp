@@ -728,6 +728,21 @@ struct LagStream {
     for (; written < n; ++written)
       writer.write(Streams::sample(written + 1));
   }
+  // Writes up to n and takes until both readers have the last: the second reader (the one
+  // that stopped) took an increasing part of the stream, and SAMPLE_LOST counts the rest.
+  void finish(spindle::testing::SimStack& stack, std::uint64_t n) {
+    write_to(n);
+    REQUIRE(stack.run_until([&] {
+      take(0);
+      take(1);
+      return got[0].size() == n && !got[1].empty() && got[1].back() == n;
+    }));
+    for (std::size_t i = 1; i < got[1].size(); ++i)
+      CHECK(got[1][i] > got[1][i - 1]);
+    const auto lost = readers[1].sample_lost_status().total_count();
+    CHECK(lost > 0);
+    CHECK(got[1].size() + static_cast<std::size_t>(lost) == n);
+  }
   static std::vector<dds::topic::Topic<Avionics::FlightState>> make_topics(
       spindle::testing::SimStack& stack, const std::string& name) {
     std::vector<dds::topic::Topic<Avionics::FlightState>> out;
@@ -787,19 +802,9 @@ TEST_CASE("engine: a lagging member is left behind, catches up, and holds again 
   REQUIRE(stack.run_until([&] { return stack.view(0).epoch > before.epoch; }));
   CHECK(stack.view(0).members.size() == 3);
   CHECK(stack.engine_stats(2).relayouts == relayouts + 1);
-  s.write_to(200);
-  REQUIRE(stack.run_until([&] {
-    s.take(0);
-    s.take(1);
-    return s.got[0].size() == 200 && !s.got[1].empty() && s.got[1].back() == 200;
-  }));
   // Reader 2 took an increasing subsequence, ending in everything written after the view
   // change; what it did not take is what SAMPLE_LOST counts.
-  for (std::size_t i = 1; i < s.got[1].size(); ++i)
-    CHECK(s.got[1][i] > s.got[1][i - 1]);
-  const auto lost = s.readers[1].sample_lost_status().total_count();
-  CHECK(lost > 0);
-  CHECK(s.got[1].size() + static_cast<std::size_t>(lost) == 200);
+  s.finish(stack, 200);
   CHECK(std::vector<std::uint64_t>(s.got[1].end() - 40, s.got[1].end()) ==
         std::vector<std::uint64_t>(s.got[0].end() - 40, s.got[0].end()));
   CHECK(s.readers[0].sample_lost_status().total_count() == 0);
@@ -853,18 +858,8 @@ TEST_CASE("engine: a lagging member of a retained topic is left behind and gets 
   CHECK(stack.view(0).members.size() == 3);
   CHECK(stack.refreshes(0) == 0);
   CHECK(stack.refreshes(1) == 0);
-  s.write_to(200);
-  REQUIRE(stack.run_until([&] {
-    s.take(0);
-    s.take(1);
-    return s.got[0].size() == 200 && !s.got[1].empty() && s.got[1].back() == 200;
-  }));
   // Its reader took an increasing part of the stream, the rest counted as SAMPLE_LOST ...
-  for (std::size_t i = 1; i < s.got[1].size(); ++i)
-    CHECK(s.got[1][i] > s.got[1][i - 1]);
-  const auto lost = s.readers[1].sample_lost_status().total_count();
-  CHECK(lost > 0);
-  CHECK(s.got[1].size() + static_cast<std::size_t>(lost) == 200);
+  s.finish(stack, 200);
   // ... but its history is whole: the same as the others', all 200.
   REQUIRE(stack.run_until([&] {
     for (std::size_t i = 0; i < 3; ++i)

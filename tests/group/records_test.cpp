@@ -13,6 +13,7 @@
 
 #include "ShapeType.hpp"
 #include "dcps/entities.hpp"
+#include "dcps/le.hpp"
 #include "dcps/wire.hpp"
 #include "discovery/records.hpp"
 #include "group/engine.hpp"
@@ -201,20 +202,16 @@ TEST_CASE("records: bad refresh messages change no history", "[records][refresh]
   REQUIRE(all_keep(20));
   const auto kept = stack.retained(0, "Kept");
   const std::uint64_t topic_id = dcps::topic_id("Kept");
-  auto le = [](std::vector<std::byte>& out, std::uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i)
-      out.push_back(static_cast<std::byte>((v >> (8 * i)) & 0xff));
-  };
   auto state = [&](std::uint64_t epoch, std::uint32_t piece, std::uint32_t pieces, std::uint32_t n,
                    std::size_t extra) {
     std::vector<std::byte> p;
-    le(p, epoch, 8);
-    le(p, topic_id, 8);
-    le(p, piece, 4);
-    le(p, pieces, 4);
-    le(p, n, 4);
+    dcps::put_le(p, epoch, 8);
+    dcps::put_le(p, topic_id, 8);
+    dcps::put_le(p, piece, 4);
+    dcps::put_le(p, pieces, 4);
+    dcps::put_le(p, n, 4);
     for (std::uint32_t i = 0; i < std::min<std::uint32_t>(n, 2); ++i)
-      le(p, 1, 4);
+      dcps::put_le(p, 1, 4);
     p.resize(p.size() + extra, std::byte{0x5a});
     return p;
   };
@@ -250,7 +247,7 @@ TEST_CASE("records: bad refresh messages change no history", "[records][refresh]
   }
   // A well-formed request from member 3: the next boundary sends it the history it has.
   std::vector<std::byte> ask;
-  le(ask, topic_id, 8);
+  dcps::put_le(ask, topic_id, 8);
   stack.forge(2, builtin(dcps::SampleKind::refresh_request, from3), ask);
   REQUIRE(stack.run_until([&] { return stack.refreshes(2) == 1 && stack.history_whole(2); }));
   CHECK(stack.view(0).epoch > epoch);
@@ -366,19 +363,15 @@ TEST_CASE("records: bad repair messages reach no reader", "[records][repair]") {
   const std::uint64_t topic_id = dcps::topic_id("Fix");
   const std::uint64_t writer_guid = writer.instance_handle().value();
   const std::uint64_t reader_guid = readers[0].instance_handle().value();
-  auto le = [](std::vector<std::byte>& out, std::uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i)
-      out.push_back(static_cast<std::byte>((v >> (8 * i)) & 0xff));
-  };
   // One piece for node 2 (member 2), `piece` of `pieces`, with `bytes`.
   auto piece = [&](std::uint32_t at, std::uint32_t pieces, const std::vector<std::byte>& bytes) {
     std::vector<std::byte> p;
-    le(p, stack.view(0).epoch, 8);
-    le(p, topic_id, 8);
-    le(p, at, 4);
-    le(p, pieces, 4);
-    le(p, 1, 4);
-    le(p, 2, 4);
+    dcps::put_le(p, stack.view(0).epoch, 8);
+    dcps::put_le(p, topic_id, 8);
+    dcps::put_le(p, at, 4);
+    dcps::put_le(p, pieces, 4);
+    dcps::put_le(p, 1, 4);
+    dcps::put_le(p, 2, 4);
     p.insert(p.end(), bytes.begin(), bytes.end());
     return p;
   };
@@ -386,20 +379,20 @@ TEST_CASE("records: bad repair messages reach no reader", "[records][repair]") {
   // of `w` numbered 9 (kind `kind`).
   auto repair = [&](std::uint64_t w, dcps::SampleKind kind) {
     std::vector<std::byte> b;
-    le(b, 1, 4);
-    le(b, reader_guid, 8);
-    le(b, w, 8);
-    le(b, 0, 8);
+    dcps::put_le(b, 1, 4);
+    dcps::put_le(b, reader_guid, 8);
+    dcps::put_le(b, w, 8);
+    dcps::put_le(b, 0, 8);
     dcps::SampleHeader h;
     h.kind = kind;
     h.topic = kind == dcps::SampleKind::data ? topic_id : 0;
     h.writer = w;
     h.seq = 9;
     const std::vector<std::byte> payload(8, std::byte{0});
-    le(b, sizeof h + payload.size(), 4);
-    le(b, 1, 8);  // its place: view 1, subgroup 0, order 0
-    le(b, 0, 4);
-    le(b, 0, 8);
+    dcps::put_le(b, sizeof h + payload.size(), 4);
+    dcps::put_le(b, 1, 8);  // its place: view 1, subgroup 0, order 0
+    dcps::put_le(b, 0, 4);
+    dcps::put_le(b, 0, 8);
     const auto head = std::as_bytes(std::span(&h, 1));
     b.insert(b.end(), head.begin(), head.end());
     b.insert(b.end(), payload.begin(), payload.end());
@@ -415,7 +408,7 @@ TEST_CASE("records: bad repair messages reach no reader", "[records][repair]") {
     stack.forge(2, builtin(fix, from3), std::vector<std::byte>(10, std::byte{1}));
     stack.forge(2, builtin(fix, from3), piece(1, 2, repair(writer_guid, dcps::SampleKind::data)));
     std::vector<std::byte> many;
-    le(many, 1000, 4);
+    dcps::put_le(many, 1000, 4);
     stack.forge(2, builtin(fix, from3), piece(0, 1, many));
     stack.forge(2, builtin(fix, from3),
                 piece(0, 1, repair(dcps::make_guid(3, 7), dcps::SampleKind::announce_writer)));
@@ -445,7 +438,7 @@ TEST_CASE("records: bad repair messages reach no reader", "[records][repair]") {
   // A well-formed request in member 3's name: member 1 answers it, and member 3's reader,
   // which has the writer's latest change already, takes nothing more.
   std::vector<std::byte> ask;
-  le(ask, topic_id, 8);
+  dcps::put_le(ask, topic_id, 8);
   stack.forge(2, builtin(dcps::SampleKind::repair_request, from3), ask);
   (void)stack.run_until([] { return false; }, std::chrono::milliseconds(200));
   take();

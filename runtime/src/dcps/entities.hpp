@@ -489,6 +489,10 @@ class Participant final : public detail::ParticipantCore {
   //                        the wait everywhere
   void on_gaps(std::span<const std::uint64_t> topics);
   void request_refresh(const std::vector<std::uint64_t>& topics);
+  // Publishes a request for `topics` (refresh_request, repair_request) in the builtin
+  // subgroup; `who` names it in errors, and `failed` ends the line said when it cannot go.
+  void ask_for(SampleKind kind, const std::vector<std::uint64_t>& topics, const std::string& who,
+               const std::string& failed);
   void on_refresh_request(const ParsedSample& s, NodeId sender);
   void on_refresh_state(const ParsedSample& s, NodeId sender);
   std::vector<std::uint64_t> refresh_at_boundary(const group::View& view);

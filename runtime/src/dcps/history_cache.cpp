@@ -247,7 +247,7 @@ struct HistoryCache::Instance {
   }
 };
 
-std::size_t HistoryCache::KeyHashHash::operator()(const KeyHash& k) const noexcept {
+std::size_t KeyHashHash::operator()(const KeyHash& k) const noexcept {
   std::uint64_t a = 0;
   std::uint64_t b = 0;
   std::memcpy(&a, k.data(), sizeof a);

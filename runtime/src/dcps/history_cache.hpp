@@ -61,6 +61,12 @@ using KeyHash = spindle::cdr::KeyHash;
 // ResourceLimits' LENGTH_UNLIMITED.
 inline constexpr std::int32_t kLengthUnlimited = -1;
 
+// A key hash as an unordered container's hash (instances by key: the reader's cache, what a
+// member keeps for repairs).
+struct KeyHashHash {
+  std::size_t operator()(const KeyHash& k) const noexcept;
+};
+
 // The policy values the cache obeys; the entity layer maps the reader's (and matched
 // topic's) QoS onto it. Fixed for the cache's lifetime.
 struct HistoryCacheConfig {
@@ -246,9 +252,6 @@ class HistoryCache {
  private:
   struct Entry;
   struct Instance;
-  struct KeyHashHash {
-    std::size_t operator()(const KeyHash& k) const noexcept;
-  };
   struct KeyHashEqual {
     bool operator()(const KeyHash& a, const KeyHash& b) const noexcept;
   };

@@ -28,12 +28,38 @@ namespace {
 
 constexpr group::Channel kBuiltin{0, group::Ordering::atomic};
 
-void report(NodeId sender, SampleKind kind, const std::string& error) {
+}  // namespace
+
+void report_dropped(NodeId sender, SampleKind kind, const std::string& error) {
   std::cerr << "spindle: dropped a " << to_string(kind) << " message from node " << sender << ": "
             << error << '\n';
 }
 
-}  // namespace
+std::optional<std::vector<std::uint64_t>> parse_topic_list(const ParsedSample& s, NodeId sender,
+                                                           std::string& error) {
+  if (s.header.writer != make_guid(sender, 0) || s.payload.empty() || s.payload.size() % 8 != 0) {
+    error = "not a list of topic ids from the sending member (" + std::to_string(s.payload.size()) +
+            " bytes)";
+    return std::nullopt;
+  }
+  std::vector<std::uint64_t> topics;
+  for (std::size_t at = 0; at < s.payload.size(); at += 8)
+    topics.push_back(get_le(s.payload, at, 8));
+  return topics;
+}
+
+void Participant::ask_for(SampleKind kind, const std::vector<std::uint64_t>& topics,
+                          const std::string& who, const std::string& failed) {
+  std::vector<std::byte> payload;
+  for (const auto topic : topics)
+    put_le(payload, topic, 8);
+  try {
+    publish_record(kind, make_guid(bus_->node(), 0), payload, who);
+  } catch (const dds::core::Exception& e) {
+    std::cerr << "spindle: domain " << domain_id_ << ": could not " << failed << ": " << e.what()
+              << '\n';
+  }
+}
 
 void Participant::on_gaps(std::span<const std::uint64_t> topics) {
   // The reliable readers here ask for the latest changes they missed (repair.cpp).
@@ -57,30 +83,19 @@ void Participant::on_gaps(std::span<const std::uint64_t> topics) {
 }
 
 void Participant::request_refresh(const std::vector<std::uint64_t>& topics) {
-  std::vector<std::byte> payload;
-  for (const auto topic : topics)
-    put_le(payload, topic, 8);
-  try {
-    publish_record(SampleKind::refresh_request, make_guid(bus_->node(), 0), payload,
-                   "a retained history's request");
-  } catch (const dds::core::Exception& e) {
-    // The history here keeps its hole; a later gap asks again.
-    std::cerr << "spindle: domain " << domain_id_
-              << ": could not ask for a retained history again: " << e.what() << '\n';
-  }
+  // When it cannot be sent, the history here keeps its hole; a later gap asks again.
+  ask_for(SampleKind::refresh_request, topics, "a retained history's request",
+          "ask for a retained history again");
 }
 
 void Participant::on_refresh_request(const ParsedSample& s, NodeId sender) {
-  if (s.header.writer != make_guid(sender, 0) || s.payload.empty() || s.payload.size() % 8 != 0)
-    return report(sender, s.header.kind,
-                  "not a list of topic ids from the sending member (" +
-                      std::to_string(s.payload.size()) + " bytes)");
+  std::string why;
+  const auto topics = parse_topic_list(s, sender, why);
+  if (!topics) return report_dropped(sender, s.header.kind, why);
   {
     std::lock_guard lock(mu_);
-    for (std::size_t at = 0; at < s.payload.size(); at += 8) {
-      const auto topic = get_le(s.payload, at, 8);
+    for (const auto topic : *topics)
       if (retained_.contains(topic)) refreshing_[topic].insert(sender);
-    }
     // A view boundary is where a history is cut: the leader asks for one (a relayout).
     ++generation_;
   }
@@ -212,7 +227,12 @@ void Participant::send_pieces(SampleKind kind, std::uint64_t epoch, std::uint64_
   }
 }
 
-std::optional<Piece> parse_piece(std::span<const std::byte> p, std::string& error) {
+std::optional<Piece> parse_piece(const ParsedSample& s, NodeId sender, std::string& error) {
+  if (s.header.writer != make_guid(sender, 0)) {
+    error = "not from the sending member";
+    return std::nullopt;
+  }
+  const auto p = s.payload;
   if (p.size() < kPieceHead) {
     error = "shorter than its " + std::to_string(kPieceHead) + "-byte head";
     return std::nullopt;
@@ -236,9 +256,8 @@ std::optional<Piece> parse_piece(std::span<const std::byte> p, std::string& erro
 
 void Participant::on_refresh_state(const ParsedSample& s, NodeId sender) {
   std::string why;
-  if (s.header.writer != make_guid(sender, 0)) why = "not from the sending member";
-  auto parsed = why.empty() ? parse_piece(s.payload, why) : std::nullopt;
-  if (!parsed) return report(sender, s.header.kind, why);
+  const auto parsed = parse_piece(s, sender, why);
+  if (!parsed) return report_dropped(sender, s.header.kind, why);
   const auto& [epoch, topic, piece, pieces, targets, bytes] = *parsed;
   const bool last = piece + 1 == pieces;
   const NodeId me = bus_->node();
@@ -267,7 +286,7 @@ void Participant::on_refresh_state(const ParsedSample& s, NodeId sender) {
     if (!mine) return;
     auto in = incoming_.extract(topic);
     if (in.empty() || in.mapped().next != pieces) {
-      report(sender, s.header.kind, "a retained history came in part");
+      report_dropped(sender, s.header.kind, "a retained history came in part");
     } else {
       whole = std::move(in.mapped().bytes);
       if (const auto it = retained_.find(topic); it != retained_.end()) t = it->second;
@@ -305,7 +324,7 @@ void Participant::on_refresh_state(const ParsedSample& s, NodeId sender) {
       asked_.erase(topic);
       refreshes_.fetch_add(1);
     } else {
-      report(sender, s.header.kind, error);
+      report_dropped(sender, s.header.kind, error);
     }
   }
   // What was held back goes on (into a whole history, or, when it failed, as it would have).

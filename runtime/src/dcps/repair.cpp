@@ -4,7 +4,6 @@
 #include "dcps/repair.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <iostream>
 
 #include "dcps/entities.hpp"
@@ -17,11 +16,6 @@ namespace {
 constexpr std::size_t kFloorBytes = 8 + 8 + 8;
 // A message's place in the total order before it: u64 epoch | u32 subgroup | i64 order.
 constexpr std::size_t kPlaceBytes = 8 + 4 + 8;
-
-void report(NodeId sender, SampleKind kind, const std::string& error) {
-  std::cerr << "spindle: dropped a " << to_string(kind) << " message from node " << sender << ": "
-            << error << '\n';
-}
 
 }  // namespace
 
@@ -93,15 +87,6 @@ bool decode_repair(std::span<const std::byte> bytes, Repair& out, std::string& e
 
 // ------------------------------------------------------------------------- KeptSamples
 
-std::size_t KeptSamples::KeyHashHash::operator()(const cdr::KeyHash& k) const noexcept {
-  std::uint64_t a = 0;
-  std::uint64_t b = 0;
-  std::memcpy(&a, k.data(), sizeof a);
-  std::memcpy(&b, k.data() + sizeof a, sizeof b);
-  const std::uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
-  return static_cast<std::size_t>(h ^ (h >> 31));
-}
-
 void KeptSamples::keep(std::uint64_t writer, std::int32_t depth) {
   std::lock_guard lock(mu_);
   writers_[writer].depth = static_cast<std::size_t>(std::max(1, depth));
@@ -118,9 +103,13 @@ void KeptSamples::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
   if (h.kind != SampleKind::data && h.kind != SampleKind::dispose &&
       h.kind != SampleKind::unregister)
     return;
-  const auto now = Clock::now();
   std::lock_guard lock(mu_);
-  forget_unregistered_locked(now);
+  // The clock only while an unregister is in the book, or comes.
+  Clock::time_point now{};
+  if (h.kind == SampleKind::unregister || !unregistered_.empty()) {
+    now = Clock::now();
+    forget_unregistered_locked(now);
+  }
   const auto w = writers_.find(h.writer);
   if (w == writers_.end()) return;
   auto& slot = w->second.slots[h.key];
@@ -237,28 +226,19 @@ std::vector<std::shared_ptr<Reader>> Participant::repairable_readers(std::uint64
 }
 
 void Participant::request_repair(const std::vector<std::uint64_t>& topics) {
-  std::vector<std::byte> payload;
-  for (const auto topic : topics)
-    put_le(payload, topic, 8);
-  try {
-    publish_record(SampleKind::repair_request, make_guid(bus_->node(), 0), payload,
-                   "a repair's request");
-  } catch (const dds::core::Exception& e) {
-    // The readers keep what they have: SAMPLE_LOST counted the gap.
-    std::cerr << "spindle: domain " << domain_id_
-              << ": could not ask for the latest samples its readers missed: " << e.what() << '\n';
-  }
+  // When it cannot be sent, the readers keep what they have: SAMPLE_LOST counted the gap.
+  ask_for(SampleKind::repair_request, topics, "a repair's request",
+          "ask for the latest samples its readers missed");
 }
 
 void Participant::on_repair_request(const ParsedSample& s, NodeId sender) {
-  if (s.header.writer != make_guid(sender, 0) || s.payload.empty() || s.payload.size() % 8 != 0)
-    return report(sender, s.header.kind,
-                  "not a list of topic ids from the sending member (" +
-                      std::to_string(s.payload.size()) + " bytes)");
+  std::string why;
+  const auto topics = parse_topic_list(s, sender, why);
+  if (!topics) return report_dropped(sender, s.header.kind, why);
   if (sender == bus_->node()) return;  // its own writers' changes reached its readers
-  for (std::size_t at = 0; at < s.payload.size(); at += 8) {
+  for (const auto topic : *topics) {
     // Off the protocol thread: the kept changes' lock is taken under the Router's.
-    executor().post([this, topic = get_le(s.payload, at, 8), sender] {
+    executor().post([this, topic, sender] {
       if (!is_closed()) send_repair(topic, sender);
     });
   }
@@ -293,9 +273,8 @@ void Participant::send_repair(std::uint64_t topic, NodeId target) {
 
 void Participant::on_repair(const ParsedSample& s, NodeId sender) {
   std::string why;
-  if (s.header.writer != make_guid(sender, 0)) why = "not from the sending member";
-  auto parsed = why.empty() ? parse_piece(s.payload, why) : std::nullopt;
-  if (!parsed) return report(sender, s.header.kind, why);
+  const auto parsed = parse_piece(s, sender, why);
+  if (!parsed) return report_dropped(sender, s.header.kind, why);
   const auto& [epoch, topic, piece, pieces, targets, bytes] = *parsed;
   const NodeId me = bus_->node();
   if (std::find(targets.begin(), targets.end(), me) == targets.end()) return;
@@ -309,8 +288,9 @@ void Participant::on_repair(const ParsedSample& s, NodeId sender) {
     if (piece == 0) in = IncomingHistory{epoch, 0, {}};
     if (in.epoch != epoch || in.next != piece) {
       repairs_in_.erase({sender, topic});
-      return report(sender, s.header.kind,
-                    "piece " + std::to_string(piece) + " of a repair that did not start here");
+      return report_dropped(
+          sender, s.header.kind,
+          "piece " + std::to_string(piece) + " of a repair that did not start here");
     }
     in.bytes.insert(in.bytes.end(), bytes.begin(), bytes.end());
     if (++in.next != pieces) return;
@@ -319,14 +299,14 @@ void Participant::on_repair(const ParsedSample& s, NodeId sender) {
     readers = repairable_readers(topic);
   }
   Repair repair;
-  if (!decode_repair(whole, repair, why)) return report(sender, s.header.kind, why);
+  if (!decode_repair(whole, repair, why)) return report_dropped(sender, s.header.kind, why);
   // A member repairs its own writers' changes only.
   for (const auto& m : repair.messages) {
     if (m.header.topic != topic || router_.node_of(m.header.writer) != sender)
-      return report(sender, s.header.kind,
-                    "a message of writer " + std::to_string(m.header.writer) + " on topic " +
-                        std::to_string(m.header.topic) + " is not one of the sender's on topic " +
-                        std::to_string(topic));
+      return report_dropped(sender, s.header.kind,
+                            "a message of writer " + std::to_string(m.header.writer) +
+                                " on topic " + std::to_string(m.header.topic) +
+                                " is not one of the sender's on topic " + std::to_string(topic));
   }
   std::size_t took = 0;
   for (const auto& r : readers)

@@ -32,6 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "dcps/history_cache.hpp"
 #include "dcps/router.hpp"
 
 namespace spindle::dcps {
@@ -48,9 +49,17 @@ struct Piece {
   std::vector<NodeId> targets;
   std::span<const std::byte> bytes;  // into the message
 };
-// Checks a piece's head; nullopt and `error` saying what is wrong.
-[[nodiscard]] std::optional<Piece> parse_piece(std::span<const std::byte> payload,
+// Checks that a piece came from `sender`'s own participant and its head; nullopt and `error`
+// saying what is wrong.
+[[nodiscard]] std::optional<Piece> parse_piece(const ParsedSample& s, NodeId sender,
                                                std::string& error);
+// The topic ids of a refresh_request or repair_request from `sender` (u64 each,
+// little-endian); nullopt and `error` when it is not such a list from that member.
+[[nodiscard]] std::optional<std::vector<std::uint64_t>> parse_topic_list(const ParsedSample& s,
+                                                                         NodeId sender,
+                                                                         std::string& error);
+// Says on stderr that a refresh or repair message from `sender` was dropped, and why.
+void report_dropped(NodeId sender, SampleKind kind, const std::string& error);
 
 // A writer's floor for one of its matched readers: its last message number when the match
 // began. What it wrote up to there is not for that reader.
@@ -104,9 +113,6 @@ class KeptSamples final : public TopicSink {
   void on_batch_end() override {}
 
  private:
-  struct KeyHashHash {
-    std::size_t operator()(const cdr::KeyHash& k) const noexcept;
-  };
   // One instance: a ring of `depth` messages (each its place, then header and payload),
   // oldest at `head`.
   struct Slot {
