@@ -120,6 +120,139 @@ TEST_CASE("engine: messages larger than a slot go by RDMC and keep their place i
   CHECK(p.engines[0]->stats().large_sent + p.engines[1]->stats().large_sent == 14);
 }
 
+namespace {
+
+// Node 1 writes topic 7 (atomic), node 2 reads it reliably (it holds), node 3 reads it
+// best-effort only (a listener: docs/smc.md, "Listeners"; docs/rdmc.md, "Listeners").
+struct ListenerRecorder final : group::EngineClient {
+  std::vector<std::string> messages;
+  std::uint64_t lost = 0;  // Message::lost_before, summed
+  void on_deliver(std::span<const spindle::smc::Message> batch) override {
+    for (const auto& m : batch) {
+      messages.emplace_back(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
+      lost += m.lost_before;
+    }
+  }
+  void on_member_lost(group::NodeId, bool, const std::string&) override {}
+  void on_view(const group::View&) override {}
+  void on_halt(const std::string& why) override { halted = why; }
+  std::string halted;
+  group::Demand layout_demand() override { return {0, demand()}; }
+  static std::vector<group::ChannelDemand> demand() {
+    group::ChannelDemand holds{{7, group::Ordering::atomic}, "T", {1}, {2}, {0}, 0, 0};
+    group::ChannelDemand listens{{7, group::Ordering::atomic}, "T", {}, {3}, {0}, 0, 0};
+    listens.passive = true;
+    return {holds, listens};
+  }
+};
+
+struct Trio {
+  sim::Network net{sim::Config{}};
+  group::View view;
+  std::vector<std::unique_ptr<group::Engine>> engines;
+  ListenerRecorder rec[3];
+
+  Trio() {
+    std::vector<group::Member> members;
+    for (group::NodeId id : {1u, 2u, 3u}) {
+      net.add_node(id);
+      members.push_back(group::Member{id, "sim", 0});
+    }
+    group::LayoutSettings s;
+    s.window_size = 8;
+    s.lag_bound = 0ms;
+    s.knobs.heartbeat_interval = 0ms;
+    s.knobs.rdmc_block_size = 4096;
+    s.knobs.rdmc_buffer_size = 1u << 20;
+    view = group::first_view(members, s);
+    view.subgroups = group::layout(members, ListenerRecorder::demand(), s);
+    for (group::NodeId id : {1u, 2u, 3u}) {
+      engines.push_back(std::make_unique<group::Engine>(
+          view, net.node(id), std::make_unique<group::SimRuntime>(net, id), 0ms, 0, s));
+      engines.back()->start(rec[id - 1]);
+    }
+  }
+  ~Trio() {
+    for (auto& e : engines)
+      e->stop();
+  }
+  group::Channel channel{7, group::Ordering::atomic};
+};
+
+}  // namespace
+
+// A best-effort reader's member listens, and a listener holds nobody for messages larger
+// than a slot either: its copies go by a group of two, only while that group has room. Once
+// it stood still, the writer and the reliable reader went on at full pace; once it runs
+// again it takes later messages whole, in order, and counts every one it missed.
+TEST_CASE("engine: a listener stopped holds no one for messages larger than a slot",
+          "[engine][rdmc][listener]") {
+  Trio t;
+  const auto sg = group::subgroup_of(t.view, t.channel);
+  REQUIRE(sg);
+  REQUIRE(t.view.subgroups[*sg].listeners == std::vector<group::NodeId>{3});
+  auto& writer = *t.engines[0];
+  std::vector<std::string> sent;
+  std::size_t tag = 0;
+  const auto publish = [&](std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      ++tag;
+      sent.push_back(pattern(static_cast<int>(tag), 3000 + (tag % 5) * 1000));
+      // A write never waits long: nothing holds the writer but the member that holds.
+      auto loan = writer.reserve(t.channel, sent.back().size(), writer.runtime().now() + 200ms);
+      std::memcpy(loan.data, sent.back().data(), sent.back().size());
+      writer.commit(loan, sent.back().size(), writer.runtime().now() + 200ms);
+    }
+  };
+  const auto delivered = [&](std::size_t at, std::size_t n) {
+    return t.net.run_until([&] { return t.rec[at].messages.size() >= n; }, t.net.now() + 2s);
+  };
+  publish(10);
+  REQUIRE(delivered(1, 10));
+  REQUIRE(delivered(2, 10));
+  CHECK(t.rec[2].messages == sent);  // running, the listener takes everything
+  CHECK(t.rec[2].lost == 0);
+
+  t.engines[2]->stall_deliveries();  // its process stops as a whole
+  t.engines[2]->stall_transfers();
+  const auto before = t.net.now();
+  publish(60);
+  REQUIRE(delivered(1, 70));
+  CHECK(t.rec[1].messages == sent);
+  CHECK(t.net.now() - before < 1s);
+  CHECK(t.rec[2].messages.size() == 10);
+
+  // Running again, it first lets go of the copies it will not deliver (their descriptors
+  // were overwritten), then takes the stream whole again.
+  t.engines[2]->resume_deliveries();
+  t.engines[2]->resume_transfers();
+  bool caught_up = false;
+  for (int i = 0; i < 100 && !caught_up; ++i) {
+    publish(1);
+    caught_up =
+        t.net.run_until([&] { return t.rec[2].messages.back() == sent.back(); }, t.net.now() + 2ms);
+  }
+  REQUIRE(caught_up);
+  publish(5);
+  REQUIRE(delivered(1, sent.size()));
+  REQUIRE(
+      t.net.run_until([&] { return t.rec[2].messages.back() == sent.back(); }, t.net.now() + 1s));
+  // What it took: whole messages, in the writer's order; what it missed: counted, once.
+  auto& heard = t.rec[2].messages;
+  std::size_t at = 0;
+  for (const auto& m : heard) {
+    while (at < sent.size() && sent[at] != m)
+      ++at;
+    REQUIRE(at < sent.size());
+  }
+  INFO("heard " << heard.size() << " lost " << t.rec[2].lost);
+  CHECK(heard.size() + t.rec[2].lost == sent.size());
+  CHECK(heard.size() < sent.size());
+  CHECK(std::equal(sent.end() - 5, sent.end(), heard.end() - 5));
+  CHECK(t.rec[0].halted.empty());
+  CHECK(t.rec[2].halted.empty());
+}
+
 TEST_CASE("engine: a message past the RDMC buffer space is refused, naming the setting",
           "[engine][rdmc]") {
   Pair p;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <iostream>
 #include <sstream>
 #include <utility>
@@ -38,14 +39,38 @@ struct LocalMessage {
   }
 };
 
-// What a slot flagged kLargeMessage holds: which RDMC message carries the bytes.
+// What a slot flagged kLargeMessage holds: which RDMC message carries the bytes to the
+// members that hold, then `copy_words` words of a bitmask: bit l set when the subgroup's
+// listener l (Subgroup::listeners) gets a copy of its own (docs/rdmc.md, "Listeners").
 struct LargeDescriptor {
   std::uint64_t seq = 0;   // of the message in its group (a local key: kLocalGroup)
   std::uint64_t size = 0;  // bytes
   std::uint32_t group = 0;
-  std::uint32_t reserved = 0;
+  std::uint32_t copy_words = 0;
 };
 static_assert(sizeof(LargeDescriptor) == 24);
+
+namespace {
+// The words of listener bits a descriptor of subgroup `sg` carries: one per 64 listeners, as
+// many as its slot holds (listeners past them get no copies).
+std::uint32_t copy_words(const Subgroup& sg) {
+  if (sg.listeners.empty() || sg.max_payload < sizeof(LargeDescriptor)) return 0;
+  const auto fit = (sg.max_payload - std::uint32_t{sizeof(LargeDescriptor)}) / 8;
+  return std::min(static_cast<std::uint32_t>((sg.listeners.size() + 63) / 64), fit);
+}
+std::uint32_t descriptor_bytes(const Subgroup& sg) {
+  return std::uint32_t{sizeof(LargeDescriptor)} + 8 * copy_words(sg);
+}
+}  // namespace
+
+// A listener's copy of a large message starts with this header (64 bytes, so that the
+// message stays 64-byte aligned): which of its sender's messages it is.
+struct CopyHeader {
+  std::uint64_t index = 0;  // the sender's message number in the subgroup (Message::index)
+  std::uint64_t size = 0;   // of the message after the header
+  std::byte pad[48] = {};
+};
+static_assert(sizeof(CopyHeader) == 64);
 
 // The RDMC group of a subgroup of this member alone: the bytes stay in this process.
 constexpr rdmc::GroupId kLocalGroup = 0xffff'ffffu;
@@ -69,20 +94,73 @@ struct LargeState {
     bool committed = false;            // by its writer: it may go
     bool resent = false;               // sent again by a view change (kResent)
     std::optional<std::uint64_t> seq;  // its RDMC message, once announced
+    std::uint32_t rank = 0;            // ours among the subgroup's senders
+    // Which listeners got a copy (the descriptor's bitmask), and kLocalGroup's bytes.
+    std::vector<std::uint64_t> copied;
+    std::shared_ptr<LocalMessage> local;
   };
-  std::mutex mu;                  // outgoing, local; `freed` waits on it
-  std::condition_variable freed;  // buffer space freed, or the view ends
-  std::atomic<int> waiting{0};    // writers waiting for buffer space
-  std::atomic<bool> over{false};  // the view ended or this member halted: stop waiting
+  std::mutex mu;                     // outgoing, local; `freed` waits on it
+  std::condition_variable freed;     // buffer space freed, or the view ends
+  std::atomic<int> waiting{0};       // writers waiting for buffer space
+  std::atomic<bool> over{false};     // the view ended or this member halted: stop waiting
+  std::atomic<bool> stalled{false};  // Engine::stall_transfers(): RDMC moves nothing here
   // By subgroup and slot index: announced in slot order, so that no message waits for
   // header room behind later ones whose descriptors wait for it.
-  std::map<std::pair<std::uint32_t, std::uint64_t>, Outgoing> outgoing;
+  using OutgoingMap = std::map<std::pair<std::uint32_t, std::uint64_t>, Outgoing>;
+  OutgoingMap outgoing;
   std::atomic<std::size_t> queued{0};  // outgoing.size(), read without the lock
   std::map<std::uint64_t, std::shared_ptr<LocalMessage>> local;  // kLocalGroup's
   std::uint64_t next_local = 0;
   // Protocol thread: messages here, by group and seq, until their descriptor is delivered
   // (a sender's own copies too, which a view change may send again).
   std::map<std::pair<rdmc::GroupId, std::uint64_t>, std::span<const std::byte>> held;
+
+  // Listeners (docs/rdmc.md, "Listeners"): the groups above hold the members that hold
+  // only. Per subgroup, sender rank and listener (its index in Subgroup::listeners), the
+  // group of two that carries that sender's copies to that listener (kNoGroup: none). A
+  // copy goes only where that group has room at once, so a listener holds nobody.
+  std::vector<std::vector<std::vector<rdmc::GroupId>>> copies;
+  std::map<rdmc::GroupId, std::pair<std::uint32_t, std::uint32_t>> pairs;  // -> subgroup, rank
+  // Per subgroup: this member's index among its listeners (nullopt: it holds there).
+  std::vector<std::optional<std::uint32_t>> listening;
+  // A listener (protocol thread): copies here, by pair group, in the order they came.
+  struct Copy {
+    std::uint64_t index = 0;  // the message's number at its sender (Message::index)
+    std::uint64_t seq = 0;    // in the pair group
+    std::span<const std::byte> bytes;
+  };
+  std::map<rdmc::GroupId, std::deque<Copy>> arrived;
+  bool copies_came = false;
+  // A listener: per subgroup and sender rank, the messages held back behind a large one
+  // whose copy is on its way (copied out of the ring), and the large ones skipped since the
+  // last delivered (no copy came: the sender's room for this listener was full).
+  struct Waiting {
+    smc::Message m;
+    std::vector<std::byte> bytes;
+  };
+  struct Behind {
+    std::deque<Waiting> waiting;
+    std::uint64_t skipped = 0;
+    std::uint64_t next = 0;  // the sender's message number after the last one taken or skipped
+  };
+  std::map<std::pair<std::uint32_t, std::uint32_t>, Behind> behind;
+
+  // A listener: lets go of the copies of messages it will not deliver (their descriptors
+  // went by, overwritten in the ring or taken without them), so that their sender has room
+  // for the next ones. Protocol thread.
+  void drop_stale_copies() {
+    for (auto& [g, q] : arrived) {
+      const auto& [sg, rank] = pairs.at(g);
+      const auto b = behind.find({sg, rank});
+      if (b == behind.end()) continue;
+      const auto below =
+          b->second.waiting.empty() ? b->second.next : b->second.waiting.front().m.index;
+      while (!q.empty() && q.front().index < below) {
+        rdmc->release(g, q.front().seq);
+        q.pop_front();
+      }
+    }
+  }
 
   // The group `self` sends in of subgroup `sg` (kNoGroup when it sends nothing there).
   [[nodiscard]] rdmc::GroupId group_of(const View& v, std::uint32_t sg, NodeId self) const {
@@ -122,6 +200,53 @@ struct ViewState {
   std::unique_ptr<sst::PredicateLoop> loop;
   std::optional<std::chrono::nanoseconds> progress_due;  // a progress check scheduled then
 };
+
+namespace {
+
+// Protocol thread, L.mu held: copies of outgoing message `o` of subgroup `sg` to each
+// listener whose group of two has room now.
+void send_copies(ViewState& vs, std::uint32_t sg, LargeState::Outgoing& o) {
+  auto& L = vs.large;
+  const auto& pairs = L.copies[sg][o.rank];
+  const std::size_t size = sizeof(CopyHeader) + o.size;
+  if (pairs.empty() || size > L.rdmc->max_message()) return;
+  for (std::size_t l = 0; l < pairs.size(); ++l) {
+    const rdmc::GroupId pg = pairs[l];
+    if (pg == kNoGroup) continue;
+    // Room at once, or no copy: a listener that fell behind skips messages (SAMPLE_LOST).
+    const auto space = L.rdmc->reserve(pg, size);
+    if (!space) continue;
+    const CopyHeader h{o.slot.index, o.size, {}};
+    std::memcpy(space->data(), &h, sizeof h);
+    std::memcpy(space->data() + sizeof h, o.data.data(), o.size);
+    std::uint64_t seq = 0;
+    if (!L.rdmc->send_reserved(pg, *space, seq)) {
+      L.rdmc->unreserve(pg, *space);
+      continue;
+    }
+    o.copied[l / 64] |= std::uint64_t{1} << (l % 64);
+  }
+}
+
+// Commits outgoing message `it`'s descriptor (L.mu held): the message is at every member that
+// holds, and on its way to the listeners it names. `seq`: its RDMC message (kLocalGroup: key).
+LargeState::OutgoingMap::iterator commit_descriptor(ViewState& vs,
+                                                    LargeState::OutgoingMap::iterator it,
+                                                    std::uint64_t seq) {
+  auto& L = vs.large;
+  auto& o = it->second;
+  const LargeDescriptor d{seq, o.size, o.group, static_cast<std::uint32_t>(o.copied.size())};
+  std::memcpy(o.slot.data, &d, sizeof d);
+  std::memcpy(o.slot.data + sizeof d, o.copied.data(), o.copied.size() * 8);
+  vs.smc->commit(it->first.first, o.slot,
+                 static_cast<std::uint32_t>(sizeof d + o.copied.size() * 8),
+                 kLargeMessage | (o.resent ? kResent : 0u));
+  it = L.outgoing.erase(it);
+  L.queued.store(L.outgoing.size());
+  return it;
+}
+
+}  // namespace
 
 namespace {
 
@@ -285,21 +410,35 @@ void Engine::build_large(ViewState& vs) {
       std::min<std::uint64_t>((k.rdmc_buffer_size + 63) / 64 * 64,
                               std::uint64_t{k.rdmc_block_size} * (rdmc::kMaxBlocks - 1));
   std::vector<std::vector<NodeId>> groups;
+  L.listening.assign(v.subgroups.size(), std::nullopt);
   for (std::uint32_t s = 0; s < v.subgroups.size(); ++s) {
     const auto& sg = v.subgroups[s];
     auto& ids = L.group.emplace_back(sg.senders.size(), kNoGroup);
+    auto& copies = L.copies.emplace_back(sg.senders.size(),
+                                         std::vector<rdmc::GroupId>(sg.listeners.size(), kNoGroup));
     if (sg.topic == 0) continue;  // the builtin subgroup: records fit a slot
+    const auto me = std::ranges::find(sg.listeners, node());
+    if (me != sg.listeners.end())
+      L.listening[s] = static_cast<std::uint32_t>(me - sg.listeners.begin());
+    const std::size_t bits = std::size_t{copy_words(sg)} * 64;
     for (std::uint32_t i = 0; i < sg.senders.size(); ++i) {
-      if (sg.members.size() < 2) {
-        ids[i] = kLocalGroup;
-        continue;
-      }
-      if (groups.size() == rdmc::kMaxGroups) continue;  // refused at reserve(), with why
+      // The members that hold: a message is everywhere once they all have it.
       std::vector<NodeId> g{sg.senders[i]};
       for (auto m : sg.members)
-        if (m != sg.senders[i]) g.push_back(m);
-      ids[i] = static_cast<rdmc::GroupId>(groups.size());
-      groups.push_back(std::move(g));
+        if (m != sg.senders[i] && !std::ranges::binary_search(sg.listeners, m)) g.push_back(m);
+      if (g.size() < 2) {
+        ids[i] = kLocalGroup;
+      } else if (groups.size() < rdmc::kMaxGroups) {  // otherwise refused at reserve(), with why
+        ids[i] = static_cast<rdmc::GroupId>(groups.size());
+        groups.push_back(std::move(g));
+      }
+      // A group of two per listener, for its copies (none past the group ids or the bits).
+      for (std::size_t l = 0; l < sg.listeners.size() && l < bits; ++l) {
+        if (groups.size() == rdmc::kMaxGroups) break;
+        copies[i][l] = static_cast<rdmc::GroupId>(groups.size());
+        L.pairs.emplace(copies[i][l], std::pair{s, i});
+        groups.push_back({sg.senders[i], sg.listeners[l]});
+      }
     }
   }
   if (groups.empty()) return;
@@ -315,19 +454,36 @@ void Engine::build_large(ViewState& vs) {
   rdmc::Callbacks cb;
   cb.delivered = [raw](rdmc::GroupId g, std::uint64_t seq, std::span<const std::byte> bytes) {
     auto& large = raw->large;
+    if (const auto pair = large.pairs.find(g); pair != large.pairs.end()) {
+      // A listener's copy: the sender lets go of its own at once; the listener keeps it
+      // until it delivers the descriptor (on_deliver), or skips it.
+      if (large.rdmc->sends_in(g)) {
+        large.rdmc->release(g, seq);
+        return;
+      }
+      CopyHeader h;
+      if (bytes.size() >= sizeof h) std::memcpy(&h, bytes.data(), sizeof h);
+      if (bytes.size() < sizeof h || h.size != bytes.size() - sizeof h) {
+        large.rdmc->release(g, seq);
+        const auto sender = raw->view.subgroups[pair->second.first].senders[pair->second.second];
+        if (const auto r = raw->view.rank_of(sender))
+          raw->sst->suspect(*r, transport::SuspicionReason::malformed_frame,
+                            "node " + std::to_string(sender) + " sent a listener's copy of " +
+                                std::to_string(bytes.size()) + " bytes whose header says " +
+                                std::to_string(h.size) + " after it");
+        return;
+      }
+      large.arrived[g].push_back({h.index, seq, bytes.subspan(sizeof h)});
+      large.copies_came = true;
+      return;
+    }
     large.held[{g, seq}] = bytes;
     if (!large.rdmc->sends_in(g)) return;
-    // Ours, and every member of the subgroup holds it now: its descriptor may go.
+    // Ours, and every member of the subgroup that holds has it now: its descriptor may go.
     std::lock_guard lock(large.mu);
     for (auto it = large.outgoing.begin(); it != large.outgoing.end(); ++it) {
-      auto& o = it->second;
-      if (o.group != g || o.seq != seq) continue;
-      LargeDescriptor d{seq, o.size, g, 0};
-      std::memcpy(o.slot.data, &d, sizeof d);
-      raw->smc->commit(it->first.first, o.slot, sizeof d,
-                       kLargeMessage | (o.resent ? kResent : 0u));
-      large.outgoing.erase(it);
-      large.queued.store(large.outgoing.size());
+      if (it->second.group != g || it->second.seq != seq) continue;
+      commit_descriptor(*raw, it, seq);
       break;
     }
   };
@@ -346,24 +502,45 @@ void Engine::build_large(ViewState& vs) {
 
 bool Engine::pump_large(ViewState& vs) {
   auto& L = vs.large;
+  if (L.stalled.load(std::memory_order_relaxed)) return false;
   bool did = L.rdmc->poll();
   if (did && L.waiting.load(std::memory_order_relaxed) > 0) {
     std::lock_guard lock(L.mu);
     L.freed.notify_all();
   }
+  if (std::exchange(L.copies_came, false)) {
+    deliver_behind(vs, false);
+    did = true;
+  }
   if (L.queued.load() == 0) return did;  // nothing to announce: no lock
   std::lock_guard lock(L.mu);
   std::optional<std::uint32_t> blocked;  // a subgroup whose next message cannot go yet
-  for (auto& [key, o] : L.outgoing) {
-    if (o.seq || blocked == key.first) continue;
+  for (auto it = L.outgoing.begin(); it != L.outgoing.end();) {
+    const auto& key = it->first;
+    auto& o = it->second;
+    if (o.seq || blocked == key.first) {
+      ++it;
+      continue;
+    }
     if (!o.committed) {
       blocked = key.first;
+      ++it;
+      continue;
+    }
+    if (o.group == kLocalGroup) {
+      // The bytes stay here: copies for the listeners, then the descriptor at once.
+      send_copies(vs, key.first, o);
+      const auto local = L.next_local++;
+      L.local[local] = o.local;
+      it = commit_descriptor(vs, it, local);
+      did = true;
       continue;
     }
     if (o.data.empty()) {
       const auto space = L.rdmc->reserve(o.group, o.size);
       if (!space) {
         blocked = key.first;
+        ++it;
         continue;
       }
       std::memcpy(space->data(), o.heap.data(), o.size);
@@ -373,10 +550,13 @@ bool Engine::pump_large(ViewState& vs) {
     std::uint64_t seq = 0;
     if (!L.rdmc->send_reserved(o.group, o.data.first(o.size), seq)) {
       blocked = key.first;
+      ++it;
       continue;
     }
     o.seq = seq;
+    send_copies(vs, key.first, o);
     did = true;
+    ++it;
   }
   return did;
 }
@@ -483,9 +663,8 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
       unread_.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
-    const auto r =
-        fresh->smc->reserve(m.subgroup, large ? std::uint32_t{sizeof(LargeDescriptor)}
-                                              : static_cast<std::uint32_t>(m.bytes.size()));
+    const auto r = fresh->smc->reserve(
+        m.subgroup, large ? descriptor_bytes(sub) : static_cast<std::uint32_t>(m.bytes.size()));
     if (r.status != smc::ReserveStatus::ok) continue;  // not a sender there any more
     resent_.fetch_add(1, std::memory_order_relaxed);
     if (!large) {
@@ -493,9 +672,14 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
       fresh->smc->commit(m.subgroup, r, static_cast<std::uint32_t>(m.bytes.size()), kResent);
       continue;
     }
-    // Larger than a slot: by RDMC again, its descriptor once every member holds it.
+    // Larger than a slot: by RDMC again, its descriptor once every member that holds has
+    // it (and copies to the listeners).
+    const auto rank =
+        static_cast<std::uint32_t>(std::ranges::find(sub.senders, node()) - sub.senders.begin());
+    const bool copies =
+        std::ranges::any_of(L.copies[m.subgroup][rank], [](auto c) { return c != kNoGroup; });
     std::lock_guard lock(L.mu);
-    if (g == kLocalGroup) {
+    if (g == kLocalGroup && !copies) {
       const auto key = L.next_local++;
       const LargeDescriptor d{key, m.bytes.size(), g, 0};
       auto local = std::make_shared<LocalMessage>(m.bytes.size());
@@ -509,7 +693,15 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
     o.slot = r;
     o.group = g;
     o.size = m.bytes.size();
-    o.heap = std::move(m.bytes);
+    o.rank = rank;
+    o.copied.assign(copy_words(sub), 0);
+    if (g == kLocalGroup) {
+      o.local = std::make_shared<LocalMessage>(m.bytes.size());
+      std::memcpy(o.local->bytes().data(), m.bytes.data(), m.bytes.size());
+      o.data = o.local->bytes();
+    } else {
+      o.heap = std::move(m.bytes);
+    }
     o.committed = true;
     o.resent = true;
     L.outgoing.emplace(std::pair{m.subgroup, r.index}, std::move(o));
@@ -592,6 +784,8 @@ void Engine::decided(const View& ending, const ViewDecision& d) {
 
 void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
   if (stopping_.load() || !end_view(ending)) return;
+  // A listener's messages held back for copies that have not come go now, without them.
+  if (ending->large.rdmc) deliver_behind(*ending, true);
   // The removed members' endpoints go first: the next layout is the demand without them.
   if (client_ != nullptr) {
     for (std::size_t r = 0; r < ending->view.members.size(); ++r) {
@@ -923,6 +1117,14 @@ void Engine::resume_deliveries() {
   current()->smc->resume();
 }
 
+void Engine::stall_transfers() {
+  current()->large.stalled = true;
+}
+
+void Engine::resume_transfers() {
+  current()->large.stalled = false;
+}
+
 std::size_t Engine::forge_suspicion(NodeId owner, NodeId victim) {
   const auto vs = current();
   const auto& v = vs->view;
@@ -1134,7 +1336,7 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
     if (g != kLocalGroup) L.rdmc->unreserve(g, data);
   };
   // Then the slot that keeps its place in the order.
-  const auto r = reserve_slot(*vs, sg, std::uint32_t{sizeof(LargeDescriptor)}, deadline);
+  const auto r = reserve_slot(*vs, sg, descriptor_bytes(sub), deadline);
   if (r.status == smc::ReserveStatus::wedged) {
     // A view change began: the next view takes the message.
     give_back();
@@ -1145,12 +1347,19 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
     give_back();
     throw ring_full_timeout(sub.window_size);
   }
-  if (g != kLocalGroup) {
+  const auto rank =
+      static_cast<std::uint32_t>(std::ranges::find(sub.senders, node()) - sub.senders.begin());
+  const auto& copies = L.copies[sg][rank];
+  if (g != kLocalGroup || std::ranges::any_of(copies, [](auto c) { return c != kNoGroup; })) {
+    // Through the protocol thread: by RDMC to the members that hold, copies to listeners.
     LargeState::Outgoing o;
     o.slot = r;
     o.group = g;
     o.data = data;
     o.size = size;
+    o.rank = rank;
+    o.copied.assign(copy_words(sub), 0);
+    if (g == kLocalGroup) o.local = std::static_pointer_cast<LocalMessage>(heap);
     std::lock_guard lock(L.mu);
     L.outgoing.emplace(std::pair{sg, r.index}, std::move(o));
     L.queued.store(L.outgoing.size());
@@ -1172,7 +1381,7 @@ void Engine::commit_large(Loan& loan, std::size_t size) {
     // It fits a slot after all (an abandoned loan, say): the slot takes it.
     std::memcpy(loan.slot, loan.data, size);
     if (it != L.outgoing.end()) {
-      L.rdmc->unreserve(it->second.group, it->second.data);
+      if (it->second.group != kLocalGroup) L.rdmc->unreserve(it->second.group, it->second.data);
       L.outgoing.erase(it);
       L.queued.store(L.outgoing.size());
     }
@@ -1195,6 +1404,7 @@ void Engine::commit_large(Loan& loan, std::size_t size) {
   }
   it->second.size = size;
   it->second.committed = true;
+  if (it->second.local) it->second.local->size = size;
   lock.unlock();
   vs.sst->nudge();  // a dozing protocol thread must announce it
 }
@@ -1305,15 +1515,23 @@ EngineStats Engine::stats() const {
 }
 
 void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
-  if (client_ == nullptr) return;
-  if (std::ranges::none_of(batch,
-                           [](const smc::Message& m) { return (m.flags & kLargeMessage) != 0; })) {
+  if (client_ == nullptr || batch.empty()) return;
+  auto& L = vs.large;
+  const auto sg = batch.front().subgroup;
+  const bool listening = sg < L.listening.size() && L.listening[sg].has_value();
+  if (!listening && std::ranges::none_of(batch, [](const smc::Message& m) {
+        return (m.flags & kLargeMessage) != 0;
+      })) {
     client_->on_deliver(batch);
     return;
   }
+  if (listening) {
+    deliver_as_listener(vs, batch);
+    return;
+  }
   // Descriptors: the message is here (its sender committed the descriptor once every member
-  // held it); deliver its bytes in the descriptor's place, and let them go afterwards.
-  auto& L = vs.large;
+  // that holds had it); deliver its bytes in the descriptor's place, and let them go
+  // afterwards.
   std::vector<smc::Message> out;
   out.reserve(batch.size());
   std::vector<LargeDescriptor> done;  // let go of after the upcall
@@ -1326,19 +1544,16 @@ void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
     const auto& groups = L.group[m.subgroup];
     const rdmc::GroupId want = m.sender_rank < groups.size() ? groups[m.sender_rank] : kNoGroup;
     std::span<const std::byte> bytes;
-    if (m.payload.size() == sizeof d) {
+    if (m.payload.size() >= sizeof d) {
       std::memcpy(&d, m.payload.data(), sizeof d);
-      if (d.group == want && want != kNoGroup) bytes = L.bytes_of(d);
+      if (d.group == want && want != kNoGroup &&
+          m.payload.size() == sizeof d + std::size_t{d.copy_words} * 8)
+        bytes = L.bytes_of(d);
     }
     const bool found = !bytes.empty() && bytes.size() == d.size;
     if (!found) {
       // Nobody honest commits a descriptor before its message is everywhere.
-      if (const auto r = vs.view.rank_of(m.sender))
-        vs.sst->suspect(*r, transport::SuspicionReason::malformed_frame,
-                        "node " + std::to_string(m.sender) +
-                            " sent a large-message descriptor (subgroup " +
-                            std::to_string(m.subgroup) + ", message " + std::to_string(m.index) +
-                            ") for no message this member holds");
+      suspect_descriptor(vs, m, "for no message this member holds");
       continue;
     }
     smc::Message big = m;
@@ -1356,6 +1571,120 @@ void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
       L.rdmc->release(d.group, d.seq);
     }
   }
+}
+
+void Engine::suspect_descriptor(ViewState& vs, const smc::Message& m, const std::string& what) {
+  if (const auto r = vs.view.rank_of(m.sender))
+    vs.sst->suspect(*r, transport::SuspicionReason::malformed_frame,
+                    "node " + std::to_string(m.sender) +
+                        " sent a large-message descriptor (subgroup " + std::to_string(m.subgroup) +
+                        ", message " + std::to_string(m.index) + ") " + what);
+}
+
+// A listener's large message: its copy is here (taken out of `arrived` into `copy`), on its
+// way, or not coming (its sender had no room for this listener: skipped). `m`'s descriptor
+// was checked by no one yet.
+Engine::CopyState Engine::copy_for(ViewState& vs, const smc::Message& m, CopyOf& copy) {
+  auto& L = vs.large;
+  LargeDescriptor d;
+  const auto& groups = L.group[m.subgroup];
+  const rdmc::GroupId want = m.sender_rank < groups.size() ? groups[m.sender_rank] : kNoGroup;
+  if (m.payload.size() >= sizeof d) std::memcpy(&d, m.payload.data(), sizeof d);
+  if (m.payload.size() < sizeof d || want == kNoGroup || d.group != want ||
+      m.payload.size() != sizeof d + std::size_t{d.copy_words} * 8) {
+    suspect_descriptor(vs, m, "that does not parse");
+    return CopyState::none;
+  }
+  const std::uint32_t l = *L.listening[m.subgroup];
+  std::uint64_t word = 0;
+  if (l / 64 < d.copy_words) std::memcpy(&word, m.payload.data() + sizeof d + (l / 64) * 8, 8);
+  const auto& pairs = L.copies[m.subgroup][m.sender_rank];
+  if (((word >> (l % 64)) & 1) == 0 || l >= pairs.size() || pairs[l] == kNoGroup)
+    return CopyState::none;
+  auto& q = L.arrived[pairs[l]];
+  // Copies of messages this listener skipped (overwritten in the ring before it looked).
+  while (!q.empty() && q.front().index < m.index) {
+    L.rdmc->release(pairs[l], q.front().seq);
+    q.pop_front();
+  }
+  if (q.empty()) return CopyState::coming;
+  if (q.front().index != m.index || q.front().bytes.size() != d.size) return CopyState::none;
+  copy = {pairs[l], q.front().seq, q.front().bytes};
+  q.pop_front();
+  return CopyState::here;
+}
+
+void Engine::deliver_as_listener(ViewState& vs, std::span<const smc::Message> batch) {
+  auto& L = vs.large;
+  std::vector<smc::Message> out;
+  out.reserve(batch.size());
+  std::vector<CopyOf> done;  // copies let go of after the upcall
+  for (const auto& m : batch) {
+    auto& behind = L.behind[{m.subgroup, m.sender_rank}];
+    if (!behind.waiting.empty()) {  // the sender's messages stay in order
+      behind.waiting.push_back({m, {m.payload.begin(), m.payload.end()}});
+      continue;
+    }
+    behind.next = m.index + 1;
+    smc::Message next = m;
+    if ((m.flags & kLargeMessage) != 0) {
+      CopyOf copy;
+      switch (copy_for(vs, m, copy)) {
+        case CopyState::none:  // counted with what the ring skipped before it
+          behind.skipped += 1 + m.lost_before;
+          continue;
+        case CopyState::coming:
+          behind.waiting.push_back({m, {m.payload.begin(), m.payload.end()}});
+          continue;
+        case CopyState::here:
+          next.payload = copy.bytes;
+          done.push_back(copy);
+          break;
+      }
+    }
+    next.lost_before += std::exchange(behind.skipped, 0);
+    out.push_back(next);
+  }
+  if (!out.empty()) client_->on_deliver(out);
+  for (const auto& c : done)
+    L.rdmc->release(c.group, c.seq);
+  L.drop_stale_copies();
+}
+
+void Engine::deliver_behind(ViewState& vs, bool ending) {
+  auto& L = vs.large;
+  for (auto& [key, behind] : L.behind) {
+    std::vector<smc::Message> out;
+    std::vector<CopyOf> done;
+    std::deque<LargeState::Waiting> gone;  // their bytes stay valid through the upcall
+    while (!behind.waiting.empty()) {
+      auto& w = behind.waiting.front();
+      smc::Message next = w.m;
+      next.payload = w.bytes;
+      if ((next.flags & kLargeMessage) != 0) {
+        CopyOf copy;
+        auto state = copy_for(vs, next, copy);
+        // The view ends: what has not come will not.
+        if (state == CopyState::coming && ending) state = CopyState::none;
+        if (state == CopyState::coming) break;
+        if (state == CopyState::none) {
+          behind.skipped += 1 + next.lost_before;
+          behind.waiting.pop_front();
+          continue;
+        }
+        next.payload = copy.bytes;
+        done.push_back(copy);
+      }
+      next.lost_before += std::exchange(behind.skipped, 0);
+      out.push_back(next);
+      gone.push_back(std::move(w));
+      behind.waiting.pop_front();
+    }
+    if (!out.empty() && client_ != nullptr) client_->on_deliver(out);
+    for (const auto& c : done)
+      L.rdmc->release(c.group, c.seq);
+  }
+  L.drop_stale_copies();
 }
 
 }  // namespace spindle::group

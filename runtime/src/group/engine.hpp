@@ -303,6 +303,11 @@ class Engine final : public Bus {
   void stall_deliveries();
   // Fault injection: ends stall_deliveries() (a paused process that runs again).
   void resume_deliveries();
+  // Fault injection: RDMC moves nothing here (no header taken, no block sent or landed
+  // past the transport's own receives) until resume_transfers(): with stall_deliveries(),
+  // a process stopped as a whole.
+  void stall_transfers();
+  void resume_transfers();
   // Fault injection: this member writes "`owner` suspects `victim`" into `owner`'s SST row at
   // every other member of the current view, 8 bytes through its transport like any write —
   // what a buggy or hostile member could try; the row check refuses it and suspects this
@@ -380,6 +385,20 @@ class Engine final : public Bus {
   // Protocol thread: RDMC transfers on, and the descriptors of those complete everywhere.
   bool pump_large(ViewState& vs);
   void on_deliver(ViewState& vs, std::span<const Message> batch);
+  // Listeners of large messages (docs/rdmc.md, "Listeners"; protocol thread, or control
+  // thread with it stopped). A copy taken out of its pair group: released after the upcall.
+  struct CopyOf {
+    std::uint32_t group = 0;
+    std::uint64_t seq = 0;
+    std::span<const std::byte> bytes;
+  };
+  enum class CopyState { here, coming, none };
+  CopyState copy_for(ViewState& vs, const Message& m, CopyOf& copy);
+  void deliver_as_listener(ViewState& vs, std::span<const Message> batch);
+  // Delivers what waited for copies that came since; `ending`: the view ends, and what
+  // still waits goes without its large message (skipped, counted).
+  void deliver_behind(ViewState& vs, bool ending);
+  void suspect_descriptor(ViewState& vs, const Message& m, const std::string& what);
   // Protocol thread: the membership protocol decided; the install goes to control().
   void decided(const View& ending, const ViewDecision& d);
   // Control thread: installs the view after `ending`, with the ragged edge `d`.
