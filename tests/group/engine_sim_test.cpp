@@ -122,10 +122,13 @@ TEST_CASE("engine: messages larger than a slot go by RDMC and keep their place i
 
 namespace {
 
-// Node 1 writes topic 7 (atomic), node 2 reads it reliably (it holds), node 3 reads it
-// best-effort only (a listener: docs/smc.md, "Listeners"; docs/rdmc.md, "Listeners").
+// Node 1 writes topic 7 (atomic), node 2 reads it reliably, node 3 reads it best-effort only
+// (a listener: docs/smc.md, "Listeners") or reliably (`passive` false).
 struct ListenerRecorder final : group::EngineClient {
+  explicit ListenerRecorder(bool third_passive = true) : passive(third_passive) {}
+  bool passive;
   std::vector<std::string> messages;
+  std::vector<std::uint64_t> views;
   std::uint64_t lost = 0;  // Message::lost_before, summed
   void on_deliver(std::span<const spindle::smc::Message> batch) override {
     for (const auto& m : batch) {
@@ -134,25 +137,28 @@ struct ListenerRecorder final : group::EngineClient {
     }
   }
   void on_member_lost(group::NodeId, bool, const std::string&) override {}
-  void on_view(const group::View&) override {}
+  void on_view(const group::View& v) override { views.push_back(v.epoch); }
   void on_halt(const std::string& why) override { halted = why; }
   std::string halted;
-  group::Demand layout_demand() override { return {0, demand()}; }
-  static std::vector<group::ChannelDemand> demand() {
+  group::Demand layout_demand() override { return {0, demand(passive)}; }
+  static std::vector<group::ChannelDemand> demand(bool third_passive) {
     group::ChannelDemand holds{{7, group::Ordering::atomic}, "T", {1}, {2}, {0}, 0, 0};
-    group::ChannelDemand listens{{7, group::Ordering::atomic}, "T", {}, {3}, {0}, 0, 0};
-    listens.passive = true;
-    return {holds, listens};
+    group::ChannelDemand third{{7, group::Ordering::atomic}, "T", {}, {3}, {0}, 0, 0};
+    third.passive = third_passive;
+    return {holds, third};
   }
 };
 
+// Node 3 a listener, or (`passive` false) a reliable reader whose member a lag of
+// `lag_bound` leaves behind.
 struct Trio {
   sim::Network net{sim::Config{}};
   group::View view;
   std::vector<std::unique_ptr<group::Engine>> engines;
   ListenerRecorder rec[3];
 
-  Trio() {
+  explicit Trio(bool passive = true, std::chrono::milliseconds lag_bound = 0ms)
+      : rec{ListenerRecorder(passive), ListenerRecorder(passive), ListenerRecorder(passive)} {
     std::vector<group::Member> members;
     for (group::NodeId id : {1u, 2u, 3u}) {
       net.add_node(id);
@@ -160,12 +166,13 @@ struct Trio {
     }
     group::LayoutSettings s;
     s.window_size = 8;
-    s.lag_bound = 0ms;
-    s.knobs.heartbeat_interval = 0ms;
+    s.lag_bound = lag_bound;
+    // Heartbeats run the lag checks (and the catch-up's request for the next view).
+    s.knobs.heartbeat_interval = lag_bound.count() > 0 ? 10ms : 0ms;
     s.knobs.rdmc_block_size = 4096;
     s.knobs.rdmc_buffer_size = 1u << 20;
     view = group::first_view(members, s);
-    view.subgroups = group::layout(members, ListenerRecorder::demand(), s);
+    view.subgroups = group::layout(members, ListenerRecorder::demand(passive), s);
     for (group::NodeId id : {1u, 2u, 3u}) {
       engines.push_back(std::make_unique<group::Engine>(
           view, net.node(id), std::make_unique<group::SimRuntime>(net, id), 0ms, 0, s));
@@ -177,78 +184,136 @@ struct Trio {
       e->stop();
   }
   group::Channel channel{7, group::Ordering::atomic};
+  std::vector<std::string> sent;
+  std::size_t tag = 0;
+
+  // Node 1 writes `n` messages larger than a slot, each write waiting `patience` at most.
+  void publish(std::size_t n, std::chrono::milliseconds patience = 200ms) {
+    auto& writer = *engines[0];
+    for (std::size_t i = 0; i < n; ++i) {
+      ++tag;
+      sent.push_back(pattern(static_cast<int>(tag), 3000 + (tag % 5) * 1000));
+      auto loan = writer.reserve(channel, sent.back().size(), writer.runtime().now() + patience);
+      std::memcpy(loan.data, sent.back().data(), sent.back().size());
+      writer.commit(loan, sent.back().size(), writer.runtime().now() + patience);
+    }
+  }
+  bool delivered(std::size_t at, std::size_t n) {
+    return net.run_until([&] { return rec[at].messages.size() >= n; }, net.now() + 2s);
+  }
+  bool took_last(std::size_t at, std::chrono::nanoseconds within) {
+    return net.run_until(
+        [&] { return !rec[at].messages.empty() && rec[at].messages.back() == sent.back(); },
+        net.now() + within);
+  }
+  // Node 3's whole process stops (deliveries and RDMC), or runs again.
+  void stop_third() {
+    engines[2]->stall_deliveries();
+    engines[2]->stall_transfers();
+  }
+  void resume_third() {
+    engines[2]->resume_deliveries();
+    engines[2]->resume_transfers();
+  }
+  // What node `at` took: whole messages, in the writer's order, ending with its last five.
+  void check_taken_in_order(std::size_t at) {
+    const auto& heard = rec[at].messages;
+    std::size_t i = 0;
+    for (const auto& m : heard) {
+      while (i < sent.size() && sent[i] != m)
+        ++i;
+      REQUIRE(i < sent.size());
+    }
+    REQUIRE(heard.size() >= 5);
+    CHECK(std::equal(sent.end() - 5, sent.end(), heard.end() - 5));
+  }
 };
 
 }  // namespace
 
 // A best-effort reader's member listens, and a listener holds nobody for messages larger
 // than a slot either: its copies go by a group of two, only while that group has room. Once
-// it stood still, the writer and the reliable reader went on at full pace; once it runs
-// again it takes later messages whole, in order, and counts every one it missed.
+// it stood still, the writer and the reliable reader went on at full pace (no write waits
+// 200 ms); once it runs again it takes later messages whole, in order, and counts every one
+// it missed.
 TEST_CASE("engine: a listener stopped holds no one for messages larger than a slot",
           "[engine][rdmc][listener]") {
   Trio t;
   const auto sg = group::subgroup_of(t.view, t.channel);
   REQUIRE(sg);
   REQUIRE(t.view.subgroups[*sg].listeners == std::vector<group::NodeId>{3});
-  auto& writer = *t.engines[0];
-  std::vector<std::string> sent;
-  std::size_t tag = 0;
-  const auto publish = [&](std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) {
-      ++tag;
-      sent.push_back(pattern(static_cast<int>(tag), 3000 + (tag % 5) * 1000));
-      // A write never waits long: nothing holds the writer but the member that holds.
-      auto loan = writer.reserve(t.channel, sent.back().size(), writer.runtime().now() + 200ms);
-      std::memcpy(loan.data, sent.back().data(), sent.back().size());
-      writer.commit(loan, sent.back().size(), writer.runtime().now() + 200ms);
-    }
-  };
-  const auto delivered = [&](std::size_t at, std::size_t n) {
-    return t.net.run_until([&] { return t.rec[at].messages.size() >= n; }, t.net.now() + 2s);
-  };
-  publish(10);
-  REQUIRE(delivered(1, 10));
-  REQUIRE(delivered(2, 10));
-  CHECK(t.rec[2].messages == sent);  // running, the listener takes everything
+  t.publish(10);
+  REQUIRE(t.delivered(1, 10));
+  REQUIRE(t.delivered(2, 10));
+  CHECK(t.rec[2].messages == t.sent);  // running, the listener takes everything
   CHECK(t.rec[2].lost == 0);
 
-  t.engines[2]->stall_deliveries();  // its process stops as a whole
-  t.engines[2]->stall_transfers();
+  t.stop_third();
   const auto before = t.net.now();
-  publish(60);
-  REQUIRE(delivered(1, 70));
-  CHECK(t.rec[1].messages == sent);
+  t.publish(60);
+  REQUIRE(t.delivered(1, 70));
+  CHECK(t.rec[1].messages == t.sent);
   CHECK(t.net.now() - before < 1s);
   CHECK(t.rec[2].messages.size() == 10);
 
   // Running again, it first lets go of the copies it will not deliver (their descriptors
   // were overwritten), then takes the stream whole again.
-  t.engines[2]->resume_deliveries();
-  t.engines[2]->resume_transfers();
+  t.resume_third();
   bool caught_up = false;
   for (int i = 0; i < 100 && !caught_up; ++i) {
-    publish(1);
-    caught_up =
-        t.net.run_until([&] { return t.rec[2].messages.back() == sent.back(); }, t.net.now() + 2ms);
+    t.publish(1);
+    caught_up = t.took_last(2, 2ms);
   }
   REQUIRE(caught_up);
-  publish(5);
-  REQUIRE(delivered(1, sent.size()));
-  REQUIRE(
-      t.net.run_until([&] { return t.rec[2].messages.back() == sent.back(); }, t.net.now() + 1s));
+  t.publish(5);
+  REQUIRE(t.delivered(1, t.sent.size()));
+  REQUIRE(t.took_last(2, 1s));
   // What it took: whole messages, in the writer's order; what it missed: counted, once.
-  auto& heard = t.rec[2].messages;
-  std::size_t at = 0;
-  for (const auto& m : heard) {
-    while (at < sent.size() && sent[at] != m)
-      ++at;
-    REQUIRE(at < sent.size());
-  }
+  t.check_taken_in_order(2);
+  const auto& heard = t.rec[2].messages;
   INFO("heard " << heard.size() << " lost " << t.rec[2].lost);
-  CHECK(heard.size() + t.rec[2].lost == sent.size());
-  CHECK(heard.size() < sent.size());
-  CHECK(std::equal(sent.end() - 5, sent.end(), heard.end() - 5));
+  CHECK(heard.size() + t.rec[2].lost == t.sent.size());
+  CHECK(heard.size() < t.sent.size());
+  CHECK(t.rec[0].halted.empty());
+  CHECK(t.rec[2].halted.empty());
+}
+
+// A reliable reader's member that a lag may leave behind takes messages larger than a slot by
+// a copy of its own too, and holds the writer only until the lag bound leaves it behind.
+// Its process stopped as a whole (RDMC included), the writer and the other reader wait one
+// lag bound and go on; running again, it catches up in the total order (skipping and
+// counting what it had no copy of), holds again from the next view, and takes everything
+// written from then on.
+TEST_CASE("engine: a member left behind holds no one for messages larger than a slot",
+          "[engine][rdmc][lag]") {
+  Trio t(false, 100ms);
+  const auto sg = group::subgroup_of(t.view, t.channel);
+  REQUIRE(sg);
+  REQUIRE(t.view.subgroups[*sg].demotable == std::vector<group::NodeId>{2, 3});
+  REQUIRE(t.view.subgroups[*sg].listeners.empty());
+  t.publish(10);
+  REQUIRE(t.delivered(1, 10));
+  REQUIRE(t.delivered(2, 10));
+  CHECK(t.rec[2].messages == t.sent);
+
+  t.stop_third();
+  const auto before = t.net.now();
+  t.publish(60, 1s);
+  REQUIRE(t.delivered(1, 70));
+  CHECK(t.rec[1].messages == t.sent);
+  CHECK(t.net.now() - before < 600ms);  // a lag bound, then the pace of the others
+  CHECK(t.rec[2].messages.size() == 10);
+  CHECK(t.rec[2].views.empty());  // left behind, not removed: no view change
+
+  t.resume_third();
+  REQUIRE(t.net.run_until([&] { return !t.rec[2].views.empty(); }, t.net.now() + 2s));
+  t.publish(5, 1s);
+  REQUIRE(t.delivered(1, t.sent.size()));
+  REQUIRE(t.took_last(2, 1s));
+  t.check_taken_in_order(2);
+  CHECK(t.rec[2].messages.size() < t.sent.size());
+  CHECK(t.rec[2].messages.size() + t.rec[2].lost <= t.sent.size());
+  CHECK(t.rec[1].messages == t.sent);
   CHECK(t.rec[0].halted.empty());
   CHECK(t.rec[2].halted.empty());
 }

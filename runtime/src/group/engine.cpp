@@ -40,8 +40,8 @@ struct LocalMessage {
 };
 
 // What a slot flagged kLargeMessage holds: which RDMC message carries the bytes to the
-// members that hold, then `copy_words` words of a bitmask: bit l set when the subgroup's
-// listener l (Subgroup::listeners) gets a copy of its own (docs/rdmc.md, "Listeners").
+// members that hold, then `copy_words` words of a bitmask: bit k set when the subgroup's
+// recipient k (below) gets a copy of its own (docs/rdmc.md, "Copies").
 struct LargeDescriptor {
   std::uint64_t seq = 0;   // of the message in its group (a local key: kLocalGroup)
   std::uint64_t size = 0;  // bytes
@@ -51,19 +51,31 @@ struct LargeDescriptor {
 static_assert(sizeof(LargeDescriptor) == 24);
 
 namespace {
-// The words of listener bits a descriptor of subgroup `sg` carries: one per 64 listeners, as
-// many as its slot holds (listeners past them get no copies).
-std::uint32_t copy_words(const Subgroup& sg) {
-  if (sg.listeners.empty() || sg.max_payload < sizeof(LargeDescriptor)) return 0;
+// The members of `sg` that take messages larger than a slot by copies of their own, not in
+// its RDMC groups (docs/rdmc.md, "Copies"): its listeners, and the members a lag may leave
+// behind; ascending.
+std::vector<NodeId> recipients(const Subgroup& sg) {
+  if (sg.lag_bound.count() == 0 || sg.demotable.empty()) return sg.listeners;
+  std::vector<NodeId> r;
+  std::ranges::merge(sg.listeners, sg.demotable, std::back_inserter(r));
+  return r;
+}
+// The words of recipient bits a descriptor of subgroup `sg` carries for `n` recipients: one
+// per 64, as many as its slot holds (recipients past them get no copies).
+std::uint32_t copy_words(const Subgroup& sg, std::size_t n) {
+  if (n == 0 || sg.max_payload < sizeof(LargeDescriptor)) return 0;
   const auto fit = (sg.max_payload - std::uint32_t{sizeof(LargeDescriptor)}) / 8;
-  return std::min(static_cast<std::uint32_t>((sg.listeners.size() + 63) / 64), fit);
+  return std::min(static_cast<std::uint32_t>((n + 63) / 64), fit);
 }
-std::uint32_t descriptor_bytes(const Subgroup& sg) {
-  return std::uint32_t{sizeof(LargeDescriptor)} + 8 * copy_words(sg);
+std::uint32_t descriptor_bytes(const Subgroup& sg, std::size_t n) {
+  return std::uint32_t{sizeof(LargeDescriptor)} + 8 * copy_words(sg, n);
 }
+// Messages of every sender of a subgroup wait in one queue where they are taken in the total
+// order (LargeState::behind).
+constexpr std::uint32_t kAllSenders = 0xffff'ffffu;
 }  // namespace
 
-// A listener's copy of a large message starts with this header (64 bytes, so that the
+// A recipient's copy of a large message starts with this header (64 bytes, so that the
 // message stays 64-byte aligned): which of its sender's messages it is.
 struct CopyHeader {
   std::uint64_t index = 0;  // the sender's message number in the subgroup (Message::index)
@@ -95,9 +107,19 @@ struct LargeState {
     bool resent = false;               // sent again by a view change (kResent)
     std::optional<std::uint64_t> seq;  // its RDMC message, once announced
     std::uint32_t rank = 0;            // ours among the subgroup's senders
-    // Which listeners got a copy (the descriptor's bitmask), and kLocalGroup's bytes.
+    bool sent = false;                 // announced to the holders (kLocalGroup: it stays here)
+    bool holders_have = false;         // every member that holds has it
+    std::uint32_t next_copy = 0;       // recipients tried so far (in order)
+    // Which recipients got a copy (the descriptor's bitmask), and kLocalGroup's bytes.
     std::vector<std::uint64_t> copied;
     std::shared_ptr<LocalMessage> local;
+    // Copies the descriptor waits for: a member a lag may leave behind holds until it is.
+    struct Awaited {
+      std::uint32_t recipient = 0;
+      rdmc::GroupId group = 0;
+      std::uint64_t seq = 0;
+    };
+    std::vector<Awaited> awaited;
   };
   std::mutex mu;                     // outgoing, local; `freed` waits on it
   std::condition_variable freed;     // buffer space freed, or the view ends
@@ -115,15 +137,39 @@ struct LargeState {
   // (a sender's own copies too, which a view change may send again).
   std::map<std::pair<rdmc::GroupId, std::uint64_t>, std::span<const std::byte>> held;
 
-  // Listeners (docs/rdmc.md, "Listeners"): the groups above hold the members that hold
-  // only. Per subgroup, sender rank and listener (its index in Subgroup::listeners), the
-  // group of two that carries that sender's copies to that listener (kNoGroup: none). A
-  // copy goes only where that group has room at once, so a listener holds nobody.
+  // Copies (docs/rdmc.md, "Copies"): the groups above hold the members that hold only; a
+  // subgroup's recipients (recipients()) take each message by a copy of their own, in a
+  // group of two with its sender. A listener, or a member left behind, gets one only where
+  // that group has room at once, so it holds nobody; a member that holds until a lag leaves
+  // it behind gets every one, and its descriptor waits for it.
+  // Per subgroup: its recipients; per sender rank and recipient, their group (kNoGroup:
+  // none); the members left behind as last seen (bit per SST rank; a sender's view).
+  std::vector<std::vector<NodeId>> recipients;
   std::vector<std::vector<std::vector<rdmc::GroupId>>> copies;
-  std::map<rdmc::GroupId, std::pair<std::uint32_t, std::uint32_t>> pairs;  // -> subgroup, rank
-  // Per subgroup: this member's index among its listeners (nullopt: it holds there).
-  std::vector<std::optional<std::uint32_t>> listening;
-  // A listener (protocol thread): copies here, by pair group, in the order they came.
+  std::vector<std::uint64_t> behind_seen;
+  std::optional<TimePoint> lag_wakeup;  // a sender: when the loop wakes to look at `owed`
+  struct Pair {
+    std::uint32_t subgroup = 0;
+    std::uint32_t sender_rank = 0;
+    std::uint32_t recipient = 0;  // index in recipients[subgroup]
+  };
+  std::map<rdmc::GroupId, Pair> pairs;
+  // A sender: per group of a recipient that holds, its copies not yet in, and since when
+  // none came in (or since the first went out). The lag rule judges its progress, as SMC's
+  // judges a member's counters: a recipient whose copies stand still is behind, one that
+  // takes them slowly is not.
+  struct Owed {
+    std::uint32_t copies = 0;
+    TimePoint since{};
+  };
+  std::map<rdmc::GroupId, Owed> owed;
+  // Per subgroup: this member's index among its recipients (nullopt: it holds there), and
+  // whether it listens there (each sender's messages on receipt) or takes the total order.
+  std::vector<std::optional<std::uint32_t>> receiving;
+  std::vector<char> listening;
+  // Per subgroup: a recipient skipped a message there (a gap: Engine::change_view).
+  std::vector<char> skipped_any;
+  // A recipient (protocol thread): copies here, by pair group, in the order they came.
   struct Copy {
     std::uint64_t index = 0;  // the message's number at its sender (Message::index)
     std::uint64_t seq = 0;    // in the pair group
@@ -131,9 +177,10 @@ struct LargeState {
   };
   std::map<rdmc::GroupId, std::deque<Copy>> arrived;
   bool copies_came = false;
-  // A listener: per subgroup and sender rank, the messages held back behind a large one
-  // whose copy is on its way (copied out of the ring), and the large ones skipped since the
-  // last delivered (no copy came: the sender's room for this listener was full).
+  // A recipient: the messages held back behind a large one whose copy is on its way (copied
+  // out of the ring), and the large ones skipped since the last delivered (no copy came:
+  // the sender had no room for it). Per subgroup and sender rank for a listener, per
+  // subgroup (kAllSenders) where it takes the total order.
   struct Waiting {
     smc::Message m;
     std::vector<std::byte> bytes;
@@ -141,20 +188,32 @@ struct LargeState {
   struct Behind {
     std::deque<Waiting> waiting;
     std::uint64_t skipped = 0;
-    std::uint64_t next = 0;  // the sender's message number after the last one taken or skipped
   };
   std::map<std::pair<std::uint32_t, std::uint32_t>, Behind> behind;
+  std::size_t held_back = 0;  // messages in behind's queues
+  // A recipient: per subgroup and sender rank, the sender's message number after the last one
+  // taken or skipped.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> next_index;
 
-  // A listener: lets go of the copies of messages it will not deliver (their descriptors
+  [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> behind_key(std::uint32_t sg,
+                                                                   std::uint32_t rank) const {
+    return {sg, listening[sg] != 0 ? rank : kAllSenders};
+  }
+  // A recipient: lets go of the copies of messages it will not deliver (their descriptors
   // went by, overwritten in the ring or taken without them), so that their sender has room
   // for the next ones. Protocol thread.
   void drop_stale_copies() {
     for (auto& [g, q] : arrived) {
-      const auto& [sg, rank] = pairs.at(g);
-      const auto b = behind.find({sg, rank});
-      if (b == behind.end()) continue;
-      const auto below =
-          b->second.waiting.empty() ? b->second.next : b->second.waiting.front().m.index;
+      if (q.empty()) continue;
+      const auto& [sg, rank, recipient] = pairs.at(g);
+      const auto n = next_index.find({sg, rank});
+      std::uint64_t below = n == next_index.end() ? 0 : n->second;
+      if (const auto b = behind.find(behind_key(sg, rank)); b != behind.end())
+        for (const auto& w : b->second.waiting)
+          if (w.m.sender_rank == rank) {
+            below = std::min(below, w.m.index);
+            break;
+          }
       while (!q.empty() && q.front().index < below) {
         rdmc->release(g, q.front().seq);
         q.pop_front();
@@ -203,47 +262,133 @@ struct ViewState {
 
 namespace {
 
-// Protocol thread, L.mu held: copies of outgoing message `o` of subgroup `sg` to each
-// listener whose group of two has room now.
-void send_copies(ViewState& vs, std::uint32_t sg, LargeState::Outgoing& o) {
+// Whether recipient k of subgroup `sg` holds its ring (docs/rdmc.md, "Copies"): not a
+// listener, and not left behind as far as this member saw.
+bool holds_ring(const ViewState& vs, std::uint32_t sg, std::uint32_t k) {
+  const NodeId id = vs.large.recipients[sg][k];
+  if (std::ranges::binary_search(vs.view.subgroups[sg].listeners, id)) return false;
+  const auto r = vs.view.rank_of(id);
+  return r && ((vs.large.behind_seen[sg] >> *r) & 1) == 0;
+}
+
+// Protocol thread, L.mu held: copies of outgoing message `o` of subgroup `sg` to its
+// recipients, in order, each where its group has room now. A recipient that holds its ring
+// gets every one, and the descriptor awaits it: without room, false (again later, nothing
+// after it in the subgroup going first). The others skip what finds no room.
+bool send_copies(ViewState& vs, std::uint32_t sg, LargeState::Outgoing& o, TimePoint now) {
   auto& L = vs.large;
   const auto& pairs = L.copies[sg][o.rank];
   const std::size_t size = sizeof(CopyHeader) + o.size;
-  if (pairs.empty() || size > L.rdmc->max_message()) return;
-  for (std::size_t l = 0; l < pairs.size(); ++l) {
-    const rdmc::GroupId pg = pairs[l];
+  for (; o.next_copy < pairs.size(); ++o.next_copy) {
+    const std::uint32_t k = o.next_copy;
+    const rdmc::GroupId pg = pairs[k];
     if (pg == kNoGroup) continue;
-    // Room at once, or no copy: a listener that fell behind skips messages (SAMPLE_LOST).
-    const auto space = L.rdmc->reserve(pg, size);
-    if (!space) continue;
-    const CopyHeader h{o.slot.index, o.size, {}};
-    std::memcpy(space->data(), &h, sizeof h);
-    std::memcpy(space->data() + sizeof h, o.data.data(), o.size);
+    const bool holds = holds_ring(vs, sg, k);
+    std::optional<std::span<std::byte>> space;
+    if (size <= L.rdmc->max_message() && L.rdmc->can_send(pg)) space = L.rdmc->reserve(pg, size);
     std::uint64_t seq = 0;
-    if (!L.rdmc->send_reserved(pg, *space, seq)) {
-      L.rdmc->unreserve(pg, *space);
-      continue;
+    if (space) {
+      const CopyHeader h{o.slot.index, o.size, {}};
+      std::memcpy(space->data(), &h, sizeof h);
+      std::memcpy(space->data() + sizeof h, o.data.data(), o.size);
+      if (!L.rdmc->send_reserved(pg, *space, seq)) {
+        L.rdmc->unreserve(pg, *space);
+        space.reset();
+      }
     }
-    o.copied[l / 64] |= std::uint64_t{1} << (l % 64);
+    if (!space) {
+      if (holds) return false;
+      continue;  // a listener, or a member left behind: it skips this one (SAMPLE_LOST)
+    }
+    o.copied[k / 64] |= std::uint64_t{1} << (k % 64);
+    if (holds) {
+      o.awaited.push_back({k, pg, seq});
+      auto& w = L.owed[pg];
+      if (w.copies++ == 0) w.since = now;
+    }
   }
+  return true;
 }
 
-// Commits outgoing message `it`'s descriptor (L.mu held): the message is at every member that
-// holds, and on its way to the listeners it names. `seq`: its RDMC message (kLocalGroup: key).
-LargeState::OutgoingMap::iterator commit_descriptor(ViewState& vs,
-                                                    LargeState::OutgoingMap::iterator it,
-                                                    std::uint64_t seq) {
+// Commits outgoing message `it`'s descriptor once it may go (L.mu held): announced, every
+// member that holds the subgroup's RDMC group has it, every recipient was tried, and no copy
+// is awaited. Returns the next message.
+LargeState::OutgoingMap::iterator try_commit(ViewState& vs, LargeState::OutgoingMap::iterator it) {
   auto& L = vs.large;
   auto& o = it->second;
+  const auto sg = it->first.first;
+  if (!o.sent || !o.holders_have || o.next_copy < L.copies[sg][o.rank].size() || !o.awaited.empty())
+    return std::next(it);
+  std::uint64_t seq = 0;
+  if (o.group == kLocalGroup) {
+    seq = L.next_local++;
+    L.local[seq] = o.local;
+  } else {
+    seq = *o.seq;
+  }
   const LargeDescriptor d{seq, o.size, o.group, static_cast<std::uint32_t>(o.copied.size())};
   std::memcpy(o.slot.data, &d, sizeof d);
   std::memcpy(o.slot.data + sizeof d, o.copied.data(), o.copied.size() * 8);
-  vs.smc->commit(it->first.first, o.slot,
-                 static_cast<std::uint32_t>(sizeof d + o.copied.size() * 8),
+  vs.smc->commit(sg, o.slot, static_cast<std::uint32_t>(sizeof d + o.copied.size() * 8),
                  kLargeMessage | (o.resent ? kResent : 0u));
   it = L.outgoing.erase(it);
   L.queued.store(L.outgoing.size());
   return it;
+}
+
+// A sender (L.mu held): the members left behind as the rows say now. A copy awaited from one
+// of them is awaited no more. True if someone was left behind since the last look.
+bool note_left_behind(ViewState& vs) {
+  auto& L = vs.large;
+  bool changed = false;
+  for (std::uint32_t s = 0; s < L.recipients.size(); ++s) {
+    if (vs.view.subgroups[s].demotable.empty() || L.recipients[s].empty()) continue;
+    const std::uint64_t mask = vs.smc->left_behind_ranks(s);
+    if (mask == L.behind_seen[s]) continue;
+    L.behind_seen[s] = mask;
+    changed = true;
+    for (auto& [key, o] : L.outgoing)
+      if (key.first == s)
+        std::erase_if(o.awaited, [&](const auto& a) { return !holds_ring(vs, s, a.recipient); });
+    std::erase_if(L.owed, [&](const auto& w) {
+      const auto& p = L.pairs.at(w.first);
+      return p.subgroup == s && !holds_ring(vs, s, p.recipient);
+    });
+  }
+  return changed;
+}
+
+// Protocol thread, L.mu held: the lag rule for the recipients whose copies message `o` of
+// subgroup `sg` waits for (docs/rdmc.md, "Copies"); true if it left one behind. `rt` wakes
+// the loop through `t` when the bound will run out.
+bool judge_copies(ViewState& vs, std::uint32_t sg, const LargeState::Outgoing& o, TimePoint now,
+                  Runtime& rt, transport::Transport& t) {
+  auto& L = vs.large;
+  const auto bound = vs.view.subgroups[sg].lag_bound;
+  // Not while a view change is under way: a member wedged for it stops on purpose (the next
+  // view sends the message again), as SMC's lag check has it.
+  const bool wedged = vs.membership->wedged_mask() != 0;
+  bool left = false;
+  const auto judge = [&](rdmc::GroupId pg, std::uint32_t recipient) {
+    const auto w = L.owed.find(pg);
+    if (w == L.owed.end()) return;
+    if (wedged) w->second.since = now;
+    if (now - w->second.since > bound) {
+      if (const auto r = vs.view.rank_of(L.recipients[sg][recipient]))
+        left = vs.smc->leave_behind(sg, *r) || left;
+      return;
+    }
+    // One wake-up pending at a time: the loop may doze meanwhile, and looks again then.
+    if (!L.lag_wakeup || *L.lag_wakeup < now) {
+      L.lag_wakeup = w->second.since + bound + std::chrono::nanoseconds(1);
+      (void)rt.control().schedule(*L.lag_wakeup, [&t] { t.notify(); });
+    }
+  };
+  for (const auto& a : o.awaited)
+    judge(a.group, a.recipient);
+  const auto& pairs = L.copies[sg][o.rank];
+  if (o.next_copy < pairs.size()) judge(pairs[o.next_copy], o.next_copy);  // waits for room
+  return left && note_left_behind(vs);
 }
 
 }  // namespace
@@ -406,38 +551,45 @@ void Engine::build_large(ViewState& vs) {
   const View& v = vs.view;
   auto& L = vs.large;
   const auto& k = v.knobs;
-  L.max_message =
-      std::min<std::uint64_t>((k.rdmc_buffer_size + 63) / 64 * 64,
-                              std::uint64_t{k.rdmc_block_size} * (rdmc::kMaxBlocks - 1));
+  // A copy's header comes on top of the largest message (rdmc::Settings::header_room).
+  L.max_message = std::min<std::uint64_t>(
+      (k.rdmc_buffer_size + 63) / 64 * 64,
+      std::uint64_t{k.rdmc_block_size} * (rdmc::kMaxBlocks - 1) - sizeof(CopyHeader));
   std::vector<std::vector<NodeId>> groups;
-  L.listening.assign(v.subgroups.size(), std::nullopt);
-  for (std::uint32_t s = 0; s < v.subgroups.size(); ++s) {
+  const auto n = v.subgroups.size();
+  L.receiving.assign(n, std::nullopt);
+  L.listening.assign(n, 0);
+  L.skipped_any.assign(n, 0);
+  L.behind_seen.assign(n, 0);
+  for (std::uint32_t s = 0; s < n; ++s) {
     const auto& sg = v.subgroups[s];
     auto& ids = L.group.emplace_back(sg.senders.size(), kNoGroup);
-    auto& copies = L.copies.emplace_back(sg.senders.size(),
-                                         std::vector<rdmc::GroupId>(sg.listeners.size(), kNoGroup));
+    auto& to = L.recipients.emplace_back(sg.topic == 0 ? std::vector<NodeId>{} : recipients(sg));
+    auto& copies =
+        L.copies.emplace_back(sg.senders.size(), std::vector<rdmc::GroupId>(to.size(), kNoGroup));
     if (sg.topic == 0) continue;  // the builtin subgroup: records fit a slot
-    const auto me = std::ranges::find(sg.listeners, node());
-    if (me != sg.listeners.end())
-      L.listening[s] = static_cast<std::uint32_t>(me - sg.listeners.begin());
-    const std::size_t bits = std::size_t{copy_words(sg)} * 64;
+    if (const auto me = std::ranges::find(to, node()); me != to.end()) {
+      L.receiving[s] = static_cast<std::uint32_t>(me - to.begin());
+      L.listening[s] = std::ranges::binary_search(sg.listeners, node()) ? 1 : 0;
+    }
+    const std::size_t bits = std::size_t{copy_words(sg, to.size())} * 64;
     for (std::uint32_t i = 0; i < sg.senders.size(); ++i) {
       // The members that hold: a message is everywhere once they all have it.
       std::vector<NodeId> g{sg.senders[i]};
       for (auto m : sg.members)
-        if (m != sg.senders[i] && !std::ranges::binary_search(sg.listeners, m)) g.push_back(m);
+        if (m != sg.senders[i] && !std::ranges::binary_search(to, m)) g.push_back(m);
       if (g.size() < 2) {
         ids[i] = kLocalGroup;
       } else if (groups.size() < rdmc::kMaxGroups) {  // otherwise refused at reserve(), with why
         ids[i] = static_cast<rdmc::GroupId>(groups.size());
         groups.push_back(std::move(g));
       }
-      // A group of two per listener, for its copies (none past the group ids or the bits).
-      for (std::size_t l = 0; l < sg.listeners.size() && l < bits; ++l) {
+      // A group of two per recipient, for its copies (none past the group ids or the bits).
+      for (std::size_t r = 0; r < to.size() && r < bits; ++r) {
         if (groups.size() == rdmc::kMaxGroups) break;
-        copies[i][l] = static_cast<rdmc::GroupId>(groups.size());
-        L.pairs.emplace(copies[i][l], std::pair{s, i});
-        groups.push_back({sg.senders[i], sg.listeners[l]});
+        copies[i][r] = static_cast<rdmc::GroupId>(groups.size());
+        L.pairs.emplace(copies[i][r], LargeState::Pair{s, i, static_cast<std::uint32_t>(r)});
+        groups.push_back({sg.senders[i], to[r]});
       }
     }
   }
@@ -446,29 +598,48 @@ void Engine::build_large(ViewState& vs) {
   settings.algorithm = k.rdmc_algorithm;
   settings.block_size = k.rdmc_block_size;
   settings.group_bytes = static_cast<std::size_t>(k.rdmc_buffer_size);
+  settings.header_room = sizeof(CopyHeader);
   // Two staging receives per peer: with 1 MiB blocks, 4 or 8 measured slower on both
   // transports (more bytes in flight than the caches and the pair's queue hold: shm 1 MiB,
   // 2.7-3.1 GB/s against 1.1-2.3; bench/perf/results/2026-11-26-large-samples.txt).
   settings.staging_per_peer = 2;
   ViewState* raw = &vs;
   rdmc::Callbacks cb;
-  cb.delivered = [raw](rdmc::GroupId g, std::uint64_t seq, std::span<const std::byte> bytes) {
+  Runtime* rt = runtime_.get();
+  cb.delivered = [raw, rt](rdmc::GroupId g, std::uint64_t seq, std::span<const std::byte> bytes) {
     auto& large = raw->large;
     if (const auto pair = large.pairs.find(g); pair != large.pairs.end()) {
-      // A listener's copy: the sender lets go of its own at once; the listener keeps it
-      // until it delivers the descriptor (on_deliver), or skips it.
+      // A recipient's copy: the sender lets go of its own at once (a descriptor that
+      // awaited it may go); the recipient keeps it until it delivers the descriptor
+      // (on_deliver), or skips it.
       if (large.rdmc->sends_in(g)) {
         large.rdmc->release(g, seq);
+        std::lock_guard lock(large.mu);
+        if (const auto w = large.owed.find(g); w != large.owed.end()) {
+          if (--w->second.copies == 0)
+            large.owed.erase(w);
+          else
+            w->second.since = rt->now();  // it moves
+        }
+        for (auto it = large.outgoing.begin(); it != large.outgoing.end(); ++it) {
+          auto& o = it->second;
+          if (std::erase_if(o.awaited,
+                            [&](const auto& a) { return a.group == g && a.seq == seq; }) == 0)
+            continue;
+          (void)try_commit(*raw, it);
+          break;
+        }
         return;
       }
       CopyHeader h;
       if (bytes.size() >= sizeof h) std::memcpy(&h, bytes.data(), sizeof h);
       if (bytes.size() < sizeof h || h.size != bytes.size() - sizeof h) {
         large.rdmc->release(g, seq);
-        const auto sender = raw->view.subgroups[pair->second.first].senders[pair->second.second];
+        const auto sender =
+            raw->view.subgroups[pair->second.subgroup].senders[pair->second.sender_rank];
         if (const auto r = raw->view.rank_of(sender))
           raw->sst->suspect(*r, transport::SuspicionReason::malformed_frame,
-                            "node " + std::to_string(sender) + " sent a listener's copy of " +
+                            "node " + std::to_string(sender) + " sent a copy of " +
                                 std::to_string(bytes.size()) + " bytes whose header says " +
                                 std::to_string(h.size) + " after it");
         return;
@@ -479,11 +650,13 @@ void Engine::build_large(ViewState& vs) {
     }
     large.held[{g, seq}] = bytes;
     if (!large.rdmc->sends_in(g)) return;
-    // Ours, and every member of the subgroup that holds has it now: its descriptor may go.
+    // Ours, and every member of the subgroup's group has it now: its descriptor may go once
+    // the copies it awaits are in too.
     std::lock_guard lock(large.mu);
     for (auto it = large.outgoing.begin(); it != large.outgoing.end(); ++it) {
       if (it->second.group != g || it->second.seq != seq) continue;
-      commit_descriptor(*raw, it, seq);
+      it->second.holders_have = true;
+      (void)try_commit(*raw, it);
       break;
     }
   };
@@ -514,49 +687,62 @@ bool Engine::pump_large(ViewState& vs) {
   }
   if (L.queued.load() == 0) return did;  // nothing to announce: no lock
   std::lock_guard lock(L.mu);
+  note_left_behind(vs);
   std::optional<std::uint32_t> blocked;  // a subgroup whose next message cannot go yet
+  std::optional<TimePoint> now;
   for (auto it = L.outgoing.begin(); it != L.outgoing.end();) {
-    const auto& key = it->first;
+    const auto sg = it->first.first;
     auto& o = it->second;
-    if (o.seq || blocked == key.first) {
+    if (blocked == sg) {
       ++it;
       continue;
     }
     if (!o.committed) {
-      blocked = key.first;
+      blocked = sg;
       ++it;
       continue;
     }
-    if (o.group == kLocalGroup) {
-      // The bytes stay here: copies for the listeners, then the descriptor at once.
-      send_copies(vs, key.first, o);
-      const auto local = L.next_local++;
-      L.local[local] = o.local;
-      it = commit_descriptor(vs, it, local);
-      did = true;
-      continue;
-    }
-    if (o.data.empty()) {
-      const auto space = L.rdmc->reserve(o.group, o.size);
-      if (!space) {
-        blocked = key.first;
+    if (!o.sent && o.group != kLocalGroup) {
+      if (o.data.empty()) {
+        const auto space = L.rdmc->reserve(o.group, o.size);
+        if (!space) {
+          blocked = sg;
+          ++it;
+          continue;
+        }
+        std::memcpy(space->data(), o.heap.data(), o.size);
+        o.data = *space;
+        o.heap = {};
+      }
+      std::uint64_t seq = 0;
+      if (!L.rdmc->send_reserved(o.group, o.data.first(o.size), seq)) {
+        blocked = sg;
         ++it;
         continue;
       }
-      std::memcpy(space->data(), o.heap.data(), o.size);
-      o.data = *space;
-      o.heap = {};
+      o.seq = seq;
+      o.sent = true;
+      did = true;
+    } else if (!o.sent) {  // the bytes stay here: no member but us holds the group
+      o.sent = true;
+      o.holders_have = true;
+      did = true;
     }
-    std::uint64_t seq = 0;
-    if (!L.rdmc->send_reserved(o.group, o.data.first(o.size), seq)) {
-      blocked = key.first;
+    if (!now) now = runtime_->now();
+    const auto tried = o.next_copy;
+    const bool copied = send_copies(vs, sg, o, *now);
+    did = did || o.next_copy != tried;
+    if ((!copied || !o.awaited.empty()) && o.holders_have &&
+        judge_copies(vs, sg, o, *now, *runtime_, *transport_)) {
+      did = true;
+      continue;  // this message again, with them behind
+    }
+    if (!copied) {
+      blocked = sg;
       ++it;
       continue;
     }
-    o.seq = seq;
-    send_copies(vs, key.first, o);
-    did = true;
-    ++it;
+    it = try_commit(vs, it);
   }
   return did;
 }
@@ -664,7 +850,8 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
       continue;
     }
     const auto r = fresh->smc->reserve(
-        m.subgroup, large ? descriptor_bytes(sub) : static_cast<std::uint32_t>(m.bytes.size()));
+        m.subgroup, large ? descriptor_bytes(sub, L.recipients[m.subgroup].size())
+                          : static_cast<std::uint32_t>(m.bytes.size()));
     if (r.status != smc::ReserveStatus::ok) continue;  // not a sender there any more
     resent_.fetch_add(1, std::memory_order_relaxed);
     if (!large) {
@@ -673,7 +860,7 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
       continue;
     }
     // Larger than a slot: by RDMC again, its descriptor once every member that holds has
-    // it (and copies to the listeners).
+    // it (and copies to the recipients).
     const auto rank =
         static_cast<std::uint32_t>(std::ranges::find(sub.senders, node()) - sub.senders.begin());
     const bool copies =
@@ -694,7 +881,7 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
     o.group = g;
     o.size = m.bytes.size();
     o.rank = rank;
-    o.copied.assign(copy_words(sub), 0);
+    o.copied.assign(copy_words(sub, L.recipients[m.subgroup].size()), 0);
     if (g == kLocalGroup) {
       o.local = std::make_shared<LocalMessage>(m.bytes.size());
       std::memcpy(o.local->bytes().data(), m.bytes.data(), m.bytes.size());
@@ -784,7 +971,7 @@ void Engine::decided(const View& ending, const ViewDecision& d) {
 
 void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
   if (stopping_.load() || !end_view(ending)) return;
-  // A listener's messages held back for copies that have not come go now, without them.
+  // A recipient's messages held back for copies that have not come go now, without them.
   if (ending->large.rdmc) deliver_behind(*ending, true);
   // The removed members' endpoints go first: the next layout is the demand without them.
   if (client_ != nullptr) {
@@ -806,7 +993,9 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
       const auto& st = ending->smc->stats(s);
       const std::int64_t trim = s < d.trims.size() ? d.trims[s] : -1;
       // Overwritten before it took them, or past what it received when the trim left it out.
-      if (st.left_behind > 0 && (st.lost > 0 || ending->smc->delivered_num(s) < trim))
+      // Or, a large message it took no copy of.
+      const bool skipped = s < ending->large.skipped_any.size() && ending->large.skipped_any[s];
+      if (st.left_behind > 0 && (st.lost > 0 || ending->smc->delivered_num(s) < trim || skipped))
         gaps.push_back(ending->view.subgroups[s].topic);
     }
     if (!gaps.empty()) client_->on_gaps(gaps);
@@ -1336,7 +1525,7 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
     if (g != kLocalGroup) L.rdmc->unreserve(g, data);
   };
   // Then the slot that keeps its place in the order.
-  const auto r = reserve_slot(*vs, sg, descriptor_bytes(sub), deadline);
+  const auto r = reserve_slot(*vs, sg, descriptor_bytes(sub, L.recipients[sg].size()), deadline);
   if (r.status == smc::ReserveStatus::wedged) {
     // A view change began: the next view takes the message.
     give_back();
@@ -1351,14 +1540,14 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
       static_cast<std::uint32_t>(std::ranges::find(sub.senders, node()) - sub.senders.begin());
   const auto& copies = L.copies[sg][rank];
   if (g != kLocalGroup || std::ranges::any_of(copies, [](auto c) { return c != kNoGroup; })) {
-    // Through the protocol thread: by RDMC to the members that hold, copies to listeners.
+    // Through the protocol thread: by RDMC to the members that hold, copies to recipients.
     LargeState::Outgoing o;
     o.slot = r;
     o.group = g;
     o.data = data;
     o.size = size;
     o.rank = rank;
-    o.copied.assign(copy_words(sub), 0);
+    o.copied.assign(copy_words(sub, L.recipients[sg].size()), 0);
     if (g == kLocalGroup) o.local = std::static_pointer_cast<LocalMessage>(heap);
     std::lock_guard lock(L.mu);
     L.outgoing.emplace(std::pair{sg, r.index}, std::move(o));
@@ -1518,15 +1707,15 @@ void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
   if (client_ == nullptr || batch.empty()) return;
   auto& L = vs.large;
   const auto sg = batch.front().subgroup;
-  const bool listening = sg < L.listening.size() && L.listening[sg].has_value();
-  if (!listening && std::ranges::none_of(batch, [](const smc::Message& m) {
-        return (m.flags & kLargeMessage) != 0;
-      })) {
+  const bool copies = sg < L.receiving.size() && L.receiving[sg].has_value();
+  if (std::ranges::none_of(batch,
+                           [](const smc::Message& m) { return (m.flags & kLargeMessage) != 0; }) &&
+      (!copies || L.held_back == 0)) {
     client_->on_deliver(batch);
     return;
   }
-  if (listening) {
-    deliver_as_listener(vs, batch);
+  if (copies) {
+    deliver_copies(vs, batch);
     return;
   }
   // Descriptors: the message is here (its sender committed the descriptor once every member
@@ -1581,10 +1770,10 @@ void Engine::suspect_descriptor(ViewState& vs, const smc::Message& m, const std:
                         ", message " + std::to_string(m.index) + ") " + what);
 }
 
-// A listener's large message: its copy is here (taken out of `arrived` into `copy`), on its
-// way, or not coming (its sender had no room for this listener: skipped). `m`'s descriptor
-// was checked by no one yet.
-Engine::CopyState Engine::copy_for(ViewState& vs, const smc::Message& m, CopyOf& copy) {
+// A recipient's large message: its copy is here (taken out of `arrived` into `copy`), on
+// its way, or not coming (its sender had no room for this recipient: skipped). `m`'s
+// descriptor was checked by no one yet.
+Engine::CopyState Engine::copy_for(ViewState& vs, const Message& m, CopyOf& copy) {
   auto& L = vs.large;
   LargeDescriptor d;
   const auto& groups = L.group[m.subgroup];
@@ -1595,46 +1784,49 @@ Engine::CopyState Engine::copy_for(ViewState& vs, const smc::Message& m, CopyOf&
     suspect_descriptor(vs, m, "that does not parse");
     return CopyState::none;
   }
-  const std::uint32_t l = *L.listening[m.subgroup];
+  const std::uint32_t k = *L.receiving[m.subgroup];
   std::uint64_t word = 0;
-  if (l / 64 < d.copy_words) std::memcpy(&word, m.payload.data() + sizeof d + (l / 64) * 8, 8);
+  if (k / 64 < d.copy_words) std::memcpy(&word, m.payload.data() + sizeof d + (k / 64) * 8, 8);
   const auto& pairs = L.copies[m.subgroup][m.sender_rank];
-  if (((word >> (l % 64)) & 1) == 0 || l >= pairs.size() || pairs[l] == kNoGroup)
+  if (((word >> (k % 64)) & 1) == 0 || k >= pairs.size() || pairs[k] == kNoGroup)
     return CopyState::none;
-  auto& q = L.arrived[pairs[l]];
-  // Copies of messages this listener skipped (overwritten in the ring before it looked).
+  auto& q = L.arrived[pairs[k]];
+  // Copies of messages this recipient skipped (overwritten in the ring before it looked).
   while (!q.empty() && q.front().index < m.index) {
-    L.rdmc->release(pairs[l], q.front().seq);
+    L.rdmc->release(pairs[k], q.front().seq);
     q.pop_front();
   }
   if (q.empty()) return CopyState::coming;
   if (q.front().index != m.index || q.front().bytes.size() != d.size) return CopyState::none;
-  copy = {pairs[l], q.front().seq, q.front().bytes};
+  copy = {pairs[k], q.front().seq, q.front().bytes};
   q.pop_front();
   return CopyState::here;
 }
 
-void Engine::deliver_as_listener(ViewState& vs, std::span<const smc::Message> batch) {
+void Engine::deliver_copies(ViewState& vs, std::span<const Message> batch) {
   auto& L = vs.large;
-  std::vector<smc::Message> out;
+  std::vector<Message> out;
   out.reserve(batch.size());
   std::vector<CopyOf> done;  // copies let go of after the upcall
   for (const auto& m : batch) {
-    auto& behind = L.behind[{m.subgroup, m.sender_rank}];
-    if (!behind.waiting.empty()) {  // the sender's messages stay in order
+    auto& behind = L.behind[L.behind_key(m.subgroup, m.sender_rank)];
+    L.next_index[{m.subgroup, m.sender_rank}] = m.index + 1;
+    if (!behind.waiting.empty()) {  // the order stays
       behind.waiting.push_back({m, {m.payload.begin(), m.payload.end()}});
+      ++L.held_back;
       continue;
     }
-    behind.next = m.index + 1;
-    smc::Message next = m;
+    Message next = m;
     if ((m.flags & kLargeMessage) != 0) {
       CopyOf copy;
       switch (copy_for(vs, m, copy)) {
         case CopyState::none:  // counted with what the ring skipped before it
           behind.skipped += 1 + m.lost_before;
+          L.skipped_any[m.subgroup] = 1;
           continue;
         case CopyState::coming:
           behind.waiting.push_back({m, {m.payload.begin(), m.payload.end()}});
+          ++L.held_back;
           continue;
         case CopyState::here:
           next.payload = copy.bytes;
@@ -1653,6 +1845,10 @@ void Engine::deliver_as_listener(ViewState& vs, std::span<const smc::Message> ba
 
 void Engine::deliver_behind(ViewState& vs, bool ending) {
   auto& L = vs.large;
+  if (L.held_back == 0) {
+    L.drop_stale_copies();
+    return;
+  }
   for (auto& [key, behind] : L.behind) {
     std::vector<smc::Message> out;
     std::vector<CopyOf> done;
@@ -1669,7 +1865,9 @@ void Engine::deliver_behind(ViewState& vs, bool ending) {
         if (state == CopyState::coming) break;
         if (state == CopyState::none) {
           behind.skipped += 1 + next.lost_before;
+          L.skipped_any[next.subgroup] = 1;
           behind.waiting.pop_front();
+          --L.held_back;
           continue;
         }
         next.payload = copy.bytes;
@@ -1679,6 +1877,7 @@ void Engine::deliver_behind(ViewState& vs, bool ending) {
       out.push_back(next);
       gone.push_back(std::move(w));
       behind.waiting.pop_front();
+      --L.held_back;
     }
     if (!out.empty() && client_ != nullptr) client_->on_deliver(out);
     for (const auto& c : done)

@@ -385,8 +385,8 @@ class Engine final : public Bus {
   // Protocol thread: RDMC transfers on, and the descriptors of those complete everywhere.
   bool pump_large(ViewState& vs);
   void on_deliver(ViewState& vs, std::span<const Message> batch);
-  // Listeners of large messages (docs/rdmc.md, "Listeners"; protocol thread, or control
-  // thread with it stopped). A copy taken out of its pair group: released after the upcall.
+  // Recipients of copies of large messages (docs/rdmc.md, "Copies"; protocol thread, or
+  // control thread with it stopped). A copy taken out of its pair group: released after the upcall.
   struct CopyOf {
     std::uint32_t group = 0;
     std::uint64_t seq = 0;
@@ -394,7 +394,7 @@ class Engine final : public Bus {
   };
   enum class CopyState { here, coming, none };
   CopyState copy_for(ViewState& vs, const Message& m, CopyOf& copy);
-  void deliver_as_listener(ViewState& vs, std::span<const Message> batch);
+  void deliver_copies(ViewState& vs, std::span<const Message> batch);
   // Delivers what waited for copies that came since; `ending`: the view ends, and what
   // still waits goes without its large message (skipped, counted).
   void deliver_behind(ViewState& vs, bool ending);

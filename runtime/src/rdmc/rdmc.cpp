@@ -77,8 +77,8 @@ Rdmc::Rdmc(transport::Transport& t, std::uint64_t epoch, std::vector<std::vector
   pool_size_ = staging_end_;
   for (auto& g : groups_) {
     if (!g.member) continue;
-    g.free.emplace(pool_size_, align_up(s_.group_bytes));
-    pool_size_ += align_up(s_.group_bytes);
+    g.free.emplace(pool_size_, align_up(s_.group_bytes + s_.header_room));
+    pool_size_ += align_up(s_.group_bytes + s_.header_room);
   }
   auto pool = t.create_region(pool_id_, std::max<std::size_t>(pool_size_, kAlign));
   pool_ = pool.bytes.data();
@@ -123,7 +123,7 @@ Rdmc::Rdmc(transport::Transport& t, std::uint64_t epoch, std::vector<std::vector
 }
 
 std::size_t Rdmc::max_message() const noexcept {
-  return std::min<std::size_t>(align_up(s_.group_bytes),
+  return std::min<std::size_t>(align_up(s_.group_bytes + s_.header_room),
                                std::size_t{s_.block_size} * (kMaxBlocks - 1));
 }
 

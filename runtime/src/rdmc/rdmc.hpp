@@ -70,6 +70,9 @@ struct Settings {
   std::uint32_t block_size = 1u << 20;
   std::uint32_t staging_per_peer = 2;               // receive buffers posted to each peer
   std::size_t group_bytes = std::size_t{16} << 20;  // message buffers per group, per member
+  // Bytes each group's buffer space has on top of group_bytes, and max_message() with it: a
+  // header its user puts in front of the largest message (the engine's copies).
+  std::size_t header_room = 0;
 };
 
 inline constexpr std::uint32_t kSeqBits = 4;               // of the immediate: a message's seq
@@ -130,6 +133,12 @@ class Rdmc {
   [[nodiscard]] std::optional<std::span<std::byte>> reserve(GroupId g, std::size_t size);
   bool send_reserved(GroupId g, std::span<const std::byte> message, std::uint64_t& seq);
   void unreserve(GroupId g, std::span<const std::byte> reservation);
+  // Whether send_reserved() in group g (this node its sender) would start a message now:
+  // a header is free and the group is not broken.
+  [[nodiscard]] bool can_send(GroupId g) const noexcept {
+    return g < groups_.size() && groups_[g].member && groups_[g].rank == 0 && !groups_[g].broken &&
+           header_room(groups_[g]);
+  }
   // Whether this node sends in group g.
   [[nodiscard]] bool sends_in(GroupId g) const noexcept {
     return g < groups_.size() && groups_[g].member && groups_[g].rank == 0;

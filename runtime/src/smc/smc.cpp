@@ -409,6 +409,18 @@ class SubgroupEngine {
   void stall() noexcept { stalled_.store(true, std::memory_order_relaxed); }
   void resume() noexcept { stalled_.store(false, std::memory_order_relaxed); }
   [[nodiscard]] bool left_behind() const noexcept { return catching_up_; }
+  [[nodiscard]] std::uint64_t left_behind_ranks() const { return union_of_rows(); }
+  bool leave_behind(std::size_t rank) {
+    if (lag_bound_.count() == 0 || frozen_) return false;
+    refresh_demoted();
+    for (std::size_t k = 0; k < members_.size(); ++k) {
+      if (members_[k] != rank || members_[k] == me_) continue;
+      if (!demotable_[k] || !holding(k)) return false;
+      demote(k);
+      return true;
+    }
+    return false;
+  }
 
  private:
   [[nodiscard]] std::size_t slot_offset(std::size_t slots, std::uint64_t r) const noexcept {
@@ -1057,6 +1069,14 @@ void Smc::resume() noexcept {
 
 bool Smc::left_behind(std::uint32_t subgroup) const {
   return is_member(subgroup) && engines_[subgroup]->left_behind();
+}
+
+std::uint64_t Smc::left_behind_ranks(std::uint32_t subgroup) const {
+  return is_member(subgroup) ? engines_[subgroup]->left_behind_ranks() : 0;
+}
+
+bool Smc::leave_behind(std::uint32_t subgroup, std::size_t rank) {
+  return is_member(subgroup) && engines_[subgroup]->leave_behind(rank);
 }
 
 Reservation Smc::reserve(std::uint32_t subgroup, std::uint32_t size) noexcept {

@@ -216,6 +216,14 @@ class Smc {
   void resume() noexcept;
   // Whether this member is left behind in `subgroup` (predicate thread).
   [[nodiscard]] bool left_behind(std::uint32_t subgroup) const;
+  // The members left behind in `subgroup`, as every member's row says (bit per SST rank);
+  // 0 where this node is not a member or nobody may be left behind. Predicate thread.
+  [[nodiscard]] std::uint64_t left_behind_ranks(std::uint32_t subgroup) const;
+  // Leaves the member of SST rank `rank` behind in `subgroup`, as a lag of its counters
+  // would (docs/smc.md, "Lagging members"): the engine saw it keep a large message that the
+  // members that hold all have for the lag bound (docs/rdmc.md). False where it cannot be
+  // (not demotable there, left behind already, or this node not a member). Predicate thread.
+  bool leave_behind(std::uint32_t subgroup, std::size_t rank);
 
  private:
   sst::Sst* sst_;
