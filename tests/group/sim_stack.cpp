@@ -146,12 +146,14 @@ void SimStack::stall(std::size_t i) {
   cores_.at(i)->engine().stall_view_changes();
 }
 
-void SimStack::stall_deliveries(std::size_t i) {
+void SimStack::stall_deliveries(std::size_t i, bool transfers) {
   cores_.at(i)->engine().stall_deliveries();
+  if (transfers) cores_.at(i)->engine().stall_transfers();
 }
 
-void SimStack::resume_deliveries(std::size_t i) {
+void SimStack::resume_deliveries(std::size_t i, bool transfers) {
   cores_.at(i)->engine().resume_deliveries();
+  if (transfers) cores_.at(i)->engine().resume_transfers();
 }
 
 std::size_t SimStack::forge_suspicion(std::size_t i, std::size_t owner, std::size_t victim) {

@@ -88,11 +88,12 @@ class SimStack {
   // protocol thread stuck in a trigger); the others must suspect it for want of progress.
   void stall(std::size_t i);
   // stall_deliveries(i): participant i stops receiving and delivering (its current view's
-  // subgroups), its heartbeat and view-change part going on: a half-dead member.
-  void stall_deliveries(std::size_t i);
+  // subgroups), its heartbeat and view-change part going on: a half-dead member. With
+  // `transfers`, its RDMC stops too (group::Engine::stall_transfers).
+  void stall_deliveries(std::size_t i, bool transfers = false);
   // resume_deliveries(i): ends it, as a paused process that runs again (a demotable member
   // left behind for its lag catches up and holds again from the next view).
-  void resume_deliveries(std::size_t i);
+  void resume_deliveries(std::size_t i, bool transfers = false);
   // forge_suspicion(i, owner, victim): participant i writes "`owner` suspects `victim`" into
   // every other member's copy of owner's SST row, the owner's own included (the suspected
   // bits, 8 bytes at each;

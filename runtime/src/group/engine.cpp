@@ -161,6 +161,7 @@ struct LargeState {
   struct Owed {
     std::uint32_t copies = 0;
     TimePoint since{};
+    bool started = false;  // the recipient was seen running this view's transfers
   };
   std::map<rdmc::GroupId, Owed> owed;
   // Per subgroup: this member's index among its recipients (nullopt: it holds there), and
@@ -169,11 +170,12 @@ struct LargeState {
   std::vector<char> listening;
   // Per subgroup: a recipient skipped a message there (a gap: Engine::change_view).
   std::vector<char> skipped_any;
-  // A recipient (protocol thread): copies here, by pair group, in the order they came.
+  // A recipient (protocol thread): copies here, by pair group, in the order they came. Each is
+  // copied out of RDMC's buffer as it comes, so that the recipient's transfers never wait for
+  // its deliveries (which may wait for other members): the sender judges their progress.
   struct Copy {
     std::uint64_t index = 0;  // the message's number at its sender (Message::index)
-    std::uint64_t seq = 0;    // in the pair group
-    std::span<const std::byte> bytes;
+    std::shared_ptr<LocalMessage> bytes;
   };
   std::map<rdmc::GroupId, std::deque<Copy>> arrived;
   bool copies_came = false;
@@ -214,10 +216,8 @@ struct LargeState {
             below = std::min(below, w.m.index);
             break;
           }
-      while (!q.empty() && q.front().index < below) {
-        rdmc->release(g, q.front().seq);
+      while (!q.empty() && q.front().index < below)
         q.pop_front();
-      }
     }
   }
 
@@ -328,7 +328,7 @@ LargeState::OutgoingMap::iterator try_commit(ViewState& vs, LargeState::Outgoing
   }
   const LargeDescriptor d{seq, o.size, o.group, static_cast<std::uint32_t>(o.copied.size())};
   std::memcpy(o.slot.data, &d, sizeof d);
-  std::memcpy(o.slot.data + sizeof d, o.copied.data(), o.copied.size() * 8);
+  if (!o.copied.empty()) std::memcpy(o.slot.data + sizeof d, o.copied.data(), o.copied.size() * 8);
   vs.smc->commit(sg, o.slot, static_cast<std::uint32_t>(sizeof d + o.copied.size() * 8),
                  kLargeMessage | (o.resent ? kResent : 0u));
   it = L.outgoing.erase(it);
@@ -372,6 +372,12 @@ bool judge_copies(ViewState& vs, std::uint32_t sg, const LargeState::Outgoing& o
   const auto judge = [&](rdmc::GroupId pg, std::uint32_t recipient) {
     const auto w = L.owed.find(pg);
     if (w == L.owed.end()) return;
+    // Its clock runs from when it was first seen running this view's transfers: members
+    // install a view one after another.
+    if (!w->second.started) {
+      w->second.started = L.rdmc->started_by(L.recipients[sg][recipient]);
+      w->second.since = now;
+    }
     if (wedged) w->second.since = now;
     if (now - w->second.since > bound) {
       if (const auto r = vs.view.rank_of(L.recipients[sg][recipient]))
@@ -633,7 +639,7 @@ void Engine::build_large(ViewState& vs) {
       }
       CopyHeader h;
       if (bytes.size() >= sizeof h) std::memcpy(&h, bytes.data(), sizeof h);
-      if (bytes.size() < sizeof h || h.size != bytes.size() - sizeof h) {
+      if (bytes.size() <= sizeof h || h.size != bytes.size() - sizeof h) {
         large.rdmc->release(g, seq);
         const auto sender =
             raw->view.subgroups[pair->second.subgroup].senders[pair->second.sender_rank];
@@ -644,7 +650,10 @@ void Engine::build_large(ViewState& vs) {
                                 std::to_string(h.size) + " after it");
         return;
       }
-      large.arrived[g].push_back({h.index, seq, bytes.subspan(sizeof h)});
+      auto copy = std::make_shared<LocalMessage>(static_cast<std::size_t>(h.size));
+      std::memcpy(copy->bytes().data(), bytes.data() + sizeof h, copy->size);
+      large.rdmc->release(g, seq);
+      large.arrived[g].push_back({h.index, std::move(copy)});
       large.copies_came = true;
       return;
     }
@@ -689,6 +698,7 @@ bool Engine::pump_large(ViewState& vs) {
   std::lock_guard lock(L.mu);
   note_left_behind(vs);
   std::optional<std::uint32_t> blocked;  // a subgroup whose next message cannot go yet
+  std::optional<std::uint32_t> head_sg;  // the subgroup of the message before
   std::optional<TimePoint> now;
   for (auto it = L.outgoing.begin(); it != L.outgoing.end();) {
     const auto sg = it->first.first;
@@ -732,7 +742,12 @@ bool Engine::pump_large(ViewState& vs) {
     const auto tried = o.next_copy;
     const bool copied = send_copies(vs, sg, o, *now);
     did = did || o.next_copy != tried;
-    if ((!copied || !o.awaited.empty()) && o.holders_have &&
+    // Judged at the head of its subgroup's line only: a recipient whose copies of later
+    // messages wait (its buffers full of copies whose descriptors wait for another's) is
+    // not the one behind.
+    const bool head = head_sg != sg;
+    head_sg = sg;
+    if (head && (!copied || !o.awaited.empty()) && o.holders_have &&
         judge_copies(vs, sg, o, *now, *runtime_, *transport_)) {
       did = true;
       continue;  // this message again, with them behind
@@ -1792,13 +1807,11 @@ Engine::CopyState Engine::copy_for(ViewState& vs, const Message& m, CopyOf& copy
     return CopyState::none;
   auto& q = L.arrived[pairs[k]];
   // Copies of messages this recipient skipped (overwritten in the ring before it looked).
-  while (!q.empty() && q.front().index < m.index) {
-    L.rdmc->release(pairs[k], q.front().seq);
+  while (!q.empty() && q.front().index < m.index)
     q.pop_front();
-  }
   if (q.empty()) return CopyState::coming;
-  if (q.front().index != m.index || q.front().bytes.size() != d.size) return CopyState::none;
-  copy = {pairs[k], q.front().seq, q.front().bytes};
+  if (q.front().index != m.index || q.front().bytes->size != d.size) return CopyState::none;
+  copy = {q.front().bytes, q.front().bytes->bytes()};
   q.pop_front();
   return CopyState::here;
 }
@@ -1807,7 +1820,7 @@ void Engine::deliver_copies(ViewState& vs, std::span<const Message> batch) {
   auto& L = vs.large;
   std::vector<Message> out;
   out.reserve(batch.size());
-  std::vector<CopyOf> done;  // copies let go of after the upcall
+  std::vector<CopyOf> done;  // copies kept through the upcall
   for (const auto& m : batch) {
     auto& behind = L.behind[L.behind_key(m.subgroup, m.sender_rank)];
     L.next_index[{m.subgroup, m.sender_rank}] = m.index + 1;
@@ -1838,8 +1851,6 @@ void Engine::deliver_copies(ViewState& vs, std::span<const Message> batch) {
     out.push_back(next);
   }
   if (!out.empty()) client_->on_deliver(out);
-  for (const auto& c : done)
-    L.rdmc->release(c.group, c.seq);
   L.drop_stale_copies();
 }
 
@@ -1851,7 +1862,7 @@ void Engine::deliver_behind(ViewState& vs, bool ending) {
   }
   for (auto& [key, behind] : L.behind) {
     std::vector<smc::Message> out;
-    std::vector<CopyOf> done;
+    std::vector<CopyOf> done;              // copies kept through the upcall
     std::deque<LargeState::Waiting> gone;  // their bytes stay valid through the upcall
     while (!behind.waiting.empty()) {
       auto& w = behind.waiting.front();
@@ -1880,8 +1891,6 @@ void Engine::deliver_behind(ViewState& vs, bool ending) {
       --L.held_back;
     }
     if (!out.empty() && client_ != nullptr) client_->on_deliver(out);
-    for (const auto& c : done)
-      L.rdmc->release(c.group, c.seq);
   }
   L.drop_stale_copies();
 }

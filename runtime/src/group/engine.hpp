@@ -386,10 +386,9 @@ class Engine final : public Bus {
   bool pump_large(ViewState& vs);
   void on_deliver(ViewState& vs, std::span<const Message> batch);
   // Recipients of copies of large messages (docs/rdmc.md, "Copies"; protocol thread, or
-  // control thread with it stopped). A copy taken out of its pair group: released after the upcall.
+  // control thread with it stopped). A copy taken for delivery: `keep` holds its bytes.
   struct CopyOf {
-    std::uint32_t group = 0;
-    std::uint64_t seq = 0;
+    std::shared_ptr<void> keep;
     std::span<const std::byte> bytes;
   };
   enum class CopyState { here, coming, none };

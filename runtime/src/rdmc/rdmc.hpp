@@ -139,6 +139,12 @@ class Rdmc {
     return g < groups_.size() && groups_[g].member && groups_[g].rank == 0 && !groups_[g].broken &&
            header_room(groups_[g]);
   }
+  // Whether `peer` runs this view's transfers with this node: it posted receives for our
+  // blocks (a member still installing the view, or connecting, has not).
+  [[nodiscard]] bool started_by(NodeId peer) const noexcept {
+    const auto i = index_of(peer);
+    return i && load(credit_offset(*i, me_)) > 0;
+  }
   // Whether this node sends in group g.
   [[nodiscard]] bool sends_in(GroupId g) const noexcept {
     return g < groups_.size() && groups_[g].member && groups_[g].rank == 0;
