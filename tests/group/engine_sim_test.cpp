@@ -26,20 +26,26 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Records what the engine delivers and which views it installs.
+// Records what the engine delivers and which views it installs; lays out `channels`.
 struct Recorder final : group::EngineClient {
+  Recorder() = default;
+  explicit Recorder(std::vector<group::ChannelDemand> c) : channels(std::move(c)) {}
+  std::vector<group::ChannelDemand> channels = demand();
   std::vector<std::string> messages;
   std::vector<std::uint64_t> views;
+  std::uint64_t lost = 0;  // Message::lost_before, summed
   void on_deliver(std::span<const spindle::smc::Message> batch) override {
-    for (const auto& m : batch)
+    for (const auto& m : batch) {
       messages.emplace_back(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
+      lost += m.lost_before;
+    }
   }
   void on_member_lost(group::NodeId, bool, const std::string&) override {}
   void on_view(const group::View& v) override { views.push_back(v.epoch); }
   void on_halt(const std::string& why) override { halted = why; }
   std::string halted;
+  group::Demand layout_demand() override { return {0, channels}; }
   // Both members write and read topic 7 (atomic).
-  group::Demand layout_demand() override { return {0, demand()}; }
   static std::vector<group::ChannelDemand> demand() {
     return {group::ChannelDemand{{7, group::Ordering::atomic}, "T", {1, 2}, {1, 2}, {0}, 0, 0}};
   }
@@ -123,31 +129,13 @@ TEST_CASE("engine: messages larger than a slot go by RDMC and keep their place i
 namespace {
 
 // Node 1 writes topic 7 (atomic), node 2 reads it reliably, node 3 reads it best-effort only
-// (a listener: docs/smc.md, "Listeners") or reliably (`passive` false).
-struct ListenerRecorder final : group::EngineClient {
-  explicit ListenerRecorder(bool third_passive = true) : passive(third_passive) {}
-  bool passive;
-  std::vector<std::string> messages;
-  std::vector<std::uint64_t> views;
-  std::uint64_t lost = 0;  // Message::lost_before, summed
-  void on_deliver(std::span<const spindle::smc::Message> batch) override {
-    for (const auto& m : batch) {
-      messages.emplace_back(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
-      lost += m.lost_before;
-    }
-  }
-  void on_member_lost(group::NodeId, bool, const std::string&) override {}
-  void on_view(const group::View& v) override { views.push_back(v.epoch); }
-  void on_halt(const std::string& why) override { halted = why; }
-  std::string halted;
-  group::Demand layout_demand() override { return {0, demand(passive)}; }
-  static std::vector<group::ChannelDemand> demand(bool third_passive) {
-    group::ChannelDemand holds{{7, group::Ordering::atomic}, "T", {1}, {2}, {0}, 0, 0};
-    group::ChannelDemand third{{7, group::Ordering::atomic}, "T", {}, {3}, {0}, 0, 0};
-    third.passive = third_passive;
-    return {holds, third};
-  }
-};
+// (a listener: docs/smc.md, "Listeners") or reliably (`third_passive` false).
+std::vector<group::ChannelDemand> trio_demand(bool third_passive) {
+  group::ChannelDemand holds{{7, group::Ordering::atomic}, "T", {1}, {2}, {0}, 0, 0};
+  group::ChannelDemand third{{7, group::Ordering::atomic}, "T", {}, {3}, {0}, 0, 0};
+  third.passive = third_passive;
+  return {holds, third};
+}
 
 // Node 3 a listener, or (`passive` false) a reliable reader whose member a lag of
 // `lag_bound` leaves behind.
@@ -155,10 +143,11 @@ struct Trio {
   sim::Network net{sim::Config{}};
   group::View view;
   std::vector<std::unique_ptr<group::Engine>> engines;
-  ListenerRecorder rec[3];
+  Recorder rec[3];
 
   explicit Trio(bool passive = true, std::chrono::milliseconds lag_bound = 0ms)
-      : rec{ListenerRecorder(passive), ListenerRecorder(passive), ListenerRecorder(passive)} {
+      : rec{Recorder(trio_demand(passive)), Recorder(trio_demand(passive)),
+            Recorder(trio_demand(passive))} {
     std::vector<group::Member> members;
     for (group::NodeId id : {1u, 2u, 3u}) {
       net.add_node(id);
@@ -172,7 +161,7 @@ struct Trio {
     s.knobs.rdmc_block_size = 4096;
     s.knobs.rdmc_buffer_size = 1u << 20;
     view = group::first_view(members, s);
-    view.subgroups = group::layout(members, ListenerRecorder::demand(passive), s);
+    view.subgroups = group::layout(members, trio_demand(passive), s);
     for (group::NodeId id : {1u, 2u, 3u}) {
       engines.push_back(std::make_unique<group::Engine>(
           view, net.node(id), std::make_unique<group::SimRuntime>(net, id), 0ms, 0, s));

@@ -107,9 +107,9 @@ struct LargeState {
     bool resent = false;               // sent again by a view change (kResent)
     std::optional<std::uint64_t> seq;  // its RDMC message, once announced
     std::uint32_t rank = 0;            // ours among the subgroup's senders
-    bool sent = false;                 // announced to the holders (kLocalGroup: it stays here)
-    bool holders_have = false;         // every member that holds has it
-    std::uint32_t next_copy = 0;       // recipients tried so far (in order)
+    // Every member that holds has it (kLocalGroup: at once, it stays here); announced.
+    bool holders_have = false;
+    std::uint32_t next_copy = 0;  // recipients tried so far (in order)
     // Which recipients got a copy (the descriptor's bitmask), and kLocalGroup's bytes.
     std::vector<std::uint64_t> copied;
     std::shared_ptr<LocalMessage> local;
@@ -197,6 +197,12 @@ struct LargeState {
   // taken or skipped.
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> next_index;
 
+  // A recipient skips a large message it has no copy of: counted with what the ring skipped
+  // before it, on the next message it delivers (SAMPLE_LOST), and a gap of its subgroup.
+  void skip(Behind& b, const smc::Message& m) {
+    b.skipped += 1 + m.lost_before;
+    skipped_any[m.subgroup] = 1;
+  }
   [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> behind_key(std::uint32_t sg,
                                                                    std::uint32_t rank) const {
     return {sg, listening[sg] != 0 ? rank : kAllSenders};
@@ -221,11 +227,19 @@ struct LargeState {
     }
   }
 
+  // `self`'s rank among the senders of subgroup `sg` (their count when it sends nothing).
+  [[nodiscard]] static std::uint32_t sender_rank(const View& v, std::uint32_t sg, NodeId self) {
+    const auto& senders = v.subgroups[sg].senders;
+    return static_cast<std::uint32_t>(std::ranges::find(senders, self) - senders.begin());
+  }
   // The group `self` sends in of subgroup `sg` (kNoGroup when it sends nothing there).
   [[nodiscard]] rdmc::GroupId group_of(const View& v, std::uint32_t sg, NodeId self) const {
-    const auto& senders = v.subgroups[sg].senders;
-    const auto rank = static_cast<std::size_t>(std::ranges::find(senders, self) - senders.begin());
+    const auto rank = sender_rank(v, sg, self);
     return rank < group[sg].size() ? group[sg][rank] : kNoGroup;
+  }
+  // Whether the sender of rank `rank` in subgroup `sg` sends copies to some recipient.
+  [[nodiscard]] bool sends_copies(std::uint32_t sg, std::uint32_t rank) const {
+    return std::ranges::any_of(copies[sg][rank], [](auto c) { return c != kNoGroup; });
   }
   // The bytes a descriptor names, if this member holds them (empty otherwise). Protocol
   // thread, or control thread with it stopped.
@@ -310,14 +324,14 @@ bool send_copies(ViewState& vs, std::uint32_t sg, LargeState::Outgoing& o, TimeP
   return true;
 }
 
-// Commits outgoing message `it`'s descriptor once it may go (L.mu held): announced, every
-// member that holds the subgroup's RDMC group has it, every recipient was tried, and no copy
-// is awaited. Returns the next message.
+// Commits outgoing message `it`'s descriptor once it may go (L.mu held): every member that
+// holds the subgroup's RDMC group has it, every recipient was tried, and no copy is awaited.
+// Returns the next message.
 LargeState::OutgoingMap::iterator try_commit(ViewState& vs, LargeState::OutgoingMap::iterator it) {
   auto& L = vs.large;
   auto& o = it->second;
   const auto sg = it->first.first;
-  if (!o.sent || !o.holders_have || o.next_copy < L.copies[sg][o.rank].size() || !o.awaited.empty())
+  if (!o.holders_have || o.next_copy < L.copies[sg][o.rank].size() || !o.awaited.empty())
     return std::next(it);
   std::uint64_t seq = 0;
   if (o.group == kLocalGroup) {
@@ -334,6 +348,19 @@ LargeState::OutgoingMap::iterator try_commit(ViewState& vs, LargeState::Outgoing
   it = L.outgoing.erase(it);
   L.queued.store(L.outgoing.size());
   return it;
+}
+
+// A descriptor (kLargeMessage) from `m`'s sender in its own group, with as many bitmask words
+// as it says; nullopt otherwise.
+std::optional<LargeDescriptor> parse_descriptor(const LargeState& L, const Message& m) {
+  LargeDescriptor d;
+  const auto& groups = L.group[m.subgroup];
+  const rdmc::GroupId want = m.sender_rank < groups.size() ? groups[m.sender_rank] : kNoGroup;
+  if (m.payload.size() < sizeof d || want == kNoGroup) return std::nullopt;
+  std::memcpy(&d, m.payload.data(), sizeof d);
+  if (d.group != want || m.payload.size() != sizeof d + std::size_t{d.copy_words} * 8)
+    return std::nullopt;
+  return d;
 }
 
 // A sender (L.mu held): the members left behind as the rows say now. A copy awaited from one
@@ -712,7 +739,7 @@ bool Engine::pump_large(ViewState& vs) {
       ++it;
       continue;
     }
-    if (!o.sent && o.group != kLocalGroup) {
+    if (!o.seq && o.group != kLocalGroup) {
       if (o.data.empty()) {
         const auto space = L.rdmc->reserve(o.group, o.size);
         if (!space) {
@@ -731,10 +758,8 @@ bool Engine::pump_large(ViewState& vs) {
         continue;
       }
       o.seq = seq;
-      o.sent = true;
       did = true;
-    } else if (!o.sent) {  // the bytes stay here: no member but us holds the group
-      o.sent = true;
+    } else if (o.group == kLocalGroup && !o.holders_have) {  // no member but us holds it
       o.holders_have = true;
       did = true;
     }
@@ -876,12 +901,9 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
     }
     // Larger than a slot: by RDMC again, its descriptor once every member that holds has
     // it (and copies to the recipients).
-    const auto rank =
-        static_cast<std::uint32_t>(std::ranges::find(sub.senders, node()) - sub.senders.begin());
-    const bool copies =
-        std::ranges::any_of(L.copies[m.subgroup][rank], [](auto c) { return c != kNoGroup; });
+    const auto rank = LargeState::sender_rank(fresh->view, m.subgroup, node());
     std::lock_guard lock(L.mu);
-    if (g == kLocalGroup && !copies) {
+    if (g == kLocalGroup && !L.sends_copies(m.subgroup, rank)) {
       const auto key = L.next_local++;
       const LargeDescriptor d{key, m.bytes.size(), g, 0};
       auto local = std::make_shared<LocalMessage>(m.bytes.size());
@@ -1551,10 +1573,8 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
     give_back();
     throw ring_full_timeout(sub.window_size);
   }
-  const auto rank =
-      static_cast<std::uint32_t>(std::ranges::find(sub.senders, node()) - sub.senders.begin());
-  const auto& copies = L.copies[sg][rank];
-  if (g != kLocalGroup || std::ranges::any_of(copies, [](auto c) { return c != kNoGroup; })) {
+  const auto rank = LargeState::sender_rank(vs->view, sg, node());
+  if (g != kLocalGroup || L.sends_copies(sg, rank)) {
     // Through the protocol thread: by RDMC to the members that hold, copies to recipients.
     LargeState::Outgoing o;
     o.slot = r;
@@ -1744,18 +1764,9 @@ void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
       out.push_back(m);
       continue;
     }
-    LargeDescriptor d;
-    const auto& groups = L.group[m.subgroup];
-    const rdmc::GroupId want = m.sender_rank < groups.size() ? groups[m.sender_rank] : kNoGroup;
-    std::span<const std::byte> bytes;
-    if (m.payload.size() >= sizeof d) {
-      std::memcpy(&d, m.payload.data(), sizeof d);
-      if (d.group == want && want != kNoGroup &&
-          m.payload.size() == sizeof d + std::size_t{d.copy_words} * 8)
-        bytes = L.bytes_of(d);
-    }
-    const bool found = !bytes.empty() && bytes.size() == d.size;
-    if (!found) {
+    const auto d = parse_descriptor(L, m);
+    const auto bytes = d ? L.bytes_of(*d) : std::span<const std::byte>{};
+    if (bytes.empty() || bytes.size() != d->size) {
       // Nobody honest commits a descriptor before its message is everywhere.
       suspect_descriptor(vs, m, "for no message this member holds");
       continue;
@@ -1763,7 +1774,7 @@ void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
     smc::Message big = m;
     big.payload = bytes;
     out.push_back(big);
-    done.push_back(d);
+    done.push_back(*d);
   }
   if (!out.empty()) client_->on_deliver(out);
   for (const auto& d : done) {
@@ -1790,18 +1801,15 @@ void Engine::suspect_descriptor(ViewState& vs, const smc::Message& m, const std:
 // descriptor was checked by no one yet.
 Engine::CopyState Engine::copy_for(ViewState& vs, const Message& m, CopyOf& copy) {
   auto& L = vs.large;
-  LargeDescriptor d;
-  const auto& groups = L.group[m.subgroup];
-  const rdmc::GroupId want = m.sender_rank < groups.size() ? groups[m.sender_rank] : kNoGroup;
-  if (m.payload.size() >= sizeof d) std::memcpy(&d, m.payload.data(), sizeof d);
-  if (m.payload.size() < sizeof d || want == kNoGroup || d.group != want ||
-      m.payload.size() != sizeof d + std::size_t{d.copy_words} * 8) {
+  const auto d = parse_descriptor(L, m);
+  if (!d) {
     suspect_descriptor(vs, m, "that does not parse");
     return CopyState::none;
   }
   const std::uint32_t k = *L.receiving[m.subgroup];
   std::uint64_t word = 0;
-  if (k / 64 < d.copy_words) std::memcpy(&word, m.payload.data() + sizeof d + (k / 64) * 8, 8);
+  if (k / 64 < d->copy_words)
+    std::memcpy(&word, m.payload.data() + sizeof(LargeDescriptor) + (k / 64) * 8, 8);
   const auto& pairs = L.copies[m.subgroup][m.sender_rank];
   if (((word >> (k % 64)) & 1) == 0 || k >= pairs.size() || pairs[k] == kNoGroup)
     return CopyState::none;
@@ -1810,7 +1818,7 @@ Engine::CopyState Engine::copy_for(ViewState& vs, const Message& m, CopyOf& copy
   while (!q.empty() && q.front().index < m.index)
     q.pop_front();
   if (q.empty()) return CopyState::coming;
-  if (q.front().index != m.index || q.front().bytes->size != d.size) return CopyState::none;
+  if (q.front().index != m.index || q.front().bytes->size != d->size) return CopyState::none;
   copy = {q.front().bytes, q.front().bytes->bytes()};
   q.pop_front();
   return CopyState::here;
@@ -1833,9 +1841,8 @@ void Engine::deliver_copies(ViewState& vs, std::span<const Message> batch) {
     if ((m.flags & kLargeMessage) != 0) {
       CopyOf copy;
       switch (copy_for(vs, m, copy)) {
-        case CopyState::none:  // counted with what the ring skipped before it
-          behind.skipped += 1 + m.lost_before;
-          L.skipped_any[m.subgroup] = 1;
+        case CopyState::none:
+          L.skip(behind, m);
           continue;
         case CopyState::coming:
           behind.waiting.push_back({m, {m.payload.begin(), m.payload.end()}});
@@ -1875,8 +1882,7 @@ void Engine::deliver_behind(ViewState& vs, bool ending) {
         if (state == CopyState::coming && ending) state = CopyState::none;
         if (state == CopyState::coming) break;
         if (state == CopyState::none) {
-          behind.skipped += 1 + next.lost_before;
-          L.skipped_any[next.subgroup] = 1;
+          L.skip(behind, next);
           behind.waiting.pop_front();
           --L.held_back;
           continue;
