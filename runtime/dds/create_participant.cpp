@@ -47,7 +47,7 @@ std::chrono::milliseconds ms(std::chrono::nanoseconds d) {
 // peer whose values differ is refused with both named. "protocol" is the version of what
 // the layers above the transport put on the wire (SST rows, SMC slots, discovery records).
 std::vector<transport::AgreedSetting> must_agree(const DomainConfig& c) {
-  return {{"protocol", "3"},
+  return {{"protocol", "4"},
           {"transport", std::string(config::to_string(c.transport))},
           {"engine.slot_size", std::to_string(c.engine.slot_size)},
           {"engine.window_size", std::to_string(c.engine.window_size)},

@@ -310,7 +310,7 @@ int forged_hello(std::uint16_t port, std::uint32_t node, std::uint64_t epoch, st
   h.nonce = nonce;
   // What a domain's members must agree on, as a participant with the default settings says it
   // (runtime/dds/create_participant.cpp, must_agree): the HELLO is valid but for its nonce.
-  h.settings = {{"protocol", "3"},
+  h.settings = {{"protocol", "4"},
                 {"transport", "tcp"},
                 {"engine.slot_size", "1024"},
                 {"engine.window_size", "100"},

@@ -24,6 +24,7 @@
 #include "client/relay_wire.hpp"
 #include "core/socket_io.hpp"
 #include "dcps/entities.hpp"
+#include "dcps/le.hpp"
 #include "dcps/router.hpp"
 #include "dcps/wire.hpp"
 #include "loopback.hpp"
@@ -75,9 +76,11 @@ void send_frame(int fd, const std::vector<std::byte>& frame) {
   REQUIRE(spindle::core::write_all(fd, frame.data(), frame.size()));
 }
 
-std::vector<std::byte> publish_frame(const spindle::dcps::SampleHeader& h) {
+std::vector<std::byte> publish_frame(const spindle::dcps::SampleHeader& h,
+                                     std::span<const std::byte> payload = {}) {
   std::vector<std::byte> message(sizeof h);
   std::memcpy(message.data(), &h, sizeof h);
+  message.insert(message.end(), payload.begin(), payload.end());
   auto frame = sc::encode_publish_head(spindle::group::Channel{h.topic, {}, 0}, message.size());
   frame.insert(frame.end(), message.begin(), message.end());
   return frame;
@@ -87,7 +90,7 @@ sc::Hello hello(std::uint32_t domain, std::uint32_t node = 4242) {
   sc::Hello h;
   h.domain_id = domain;
   h.node = node;
-  h.settings = {{"protocol", "3"}};
+  h.settings = {{"protocol", "4"}};
   return h;
 }
 
@@ -99,7 +102,7 @@ TEST_CASE("client link: every frame round-trips", "[wire]") {
   REQUIRE(h);
   CHECK(h->domain_id == 7);
   CHECK(h->node == 4242);
-  CHECK(h->settings == std::vector<std::pair<std::string, std::string>>{{"protocol", "3"}});
+  CHECK(h->settings == std::vector<std::pair<std::string, std::string>>{{"protocol", "4"}});
 
   sc::Welcome w;
   w.relay = 3;
@@ -119,9 +122,12 @@ TEST_CASE("client link: every frame round-trips", "[wire]") {
   const auto acked = sc::decode_acked(body_of(sc::encode(sc::Acked{42, 5})), error);
   REQUIRE(acked);
   CHECK((acked->writer == 42 && acked->count == 5));
-  const auto want = sc::decode_want(body_of(sc::encode_want(11, true)), error);
+  const auto want = sc::decode_want(body_of(sc::encode_want(11, spindle::group::Want::all)), error);
   REQUIRE(want);
-  CHECK((want->first == 11 && want->second));
+  CHECK((want->first == 11 && want->second == spindle::group::Want::all));
+  const auto own = sc::decode_want(body_of(sc::encode_want(12, spindle::group::Want::own)), error);
+  REQUIRE(own);
+  CHECK((own->first == 12 && own->second == spindle::group::Want::own));
   CHECK(sc::decode_text(sc::FrameType::halt, body_of(sc::encode_halt("stop")), error) == "stop");
 
   spindle::dcps::SampleHeader sh;
@@ -189,10 +195,10 @@ TEST_CASE("client link: cut and out-of-range frames are refused, naming the fiel
   CHECK_FALSE(sc::decode_deliver(body_of(huge.finish()), out, error));
   CHECK(error.find("DELIVER: payload at offset") != std::string::npos);
 
-  auto want = sc::encode_want(1, true);
+  auto want = sc::encode_want(1, spindle::group::Want::all);
   want.back() = std::byte{7};
   CHECK_FALSE(sc::decode_want(body_of(want), error));
-  CHECK(error == "WANT: wanted is 7, not 0 or 1");
+  CHECK(error == "WANT: want is 7, not 0 (none), 1 (all) or 2 (own)");
 
   auto lost = sc::encode(sc::Lost{9, true, "gone"});
   lost[sc::kFrameHead + 4] = std::byte{9};
@@ -232,12 +238,12 @@ TEST_CASE("relay: another domain is refused; a client that forges is cut off; th
     const auto f = read_frame(fd);
     REQUIRE(f);
     CHECK(f->first == sc::FrameType::refused);
-    CHECK(sc::decode_text(f->first, f->second, error) == "protocol is 1 at the client and 3 here");
+    CHECK(sc::decode_text(f->first, f->second, error) == "protocol is 1 at the client and 4 here");
     ::close(fd);
   }
   SECTION("a stranger that does not say HELLO first is dropped") {
     const int fd = connect_raw(port);
-    send_frame(fd, sc::encode_want(1, true));
+    send_frame(fd, sc::encode_want(1, spindle::group::Want::all));
     CHECK(closed_by_peer(fd));
     ::close(fd);
   }
@@ -272,8 +278,10 @@ TEST_CASE("relay: another domain is refused; a client that forges is cut off; th
     ::close(first);
     if (second) ::close(*second);
   }
-  SECTION("another node's guid, or a goodbye or a detach in the member's name, cuts it off") {
-    const int kind = GENERATE(0, 1, 2);
+  SECTION(
+      "another node's guid, a goodbye or a detach in the member's name, or a repair in another's, "
+      "cuts it off") {
+    const int kind = GENERATE(0, 1, 2, 3);
     const int fd = connect_raw(port);
     send_frame(fd, sc::encode(hello(0, 4242)));
     const auto f = read_frame(fd);
@@ -288,6 +296,10 @@ TEST_CASE("relay: another domain is refused; a client that forges is cut off; th
       h.topic = spindle::dcps::topic_id("Stolen");
       h.writer = spindle::dcps::make_guid(w->relay, 2);  // the member's own entity
       refusal = "is not one of its entities' (node 4242)";
+    } else if (kind == 3) {
+      h.kind = spindle::dcps::SampleKind::repair;
+      h.writer = spindle::dcps::make_guid(w->relay, 0);  // the member's participant
+      refusal = "a repair not in its own name";
     } else {
       h.kind = kind == 1 ? spindle::dcps::SampleKind::participant_left
                          : spindle::dcps::SampleKind::client_detached;
@@ -312,10 +324,11 @@ TEST_CASE("relay: another domain is refused; a client that forges is cut off; th
   ::close(fd);
 }
 
-// A member's requests and pieces of histories and repairs (docs/storage.md, "Refresh";
-// docs/dcps.md, "Repair") stay among the members: a relay hands its clients the rest of the
-// builtin subgroup, not those (a client is never left behind, and they can be large).
-TEST_CASE("relay: refresh and repair messages stay among the members", "[relay]") {
+// A member's requests and pieces of histories, and the pieces of repairs (docs/storage.md,
+// "Refresh"; docs/dcps.md, "Repair"), stay among the members: a client is never left behind,
+// and they can be large. A repair's request goes to clients too: a client keeps its own
+// writers' changes and answers it through its relay, with pieces in its participant's name.
+TEST_CASE("relay: a repair's request reaches clients; pieces stay among the members", "[relay]") {
   const auto port = tst::free_loopback_port();
   const tst::ScopedDomainConfig config("transport: tcp, client_port: " + std::to_string(port));
   dds::domain::DomainParticipant member(0);
@@ -325,37 +338,105 @@ TEST_CASE("relay: refresh and repair messages stay among the members", "[relay]"
   rq << dds::core::policy::Reliability::Reliable();
   dds::sub::DataReader<ShapeType> reader(dds::sub::Subscriber(member), topic, rq);
   const int fd = connect_raw(port);
-  send_frame(fd, sc::encode(hello(0)));
+  send_frame(fd, sc::encode(hello(0, 4242)));
   auto f = read_frame(fd);
   REQUIRE(f);
   REQUIRE(f->first == sc::FrameType::welcome);
+  std::string error;
+  const auto welcome = sc::decode_welcome(f->second, error);
+  REQUIRE(welcome);
   // The member's reliable reader of "Gap" missed messages: it asks for a repair, in the
-  // builtin subgroup; then a new Topic's record follows it there.
+  // builtin subgroup.
   const std::uint64_t gap = spindle::dcps::topic_id("Gap");
   core->router().on_gaps(std::span<const std::uint64_t>(&gap, 1));
-  std::this_thread::sleep_for(200ms);
-  dds::topic::Topic<ShapeType> marker(member, "Marker");
+  // The client answers with an (empty) repair for the member, in its participant's name:
+  // published, and not handed back to it. Then a new Topic's record follows both.
+  std::vector<std::byte> piece;
+  spindle::dcps::put_le(piece, 1, 8);  // epoch
+  spindle::dcps::put_le(piece, gap, 8);
+  spindle::dcps::put_le(piece, 0, 4);  // piece 0 of 1
+  spindle::dcps::put_le(piece, 1, 4);
+  spindle::dcps::put_le(piece, 1, 4);  // for one member: the relay
+  spindle::dcps::put_le(piece, welcome->relay, 4);
+  spindle::dcps::put_le(piece, 0, 4);  // no floors, no messages
+  spindle::dcps::SampleHeader h;
+  h.kind = spindle::dcps::SampleKind::repair;
+  h.writer = spindle::dcps::make_guid(4242, 0);
   std::vector<spindle::dcps::SampleKind> kinds;
-  bool marked = false;
-  std::string error;
   std::vector<spindle::group::Message> messages;
-  while (!marked) {
-    f = read_frame(fd);
-    REQUIRE(f);
-    if (f->first != sc::FrameType::deliver) continue;
-    REQUIRE(sc::decode_deliver(f->second, messages, error));
-    for (const auto& m : messages) {
-      const auto p = spindle::dcps::parse(m.payload, error);
-      if (!p || p->header.topic != 0) continue;
-      kinds.push_back(p->header.kind);
-      marked = marked || p->header.kind == spindle::dcps::SampleKind::announce_topic;
+  auto read_until = [&](spindle::dcps::SampleKind last) {
+    for (;;) {
+      f = read_frame(fd);
+      REQUIRE(f);
+      if (f->first != sc::FrameType::deliver) continue;
+      REQUIRE(sc::decode_deliver(f->second, messages, error));
+      for (const auto& m : messages) {
+        const auto p = spindle::dcps::parse(m.payload, error);
+        if (!p || p->header.topic != 0) continue;
+        kinds.push_back(p->header.kind);
+        if (p->header.kind == last) return;
+      }
     }
-  }
+  };
+  read_until(spindle::dcps::SampleKind::repair_request);
+  send_frame(fd, publish_frame(h, piece));
+  const auto published = Clock::now() + 5s;
+  while (core->relay_stats().published == 0 && Clock::now() < published)
+    std::this_thread::sleep_for(10ms);
+  CHECK(core->relay_stats().published == 1);
+  CHECK(core->relay_stats().refused == 0);
+  dds::topic::Topic<ShapeType> marker(member, "Marker");
+  read_until(spindle::dcps::SampleKind::announce_topic);
   ::close(fd);
-  CHECK(std::find(kinds.begin(), kinds.end(), spindle::dcps::SampleKind::repair_request) ==
-        kinds.end());
-  // The member did ask (its own delivery of the request): nobody answers, it writes nothing.
+  CHECK(std::count(kinds.begin(), kinds.end(), spindle::dcps::SampleKind::repair_request) == 1);
+  CHECK(std::find(kinds.begin(), kinds.end(), spindle::dcps::SampleKind::repair) == kinds.end());
+  // Its reader had nothing to take from it.
   CHECK(core->repairs() == 0);
+}
+
+// A client that does not read holds nobody: past its queue its relay drops its topic
+// messages (its readers count them lost); a retained topic's message there cuts it off
+// instead, so that its copy of the history never keeps a hole (it connects again, and the
+// welcome brings the whole history).
+TEST_CASE("relay: past its queue a client loses topic messages; a retained one cuts it off",
+          "[relay]") {
+  const auto port = tst::free_loopback_port();
+  const tst::ScopedDomainConfig config("transport: tcp");
+  dds::domain::DomainParticipant member(0);
+  auto core = std::static_pointer_cast<spindle::dcps::Participant>(member.core_ptr());
+  spindle::client::RelaySettings rs;
+  rs.port = port;
+  rs.must_agree = {{"protocol", "4"}};
+  rs.queue_bytes = 64 << 10;
+  core->serve_clients(rs);
+  dds::topic::Topic<ShapeType> plain(member, "Plain");
+  dds::sub::DataReader<ShapeType> reader(dds::sub::Subscriber(member), plain);
+  dds::pub::DataWriter<ShapeType> writer(dds::pub::Publisher(member), plain);
+  const int fd = connect_raw(port);
+  send_frame(fd, sc::encode(hello(0)));
+  const auto f = read_frame(fd);
+  REQUIRE(f);
+  REQUIRE(f->first == sc::FrameType::welcome);
+  send_frame(fd, sc::encode_want(spindle::dcps::topic_id("Plain"), spindle::group::Want::all));
+  // It reads nothing more: the socket's buffers fill, then its queue at the relay.
+  const std::string color(120, 'x');  // near its bound (128)
+  const auto deadline = Clock::now() + 30s;
+  for (int i = 0; core->relay_stats().dropped == 0 && Clock::now() < deadline; ++i) {
+    writer.write(ShapeType(color, i, 0, 1));
+    (void)reader.take();
+  }
+  REQUIRE(core->relay_stats().dropped > 0);
+  CHECK(core->relay_stats().clients == 1);  // a topic message dropped, the client served on
+  dds::topic::Topic<ShapeType> kept(member, "Kept");
+  dds::pub::qos::DataWriterQos wq;
+  wq << dds::core::policy::Durability::TransientLocal();
+  dds::pub::DataWriter<ShapeType> keeper(dds::pub::Publisher(member), kept, wq);
+  keeper.write(ShapeType("RED", 1, 1, 1));
+  const auto cut = Clock::now() + 10s;
+  while (core->relay_stats().clients != 0 && Clock::now() < cut)
+    std::this_thread::sleep_for(10ms);
+  CHECK(core->relay_stats().clients == 0);
+  ::close(fd);
 }
 
 TEST_CASE("client: no relay to reach: the error names every relay tried", "[connect]") {

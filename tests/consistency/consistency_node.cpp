@@ -63,7 +63,8 @@
 //   latest-subscriber I R F    a RELIABLE KEEP_LAST 1 reader of "Latest"; says "ready", "got"
 //                              once read() shows seq 1 of all I instances, then "whole" once it
 //                              shows the latest of each (instance 1 at R+F, the others at R), or
-//                              "stale K lost L" with K instances behind after 20 s; a seq going
+//                              "stale K lost L" with K instances behind after 20 s, and exits on
+//                              a line from stdin (it may relay for the publisher); a seq going
 //                              back is a FAIL
 // Every wait is bounded; "FAIL why" and exit 1 otherwise.
 #include <poll.h>
@@ -605,16 +606,20 @@ int latest_subscriber(std::uint32_t instances, std::uint64_t rounds, std::uint64
       "latest-subscriber: the first round never came");
   std::cout << "got" << std::endl;
   const auto give_up = Clock::now() + std::chrono::seconds(20);
-  while (Clock::now() < give_up) {
+  bool whole = false;
+  while (!whole && Clock::now() < give_up) {
     look();
-    if (behind(rounds, rounds + filler) == 0) {
-      std::cout << "whole" << std::endl;
-      return 0;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    whole = behind(rounds, rounds + filler) == 0;
+    if (!whole) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  std::cout << "stale " << behind(rounds, rounds + filler) << " lost "
-            << reader.sample_lost_status().total_count() << std::endl;
+  if (whole) {
+    std::cout << "whole" << std::endl;
+  } else {
+    std::cout << "stale " << behind(rounds, rounds + filler) << " lost "
+              << reader.sample_lost_status().total_count() << std::endl;
+  }
+  std::string line;
+  std::getline(std::cin, line);
   return 0;
 }
 

@@ -45,6 +45,9 @@
 //              instance is written four times and then instance 1 alone 200 times, so its ring
 //              keeps none of the others' latest: once it runs again, with nothing more written,
 //              read() shows every instance's latest there too (docs/dcps.md, "Repair").
+//   client_repair  the same with the publisher an external client relayed by the steady
+//              subscriber's process: the client keeps its writer's changes and answers the
+//              repair request through its relay.
 //
 // Every wait is bounded.
 #include <signal.h>
@@ -481,20 +484,29 @@ void refresh(const std::string& transport) {
   remove_segments(transport);
 }
 
-void repair(const std::string& transport) {
-  const auto config = domain(transport);
+// `client`: the publisher is an external client whose relay is the steady subscriber's
+// process, so that its changes are kept in the client and repaired through that relay.
+void repair(const std::string& transport, bool client) {
+  const auto port = tst::free_loopback_port();
   const auto deadline = std::chrono::steady_clock::now() + 90s;
   const std::vector<std::string> shape{"40", "5", "200"};  // instances, rounds, filler
-  auto args = [&](const std::string& role) {
+  // A process of `role` under `settings` (SPINDLE_CONFIG while it starts).
+  auto start = [&](const std::string& role, const tst::ScopedDomainConfig& /*settings*/) {
     std::vector<std::string> a{node(), role};
     a.insert(a.end(), shape.begin(), shape.end());
-    return a;
+    return std::make_unique<tst::Process>(a);
   };
-  tst::Process steady(args("latest-subscriber"));
+  const auto steady_process =
+      start("latest-subscriber",
+            domain(transport, client ? ", client_port: " + std::to_string(port) : ""));
+  auto& steady = *steady_process;
   REQUIRE(expect(steady, "subscriber 1", "ready", deadline));
-  tst::Process paused(args("latest-subscriber"));
+  const auto paused_process = start("latest-subscriber", domain(transport));
+  auto& paused = *paused_process;
   REQUIRE(expect(paused, "subscriber 2", "ready", deadline));
-  tst::Process publisher(args("latest-publisher"));
+  const auto publisher_process =
+      start("latest-publisher", client ? client_of(port) : domain(transport));
+  auto& publisher = *publisher_process;
   REQUIRE(expect(publisher, "publisher", "matched", deadline));
   REQUIRE(expect(steady, "subscriber 1", "got", deadline));
   REQUIRE(expect(paused, "subscriber 2", "got", deadline));
@@ -514,6 +526,8 @@ void repair(const std::string& transport) {
   CHECK(outcome(steady, "subscriber 1") == "whole");
   CHECK(outcome(paused, "subscriber 2") == "whole");
   publisher.send("quit");
+  steady.send("quit");
+  paused.send("quit");
   CHECK(publisher.wait(deadline) == 0);
   CHECK(steady.wait(deadline) == 0);
   CHECK(paused.wait(deadline) == 0);
@@ -704,11 +718,19 @@ TEST_CASE("rejoin: a subscriber removed while stopped rejoins by itself, over sh
 }
 TEST_CASE("repair: a reliable reader left behind gets every instance's latest, over tcp",
           "[repair][tcp]") {
-  repair("tcp");
+  repair("tcp", false);
 }
 TEST_CASE("repair: a reliable reader left behind gets every instance's latest, over shm",
           "[repair][shm]") {
-  repair("shm");
+  repair("shm", false);
+}
+TEST_CASE("client_repair: a reliable reader left behind gets a client writer's latest, over tcp",
+          "[client_repair][tcp]") {
+  repair("tcp", true);
+}
+TEST_CASE("client_repair: a reliable reader left behind gets a client writer's latest, over shm",
+          "[client_repair][shm]") {
+  repair("shm", true);
 }
 TEST_CASE("refresh: a member left behind on a retained topic gets its history again, over tcp",
           "[refresh][tcp]") {

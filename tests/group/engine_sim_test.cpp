@@ -40,7 +40,10 @@ struct Recorder final : group::EngineClient {
       lost += m.lost_before;
     }
   }
-  void on_member_lost(group::NodeId, bool, const std::string&) override {}
+  void on_member_lost(group::NodeId, bool, const std::string& why) override {
+    lost_why.push_back(why);
+  }
+  std::vector<std::string> lost_why;
   void on_view(const group::View& v) override { views.push_back(v.epoch); }
   void on_halt(const std::string& why) override { halted = why; }
   std::string halted;
@@ -349,6 +352,42 @@ TEST_CASE("engine: a descriptor for no message is dropped and its sender suspect
   CHECK(p.rec[0].messages.empty());
   CHECK_THAT(p.rec[0].halted, Catch::Contains("large-message descriptor") &&
                                   Catch::Contains("for no message this member holds"));
+}
+
+// The same at a listener, which takes large messages by copies of its own: a descriptor that
+// does not parse (the bytes are no descriptor of its sender's group) is dropped, and its
+// sender suspected there too; the two others remove it and go on.
+TEST_CASE("engine: a descriptor that does not parse at a listener gets its sender suspected",
+          "[engine][rdmc][listener]") {
+  Trio t;
+  auto& e1 = *t.engines[0];
+  const std::string bogus(24, 'x');
+  auto loan = e1.reserve(t.channel, bogus.size(), e1.runtime().now() + 1s);
+  std::memcpy(loan.data, bogus.data(), bogus.size());
+  e1.commit(loan, bogus.size(), e1.runtime().now() + 1s);
+  const spindle::sst::SstLayout layout(t.view);
+  const auto sg = group::subgroup_of(t.view, t.channel);
+  const auto rank = t.view.rank_of(1);
+  REQUIRE(sg);
+  REQUIRE(rank);
+  const auto region = t.net.node(1).local_region(spindle::sst::Sst::region_id(t.view.epoch));
+  REQUIRE(region);
+  auto* header = reinterpret_cast<spindle::sst::SlotHeader*>(region->bytes.data() +
+                                                             layout.columns(*rank, *sg).headers);
+  REQUIRE(header->size == bogus.size());
+  header->flags = group::kLargeMessage;
+  REQUIRE(t.net.run_until([&] { return !t.rec[1].lost_why.empty() && !t.rec[2].lost_why.empty(); },
+                          t.net.now() + 3s));
+  CHECK(t.rec[1].messages.empty());
+  CHECK(t.rec[2].messages.empty());
+  CHECK_THAT(t.rec[1].lost_why[0], Catch::Contains("suspected here: node 1 sent a large-message "
+                                                   "descriptor") &&
+                                       Catch::Contains("for no message this member holds"));
+  CHECK_THAT(t.rec[2].lost_why[0], Catch::Contains("suspected here: node 1 sent a large-message "
+                                                   "descriptor") &&
+                                       Catch::Contains("that does not parse"));
+  CHECK(t.rec[1].halted.empty());
+  CHECK(t.rec[2].halted.empty());
 }
 
 TEST_CASE("engine: a loan taken before a view change is published in the next view", "[engine]") {

@@ -429,7 +429,7 @@ TEST_CASE("records: bad repair messages reach no reader", "[records][repair]") {
   CHECK(said.find("1000 floors do not fit a repair of") != std::string::npos);
   CHECK(said.find("is a announce_writer, not a change of an instance") != std::string::npos);
   CHECK(said.find("a message of writer " + std::to_string(writer_guid) + " on topic " +
-                  std::to_string(topic_id) + " is not one of the sender's") != std::string::npos);
+                  std::to_string(topic_id) + " is not node 3's") != std::string::npos);
   // The one in member 1's name never reaches the handler: the Router drops it as malformed.
   CHECK(stack.malformed(1) >= 1);
   take();

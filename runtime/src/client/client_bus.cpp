@@ -279,16 +279,16 @@ void ClientBus::commit(group::Loan& loan, std::size_t size, Clock::time_point de
   loan.data = nullptr;
 }
 
-void ClientBus::want(std::uint64_t topic, bool wanted) {
+void ClientBus::want(std::uint64_t topic, group::Want want) {
   {
     std::lock_guard lock(mu_);
-    if (wanted) {
-      wants_.insert(topic);
+    if (want != group::Want::none) {
+      wants_[topic] = want;
     } else {
       wants_.erase(topic);
     }
   }
-  const auto frame = encode_want(topic, wanted);
+  const auto frame = encode_want(topic, want);
   try {
     send(frame, {}, Clock::now() + std::chrono::seconds(1));
   } catch (const dds::core::Exception& e) {
@@ -381,14 +381,14 @@ bool ClientBus::reconnect() {
       if (!link) continue;
       // The new relay hands on the topics this client's readers take, from before they are
       // announced again.
-      std::set<std::uint64_t> wants;
+      std::map<std::uint64_t, group::Want> wants;
       {
         std::lock_guard lock(mu_);
         wants = wants_;
       }
       try {
-        for (const auto topic : wants)
-          send_on(link->fd, encode_want(topic, true), {}, Clock::now() + std::chrono::seconds(1),
+        for (const auto& [topic, want] : wants)
+          send_on(link->fd, encode_want(topic, want), {}, Clock::now() + std::chrono::seconds(1),
                   address_of(link->address));
       } catch (const dds::core::Exception&) {
         ::close(link->fd);

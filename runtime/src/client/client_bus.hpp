@@ -27,7 +27,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -113,7 +112,7 @@ class ClientBus final : public group::Bus {
   [[nodiscard]] group::Loan reserve(group::Channel channel, std::size_t size,
                                     Clock::time_point deadline) override;
   void commit(group::Loan& loan, std::size_t size, Clock::time_point deadline) override;
-  void want(std::uint64_t topic, bool wanted) override;
+  void want(std::uint64_t topic, group::Want want) override;
   [[nodiscard]] bool relayed() const noexcept override { return true; }
   [[nodiscard]] transport::NodeId relay() const noexcept override { return relay_.load(); }
 
@@ -173,7 +172,8 @@ class ClientBus final : public group::Bus {
     std::uint64_t acked = 0;
   };
   std::map<std::uint64_t, Sent> writers_;  // by writer guid
-  std::set<std::uint64_t> wants_;  // the topics asked for (want()), asked again after a failover
+  // What of each topic it asked for (want()), asked again after a failover.
+  std::map<std::uint64_t, group::Want> wants_;
 };
 
 }  // namespace spindle::client

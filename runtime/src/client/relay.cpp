@@ -47,7 +47,8 @@ struct Relay::Client {
   bool bye = false;
   // Under mu.
   std::mutex mu;
-  std::unordered_set<std::uint64_t> wants;
+  std::unordered_set<std::uint64_t> wants;  // every message of these topics
+  std::unordered_set<std::uint64_t> own;    // only the client's own messages of these
   std::vector<std::byte> out;
   std::size_t out_at = 0;
   bool broken = false;
@@ -157,9 +158,12 @@ void Relay::take_adopted() {
 }
 
 RelayStats Relay::stats() const {
-  std::lock_guard lock(stats_mu_);
-  auto s = stats_;
-  std::lock_guard clock(clients_mu_);
+  RelayStats s;
+  {
+    std::lock_guard lock(stats_mu_);  // a leaf: on_batch takes it under clients_mu_
+    s = stats_;
+  }
+  std::lock_guard lock(clients_mu_);
   s.clients = clients_.size();
   return s;
 }
@@ -346,11 +350,10 @@ bool Relay::handle(const std::shared_ptr<Client>& c, std::uint8_t type,
       const auto w = decode_want(body, why);
       if (!w) return false;
       std::lock_guard lock(c->mu);
-      if (w->second) {
-        c->wants.insert(w->first);
-      } else {
-        c->wants.erase(w->first);
-      }
+      c->wants.erase(w->first);
+      c->own.erase(w->first);
+      if (w->second == group::Want::all) c->wants.insert(w->first);
+      if (w->second == group::Want::own) c->own.insert(w->first);
       return true;
     }
     case FrameType::bye:
@@ -429,6 +432,12 @@ std::string Relay::check_message(const Client& c, std::span<const std::byte> mes
   const auto p = dcps::parse(message, error);
   if (!p) return error;
   const auto& h = p->header;
+  if (h.kind == SampleKind::repair) {
+    // A repair's piece (dcps/repair.hpp) in the client's participant's name: the client keeps
+    // its own writers' changes, and the members that take the repair check each of them.
+    if (h.writer != dcps::make_guid(c.node, 0)) return "a repair not in its own name";
+    return h.topic == 0 ? "" : "a repair off the builtin topic";
+  }
   if (!c.owns(h.writer)) {
     return "writer " + std::to_string(h.writer) + " is not one of its entities' (node " +
            std::to_string(c.node) + ")";
@@ -612,8 +621,9 @@ void Relay::on_batch(std::span<const group::Message> batch) {
     std::uint64_t writer = 0;
     bool retained = false;
     bool valid = false;
-    // A member's request or piece of a history or a repair (dcps/repair.hpp): clients are
-    // never left behind, and no such message is for one.
+    // A member's request or piece of a history, or a piece of a repair (dcps/repair.hpp):
+    // clients are never left behind, and no such message is for one. A repair's request is
+    // (a client keeps its own writers' changes and answers it).
     bool members_only = false;
   };
   std::vector<Seen> seen(batch.size());
@@ -623,10 +633,9 @@ void Relay::on_batch(std::span<const group::Message> batch) {
     if (m.payload.size() < sizeof(dcps::SampleHeader)) continue;  // the Router reports it
     dcps::SampleHeader h;
     std::memcpy(&h, m.payload.data(), sizeof h);
-    const bool members_only =
-        h.topic == 0 &&
-        (h.kind == dcps::SampleKind::refresh_request || h.kind == dcps::SampleKind::refresh_state ||
-         h.kind == dcps::SampleKind::repair_request || h.kind == dcps::SampleKind::repair);
+    const bool members_only = h.topic == 0 && (h.kind == dcps::SampleKind::refresh_request ||
+                                               h.kind == dcps::SampleKind::refresh_state ||
+                                               h.kind == dcps::SampleKind::repair);
     seen[i] =
         Seen{h.topic, h.writer, h.topic != 0 && router_->retains(h.topic), true, members_only};
   }
@@ -642,15 +651,30 @@ void Relay::on_batch(std::span<const group::Message> batch) {
     for (std::size_t i = 0; i < batch.size(); ++i) {
       const auto& s = seen[i];
       if (!s.valid) continue;
-      if (batch[i].sender == self && c->owns(s.writer)) ++c->acks[s.writer];
+      // Its own messages, its participant's repair pieces among them (their guid names the
+      // node: serial 0).
+      if (batch[i].sender == self && dcps::guid_node(s.writer) == c->node) ++c->acks[s.writer];
       if (s.members_only) continue;
-      if (s.topic != 0 && !s.retained && !c->wants.contains(s.topic)) continue;
+      if (s.topic != 0 && !s.retained && !c->wants.contains(s.topic) &&
+          !(c->owns(s.writer) && c->own.contains(s.topic)))
+        continue;
+      if (over && s.topic != 0 && s.retained) {
+        // A retained topic's history at the client would keep the hole: it is cut off, and
+        // connects again for a whole history with its welcome.
+        c->broken = true;
+        c->broken_why = "it read nothing while " + std::to_string(c->queued()) +
+                        " bytes waited for it, and a retained topic's messages came (it connects "
+                        "again for the whole history)";
+        wake();
+        break;
+      }
       if (over && s.topic != 0) {
         ++dropped;  // the client's readers see the gap in the writer's numbers
         continue;
       }
       picked.push_back(&batch[i]);
     }
+    if (c->broken) continue;
     if (!picked.empty()) {
       FrameWriter w(FrameType::deliver);
       begin_deliver(w, static_cast<std::uint32_t>(picked.size()));

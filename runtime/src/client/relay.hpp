@@ -13,13 +13,15 @@
 //     it announced and did not retire, then sends client_detached.
 // A client never holds this member: what it does not read waits in a queue of its own, and
 // past kClientQueueBytes its topic messages are dropped (its readers count them lost by their
-// sequence numbers); past four times that it is cut off. A message the client publishes waits
+// sequence numbers), but a retained topic's message then cuts it off (its copy of the history
+// would keep the hole; it connects again and takes the whole history with the welcome); past
+// four times that it is cut off too. A message the client publishes waits
 // while its topic's ring is full, and its connection is not read meanwhile (its writer sees
 // its max_blocking_time run out).
 //
 // Threading: one I/O thread (accepts, reads, publishes, writes what the protocol thread could
 // not); the tap runs on the protocol thread and sends what the socket takes at once. Lock
-// order: the Router's tap lock, then clients_mu_, then a client's mu.
+// order: the Router's tap lock, then clients_mu_, then a client's mu; stats_mu_ is a leaf.
 #pragma once
 
 #include <atomic>
@@ -126,7 +128,7 @@ class Relay final : public dcps::DeliveryTap {
   std::mutex adopt_mu_;                               // a leaf
   std::vector<std::pair<int, std::string>> adopted_;  // handed over, not yet pending
   std::atomic<bool> any_clients_{false};
-  mutable std::mutex stats_mu_;
+  mutable std::mutex stats_mu_;  // a leaf
   RelayStats stats_;
 };
 

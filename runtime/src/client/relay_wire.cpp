@@ -196,10 +196,10 @@ std::vector<std::byte> encode(const Acked& a) {
   return std::move(w.finish());
 }
 
-std::vector<std::byte> encode_want(std::uint64_t topic, bool wanted) {
+std::vector<std::byte> encode_want(std::uint64_t topic, group::Want want) {
   FrameWriter w(FrameType::want);
   w.u64(topic);
-  w.u8(wanted ? 1 : 0);
+  w.u8(static_cast<std::uint8_t>(want));
   return std::move(w.finish());
 }
 
@@ -309,17 +309,17 @@ std::optional<Acked> decode_acked(std::span<const std::byte> body, std::string& 
   return a;
 }
 
-std::optional<std::pair<std::uint64_t, bool>> decode_want(std::span<const std::byte> body,
-                                                          std::string& error) {
+std::optional<std::pair<std::uint64_t, group::Want>> decode_want(std::span<const std::byte> body,
+                                                                 std::string& error) {
   FrameReader r(FrameType::want, body);
   const auto topic = r.u64("topic");
-  const auto on = r.u8("wanted");
+  const auto want = r.u8("want");
   if (!r.done(error)) return std::nullopt;
-  if (on > 1) {
-    error = "WANT: wanted is " + std::to_string(on) + ", not 0 or 1";
+  if (want > static_cast<std::uint8_t>(group::Want::own)) {
+    error = "WANT: want is " + std::to_string(want) + ", not 0 (none), 1 (all) or 2 (own)";
     return std::nullopt;
   }
-  return std::pair{topic, on == 1};
+  return std::pair{topic, static_cast<group::Want>(want)};
 }
 
 std::optional<Publish> decode_publish(std::span<const std::byte> body, std::string& error) {

@@ -7,7 +7,8 @@
 //   HELLO    magic, domain, its node id,   WELCOME  relay node, largest message,
 //            settings                               view (YAML), state transfer
 //   PUBLISH  channel, message bytes
-//   WANT     topic, on/off                 REFUSED  why
+//   WANT     topic, what of it (none,      REFUSED  why
+//            all, its own messages)
 //   BYE                                    DELIVER  messages, in the relay's delivery order
 //                                          VIEW     a view the relay installed (YAML)
 //                                          LOST     a member the relay suspected
@@ -130,7 +131,7 @@ class FrameReader {
 [[nodiscard]] std::vector<std::byte> encode(const Lost& l);
 [[nodiscard]] std::vector<std::byte> encode_halt(std::string_view why);
 [[nodiscard]] std::vector<std::byte> encode(const Acked& a);
-[[nodiscard]] std::vector<std::byte> encode_want(std::uint64_t topic, bool wanted);
+[[nodiscard]] std::vector<std::byte> encode_want(std::uint64_t topic, group::Want want);
 [[nodiscard]] std::vector<std::byte> encode_bye();
 // A PUBLISH frame's head and channel; the message's bytes follow it on the wire
 // (`message_size` of them), so that a large sample is not copied.
@@ -150,7 +151,7 @@ void add_delivered(FrameWriter& w, const group::Message& m);
 [[nodiscard]] std::optional<Lost> decode_lost(std::span<const std::byte> body, std::string& error);
 [[nodiscard]] std::optional<Acked> decode_acked(std::span<const std::byte> body,
                                                 std::string& error);
-[[nodiscard]] std::optional<std::pair<std::uint64_t, bool>> decode_want(
+[[nodiscard]] std::optional<std::pair<std::uint64_t, group::Want>> decode_want(
     std::span<const std::byte> body, std::string& error);
 [[nodiscard]] std::optional<Publish> decode_publish(std::span<const std::byte> body,
                                                     std::string& error);

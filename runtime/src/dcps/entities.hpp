@@ -537,7 +537,8 @@ class Participant final : public detail::ParticipantCore {
   // it), never on the protocol thread.
   std::mutex kept_mu_;
   std::map<std::uint64_t, std::shared_ptr<KeptSamples>> kept_;
-  // Pieces of repairs on their way to this member, by (sender, topic) (mu_).
+  // Pieces of repairs on their way to this member, by (sending participant's node, topic):
+  // a relay's and its clients' come from one member (mu_).
   std::map<std::pair<NodeId, std::uint64_t>, IncomingHistory> repairs_in_;
   std::atomic<std::uint64_t> repairs_{0};  // repairs this member's readers took
 

@@ -185,9 +185,8 @@ std::size_t KeptSamples::append_to(std::vector<std::byte>& out) const {
 // ------------------------------------------------------------------ the participant's side
 
 void Participant::keep_for_repair(const std::shared_ptr<Writer>& w) {
-  // A client's writers are kept by nobody: its readers are never left behind, and its relay
-  // does not keep what it relays.
-  if (bus_->relayed()) return;
+  // A client keeps its own writers' changes too (its relay keeps nothing it relays): its
+  // relay hands it back those writers' messages as they were delivered there (Want::own).
   const auto depth = w->kept_depth();
   if (!depth) return;
   std::lock_guard lock(kept_mu_);
@@ -272,8 +271,15 @@ void Participant::send_repair(std::uint64_t topic, NodeId target) {
 }
 
 void Participant::on_repair(const ParsedSample& s, NodeId sender) {
+  // The participant that sent it: the member, or an external client it relays for (which
+  // keeps its own writers' changes).
+  const NodeId origin = guid_node(s.header.writer);
   std::string why;
-  const auto parsed = parse_piece(s, sender, why);
+  if (router_.node_of(s.header.writer) != sender)
+    return report_dropped(sender, s.header.kind,
+                          "it names node " + std::to_string(origin) +
+                              ", neither the sending member nor a client it relays for");
+  const auto parsed = parse_piece(s, origin, why);
   if (!parsed) return report_dropped(sender, s.header.kind, why);
   const auto& [epoch, topic, piece, pieces, targets, bytes] = *parsed;
   const NodeId me = bus_->node();
@@ -282,12 +288,12 @@ void Participant::on_repair(const ParsedSample& s, NodeId sender) {
   std::vector<std::shared_ptr<Reader>> readers;
   {
     std::lock_guard lock(mu_);
-    auto& in = repairs_in_[{sender, topic}];
-    // Pieces of one repair go back to back from one sender; a repair cut short (its sender
-    // failed) is dropped when the next one starts.
+    auto& in = repairs_in_[{origin, topic}];
+    // Pieces of one repair go back to back from one participant; a repair cut short (its
+    // sender failed) is dropped when the next one starts.
     if (piece == 0) in = IncomingHistory{epoch, 0, {}};
     if (in.epoch != epoch || in.next != piece) {
-      repairs_in_.erase({sender, topic});
+      repairs_in_.erase({origin, topic});
       return report_dropped(
           sender, s.header.kind,
           "piece " + std::to_string(piece) + " of a repair that did not start here");
@@ -295,18 +301,18 @@ void Participant::on_repair(const ParsedSample& s, NodeId sender) {
     in.bytes.insert(in.bytes.end(), bytes.begin(), bytes.end());
     if (++in.next != pieces) return;
     whole = std::move(in.bytes);
-    repairs_in_.erase({sender, topic});
+    repairs_in_.erase({origin, topic});
     readers = repairable_readers(topic);
   }
   Repair repair;
   if (!decode_repair(whole, repair, why)) return report_dropped(sender, s.header.kind, why);
-  // A member repairs its own writers' changes only.
+  // A participant repairs its own writers' changes only.
   for (const auto& m : repair.messages) {
-    if (m.header.topic != topic || router_.node_of(m.header.writer) != sender)
+    if (m.header.topic != topic || guid_node(m.header.writer) != origin)
       return report_dropped(sender, s.header.kind,
                             "a message of writer " + std::to_string(m.header.writer) +
-                                " on topic " + std::to_string(m.header.topic) +
-                                " is not one of the sender's on topic " + std::to_string(topic));
+                                " on topic " + std::to_string(m.header.topic) + " is not node " +
+                                std::to_string(origin) + "'s on topic " + std::to_string(topic));
   }
   std::size_t took = 0;
   for (const auto& r : readers)

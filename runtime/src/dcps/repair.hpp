@@ -89,7 +89,9 @@ struct Repair {
 // drops the changes of the instance before it: what is kept is the instance's latest state.
 // An instance whose latest change is an unregister goes `forget_after` later (the writer has
 // no more business with it, and every member that missed the unregister has asked for its
-// repair by then or was removed): instances that come and go do not pile up.
+// repair by then or was removed): instances that come and go do not pile up. An external
+// client keeps its writers' changes as its relay delivered them (group::Want::own) and answers
+// repair requests through that relay.
 class KeptSamples final : public TopicSink {
  public:
   using Clock = std::chrono::steady_clock;
@@ -111,6 +113,8 @@ class KeptSamples final : public TopicSink {
   // TopicSink (protocol thread).
   void on_sample(const ParsedSample& sample, NodeId sender) override;
   void on_batch_end() override {}
+  // Its own writers' messages only (an external client's relay hands on no more).
+  [[nodiscard]] group::Want wants() const override { return group::Want::own; }
 
  private:
   // One instance: a ring of `depth` messages (each its place, then header and payload),

@@ -9,8 +9,18 @@
 namespace spindle::dcps {
 
 namespace {
+
 constexpr auto kHeader = static_cast<std::uint32_t>(sizeof(SampleHeader));
+
+// What a topic's sinks take together: all when one takes all.
+group::Want wanted_by(const std::vector<TopicSink*>& sinks) {
+  if (sinks.empty()) return group::Want::none;
+  for (const auto* sink : sinks)
+    if (sink->wants() == group::Want::all) return group::Want::all;
+  return group::Want::own;
 }
+
+}  // namespace
 
 std::uint32_t Router::max_payload(group::Channel channel) const {
   const std::uint32_t m = bus_->max_message(channel);
@@ -66,30 +76,35 @@ void Router::publish(group::Channel channel, const SampleHeader& header, std::si
 
 void Router::subscribe(std::uint64_t topic, TopicSink* sink) {
   std::lock_guard order(want_mu_);
-  bool first = false;
+  group::Want before{};
+  group::Want after{};
   {
     std::lock_guard lock(sinks_mu_);
     auto& list = sinks_[topic];
-    first = list.empty();
+    before = wanted_by(list);
     list.push_back(sink);
+    after = wanted_by(list);
   }
   // A client asks its relay for the topic before its reader is announced, so the relay hands
   // on every message of it from before the reader's first match.
-  if (first) bus_->want(topic, true);
+  if (after != before) bus_->want(topic, after);
 }
 
 void Router::unsubscribe(std::uint64_t topic, TopicSink* sink) {
   std::lock_guard order(want_mu_);
+  group::Want before{};
+  group::Want after{};
   {
     std::lock_guard lock(sinks_mu_);
     auto it = sinks_.find(topic);
     if (it == sinks_.end()) return;
+    before = wanted_by(it->second);
     std::erase(it->second, sink);
     std::erase(touched_, sink);
-    if (!it->second.empty()) return;
-    sinks_.erase(it);
+    after = wanted_by(it->second);
+    if (it->second.empty()) sinks_.erase(it);
   }
-  bus_->want(topic, false);
+  if (after != before) bus_->want(topic, after);
 }
 
 void Router::attach(NodeId client, NodeId relay) {

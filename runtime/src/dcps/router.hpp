@@ -38,6 +38,9 @@ class TopicSink {
   virtual void on_sample(const ParsedSample& sample, NodeId sender) = 0;
   // After the last sample of one delivery batch: apply what was collected.
   virtual void on_batch_end() = 0;
+  // What of its topic it takes: a client's relay hands on only this node's own writers'
+  // messages of a topic whose every sink takes only those (group::Want::own).
+  [[nodiscard]] virtual group::Want wants() const { return group::Want::all; }
 
  protected:
   TopicSink() = default;

@@ -1015,10 +1015,13 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
     for (std::size_t r = 0; r < ending->view.members.size(); ++r) {
       if (((d.removed >> r) & 1) == 0) continue;
       const bool left = ((d.leaving >> r) & 1) != 0;
-      client_->on_member_lost(
-          ending->view.members[r].id, left,
-          left ? "it left the domain"
-               : "removed from the group in view " + std::to_string(ending->view.epoch + 1));
+      // What this member suspected it of, where it did.
+      const auto why = ending->membership->suspected_why(r);
+      client_->on_member_lost(ending->view.members[r].id, left,
+                              left ? "it left the domain"
+                                   : "removed from the group in view " +
+                                         std::to_string(ending->view.epoch + 1) +
+                                         (why.empty() ? "" : " (suspected here: " + why + ")"));
     }
   }
   // The topics whose messages this member missed while it was left behind (a retained

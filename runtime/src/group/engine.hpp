@@ -213,12 +213,12 @@ class Bus {
   [[nodiscard]] virtual Loan reserve(Channel channel, std::size_t size,
                                      Clock::time_point deadline) = 0;
   virtual void commit(Loan& loan, std::size_t size, Clock::time_point deadline) = 0;
-  // The topics whose messages this node's readers and stores take (dcps::Router tells each
-  // change, protocol or application thread). A member receives what its subgroups deliver
-  // and ignores this; a client asks its relay for these topics only.
-  virtual void want(std::uint64_t topic, bool wanted) {
+  // What of `topic` this node's readers and stores take (dcps::Router tells each change,
+  // protocol or application thread). A member receives what its subgroups deliver and
+  // ignores this; a client asks its relay for these topics only.
+  virtual void want(std::uint64_t topic, Want want) {
     (void)topic;
-    (void)wanted;
+    (void)want;
   }
   // A client's: a member relays its messages (relay(), which may change when it fails over to
   // another), and it keeps no logs.

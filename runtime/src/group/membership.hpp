@@ -123,6 +123,11 @@ class Membership {
   void request_rejoin() noexcept;
   // Why a member was suspected (the SST's report), for the messages (protocol thread).
   void note_suspicion(std::size_t rank, const std::string& why);
+  // What note_suspicion() said of `rank` first; empty when this member did not suspect it
+  // (protocol thread).
+  [[nodiscard]] std::string suspected_why(std::size_t rank) const {
+    return rank < why_.size() ? why_[rank] : std::string();
+  }
   // A participant asks to join (the leader's join listener; any thread): the next
   // proposal this member makes as leader adds it.
   void add_joiner(const sst::JoinEntry& e);

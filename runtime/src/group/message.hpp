@@ -28,4 +28,9 @@ struct Message {
   bool listened = false;
 };
 
+// What a node takes of a topic (Bus::want): nothing, every message, or only its own writers'
+// messages, as they were delivered (with their places in the subgroup's order: a client keeps
+// its writers' latest changes for repairs, dcps/repair.hpp). A wire value of the client link.
+enum class Want : std::uint8_t { none = 0, all = 1, own = 2 };
+
 }  // namespace spindle::group
