@@ -40,6 +40,10 @@
 //              publisher's longest write stays short (nobody holds it), both take the last
 //              sample, and a late reader in each process then takes the whole history, in
 //              order: the stopped one's member got what it missed (docs/storage.md, "Refresh").
+//   rejoin_history the refresh scenario with the subscriber stopped 1.5 s, past the suspicion
+//              timeout: it is removed and rejoins by itself, and its late reader still takes
+//              the whole history (its member keeps the writer's messages again after the
+//              rejoin's state transfer).
 //   repair     a RELIABLE KEEP_LAST 1 publisher of 40 instances and two such subscribers;
 //              one is stopped (past the lag bound, under the suspicion timeout) while every
 //              instance is written four times and then instance 1 alone 200 times, so its ring
@@ -435,7 +439,10 @@ void rejoin(const std::string& transport) {
   remove_segments(transport);
 }
 
-void refresh(const std::string& transport) {
+// `stop`: 0.6 s leaves the subscriber behind (past the lag bound); 1.5 s, past the suspicion
+// timeout, removes it, and it rejoins by itself (the state transfer brings the history, and
+// its member keeps the writer's messages again from there: rejoin_history).
+void refresh(const std::string& transport, std::chrono::milliseconds stop) {
   const auto config = domain(transport);
   const auto deadline = std::chrono::steady_clock::now() + 90s;
   constexpr int kCount = 1500;
@@ -447,7 +454,7 @@ void refresh(const std::string& transport) {
   REQUIRE(expect(publisher, "publisher", "matched", deadline));
   REQUIRE(expect(paused, "subscriber 2", "got", deadline));
   REQUIRE(::kill(paused.pid(), SIGSTOP) == 0);
-  std::this_thread::sleep_for(600ms);
+  std::this_thread::sleep_for(stop);
   REQUIRE(::kill(paused.pid(), SIGCONT) == 0);
   std::optional<std::string> finished;
   while (auto line = line_of(publisher, "publisher", deadline)) {
@@ -461,7 +468,7 @@ void refresh(const std::string& transport) {
   long longest = 0;
   REQUIRE(std::sscanf(finished->c_str(), "finished %d longest %ld", &written, &longest) == 2);
   CHECK(written == kCount);
-  CHECK(longest < 400);  // the stopped member was left behind, not waited for (0.6 s)
+  CHECK(longest < 400);  // the stopped member was left behind, not waited for
   REQUIRE(expect(steady, "subscriber 1", "done", deadline));
   REQUIRE(expect(paused, "subscriber 2", "done", deadline));
   // The stopped member asks for the history it missed at the next view boundary.
@@ -734,11 +741,19 @@ TEST_CASE("client_repair: a reliable reader left behind gets a client writer's l
 }
 TEST_CASE("refresh: a member left behind on a retained topic gets its history again, over tcp",
           "[refresh][tcp]") {
-  refresh("tcp");
+  refresh("tcp", 600ms);
 }
 TEST_CASE("refresh: a member left behind on a retained topic gets its history again, over shm",
           "[refresh][shm]") {
-  refresh("shm");
+  refresh("shm", 600ms);
+}
+TEST_CASE("rejoin_history: a member removed and rejoined keeps a retained topic whole, over tcp",
+          "[rejoin_history][tcp]") {
+  refresh("tcp", 1500ms);
+}
+TEST_CASE("rejoin_history: a member removed and rejoined keeps a retained topic whole, over shm",
+          "[rejoin_history][shm]") {
+  refresh("shm", 1500ms);
 }
 TEST_CASE("coherent: a writer killed mid-set leaves no part of it, over tcp", "[coherent][tcp]") {
   coherent("tcp");

@@ -110,6 +110,19 @@ TEST_CASE("TRANSIENT_LOCAL goes with its writer, TRANSIENT stays", "[history]") 
   CHECK(dump(h) == std::vector<std::string>{"2:1:1:b", "2:1:1:b2"});
 }
 
+// A member that halted retires every other member's writers; when it rejoins, the state
+// announces the live ones again, and their messages from then on are kept.
+TEST_CASE("a retired writer announced again is kept again", "[history]") {
+  History h;
+  h.add_writer(1, local(5));
+  (void)h.retain(1, key(1), ChangeKind::data, bytes("a"));
+  h.retire(1);
+  CHECK_FALSE(h.retain(1, key(1), ChangeKind::data, bytes("b")));
+  h.add_writer(1, local(5));
+  CHECK(h.retain(1, key(1), ChangeKind::data, bytes("c")));
+  CHECK(dump(h) == std::vector<std::string>{"1:1:1:c"});
+}
+
 TEST_CASE("TRANSIENT keeps the instance's last samples whoever wrote them", "[history]") {
   History h;
   h.add_writer(1, service(2));

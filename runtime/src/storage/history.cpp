@@ -22,6 +22,9 @@ void History::add_writer(std::uint64_t guid, const WriterTerms& terms) {
   MutexLock lock(mu_);
   auto& w = writers_[guid];
   w.terms = terms;
+  // Announced again after it was retired (this member halted and rejoined, and learnt it
+  // anew): its messages are kept again.
+  w.gone = false;
 }
 
 void History::retire(std::uint64_t guid) {

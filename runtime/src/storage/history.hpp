@@ -86,7 +86,8 @@ class History {
   History(const History&) = delete;
   History& operator=(const History&) = delete;
 
-  // A writer whose messages this History keeps (again: new terms apply from now on).
+  // A writer whose messages this History keeps (again: new terms apply from now on; a
+  // retired one is kept again, its entries gone or not).
   void add_writer(std::uint64_t guid, const WriterTerms& terms);
   // The writer is gone: without `outlives_writer` its entries go now; a message of it that
   // arrives later is not kept. Its terms stay known (entries of it may remain).
