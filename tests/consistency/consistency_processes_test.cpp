@@ -52,6 +52,9 @@
 //   client_repair  the same with the publisher an external client relayed by the steady
 //              subscriber's process: the client keeps its writer's changes and answers the
 //              repair request through its relay.
+//   client_refresh the refresh scenario with the stopped subscriber relaying for a client
+//              subscriber: the relay's history is refreshed, the client connects again, and
+//              a late reader in each of the three takes the whole history.
 //
 // Every wait is bounded.
 #include <signal.h>
@@ -491,6 +494,69 @@ void refresh(const std::string& transport, std::chrono::milliseconds stop) {
   remove_segments(transport);
 }
 
+// A client whose relay is left behind on a retained topic: the relay's history is refreshed
+// at the next view boundary, and the client's copy, which missed what the relay missed, is
+// made whole by connecting again (the welcome carries the relay's history).
+void client_refresh(const std::string& transport) {
+  const auto port = tst::free_loopback_port();
+  const auto deadline = std::chrono::steady_clock::now() + 90s;
+  constexpr int kCount = 1500;
+  const std::string count = std::to_string(kCount);
+  std::unique_ptr<tst::Process> steady;
+  std::unique_ptr<tst::Process> relay;
+  std::unique_ptr<tst::Process> client;
+  {
+    const auto config = domain(transport);
+    steady =
+        std::make_unique<tst::Process>(std::vector<std::string>{node(), "kept-subscriber", count});
+  }
+  REQUIRE(expect(*steady, "subscriber 1", "ready", deadline));
+  {
+    const auto config = domain(transport, ", client_port: " + std::to_string(port));
+    relay =
+        std::make_unique<tst::Process>(std::vector<std::string>{node(), "kept-subscriber", count});
+  }
+  REQUIRE(expect(*relay, "relay", "ready", deadline));
+  {
+    const auto config = client_of(port);
+    client =
+        std::make_unique<tst::Process>(std::vector<std::string>{node(), "kept-subscriber", count});
+  }
+  REQUIRE(expect(*client, "client", "ready", deadline));
+  const auto config = domain(transport);
+  tst::Process publisher({node(), "kept-publisher", count, "2"});
+  REQUIRE(expect(publisher, "publisher", "matched", deadline));
+  REQUIRE(expect(*relay, "relay", "got", deadline));
+  REQUIRE(::kill(relay->pid(), SIGSTOP) == 0);
+  std::this_thread::sleep_for(600ms);
+  REQUIRE(::kill(relay->pid(), SIGCONT) == 0);
+  REQUIRE(expect(publisher, "publisher", "finished", deadline));
+  REQUIRE(expect(*steady, "subscriber 1", "done", deadline));
+  REQUIRE(expect(*relay, "relay", "done", deadline));
+  REQUIRE(expect(*client, "client", "done", deadline));
+  // The relay's refresh, then the client's reconnection.
+  std::this_thread::sleep_for(1500ms);
+  const std::string whole =
+      "history " + count + " first 0 last " + std::to_string(kCount - 1) + " consecutive";
+  auto history = [&](tst::Process& p, const std::string& tag) {
+    p.send("late");
+    while (auto line = line_of(p, tag, deadline))
+      if (line->rfind("history", 0) == 0 || line->rfind("FAIL", 0) == 0) return *line;
+    return std::string("no history line");
+  };
+  // The client first: a process exits once it said its history, and the relay serves the
+  // client's late reader.
+  CHECK(history(*client, "client") == whole);
+  CHECK(history(*steady, "subscriber 1") == whole);
+  CHECK(history(*relay, "relay") == whole);
+  publisher.send("quit");
+  CHECK(publisher.wait(deadline) == 0);
+  CHECK(steady->wait(deadline) == 0);
+  CHECK(relay->wait(deadline) == 0);
+  CHECK(client->wait(deadline) == 0);
+  remove_segments(transport);
+}
+
 // `client`: the publisher is an external client whose relay is the steady subscriber's
 // process, so that its changes are kept in the client and repaired through that relay.
 void repair(const std::string& transport, bool client) {
@@ -730,6 +796,14 @@ TEST_CASE("repair: a reliable reader left behind gets every instance's latest, o
 TEST_CASE("repair: a reliable reader left behind gets every instance's latest, over shm",
           "[repair][shm]") {
   repair("shm", false);
+}
+TEST_CASE("client_refresh: a client whose relay was left behind gets the whole history, over tcp",
+          "[client_refresh][tcp]") {
+  client_refresh("tcp");
+}
+TEST_CASE("client_refresh: a client whose relay was left behind gets the whole history, over shm",
+          "[client_refresh][shm]") {
+  client_refresh("shm");
 }
 TEST_CASE("client_repair: a reliable reader left behind gets a client writer's latest, over tcp",
           "[client_repair][tcp]") {

@@ -168,6 +168,17 @@ RelayStats Relay::stats() const {
   return s;
 }
 
+void Relay::cut_off_all(const std::string& why) {
+  std::lock_guard lock(clients_mu_);
+  for (auto& c : clients_) {
+    std::lock_guard clock(c->mu);
+    if (c->broken) continue;
+    c->broken = true;
+    c->broken_why = why;
+  }
+  wake();
+}
+
 void Relay::wake() {
   const std::uint64_t one = 1;
   (void)!::write(wake_fd_, &one, sizeof one);

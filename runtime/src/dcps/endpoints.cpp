@@ -1643,6 +1643,11 @@ void Reader::expect_history() {
   history_received_ = false;
 }
 
+bool Reader::awaits_history() const {
+  std::lock_guard lock(mu_);
+  return !history_received_;
+}
+
 void Reader::insert(std::vector<Change>& changes, std::vector<InsertResult>& results, bool stream) {
   results.resize(changes.size());
   std::unique_lock data(data_mu_);

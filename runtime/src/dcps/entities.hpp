@@ -400,7 +400,7 @@ class Participant final : public detail::ParticipantCore {
 
   const std::uint32_t domain_id_;
   std::unique_ptr<group::Bus> bus_;
-  mutable std::mutex relay_mu_;           // a leaf: relay_, relay_settings_
+  mutable std::mutex relay_mu_;  // relay_, relay_settings_; before the Relay's and the tap lock
   std::unique_ptr<client::Relay> relay_;  // serve_clients(), or the first client handed over
   client::RelaySettings relay_settings_;  // for a relay made for the join port's clients
   bool relays_closed_ = false;            // close() began: no relay is made any more
@@ -941,6 +941,8 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   // it asks for history), then receives it once, before any live sample (control thread,
   // at the view boundary where its matches start).
   void expect_history();
+  // Still waiting for it (its participant halted and rejoined meanwhile: it waits again).
+  [[nodiscard]] bool awaits_history() const;
   // `lost`: samples of it a damaged log lost (SAMPLE_LOST, once).
   void receive_history(const std::vector<Historical>& history, std::uint64_t lost = 0);
   // A repair (docs/dcps.md, "Repair"): of its matched writers' messages, those above the

@@ -575,6 +575,12 @@ void Participant::reannounce() {
   }
   for (const auto& r : readers) {
     if (r->is_closed()) continue;
+    {
+      // Created while the last view went, and its history never came: its record applied
+      // again brings the history of the domain it rejoined.
+      std::lock_guard lock(mu_);
+      if (r->awaits_history()) history_wanted_.insert(r->guid());
+    }
     const auto rec = r->record();
     publish_record(SampleKind::announce_reader, rec.guid, discovery::encode(rec),
                    "DataReader of topic '" + rec.topic_name + "'");

@@ -319,10 +319,22 @@ void Participant::on_refresh_state(const ParsedSample& s, NodeId sender) {
     }
     if (error.empty()) {
       t->refresh(std::move(entries));
-      std::lock_guard lock(mu_);
-      damaged_.erase(topic);
-      asked_.erase(topic);
-      refreshes_.fetch_add(1);
+      {
+        std::lock_guard lock(mu_);
+        damaged_.erase(topic);
+        asked_.erase(topic);
+        refreshes_.fetch_add(1);
+      }
+      // The clients this member relays for missed what it missed: they connect again, and
+      // the welcome brings them the whole history (off this thread: the Router's tap lock is
+      // held here, and a relay is made under relay_mu_ before it takes that lock).
+      executor().post([this, topic] {
+        std::lock_guard lock(relay_mu_);
+        if (relay_ != nullptr)
+          relay_->cut_off_all("this member's history of topic " + std::to_string(topic) +
+                              " was refreshed (it had missed messages): connect again for the "
+                              "whole history");
+      });
     } else {
       report_dropped(sender, s.header.kind, error);
     }
