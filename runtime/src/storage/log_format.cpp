@@ -316,6 +316,11 @@ std::optional<std::uint64_t> find_valid_after(Window& w, std::uint64_t from, std
 
 std::optional<std::uint64_t> resync(Window& w, std::uint64_t from, std::uint64_t end,
                                     std::optional<Order> prev) {
+  // A record followed by a later one is taken first; one that reaches the end only when no
+  // such record follows. Otherwise a repair that cut the end off could make an earlier
+  // candidate reach the new end, over records the scan before the cut had taken: the loader,
+  // the cursors and verify() must find the same records before and after the cut.
+  std::optional<std::uint64_t> at_end;
   for (std::uint64_t p = (from + 8) & ~std::uint64_t{7}; p + kRecordHeaderBytes <= end; p += 8) {
     const auto h = w.get(p, kRecordHeaderBytes);
     if (h.size() < kRecordHeaderBytes) break;
@@ -325,12 +330,15 @@ std::optional<std::uint64_t> resync(Window& w, std::uint64_t from, std::uint64_t
     if (check_record(w, p, end, r)) continue;
     if (prev && r.order <= *prev) continue;
     const std::uint64_t next = p + r.span;
-    if (end - next < kRecordHeaderBytes) return p;
+    if (end - next < kRecordHeaderBytes) {
+      if (!at_end) at_end = p;
+      continue;
+    }
     RecordInfo n;
     const auto bad = check_record_header(w, next, end, n);
     if ((!bad || bad->problem == Problem::short_record) && n.order > r.order) return p;
   }
-  return std::nullopt;
+  return at_end;
 }
 
 std::optional<std::uint64_t> count_torn(Window& w, std::uint64_t from, std::uint64_t end) {
