@@ -868,6 +868,62 @@ TEST_CASE("a false resynchronisation is not accepted", "[log]") {
   CHECK(orders == want);
 }
 
+// Record 3 is damaged by a well-formed record image written into its payload, whose span
+// reaches exactly to the end of the last good record; garbage follows (a torn tail). The
+// scan resynchronises at record 4 (the image's end is followed by garbage); repair then cuts
+// the garbage off, after which the image reaches the new end of the file. The cursors and
+// verify() must still take records 4 to 9, as the scan did, not the image over them.
+TEST_CASE("a resynchronisation holds after repair cuts the tail", "[log]") {
+  TempDir t;
+  auto o = options(t.path() / "topic");
+  o.segment_bytes = 1 << 20;
+  o.index_interval = 1 << 20;
+  o.skip_damage = true;
+  o.repair = true;
+  std::vector<Got> all;
+  {
+    auto log = st::Log::open(o);
+    for (std::uint64_t i = 0; i < 10; ++i)
+      log.append(order_of(i), 1, payload(i, i == 3 ? 200 : 24));
+    all = read_all(log.read());
+  }
+  REQUIRE(all.size() == 10);
+  const auto file = seg(o.dir, 1);
+  auto bytes = read_file(file);
+  const std::size_t end = bytes.size();
+  const std::size_t at = all[3].offset + 48;  // inside record 3's payload, 8-aligned
+  const std::size_t span = end - at;
+  // The image: its header, then the bytes that lie there (the rest of record 3, then 4-9).
+  put32(bytes, at + 8, static_cast<std::uint32_t>(span - 40));
+  bytes[at + 12] = 1;
+  bytes[at + 13] = 0;
+  bytes[at + 14] = 0;
+  bytes[at + 15] = 0;
+  for (int i = 0; i < 8; ++i) {
+    bytes[at + 16 + static_cast<std::size_t>(i)] = static_cast<char>(i == 0 ? 100 : 0);
+    bytes[at + 24 + static_cast<std::size_t>(i)] = static_cast<char>(i == 0 ? 1 : 0);
+    bytes[at + 32 + static_cast<std::size_t>(i)] = 0;
+  }
+  put32(bytes, at + 4, crc32c(bytes.data() + at + 8, 32));
+  put32(bytes, at, crc32c(bytes.data() + at + 4, span - 4));
+  bytes.insert(bytes.end(), 100, static_cast<char>(0xAB));  // a torn tail
+  write_file(file, bytes);
+  fs::remove(seg(o.dir, 1, ".idx"));
+  st::RecoveryReport r;
+  auto log = st::Log::open(o, &r);
+  INFO(r.to_string());
+  std::vector<Order> want;
+  for (std::uint64_t i = 0; i < 10; ++i)
+    if (i != 3) want.push_back(order_of(i));
+  auto c = log.read();
+  std::vector<Order> orders;
+  while (auto rec = c.next())
+    orders.push_back(rec->order);
+  CHECK(orders == want);
+  CHECK(log.records() == want.size());
+  CHECK(st::verify(o.dir).records == want.size());
+}
+
 TEST_CASE("a log of another domain or home is refused", "[log]") {
   TempDir t;
   auto o = options(t.path() / "topic");
