@@ -188,6 +188,12 @@ tst::ScopedDomainConfig client_of(std::uint16_t port) {
       "role: client, relays: [{host: 127.0.0.1, port: " + std::to_string(port) + "}]");
 }
 
+// A process of `argv` whose SPINDLE_CONFIG is `settings` (in scope while it starts).
+std::unique_ptr<tst::Process> spawn(const std::vector<std::string>& argv,
+                                    const tst::ScopedDomainConfig& /*settings*/) {
+  return std::make_unique<tst::Process>(argv);
+}
+
 void client_order(const std::string& transport) {
   const tst::TempDir dir("spindle-client-order");
   constexpr std::uint64_t kPerWriter = 2000;
@@ -502,26 +508,12 @@ void client_refresh(const std::string& transport) {
   const auto deadline = std::chrono::steady_clock::now() + 90s;
   constexpr int kCount = 1500;
   const std::string count = std::to_string(kCount);
-  std::unique_ptr<tst::Process> steady;
-  std::unique_ptr<tst::Process> relay;
-  std::unique_ptr<tst::Process> client;
-  {
-    const auto config = domain(transport);
-    steady =
-        std::make_unique<tst::Process>(std::vector<std::string>{node(), "kept-subscriber", count});
-  }
+  const std::vector<std::string> subscriber{node(), "kept-subscriber", count};
+  const auto steady = spawn(subscriber, domain(transport));
   REQUIRE(expect(*steady, "subscriber 1", "ready", deadline));
-  {
-    const auto config = domain(transport, ", client_port: " + std::to_string(port));
-    relay =
-        std::make_unique<tst::Process>(std::vector<std::string>{node(), "kept-subscriber", count});
-  }
+  const auto relay = spawn(subscriber, domain(transport, ", client_port: " + std::to_string(port)));
   REQUIRE(expect(*relay, "relay", "ready", deadline));
-  {
-    const auto config = client_of(port);
-    client =
-        std::make_unique<tst::Process>(std::vector<std::string>{node(), "kept-subscriber", count});
-  }
+  const auto client = spawn(subscriber, client_of(port));
   REQUIRE(expect(*client, "client", "ready", deadline));
   const auto config = domain(transport);
   tst::Process publisher({node(), "kept-publisher", count, "2"});
@@ -564,10 +556,10 @@ void repair(const std::string& transport, bool client) {
   const auto deadline = std::chrono::steady_clock::now() + 90s;
   const std::vector<std::string> shape{"40", "5", "200"};  // instances, rounds, filler
   // A process of `role` under `settings` (SPINDLE_CONFIG while it starts).
-  auto start = [&](const std::string& role, const tst::ScopedDomainConfig& /*settings*/) {
+  auto start = [&](const std::string& role, const tst::ScopedDomainConfig& settings) {
     std::vector<std::string> a{node(), role};
     a.insert(a.end(), shape.begin(), shape.end());
-    return std::make_unique<tst::Process>(a);
+    return spawn(a, settings);
   };
   const auto steady_process =
       start("latest-subscriber",

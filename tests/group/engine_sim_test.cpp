@@ -324,28 +324,37 @@ TEST_CASE("engine: a message past the RDMC buffer space is refused, naming the s
   CHECK(p.rec[1].messages[0] == pattern(1, 1u << 20));
 }
 
-TEST_CASE("engine: a descriptor for no message is dropped and its sender suspected",
-          "[engine][rdmc]") {
-  Pair p;
-  // Node 2 commits an ordinary 24-byte message; before its protocol step pushes it, the
-  // test flags the slot as a large-message descriptor in node 2's own row, as a faulty
-  // peer could. The descriptor names a message nobody holds.
-  auto& e2 = *p.engines[1];
+namespace {
+
+// Node `node` (engine `e`) commits an ordinary 24-byte message of `channel`; before its
+// protocol step pushes it, the slot is flagged as a large-message descriptor in the node's own
+// row, as a faulty peer could. The bytes name no message anyone holds.
+void forge_descriptor(sim::Network& net, const group::View& view, group::Engine& e,
+                      group::Channel channel, group::NodeId node) {
   const std::string bogus(24, 'x');
-  auto loan = e2.reserve(p.channel, bogus.size(), e2.runtime().now() + 1s);
+  auto loan = e.reserve(channel, bogus.size(), e.runtime().now() + 1s);
   std::memcpy(loan.data, bogus.data(), bogus.size());
-  e2.commit(loan, bogus.size(), e2.runtime().now() + 1s);
-  const spindle::sst::SstLayout layout(p.view);
-  const auto sg = group::subgroup_of(p.view, p.channel);
-  const auto rank = p.view.rank_of(2);
+  e.commit(loan, bogus.size(), e.runtime().now() + 1s);
+  const spindle::sst::SstLayout layout(view);
+  const auto sg = group::subgroup_of(view, channel);
+  const auto rank = view.rank_of(node);
   REQUIRE(sg);
   REQUIRE(rank);
-  const auto region = p.net.node(2).local_region(spindle::sst::Sst::region_id(p.view.epoch));
+  const auto region = net.node(node).local_region(spindle::sst::Sst::region_id(view.epoch));
   REQUIRE(region);
   auto* header = reinterpret_cast<spindle::sst::SlotHeader*>(region->bytes.data() +
                                                              layout.columns(*rank, *sg).headers);
   REQUIRE(header->size == bogus.size());
   header->flags = group::kLargeMessage;
+}
+
+}  // namespace
+
+TEST_CASE("engine: a descriptor for no message is dropped and its sender suspected",
+          "[engine][rdmc]") {
+  Pair p;
+  // Node 2's descriptor names a message nobody holds.
+  forge_descriptor(p.net, p.view, *p.engines[1], p.channel, 2);
   // Node 1 delivers nothing of it and suspects node 2 (a minority of two then: it halts,
   // saying why).
   REQUIRE(p.net.run_until([&] { return !p.rec[0].halted.empty(); }, p.net.now() + 2s));
@@ -360,22 +369,7 @@ TEST_CASE("engine: a descriptor for no message is dropped and its sender suspect
 TEST_CASE("engine: a descriptor that does not parse at a listener gets its sender suspected",
           "[engine][rdmc][listener]") {
   Trio t;
-  auto& e1 = *t.engines[0];
-  const std::string bogus(24, 'x');
-  auto loan = e1.reserve(t.channel, bogus.size(), e1.runtime().now() + 1s);
-  std::memcpy(loan.data, bogus.data(), bogus.size());
-  e1.commit(loan, bogus.size(), e1.runtime().now() + 1s);
-  const spindle::sst::SstLayout layout(t.view);
-  const auto sg = group::subgroup_of(t.view, t.channel);
-  const auto rank = t.view.rank_of(1);
-  REQUIRE(sg);
-  REQUIRE(rank);
-  const auto region = t.net.node(1).local_region(spindle::sst::Sst::region_id(t.view.epoch));
-  REQUIRE(region);
-  auto* header = reinterpret_cast<spindle::sst::SlotHeader*>(region->bytes.data() +
-                                                             layout.columns(*rank, *sg).headers);
-  REQUIRE(header->size == bogus.size());
-  header->flags = group::kLargeMessage;
+  forge_descriptor(t.net, t.view, *t.engines[0], t.channel, 1);
   REQUIRE(t.net.run_until([&] { return !t.rec[1].lost_why.empty() && !t.rec[2].lost_why.empty(); },
                           t.net.now() + 3s));
   CHECK(t.rec[1].messages.empty());

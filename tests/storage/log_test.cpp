@@ -81,6 +81,14 @@ std::vector<Got> read_all(st::Cursor c, std::size_t limit = 1'000'000) {
 }
 
 // Records i in [from, to) as append_range wrote them, in order.
+// The orders a cursor reads, to its end.
+std::vector<Order> orders_of(st::Cursor c) {
+  std::vector<Order> out;
+  while (auto rec = c.next())
+    out.push_back(rec->order);
+  return out;
+}
+
 void check_range(const std::vector<Got>& got, std::uint64_t from, std::uint64_t to) {
   REQUIRE(got.size() == to - from);
   for (std::uint64_t i = from; i < to; ++i) {
@@ -858,10 +866,7 @@ TEST_CASE("a false resynchronisation is not accepted", "[log]") {
   INFO(r.to_string());
   REQUIRE(r.damage.size() == 1);
   CHECK(r.damage[0].bytes == all[6].offset - all[5].offset);
-  auto c = log.read();
-  std::vector<Order> orders;
-  while (auto rec = c.next())
-    orders.push_back(rec->order);
+  const auto orders = orders_of(log.read());
   std::vector<Order> want;
   for (std::uint64_t i = 0; i < 20; ++i)
     if (i != 5) want.push_back(order_of(i));
@@ -915,10 +920,7 @@ TEST_CASE("a resynchronisation holds after repair cuts the tail", "[log]") {
   std::vector<Order> want;
   for (std::uint64_t i = 0; i < 10; ++i)
     if (i != 3) want.push_back(order_of(i));
-  auto c = log.read();
-  std::vector<Order> orders;
-  while (auto rec = c.next())
-    orders.push_back(rec->order);
+  const auto orders = orders_of(log.read());
   CHECK(orders == want);
   CHECK(log.records() == want.size());
   CHECK(st::verify(o.dir).records == want.size());

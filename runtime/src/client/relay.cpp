@@ -172,7 +172,6 @@ void Relay::cut_off_all(const std::string& why) {
   std::lock_guard lock(clients_mu_);
   for (auto& c : clients_) {
     std::lock_guard clock(c->mu);
-    if (c->broken) continue;
     c->broken = true;
     c->broken_why = why;
   }
@@ -721,13 +720,7 @@ void Relay::on_halt(const std::string& why) {
   // The domain removed this member and, with it, every client's endpoints: the clients
   // halt too (they do not come back with it).
   to_all(encode_halt(why));
-  std::lock_guard lock(clients_mu_);
-  for (auto& c : clients_) {
-    std::lock_guard clock(c->mu);
-    c->broken = true;
-    c->broken_why = "this member halted";
-  }
-  wake();
+  cut_off_all("this member halted");
 }
 
 }  // namespace spindle::client

@@ -79,9 +79,9 @@ class Relay final : public dcps::DeliveryTap {
   void adopt(int fd, std::string already);
   [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
   [[nodiscard]] RelayStats stats() const;
-  // Cuts every client off, saying `why` (this member's retained history was refreshed: its
-  // clients' copies miss what it missed, and a welcome brings them the whole). Any thread but
-  // the protocol thread's delivery (the Router's tap lock comes first).
+  // Cuts every client off, saying `why` (this member halted; or its retained history was
+  // refreshed: its clients' copies miss what it missed, and a welcome brings them the whole).
+  // Any thread; the Router's tap lock, where held, comes first.
   void cut_off_all(const std::string& why);
 
   // dcps::DeliveryTap (protocol thread, the Router's tap lock held).
