@@ -272,13 +272,10 @@ void Participant::send_repair(std::uint64_t topic, NodeId target) {
 
 void Participant::on_repair(const ParsedSample& s, NodeId sender) {
   // The participant that sent it: the member, or an external client it relays for (which
-  // keeps its own writers' changes).
+  // keeps its own writers' changes). The Router delivers a message naming a node only from
+  // that node or its relay (Router::sends_for).
   const NodeId origin = guid_node(s.header.writer);
   std::string why;
-  if (router_.node_of(s.header.writer) != sender)
-    return report_dropped(sender, s.header.kind,
-                          "it names node " + std::to_string(origin) +
-                              ", neither the sending member nor a client it relays for");
   const auto parsed = parse_piece(s, origin, why);
   if (!parsed) return report_dropped(sender, s.header.kind, why);
   const auto& [epoch, topic, piece, pieces, targets, bytes] = *parsed;
