@@ -326,6 +326,24 @@ TEST_CASE("engine: a message past the RDMC buffer space is refused, naming the s
 
 namespace {
 
+// The header and bytes of the first slot of node `node`'s ring of `channel`, in its own row
+// (what a faulty peer could rewrite before its protocol step pushes it).
+std::pair<spindle::sst::SlotHeader*, std::byte*> own_first_slot(sim::Network& net,
+                                                                const group::View& view,
+                                                                group::Channel channel,
+                                                                group::NodeId node) {
+  const spindle::sst::SstLayout layout(view);
+  const auto sg = group::subgroup_of(view, channel);
+  const auto rank = view.rank_of(node);
+  REQUIRE(sg);
+  REQUIRE(rank);
+  const auto region = net.node(node).local_region(spindle::sst::Sst::region_id(view.epoch));
+  REQUIRE(region);
+  const auto& c = layout.columns(*rank, *sg);
+  return {reinterpret_cast<spindle::sst::SlotHeader*>(region->bytes.data() + c.headers),
+          region->bytes.data() + c.slots};
+}
+
 // Node `node` (engine `e`) commits an ordinary 24-byte message of `channel`; before its
 // protocol step pushes it, the slot is flagged as a large-message descriptor in the node's own
 // row, as a faulty peer could. The bytes name no message anyone holds.
@@ -335,20 +353,90 @@ void forge_descriptor(sim::Network& net, const group::View& view, group::Engine&
   auto loan = e.reserve(channel, bogus.size(), e.runtime().now() + 1s);
   std::memcpy(loan.data, bogus.data(), bogus.size());
   e.commit(loan, bogus.size(), e.runtime().now() + 1s);
-  const spindle::sst::SstLayout layout(view);
-  const auto sg = group::subgroup_of(view, channel);
-  const auto rank = view.rank_of(node);
-  REQUIRE(sg);
-  REQUIRE(rank);
-  const auto region = net.node(node).local_region(spindle::sst::Sst::region_id(view.epoch));
-  REQUIRE(region);
-  auto* header = reinterpret_cast<spindle::sst::SlotHeader*>(region->bytes.data() +
-                                                             layout.columns(*rank, *sg).headers);
+  auto* header = own_first_slot(net, view, channel, node).first;
   REQUIRE(header->size == bogus.size());
   header->flags = group::kLargeMessage;
 }
 
 }  // namespace
+
+// Several small messages per slot (group/packed.hpp): messages written while the protocol has
+// not run yet join the slot their member committed last; each is delivered on its own, in
+// the order written, at the same place of the total order everywhere.
+TEST_CASE("engine: small messages written in a row share a slot, each delivered on its own",
+          "[engine][packed]") {
+  Pair p;
+  std::vector<std::string> mine[2];
+  for (int i = 0; i < 40; ++i) {
+    const auto k = static_cast<std::size_t>(i % 2);
+    auto& e = *p.engines[k];
+    mine[k].push_back(pattern(i, 10 + static_cast<std::size_t>(i)));
+    const auto& text = mine[k].back();
+    auto loan = e.append(p.channel, text.size(), e.runtime().now() + 1s);
+    std::memcpy(loan.data, text.data(), text.size());
+    e.commit(loan, text.size(), e.runtime().now() + 1s);
+  }
+  REQUIRE(p.delivered(40));
+  CHECK(p.rec[0].messages == p.rec[1].messages);
+  // Each member's twenty (under 1 KiB with their record headers) went in one slot.
+  CHECK(p.engines[0]->stats().packed == 19);
+  CHECK(p.engines[1]->stats().packed == 19);
+  std::vector<std::string> seen[2];
+  for (const auto& m : p.rec[0].messages)
+    seen[std::find(mine[0].begin(), mine[0].end(), m) == mine[0].end()].push_back(m);
+  CHECK(seen[0] == mine[0]);
+  CHECK(seen[1] == mine[1]);
+  // A message that does not fit beside them takes a slot of its own, and comes after them.
+  const std::string big = pattern(99, 900);
+  auto loan = p.engines[0]->append(p.channel, big.size(), p.engines[0]->runtime().now() + 1s);
+  std::memcpy(loan.data, big.data(), big.size());
+  p.engines[0]->commit(loan, big.size(), p.engines[0]->runtime().now() + 1s);
+  REQUIRE(p.delivered(41));
+  CHECK(p.rec[1].messages.back() == big);
+}
+
+// The records of a packed slot, read back; every way the bytes can be short is named.
+TEST_CASE("engine: a packed slot's records, and what is wrong with a bad one", "[engine][packed]") {
+  std::vector<std::byte> slot(40, std::byte{0});
+  const auto put = [&](std::size_t at, std::uint32_t length) {
+    std::memcpy(slot.data() + at, &length, sizeof length);
+  };
+  put(0, 3);   // record 0: 3 bytes at 8, the next at 16
+  put(16, 0);  // record 1: empty, the next at 24
+  put(24, 8);  // record 2: 8 bytes at 32, to the end
+  std::vector<std::size_t> lengths;
+  const auto collect = [&](std::span<const std::byte> r) { lengths.push_back(r.size()); };
+  CHECK(group::for_records(slot, collect).empty());
+  CHECK(lengths == std::vector<std::size_t>{3, 0, 8});
+  lengths.clear();
+  CHECK(group::for_records(std::span(slot).first(36), collect) ==
+        "record 2 at byte 24 says 8 bytes, past the slot's 36");
+  CHECK(group::for_records(std::span(slot).first(20), collect) ==
+        "record 1 at byte 16 has no whole header (20 bytes in the slot)");
+  CHECK(group::for_records(std::span<const std::byte>{}, collect) ==
+        "first record is missing (the slot is empty)");
+  CHECK(lengths == std::vector<std::size_t>{3, 0, 3});  // the records before each fault
+}
+
+// A packed slot is a peer's bytes: one whose record says more bytes than the slot holds is
+// delivered no further, and its sender is suspected.
+TEST_CASE("engine: a packed slot whose record overruns it gets its sender suspected",
+          "[engine][packed]") {
+  Pair p;
+  auto& e = *p.engines[1];
+  const std::string text = "one";
+  auto loan = e.append(p.channel, text.size(), e.runtime().now() + 1s);
+  std::memcpy(loan.data, text.data(), text.size());
+  e.commit(loan, text.size(), e.runtime().now() + 1s);
+  auto [header, bytes] = own_first_slot(p.net, p.view, p.channel, 2);
+  REQUIRE((header->flags & group::kPacked) != 0);
+  const std::uint32_t length = 5000;
+  std::memcpy(bytes, &length, sizeof length);
+  REQUIRE(p.net.run_until([&] { return !p.rec[0].halted.empty(); }, p.net.now() + 2s));
+  CHECK(p.rec[0].messages.empty());
+  CHECK_THAT(p.rec[0].halted, Catch::Contains("sent a packed slot") &&
+                                  Catch::Contains("says 5000 bytes, past the slot's"));
+}
 
 TEST_CASE("engine: a descriptor for no message is dropped and its sender suspected",
           "[engine][rdmc]") {
@@ -1117,7 +1205,8 @@ TEST_CASE("engine: a reliable reader left behind gets the latest sample of every
   INFO((unordered ? "unordered" : "atomic"));
   const auto consistency = unordered ? spindle::policy::Consistency::Unordered()
                                      : spindle::policy::Consistency::Atomic();
-  spindle::testing::SimStack stack(sim::Config{}, 3);
+  // Slots of 256 bytes take one sample each (two would not fit): the ring holds 16 changes.
+  spindle::testing::SimStack stack(sim::Config{}, 3, 16, 256);
   dds::sub::qos::DataReaderQos rq;
   rq << dds::core::policy::Reliability::Reliable() << consistency
      << dds::core::policy::History::KeepLast(1);

@@ -185,6 +185,10 @@ TEST_CASE("topics: two topics with different readers travel apart, each in total
     return wa.publication_matched_status().current_count() == 1 &&
            wb.publication_matched_status().current_count() == 2;
   }));
+  // Each writer matched in its own member's view; the others install it in their own time.
+  REQUIRE(stack.run_until([&] {
+    return stack.view(0).epoch == stack.view(1).epoch && stack.view(1).epoch == stack.view(2).epoch;
+  }));
   const auto v = stack.view(0);
   REQUIRE(topic_subgroup(v, "A") != nullptr);
   REQUIRE(topic_subgroup(v, "B") != nullptr);

@@ -32,7 +32,8 @@ std::uint64_t Router::max_sample() const {
   return m > kHeader ? m - kHeader : 0;
 }
 
-Slot Router::reserve(group::Channel channel, std::size_t payload_size, Clock::time_point deadline) {
+Slot Router::reserve(group::Channel channel, std::size_t payload_size, Clock::time_point deadline,
+                     bool at_once) {
   // Larger than a slot, the engine sends it by RDMC; only past its buffer space is it refused.
   if (payload_size > max_payload(channel) && payload_size > max_sample()) {
     throw dds::core::PreconditionNotMetError(
@@ -41,7 +42,9 @@ Slot Router::reserve(group::Channel channel, std::size_t payload_size, Clock::ti
         " bytes (engine.rdmc_buffer_size in the domain file, less the 64-byte sample header)");
   }
   Slot s;
-  s.loan = bus_->reserve(channel, kHeader + payload_size, deadline);
+  // Committed at once: it may share the slot of the message before it (group/packed.hpp).
+  s.loan = at_once ? bus_->append(channel, kHeader + payload_size, deadline)
+                   : bus_->reserve(channel, kHeader + payload_size, deadline);
   s.payload = s.loan.data + kHeader;
   s.capacity = s.loan.capacity - kHeader;
   return s;
@@ -62,7 +65,7 @@ void Router::abandon(Slot& slot, Clock::time_point deadline) {
 void Router::publish(group::Channel channel, const SampleHeader& header, std::size_t payload_size,
                      const std::function<void(std::span<std::byte>)>& fill,
                      Clock::time_point deadline) {
-  Slot slot = reserve(channel, payload_size, deadline);
+  Slot slot = reserve(channel, payload_size, deadline, true);
   try {
     fill(std::span<std::byte>(slot.payload, payload_size));
   } catch (...) {

@@ -118,8 +118,10 @@ class Router final : public group::EngineClient {
   void publish(group::Channel channel, const SampleHeader& header, std::size_t payload_size,
                const std::function<void(std::span<std::byte>)>& fill, Clock::time_point deadline);
   // A slot for a loaned sample (DataWriter::loan_sample). Same errors as publish().
+  // `at_once`: the caller commits it right after filling it (publish() does), so it may
+  // share the slot of the message before it (group::Bus::append).
   [[nodiscard]] Slot reserve(group::Channel channel, std::size_t payload_size,
-                             Clock::time_point deadline);
+                             Clock::time_point deadline, bool at_once = false);
   // Publishes a reserved slot with `header` and `payload_size` bytes of payload.
   void commit(Slot& slot, const SampleHeader& header, std::size_t payload_size,
               Clock::time_point deadline);

@@ -272,6 +272,7 @@ struct ViewState {
   LargeState large;
   std::unique_ptr<sst::PredicateLoop> loop;
   std::optional<std::chrono::nanoseconds> progress_due;  // a progress check scheduled then
+  std::vector<smc::Message> unpacked;  // on_deliver's scratch: packed slots split (protocol thread)
 };
 
 namespace {
@@ -880,6 +881,18 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
   release_retired();  // disconnected: regions of views nothing holds any more can go
   auto fresh = build(next, connect_timeout, false);
   fresh->demand_generation = demand_generation;
+  // Small messages go out packed (group/packed.hpp), as many to a slot as fit: they came out
+  // of packed slots, and one slot each might not fit the window. Nobody else writes into
+  // `fresh` yet, so the slot being filled is ours until committed.
+  smc::Reservation pack;
+  std::uint32_t pack_subgroup = 0;
+  std::size_t pack_used = 0;
+  const auto flush = [&] {
+    if (pack.status == smc::ReserveStatus::ok)
+      fresh->smc->commit(pack_subgroup, pack, static_cast<std::uint32_t>(pack_used),
+                         kResent | kPacked);
+    pack = {};
+  };
   for (auto& m : resend) {
     const auto& sub = fresh->view.subgroups[m.subgroup];
     const bool large = m.bytes.size() > sub.max_payload;
@@ -889,6 +902,27 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
       unread_.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
+    if (!large && m.bytes.size() + kRecordHeader <= sub.max_payload) {
+      const std::size_t need = kRecordHeader + m.bytes.size();
+      if (pack.status == smc::ReserveStatus::ok &&
+          (pack_subgroup != m.subgroup || next_record(pack_used) + need > pack.capacity))
+        flush();
+      if (pack.status != smc::ReserveStatus::ok) {
+        pack = fresh->smc->reserve(m.subgroup, static_cast<std::uint32_t>(need));
+        if (pack.status != smc::ReserveStatus::ok) continue;  // not a sender there any more
+        pack_subgroup = m.subgroup;
+        pack_used = 0;
+      }
+      const std::size_t at = next_record(pack_used);
+      const auto length = static_cast<std::uint32_t>(m.bytes.size());
+      std::memset(pack.data + at, 0, kRecordHeader);
+      std::memcpy(pack.data + at, &length, sizeof length);
+      std::memcpy(pack.data + at + kRecordHeader, m.bytes.data(), m.bytes.size());
+      pack_used = at + need;
+      resent_.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    if (pack_subgroup == m.subgroup) flush();  // what came before it goes before it
     const auto r = fresh->smc->reserve(
         m.subgroup, large ? descriptor_bytes(sub, L.recipients[m.subgroup].size())
                           : static_cast<std::uint32_t>(m.bytes.size()));
@@ -931,6 +965,7 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
     L.outgoing.emplace(std::pair{m.subgroup, r.index}, std::move(o));
     L.queued.store(L.outgoing.size());
   }
+  flush();
   if (client_ != nullptr) client_->on_view(fresh->view);
   {
     std::lock_guard lock(view_mu_);
@@ -1051,10 +1086,20 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
     const auto& old = ending->view.subgroups[s];
     // Slots sent past the edge or never sent, and messages larger than a slot whose
     // descriptor waited for RDMC: in slot order.
-    std::map<std::uint64_t, std::vector<std::byte>> mine;
+    // Keyed by slot, then record (a packed slot's messages each go on their own).
+    std::map<std::pair<std::uint64_t, std::uint32_t>, std::vector<std::byte>> mine;
     for (const auto& u : ending->smc->resend(s, trim, d.removed)) {
+      if ((u.flags & kPacked) != 0) {
+        std::uint32_t k = 0;
+        // Our own slot: it parses (what does not is left out).
+        (void)for_records(u.bytes, [&](std::span<const std::byte> bytes) {
+          mine.emplace(std::pair{u.index, k++}, std::vector<std::byte>(bytes.begin(), bytes.end()));
+        });
+        continue;
+      }
       if ((u.flags & kLargeMessage) == 0) {
-        mine.emplace(u.index, std::vector<std::byte>(u.bytes.begin(), u.bytes.end()));
+        mine.emplace(std::pair{u.index, 0u},
+                     std::vector<std::byte>(u.bytes.begin(), u.bytes.end()));
         continue;
       }
       LargeDescriptor desc;
@@ -1065,21 +1110,21 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
         unread_.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
-      mine.emplace(u.index, std::vector<std::byte>(bytes.begin(), bytes.end()));
+      mine.emplace(std::pair{u.index, 0u}, std::vector<std::byte>(bytes.begin(), bytes.end()));
     }
     {
       std::lock_guard lock(L.mu);
       for (auto& [key, o] : L.outgoing) {
         if (key.first != s || !o.committed) continue;  // uncommitted: its writer re-sends it
         if (!o.data.empty())
-          mine.emplace(key.second,
+          mine.emplace(std::pair{key.second, 0u},
                        std::vector<std::byte>(
                            o.data.begin(), o.data.begin() + static_cast<std::ptrdiff_t>(o.size)));
         else
-          mine.emplace(key.second, std::move(o.heap));
+          mine.emplace(std::pair{key.second, 0u}, std::move(o.heap));
       }
     }
-    for (auto& [index, m] : mine) {
+    for (auto& [key, m] : mine) {
       // A subgroup may carry several partition sets of its topic, which the next layout
       // may split: each message goes where its own channel goes.
       std::optional<Channel> channel = client_ != nullptr ? client_->channel_of(m) : std::nullopt;
@@ -1497,6 +1542,7 @@ Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadli
         throw ring_full_timeout(sub.window_size);
       case smc::ReserveStatus::too_large:
       case smc::ReserveStatus::not_sender:
+      case smc::ReserveStatus::closed:
         break;
     }
     throw dds::core::PreconditionNotMetError("this node cannot send in subgroup '" + sub.name +
@@ -1598,6 +1644,49 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
   return loan;
 }
 
+Loan Engine::append(Channel channel, std::size_t size, Clock::time_point deadline) {
+  std::shared_ptr<ViewState> vs;
+  {
+    std::lock_guard lock(view_mu_);
+    if (!wedged_ && halted_.empty()) vs = current_;
+  }
+  std::size_t max_payload = 0;
+  if (vs) {
+    if (const auto sg = subgroup_of(vs->view, channel)) {
+      const auto& sub = vs->view.subgroups[*sg];
+      // A listener counts what it skipped in slots (lost_before): its readers' SAMPLE_LOST
+      // would count a packed slot once. A subgroup with listeners keeps a message a slot.
+      if (!sub.listeners.empty()) return reserve(channel, size, deadline);
+      max_payload = sub.max_payload;
+      if (size + kRecordHeader <= max_payload) {
+        const auto r = vs->smc->append(*sg, static_cast<std::uint32_t>(size + kRecordHeader));
+        if (r.status == smc::ReserveStatus::ok) {
+          Loan loan{channel,
+                    r.data + kRecordHeader,
+                    r.capacity - kRecordHeader,
+                    *sg,
+                    r.index,
+                    std::move(vs),
+                    nullptr};
+          loan.packed = true;
+          loan.appended = true;
+          loan.record = r.offset;
+          return loan;
+        }
+      }
+    }
+  }
+  if (max_payload != 0 && size + kRecordHeader > max_payload)
+    return reserve(channel, size, deadline);
+  // A slot of its own, framed, so that the next messages can join it.
+  Loan loan = reserve(channel, size + kRecordHeader, deadline);
+  if (loan.scratch || loan.large || loan.capacity < size + kRecordHeader) return loan;
+  loan.packed = true;
+  loan.data += kRecordHeader;
+  loan.capacity -= kRecordHeader;
+  return loan;
+}
+
 void Engine::commit_large(Loan& loan, std::size_t size) {
   auto& vs = *loan.view;
   auto& L = vs.large;
@@ -1696,11 +1785,33 @@ void Engine::commit(Loan& loan, std::size_t size, Clock::time_point deadline) {
       return;
     }
     if (loan.view == current_ && !wedged_) {
-      smc::Reservation r{smc::ReserveStatus::ok, loan.data,
-                         static_cast<std::uint32_t>(loan.capacity), loan.index};
-      loan.view->smc->commit_quiet(loan.subgroup, r, static_cast<std::uint32_t>(size));
+      if (loan.packed) {
+        // The record's header: its length (group/packed.hpp).
+        std::byte* record = loan.data - kRecordHeader;
+        const auto length = static_cast<std::uint32_t>(size);
+        std::memset(record, 0, kRecordHeader);
+        std::memcpy(record, &length, sizeof length);
+        smc::Reservation r{smc::ReserveStatus::ok,
+                           record,
+                           static_cast<std::uint32_t>(loan.capacity + kRecordHeader),
+                           loan.index,
+                           loan.record,
+                           loan.appended};
+        loan.view->smc->commit_quiet(
+            loan.subgroup, r, static_cast<std::uint32_t>(size + kRecordHeader), kPacked, true);
+        if (loan.appended) packed_.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        smc::Reservation r{smc::ReserveStatus::ok, loan.data,
+                           static_cast<std::uint32_t>(loan.capacity), loan.index};
+        loan.view->smc->commit_quiet(loan.subgroup, r, static_cast<std::uint32_t>(size));
+      }
       published_.fetch_add(1, std::memory_order_relaxed);
       push = std::move(loan.view);
+    } else if (loan.appended) {
+      // Its slot went (or goes) by with the view, without it: it goes out below instead.
+      smc::Reservation r{
+          smc::ReserveStatus::ok, loan.data - kRecordHeader, 0, loan.index, loan.record, true};
+      loan.view->smc->cancel_append(loan.subgroup, r);
     }
   }
   if (push) {
@@ -1736,6 +1847,7 @@ EngineStats Engine::stats() const {
   s.large_sent = large_sent_.load();
   s.rejoins = rejoins_.load();
   s.pushed = pushed_.load();
+  s.packed = packed_.load();
   std::lock_guard lock(view_mu_);
   s.views = views_;
   return s;
@@ -1743,6 +1855,34 @@ EngineStats Engine::stats() const {
 
 void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
   if (client_ == nullptr || batch.empty()) return;
+  if (std::ranges::any_of(batch, [](const smc::Message& m) { return (m.flags & kPacked) != 0; })) {
+    // Each record of a packed slot on its own, in the slot's place (group/packed.hpp).
+    auto& out = vs.unpacked;
+    out.clear();
+    for (const auto& m : batch) {
+      if ((m.flags & kPacked) == 0) {
+        out.push_back(m);
+        continue;
+      }
+      bool first = true;
+      const auto error = for_records(m.payload, [&](std::span<const std::byte> bytes) {
+        smc::Message one = m;
+        one.flags &= ~kPacked;
+        one.payload = bytes;
+        if (!std::exchange(first, false)) one.lost_before = 0;
+        out.push_back(one);
+      });
+      if (!error.empty()) {
+        if (const auto r = vs.view.rank_of(m.sender))
+          vs.sst->suspect(*r, transport::SuspicionReason::malformed_frame,
+                          "node " + std::to_string(m.sender) + " sent a packed slot (subgroup " +
+                              std::to_string(m.subgroup) + ", message " + std::to_string(m.index) +
+                              ") whose " + error);
+      }
+    }
+    batch = out;
+    if (batch.empty()) return;
+  }
   auto& L = vs.large;
   const auto sg = batch.front().subgroup;
   const bool copies = sg < L.receiving.size() && L.receiving[sg].has_value();

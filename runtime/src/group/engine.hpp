@@ -58,6 +58,7 @@
 #include "group/layout.hpp"
 #include "group/membership.hpp"
 #include "group/message.hpp"
+#include "group/packed.hpp"
 #include "group/runtime.hpp"
 #include "group/view.hpp"
 
@@ -130,6 +131,11 @@ struct Loan {
   bool large = false;
   std::byte* slot = nullptr;  // large: the descriptor's slot
   std::uint32_t slot_capacity = 0;
+  // A record of a packed slot (group/packed.hpp; Bus::append): `data` is the record's message,
+  // `record` bytes into the slot; `appended` when the slot was committed before.
+  bool packed = false;
+  bool appended = false;
+  std::uint32_t record = 0;
   [[nodiscard]] bool valid() const noexcept { return data != nullptr; }
 };
 
@@ -171,6 +177,7 @@ struct EngineStats {
   std::uint64_t large_sent = 0;   // messages larger than a slot this node committed
   std::uint64_t rejoins = 0;      // times this member halted and got back into its domain
   std::uint64_t pushed = 0;       // messages the writer's own thread sent (nobody stepped)
+  std::uint64_t packed = 0;       // messages that joined a slot committed before (group/packed.hpp)
 };
 
 // The slot flag of a message larger than its slot: the slot holds a LargeDescriptor, the
@@ -213,6 +220,13 @@ class Bus {
   [[nodiscard]] virtual Loan reserve(Channel channel, std::size_t size,
                                      Clock::time_point deadline) = 0;
   virtual void commit(Loan& loan, std::size_t size, Clock::time_point deadline) = 0;
+  // reserve() for a message that is committed as soon as it is written (never a loan held for
+  // a while): a member adds it to the slot it committed last while that has not gone out
+  // (several small messages per slot, group/packed.hpp), and frames it in a slot of its own
+  // otherwise. commit() it at once: its slot waits for it.
+  [[nodiscard]] virtual Loan append(Channel channel, std::size_t size, Clock::time_point deadline) {
+    return reserve(channel, size, deadline);
+  }
   // What of `topic` this node's readers and stores take (dcps::Router tells each change,
   // protocol or application thread). A member receives what its subgroups deliver and
   // ignores this; a client asks its relay for these topics only.
@@ -351,6 +365,7 @@ class Engine final : public Bus {
   // Publishes the loan's first `size` bytes. A loan of an earlier view is copied into a slot
   // of the current one first (waiting until `deadline` for one, as reserve()).
   void commit(Loan& loan, std::size_t size, Clock::time_point deadline) override;
+  [[nodiscard]] Loan append(Channel channel, std::size_t size, Clock::time_point deadline) override;
 
   [[nodiscard]] EngineStats stats() const;
 
@@ -473,6 +488,7 @@ class Engine final : public Bus {
   std::chrono::nanoseconds idle_spin_{};  // the knob, as the first view has it
   std::atomic<std::uint64_t> published_{0};
   std::atomic<std::uint64_t> pushed_{0};
+  std::atomic<std::uint64_t> packed_{0};
   std::atomic<std::uint64_t> resent_{0};
   std::atomic<std::uint64_t> republished_{0};
   std::atomic<std::uint64_t> unread_{0};

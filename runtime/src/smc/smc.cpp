@@ -143,13 +143,59 @@ class SubgroupEngine {
     return Reservation{ReserveStatus::ok, sst_->at(slot_offset(my_slots_, r)), max_payload_, r};
   }
 
-  void commit(const Reservation& res, std::uint32_t size, std::uint32_t flags,
+  void commit(const Reservation& res, std::uint32_t size, std::uint32_t flags, bool open,
               bool nudge) noexcept {
     auto* h = my_header(static_cast<std::size_t>(res.index % w_));
+    if (res.appended) {
+      // Ours alone while the bit is on: nobody else reads or writes the size now.
+      h->size = res.offset + std::min(size, res.capacity);
+      open_.store((res.index + 1) << 1, std::memory_order_release);
+      if (nudge) sst_->nudge();
+      return;
+    }
     h->size = std::min(size, res.capacity);
     h->flags = flags & ~sst::kSlotNull;
+    if (open) {
+      // Before the committed store: the send predicate, which takes the slot only once that
+      // is seen, then finds it open and seals it. Only forward, and never over an appender.
+      const std::uint64_t mine = (res.index + 1) << 1;
+      std::uint64_t cur = open_.load(std::memory_order_relaxed);
+      while ((cur & 1) == 0 && cur < mine &&
+             !open_.compare_exchange_weak(cur, mine, std::memory_order_release,
+                                          std::memory_order_relaxed)) {
+      }
+    }
     committed_[res.index % w_].store(res.index + 1, std::memory_order_release);
     if (nudge) sst_->nudge();  // a dozing predicate loop must send it now
+  }
+
+  Reservation append(std::uint32_t size) noexcept {
+    if (!my_sender_ || wedged_.load(std::memory_order_acquire))
+      return Reservation{ReserveStatus::closed};
+    std::uint64_t cur = open_.load(std::memory_order_acquire);
+    if (cur == 0 || (cur & 1) != 0 ||
+        !open_.compare_exchange_strong(cur, cur | 1, std::memory_order_acquire,
+                                       std::memory_order_relaxed))
+      return Reservation{ReserveStatus::closed};
+    const std::uint64_t r = (cur >> 1) - 1;
+    const std::uint32_t at = (my_header(static_cast<std::size_t>(r % w_))->size + 7u) & ~7u;
+    // A later slot reserved: a message added here would go before it, so another thread's
+    // next message could overtake its last.
+    if (reserved_.load(std::memory_order_acquire) != r + 1 || at >= max_payload_ ||
+        size > max_payload_ - at) {
+      open_.store(cur, std::memory_order_release);
+      return Reservation{ReserveStatus::closed};
+    }
+    return Reservation{ReserveStatus::ok,
+                       sst_->at(slot_offset(my_slots_, r)) + at,
+                       max_payload_ - at,
+                       r,
+                       at,
+                       true};
+  }
+
+  void cancel_append(const Reservation& res) noexcept {
+    if (res.appended) open_.store((res.index + 1) << 1, std::memory_order_release);
   }
 
   // The send predicate, run by whoever steps the loop now (a writer, Smc::push).
@@ -447,7 +493,9 @@ class SubgroupEngine {
   }
 
   bool send_ready() const noexcept {
-    return !frozen_ && committed_[sent_ % w_].load(std::memory_order_acquire) == sent_ + 1;
+    // Not while the next slot is being added to (its appender nudges once it is done).
+    return !frozen_ && committed_[sent_ % w_].load(std::memory_order_acquire) == sent_ + 1 &&
+           open_.load(std::memory_order_relaxed) != (((sent_ + 1) << 1) | 1);
   }
 
   // Send predicate's trigger: every committed contiguous slot in one batch (up to kMaxPushBytes;
@@ -458,6 +506,19 @@ class SubgroupEngine {
     while (last - first < max_batch_ &&
            committed_[last % w_].load(std::memory_order_acquire) == last + 1)
       ++last;
+    // A slot that takes appends is sealed before it goes (nobody adds to it after); one being
+    // added to right now goes next time, with the slots before it going now.
+    for (std::uint64_t cur = open_.load(std::memory_order_acquire); cur != 0;) {
+      const std::uint64_t o = (cur >> 1) - 1;
+      if (o < first || o >= last) break;
+      if ((cur & 1) != 0) {
+        last = o;
+        break;
+      }
+      if (open_.compare_exchange_weak(cur, 0, std::memory_order_acq_rel, std::memory_order_acquire))
+        break;
+    }
+    if (last == first) return;
     const std::uint64_t n = last - first;
     const std::size_t rank = *my_sender_;
     for_slots(first, last, [&](std::uint64_t, std::size_t k) {
@@ -986,6 +1047,9 @@ class SubgroupEngine {
   std::atomic<std::uint64_t> freed_{0};
   std::atomic<bool> wedged_{false};
   std::unique_ptr<std::atomic<std::uint64_t>[]> committed_;
+  // The slot that takes appends: (index + 1) << 1, with bit 0 set while one is written;
+  // 0 for none (append()).
+  std::atomic<std::uint64_t> open_{0};
   transport::DoorbellData space_bell_;  // rung when slots are freed
   transport::Doorbell space_{&space_bell_, false};
 
@@ -1091,15 +1155,24 @@ Reservation Smc::reserve_wait(std::uint32_t subgroup, std::uint32_t size,
 }
 
 void Smc::commit(std::uint32_t subgroup, const Reservation& r, std::uint32_t size,
-                 std::uint32_t flags) noexcept {
+                 std::uint32_t flags, bool open) noexcept {
   if (r.status != ReserveStatus::ok) return;
-  engines_[subgroup]->commit(r, size, flags, true);
+  engines_[subgroup]->commit(r, size, flags, open, true);
 }
 
 void Smc::commit_quiet(std::uint32_t subgroup, const Reservation& r, std::uint32_t size,
-                       std::uint32_t flags) noexcept {
+                       std::uint32_t flags, bool open) noexcept {
   if (r.status != ReserveStatus::ok) return;
-  engines_[subgroup]->commit(r, size, flags, false);
+  engines_[subgroup]->commit(r, size, flags, open, false);
+}
+
+Reservation Smc::append(std::uint32_t subgroup, std::uint32_t size) noexcept {
+  if (subgroup >= engines_.size() || !engines_[subgroup]) return Reservation{};
+  return engines_[subgroup]->append(size);
+}
+
+void Smc::cancel_append(std::uint32_t subgroup, const Reservation& r) noexcept {
+  if (r.status == ReserveStatus::ok) engines_[subgroup]->cancel_append(r);
 }
 
 void Smc::nudge() noexcept {

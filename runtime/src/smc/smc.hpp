@@ -36,6 +36,11 @@
 //   send:      while committed[sent % w] == sent + 1: header.round = rounds++; ++sent
 //              then push slots [old sent, sent) (split at the ring end) and num_sent
 //   free:      while slot `freed` has global seq <= min(delivered_num of members): ++freed
+//   append():  open = (r + 1) << 1 names the slot committed last with `open` (set before its
+//              committed store); an appender CASes the low bit on, checks r + 1 == reserved,
+//              writes past header.size, raises it, and stores `open` back; send seals the
+//              slot by CAS open -> 0 before it takes it, and stops short of it while the bit
+//              is on (docs/smc.md, "Several messages per slot")
 //
 // Receiver view of sender j (per subgroup): real_seen = num_sent read, rounds_seen =
 // rounds read (read `rounds` first, then num_sent: both acquire), and
@@ -100,6 +105,7 @@ enum class ReserveStatus : std::uint8_t {
   too_large,   // size > max_payload: give up (use RDMC)
   not_sender,  // this node is not a sender of the subgroup: caller bug
   wedged,      // the view is ending (Smc::wedge): reserve again in the next view
+  closed,      // append(): no unsent slot takes more bytes now (reserve() one instead)
 };
 
 struct [[nodiscard]] Reservation {
@@ -107,6 +113,10 @@ struct [[nodiscard]] Reservation {
   std::byte* data = nullptr;  // max_payload writable bytes, in the SST slot itself
   std::uint32_t capacity = 0;
   std::uint64_t index = 0;
+  // append(): `data` is `offset` bytes into a slot committed before, which takes the bytes
+  // commit() is given after those it holds.
+  std::uint32_t offset = 0;
+  bool appended = false;
 };
 
 // Batch sizes in power-of-two buckets: bucket 0 = 1, bucket b = (2^(b-1), 2^b].
@@ -155,12 +165,23 @@ class Smc {
                            std::chrono::steady_clock::time_point deadline);
   // Publishes a reserved slot holding `size` bytes (size <= the reserved capacity). `flags`
   // travel with it to every receiver's Message (bits above sst::kSlotNull: the client's own).
+  // `open`: until the send predicate takes it, append() may add to it.
+  // An appended reservation (append()) adds its `size` bytes to its slot (flags, open aside).
   void commit(std::uint32_t subgroup, const Reservation& r, std::uint32_t size,
-              std::uint32_t flags = 0) noexcept;
+              std::uint32_t flags = 0, bool open = false) noexcept;
   // commit() without waking a dozing predicate thread: the caller then either pushes the
   // message itself from its own thread (push(), as the loop's token holder) or nudge()s.
   void commit_quiet(std::uint32_t subgroup, const Reservation& r, std::uint32_t size,
-                    std::uint32_t flags = 0) noexcept;
+                    std::uint32_t flags = 0, bool open = false) noexcept;
+  // Room for `size` more bytes, 8-byte aligned, in the slot committed last with `open`: while
+  // the send predicate has not taken it, and no later slot is reserved (so one thread's
+  // messages stay in its order), it takes more (several small samples per slot: the caller
+  // frames them, group/packed.hpp). Lock-free; the slot waits to be sent until the appended
+  // reservation is committed (commit(), or cancel_append()), so fill it and commit at once.
+  // `closed` when no slot takes it: reserve() then.
+  Reservation append(std::uint32_t subgroup, std::uint32_t size) noexcept;
+  // Gives an appended reservation up: its slot keeps what it held before.
+  void cancel_append(std::uint32_t subgroup, const Reservation& r) noexcept;
   void nudge() noexcept;
   // The send predicate of `subgroup` and the SST flush, on the thread that holds the
   // predicate loop's token (PredicateLoop::try_run): what is committed goes out now.
