@@ -15,8 +15,9 @@
 //        domain with a reader of the topic and leaves again every second, each a view
 //        change of the topic's subgroup (churn_throughput_ratio: churn / steady).
 // Sizes are whole samples as ddsperf counts them: a 12-byte header and size-12 octets.
-// The engine gets slots sized for the sample (domain file `engine.slot_size`, 1 MiB at
-// most), or --slot-size for every run; samples larger than a slot go by RDMC.
+// The engine gets slots sized for the sample (domain file `engine.slot_size`, 1 KiB at least
+// as by default, 1 MiB at most), or --slot-size for every run; samples larger than a slot go
+// by RDMC, small ones share a slot when the writer outpaces the protocol.
 //
 //   spindle-perf [--transport tcp|shm|auto] [--sizes 64,1024,10240,102400,1048576]
 //                [--subs 1,3] [--tests lat,thr,churn] [--duration S] [--warmup S]
@@ -71,7 +72,7 @@ struct Options {
   std::string consistency = "atomic";   // unordered, atomic, volatile, logged
   std::string fsync = "every";          // logged: every (sample), periodic (10 ms), never
   std::string log_dir = "/var/tmp";     // logged: where each run's logs go (and are removed)
-  std::size_t slot_size = 0;            // engine.slot_size; 0: each run's sample (1 MiB at most)
+  std::size_t slot_size = 0;            // engine.slot_size; 0: each run's sample (1 KiB to 1 MiB)
   std::size_t rdmc_block = 0;           // engine.rdmc_block_size; 0: the default
   std::int64_t lag_bound_ms = -1;       // engine.lag_bound in milliseconds; -1: the default
   std::int64_t idle_spin_us = -1;       // engine.idle_spin in microseconds; -1: the default
@@ -521,16 +522,21 @@ double value_of(const std::string& line, const std::string& key) {
 
 // Starts `roles.size()` processes (node i plays roles[i]) and returns their RESULT lines.
 // A "churn" role is no listed member: it joins through the join port.
+// engine.slot_size when a domain file names none (config/domain_config.hpp).
+constexpr std::size_t kDefaultSlot = 1024;
+
 std::vector<std::string> run(const Options& o, const std::vector<std::string>& roles,
                              std::size_t size, std::uint32_t subs) {
   namespace fs = std::filesystem;
   static int serial = 0;
   const auto file = fs::temp_directory_path() / ("spindle-perf-" + std::to_string(::getpid()) +
                                                  "-" + std::to_string(++serial) + ".yaml");
-  // Slots for the largest sample; fewer of them as samples grow (memory: every member
-  // holds every member's ring). Samples larger than a slot go by RDMC.
+  // Slots for the largest sample, and never below the domain's default (1 KiB: small samples
+  // share a slot there, as they do with default settings); fewer of them as samples grow
+  // (memory: every member holds every member's ring). Samples larger than a slot go by RDMC.
   const std::size_t slot =
-      o.slot_size > 0 ? o.slot_size : std::min<std::size_t>(size + 64, std::size_t{1} << 20);
+      o.slot_size > 0 ? o.slot_size
+                      : std::clamp<std::size_t>(size + 64, kDefaultSlot, std::size_t{1} << 20);
   const std::size_t window = std::clamp<std::size_t>((std::size_t{32} << 20) / slot, 8, 256);
   const bool churn = std::find(roles.begin(), roles.end(), "churn") != roles.end();
   // Logged runs: the members' logs in a directory of this run's, on the disk --log-dir names.
@@ -766,7 +772,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--slot-size", o.slot_size,
                  "engine.slot_size of every run (larger samples go by RDMC); 0: each run's "
-                 "sample size, up to 1 MiB")
+                 "sample size, from the default 1 KiB up to 1 MiB")
       ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 20))
       ->capture_default_str();
   app.add_option("--rdmc-block-size", o.rdmc_block,

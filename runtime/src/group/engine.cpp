@@ -1501,6 +1501,10 @@ void Engine::release_sends(Channel channel) {
 }
 
 Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadline) {
+  return reserve(channel, size, deadline, false);
+}
+
+Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadline, bool pack) {
   for (;;) {
     std::shared_ptr<ViewState> vs;
     {
@@ -1530,9 +1534,42 @@ Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadli
       if (auto loan = reserve_large(vs, *sg, channel, size, deadline)) return std::move(*loan);
       continue;  // the view ended meanwhile: the next one takes it
     }
-    const auto r = reserve_slot(*vs, *sg, static_cast<std::uint32_t>(size), deadline);
+    // Several messages per slot (group/packed.hpp): into the slot committed last if it takes
+    // it, else a slot of its own, framed so that the next ones can join it. A listener counts
+    // what it skipped in slots (lost_before), which its readers' SAMPLE_LOST would take for
+    // samples: a subgroup with listeners keeps a message a slot.
+    const bool packs = pack && sub.listeners.empty() && size + kRecordHeader <= sub.max_payload;
+    const std::size_t framed = packs ? size + kRecordHeader : size;
+    if (packs) {
+      const auto a = vs->smc->append(*sg, static_cast<std::uint32_t>(framed));
+      if (a.status == smc::ReserveStatus::ok) {
+        Loan loan{channel,
+                  a.data + kRecordHeader,
+                  a.capacity - kRecordHeader,
+                  *sg,
+                  a.index,
+                  std::move(vs),
+                  nullptr};
+        loan.packed = true;
+        loan.appended = true;
+        loan.record = a.offset;
+        return loan;
+      }
+    }
+    const auto r = reserve_slot(*vs, *sg, static_cast<std::uint32_t>(framed), deadline);
     switch (r.status) {
       case smc::ReserveStatus::ok:
+        if (packs) {
+          Loan loan{channel,
+                    r.data + kRecordHeader,
+                    r.capacity - kRecordHeader,
+                    *sg,
+                    r.index,
+                    std::move(vs),
+                    nullptr};
+          loan.packed = true;
+          return loan;
+        }
         return Loan{channel, r.data, r.capacity, *sg, r.index, std::move(vs), nullptr};
       case smc::ReserveStatus::wedged:
         // A view change began: the next view takes the message.
@@ -1645,46 +1682,7 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
 }
 
 Loan Engine::append(Channel channel, std::size_t size, Clock::time_point deadline) {
-  std::shared_ptr<ViewState> vs;
-  {
-    std::lock_guard lock(view_mu_);
-    if (!wedged_ && halted_.empty()) vs = current_;
-  }
-  std::size_t max_payload = 0;
-  if (vs) {
-    if (const auto sg = subgroup_of(vs->view, channel)) {
-      const auto& sub = vs->view.subgroups[*sg];
-      // A listener counts what it skipped in slots (lost_before): its readers' SAMPLE_LOST
-      // would count a packed slot once. A subgroup with listeners keeps a message a slot.
-      if (!sub.listeners.empty()) return reserve(channel, size, deadline);
-      max_payload = sub.max_payload;
-      if (size + kRecordHeader <= max_payload) {
-        const auto r = vs->smc->append(*sg, static_cast<std::uint32_t>(size + kRecordHeader));
-        if (r.status == smc::ReserveStatus::ok) {
-          Loan loan{channel,
-                    r.data + kRecordHeader,
-                    r.capacity - kRecordHeader,
-                    *sg,
-                    r.index,
-                    std::move(vs),
-                    nullptr};
-          loan.packed = true;
-          loan.appended = true;
-          loan.record = r.offset;
-          return loan;
-        }
-      }
-    }
-  }
-  if (max_payload != 0 && size + kRecordHeader > max_payload)
-    return reserve(channel, size, deadline);
-  // A slot of its own, framed, so that the next messages can join it.
-  Loan loan = reserve(channel, size + kRecordHeader, deadline);
-  if (loan.scratch || loan.large || loan.capacity < size + kRecordHeader) return loan;
-  loan.packed = true;
-  loan.data += kRecordHeader;
-  loan.capacity -= kRecordHeader;
-  return loan;
+  return reserve(channel, size, deadline, true);
 }
 
 void Engine::commit_large(Loan& loan, std::size_t size) {

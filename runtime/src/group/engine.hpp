@@ -376,6 +376,9 @@ class Engine final : public Bus {
   // Control thread: compares the layout the demand calls for with `vs`'s and asks for a
   // relayout where they differ.
   void check_layout(const std::shared_ptr<ViewState>& vs);
+  // reserve(), or append() with `pack`.
+  [[nodiscard]] Loan reserve(Channel channel, std::size_t size, Clock::time_point deadline,
+                             bool pack);
   // A loan with private memory for a channel nobody reads in this view.
   [[nodiscard]] static Loan scratch_loan(Channel channel, std::size_t size);
   // Waits until a view after `vs` is installed (or this member halted); false at `deadline`.

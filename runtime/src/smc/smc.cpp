@@ -1049,7 +1049,7 @@ class SubgroupEngine {
   std::unique_ptr<std::atomic<std::uint64_t>[]> committed_;
   // The slot that takes appends: (index + 1) << 1, with bit 0 set while one is written;
   // 0 for none (append()).
-  std::atomic<std::uint64_t> open_{0};
+  alignas(64) std::atomic<std::uint64_t> open_{0};
   transport::DoorbellData space_bell_;  // rung when slots are freed
   transport::Doorbell space_{&space_bell_, false};
 
