@@ -10,7 +10,8 @@
 //   +--------+-----+------+----------+---------------------+---------------------+
 //   | source timestamp (i64 ns)      | seq (u64)           | key hash (16 bytes) |
 //   +--------------------------------+---------------------+---------------------+
-//   then `payload` bytes up to the slot's committed size.
+//   then `payload` bytes up to the message's size (its slot's, or its record's where several
+//   share a slot: group/packed.hpp).
 //
 // `seq` numbers a writer's messages (data, dispose, unregister; each message of a coherent
 // set): 1 for its first, one more for each it sent. A reader that sees a writer's seq jump
