@@ -49,8 +49,17 @@ constexpr double kOwnAllocations = 0.02, kProcessAllocations = 0.25;
 // about one more hand-off per sample.
 // auto (shm between these two) has one thread more: the tcp half's I/O thread beside the
 // shm half's monitor.
+// 2026-12-02: a writer that pushes from its own thread sends its counters with the message
+// (smc.cpp, SubgroupEngine::push), so the reader delivers on the message's arrival instead of
+// one acknowledgement round trip later, and a writer's delivered_num that nobody needs waits
+// for its next push (push_counters). Over tcp a sample now costs one arrival fewer: 3.6-3.7
+// wake-ups (was 5.0-5.8; bound 7.0, now 5.5). Over shm 4.5-4.7, auto 4.6-5.1 (were 2.9-3.7):
+// the reader's threads now wake while the writer's protocol thread handles their
+// acknowledgement, three threads on two cores, and its application thread blocks on a lock
+// about once a sample more (perf sched_switch: lll_lock_wait). Round trips got 15 % (shm)
+// and 33 % (tcp) faster for it (docs/user-guide.md, "Latency"); bound 4.5, now 6.0.
 constexpr std::uint64_t kTcpThreads = 6, kShmThreads = 6, kAutoThreads = 7;
-constexpr double kTcpSwitches = 7.0, kShmSwitches = 4.5;
+constexpr double kTcpSwitches = 5.5, kShmSwitches = 6.0;
 Bounds bounds(const std::string& transport) {
   if (transport == "shm") return Bounds{kShmThreads, kShmSwitches};
   if (transport == "auto") return Bounds{kAutoThreads, kShmSwitches};

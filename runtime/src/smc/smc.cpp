@@ -93,6 +93,7 @@ class SubgroupEngine {
           SenderCursor{.row = r, .guard = c.guard, .headers = c.headers, .slots = c.slots});
       sender_nodes_.push_back(sg.senders[i]);
       if (r == me_) my_sender_ = i;
+      if (r != me_) others_send_ = true;
     }
     if (my_sender_) {
       committed_ = std::make_unique<std::atomic<std::uint64_t>[]>(w_);
@@ -202,6 +203,11 @@ class SubgroupEngine {
   bool push() {
     if (!my_sender_ || !send_ready()) return false;
     send();
+    // Our counters moved with it (our own messages count as received once sent): they go in
+    // the same flush, ahead of the data, as the loop's step sends them. Without them a
+    // receiver has the message but not our received_num, and delivers it only once a later
+    // flush brings that (one more send over tcp, and a hop, per message).
+    if (counters_dirty_) push_counters();
     return true;
   }
 
@@ -349,6 +355,7 @@ class SubgroupEngine {
   bool check_progress(std::chrono::nanoseconds now, std::chrono::nanoseconds timeout,
                       std::uint64_t exempt, std::optional<std::chrono::nanoseconds>& due,
                       bool& rejoin, bool& demoted) {
+    if (counters_owed_) push_counters_now();
     // Unordered subgroups are looked at only where a member may be left behind (nobody is
     // suspected for want of progress there).
     if ((!atomic_ && lag_bound_.count() == 0) || listener_ || frozen_ ||
@@ -980,6 +987,21 @@ class SubgroupEngine {
 
   void push_counters() {
     counters_dirty_ = false;
+    if (atomic_ && !others_send_ && !frozen_ && received_num_ == pushed_received_ &&
+        demoted_ == pushed_demoted_) {
+      // Only our delivered_num moved (our own messages became stable), and nobody else sends
+      // here: no member frees a slot by it, and a push now would wake each of them for
+      // nothing. It goes with our next push, or at the next progress check (a tick), before
+      // anyone could judge us behind for it.
+      counters_owed_ = true;
+      return;
+    }
+    push_counters_now();
+  }
+  void push_counters_now() {
+    counters_owed_ = false;
+    pushed_received_ = received_num_;
+    pushed_demoted_ = demoted_;
     for (auto r : others_)
       sst_->push_status(r, my_counters_, counters_len_);
   }
@@ -1072,6 +1094,12 @@ class SubgroupEngine {
   std::int64_t stable_ = -1;
   std::uint64_t next_freed_ = 0;
   bool counters_dirty_ = false;
+  // push_counters(): what the others last got of our row, and whether a delivered_num that
+  // nobody needs at once still waits to go (atomic, no other sender).
+  bool others_send_ = false;
+  bool counters_owed_ = false;
+  std::int64_t pushed_received_ = std::numeric_limits<std::int64_t>::min();
+  std::uint64_t pushed_demoted_ = ~std::uint64_t{0};
   std::vector<Message> batch_;
   std::vector<std::byte> copies_;  // listen(): what it took out of the ring, as delivered
   struct Taken {
