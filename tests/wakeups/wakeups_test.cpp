@@ -56,8 +56,8 @@ constexpr double kOwnAllocations = 0.02, kProcessAllocations = 0.25;
 // wake-ups (was 5.0-5.8; bound 7.0, now 5.5). Over shm 4.5-4.7, auto 4.6-5.1 (were 2.9-3.7):
 // the reader's threads now wake while the writer's protocol thread handles their
 // acknowledgement, three threads on two cores, and its application thread blocks on a lock
-// about once a sample more (perf sched_switch: lll_lock_wait). Round trips got 15 % (shm)
-// and 33 % (tcp) faster for it (docs/user-guide.md, "Latency"); bound 4.5, now 6.0.
+// about once a sample more (perf sched_switch: lll_lock_wait). Round trips got 12 % (shm)
+// and 29 % (tcp) faster for it (docs/user-guide.md, "Latency"); bound 4.5, now 6.0.
 constexpr std::uint64_t kTcpThreads = 6, kShmThreads = 6, kAutoThreads = 7;
 constexpr double kTcpSwitches = 5.5, kShmSwitches = 6.0;
 Bounds bounds(const std::string& transport) {
