@@ -914,9 +914,7 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
         pack_used = 0;
       }
       const std::size_t at = next_record(pack_used);
-      const auto length = static_cast<std::uint32_t>(m.bytes.size());
-      std::memset(pack.data + at, 0, kRecordHeader);
-      std::memcpy(pack.data + at, &length, sizeof length);
+      put_record_header(pack.data + at, static_cast<std::uint32_t>(m.bytes.size()));
       std::memcpy(pack.data + at + kRecordHeader, m.bytes.data(), m.bytes.size());
       pack_used = at + need;
       resent_.fetch_add(1, std::memory_order_relaxed);
@@ -1540,36 +1538,24 @@ Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadli
     // samples: a subgroup with listeners keeps a message a slot.
     const bool packs = pack && sub.listeners.empty() && size + kRecordHeader <= sub.max_payload;
     const std::size_t framed = packs ? size + kRecordHeader : size;
+    // A record's loan: the message after its header (`r.data` is where the record starts).
+    const auto record_loan = [&](const smc::Reservation& r) {
+      Loan loan{
+          channel, r.data + kRecordHeader, r.capacity - kRecordHeader, *sg, r.index, std::move(vs),
+          nullptr};
+      loan.packed = true;
+      loan.appended = r.appended;
+      loan.record = r.offset;
+      return loan;
+    };
     if (packs) {
       const auto a = vs->smc->append(*sg, static_cast<std::uint32_t>(framed));
-      if (a.status == smc::ReserveStatus::ok) {
-        Loan loan{channel,
-                  a.data + kRecordHeader,
-                  a.capacity - kRecordHeader,
-                  *sg,
-                  a.index,
-                  std::move(vs),
-                  nullptr};
-        loan.packed = true;
-        loan.appended = true;
-        loan.record = a.offset;
-        return loan;
-      }
+      if (a.status == smc::ReserveStatus::ok) return record_loan(a);
     }
     const auto r = reserve_slot(*vs, *sg, static_cast<std::uint32_t>(framed), deadline);
     switch (r.status) {
       case smc::ReserveStatus::ok:
-        if (packs) {
-          Loan loan{channel,
-                    r.data + kRecordHeader,
-                    r.capacity - kRecordHeader,
-                    *sg,
-                    r.index,
-                    std::move(vs),
-                    nullptr};
-          loan.packed = true;
-          return loan;
-        }
+        if (packs) return record_loan(r);
         return Loan{channel, r.data, r.capacity, *sg, r.index, std::move(vs), nullptr};
       case smc::ReserveStatus::wedged:
         // A view change began: the next view takes the message.
@@ -1786,9 +1772,7 @@ void Engine::commit(Loan& loan, std::size_t size, Clock::time_point deadline) {
       if (loan.packed) {
         // The record's header: its length (group/packed.hpp).
         std::byte* record = loan.data - kRecordHeader;
-        const auto length = static_cast<std::uint32_t>(size);
-        std::memset(record, 0, kRecordHeader);
-        std::memcpy(record, &length, sizeof length);
+        put_record_header(record, static_cast<std::uint32_t>(size));
         smc::Reservation r{smc::ReserveStatus::ok,
                            record,
                            static_cast<std::uint32_t>(loan.capacity + kRecordHeader),

@@ -33,6 +33,13 @@ inline constexpr std::size_t kRecordHeader = 8;
   return (end + 7) & ~std::size_t{7};
 }
 
+// Writes the header of a record of `length` bytes at `at` (kRecordHeader bytes; the message
+// follows it).
+inline void put_record_header(std::byte* at, std::uint32_t length) noexcept {
+  std::memset(at, 0, kRecordHeader);
+  std::memcpy(at, &length, sizeof length);
+}
+
 // Calls fn(bytes) for each record of a packed slot's `slot` bytes, in order. Returns "" or
 // what is wrong with the slot (the records before the fault were given to fn): a peer's
 // slot is untrusted.
