@@ -177,7 +177,7 @@ TEST_CASE("client link: cut and out-of-range frames are refused, naming the fiel
   CHECK(error.find("magic 'SPINDLE-JOIN 2'") != std::string::npos);
 
   auto welcome = sc::encode(sc::Welcome{});
-  welcome.resize(welcome.size() - 2);
+  welcome.erase(welcome.end() - 2, welcome.end());
   CHECK_FALSE(sc::decode_welcome(body_of(welcome), error));
   CHECK(error.find("WELCOME: state at offset") != std::string::npos);
 

@@ -19,6 +19,7 @@
 //
 // A failing seed prints the command that replays it.
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <iterator>
 #include <map>
@@ -32,10 +33,15 @@
 #include "sim_stack.hpp"
 
 namespace sim = spindle::transport::sim;
-using Avionics::FlightState;
+using FlightState = Avionics::FlightState;
+using spindle::testing::keep_all;
 using spindle::testing::SimStack;
 
 namespace {
+
+// Seeds explored past the floor while this much time remains (sim::Seeds): a sanitizer build
+// or a slow machine runs fewer, a release build all of them.
+constexpr std::chrono::seconds kBudget{30};
 
 // A sample's identity: (aircraft = instance, timestamp = set * 100 + index), and the size of
 // its set in the callsign.
@@ -50,12 +56,6 @@ dds::sub::Subscriber ordered_subscriber(dds::domain::DomainParticipant& p, bool 
   dds::sub::qos::SubscriberQos q;
   q << dds::core::policy::Presentation::TopicAccessScope(coherent, true);
   return dds::sub::Subscriber(p, q);
-}
-
-dds::sub::qos::DataReaderQos keep_all() {
-  dds::sub::qos::DataReaderQos q;
-  q << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
-  return q;
 }
 
 void take_into(dds::sub::DataReader<FlightState>& r, std::vector<Got>& out) {
@@ -421,10 +421,13 @@ std::string group_seed(std::uint64_t seed) {
   return split_sets(got, cuts, set_range, from);
 }
 
+// Runs `run` over the test's seeds (at least `floor`, more while `budget` lasts); returns how
+// many it explored, which the coverage checks scale with.
 template <class Seed>
-void explore(Seed run, std::uint64_t default_count, const char* tag) {
-  const auto seeds = sim::Seeds::from_env(default_count);
-  for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+std::uint64_t explore(Seed run, std::uint64_t default_count, std::uint64_t floor,
+                      std::chrono::seconds budget, const char* tag) {
+  auto seeds = sim::Seeds::from_env(default_count, floor, budget);
+  for (const std::uint64_t seed : seeds) {
     std::string problem;
     try {
       problem = run(seed);
@@ -434,14 +437,14 @@ void explore(Seed run, std::uint64_t default_count, const char* tag) {
     if (!problem.empty())
       FAIL("seed " << seed << ": " << problem << "\nreplay: " << sim::replay_command(seed, tag));
   }
+  return seeds.explored();
 }
 
 }  // namespace
 
 TEST_CASE("consistency: coherent sets arrive whole or not at all, cut by a crash anywhere",
           "[coherent]") {
-  explore(coherent_seed, 2000, "[coherent]");
-  const auto n = sim::Seeds::from_env(2000).count;
+  const auto n = explore(coherent_seed, 2000, 200, kBudget, "[coherent]");
   if (n >= 100) {
     CHECK(coverage.sets > n / 2);
     CHECK(coverage.cut_mid_set > n / 40);
@@ -449,13 +452,11 @@ TEST_CASE("consistency: coherent sets arrive whole or not at all, cut by a crash
 }
 
 TEST_CASE("consistency: a GROUP publisher's topics are read in one order, sets whole", "[group]") {
-  explore(group_seed, 1000, "[group]");
-  const auto n = sim::Seeds::from_env(1000).count;
+  const auto n = explore(group_seed, 1000, 100, kBudget, "[group]");
   if (n >= 100) CHECK(coverage.group_sets > n / 2);
 }
 
 TEST_CASE("consistency: ordered readers take one sequence across instances", "[ordered]") {
-  explore(ordered_seed, 1000, "[ordered]");
-  const auto n = sim::Seeds::from_env(1000).count;
+  const auto n = explore(ordered_seed, 1000, 100, kBudget, "[ordered]");
   if (n >= 100) CHECK(coverage.samples > n * 10);
 }

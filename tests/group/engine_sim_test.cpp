@@ -915,8 +915,8 @@ TEST_CASE(
     "engine: a write into another member's row evicts the writer, not the row's owner "
     "nor the member it accuses",
     "[engine][rows]") {
-  const auto seeds = sim::Seeds::from_env(200);
-  for (auto seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+  auto seeds = sim::Seeds::from_env(200);
+  for (const std::uint64_t seed : seeds) {
     INFO(sim::replay_command(seed, "[rows]"));
     sim::Config config;
     config.seed = seed;
@@ -965,8 +965,8 @@ TEST_CASE(
     "engine: of three members, the one that forges a row is removed and the other two "
     "go on",
     "[engine][rows]") {
-  const auto seeds = sim::Seeds::from_env(200);
-  for (auto seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+  auto seeds = sim::Seeds::from_env(200);
+  for (const std::uint64_t seed : seeds) {
     INFO(sim::replay_command(seed, "[rows]"));
     sim::Config config;
     config.seed = seed;
@@ -1449,14 +1449,14 @@ void lag_seed(std::uint64_t seed, std::uint64_t& left_behind, std::uint64_t& los
 // in the same relative order as the others (atomic), plus SAMPLE_LOST for the rest; nobody
 // halts or leaves the view.
 TEST_CASE("engine: lagging members over seeds, through DCPS", "[engine][lag][seeds]") {
-  const auto seeds = sim::Seeds::from_env(40);
+  auto seeds = sim::Seeds::from_env(40);
   std::uint64_t left_behind = 0;
   std::uint64_t lost_total = 0;
-  for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed)
+  for (const std::uint64_t seed : seeds)
     lag_seed(seed, left_behind, lost_total);
-  WARN(left_behind << " seeds of " << seeds.count << " had the stopped reader lapped; "
+  WARN(left_behind << " seeds of " << seeds.explored() << " had the stopped reader lapped; "
                    << lost_total << " samples counted lost");
-  if (seeds.count >= 20) CHECK(left_behind > 0);
+  if (seeds.explored() >= 20) CHECK(left_behind > 0);
 }
 
 // Seeds 92 and 523 of the test above: a reader that never stopped, on an unordered topic,
@@ -1482,8 +1482,8 @@ TEST_CASE(
 // in increasing order, none twice; the reliable reader takes everything.
 TEST_CASE("engine: a listening reader takes no sample twice across view changes",
           "[engine][listener][seeds]") {
-  const auto seeds = sim::Seeds::from_env(30);
-  for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+  auto seeds = sim::Seeds::from_env(30);
+  for (const std::uint64_t seed : seeds) {
     INFO("seed " << seed << " (SPINDLE_SIM_SEED=" << seed << ")");
     sim::Config config;
     config.seed = seed;

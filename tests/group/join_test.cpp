@@ -23,6 +23,7 @@
 #include "scoped_config.hpp"
 
 namespace g = spindle::group;
+using FlightState = Avionics::FlightState;
 using spindle::testing::RawJoin;
 
 TEST_CASE("join: a request reads back as it was written", "[join]") {
@@ -212,7 +213,6 @@ TEST_CASE("join: a participant that joins while the leader closes goes on all th
   // The leader closes before, while or after it admits the joiner: the joiner either joins
   // its view and sees it leave, or is asked to come back and founds the domain itself. It
   // never ends alone in a view that still names the leader (which would halt it).
-  using FlightState = Avionics::FlightState;
   for (int i = 0; i < 8; ++i) {
     INFO("round " << i);
     auto leader = std::make_unique<dds::domain::DomainParticipant>(dds::domain::default_id());
@@ -321,7 +321,6 @@ TEST_CASE("join: silent and garbage connections do not keep a joiner out", "[joi
   const auto took = std::chrono::steady_clock::now() - start;
   // Well under one silent connection's 3 s (the join itself takes milliseconds).
   CHECK(took < std::chrono::milliseconds(2500));
-  using FlightState = Avionics::FlightState;
   dds::topic::Topic<FlightState> topic(joiner, "FlightState");
   dds::topic::Topic<FlightState> topic0(leader, "FlightState");
   dds::pub::DataWriter<FlightState> writer(dds::pub::Publisher(leader), topic0);

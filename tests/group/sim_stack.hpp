@@ -35,6 +35,13 @@ class SimJoinHub;
 
 namespace spindle::testing {
 
+// A RELIABLE KEEP_ALL reader's QoS: what the simulator tests read with to see every sample.
+inline dds::sub::qos::DataReaderQos keep_all() {
+  dds::sub::qos::DataReaderQos q;
+  q << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  return q;
+}
+
 class SimStack {
  public:
   // `members` participants with ids 1..members, every one in the first view. Samples

@@ -15,16 +15,11 @@
 
 namespace sim = spindle::transport::sim;
 namespace group = spindle::group;
+using spindle::testing::keep_all;
 using spindle::testing::SimStack;
 using FlightState = Avionics::FlightState;
 
 namespace {
-
-dds::sub::qos::DataReaderQos keep_all() {
-  dds::sub::qos::DataReaderQos rq;
-  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
-  return rq;
-}
 
 FlightState sample(std::uint64_t seq) {
   FlightState s;

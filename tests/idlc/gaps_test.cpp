@@ -13,8 +13,11 @@
 #include <sstream>
 #include <type_traits>
 
+#include "codec_check.hpp"
 #include "gaps.hpp"
 
+using codec_check::check_roundtrip;
+using codec_check::encode;
 using eprosima::fastcdr::Cdr;
 using spindle::cdr::Endianness;
 using spindle::cdr::Status;
@@ -22,33 +25,8 @@ using spindle::cdr::Status;
 namespace {
 
 template <class T>
-std::vector<std::byte> encode(const T& sample, Endianness e = Endianness::Little) {
-  std::vector<std::byte> out;
-  const auto r = spindle::cdr::serialize(sample, out, e);
-  INFO(r.detail);
-  REQUIRE(r.ok());
-  return out;
-}
-
-template <class T>
 spindle::cdr::Result decode(const std::vector<std::byte>& bytes, T& out) {
   return spindle::cdr::deserialize(std::span<const std::byte>(bytes), out);
-}
-
-template <class T>
-void check_roundtrip(const T& sample) {
-  for (Endianness e : {Endianness::Big, Endianness::Little}) {
-    const auto bytes = encode(sample, e);
-    CHECK(spindle::cdr::serialized_size(sample) == bytes.size());
-    if (spindle::cdr::max_serialized_size<T>() != spindle::cdr::kUnbounded) {
-      CHECK(bytes.size() <= spindle::cdr::max_serialized_size<T>());
-    }
-    T back;
-    const auto r = decode(bytes, back);
-    INFO(r.detail);
-    REQUIRE(r.ok());
-    CHECK(back == sample);
-  }
 }
 
 // Encapsulated bytes written by direct Fast-CDR calls (zeroed memory, as the codec pads).

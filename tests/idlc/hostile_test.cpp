@@ -10,19 +10,14 @@
 
 #include "Sequence.hpp"
 #include "avionics.hpp"
+#include "codec_check.hpp"
 #include "samples.hpp"
 
+using codec_check::encode;
 using spindle::cdr::Endianness;
 using spindle::cdr::Status;
 
 namespace {
-
-template <class T>
-std::vector<std::byte> encode(const T& v, Endianness e = Endianness::Little) {
-  std::vector<std::byte> out;
-  REQUIRE(spindle::cdr::serialize(v, out, e).ok());
-  return out;
-}
 
 template <class T>
 spindle::cdr::Result decode(const std::vector<std::byte>& bytes, size_t len) {

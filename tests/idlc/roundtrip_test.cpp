@@ -7,35 +7,11 @@
 #include <sstream>
 
 #include "avionics.hpp"
+#include "codec_check.hpp"
 #include "samples.hpp"
 
+using codec_check::check_roundtrip;
 using spindle::cdr::Endianness;
-
-namespace {
-
-template <class T>
-void check_roundtrip(const T& sample) {
-  for (Endianness e : {Endianness::Big, Endianness::Little}) {
-    CAPTURE(e == Endianness::Big ? "big-endian" : "little-endian");
-    std::vector<std::byte> bytes;
-    const auto w = spindle::cdr::serialize(sample, bytes, e);
-    REQUIRE(w.ok());
-    CHECK(w.size == bytes.size());
-    CHECK(spindle::cdr::serialized_size(sample) == bytes.size());
-    if (spindle::cdr::max_serialized_size<T>() != spindle::cdr::kUnbounded) {
-      CHECK(bytes.size() <= spindle::cdr::max_serialized_size<T>());
-    }
-    CHECK(static_cast<uint8_t>(bytes[1]) % 2 == (e == Endianness::Little ? 1 : 0));
-    T back;
-    const auto r = spindle::cdr::deserialize(std::span<const std::byte>(bytes), back);
-    INFO(r.detail);
-    REQUIRE(r.ok());
-    CHECK(r.size == bytes.size());
-    CHECK(back == sample);
-  }
-}
-
-}  // namespace
 
 TEST_CASE("every basic type round-trips", "[roundtrip]") {
   check_roundtrip(samples::primitives());

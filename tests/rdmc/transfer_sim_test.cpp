@@ -6,6 +6,7 @@
 // crashing mid-transfer, every survivor reports it (a suspicion for the membership layer),
 // nothing delivered is corrupt, each group's deliveries are a prefix of its messages, and
 // the run ends: no transfer hangs. A failing seed prints the command that replays it.
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -199,9 +200,9 @@ Outcome run_seed(std::uint64_t seed, bool crash) {
 
 TEST_CASE("transfers: every receiver delivers every message, in order, byte for byte",
           "[transfer]") {
-  const auto seeds = sim::Seeds::from_env(500);
+  auto seeds = sim::Seeds::from_env(500, 100, std::chrono::seconds(20));
   std::uint64_t delivered = 0, waits = 0;
-  for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+  for (const std::uint64_t seed : seeds) {
     const auto o = run_seed(seed, false);
     if (!o.problem.empty())
       FAIL("seed " << seed << ": " << o.problem
@@ -210,13 +211,13 @@ TEST_CASE("transfers: every receiver delivers every message, in order, byte for 
     waits += o.pool_waits;
   }
   CHECK(delivered > 0);
-  if (seeds.count >= 100) CHECK(waits > 0);  // the pools did run full
+  if (seeds.explored() >= 100) CHECK(waits > 0);  // the pools did run full
 }
 
 TEST_CASE("transfers: a node that crashes mid-transfer is reported, and nothing hangs",
           "[transfer]") {
-  const auto seeds = sim::Seeds::from_env(500);
-  for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+  auto seeds = sim::Seeds::from_env(500, 100, std::chrono::seconds(20));
+  for (const std::uint64_t seed : seeds) {
     const auto o = run_seed(seed, true);
     if (!o.problem.empty())
       FAIL("seed " << seed << ": " << o.problem

@@ -4,6 +4,7 @@
 // every window size, overlapping subgroups and unordered mode. A failing seed prints the
 // command that replays it. SPINDLE_SIM_SEEDS=<n> explores more (the `nightly` label).
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 #include <string>
@@ -137,9 +138,9 @@ std::string describe(const Scenario& sc) {
 
 TEST_CASE("smc sim: every member delivers the same messages in the same order, over seeds",
           "[smc][sim][seeds]") {
-  const auto seeds = sim::Seeds::from_env(3000);
+  auto seeds = sim::Seeds::from_env(3000, 300, std::chrono::seconds(30));
   std::uint64_t delivered = 0;
-  for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+  for (const std::uint64_t seed : seeds) {
     sim::Rng rng(seed * 7919);
     const auto sc = random_scenario(rng);
     SimCluster c(sc.group, config(seed));
@@ -158,7 +159,7 @@ TEST_CASE("smc sim: every member delivers the same messages in the same order, o
       FAIL("seed " << seed << " failed");
     }
   }
-  WARN("delivered " << delivered << " messages over " << seeds.count << " seeds");
+  WARN("delivered " << delivered << " messages over " << seeds.explored() << " seeds");
   CHECK(delivered > 0);
 }
 
@@ -381,8 +382,8 @@ TEST_CASE("smc sim: unordered mode delivers on receipt in per-sender FIFO order"
 
 TEST_CASE("smc sim: a member crash mid-stream leaves consistent prefixes, over seeds",
           "[smc][sim][crash]") {
-  const auto seeds = sim::Seeds::from_env(1000);
-  for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+  auto seeds = sim::Seeds::from_env(1000, 100, std::chrono::seconds(30));
+  for (const std::uint64_t seed : seeds) {
     sim::Rng rng(seed * 104729);
     auto sc = random_scenario(rng);
     SimCluster c(sc.group, config(seed));
@@ -514,10 +515,10 @@ TEST_CASE("smc sim: listeners, stalled or not, hold no one, over seeds", "[smc][
   // The random scenarios of the seeds test, where a subgroup may name one of its
   // non-senders a listener, and half the listeners' processes stop for a while (every
   // subgroup of theirs stops with them: where they hold, the others wait, as they must).
-  const auto seeds = sim::Seeds::from_env(500);
+  auto seeds = sim::Seeds::from_env(500, 100, std::chrono::seconds(30));
   std::uint64_t listeners = 0;
   std::uint64_t lost = 0;
-  for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+  for (const std::uint64_t seed : seeds) {
     sim::Rng rng(seed * 7919);
     auto sc = random_scenario(rng);
     sim::Rng pick(seed * 104729 + 1);
@@ -576,10 +577,10 @@ TEST_CASE("smc sim: listeners, stalled or not, hold no one, over seeds", "[smc][
       }
     }
   }
-  WARN(listeners << " listeners over " << seeds.count << " seeds; they skipped " << lost
+  WARN(listeners << " listeners over " << seeds.explored() << " seeds; they skipped " << lost
                  << " messages");
   CHECK(listeners > 0);
-  if (seeds.count >= 100) CHECK(lost > 0);  // some were lapped: the path was taken
+  if (seeds.explored() >= 100) CHECK(lost > 0);  // some were lapped: the path was taken
 }
 
 namespace {
@@ -698,10 +699,10 @@ TEST_CASE("smc sim: lagging members, stopped or not, over seeds", "[smc][sim][la
   // The random scenarios of the seeds test, where a subgroup may name one of its
   // non-senders demotable (a lag bound of 1-5 ms), and half of those members' processes stop
   // for a while (where they hold without being demotable, the others wait, as they must).
-  const auto seeds = sim::Seeds::from_env(500);
+  auto seeds = sim::Seeds::from_env(500, 100, std::chrono::seconds(30));
   std::uint64_t behind = 0;
   std::uint64_t lost = 0;
-  for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+  for (const std::uint64_t seed : seeds) {
     sim::Rng rng(seed * 7919);
     auto sc = random_scenario(rng);
     sim::Rng pick(seed * 15485863 + 3);
@@ -751,9 +752,9 @@ TEST_CASE("smc sim: lagging members, stopped or not, over seeds", "[smc][sim][la
     for (const auto& [s, rank] : left)
       check_behind(c, s, rank, *sc.group.rank_of(sc.group.subgroups[s].senders[0]));
   }
-  WARN(behind << " members left behind over " << seeds.count << " seeds; they skipped " << lost
+  WARN(behind << " members left behind over " << seeds.explored() << " seeds; they skipped " << lost
               << " messages");
-  if (seeds.count >= 100) {
+  if (seeds.explored() >= 100) {
     CHECK(behind > 0);
     CHECK(lost > 0);
   }

@@ -309,8 +309,8 @@ constexpr std::uint64_t kVersions = 300;
 // version it now sees (setting `failure` on a violation); `after(p)` runs once b saw them all.
 template <class Queue, class Observe, class After>
 void stream_versions(Queue queue, Observe observe, After after) {
-  const auto seeds = sim::Seeds::from_env(200);
-  for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+  auto seeds = sim::Seeds::from_env(200);
+  for (const std::uint64_t seed : seeds) {
     sim::Config cfg;
     cfg.seed = seed;
     cfg.channel_bytes = 600;  // small: forces retry

@@ -2,6 +2,8 @@
 // scenarios as the multi-process suite (scenarios.hpp), every member an actor of one
 // sim::Network, explored over many seeds with random latencies, spikes, slow members and
 // crashes. A failing seed prints the command that replays it.
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <iostream>
@@ -111,8 +113,9 @@ struct SimRun {
 // `check` asserts on each finished run.
 template <class Make, class Check>
 void explore(std::uint64_t default_seeds, Make make, Check check) {
-  const auto seeds = sim::Seeds::from_env(default_seeds);
-  for (std::uint64_t seed = seeds.first; seed < seeds.first + seeds.count; ++seed) {
+  auto seeds = sim::Seeds::from_env(default_seeds, std::max<std::uint64_t>(default_seeds / 5, 1),
+                                    std::chrono::seconds(15));
+  for (const std::uint64_t seed : seeds) {
     SimRun r = make(seed);
     r.config.seed = seed;
     r.run();

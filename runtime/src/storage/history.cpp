@@ -7,7 +7,7 @@
 
 namespace spindle::storage {
 
-using detail::MutexLock;
+using spindle::detail::MutexLock;
 
 namespace {
 

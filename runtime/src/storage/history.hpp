@@ -107,7 +107,7 @@ class History {
   }
   template <class Filter>
   [[nodiscard]] std::vector<Entry> snapshot(Filter&& keep) const {
-    detail::MutexLock lock(mu_);
+    spindle::detail::MutexLock lock(mu_);
     std::vector<Entry> out;
     out.reserve(order_.size());
     for (const auto& [seq, at] : order_)
@@ -144,7 +144,7 @@ class History {
   void remove_if(Slot& slot, Pred pred) SPINDLE_REQUIRES(mu_);
   void enforce_limits(const WriterTerms& terms) SPINDLE_REQUIRES(mu_);
 
-  mutable detail::Mutex mu_;
+  mutable spindle::detail::Mutex mu_;
   std::map<std::uint64_t, Writer> writers_ SPINDLE_GUARDED_BY(mu_);
   std::map<SlotKey, Slot> slots_ SPINDLE_GUARDED_BY(mu_);
   std::map<std::uint64_t, Entry*> order_ SPINDLE_GUARDED_BY(mu_);  // seq -> entry in a slot

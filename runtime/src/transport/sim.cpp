@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -14,6 +16,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include <spindle/transport/sim.hpp>
 
@@ -820,15 +823,78 @@ void SimTransport::notify() noexcept {
 }
 
 // ---------------------------------------------------------------------------- seeds
-Seeds Seeds::from_env(std::uint64_t default_count) {
-  Seeds s{1, default_count};
+namespace {
+
+// The environment variable `name` as a number, or `fallback` where it is unset or empty.
+// Anything else is a mistake in the test's command line: say so rather than explore nothing.
+template <class T>
+T env_number(const char* name, T fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  errno = 0;
+  if constexpr (std::is_floating_point_v<T>) {
+    const double d = std::strtod(v, &end);
+    if (errno == 0 && end != v && *end == '\0' && d >= 0) return static_cast<T>(d);
+  } else {
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    if (errno == 0 && end != v && *end == '\0' && *v != '-') return static_cast<T>(n);
+  }
+  throw std::invalid_argument(std::string(name) + "='" + v + "' is not a non-negative number");
+}
+
+}  // namespace
+
+Seeds Seeds::from_env(std::uint64_t default_count, std::uint64_t default_floor,
+                      std::chrono::seconds default_budget) {
+  Seeds s;
+  s.count = env_number("SPINDLE_SIM_SEEDS", default_count);
+  s.floor = std::min(
+      env_number("SPINDLE_SIM_MIN_SEEDS", default_floor == 0 ? s.count : default_floor), s.count);
+  const double budget_s =
+      env_number("SPINDLE_SIM_BUDGET", static_cast<double>(default_budget.count()));
+  s.budget = std::chrono::milliseconds{static_cast<std::int64_t>(budget_s * 1000.0)};
   if (const char* one = std::getenv("SPINDLE_SIM_SEED"); one != nullptr && *one != '\0') {
-    s.first = std::strtoull(one, nullptr, 10);
+    s.first = env_number<std::uint64_t>("SPINDLE_SIM_SEED", 1);
     s.count = 1;
-  } else if (const char* n = std::getenv("SPINDLE_SIM_SEEDS"); n != nullptr && *n != '\0') {
-    s.count = std::strtoull(n, nullptr, 10);
+    s.floor = 1;
   }
   return s;
+}
+
+bool Seeds::next() {
+  if (done_) return false;
+  const auto now = std::chrono::steady_clock::now();
+  if (explored_ == 0) started_ = now;
+  const bool more =
+      explored_ < count && (explored_ < floor || budget.count() == 0 || now - started_ < budget);
+  if (!more) {
+    done_ = true;
+    std::fprintf(stderr, "sim: %s\n", summary().c_str());
+    return false;
+  }
+  ++explored_;
+  return true;
+}
+
+std::string Seeds::summary() const {
+  const double took =
+      explored_ == 0
+          ? 0.0
+          : std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  char line[160];
+  std::snprintf(line, sizeof line, "explored %llu of %llu seeds (first %llu, floor %llu, budget ",
+                static_cast<unsigned long long>(explored_), static_cast<unsigned long long>(count),
+                static_cast<unsigned long long>(first), static_cast<unsigned long long>(floor));
+  std::string out = line;
+  if (budget.count() == 0) {
+    out += "none";
+  } else {
+    std::snprintf(line, sizeof line, "%.0f s", std::chrono::duration<double>(budget).count());
+    out += line;
+  }
+  std::snprintf(line, sizeof line, ") in %.1f s", took);
+  return out + line;
 }
 
 std::string replay_command(std::uint64_t seed, std::string_view test_name) {

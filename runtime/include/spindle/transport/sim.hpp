@@ -24,8 +24,9 @@
 //              when it lands (foreign_write) and drops their connection of this view both
 //              ways; n suspects m (connection_lost) after suspicion_timeout.
 //
-// Replay: Seeds::from_env() reads SPINDLE_SIM_SEED (one seed) or SPINDLE_SIM_SEEDS (how
-// many); replay_command(seed) is the shell line to print when a seed fails.
+// Replay: Seeds::from_env() reads SPINDLE_SIM_SEED (one seed), SPINDLE_SIM_SEEDS (how many)
+// and the floor and time budget that keep a test's outcome independent of the machine's
+// speed; replay_command(seed) is the shell line to print when a seed fails.
 #pragma once
 
 #include <chrono>
@@ -176,12 +177,51 @@ class SimTransport final : public Transport {
   friend struct Network::Impl;
 };
 
-// Which seeds a test explores: SPINDLE_SIM_SEED=<n> replays one, SPINDLE_SIM_SEEDS=<count>
-// overrides the default count; seeds are first..first+count-1.
-struct Seeds {
+// Which seeds a test explores, so that its outcome never depends on the machine's speed:
+// at least `floor` seeds whatever they take, then more while `budget` (wall-clock time since
+// the first seed began) remains, `count` at most. A fast machine explores them all, a slow
+// one (or a sanitizer build) the floor and what fits; the loop's end prints how many ran.
+//   SPINDLE_SIM_SEED=<n>          replays seed n alone
+//   SPINDLE_SIM_SEEDS=<count>     at most this many (default: the test's)
+//   SPINDLE_SIM_MIN_SEEDS=<n>     the floor (default: the test's; never above the count)
+//   SPINDLE_SIM_BUDGET=<seconds>  the budget (default: the test's; 0 means none: all `count`)
+// Seeds are first..first+count-1. Iterate with `for (std::uint64_t seed : seeds)`; explored()
+// is how many began (the coverage checks scale with it).
+class Seeds {
+ public:
   std::uint64_t first = 1;
   std::uint64_t count = 1;
-  static Seeds from_env(std::uint64_t default_count);
+  std::uint64_t floor = 1;
+  std::chrono::milliseconds budget{0};
+
+  // `default_floor` 0 means every seed of the count; `default_budget` 0 means no budget.
+  static Seeds from_env(std::uint64_t default_count, std::uint64_t default_floor = 0,
+                        std::chrono::seconds default_budget = std::chrono::seconds{0});
+
+  // Whether another seed is to begin (and if so, counts it). The first call starts the clock;
+  // the call that answers no prints the summary line to stderr.
+  bool next();
+  [[nodiscard]] std::uint64_t explored() const noexcept { return explored_; }
+  // "explored 812 of 10000 seeds (floor 500, budget 120 s) in 120.4 s"
+  [[nodiscard]] std::string summary() const;
+
+  class Iterator {
+   public:
+    explicit Iterator(Seeds* s) noexcept : s_(s) {}
+    std::uint64_t operator*() const noexcept { return s_->first + s_->explored_ - 1; }
+    Iterator& operator++() noexcept { return *this; }
+    bool operator!=(const Iterator& /*end*/) { return s_->next(); }
+
+   private:
+    Seeds* s_;
+  };
+  Iterator begin() noexcept { return Iterator{this}; }
+  Iterator end() noexcept { return Iterator{this}; }
+
+ private:
+  std::uint64_t explored_ = 0;
+  bool done_ = false;
+  std::chrono::steady_clock::time_point started_{};
 };
 
 // "SPINDLE_SIM_SEED=<seed> <this executable> '<test>'" — print it when a seed fails.
