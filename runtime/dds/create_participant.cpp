@@ -347,6 +347,24 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
       return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine), welcome->state,
                                                  c.storage);
     }
+    // A participant that names contacts joins a running domain and never founds one: two
+    // hosts whose contacts did not answer would otherwise each lead a domain of their own,
+    // the split the majority rule exists to prevent. It asks again until connect_timeout.
+    if (!c.contacts.empty()) {
+      if (std::chrono::steady_clock::now() + std::chrono::milliseconds(100) >= deadline) {
+        std::string tried;
+        for (const auto& a : c.contacts)
+          tried += (tried.empty() ? "" : ", ") + a.host + ":" + std::to_string(a.port);
+        throw dds::core::Error("domain " + std::to_string(c.domain_id) +
+                               " (config: " + found.source + "): none of the contacts (" + tried +
+                               ") admitted this participant within engine.connect_timeout (" +
+                               std::to_string(timeout.count()) +
+                               " ms); a participant that names contacts joins a running domain "
+                               "and never founds one");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
     // Nobody leads here: after the grace above, found the domain if the join port is ours.
     if (std::chrono::steady_clock::now() < found_after) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -209,6 +209,27 @@ TEST_CASE("join: a join port held by another program is named", "[join]") {
   ::close(fd);
 }
 
+TEST_CASE("join: a participant that names contacts never founds a domain of its own", "[join]") {
+  // Nobody listens on the contact's port (nor on the domain's join port): a participant with
+  // no contacts would found the domain there; one that names contacts waits for them until
+  // connect_timeout and fails, naming them.
+  std::uint16_t free_port = 0;
+  ::close(bound_loopback_socket(0, free_port));
+  const auto contact = std::to_string(free_port);
+  const spindle::testing::ScopedDomainConfig config(
+      "domain_id: 5, contacts: [{host: 127.0.0.1, port: " + contact +
+      "}], engine: {connect_timeout: 800ms}");
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(
+      dds::domain::DomainParticipant(5),
+      "domain 5 (config: SPINDLE_CONFIG): none of the contacts (127.0.0.1:" + contact +
+          ") admitted this participant within engine.connect_timeout (800 ms); a "
+          "participant that names contacts joins a running domain and never "
+          "founds one");
+  // It waited for them (not one refused connection and out).
+  CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(600));
+}
+
 TEST_CASE("join: a participant that joins while the leader closes goes on all the same", "[join]") {
   // The leader closes before, while or after it admits the joiner: the joiner either joins
   // its view and sees it leave, or is asked to come back and founds the domain itself. It

@@ -253,7 +253,10 @@ const std::vector<Field<DomainConfig>>& fields() {
                         member_fields()));
     f.push_back(records("contacts",
                         "Join a running domain through any of these members (the leader or one "
-                        "that redirects). Exclusive with members.",
+                        "that redirects). Exclusive with members. A participant that names "
+                        "contacts never founds a domain itself: where none admits it within "
+                        "engine.connect_timeout it fails with an error naming them (with no "
+                        "contacts it founds the domain after a short grace).",
                         address_fields()));
     f.push_back(integer<DomainConfig>(
         "join_port", 0, 65535,
