@@ -353,8 +353,8 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
     if (!c.contacts.empty()) {
       if (std::chrono::steady_clock::now() + std::chrono::milliseconds(100) >= deadline) {
         std::string tried;
-        for (const auto& a : c.contacts)
-          tried += (tried.empty() ? "" : ", ") + a.host + ":" + std::to_string(a.port);
+        for (const auto& a : contacts)
+          tried += (tried.empty() ? "" : ", ") + transport::address_of(a);
         throw dds::core::Error("domain " + std::to_string(c.domain_id) +
                                " (config: " + found.source + "): none of the contacts (" + tried +
                                ") admitted this participant within engine.connect_timeout (" +

@@ -22,10 +22,7 @@ namespace spindle::client {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string address_of(const transport::NodeAddress& a) {
-  return a.host + ":" + std::to_string(a.port);
-}
+using transport::address_of;
 
 // One whole frame (head and body) before `deadline`; the body into `body`. nullopt with
 // `error` set when the connection failed, timed out or sent a length past kMaxFrame.

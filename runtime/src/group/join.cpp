@@ -449,13 +449,13 @@ std::optional<Welcome> join(const std::vector<transport::NodeAddress>& contacts,
     if (!head && closed) continue;
     if (!head) {
       throw dds::core::Error("joining domain " + std::to_string(request.domain_id) + " through " +
-                             contact.host + ":" + std::to_string(contact.port) +
+                             transport::address_of(contact) +
                              ": the leader did not answer in time");
     }
     if (head->rfind("REFUSED ", 0) == 0) {
       throw dds::core::Error("domain " + std::to_string(request.domain_id) + " refused node " +
-                             std::to_string(request.node) + " (contact " + contact.host + ":" +
-                             std::to_string(contact.port) + "): " + head->substr(8));
+                             std::to_string(request.node) + " (contact " +
+                             transport::address_of(contact) + "): " + head->substr(8));
     }
     std::istringstream in(*head);
     std::string word;
@@ -463,7 +463,7 @@ std::optional<Welcome> join(const std::vector<transport::NodeAddress>& contacts,
     if (!(in >> word >> view_len >> state_len) || word != "WELCOME" || view_len > kMaxView ||
         state_len > kMaxState) {
       throw dds::core::Error("joining domain " + std::to_string(request.domain_id) + ": " +
-                             contact.host + ":" + std::to_string(contact.port) +
+                             transport::address_of(contact) +
                              " answered what is not a Spindle DDS leader: '" + head->substr(0, 64) +
                              "'");
     }

@@ -202,7 +202,7 @@ class Seeds {
   // the call that answers no prints the summary line to stderr.
   bool next();
   [[nodiscard]] std::uint64_t explored() const noexcept { return explored_; }
-  // "explored 812 of 10000 seeds (floor 500, budget 120 s) in 120.4 s"
+  // "explored 812 of 10000 seeds (first 1, floor 500, budget 120 s) in 120.4 s"
   [[nodiscard]] std::string summary() const;
 
   class Iterator {

@@ -80,6 +80,11 @@ struct NodeAddress {
   std::uint64_t nonce = 0;
 };
 
+// "host:port", as errors and logs name an address.
+inline std::string address_of(const NodeAddress& a) {
+  return a.host + ":" + std::to_string(a.port);
+}
+
 // When connect() gives up on member `m`: the call's `deadline`, or sooner where its
 // connect_within says so (`start`: when connect() began).
 template <class Time>
