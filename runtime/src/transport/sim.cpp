@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -853,7 +854,8 @@ Seeds Seeds::from_env(std::uint64_t default_count, std::uint64_t default_floor,
       env_number("SPINDLE_SIM_MIN_SEEDS", default_floor == 0 ? s.count : default_floor), s.count);
   const double budget_s =
       env_number("SPINDLE_SIM_BUDGET", static_cast<double>(default_budget.count()));
-  s.budget = std::chrono::milliseconds{static_cast<std::int64_t>(budget_s * 1000.0)};
+  // Rounded up: a positive budget is never 0, which would mean none.
+  s.budget = std::chrono::milliseconds{static_cast<std::int64_t>(std::ceil(budget_s * 1000.0))};
   if (const char* one = std::getenv("SPINDLE_SIM_SEED"); one != nullptr && *one != '\0') {
     s.first = env_number<std::uint64_t>("SPINDLE_SIM_SEED", 1);
     s.count = 1;
