@@ -1,10 +1,15 @@
 // spindle::detail::create_participant: the one place that turns a domain file into a
 // transport and a participant (see spindle/detail/dcps.hpp). It lives in the Spindle::dds
 // library, which links the transports; the runtime library itself knows only the contract.
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <iostream>
+#include <limits>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -23,6 +28,7 @@
 
 #include "client/client_bus.hpp"
 #include "config/domain_config.hpp"
+#include "core/interfaces.hpp"
 #include "dcps/entities.hpp"
 #include "dcps/wire.hpp"
 #include "group/engine.hpp"
@@ -38,6 +44,7 @@ namespace {
 
 using config::DomainConfig;
 using config::TransportKind;
+using namespace std::chrono_literals;
 
 std::chrono::milliseconds ms(std::chrono::nanoseconds d) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(d);
@@ -58,6 +65,7 @@ std::vector<transport::AgreedSetting> must_agree(const DomainConfig& c) {
 transport::TcpConfig tcp_config(const DomainConfig& c) {
   transport::TcpConfig t;
   t.self = transport::NodeAddress{c.node_id, c.node.host, c.node.port};
+  t.bind = c.bind;
   // One failure detector: the SST's heartbeats judge silence (engine.suspicion_timeout);
   // the transport reports only streams that fail or close.
   t.heartbeat_interval = std::chrono::milliseconds(0);
@@ -117,6 +125,7 @@ std::unique_ptr<transport::Transport> make_transport(const DomainConfig& c) {
       }
       transport::RdmaConfig t;
       t.self = transport::NodeAddress{c.node_id, c.node.host, c.node.port};
+      t.bind = c.bind;
       t.suspicion_timeout = ms(c.engine.suspicion_timeout);
       return std::make_unique<transport::RdmaTransport>(t);
 #else
@@ -170,6 +179,88 @@ transport::NodeId random_node_id() {
   std::uniform_int_distribution<transport::NodeId> pick(1, 0x7fffffffu);
   return pick(rd);
 }
+
+// The identity of a domain founded here (group::View::identity): random, never 0.
+std::uint64_t new_identity() {
+  std::random_device rd;
+  std::uniform_int_distribution<std::uint64_t> pick(1, std::numeric_limits<std::uint64_t>::max());
+  return pick(rd);
+}
+
+// The identity of a domain whose members are listed: the same at each of them, from the list
+// (FNV-1a over ids, hosts and ports).
+std::uint64_t listed_identity(const std::vector<group::Member>& members) {
+  std::uint64_t h = 14695981039346656037ull;
+  auto mix = [&](std::string_view bytes) {
+    for (const char b : bytes)
+      h = (h ^ static_cast<unsigned char>(b)) * 1099511628211ull;
+  };
+  for (const auto& m : members)
+    mix(std::to_string(m.id) + '@' + m.host + ':' + std::to_string(m.port) + ';');
+  return h == 0 ? 1 : h;
+}
+
+// The multicast beacon of discovery across hosts (discovery.multicast; group/beacon.hpp), or
+// null: where it is off, where this node is reachable on loopback only, and where multicast
+// is missing (mode auto says so once per process and goes on with contacts; mode on fails).
+std::shared_ptr<group::Beacon> make_beacon(const DomainConfig& c, std::uint16_t join_port,
+                                           const std::string& source) {
+  const auto& m = c.discovery.multicast;
+  if (m.mode == config::MulticastMode::off) return nullptr;
+  const std::string domain = "domain " + std::to_string(c.domain_id) + " (config: " + source + ")";
+  auto missing = [&](const std::string& why) -> std::shared_ptr<group::Beacon> {
+    if (m.mode == config::MulticastMode::on)
+      throw dds::core::Error(domain + ": discovery.multicast.mode is on, but " + why +
+                             " (set the mode to auto or off, or discovery.multicast.interface)");
+    static std::once_flag said;
+    std::call_once(said, [&] {
+      std::cerr << "spindle: " << domain << ": no multicast discovery here: " << why
+                << "; participants on other hosts are found only through contacts "
+                   "(docs/membership.md, \"Discovery across hosts\")\n";
+    });
+    return nullptr;
+  };
+  // A node given a loopback address is for this host alone: nothing to announce or hear.
+  const auto host = core::resolve_ipv4(c.node.host);
+  if (!host || (ntohl(*host) >> 24) == 127) {
+    if (m.mode != config::MulticastMode::on) return nullptr;
+    return missing("node.host " + c.node.host +
+                   " is a loopback address, which no other host reaches");
+  }
+  std::string why;
+  const auto iface = core::find_interface(m.interface, why);
+  if (!iface) return missing(why);
+  group::BeaconSettings s;
+  s.domain_id = c.domain_id;
+  s.join_port = join_port;
+  s.group = m.address;
+  s.port = m.port;
+  s.interface = iface->address;
+  s.ttl = static_cast<int>(m.ttl);
+  s.interval = ms(m.interval);
+  try {
+    return std::make_shared<group::Beacon>(std::move(s));
+  } catch (const group::BeaconUnavailable& e) {
+    return missing(e.what());
+  }
+}
+
+// The join ports of the leaders `beacon` heard (the winner first), then `contacts` not among
+// them.
+std::vector<transport::NodeAddress> with_discovered(
+    const group::Beacon* beacon, const std::vector<transport::NodeAddress>& contacts) {
+  std::vector<transport::NodeAddress> out;
+  if (beacon != nullptr)
+    for (const auto& a : beacon->leaders())
+      out.push_back(transport::NodeAddress{0, core::dotted(a.ipv4), a.join_port});
+  for (const auto& k : contacts) {
+    const bool known = std::any_of(out.begin(), out.end(), [&](const transport::NodeAddress& a) {
+      return a.host == k.host && a.port == k.port;
+    });
+    if (!known) out.push_back(k);
+  }
+  return out;
+}
 }  // namespace
 
 namespace {
@@ -181,11 +272,15 @@ namespace {
 // this host), it founds the domain anew; with contacts it only ever asks.
 class JoinPortRejoiner final : public group::Rejoiner {
  public:
-  JoinPortRejoiner(std::vector<transport::NodeAddress> contacts, group::JoinRequest request,
+  // `discovery`: the leaders multicast discovery hears are asked first (a domain that lost
+  // to a larger one joins that), and none may be heard for it to found anew; null: none.
+  JoinPortRejoiner(std::vector<transport::NodeAddress> contacts,
+                   std::shared_ptr<group::Beacon> discovery, group::JoinRequest request,
                    std::string join_host, std::uint16_t join_port, bool may_found,
                    std::chrono::nanoseconds founding_grace, group::LayoutSettings layout,
                    group::Member self)
       : contacts_(std::move(contacts)),
+        discovery_(std::move(discovery)),
         request_(std::move(request)),
         join_host_(std::move(join_host)),
         join_port_(join_port),
@@ -198,7 +293,8 @@ class JoinPortRejoiner final : public group::Rejoiner {
     const auto now = std::chrono::steady_clock::now();
     std::optional<group::Welcome> welcome;
     try {
-      welcome = group::join(contacts_, request_, now + std::chrono::seconds(1));
+      welcome = group::join(with_discovered(discovery_.get(), contacts_), request_,
+                            now + std::chrono::seconds(1));
     } catch (const dds::core::Error&) {
       // Refused: its old self is still a member (not removed yet), the leader is leaving, or
       // the domain changed its settings. Ask again later.
@@ -211,15 +307,18 @@ class JoinPortRejoiner final : public group::Rejoiner {
     }
     if (!silent_since_) silent_since_ = now;
     if (!may_found_ || now - *silent_since_ < founding_grace_) return std::nullopt;
+    if (discovery_ && !discovery_->leaders().empty()) return std::nullopt;  // one leads: ask it
     const int fd = group::bind_join_port(join_host_, join_port_);
     if (fd < 0) return std::nullopt;  // someone else founds it: ask them next time
-    return group::Rejoined{group::first_view({self_}, layout_),
-                           {},
-                           std::make_unique<group::TcpJoinPort>(join_host_, join_port_, fd)};
+    auto view = group::first_view({self_}, layout_);
+    view.identity = new_identity();
+    return group::Rejoined{
+        std::move(view), {}, std::make_unique<group::TcpJoinPort>(join_host_, join_port_, fd)};
   }
 
  private:
   std::vector<transport::NodeAddress> contacts_;
+  std::shared_ptr<group::Beacon> discovery_;
   group::JoinRequest request_;
   std::string join_host_;
   std::uint16_t join_port_;
@@ -263,28 +362,30 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
   const auto timeout = ms(c.engine.connect_timeout);
   const std::uint16_t join_port =
       c.join_port != 0 ? c.join_port : group::default_join_port(c.domain_id);
-  const std::string join_host = "127.0.0.1";
+  // The join port listens at node.bind (node.host unless set), where other hosts reach it.
+  const std::string join_host = c.listen_host();
   auto join_port_of = [&](int bound_fd = -1) {
     return std::make_unique<group::TcpJoinPort>(join_host, join_port, bound_fd);
   };
   auto runtime = [] { return std::make_unique<group::ThreadRuntime>(); };
 
-  if (!joining) {
-    // Our own entry carries our process; the others' are not known (the majority rule
-    // decides their deaths).
-    auto members = c.initial_members();
-    for (auto& m : members)
-      if (m.id == c.node_id) m = group::with_identity(m);
-    auto engine = std::make_unique<group::Engine>(group::first_view(members, layout), std::move(t),
-                                                  runtime(), timeout, c.domain_id, layout);
-    if (c.join_port != 0) engine->serve_joins(join_port_of(), must_agree(c));
-    return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine),
-                                               std::span<const std::byte>{}, c.storage);
-  }
+  // Where it asks to join, and to rejoin after a halt: the contacts named; a listed member,
+  // the join port at the other members' hosts (whoever leads holds it); otherwise the join
+  // port on this host, 127.0.0.1 (a leader of this host listens there unless it was told an
+  // address of its own; then it is heard by multicast), after the leaders discovery hears.
   std::vector<transport::NodeAddress> contacts;
   for (const auto& a : c.contacts)
     contacts.push_back(transport::NodeAddress{0, a.host, a.port});
-  if (contacts.empty()) contacts.push_back(transport::NodeAddress{0, "127.0.0.1", join_port});
+  if (!joining && c.join_port != 0) {
+    for (const auto& m : c.members) {
+      const bool listed = std::any_of(contacts.begin(), contacts.end(), [&](const auto& k) {
+        return k.host == m.host && k.port == c.join_port;
+      });
+      if (!listed) contacts.push_back(transport::NodeAddress{0, m.host, c.join_port});
+    }
+  }
+  if (joining && contacts.empty())
+    contacts.push_back(transport::NodeAddress{0, "127.0.0.1", join_port});
   group::JoinRequest request;
   request.domain_id = c.domain_id;
   request.node = c.node_id;
@@ -295,13 +396,39 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
   request.port = dial_port(*t);
   request.settings = must_agree(c);
   // A halted member asks the same way (the request keeps the transport's port), and founds
-  // the domain anew only where a fresh participant would: no contacts named.
+  // the domain anew only where a fresh participant would: no contacts named, no members
+  // listed.
+  // Multicast discovery (announcing while it leads, and listening), where the domain has a
+  // join port.
+  const auto beacon =
+      joining || c.join_port != 0 ? make_beacon(c, join_port, found.source) : nullptr;
+  const std::uint32_t join_ipv4 = core::resolve_ipv4(c.node.host).value_or(0);
   auto rejoiner = [&] {
     auto self = group::with_identity(group::Member{c.node_id, c.node.host, request.port});
     return std::make_unique<JoinPortRejoiner>(
-        contacts, request, join_host, join_port, c.contacts.empty(),
+        contacts, beacon, request, join_host, join_port, joining && c.contacts.empty(),
         c.engine.suspicion_timeout + std::chrono::milliseconds(500), layout, self);
   };
+
+  if (!joining) {
+    // Our own entry carries our process; the others' are not known (the majority rule
+    // decides their deaths).
+    auto members = c.initial_members();
+    for (auto& m : members)
+      if (m.id == c.node_id) m = group::with_identity(m);
+    auto first = group::first_view(members, layout);
+    first.identity = listed_identity(members);
+    auto engine = std::make_unique<group::Engine>(std::move(first), std::move(t), runtime(),
+                                                  timeout, c.domain_id, layout);
+    if (c.join_port != 0) {
+      engine->serve_joins(join_port_of(), must_agree(c));
+      engine->announce_on(beacon, join_ipv4);
+      // Removed (a partition, a pause), it comes back through the others' join port.
+      engine->rejoin_with(rejoiner());
+    }
+    return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine),
+                                               std::span<const std::byte>{}, c.storage);
+  }
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + timeout;
   // Nobody answering is no reason to found the domain at once: a domain whose leader just
@@ -312,10 +439,18 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
       start + (uses_shm(*t) && shm_peers_exist(c)
                    ? c.engine.suspicion_timeout + std::chrono::milliseconds(500)
                    : std::chrono::milliseconds(300));
+  // Without contacts named, the leaders multicast discovery hears are asked too; a second
+  // query after a moment covers a datagram lost.
+  bool queried_again = false;
   for (;;) {
+    if (beacon && !queried_again && std::chrono::steady_clock::now() - start > 150ms) {
+      beacon->query();
+      queried_again = true;
+    }
+    const auto asked = c.contacts.empty() ? with_discovered(beacon.get(), contacts) : contacts;
     std::optional<group::Welcome> welcome;
     try {
-      welcome = group::join(contacts, request, deadline);
+      welcome = group::join(asked, request, deadline);
     } catch (const dds::core::Error& e) {
       // A restarted participant may come back before its old incarnation is removed: its
       // id is still a member for a moment. A leader that is closing asks us to come back.
@@ -343,6 +478,7 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
         continue;
       }
       engine->serve_joins(join_port_of(), must_agree(c));
+      engine->announce_on(beacon, join_ipv4);
       engine->rejoin_with(rejoiner());
       return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine), welcome->state,
                                                  c.storage);
@@ -355,17 +491,47 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
         std::string tried;
         for (const auto& a : contacts)
           tried += (tried.empty() ? "" : ", ") + transport::address_of(a);
+        // A joiner asks from node.host: a loopback address reaches no other host (said where
+        // a contact is on another host).
+        auto is_loopback = [](const std::string& h) {
+          return h.rfind("127.", 0) == 0 || h == "localhost";
+        };
+        const bool loopback =
+            is_loopback(c.node.host) &&
+            std::any_of(contacts.begin(), contacts.end(),
+                        [&](const transport::NodeAddress& a) { return !is_loopback(a.host); });
         throw dds::core::Error("domain " + std::to_string(c.domain_id) +
                                " (config: " + found.source + "): none of the contacts (" + tried +
                                ") admitted this participant within engine.connect_timeout (" +
                                std::to_string(timeout.count()) +
                                " ms); a participant that names contacts joins a running domain "
-                               "and never founds one");
+                               "and never founds one" +
+                               (loopback ? "; its node.host " + c.node.host +
+                                               " is a loopback address, which other hosts "
+                                               "cannot reach (set node.host, or leave it auto)"
+                                         : std::string()));
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
-    // Nobody leads here: after the grace above, found the domain if the join port is ours.
+    // Nobody leads here or on the network: after the grace above, found the domain if the
+    // join port is ours. A leader heard but not answering yet (its port changing hands) is
+    // asked again.
+    if (asked.size() > contacts.size()) {
+      if (std::chrono::steady_clock::now() + 100ms >= deadline) {
+        std::string heard;
+        for (std::size_t i = 0; i + contacts.size() < asked.size(); ++i)
+          heard += (heard.empty() ? "" : ", ") + transport::address_of(asked[i]);
+        throw dds::core::Error(
+            "domain " + std::to_string(c.domain_id) + " (config: " + found.source +
+            "): multicast discovery heard its leader at " + heard +
+            ", but none of them admitted this participant within "
+            "engine.connect_timeout (" +
+            std::to_string(timeout.count()) + " ms): is the join port open between the hosts?");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
     if (std::chrono::steady_clock::now() < found_after) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       continue;
@@ -374,9 +540,12 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
       auto self = c.initial_members();
       self.front() = group::with_identity(self.front());
       self.front().port = request.port;
-      auto engine = std::make_unique<group::Engine>(group::first_view(self, layout), std::move(t),
-                                                    runtime(), timeout, c.domain_id, layout);
+      auto first = group::first_view(self, layout);
+      first.identity = new_identity();
+      auto engine = std::make_unique<group::Engine>(std::move(first), std::move(t), runtime(),
+                                                    timeout, c.domain_id, layout);
       engine->serve_joins(join_port_of(fd), must_agree(c));
+      engine->announce_on(beacon, join_ipv4);
       engine->rejoin_with(rejoiner());
       return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine),
                                                  std::span<const std::byte>{}, c.storage);
@@ -403,10 +572,15 @@ std::shared_ptr<dcps::Participant> join_as_client(const config::FoundDomainConfi
   s.node = c.node_id != 0 ? c.node_id : random_node_id();
   for (const auto& a : c.relays)
     s.relays.push_back(transport::NodeAddress{0, a.host, a.port});
-  // None listed: the domain's join port, where whoever leads relays (after a failover too).
+  // None listed: the domain's join port, where whoever leads relays (after a failover too),
+  // on this host and at the leaders multicast discovery hears.
   if (s.relays.empty()) {
-    s.relays.push_back(transport::NodeAddress{
-        0, "127.0.0.1", c.join_port != 0 ? c.join_port : group::default_join_port(c.domain_id)});
+    const std::uint16_t join_port =
+        c.join_port != 0 ? c.join_port : group::default_join_port(c.domain_id);
+    s.relays.push_back(transport::NodeAddress{0, "127.0.0.1", join_port});
+    if (auto beacon = make_beacon(c, join_port, found.source)) {
+      s.discover = [beacon] { return with_discovered(beacon.get(), {}); };
+    }
   }
   // What the client puts on the wire (samples, discovery records) is the members' format.
   s.must_agree = {must_agree(c).front()};
@@ -427,12 +601,13 @@ std::shared_ptr<ParticipantCore> join_domain(std::uint32_t domain_id,
   qos::check_consistent(q);
   const std::optional<std::uint32_t> wanted =
       domain_id == kDefaultDomain ? std::nullopt : std::optional<std::uint32_t>(domain_id);
-  const auto found = config::find_domain_config(wanted);
+  auto found = config::find_domain_config(wanted);
+  config::resolve_node_host(found.config, found.source);
   const auto& c = found.config;
   if (c.role == config::Role::client) return join_as_client(found, q);
   auto participant = join_as_member(found, q);
   client::RelaySettings r;
-  r.host = c.node.host;
+  r.host = c.listen_host();
   r.port = c.client_port;
   r.domain_id = c.domain_id;
   r.must_agree = {must_agree(c).front()};

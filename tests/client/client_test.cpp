@@ -214,7 +214,9 @@ TEST_CASE("client link: cut and out-of-range frames are refused, naming the fiel
 TEST_CASE("relay: another domain is refused; a client that forges is cut off; the member goes on",
           "[relay]") {
   const auto port = tst::free_loopback_port();
-  const tst::ScopedDomainConfig config("transport: tcp, client_port: " + std::to_string(port));
+  // On loopback, where the raw connections below go.
+  const tst::ScopedDomainConfig config("transport: tcp, node: {host: 127.0.0.1}, client_port: " +
+                                       std::to_string(port));
   dds::domain::DomainParticipant member(0);
   auto core = std::static_pointer_cast<spindle::dcps::Participant>(member.core_ptr());
   REQUIRE(core->client_port() == port);
@@ -330,7 +332,9 @@ TEST_CASE("relay: another domain is refused; a client that forges is cut off; th
 // writers' changes and answers it through its relay, with pieces in its participant's name.
 TEST_CASE("relay: a repair's request reaches clients; pieces stay among the members", "[relay]") {
   const auto port = tst::free_loopback_port();
-  const tst::ScopedDomainConfig config("transport: tcp, client_port: " + std::to_string(port));
+  // On loopback, where the raw connections below go.
+  const tst::ScopedDomainConfig config("transport: tcp, node: {host: 127.0.0.1}, client_port: " +
+                                       std::to_string(port));
   dds::domain::DomainParticipant member(0);
   auto core = std::static_pointer_cast<spindle::dcps::Participant>(member.core_ptr());
   dds::topic::Topic<ShapeType> topic(member, "Gap");

@@ -586,7 +586,13 @@ int latest_subscriber(std::uint32_t instances, std::uint64_t rounds, std::uint64
     for (const auto& s : reader.read()) {
       if (!s.info().valid()) continue;
       auto& v = shown[s.data().source()];
-      if (s.data().seq() < v) fail("latest-subscriber: an instance went back");
+      if (s.data().seq() < v) {
+        fail("latest-subscriber: an instance went back: instance " +
+             std::to_string(s.data().source()) + " showed " + std::to_string(v) + ", now " +
+             std::to_string(s.data().seq()) + " (source time " +
+             std::to_string(s.info().timestamp().to_millisecs()) + " ms, lost " +
+             std::to_string(reader.sample_lost_status().total_count()) + ")");
+      }
       v = s.data().seq();
     }
   };

@@ -18,6 +18,7 @@
 #include <dds/dds.hpp>
 
 #include "avionics.hpp"
+#include "group/beacon.hpp"
 #include "group/join.hpp"
 #include "join_client.hpp"
 #include "scoped_config.hpp"
@@ -200,8 +201,10 @@ TEST_CASE("join: a join port held by another program is named", "[join]") {
   std::uint16_t bound = 0;
   const int fd = bound_loopback_socket(0, bound);
   const auto port = std::to_string(bound);
-  const spindle::testing::ScopedDomainConfig config("domain_id: 6, join_port: " + port +
-                                                    ", engine: {connect_timeout: 500ms}");
+  // On loopback, where the other program holds it.
+  const spindle::testing::ScopedDomainConfig config(
+      "domain_id: 6, node: {host: 127.0.0.1}, join_port: " + port +
+      ", engine: {connect_timeout: 500ms}");
   CHECK_THROWS_WITH(dds::domain::DomainParticipant(6),
                     "domain 6 (config: SPINDLE_CONFIG): no leader answered on the join port " +
                         port +
@@ -277,8 +280,9 @@ std::uint16_t free_port() {
 
 TEST_CASE("join: a joiner must be where it asks from, and answer the port's check", "[join]") {
   const auto port = free_port();
-  const spindle::testing::ScopedDomainConfig config("domain_id: 8, transport: tcp, join_port: " +
-                                                    std::to_string(port));
+  // The leader on loopback, where the raw joins below connect.
+  const spindle::testing::ScopedDomainConfig config(
+      "domain_id: 8, transport: tcp, node: {host: 127.0.0.1}, join_port: " + std::to_string(port));
   dds::domain::DomainParticipant leader(8);
   {
     // Members would dial 10.9.9.9 for it: refused, after the check.
@@ -328,8 +332,8 @@ TEST_CASE("join: silent and garbage connections do not keep a joiner out", "[joi
   // Each silent connection once held the single-threaded port for 3 s: 65 of them made a
   // joiner wait minutes, or fail.
   const auto port = free_port();
-  const spindle::testing::ScopedDomainConfig config("domain_id: 9, transport: tcp, join_port: " +
-                                                    std::to_string(port));
+  const spindle::testing::ScopedDomainConfig config(
+      "domain_id: 9, transport: tcp, node: {host: 127.0.0.1}, join_port: " + std::to_string(port));
   dds::domain::DomainParticipant leader(9);
   std::vector<std::unique_ptr<RawJoin>> strangers;
   for (int i = 0; i < 65; ++i) {
@@ -358,4 +362,74 @@ TEST_CASE("join: silent and garbage connections do not keep a joiner out", "[joi
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   CHECK(got == 1);
+}
+
+// The multicast beacon's datagram (group/beacon.hpp; docs/membership.md, "Discovery across
+// hosts"): what a leader announces reads back the same, and every malformed datagram is
+// named, never taken.
+TEST_CASE("join: a beacon's datagram reads back, and a malformed one is named", "[join]") {
+  g::Announcement a{3, 7413, 0x1234567890abcdefull, 7, 4, 12, 0};
+  a.ipv4 = ::inet_addr("10.253.0.1");
+  const auto bytes = g::encode(g::BeaconMessage{g::BeaconKind::announce, a});
+  CHECK(bytes.size() == g::kAnnouncementBytes);
+  std::string error;
+  const auto back = g::parse_beacon(bytes, error);
+  REQUIRE(back);
+  CHECK(back->kind == g::BeaconKind::announce);
+  CHECK(back->announcement == a);
+  const auto query = g::encode(g::BeaconMessage{g::BeaconKind::query, {3, 7413}});
+  CHECK(query.size() == g::kQueryBytes);
+  const auto q = g::parse_beacon(query, error);
+  REQUIRE(q);
+  CHECK(q->kind == g::BeaconKind::query);
+  CHECK(q->announcement.domain_id == 3);
+  CHECK(q->announcement.join_port == 7413);
+
+  auto error_of = [](std::vector<std::byte> d) {
+    std::string e;
+    return g::parse_beacon(d, e) ? std::string("(taken)") : e;
+  };
+  CHECK(error_of({}) == "a datagram of 0 bytes, under the 12 of a query");
+  auto other = bytes;
+  other[0] = std::byte{'R'};  // an RTPS participant's datagram starts "RTPS"
+  CHECK(error_of(other) == "not a Spindle DDS beacon (no SPDB magic)");
+  auto version = bytes;
+  version[4] = std::byte{9};
+  CHECK(error_of(version) == "beacon version 9, this participant reads 1");
+  auto kind = bytes;
+  kind[5] = std::byte{7};
+  CHECK(error_of(kind) == "unknown beacon kind 7");
+  auto cut = bytes;
+  cut.resize(30);
+  CHECK(error_of(cut) == "an announcement of 30 bytes, not 40");
+  auto long_query = query;
+  long_query.push_back(std::byte{0});
+  CHECK(error_of(long_query) == "a query of 13 bytes, not 12");
+  auto no_port = bytes;
+  no_port[6] = no_port[7] = std::byte{0};
+  CHECK(error_of(no_port) == "join port 0");
+  auto no_host = bytes;
+  for (std::size_t i = 36; i < 40; ++i)
+    no_host[i] = std::byte{0};
+  CHECK(error_of(no_host) == "an announcement with a zero identity, member count, view or host");
+}
+
+TEST_CASE("join: of two domains that meet, the larger wins, then the smaller identity", "[join]") {
+  const g::Announcement three{0, 7410, 900, 1, 3, 5, 1};
+  const g::Announcement two{0, 7410, 100, 2, 2, 9, 2};
+  CHECK(g::wins_over(three, two));
+  CHECK_FALSE(g::wins_over(two, three));
+  const g::Announcement also_three{0, 7410, 500, 3, 3, 2, 3};
+  CHECK(g::wins_over(also_three, three));
+  CHECK_FALSE(g::wins_over(three, also_three));
+  CHECK_FALSE(g::wins_over(three, three));  // its own domain never wins over itself
+}
+
+TEST_CASE("join: a view's identity travels in its YAML", "[join]") {
+  g::View v;
+  v.members = {g::Member{1, "10.0.0.1", 7400}};
+  v.identity = 0xfedcba9876543210ull;
+  CHECK(g::parse_group(g::to_yaml(v), "v").identity == v.identity);
+  v.identity = 0;  // none: nothing written
+  CHECK(g::to_yaml(v).find("identity") == std::string::npos);
 }

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "config/domain_config.hpp"
+#include "core/interfaces.hpp"
 #include "support.hpp"
 
 namespace sc = spindle::config;
@@ -70,9 +71,16 @@ TEST_CASE("domain: built-in defaults make a one-member domain on this machine", 
   CHECK(c.domain_id == 0);
   CHECK(c.transport == sc::TransportKind::automatic);
   CHECK(c.node_id == 0);
-  CHECK(c.node == sc::Address{"127.0.0.1", 0});
+  // The address of this host's interface, found when the participant starts.
+  CHECK(c.node == sc::Address{"auto", 0});
+  CHECK(c.bind.empty());
+  CHECK(c.listen_host() == "auto");
+  CHECK(c.discovery.multicast.mode == sc::MulticastMode::automatic);
+  CHECK(c.discovery.multicast.address == "239.255.0.1");
+  CHECK(c.discovery.multicast.port == 7399);
+  CHECK(c.discovery.multicast.ttl == 1);
   CHECK(c.members.empty());
-  CHECK(c.initial_members() == std::vector<sc::Member>{{0, "127.0.0.1", 0}});
+  CHECK(c.initial_members() == std::vector<sc::Member>{{0, "auto", 0}});
   CHECK(c.engine.window_size == 100);
   CHECK(c.engine.suspicion_timeout == 1s);
   // The minimal file is the defaults.
@@ -82,6 +90,31 @@ TEST_CASE("domain: built-in defaults make a one-member domain on this machine", 
   CHECK(k.idle_spin == 1000us);
   CHECK(k.heartbeat_interval == 100ms);
   CHECK(k.suspicion_timeout == 1000ms);
+}
+
+TEST_CASE("domain: node.host auto is the address of the interface discovery uses", "[domain]") {
+  // The first up, non-loopback interface with multicast, or loopback where there is none.
+  std::string why;
+  const auto iface = spindle::core::find_interface("", why);
+  sc::DomainConfig c;
+  sc::resolve_node_host(c, "d.yaml");
+  CHECK(c.node.host == (iface ? iface->address : "127.0.0.1"));
+  // Named by its address, or by its name: the same interface.
+  sc::DomainConfig lo;
+  lo.discovery.multicast.interface = "127.0.0.1";
+  sc::resolve_node_host(lo, "d.yaml");
+  CHECK(lo.node.host == "127.0.0.1");
+  // A host given stays as given.
+  sc::DomainConfig given;
+  given.node.host = "10.1.2.3";
+  sc::resolve_node_host(given, "d.yaml");
+  CHECK(given.node.host == "10.1.2.3");
+  // An interface that is not here is named, with those that are.
+  sc::DomainConfig missing;
+  missing.discovery.multicast.interface = "eth77";
+  CHECK_THROWS_WITH(sc::resolve_node_host(missing, "d.yaml"),
+                    Catch::StartsWith("d.yaml: discovery.multicast.interface: no interface "
+                                      "'eth77' (interfaces here: lo"));
 }
 
 TEST_CASE("domain: a full file loads, and to_yaml reads back equal", "[domain]") {
@@ -277,7 +310,25 @@ const std::vector<std::pair<std::string, std::string>> kContradictions = {
      "d.yaml:2: shm.namespace: only letters, digits, '_', '-' and '.', got 'a/b'"},
     {"nodes: {}\n",
      "d.yaml:2: nodes: unknown key (allowed: version, domain_id, transport, node, members, "
-     "contacts, join_port, role, relays, client_port, shm, engine, storage)"},
+     "contacts, join_port, role, relays, client_port, shm, engine, storage, discovery)"},
+    // Across hosts (docs/membership.md, "Across hosts").
+    {"node: {host: 10.0.0.5, bind: 0.0.0.0}\n", ""},
+    {"node: {bind: everywhere}\n",
+     "d.yaml:2: node.bind: expected an IPv4 address (0.0.0.0: every interface), got 'everywhere'"},
+    {"discovery: {multicast: {mode: off}}\n", ""},
+    {"discovery: {multicast: {mode: loud}}\n",
+     "d.yaml:2: discovery.multicast.mode: expected auto, on or off, got 'loud'"},
+    {"discovery: {multicast: {address: 10.1.2.3}}\n",
+     "d.yaml:2: discovery.multicast.address: expected an IPv4 multicast group (224.0.0.0 to "
+     "239.255.255.255), got '10.1.2.3'"},
+    {"discovery: {multicast: {ttl: 0}}\n",
+     "d.yaml:2: discovery.multicast.ttl: must be in 1..255, got 0"},
+    {"discovery: {multicast: {interval: 1ms}}\n",
+     "d.yaml:2: discovery.multicast.interval: must be in 10ms..60min, got 1ms"},
+    {"discovery: {beacon: {}}\n", "d.yaml:2: discovery.beacon: unknown key (allowed: multicast)"},
+    {"discovery:\n  multicast: {address: 239.255.0.9, port: 7499, interface: eth0, ttl: 2, "
+     "interval: 500ms}\n",
+     ""},
     // External clients (docs/membership.md).
     {"role: client\nrelays:\n  - {host: a, port: 1}\n", ""},
     {"role: client\n", ""},  // through the join port

@@ -81,7 +81,8 @@ TEST_CASE("group: a description loads, defaults apply, and it round-trips throug
 
 TEST_CASE("group: errors name the file, the line and the key", "[group]") {
   CHECK(error_of("version: 1\nmembers:\n  - {id: 1}\nbogus: 3\n") ==
-        "g.yaml:4: bogus: unknown key (allowed: version, epoch, members, subgroups, knobs)");
+        "g.yaml:4: bogus: unknown key (allowed: version, epoch, identity, members, subgroups, "
+        "knobs)");
   CHECK(error_of("members:\n  - {id: 1}\n").find("version: missing") != std::string::npos);
   CHECK(error_of("version: 1\nmembers:\n  - {id: 1}\nsubgroups:\n  - members: [1]\n"
                  "    window_size: 0\n") ==

@@ -186,9 +186,10 @@ class rdma_detail::Impl {
     if (rdma_create_id(ch_, &listen_, nullptr, RDMA_PS_TCP) != 0) {
       throw std::runtime_error(err("rdma_create_id"));
     }
-    sockaddr_in a = ipv4(cfg_.self.host, cfg_.self.port);
+    const std::string& host = cfg_.bind.empty() ? cfg_.self.host : cfg_.bind;
+    sockaddr_in a = ipv4(host, cfg_.self.port);
     if (rdma_bind_addr(listen_, reinterpret_cast<sockaddr*>(&a)) != 0) {
-      throw std::runtime_error(err(("rdma_bind_addr " + cfg_.self.host).c_str()));
+      throw std::runtime_error(err(("rdma_bind_addr " + host).c_str()));
     }
     if (rdma_listen(listen_, 64) != 0) throw std::runtime_error(err("rdma_listen"));
     port_ = ntohs(rdma_get_src_port(listen_));

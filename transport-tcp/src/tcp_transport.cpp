@@ -160,7 +160,9 @@ class tcp_detail::Impl {
         doorbell_(cfg_.doorbell != nullptr ? cfg_.doorbell : &bell_, cfg_.doorbell != nullptr) {
     if (auto why = tcp_frames::check_settings(cfg_.must_agree); !why.empty())
       throw std::invalid_argument("tcp: must_agree: " + why);
-    const std::string host = cfg_.self.host.empty() ? "127.0.0.1" : cfg_.self.host;
+    const std::string host = !cfg_.bind.empty()       ? cfg_.bind
+                             : cfg_.self.host.empty() ? "127.0.0.1"
+                                                      : cfg_.self.host;
     std::string why;
     const auto ip = resolve(host, why);
     if (!ip) {

@@ -88,28 +88,50 @@ void ClientRuntime::stop_executors() {
 
 // ---------------------------------------------------------------------------- the link
 
+namespace {
+
+// The relays to try now: those discovery finds, then the listed ones not among them.
+std::vector<transport::NodeAddress> relays_now(const ClientSettings& s) {
+  std::vector<transport::NodeAddress> out;
+  if (s.discover) out = s.discover();
+  for (const auto& r : s.relays) {
+    const bool known = std::any_of(out.begin(), out.end(), [&](const transport::NodeAddress& a) {
+      return a.host == r.host && a.port == r.port;
+    });
+    if (!known) out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::unique_ptr<ClientBus> ClientBus::connect(const ClientSettings& s) {
   // A relay not listening yet (its member still starting) is tried again until the connect
   // timeout; one that refused is not.
   const auto deadline = Clock::now() + s.connect_timeout;
-  std::vector<std::string> why(s.relays.size());
-  std::vector<char> final(s.relays.size(), 0);
+  std::vector<std::pair<transport::NodeAddress, std::string>> why;  // in the order first tried
+  std::vector<std::string> refused;                                 // address_of() of each
   for (;;) {
     bool retry = false;
-    for (std::size_t i = 0; i < s.relays.size(); ++i) {
-      if (final[i]) continue;
+    for (const auto& relay : relays_now(s)) {
+      const auto name = address_of(relay);
+      if (std::find(refused.begin(), refused.end(), name) != refused.end()) continue;
+      auto it = std::find_if(why.begin(), why.end(), [&](const auto& w) {
+        return w.first.host == relay.host && w.first.port == relay.port;
+      });
+      if (it == why.end()) it = why.insert(why.end(), {relay, {}});
       bool answered = false;
-      if (auto link = try_relay(s, s.relays[i], deadline, why[i], answered))
+      if (auto link = try_relay(s, relay, deadline, it->second, answered))
         return std::unique_ptr<ClientBus>(new ClientBus(s, std::move(*link)));
-      final[i] = answered ? 1 : 0;
+      if (answered) refused.push_back(name);
       retry = retry || !answered;
     }
     if (!retry || Clock::now() + std::chrono::milliseconds(100) >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   std::string failures;
-  for (std::size_t i = 0; i < s.relays.size(); ++i)
-    failures += "\n  " + address_of(s.relays[i]) + ": " + why[i];
+  for (const auto& [relay, what] : why)
+    failures += "\n  " + address_of(relay) + ": " + what;
   throw dds::core::Error("domain " + std::to_string(s.domain_id) +
                          ": no relay took this client (role: client; relays tried):" + failures);
 }
@@ -363,13 +385,15 @@ bool ClientBus::reconnect() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
   }
-  // Every relay of the list, from the one after the relay that went, round and round.
-  const auto& relays = settings_.relays;
-  std::size_t next = 0;
+  // Every relay of the list (and those discovery finds now), from the one after the relay
+  // that went, round and round.
   const auto gone = address();
-  for (std::size_t i = 0; i < relays.size(); ++i)
-    if (relays[i].host == gone.host && relays[i].port == gone.port) next = (i + 1) % relays.size();
   while (!stopping_.load()) {
+    const auto relays = relays_now(settings_);
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < relays.size(); ++i)
+      if (relays[i].host == gone.host && relays[i].port == gone.port)
+        next = (i + 1) % relays.size();
     for (std::size_t k = 0; k < relays.size() && !stopping_.load(); ++k) {
       const auto& a = relays[(next + k) % relays.size()];
       std::string why;

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -41,6 +42,9 @@ struct ClientSettings {
   std::uint32_t domain_id = 0;
   transport::NodeId node = 0;  // the client's node id (its guids'); unique in the domain
   std::vector<transport::NodeAddress> relays;  // tried in order
+  // More relays found as it connects (the join ports of the leaders multicast discovery
+  // hears), tried before `relays` at every connect and reconnect; unset: none.
+  std::function<std::vector<transport::NodeAddress>()> discover;
   std::vector<transport::AgreedSetting> must_agree;
   std::chrono::milliseconds connect_timeout{5000};
 };

@@ -1,6 +1,7 @@
 // The domain file: schema table, loader, checks, renderer and lookup (domain_config.hpp).
 #include "config/domain_config.hpp"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <sys/socket.h>
 
@@ -11,6 +12,7 @@
 
 #include <spindle/policy/Engine.hpp>
 
+#include "core/interfaces.hpp"
 #include "core/yaml_reader.hpp"
 #include "core/yaml_schema.hpp"
 
@@ -24,6 +26,11 @@ constexpr std::string_view kTransportNames[] = {"auto", "tcp", "shm", "rdma"};
 }  // namespace
 
 constexpr std::string_view kRoleNames[] = {"member", "client"};
+constexpr std::string_view kMulticastModeNames[] = {"auto", "on", "off"};
+
+std::string_view to_string(MulticastMode m) noexcept {
+  return kMulticastModeNames[static_cast<std::size_t>(m)];
+}
 
 std::string_view to_string(Role r) noexcept {
   return kRoleNames[static_cast<std::size_t>(r)];
@@ -177,11 +184,54 @@ const std::vector<Field<storage::LogSettings>>& storage_fields() {
   return fields;
 }
 
+const std::vector<Field<MulticastSettings>>& multicast_fields() {
+  using M = MulticastSettings;
+  static const std::vector<Field<M>> fields = [] {
+    auto mode = field<M>(
+        "mode", ValueType::choice, 0, 0,
+        "auto: the leader announces the domain's join port by UDP multicast and a participant "
+        "with no contacts asks and listens for it, where an interface has multicast (else it "
+        "says so once and uses contacts, or the join port on this host); on: the same, but a "
+        "participant fails where multicast is missing; off: no multicast.",
+        [](const M& m) -> Value { return static_cast<std::int64_t>(m.mode); },
+        [](M& m, const Value& v) {
+          m.mode = static_cast<MulticastMode>(std::get<std::int64_t>(v));
+        });
+    mode.choices = {std::begin(kMulticastModeNames), std::end(kMulticastModeNames)};
+    return std::vector<Field<M>>{
+        std::move(mode),
+        text<M>("address", "The multicast group (IPv4, 224.0.0.0 to 239.255.255.255).",
+                &M::address),
+        integer<M>("port", 1, 65535,
+                   "The UDP port of the announcements, shared by every domain (the domain id "
+                   "and join port travel in each datagram).",
+                   &M::port),
+        field<M>(
+            "interface", ValueType::text, 0, 0,
+            "The interface to send and listen on: a name (eth0) or one of its IPv4 addresses. "
+            "Empty: the first interface that is up, not loopback and has multicast.",
+            [](const M& m) -> Value { return m.interface; },
+            [](M& m, const Value& v) { m.interface = std::get<std::string>(v); }),
+        integer<M>("ttl", 1, 255,
+                   "Hops an announcement crosses: 1 keeps it on this network (no router).",
+                   &M::ttl),
+        span<M>("interval", 10 * kMs, 3600 * kS,
+                "How often the leader announces the domain (and answers a participant that "
+                "asks at once); a domain not heard for three intervals is forgotten.",
+                &M::interval)};
+  }();
+  return fields;
+}
+
 const std::vector<Field<Address>>& node_fields() {
   static const std::vector<Field<Address>> fields = {
       text<Address>("host",
-                    "This node's host; with members listed it defaults to (and must equal) "
-                    "its entry's.",
+                    "The address other members and hosts reach this node at: given in its join "
+                    "request and in the view, and announced while it leads. auto: the IPv4 "
+                    "address of the interface discovery uses (discovery.multicast.interface), "
+                    "else of the first interface up that is not loopback (where none has "
+                    "multicast), or 127.0.0.1 where there is none. With members listed "
+                    "it defaults to (and must equal) its entry's.",
                     &Address::host),
       integer<Address>("port", 0, 65535,
                        "This node's TCP port; 0 lets the system pick (one-member domain "
@@ -247,22 +297,33 @@ const std::vector<Field<DomainConfig>>& fields() {
     for (const auto& n : node_fields())
       f.push_back(core::lift<DomainConfig>(
           n, "node", [](auto& c) -> auto& { return c.node; }));
+    f.push_back(field<DomainConfig>(
+        "node.bind", ValueType::text, 0, 0,
+        "The local IPv4 address this node's sockets listen on: its transport, the join port "
+        "while it leads, its client port. Empty: node.host, or every interface where node.host "
+        "is auto (so that processes of this host reach it at 127.0.0.1 too); 0.0.0.0: every "
+        "interface.",
+        [](const DomainConfig& c) -> Value { return c.bind; },
+        [](DomainConfig& c, const Value& v) { c.bind = std::get<std::string>(v); }));
     f.push_back(records("members",
                         "The members of the first view, this node among them. Left out: this "
                         "node alone. Exclusive with contacts.",
                         member_fields()));
     f.push_back(records("contacts",
-                        "Join a running domain through any of these members (the leader or one "
-                        "that redirects). Exclusive with members. A participant that names "
-                        "contacts never founds a domain itself: where none admits it within "
-                        "engine.connect_timeout it fails with an error naming them (with no "
-                        "contacts it founds the domain after a short grace).",
+                        "Join a running domain through these join ports (each host where a "
+                        "member may lead, on its join_port), tried in order. Exclusive with "
+                        "members. A participant that names contacts never founds a domain "
+                        "itself: where none admits it within engine.connect_timeout it fails "
+                        "with an error naming them. Left out: the leaders multicast discovery "
+                        "hears and the join port on this host (127.0.0.1); with nothing "
+                        "answering there it founds the domain after a short grace.",
                         address_fields()));
     f.push_back(integer<DomainConfig>(
         "join_port", 0, 65535,
-        "The port the domain's leader listens on for participants that join (whoever leads "
-        "takes it over); contacts default to 127.0.0.1 on it. 0: 7410 + domain_id. With "
-        "members listed, 0 means no joining after the first view.",
+        "The TCP port the domain's leader listens on, at node.bind, for participants that join "
+        "and clients (whoever leads takes it over). 0: 7410 + domain_id. With members listed, "
+        "0 means no joining after the first view (and no rejoining: a listed member that "
+        "halted rejoins through the join port at the other members' hosts).",
         &DomainConfig::join_port));
     auto role = field<DomainConfig>(
         "role", ValueType::choice, 0, 0,
@@ -278,12 +339,14 @@ const std::vector<Field<DomainConfig>>& fields() {
     f.push_back(std::move(role));
     f.push_back(records("relays",
                         "A client's members to connect through (their client_port), tried in "
-                        "order. Left out: the domain's join port on 127.0.0.1 (join_port), "
-                        "where the leader relays. Only with role client.",
+                        "order. Left out: the domain's join port (join_port) at the leaders "
+                        "multicast discovery hears and on this host (127.0.0.1), where the "
+                        "leader relays. "
+                        "Only with role client.",
                         address_fields()));
     f.push_back(integer<DomainConfig>(
         "client_port", 0, 65535,
-        "A member serves external clients on this TCP port, at node.host; 0: it serves none.",
+        "A member serves external clients on this TCP port, at node.bind; 0: it serves none.",
         &DomainConfig::client_port));
     f.push_back(text<DomainConfig>(
         "shm.namespace",
@@ -296,6 +359,9 @@ const std::vector<Field<DomainConfig>>& fields() {
     for (const auto& e : storage_fields())
       f.push_back(core::lift<DomainConfig>(
           e, "storage", [](auto& c) -> auto& { return c.storage; }));
+    for (const auto& m : multicast_fields())
+      f.push_back(core::lift<DomainConfig>(
+          m, "discovery.multicast", [](auto& c) -> auto& { return c.discovery.multicast; }));
     return f;
   }();
   return all;
@@ -356,6 +422,13 @@ void check(const YamlReader& r, Parsed& p, bool node_from_env) {
   } else if (!c.relays.empty()) {
     fail("relays", "only a client (role: client) connects through relays");
   }
+  if (!c.bind.empty() && !core::parse_ipv4(c.bind))
+    fail("node.bind", "expected an IPv4 address (0.0.0.0: every interface), got '" + c.bind + "'");
+  const auto& mc = c.discovery.multicast;
+  if (const auto group = core::parse_ipv4(mc.address); !group || (ntohl(*group) >> 28) != 0xe)
+    fail("discovery.multicast.address",
+         "expected an IPv4 multicast group (224.0.0.0 to 239.255.255.255), got '" + mc.address +
+             "'");
   if (!valid_namespace(c.shm_namespace))
     fail("shm.namespace", "only letters, digits, '_', '-' and '.', got '" + c.shm_namespace + "'");
   std::map<NodeId, std::size_t> ids;
@@ -461,7 +534,8 @@ void check_hosts_resolve(const YamlReader& r, const Parsed& p) {
     check_one(c.contacts[i].host, p.contact_lines[i], YamlReader::item("contacts", i) + ".host");
   for (std::size_t i = 0; i < c.relays.size(); ++i)
     check_one(c.relays[i].host, p.relay_lines[i], YamlReader::item("relays", i) + ".host");
-  if (c.members.empty()) check_one(c.node.host, p.line("node.host"), "node.host");
+  if (c.members.empty() && c.node.host != kAutoHost)
+    check_one(c.node.host, p.line("node.host"), "node.host");
 }
 
 DomainConfig parse(std::string_view yaml, const std::string& source, std::optional<NodeId> node_id,
@@ -554,6 +628,22 @@ std::string to_yaml(const DomainConfig& c) {
   return out;
 }
 
+void resolve_node_host(DomainConfig& c, const std::string& source) {
+  const auto& wanted = c.discovery.multicast.interface;
+  if (c.node.host != kAutoHost && wanted.empty()) return;
+  std::string why;
+  auto found = core::find_interface(wanted, why);
+  if (!found && !wanted.empty())
+    throw ConfigError(source + ": discovery.multicast.interface: " + why);
+  if (c.node.host != kAutoHost) return;
+  // No interface has multicast: the address of one that reaches other hosts all the same
+  // (they find this node through contacts).
+  if (!found) found = core::first_network_interface();
+  c.node.host = found ? found->address : "127.0.0.1";
+  // Reached at its interface's address by other hosts, and at 127.0.0.1 by its own.
+  if (found && c.bind.empty()) c.bind = "0.0.0.0";
+}
+
 std::vector<fs::path> default_config_files(
     const std::function<std::optional<std::string>(const char*)>& getenv) {
   std::vector<fs::path> out{fs::path("spindle.yaml")};
@@ -626,7 +716,9 @@ std::string schema_markdown() {
       "Durations are an integer with a unit (`ns`, `us`, `ms`, `s`, `min`), or `0`. Unknown "
       "keys, repeated keys, wrong types, out-of-range values and contradictions are errors "
       "naming the file, the line and the key. Every key is optional except `version`; the "
-      "defaults make a one-member domain on 127.0.0.1. How a participant finds its file: "
+      "defaults join the domain running on this host or announced on the local network, or "
+      "found it. A deployment on several hosts: docs/membership.md, \"Across hosts\" (the "
+      "addresses to give and bind, the ports to open). How a participant finds its file: "
       "docs/qos.md, \"The domain file\".\n\n"
       "| key | accepts | default | meaning |\n|---|---|---|---|\n";
   const DomainConfig defaults;

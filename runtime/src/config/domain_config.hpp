@@ -1,7 +1,8 @@
 // The domain file: which domain a participant joins, over which transport, as which node,
 // with which peers, and the engine knobs (DESIGN §7, §9, §10). Every setting has a default
-// that works on one machine: without any file a participant is node 0, the only member of
-// its domain, on 127.0.0.1 over TCP. Schema: docs/domain-schema.md (generated from the
+// that works with no file at all: a participant joins the domain running on its host or
+// announced on its network (discovery.multicast), or founds it, at the address of its
+// network interface (node.host: auto). Schema: docs/domain-schema.md (generated from the
 // table in domain_config.cpp); guide: docs/qos.md.
 //
 // Lookup (find_domain_config), like Cyclone DDS's CYCLONEDDS_URI:
@@ -82,11 +83,46 @@ struct EngineSettings {
   friend bool operator==(const EngineSettings&, const EngineSettings&) = default;
 };
 
+// How a participant finds its domain on the local network with nothing configured
+// (docs/membership.md, "Discovery across hosts"): the leader announces the domain's join
+// port by UDP multicast, and a participant that starts asks and listens (group/beacon.hpp).
+enum class MulticastMode : std::uint8_t {
+  automatic,  // `auto`: on where an interface has multicast, otherwise a note and contacts
+  on,         // a participant fails where multicast is missing
+  off,        // contacts (or the join port on this host) only
+};
+[[nodiscard]] std::string_view to_string(MulticastMode m) noexcept;
+
+struct MulticastSettings {
+  MulticastMode mode = MulticastMode::automatic;
+  std::string address = "239.255.0.1";  // the group (IPv4, 224.0.0.0/4)
+  std::uint16_t port = 7399;            // UDP, shared by every domain (ids in the datagram)
+  std::string interface;                // a name or one of its IPv4 addresses; empty: the first up,
+                                        // non-loopback interface with multicast
+  std::uint32_t ttl = 1;                // 1: this network only
+  std::chrono::nanoseconds interval = std::chrono::seconds(1);  // between announcements
+  friend bool operator==(const MulticastSettings&, const MulticastSettings&) = default;
+};
+
+struct DiscoverySettings {
+  MulticastSettings multicast;
+  friend bool operator==(const DiscoverySettings&, const DiscoverySettings&) = default;
+};
+
+// node.host's default: the address of the interface discovery uses (resolve_node_host).
+inline constexpr std::string_view kAutoHost = "auto";
+
 struct DomainConfig {
   std::uint32_t domain_id = 0;
   TransportKind transport = TransportKind::automatic;
-  NodeId node_id = 0;                     // this process's member id
-  Address node;                           // this node's address (from its members entry if listed)
+  NodeId node_id = 0;  // this process's member id
+  // This node's address, the one the others reach it at (from its members entry if listed;
+  // `auto` until resolve_node_host).
+  Address node{std::string(kAutoHost), 0};
+  // The local address its sockets listen on (transport, join port, client port); empty:
+  // node.host (every interface where node.host is auto: resolve_node_host); 0.0.0.0: every
+  // interface.
+  std::string bind;
   std::vector<Member> members;            // the initial view; empty: this node alone
   std::vector<Address> contacts;          // or: join a running domain through any of these
   std::uint16_t join_port = 0;            // the leader's join port; 0: 7410 + domain_id
@@ -96,6 +132,12 @@ struct DomainConfig {
   std::uint16_t client_port = 0;  // a member: the port it serves clients on; 0: none
   EngineSettings engine;
   storage::LogSettings storage;  // the durable logs of `logged` topics
+  DiscoverySettings discovery;
+
+  // The address sockets listen on: bind, else node.host.
+  [[nodiscard]] const std::string& listen_host() const noexcept {
+    return bind.empty() ? node.host : bind;
+  }
 
   // The members of the first view: `members`, or this node alone.
   [[nodiscard]] std::vector<Member> initial_members() const;
@@ -150,6 +192,13 @@ struct LookupEnvironment {
 [[nodiscard]] FoundDomainConfig find_domain_config(std::optional<std::uint32_t> domain_id);
 [[nodiscard]] FoundDomainConfig find_domain_config(std::optional<std::uint32_t> domain_id,
                                                    const LookupEnvironment& env);
+
+// Replaces node.host `auto` with the address of the interface discovery uses
+// (discovery.multicast.interface, or the first up, non-loopback interface with multicast),
+// and an empty node.bind then with 0.0.0.0 (reached at that address and at 127.0.0.1); or
+// with 127.0.0.1 where there is none. `source` names the configuration in errors. Throws
+// ConfigError when discovery.multicast.interface names an interface that is not here.
+void resolve_node_host(DomainConfig& config, const std::string& source);
 
 // The schema document (docs/domain-schema.md).
 [[nodiscard]] std::string schema_markdown();

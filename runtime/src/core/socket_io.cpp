@@ -1,6 +1,7 @@
 // Blocking socket I/O with a deadline (see socket_io.hpp).
 #include "core/socket_io.hpp"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -55,7 +56,8 @@ bool write_all(int fd, const void* data, std::size_t n) {
   return true;
 }
 
-int connect_to(const transport::NodeAddress& a, SocketClock::time_point deadline) {
+int connect_to(const transport::NodeAddress& a, SocketClock::time_point deadline,
+               const std::string& source) {
   addrinfo hints{};
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_STREAM;
@@ -65,7 +67,13 @@ int connect_to(const transport::NodeAddress& a, SocketClock::time_point deadline
     return -1;
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   int ok = -1;
-  if (fd >= 0) {
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  const bool bind_source = !source.empty() &&
+                           ::inet_pton(AF_INET, source.c_str(), &from.sin_addr) == 1 &&
+                           from.sin_addr.s_addr != htonl(INADDR_ANY);
+  if (fd >= 0 &&
+      (!bind_source || ::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) == 0)) {
     ok = ::connect(fd, res->ai_addr, res->ai_addrlen);
     if (ok != 0 && errno == EINPROGRESS) {
       pollfd p{fd, POLLOUT, 0};

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <string>
 
 #include <spindle/transport/transport.hpp>
 
@@ -24,7 +25,10 @@ using SocketClock = std::chrono::steady_clock;
 // Writes all `n` bytes (blocking socket); false once the connection failed.
 [[nodiscard]] bool write_all(int fd, const void* data, std::size_t n);
 // A connected TCP socket to `a` (IPv4; non-blocking), or -1 when it could not connect
-// before `deadline`.
-[[nodiscard]] int connect_to(const transport::NodeAddress& a, SocketClock::time_point deadline);
+// before `deadline`. `source`, when an IPv4 address other than 0.0.0.0, is the local address
+// it connects from (so that a joiner on a host of several addresses asks from the one it
+// gives; a source that cannot reach `a`, such as 127.0.0.1 for another host, fails).
+[[nodiscard]] int connect_to(const transport::NodeAddress& a, SocketClock::time_point deadline,
+                             const std::string& source = {});
 
 }  // namespace spindle::core

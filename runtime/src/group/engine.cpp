@@ -14,6 +14,7 @@
 
 #include <dds/core/Exception.hpp>
 
+#include "core/interfaces.hpp"
 #include "rdmc/rdmc.hpp"
 #include "smc/smc.hpp"
 #include "sst/predicate_loop.hpp"
@@ -435,6 +436,7 @@ View next_view(const View& v, std::uint64_t removed, const std::vector<sst::Join
                const std::vector<ChannelDemand>& demand, const LayoutSettings& settings) {
   View next;
   next.epoch = v.epoch + 1;
+  next.identity = v.identity;
   next.knobs = v.knobs;
   for (std::size_t r = 0; r < v.members.size(); ++r) {
     if (((removed >> r) & 1) != 0) continue;
@@ -815,6 +817,10 @@ void Engine::stop() {
   // stops; one not begun yet never begins. Then the protocol thread: it posts to the
   // executor, never the other way round.
   stopping_.store(true);
+  if (beacon_) {
+    beacon_->set_listener(nullptr);  // returns once no call of on_heard runs
+    beacon_->announce(std::nullopt);
+  }
   runtime_->control().stop();
   if (join_port_) join_port_->close();
   refuse_pending_joins();
@@ -1166,11 +1172,57 @@ void Engine::route_clients(JoinPort::ClientHandler handler) {
   if (join_port_) join_port_->set_client_handler(std::move(handler));
 }
 
+void Engine::announce_on(std::shared_ptr<Beacon> beacon, std::uint32_t join_ipv4) {
+  beacon_ = std::move(beacon);
+  beacon_ipv4_ = join_ipv4;
+  if (!beacon_) return;
+  beacon_->set_listener([this](const Announcement& a) { on_heard(a); });
+  update_join_port();
+}
+
+void Engine::update_announcement(const std::shared_ptr<ViewState>& vs, bool leads) {
+  if (!beacon_) return;
+  if (!leads || vs->view.identity == 0 || stopping_.load() || closing_.load()) {
+    beacon_->announce(std::nullopt);
+    return;
+  }
+  const auto& s = beacon_->settings();
+  beacon_->announce(Announcement{s.domain_id, s.join_port, vs->view.identity, node(),
+                                 static_cast<std::uint32_t>(vs->view.members.size()),
+                                 vs->view.epoch, beacon_ipv4_});
+}
+
+void Engine::on_heard(const Announcement& theirs) {
+  if (stopping_.load() || closing_.load() || !halted().empty()) return;
+  const auto vs = current();
+  const auto& v = vs->view;
+  if (v.identity == 0 || theirs.identity == v.identity) return;  // our own domain's leader
+  const Announcement mine{theirs.domain_id,
+                          theirs.join_port,
+                          v.identity,
+                          v.members.front().id,
+                          static_cast<std::uint32_t>(v.members.size()),
+                          v.epoch,
+                          beacon_ipv4_};
+  if (!wins_over(theirs, mine)) return;  // the other side restarts into ours
+  runtime_->control().post([this, theirs, ours = v.identity] {
+    if (stopping_.load() || !halted().empty() || current()->view.identity != ours) return;
+    halt("met another domain " + std::to_string(theirs.domain_id) + " on its network (identity " +
+         std::to_string(theirs.identity) + ", " + std::to_string(theirs.members) +
+         " members, led by node " + std::to_string(theirs.leader) + " at " +
+         transport::address_of({0, core::dotted(theirs.ipv4), theirs.join_port}) +
+         "): two domains of one id must not both go on, and the smaller one (this, identity " +
+         std::to_string(ours) + ") restarts into the larger");
+  });
+}
+
 void Engine::update_join_port() {
-  if (!join_port_ || stopping_.load()) return;
+  if (stopping_.load()) return;
   const auto vs = current();
   const bool leads =
       !vs->view.members.empty() && vs->view.members.front().id == node() && halted().empty();
+  update_announcement(vs, leads);
+  if (!join_port_) return;
   if (!leads) {
     join_port_->close();
     return;

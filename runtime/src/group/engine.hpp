@@ -54,6 +54,7 @@
 
 #include <spindle/transport/transport.hpp>
 
+#include "group/beacon.hpp"
 #include "group/join.hpp"
 #include "group/layout.hpp"
 #include "group/membership.hpp"
@@ -304,6 +305,13 @@ class Engine final : public Bus {
   // id, and the client hears on_rejoin(). Without one, a halted member stays halted. Set it
   // before start() (or, in the simulator, from the thread that runs it).
   void rejoin_with(std::unique_ptr<Rejoiner> rejoiner);
+  // Discovery across hosts (beacon.hpp): while this member leads and runs, `beacon`
+  // announces the domain — its view's identity and size, and its join port at `join_ipv4`
+  // (network byte order) — and it listens meanwhile whatever it is. A member that hears
+  // another domain of its id and join port that wins over its own (wins_over) halts, saying
+  // so: its rejoiner takes it into the larger one (merge by restart of the smaller side).
+  // Any thread, before start(); the engine lets go of the beacon's listener when it stops.
+  void announce_on(std::shared_ptr<Beacon> beacon, std::uint32_t join_ipv4);
   // Stops (stop()) and closes this member's connections: it is no member of the group any
   // more. Idempotent; the destructor does it too.
   void shutdown() override;
@@ -436,6 +444,10 @@ class Engine final : public Bus {
   // Holds the join port while this member leads and runs, lets go of it otherwise
   // (control thread or start).
   void update_join_port();
+  // What the beacon announces: this view while this member leads and runs, else nothing.
+  void update_announcement(const std::shared_ptr<ViewState>& vs, bool leads);
+  // The beacon's thread: another domain of our id was heard (announce_on).
+  void on_heard(const Announcement& theirs);
   // Turns away every joiner waiting for a view (with kLeaderLeaving: they ask again).
   void refuse_pending_joins();
   struct Resend {
@@ -475,6 +487,8 @@ class Engine final : public Bus {
   };
   std::vector<Retired> retired_;  // control thread: views replaced, region not released yet
   std::unique_ptr<JoinPort> join_port_;
+  std::shared_ptr<Beacon> beacon_;  // set before start()
+  std::uint32_t beacon_ipv4_ = 0;
   std::unique_ptr<Rejoiner> rejoiner_;  // set before start(); used on the control thread
   std::atomic<std::uint64_t> rejoins_{0};
   std::vector<transport::AgreedSetting> join_settings_;

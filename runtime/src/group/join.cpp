@@ -203,8 +203,19 @@ int bind_join_port(const std::string& host, std::uint16_t port) {
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(port);
-  if (::inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1)
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1) {
+    // A name (node.host): its first IPv4 address.
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    if (::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) {
+      ::close(fd);
+      return -1;
+    }
+    a.sin_addr = reinterpret_cast<const sockaddr_in*>(res->ai_addr)->sin_addr;
+    ::freeaddrinfo(res);
+  }
   if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 64) != 0) {
     ::close(fd);
     return -1;
@@ -429,7 +440,10 @@ std::optional<Welcome> join(const std::vector<transport::NodeAddress>& contacts,
                             const JoinRequest& request, Clock::time_point deadline) {
   const std::string text = encode(request);
   for (const auto& contact : contacts) {
-    const int fd = connect_to(contact, std::min(deadline, Clock::now() + std::chrono::seconds(1)));
+    // From the address the request gives: the leader has members dial the joiner only at
+    // the address it asked from.
+    const int fd = connect_to(contact, std::min(deadline, Clock::now() + std::chrono::seconds(1)),
+                              request.host);
     if (fd < 0) continue;
     struct Closer {
       int fd;

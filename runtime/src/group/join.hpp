@@ -17,9 +17,11 @@
 //   or, at once:                        <-   REFUSED: why (another domain, a setting that
 //                                            differs, an id in use, a full view)
 //
-// The join port: 7410 + domain id on 127.0.0.1 unless the domain file says otherwise; only
-// the leader listens on it, and whoever leads next takes it over — so participants of a
-// domain on one host find each other with no configuration, in any start order.
+// The join port: 7410 + domain id unless the domain file says otherwise, at the leader's
+// node.bind (its node.host); only the leader listens on it, and whoever leads next takes it
+// over — so participants of a domain on one host find each other with no configuration, in
+// any start order, and those on other hosts through contacts or the multicast beacon that
+// announces it (beacon.hpp).
 //
 // The leader's side is a JoinPort, so that the engine joins the same way on real sockets
 // (TcpJoinPort) and in the deterministic simulator (sim_join.hpp, no socket at all).

@@ -12,4 +12,5 @@ target_sources(spindle_runtime PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/liveness.cpp
   ${CMAKE_CURRENT_LIST_DIR}/membership.cpp
   ${CMAKE_CURRENT_LIST_DIR}/join.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/beacon.cpp
   ${CMAKE_CURRENT_LIST_DIR}/engine.cpp)

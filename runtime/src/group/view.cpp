@@ -66,13 +66,14 @@ std::uint64_t u64(Reader& r, const YAML::Node& n, const std::string& key) {
 View parse(std::string_view yaml, std::string_view source) {
   Reader r{std::string(source)};
   const YAML::Node root = core::parse_yaml(yaml, r.source());
-  r.expect_map(root, "", {"version", "epoch", "members", "subgroups", "knobs"});
+  r.expect_map(root, "", {"version", "epoch", "identity", "members", "subgroups", "knobs"});
   if (!root["version"]) r.fail(root, "version", "missing (this reader knows version 1)");
   (void)r.integer<int>(root["version"], "version", 1, 1);
 
   View g;
   if (auto e = root["epoch"])
     g.epoch = r.integer<std::uint64_t>(e, "epoch", 1, std::numeric_limits<std::int64_t>::max());
+  if (auto i = root["identity"]) g.identity = u64(r, i, "identity");
 
   const auto members = root["members"];
   if (!members || !members.IsSequence() || members.size() == 0)
@@ -276,7 +277,9 @@ void validate(const View& g, std::string_view source) {
 
 std::string to_yaml(const View& g) {
   std::ostringstream os;
-  os << "version: 1\nepoch: " << g.epoch << "\nmembers:\n";
+  os << "version: 1\nepoch: " << g.epoch << '\n';
+  if (g.identity != 0) os << "identity: " << g.identity << '\n';
+  os << "members:\n";
   for (const auto& m : g.members) {
     os << "  - {id: " << m.id << ", host: \"" << m.host << "\", port: " << m.port;
     if (m.pid != 0) os << ", pid: " << m.pid;

@@ -96,6 +96,11 @@ struct Knobs {
 
 struct View {
   std::uint64_t epoch = 1;  // view number: SST regions and connections are per epoch
+  // The domain's identity since it was founded, the same in every view that follows
+  // (beacon.hpp: two domains of one id that meet tell each other apart by it): random for a
+  // domain founded by a participant that joined nobody, a hash of the list for members
+  // listed in a domain file. 0: none (the simulator, group files).
+  std::uint64_t identity = 0;
   std::vector<Member> members;
   std::vector<Subgroup> subgroups;
   Knobs knobs;

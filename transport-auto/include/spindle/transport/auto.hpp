@@ -8,7 +8,8 @@
 // - One wake-up source: the shm half's doorbell, which same-host peers ring across
 //   processes and the tcp half's I/O thread rings for its frames (TcpConfig::doorbell).
 // - A peer is near when its address names the same host as ours (NodeAddress::host, the
-//   text members give: 127.0.0.1 for every participant of one host by default). Both sides
+//   text members give: by default the address of the host's network interface, the same
+//   for every participant of one host). Both sides
 //   of a pair compare the same two strings, so both choose alike whenever they start: the
 //   members of a domain file start together, and a peer's segments may not exist yet when
 //   we connect (shm's connect() waits for them). A node whose shm half cannot start (no

@@ -28,6 +28,8 @@ namespace spindle::transport {
 
 struct RdmaConfig {
   NodeAddress self;  // IP of the RDMA interface (IPoIB/RoCE); port 0 picks a free port
+  std::string
+      bind{};  // the local address to listen on (0.0.0.0: every interface); empty: self.host
   std::chrono::milliseconds suspicion_timeout{1000};
   std::uint32_t queue_depth = 256;  // send and receive work requests per queue pair
   std::uint32_t max_inline = 64;    // writes up to this size are sent inline

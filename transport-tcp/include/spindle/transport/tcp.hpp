@@ -37,7 +37,10 @@
 namespace spindle::transport {
 
 struct TcpConfig {
-  NodeAddress self;  // host (name or address) to bind, e.g. 127.0.0.1; port 0 picks a port
+  NodeAddress self;  // host (name or address) peers reach; port 0 picks a port
+  // The local address to listen on (an IPv4 address or a name; 0.0.0.0: every interface);
+  // empty: self.host.
+  std::string bind{};
   // HEARTBEAT frames on quiet streams, and silence for suspicion_timeout suspected as
   // heartbeat_timeout. 0: neither (the layer above detects silence, as the domain's SST
   // does); a stream that fails or closes is reported either way.

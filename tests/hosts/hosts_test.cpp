@@ -1,0 +1,444 @@
+// A domain across hosts, as a user deploys it (docs/membership.md, "Across hosts"): "hosts"
+// made of network namespaces on one bridge, each with its own address, pid namespace and
+// /dev/shm (hosts.hpp), running standard-API participants (hosts_node.cpp). Each case runs
+// in a process of its own (CTest runs one per test), which first becomes root of namespaces
+// of its own, so nothing here reaches the machine's network. Where namespaces cannot be made
+// (no user namespaces, no iproute2) every case is skipped (exit 77) and says why.
+//
+//   [contacts]      acceptance (a): host 1's domain file names only its node.host; hosts 2
+//                   and 3 name theirs and contacts: host 1's join port. A publisher of
+//                   ShapeType on "Square" on host 1, subscribers on hosts 2 and 3: each takes
+//                   every sample and the dispose. Over tcp and auto.
+//   [no_file]       acceptance (b): the same with no domain file anywhere (multicast
+//                   discovery, node.host auto).
+//   [apart]         no domain file, three hosts: two of domain 0 find each other, one of
+//                   domain 1 on the same bridge stays alone.
+//   [no_multicast]  a host whose interface has no multicast says so clearly, and joins
+//                   through contacts.
+//   [merge]         two hosts with no domain file start apart (one's link is down): each
+//                   founds domain 0; once the link is up the smaller restarts into the other,
+//                   and the subscriber takes every sample.
+//   [witness]       two members and a witness on three hosts, all through contacts: a
+//                   member's link goes down, it halts, the other goes on; once the link is up
+//                   it rejoins by itself and takes the stream again.
+//   [cut_off]       a domain on three hosts; a subscriber's host is cut off and back: the
+//                   others go on, it rejoins. The figures: time to the next view, longest gap.
+//   [power_off]     every process of a subscriber's host killed at once: the others go on
+//                   (a process on another host is never "certainly dead": the majority rule
+//                   decides), with the longest gap at the other subscriber.
+//   [client]        an external client on host 2 through a relay (client_port) on host 1.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include "hosts.hpp"
+
+namespace tst = spindle::testing;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr long kSamples = 200;
+
+// The join port of domain 0 as the acceptance names it: 7410.
+constexpr int kJoinPort = 7410;
+
+std::string node_program() {
+  return tst::self_dir() + "/hosts_node";
+}
+
+// A program's command line with `config` as its SPINDLE_CONFIG, or with no domain file at all
+// (nullopt: no SPINDLE_CONFIG, and no file in the default places: an empty config home and
+// working directory).
+std::vector<std::string> with_config(const std::optional<std::string>& config,
+                                     std::vector<std::string> argv) {
+  std::vector<std::string> a{"/usr/bin/env"};
+  if (config) {
+    a.push_back("SPINDLE_CONFIG=" + *config);
+  } else {
+    static const auto empty = [] {
+      const auto dir = fs::temp_directory_path() / ("spindle-hosts-" + std::to_string(::getpid()));
+      fs::create_directories(dir);
+      return dir.string();
+    }();
+    a.insert(a.end(), {"-u", "SPINDLE_CONFIG", "XDG_CONFIG_HOME=" + empty, "HOME=" + empty,
+                       "/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", empty});
+  }
+  a.insert(a.end(), argv.begin(), argv.end());
+  return a;
+}
+
+// The next line of `p` that starts with `word`; the lines before it are echoed (a
+// participant's stderr, when it goes to stdout, shows there). nullopt at the deadline or EOF.
+std::optional<std::string> expect(tst::Process& p, const std::string& tag, const std::string& word,
+                                  Clock::time_point deadline,
+                                  std::vector<std::string>* seen = nullptr) {
+  while (auto line = p.read_line(deadline)) {
+    if (seen != nullptr) seen->push_back(*line);
+    if (line->rfind(word, 0) == 0) return line;
+    std::cerr << tag << ": " << *line << '\n';
+    if (line->rfind("FAIL", 0) == 0) return std::nullopt;
+  }
+  std::cerr << tag << ": no '" << word << "' line\n";
+  return std::nullopt;
+}
+
+bool has_line(const std::vector<std::string>& lines, const std::string& part) {
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& l) { return l.find(part) != std::string::npos; });
+}
+
+// A domain file (inline YAML) for host i: its node.host, and `more`.
+std::string config_of(std::uint32_t i, const std::string& transport, const std::string& more = "") {
+  return "{version: 1, domain_id: 0, transport: " + transport +
+         ", node: {host: " + tst::Hosts::address(i) + "}" + more + "}";
+}
+
+std::string contacts_of(std::uint32_t leader) {
+  return ", contacts: [{host: " + tst::Hosts::address(leader) +
+         ", port: " + std::to_string(kJoinPort) + "}]";
+}
+
+// A publisher on host 1 and subscribers on hosts 2 and 3, each with its configuration (nullopt:
+// none): every subscriber takes every sample and the dispose.
+void three_hosts_square(const std::vector<std::optional<std::string>>& configs) {
+  tst::Hosts hosts;
+  for (std::uint32_t i = 1; i <= 3; ++i)
+    hosts.add(i);
+  const auto deadline = Clock::now() + 120s;
+  auto pub = hosts.run(
+      1, with_config(configs[0], {node_program(), "publisher", std::to_string(kSamples), "2"}),
+      true);
+  std::vector<std::unique_ptr<tst::Process>> subs;
+  for (std::uint32_t i = 2; i <= 3; ++i) {
+    // One at a time: each joins the running domain.
+    subs.push_back(hosts.run(
+        i, with_config(configs[i - 1], {node_program(), "subscriber", std::to_string(kSamples)}),
+        true));
+    REQUIRE(expect(*subs.back(), "host " + std::to_string(i), "ready", deadline));
+  }
+  REQUIRE(expect(*pub, "host 1", "matched", deadline));
+  for (std::size_t k = 0; k < subs.size(); ++k) {
+    const auto got = expect(*subs[k], "host " + std::to_string(k + 2), "got", deadline);
+    CHECK(got == "got " + std::to_string(kSamples) + " disposed");
+  }
+  CHECK(expect(*pub, "host 1", "wrote", deadline));
+  for (auto* p : {pub.get(), subs[0].get(), subs[1].get()})
+    p->send("exit");
+  CHECK(pub->wait(deadline) == 0);
+  for (auto& s : subs)
+    CHECK(s->wait(deadline) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("contacts: a domain on three hosts joined through host 1's join port, over tcp",
+          "[contacts][tcp]") {
+  three_hosts_square({config_of(1, "tcp"), config_of(2, "tcp", contacts_of(1)),
+                      config_of(3, "tcp", contacts_of(1))});
+}
+
+TEST_CASE("contacts: a domain on three hosts joined through host 1's join port, over auto",
+          "[contacts][auto]") {
+  three_hosts_square({config_of(1, "auto"), config_of(2, "auto", contacts_of(1)),
+                      config_of(3, "auto", contacts_of(1))});
+}
+
+TEST_CASE("no domain file: three hosts find each other by multicast", "[no_file]") {
+  three_hosts_square({std::nullopt, std::nullopt, std::nullopt});
+}
+
+TEST_CASE("discovery: domains of different ids on one bridge stay apart", "[apart]") {
+  tst::Hosts hosts;
+  for (std::uint32_t i = 1; i <= 3; ++i)
+    hosts.add(i);
+  const auto deadline = Clock::now() + 60s;
+  // Domain 0 on hosts 1 and 3, domain 1 on host 2 (its id the only setting).
+  auto a = hosts.run(1, with_config(std::nullopt, {node_program(), "count", "3"}), true);
+  auto b =
+      hosts.run(2, with_config("{version: 1, domain_id: 1}", {node_program(), "count", "3"}), true);
+  auto c = hosts.run(3, with_config(std::nullopt, {node_program(), "count", "3"}), true);
+  const auto seen_a = expect(*a, "host 1", "participants", deadline);
+  const auto seen_b = expect(*b, "host 2", "participants", deadline);
+  const auto seen_c = expect(*c, "host 3", "participants", deadline);
+  // The built-in reader shows the others of its domain (and itself).
+  CHECK(seen_a == "participants 2");
+  CHECK(seen_c == "participants 2");
+  CHECK(seen_b == "participants 1");
+  for (auto* p : {a.get(), b.get(), c.get()}) {
+    p->send("exit");
+    CHECK(p->wait(deadline) == 0);
+  }
+}
+
+TEST_CASE("discovery: a host without multicast says so, and joins through contacts",
+          "[no_multicast]") {
+  tst::Hosts hosts;
+  hosts.add(1);
+  hosts.add(2, false);
+  const auto deadline = Clock::now() + 90s;
+  auto pub = hosts.run(
+      1, with_config(std::nullopt, {node_program(), "publisher", std::to_string(kSamples), "1"}),
+      true);
+  // With no domain file it cannot find host 1: it says why, and founds a domain of its own.
+  {
+    auto alone = hosts.run(2, with_config(std::nullopt, {node_program(), "count", "1"}), true);
+    std::vector<std::string> said;
+    CHECK(expect(*alone, "host 2", "participants", deadline, &said) == "participants 1");
+    INFO("host 2 said: " << (said.empty() ? "" : said.front()));
+    CHECK(has_line(said,
+                   "spindle: domain 0 (config: built-in defaults): no multicast discovery "
+                   "here: no interface but loopback is up with multicast and an IPv4 "
+                   "address (interfaces here: lo, v2); participants on other hosts are "
+                   "found only through contacts"));
+    alone->send("exit");
+    CHECK(alone->wait(deadline) == 0);
+  }
+  // With contacts it joins host 1's domain.
+  auto sub = hosts.run(2,
+                       with_config("{version: 1" + contacts_of(1) + "}",
+                                   {node_program(), "subscriber", std::to_string(kSamples)}),
+                       true);
+  REQUIRE(expect(*sub, "host 2", "ready", deadline));
+  REQUIRE(expect(*pub, "host 1", "matched", deadline));
+  CHECK(expect(*sub, "host 2", "got", deadline) == "got " + std::to_string(kSamples) + " disposed");
+  for (auto* p : {pub.get(), sub.get()}) {
+    p->send("exit");
+    CHECK(p->wait(deadline) == 0);
+  }
+}
+
+TEST_CASE("discovery: two domains of one id that started apart merge when they meet", "[merge]") {
+  tst::Hosts hosts;
+  hosts.add(1);
+  hosts.add(2);
+  hosts.cut(2);  // host 2 starts alone
+  const auto deadline = Clock::now() + 120s;
+  auto pub = hosts.run(
+      1, with_config(std::nullopt, {node_program(), "publisher", std::to_string(kSamples), "1"}),
+      true);
+  auto sub = hosts.run(
+      2, with_config(std::nullopt, {node_program(), "subscriber", std::to_string(kSamples)}), true);
+  REQUIRE(expect(*sub, "host 2", "ready", deadline));
+  std::this_thread::sleep_for(1s);  // each leads a domain of its own now
+  const auto met = Clock::now();
+  hosts.mend(2);
+  std::vector<std::string> said_pub;
+  std::vector<std::string> said_sub;
+  REQUIRE(expect(*pub, "host 1", "matched", deadline, &said_pub));
+  const auto merged = Clock::now();
+  CHECK(expect(*sub, "host 2", "got", deadline, &said_sub) ==
+        "got " + std::to_string(kSamples) + " disposed");
+  // One of the two said it restarts into the other.
+  const std::string why = "two domains of one id must not both go on, and the smaller one";
+  CHECK((has_line(said_pub, why) || has_line(said_sub, why)));
+  std::cout << "merge: the writer matched "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(merged - met).count()
+            << " ms after the link came up\n";
+  for (auto* p : {pub.get(), sub.get()}) {
+    p->send("exit");
+    CHECK(p->wait(deadline) == 0);
+  }
+}
+
+namespace {
+
+struct Report {
+  long took = 0;
+  long last = -1;
+  long gap_ms = 0;
+};
+
+Report report(tst::Process& p, const std::string& tag, Clock::time_point deadline) {
+  p.send("report");
+  Report r;
+  if (const auto line = expect(p, tag, "took", deadline)) {
+    std::istringstream in(*line);
+    std::string w;
+    in >> w >> r.took >> w >> r.last >> w >> r.gap_ms;
+    CHECK(line->find("disordered") == std::string::npos);
+  }
+  return r;
+}
+
+long wrote(tst::Process& p, const std::string& tag, Clock::time_point deadline) {
+  p.send("stop");
+  const auto line = expect(p, tag, "wrote", deadline);
+  return line ? std::stol(line->substr(6)) : -1;
+}
+
+// Waits until `p`'s stream shows a sample written after `since` went by: its last sample is
+// past `mark`. The time it took.
+std::chrono::milliseconds until_past(tst::Process& p, const std::string& tag, long mark,
+                                     Clock::time_point deadline) {
+  const auto start = Clock::now();
+  while (Clock::now() < deadline) {
+    if (report(p, tag, deadline).last > mark) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+}
+
+}  // namespace
+
+TEST_CASE("witness: a member cut off on its host halts, and rejoins once the link is back",
+          "[witness]") {
+  tst::Hosts hosts;
+  for (std::uint32_t i = 1; i <= 3; ++i)
+    hosts.add(i);
+  const auto deadline = Clock::now() + 120s;
+  auto writer =
+      hosts.run(1, with_config(config_of(1, "tcp"), {node_program(), "stream", "1"}), true);
+  auto witness = hosts.run(
+      3, with_config(config_of(3, "tcp", contacts_of(1)), {SPINDLE_WITNESS, "witness"}), true);
+  REQUIRE(expect(*witness, "witness", "member", deadline));
+  auto reader = hosts.run(
+      2, with_config(config_of(2, "tcp", contacts_of(1)), {node_program(), "listen"}), true);
+  REQUIRE(expect(*reader, "host 2", "ready", deadline));
+  REQUIRE(expect(*writer, "host 1", "matched", deadline));
+  REQUIRE(expect(*reader, "host 2", "first", deadline));
+  std::this_thread::sleep_for(300ms);
+  hosts.cut(2);
+  const auto cut = Clock::now();
+  // The writer keeps its majority (itself and the witness) and writes on; the reader halts.
+  std::this_thread::sleep_for(3s);
+  hosts.mend(2);
+  const auto before = report(*reader, "host 2", deadline);
+  const auto back = until_past(*reader, "host 2", before.last + 100, deadline);
+  const auto after = report(*reader, "host 2", deadline);
+  std::cout << "witness: host 2 cut off for 3 s; it took the stream again " << back.count()
+            << " ms after its link came back (" << after.took << " samples, longest gap "
+            << after.gap_ms << " ms)\n";
+  CHECK(after.last > before.last);
+  const auto n = wrote(*writer, "host 1", deadline);
+  CHECK(n > 0);
+  (void)cut;
+  for (auto* p : {writer.get(), reader.get()})
+    p->send("exit");
+  ::kill(witness->pid(), SIGTERM);
+  CHECK(writer->wait(deadline) == 0);
+  CHECK(reader->wait(deadline) == 0);
+  CHECK(witness->wait(deadline) == 0);
+}
+
+namespace {
+
+// A stream from host 1 to listeners on hosts 2 and 3, all through host 1's join port; the
+// listeners' processes.
+struct Stream {
+  tst::Hosts hosts;
+  std::unique_ptr<tst::Process> writer;
+  std::vector<std::unique_ptr<tst::Process>> readers;  // hosts 2, 3
+  Clock::time_point deadline = Clock::now() + 150s;
+  Stream() {
+    for (std::uint32_t i = 1; i <= 3; ++i)
+      hosts.add(i);
+    writer = hosts.run(1, with_config(config_of(1, "tcp"), {node_program(), "stream", "2"}), true);
+    for (std::uint32_t i = 2; i <= 3; ++i) {
+      readers.push_back(hosts.run(
+          i, with_config(config_of(i, "tcp", contacts_of(1)), {node_program(), "listen"}), true));
+      REQUIRE(expect(*readers.back(), "host " + std::to_string(i), "ready", deadline));
+    }
+    REQUIRE(expect(*writer, "host 1", "matched", deadline));
+    for (auto& r : readers)
+      REQUIRE(expect(*r, "reader", "first", deadline));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("cut off: a host cut off and back; the others go on, it rejoins", "[cut_off]") {
+  Stream s;
+  std::this_thread::sleep_for(500ms);
+  s.hosts.cut(3);
+  const auto cut = Clock::now();
+  // Hosts 1 and 2 hold 2 of 3: they remove host 3 and go on; host 3 halts.
+  const auto at_cut = report(*s.readers[0], "host 2", s.deadline);
+  const auto on = until_past(*s.readers[0], "host 2", at_cut.last + 200, s.deadline);
+  std::this_thread::sleep_for(2s);
+  s.hosts.mend(3);
+  const auto before = report(*s.readers[1], "host 3", s.deadline);
+  const auto back = until_past(*s.readers[1], "host 3", before.last + 100, s.deadline);
+  const auto kept = report(*s.readers[0], "host 2", s.deadline);
+  std::cout << "cut off: host 2 went on within " << on.count()
+            << " ms of the cut (longest gap at host 2 " << kept.gap_ms
+            << " ms); host 3 took the stream again " << back.count()
+            << " ms after its link came back\n";
+  CHECK(kept.last > at_cut.last);
+  CHECK(report(*s.readers[1], "host 3", s.deadline).last > before.last);
+  (void)cut;
+  CHECK(wrote(*s.writer, "host 1", s.deadline) > 0);
+  for (auto* p : {s.writer.get(), s.readers[0].get(), s.readers[1].get()}) {
+    p->send("exit");
+    CHECK(p->wait(s.deadline) == 0);
+  }
+}
+
+TEST_CASE("power off: every process of a host killed; the others go on by the majority rule",
+          "[power_off]") {
+  Stream s;
+  std::this_thread::sleep_for(500ms);
+  const auto at_kill = report(*s.readers[0], "host 2", s.deadline);
+  s.hosts.power_off(3);
+  const auto on = until_past(*s.readers[0], "host 2", at_kill.last + 200, s.deadline);
+  const auto kept = report(*s.readers[0], "host 2", s.deadline);
+  std::cout << "power off: host 2 went on within " << on.count()
+            << " ms of host 3's power cut (longest gap at host 2 " << kept.gap_ms << " ms)\n";
+  CHECK(kept.last > at_kill.last);
+  // Not certainly dead (another host): removed by suspicion, about a suspicion timeout.
+  CHECK(kept.gap_ms >= 500);
+  CHECK(wrote(*s.writer, "host 1", s.deadline) > 0);
+  for (auto* p : {s.writer.get(), s.readers[0].get()}) {
+    p->send("exit");
+    CHECK(p->wait(s.deadline) == 0);
+  }
+}
+
+TEST_CASE("client: an external client on host 2 through a relay on host 1", "[client]") {
+  tst::Hosts hosts;
+  hosts.add(1);
+  hosts.add(2);
+  const auto deadline = Clock::now() + 90s;
+  auto pub = hosts.run(1,
+                       with_config(config_of(1, "tcp", ", client_port: 7600"),
+                                   {node_program(), "publisher", std::to_string(kSamples), "1"}),
+                       true);
+  auto sub =
+      hosts.run(2,
+                with_config("{version: 1, role: client, relays: [{host: " + tst::Hosts::address(1) +
+                                ", port: 7600}]}",
+                            {node_program(), "subscriber", std::to_string(kSamples)}),
+                true);
+  REQUIRE(expect(*sub, "host 2", "ready", deadline));
+  REQUIRE(expect(*pub, "host 1", "matched", deadline));
+  CHECK(expect(*sub, "host 2", "got", deadline) == "got " + std::to_string(kSamples) + " disposed");
+  for (auto* p : {pub.get(), sub.get()}) {
+    p->send("exit");
+    CHECK(p->wait(deadline) == 0);
+  }
+}
+
+int main(int argc, char** argv) {
+  ::signal(SIGPIPE, SIG_IGN);
+  if (const auto why = tst::Hosts::enter(); !why.empty()) {
+    std::cout << "skipped: " << why << std::endl;
+    return 77;
+  }
+  return Catch::Session().run(argc, argv);
+}
