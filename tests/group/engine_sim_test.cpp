@@ -3,6 +3,7 @@
 // RDMC, in their place in the order), and DCPS streams that go on across an installed view.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -34,7 +35,10 @@ struct Recorder final : group::EngineClient {
   std::vector<std::string> messages;
   std::vector<std::uint64_t> views;
   std::uint64_t lost = 0;  // Message::lost_before, summed
+  // Runs at the start of each upcall, before the batch is read (what lands meanwhile).
+  std::function<void(std::span<const spindle::smc::Message>)> during;
   void on_deliver(std::span<const spindle::smc::Message> batch) override {
+    if (during) during(batch);
     for (const auto& m : batch) {
       messages.emplace_back(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
       lost += m.lost_before;
@@ -308,6 +312,50 @@ TEST_CASE("engine: a member left behind holds no one for messages larger than a 
   CHECK(t.rec[1].messages == t.sent);
   CHECK(t.rec[0].halted.empty());
   CHECK(t.rec[2].halted.empty());
+}
+
+// What a member that a lag may leave behind hands the layers above is a copy, taken before
+// the upcall and checked whole (issue 60). A sender that leaves it behind stops waiting for
+// it and rewrites its slots; over tcp those writes land from the receiving thread while the
+// protocol thread still reads the batch, before the member has seen that it was left behind.
+// Here they land during the upcall: node 3's copy of node 1's ring is rewritten, num_started
+// raised first, as the sender's flush orders them. Before, node 3 delivered in place and its
+// reader took the rewritten bytes (at a KEEP_LAST reader: an instance that went back).
+TEST_CASE(
+    "engine: a member a lag may leave behind never delivers bytes rewritten during its upcall",
+    "[engine][lag]") {
+  Trio t(false, 100ms);
+  const auto sg = group::subgroup_of(t.view, t.channel);
+  REQUIRE(sg);
+  REQUIRE(t.view.subgroups[*sg].demotable == std::vector<group::NodeId>{2, 3});
+  const spindle::sst::SstLayout layout(t.view);
+  const auto& writer_columns = layout.columns(*t.view.rank_of(1), *sg);
+  const std::uint64_t window = t.view.subgroups[*sg].window_size;
+  const auto stride = layout.slot_stride(*sg);
+  bool rewritten = false;
+  t.rec[2].during = [&](std::span<const spindle::smc::Message> batch) {
+    if (rewritten || batch.empty()) return;
+    const auto region = t.net.node(3).local_region(spindle::sst::Sst::region_id(t.view.epoch));
+    REQUIRE(region);
+    std::byte* base = region->bytes.data();
+    auto* guard = reinterpret_cast<spindle::sst::SenderGuardRow*>(base + writer_columns.guard);
+    guard->num_started = batch.back().index + window + 1;
+    std::memset(base + writer_columns.slots, '#', window * stride);
+    rewritten = true;
+  };
+  std::vector<std::string> sent;
+  auto& writer = *t.engines[0];
+  for (int i = 0; i < 3; ++i) {
+    sent.push_back(pattern(i, 40));
+    auto loan = writer.reserve(t.channel, sent.back().size(), writer.runtime().now() + 1s);
+    std::memcpy(loan.data, sent.back().data(), sent.back().size());
+    writer.commit(loan, sent.back().size(), writer.runtime().now() + 1s);
+  }
+  REQUIRE(t.delivered(1, 3));
+  REQUIRE(t.delivered(2, 3));
+  REQUIRE(rewritten);
+  CHECK(t.rec[1].messages == sent);
+  CHECK(t.rec[2].messages == sent);
 }
 
 TEST_CASE("engine: a message past the RDMC buffer space is refused, naming the setting",

@@ -75,6 +75,7 @@ class SubgroupEngine {
       holds_.push_back(!listens);
       demotable_.push_back(demotable && sg.lag_bound.count() > 0);
       if (demotable_.back()) lag_bound_ = sg.lag_bound;
+      if (demotable_.back() && r == me_) may_be_left_behind_ = true;
       if (r != me_) others_.push_back(r);
       if (listens && r != me_) listener_ranks_.push_back(r);
       if (listens && r == me_) listener_ = true;
@@ -624,7 +625,9 @@ class SubgroupEngine {
   void receive() {
     // Left behind (possibly just now): what the rings hold may be rewritten while it is read.
     refresh_demoted();
-    if (catching_up_ && !atomic_) {
+    // Unordered messages are delivered on receipt: a member that a lag may leave behind
+    // takes copies, checked whole, as a listener does (deliver() says why).
+    if ((catching_up_ || may_be_left_behind_) && !atomic_) {
       listen();
       return;
     }
@@ -647,7 +650,8 @@ class SubgroupEngine {
           // Left behind, the slot may already hold a later message (a torn read): its round
           // would claim rounds not seen yet. Take the guard again later.
           std::atomic_thread_fence(std::memory_order_acquire);
-          if (catching_up_ && sst_->load<std::uint64_t>(c.guard + kNumStarted) > n - 1 + w_)
+          if ((catching_up_ || may_be_left_behind_) &&
+              sst_->load<std::uint64_t>(c.guard + kNumStarted) > n - 1 + w_)
             continue;
           c.last_round_plus1 = round + 1;
         }
@@ -711,7 +715,7 @@ class SubgroupEngine {
         taken_.push_back(Taken{i, m, at, size, h.flags});
       }
       c.deliver_next = m;
-      if (catching_up_) {  // an unordered member left behind listens: its counts follow
+      if (catching_up_ || may_be_left_behind_) {  // a member, not a listener: its counts follow
         c.real_seen = m;
         set_unordered_count(i, m);
       }
@@ -815,7 +819,13 @@ class SubgroupEngine {
 
   // Its trigger: everything up to stable, in order, as one upcall; then delivered_num once.
   void deliver() {
-    if (catching_up_) {
+    // A member that a lag may leave behind delivers copies, checked whole (catch_up), from
+    // the start: a sender that leaves it behind stops waiting for it at once and rewrites its
+    // slots, and this member learns it from the same stream, maybe only after a rewrite
+    // landed. Over tcp the rewrite lands from the receiving thread while the layers above
+    // still read a message in place: one instance's key with another's value, or a newer
+    // value under an older writer number (issue 60: a KEEP_LAST reader's instance went back).
+    if (catching_up_ || may_be_left_behind_) {
       catch_up();
       return;
     }
@@ -1047,6 +1057,7 @@ class SubgroupEngine {
   std::chrono::nanoseconds lag_bound_{0};    // how long a lag; 0: nobody is demotable
   std::uint64_t demoted_ = 0;                // bit per SST rank: left behind (the union)
   bool catching_up_ = false;                 // this member is left behind: catch_up()
+  bool may_be_left_behind_ = false;          // a lag may leave this member behind: it copies
   bool rejoin_asked_ = false;                // check_progress() reported it caught up
   std::int64_t checked_received_ = -1;       // received_num at the last check_progress()
   std::size_t demoted_at_ = 0;               // offset of `demoted` in a counters row
