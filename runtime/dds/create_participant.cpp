@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -142,20 +141,21 @@ std::unique_ptr<transport::Transport> make_transport(const DomainConfig& c) {
 // participants that find each other with no configuration do not collide (0 is kept for
 // "unset").
 namespace {
-// Whether shared-memory segments of other members of this domain exist on this host.
+// Whether other members of this domain run on this host over shared memory (their shm
+// transports' sockets are bound; ShmTransport::live_nodes).
 bool shm_peers_exist(const DomainConfig& c) {
-  const std::string prefix = c.shm_namespace + ".d" + std::to_string(c.domain_id) + ".n";
-  const std::string mine = prefix + std::to_string(c.node_id);
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec)) {
-    const auto name = e.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && name.rfind(mine, 0) != 0) return true;
-  }
+#if SPINDLE_HAVE_SHM
+  const auto ids =
+      transport::ShmTransport::live_nodes(c.shm_namespace + ".d" + std::to_string(c.domain_id));
+  return std::any_of(ids.begin(), ids.end(), [&](transport::NodeId id) { return id != c.node_id; });
+#else
+  (void)c;
   return false;
+#endif
 }
 
 // Whether the transport reaches peers on this host over shared memory (shm, or the auto
-// transport whose shm half runs): then their segments show whether the domain lives here.
+// transport whose shm half runs): then their sockets show whether the domain lives here.
 bool uses_shm(const transport::Transport& t) {
 #if SPINDLE_HAVE_SHM
   if (const auto* a = dynamic_cast<const transport::AutoTransport*>(&t))
@@ -433,7 +433,7 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
   const auto deadline = start + timeout;
   // Nobody answering is no reason to found the domain at once: a domain whose leader just
   // died has no listener until its next leader took the port over (one view change; up to
-  // a suspicion timeout where members' shared-memory segments show the domain lives on),
+  // a suspicion timeout where members' shared-memory sockets show the domain lives on),
   // and founding a second domain then would split it for good.
   const auto found_after =
       start + (uses_shm(*t) && shm_peers_exist(c)

@@ -100,12 +100,12 @@ tst::ScopedDomainConfig domain(const std::string& transport, const std::string& 
                                  ", shm: {namespace: " + shm_namespace(transport) + "}" + more);
 }
 
-// Removes what killed processes could not unlink.
-void remove_segments(const std::string& transport) {
+// Nothing of the run is named in /dev/shm, killed processes included (segments are memfds).
+void check_nothing_left(const std::string& transport) {
   const std::string prefix = shm_namespace(transport) + ".";
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator("/dev/shm", ec))
-    if (entry.path().filename().string().rfind(prefix, 0) == 0) fs::remove(entry.path(), ec);
+    if (entry.path().filename().string().rfind(prefix, 0) == 0) FAIL("left: " << entry.path());
 }
 
 // The next line of `p` that does not start with "got"/"wrote" progress (echoed), or nullopt.
@@ -231,7 +231,7 @@ void client_order(const std::string& transport) {
   const std::string b = slurp(log_b);
   CHECK(std::count(b.begin(), b.end(), '\n') == 2 * kPerWriter);
   CHECK(a == b);  // the client took the members' total order
-  remove_segments(transport);
+  check_nothing_left(transport);
 }
 
 void client_faults(const std::string& transport) {
@@ -299,7 +299,7 @@ void client_faults(const std::string& transport) {
     CHECK(line->rfind("FAIL", 0) != 0);
   }
   (void)steady->wait(deadline);
-  remove_segments(transport);
+  check_nothing_left(transport);
 }
 
 // A stream-subscriber client after its relay went: ten more progress lines, none a failure
@@ -346,7 +346,7 @@ void client_failover(const std::string& transport) {
   ::kill(relays[1]->pid(), SIGTERM);
   (void)client->wait(deadline);
   (void)relays[1]->wait(deadline);
-  remove_segments(transport);
+  check_nothing_left(transport);
 }
 
 void client_join_port(const std::string& transport) {
@@ -371,7 +371,7 @@ void client_join_port(const std::string& transport) {
   CHECK(publisher.wait(deadline) == 0);
   ::kill(client->pid(), SIGTERM);
   (void)client->wait(deadline);
-  remove_segments(transport);
+  check_nothing_left(transport);
 }
 
 void survivor(const std::string& transport) {
@@ -400,7 +400,7 @@ void survivor(const std::string& transport) {
   CHECK(second.wait(deadline) == 0);
   CHECK(expect(publisher, "publisher", "finished", deadline));
   CHECK(publisher.wait(deadline) == 0);
-  remove_segments(transport);
+  check_nothing_left(transport);
 }
 
 void rejoin(const std::string& transport) {
@@ -445,7 +445,7 @@ void rejoin(const std::string& transport) {
   ::kill(paused.pid(), SIGTERM);
   (void)steady.wait(deadline);
   (void)paused.wait(deadline);
-  remove_segments(transport);
+  check_nothing_left(transport);
 }
 
 // `stop`: 0.6 s leaves the subscriber behind (past the lag bound); 1.5 s, past the suspicion
@@ -497,7 +497,7 @@ void refresh(const std::string& transport, std::chrono::milliseconds stop) {
   CHECK(publisher.wait(deadline) == 0);
   CHECK(steady.wait(deadline) == 0);
   CHECK(paused.wait(deadline) == 0);
-  remove_segments(transport);
+  check_nothing_left(transport);
 }
 
 // A client whose relay is left behind on a retained topic: the relay's history is refreshed
@@ -546,7 +546,7 @@ void client_refresh(const std::string& transport) {
   CHECK(steady->wait(deadline) == 0);
   CHECK(relay->wait(deadline) == 0);
   CHECK(client->wait(deadline) == 0);
-  remove_segments(transport);
+  check_nothing_left(transport);
 }
 
 // `client`: the publisher is an external client whose relay is the steady subscriber's
@@ -596,7 +596,7 @@ void repair(const std::string& transport, bool client) {
   CHECK(publisher.wait(deadline) == 0);
   CHECK(steady.wait(deadline) == 0);
   CHECK(paused.wait(deadline) == 0);
-  remove_segments(transport);
+  check_nothing_left(transport);
 }
 
 void coherent(const std::string& transport) {
@@ -656,7 +656,7 @@ void coherent(const std::string& transport) {
   CHECK(k == 0);  // no part of a set
   CHECK(expect_set - 1 >= 5);
   CHECK(expect_set <= open_set);  // nothing of the open set
-  remove_segments(transport);
+  check_nothing_left(transport);
 }
 
 void group(const std::string& transport) {

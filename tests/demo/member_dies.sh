@@ -2,7 +2,8 @@
 # spindle-demo when a member dies: member <node> is SIGKILLed mid-run (node 0 or 1 is a writer,
 # node 2 only reads, so the writers' rings fill up until their writes time out). The demo must
 # name the dead member, exit 1 without aborting (no uncaught exception in a survivor), and
-# leave no shared-memory segment of its run behind (the killed member's are reclaimed).
+# leave nothing of its run in /dev/shm and no socket behind (the killed member's segments are
+# memfds: the kernel frees them with the last process that maps them).
 #
 #   member_dies.sh <path to spindle-demo> <tcp|shm> <node>
 set -u
@@ -43,6 +44,12 @@ if ! grep -q "FAIL node $node was killed by signal 9" "$out"; then
 fi
 if grep -q -e "terminate called" -e "Aborted" -e "signal 6" "$out"; then
   echo "CHECK FAILED: a member aborted"; fail=1
+fi
+# Sockets too: each member's transport serves its segments on @spindle-demo-<pid>.d0.n<id>.
+if grep -q " @spindle-demo-$pid\." /proc/net/unix; then
+  echo "CHECK FAILED: a shared-memory socket of this run remains:"
+  grep " @spindle-demo-$pid\." /proc/net/unix
+  fail=1
 fi
 left=$(ls /dev/shm | grep -c "^spindle-demo-$pid\.")
 if [ "$left" -ne 0 ]; then

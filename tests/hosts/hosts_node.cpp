@@ -3,10 +3,11 @@
 // participant does (SPINDLE_CONFIG, or none at all), reports on stdout, line by line, and
 // waits for the test's word on stdin where it says so. Every wait is bounded.
 //
-//   publisher <samples> <readers>   ShapeType on "Square": once `readers` readers matched,
-//                                   writes `samples` samples of one instance (x = 0, 1, ...)
-//                                   and disposes it; "matched", then "wrote <n>"; stays until
-//                                   "exit"
+//   publisher <samples> <readers> [<pace ms>]
+//                                   ShapeType on "Square": once `readers` readers matched,
+//                                   writes `samples` samples of one instance (x = 0, 1, ...),
+//                                   `pace` ms apart (default 0), and disposes it; "matched",
+//                                   then "wrote <n>"; stays until "exit"
 //   subscriber <samples>            "ready"; takes until it has every sample, in order, and
 //                                   the dispose: "got <n> disposed" (or "FAIL ..."); stays
 //                                   until "exit"
@@ -63,7 +64,7 @@ dds::sub::qos::DataReaderQos reliable(const dds::sub::Subscriber& s) {
   return q;
 }
 
-int publisher(long samples, int readers) {
+int publisher(long samples, int readers, int pace_ms) {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
   dds::topic::Topic<ShapeType> topic(participant, "Square");
   dds::pub::Publisher pub(participant);
@@ -80,6 +81,7 @@ int publisher(long samples, int readers) {
     shape.x(static_cast<std::int32_t>(i));
     shape.y(static_cast<std::int32_t>(2 * i));
     writer.write(shape);
+    if (pace_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(pace_ms));
   }
   writer.dispose_instance(writer.lookup_instance(shape));
   writer.wait_for_acknowledgments(dds::core::Duration::from_secs(20));
@@ -224,7 +226,8 @@ int main(int argc, char** argv) {
     return std::string(argv[i]);
   };
   try {
-    if (role == "publisher") return publisher(std::stol(arg(2)), std::stoi(arg(3)));
+    if (role == "publisher")
+      return publisher(std::stol(arg(2)), std::stoi(arg(3)), argc > 4 ? std::stoi(arg(4)) : 0);
     if (role == "subscriber") return subscriber(std::stol(arg(2)));
     if (role == "stream") return stream(std::stoi(arg(2)));
     if (role == "listen") return listen();

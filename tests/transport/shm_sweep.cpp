@@ -1,7 +1,7 @@
-// shm_sweep: unlinks the shared-memory segments whose owner process is gone, under every
-// prefix (ShmTransport::reclaim_all_stale). The test suite runs it after its tests
-// (tools/test.sh): tests that SIGKILL processes leave their segments under per-run
-// namespaces, which no later transport reclaims.
+// shm_sweep: unlinks the named shared-memory segments that versions up to 2 left in /dev/shm
+// whose owner process is gone, under every prefix (ShmTransport::reclaim_all_stale). This
+// version names none (its segments are memfds); the test suite still runs it after its tests
+// (tools/test.sh), for what an earlier build left on the machine.
 #include <iostream>
 
 #include <spindle/transport/shm.hpp>

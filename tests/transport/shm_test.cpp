@@ -1,13 +1,18 @@
-// Shared-memory transport specifics: segment names are cleaned up on exit, segments left
-// by a SIGKILLed process are reclaimed when the next transport starts, and peers whose
-// domain or must-agree settings differ refuse each other with both values named.
+// Shared-memory transport specifics: no segment has a name, a SIGKILLed node leaves nothing
+// (while a peer that mapped its memory keeps reading it), named segments of earlier versions
+// are reclaimed at start, a node id is one live process's, only the same user gets a
+// segment, and peers whose domain or must-agree settings differ refuse each other with both
+// values named.
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -66,6 +71,51 @@ pid_t spawn_owner(const std::string& prefix) {
   return pid;
 }
 
+// The start of this process's mapping whose line in /proc/self/maps contains `what`.
+std::optional<const void*> mapping(const std::string& what) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find(what) == std::string::npos) continue;
+    std::uintptr_t lo = 0;
+    std::istringstream(line) >> std::hex >> lo;
+    return reinterpret_cast<const void*>(lo);
+  }
+  return std::nullopt;
+}
+
+// A pid no process has: a child's, reaped.
+std::uint64_t dead_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return static_cast<std::uint64_t>(pid);
+}
+
+// A named segment as versions up to 2 made them: header (`version`, `kind`, owner `pid`,
+// ready) and a payload of 4224 bytes.
+void make_named(const std::string& name, std::uint32_t version, std::uint32_t kind,
+                std::uint64_t pid) {
+  const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  REQUIRE(fd >= 0);
+  constexpr std::size_t kBytes = 64 + 4224;
+  REQUIRE(::ftruncate(fd, kBytes) == 0);
+  void* p = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  REQUIRE(p != MAP_FAILED);
+  auto* b = static_cast<unsigned char*>(p);
+  const std::uint32_t ready = 1;
+  const std::uint64_t payload = 4224;
+  std::memcpy(b, "SPNDLSHM", 8);
+  std::memcpy(b + 8, &version, 4);
+  std::memcpy(b + 12, &kind, 4);
+  std::memcpy(b + 16, &pid, 8);
+  std::memcpy(b + 24, &payload, 8);
+  std::memcpy(b + 32, &ready, 4);
+  ::munmap(p, kBytes);
+}
+
 // The VmFlags of the mapping of this process that contains `addr` ("" if none).
 std::string vm_flags(const void* addr) {
   const auto a = reinterpret_cast<std::uintptr_t>(addr);
@@ -104,49 +154,92 @@ TEST_CASE("shm: regions of a huge page or more are advised to use huge pages", "
   CHECK(small_flags.find(" hg") == std::string::npos);
 }
 
-TEST_CASE("shm: a transport removes its segments when destroyed", "[shm]") {
+TEST_CASE("shm: a transport names nothing in /dev/shm, and its socket goes with it", "[shm]") {
   const auto prefix = unique_prefix("clean");
   {
     st::ShmTransport t(st::ShmConfig{1, prefix});
     (void)t.create_region(1, 4096);
     (void)t.create_region(2, 1 << 20);
-    CHECK(segments(prefix).size() == 3);
+    CHECK(segments(prefix).empty());
+    CHECK(st::ShmTransport::live_nodes(prefix) == std::vector<st::NodeId>{1});
   }
   CHECK(segments(prefix).empty());
+  CHECK(st::ShmTransport::live_nodes(prefix).empty());
 }
 
-TEST_CASE("shm: segments of a SIGKILLed node are reclaimed at the next start", "[shm]") {
-  const auto prefix = unique_prefix("stale");
-  const pid_t owner = spawn_owner(prefix);
-  CHECK(segments(prefix).size() == 2);
-  ::kill(owner, SIGKILL);
-  int status = 0;
-  ::waitpid(owner, &status, 0);
-  CHECK(segments(prefix).size() == 2);  // a crash leaves them behind
-  {
-    st::ShmTransport t(st::ShmConfig{5, prefix});  // same node id: reclaims and starts
-    CHECK(segments(prefix).size() == 1);           // only its fresh control segment
+TEST_CASE("shm: a SIGKILLed node leaves nothing, and a peer that mapped its region still reads it",
+          "[shm][failure]") {
+  const auto prefix = unique_prefix("killed");
+  const std::vector<st::NodeAddress> members{{1, "", 0}, {5, "", 0}};
+  int up[2];
+  REQUIRE(::pipe(up) == 0);
+  const pid_t owner = ::fork();
+  REQUIRE(owner >= 0);
+  if (owner == 0) {
+    ::close(up[0]);
+    st::ShmTransport t(st::ShmConfig{5, prefix});
+    auto bytes = t.create_region(1, 4096).bytes;
+    std::memset(bytes.data(), 0x6B, bytes.size());
+    const char ok = t.connect(members, 1, 5s) == st::Status::ok ? 1 : 0;
+    (void)::write(up[1], &ok, 1);
+    ::pause();
+    ::_exit(0);
   }
-  CHECK(segments(prefix).empty());
+  ::close(up[1]);
+  {
+    st::ShmTransport t(st::ShmConfig{1, prefix});
+    (void)t.create_region(1, 4096);
+    REQUIRE(t.connect(members, 1, 5s) == st::Status::ok);
+    char ok = 0;
+    REQUIRE(::read(up[0], &ok, 1) == 1);
+    REQUIRE(ok == 1);
+    CHECK(st::ShmTransport::live_nodes(prefix) == std::vector<st::NodeId>{1, 5});
+    CHECK(segments(prefix).empty());
+    ::kill(owner, SIGKILL);
+    int status = 0;
+    ::waitpid(owner, &status, 0);
+    CHECK(st::ShmTransport::live_nodes(prefix) == std::vector<st::NodeId>{1});
+    CHECK(segments(prefix).empty());
+    // Our mapping of node 5's region, found by its memfd's name, still holds what it wrote.
+    const std::string memfd = "/memfd:" + prefix + ".n5.r1 ";
+    auto region = mapping(memfd);
+    REQUIRE(region);
+    const auto* b = reinterpret_cast<const unsigned char*>(*region);
+    for (std::size_t i = 64; i < 64 + 4096; ++i)
+      if (b[i] != 0x6B) FAIL("byte " << i << " of node 5's region reads " << int{b[i]});
+    t.disconnect();
+    CHECK_FALSE(mapping(memfd));  // unmapped: the kernel frees it now
+  }
+  ::close(up[0]);
+  CHECK(st::ShmTransport::live_nodes(prefix).empty());
+}
+
+TEST_CASE("shm: named segments of an earlier version whose owner is gone are unlinked at start",
+          "[shm]") {
+  const auto prefix = unique_prefix("stale");
+  const auto dead = dead_pid();
+  make_named("/" + prefix + ".n5", 2, 1, dead);
+  make_named("/" + prefix + ".n5.r1", 2, 2, dead);
+  make_named("/" + prefix + ".n7", 2, 1, static_cast<std::uint64_t>(::getpid()));  // alive
+  REQUIRE(segments(prefix).size() == 3);
+  {
+    st::ShmTransport t(st::ShmConfig{5, prefix});
+    CHECK(segments(prefix) == std::vector<std::string>{prefix + ".n7"});
+  }
+  ::shm_unlink(("/" + prefix + ".n7").c_str());
 }
 
 TEST_CASE("shm: a sweep of every prefix unlinks dead owners' segments, and only theirs", "[shm]") {
   const auto dead_prefix = unique_prefix("sweep-dead");
   const auto live_prefix = unique_prefix("sweep-live");
-  const pid_t dead = spawn_owner(dead_prefix);
-  const pid_t live = spawn_owner(live_prefix);
-  ::kill(dead, SIGKILL);
-  int status = 0;
-  ::waitpid(dead, &status, 0);
-  REQUIRE(segments(dead_prefix).size() == 2);
-  REQUIRE(segments(live_prefix).size() == 2);
+  const auto dead = dead_pid();
+  make_named("/" + dead_prefix + ".n5", 2, 1, dead);
+  make_named("/" + dead_prefix + ".n5.r1", 2, 2, dead);
+  make_named("/" + live_prefix + ".n5", 2, 1, static_cast<std::uint64_t>(::getpid()));
   CHECK(st::ShmTransport::reclaim_all_stale() >= 2);
   CHECK(segments(dead_prefix).empty());
-  CHECK(segments(live_prefix).size() == 2);  // its owner still runs
-  ::kill(live, SIGKILL);
-  ::waitpid(live, &status, 0);
-  (void)st::ShmTransport::reclaim_stale(live_prefix);
-  CHECK(segments(live_prefix).empty());
+  CHECK(segments(live_prefix).size() == 1);  // its owner still runs
+  ::shm_unlink(("/" + live_prefix + ".n5").c_str());
 }
 
 TEST_CASE("shm: a node id owned by a live process is refused with a clear message", "[shm]") {
@@ -156,13 +249,58 @@ TEST_CASE("shm: a node id owned by a live process is refused with a clear messag
     st::ShmTransport t(st::ShmConfig{5, prefix});
     FAIL("a second owner of node 5 was accepted");
   } catch (const std::runtime_error& e) {
-    CHECK_THAT(e.what(), Catch::Contains("in use by live process " + std::to_string(owner)));
+    CHECK_THAT(e.what(), Catch::Contains("in use by live process " + std::to_string(owner)) &&
+                             Catch::Contains("(is this node id taken?)"));
   }
   ::kill(owner, SIGKILL);
   int status = 0;
   ::waitpid(owner, &status, 0);
-  CHECK(st::ShmTransport::reclaim_stale(prefix) == 2);
   CHECK(segments(prefix).empty());
+  st::ShmTransport t(st::ShmConfig{5, prefix});  // its id is free again at once
+}
+
+TEST_CASE("shm: a process of another user gets nothing from a node's socket", "[shm]") {
+  if (::geteuid() != 0) {
+    WARN("skipped: needs root, to become another user");
+    return;
+  }
+  const auto prefix = unique_prefix("cred");
+  st::ShmTransport t(st::ShmConfig{1, prefix});
+  (void)t.create_region(1, 4096);
+  // Each child asks for node 1's control segment the raw way, as `uid`, and exits with what
+  // it got: 0 an fd, 1 an answer without one, 2 nothing (the connection was dropped).
+  // Everything the child needs is made before fork(): it runs beside our threads' heap.
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string name = prefix + ".n1";
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  const std::string want = "/" + name;
+  auto ask_as = [&](uid_t uid) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      if (uid != 0 && ::setuid(uid) != 0) ::_exit(3);
+      const int s = ::socket(AF_UNIX, SOCK_SEQPACKET, 0);
+      if (::connect(s, reinterpret_cast<sockaddr*>(&addr), len) != 0) ::_exit(4);
+      (void)::send(s, want.data(), want.size(), MSG_NOSIGNAL);
+      char status = 0;
+      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+      iovec iov{&status, 1};
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      const auto n = ::recvmsg(s, &msg, 0);
+      if (n != 1) ::_exit(2);
+      ::_exit(CMSG_FIRSTHDR(&msg) != nullptr ? 0 : 1);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  CHECK(ask_as(0) == 0);      // the same user: the fd
+  CHECK(ask_as(65534) == 2);  // nobody: dropped unanswered
 }
 
 namespace {
@@ -255,24 +393,9 @@ TEST_CASE("shm: a peer of another segment layout version is refused, naming both
   const auto prefix = unique_prefix("version");
   st::ShmTransport t(st::ShmConfig{1, prefix});
   (void)t.create_region(1, 4096);
-  // Node 2's CONTROL as version 1 wrote it: header, then a payload without the settings.
+  // Node 2's CONTROL as version 1 named it: header, then a payload without the settings.
   const std::string name = "/" + prefix + ".n2";
-  const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-  REQUIRE(fd >= 0);
-  constexpr std::size_t kV1Bytes = 64 + 4224;
-  REQUIRE(::ftruncate(fd, kV1Bytes) == 0);
-  void* p = ::mmap(nullptr, kV1Bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ::close(fd);
-  REQUIRE(p != MAP_FAILED);
-  auto* b = static_cast<unsigned char*>(p);
-  const std::uint32_t version = 1, kind = 1, ready = 1;
-  const std::uint64_t pid = static_cast<std::uint64_t>(::getpid()), payload = 4224;
-  std::memcpy(b, "SPNDLSHM", 8);
-  std::memcpy(b + 8, &version, 4);
-  std::memcpy(b + 12, &kind, 4);
-  std::memcpy(b + 16, &pid, 8);
-  std::memcpy(b + 24, &payload, 8);
-  std::memcpy(b + 32, &ready, 4);
+  make_named(name, 1, 1, static_cast<std::uint64_t>(::getpid()));
   const std::vector<st::NodeAddress> members{{1, "", 0}, {2, "", 0}};
   CHECK(t.connect(members, 1, 1s) == st::Status::peer_suspected);
   std::vector<st::Event> ev;
@@ -280,8 +403,7 @@ TEST_CASE("shm: a peer of another segment layout version is refused, naming both
   REQUIRE(ev.size() == 1);
   const auto& s = std::get<st::Suspicion>(ev[0]);
   CHECK(s.reason == st::SuspicionReason::mismatch);
-  CHECK(s.detail == "node 2 uses shm segment layout version 1, this node version 2");
-  ::munmap(p, kV1Bytes);
+  CHECK(s.detail == "node 2 uses shm segment layout version 1, this node version 3");
   ::shm_unlink(name.c_str());
 }
 
@@ -397,7 +519,7 @@ TEST_CASE("shm: a peer whose process exits is suspected at once, not at the next
   CHECK(seen->detail.find("is gone") != std::string::npos);
   CHECK(after < 1s);
   t.disconnect();
-  (void)st::ShmTransport::reclaim_stale(prefix);  // what the killed peer left
+  CHECK(segments(prefix).empty());  // the killed peer left nothing
 }
 
 TEST_CASE("shm: connecting a view whose member exited meanwhile does not wait the timeout",

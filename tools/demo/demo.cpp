@@ -37,9 +37,6 @@
 #include <vector>
 
 #include <dds/dds.hpp>
-#if SPINDLE_DEMO_HAVE_SHM
-#include <spindle/transport/shm.hpp>
-#endif
 
 #include "avionics.hpp"
 #include "demo_report.hpp"
@@ -327,15 +324,6 @@ int parent(std::uint64_t samples, const std::string& transport) {
     lines.push_back(report);
   }
   fs::remove_all(dir);
-#if SPINDLE_DEMO_HAVE_SHM
-  // Every member is gone now: segments still named after this run belong to a member that
-  // was killed before its transport could remove them.
-  if (transport == "shm") {
-    const auto left = spindle::transport::ShmTransport::reclaim_stale(shm_namespace + ".d0");
-    if (left > 0)
-      std::cout << "  removed " << left << " shared-memory segment(s) left by a killed member\n";
-  }
-#endif
 
   std::cout << "\n  node  received  order digest      samples/s   latency p50 µs   p99 µs\n";
   std::string digest;

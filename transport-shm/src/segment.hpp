@@ -4,11 +4,13 @@
 // fields written after that, except region bytes and ring payload (published by the
 // atomics that follow them).
 //
-// Every segment: /dev/shm/<prefix>.n<id>[...], starting with
+// Every segment is a sealed memfd of its owner, known to peers by a name <prefix>.n<id>[...]
+// that they ask the owner's socket (@<prefix>.n<id>) for; no name is in /dev/shm. It starts
+// with
 //
 //   0            8        12       16              24              32   36      64
 //   +------------+--------+--------+---------------+---------------+----+-------+
-//   | "SPNDLSHM" | ver 2  | kind   | owner pid     | payload bytes | rdy| 0 ... |
+//   | "SPNDLSHM" | ver 3  | kind   | owner pid     | payload bytes | rdy| 0 ... |
 //   +------------+--------+--------+---------------+---------------+----+-------+
 //   payload at offset 64 (cache-line aligned)
 //
@@ -51,7 +53,9 @@
 namespace spindle::transport::shm {
 
 inline constexpr char kMagic[8] = {'S', 'P', 'N', 'D', 'L', 'S', 'H', 'M'};
-inline constexpr std::uint32_t kVersion = 2;  // 2: domain and must-agree settings
+// 2: domain and must-agree settings; 3: segments are memfds handed out over the owner's
+// socket (no names; the bytes are version 2's)
+inline constexpr std::uint32_t kVersion = 3;
 inline constexpr std::size_t kHeaderBytes = 64;
 inline constexpr std::uint32_t kMaxRegions = 256;
 inline constexpr std::uint32_t kWrapMarker = 0xFFFFFFFFu;

@@ -6,15 +6,21 @@
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <deque>
+#include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <new>
@@ -48,9 +54,9 @@ std::string errno_text() {
 // Asks for transparent huge pages on a mapping of at least one huge page. Large SST regions
 // are copied through in full on every lap of their rings, by several processes per CPU: with
 // 4 KiB pages their translations outgrow the TLB (shm, 4 members all sending, window 150:
-// atomic/raw 0.41-0.46 with 4 KiB pages, 0.61 with 2 MiB ones). Effective only where the
-// tmpfs behind /dev/shm allows it (mount option huge=advise, or shmem_enabled "force"; see
-// docs/transport-shm.md); elsewhere the advice is ignored, and so is a kernel without THP.
+// atomic/raw 0.41-0.46 with 4 KiB pages, 0.61 with 2 MiB ones). Effective only where shmem
+// THP allows it (memfds: /sys/kernel/mm/transparent_hugepage/shmem_enabled "advise" or more;
+// see docs/transport-shm.md); elsewhere the advice is ignored, and so is a kernel without THP.
 void advise_huge_pages(void* p, std::size_t len) {
   constexpr std::size_t kHugePage = std::size_t{2} << 20;
   if (len >= kHugePage) (void)::madvise(p, len, MADV_HUGEPAGE);
@@ -61,66 +67,191 @@ bool process_alive(std::uint64_t pid) {
   return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
-// A mapped segment. Owners unlink the name when done.
+// The abstract unix socket on which node `id` under `prefix` serves its segments: a leading
+// NUL, so no file backs it and the kernel drops the name with the process's last descriptor.
+std::string socket_name(const std::string& prefix, NodeId id) {
+  return std::string(1, '\0') + prefix + ".n" + std::to_string(id);
+}
+
+// `name` as a socket address; false if it does not fit.
+bool socket_address(const std::string& name, sockaddr_un& addr, socklen_t& len) {
+  addr = sockaddr_un{};
+  addr.sun_family = AF_UNIX;
+  if (name.size() > sizeof addr.sun_path) return false;
+  std::memcpy(addr.sun_path, name.data(), name.size());
+  len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size());
+  return true;
+}
+
+// Whether a process of these credentials may have our segments, or hand us its own: the same
+// effective user, or root.
+bool trusted(const ucred& cred) {
+  return cred.uid == ::geteuid() || cred.uid == 0;
+}
+
+void set_timeout(int fd, std::chrono::milliseconds t) {
+  timeval tv{static_cast<time_t>(t.count() / 1000),
+             static_cast<suseconds_t>(t.count() % 1000 * 1000)};
+  (void)::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  (void)::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+// A connected SOCK_SEQPACKET socket to `name` whose server is trusted(); -1 if there is none
+// (nobody bound it: absent, or in another network namespace) or it is not to be trusted.
+int dial(const std::string& name, ucred* server = nullptr) {
+  sockaddr_un addr{};
+  socklen_t len = 0;
+  if (!socket_address(name, addr, len)) return -1;
+  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  set_timeout(fd, std::chrono::milliseconds(1000));
+  ucred cred{};
+  socklen_t cred_len = sizeof cred;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), len) != 0 ||
+      ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) != 0 || !trusted(cred)) {
+    ::close(fd);
+    return -1;
+  }
+  if (server != nullptr) *server = cred;
+  return fd;
+}
+
+// Replies of a segment server: one status byte, with the segment's fd (SCM_RIGHTS) if found.
+constexpr char kFound = 0;
+constexpr char kAbsent = 1;
+
+// Asks the server on `socket` for the fd of segment `name`; -1 if it has none (yet) or does
+// not answer.
+int request_fd(const std::string& socket, const std::string& name) {
+  const int s = dial(socket);
+  if (s < 0) return -1;
+  int fd = -1;
+  if (::send(s, name.data(), name.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(name.size())) {
+    char status = kAbsent;
+    iovec iov{&status, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    if (::recvmsg(s, &msg, MSG_CMSG_CLOEXEC) == 1) {
+      for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+            c->cmsg_len == CMSG_LEN(sizeof(int))) {
+          std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+        }
+      }
+      if (status != kFound && fd >= 0) {
+        ::close(fd);
+        fd = -1;
+      }
+    }
+  }
+  ::close(s);
+  return fd;
+}
+
+// The fds of the segments this transport has published, as its server hands them out. The
+// owning Segment adds its fd when published and removes it before it closes it.
+class SegmentRegistry {
+ public:
+  void add(const std::string& name, int fd) {
+    std::lock_guard lock(mu_);
+    fds_[name] = fd;
+  }
+  // Only while `fd` is what it serves: a newer segment of the same name (the next view's
+  // ring) stays.
+  void remove(const std::string& name, int fd) {
+    std::lock_guard lock(mu_);
+    const auto it = fds_.find(name);
+    if (it != fds_.end() && it->second == fd) fds_.erase(it);
+  }
+  // A duplicate of `name`'s fd (the caller closes it), or -1.
+  int dup(const std::string& name) const {
+    std::lock_guard lock(mu_);
+    const auto it = fds_.find(name);
+    return it == fds_.end() ? -1 : ::fcntl(it->second, F_DUPFD_CLOEXEC, 0);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, int> fds_;
+};
+
+// A mapped segment. One we own is a sealed memfd whose fd we keep (and serve once published);
+// the kernel frees its memory when the last fd and mapping of it are gone, whoever's.
 class Segment {
  public:
   Segment() = default;
   Segment(const Segment&) = delete;
   Segment& operator=(const Segment&) = delete;
   ~Segment() {
+    if (registry_ != nullptr) registry_->remove(name_, fd_);
     if (base_ != nullptr) ::munmap(base_, len_);
-    if (owner_) ::shm_unlink(name_.c_str());
+    if (fd_ >= 0) ::close(fd_);
   }
 
-  // Creates `name` (reclaiming a stale one). Throws with an actionable message.
-  static std::unique_ptr<Segment> create(const std::string& name, SegmentKind kind,
-                                         std::size_t payload) {
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-      if (fd < 0 && errno == EEXIST) {
-        auto old = open(name, kind, /*require_ready=*/false);
-        const std::uint64_t pid = old ? old->header()->owner_pid : 0;
-        if (old && process_alive(pid) && pid != static_cast<std::uint64_t>(::getpid())) {
-          throw std::runtime_error("shm: segment " + name + " is in use by live process " +
-                                   std::to_string(pid) + " (is this node id taken?)");
-        }
-        ::shm_unlink(name.c_str());  // stale: its owner is gone
-        continue;
-      }
-      if (fd < 0) throw std::runtime_error("shm: cannot create " + name + ": " + errno_text());
-      auto seg = std::make_unique<Segment>();
-      seg->name_ = name;
-      seg->owner_ = true;
-      seg->len_ = kHeaderBytes + payload;
-      if (::ftruncate(fd, static_cast<off_t>(seg->len_)) != 0) {
-        const std::string why = errno_text();
-        ::close(fd);
-        throw std::runtime_error("shm: cannot size " + name + " to " + std::to_string(seg->len_) +
-                                 " bytes: " + why + " (is /dev/shm large enough?)");
-      }
-      void* p = ::mmap(nullptr, seg->len_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-      ::close(fd);
-      if (p == MAP_FAILED)
-        throw std::runtime_error("shm: cannot map " + name + ": " + errno_text());
-      advise_huge_pages(p, seg->len_);
-      seg->base_ = static_cast<std::byte*>(p);
-      auto* h = new (seg->base_) SegmentHeader{};
-      h->version = kVersion;
-      h->kind = kind;
-      h->owner_pid = static_cast<std::uint64_t>(::getpid());
-      h->payload_bytes = payload;
-      // Magic last: a reclaimer that recognizes the segment also sees its owner.
-      std::atomic_thread_fence(std::memory_order_release);
-      std::memcpy(h->magic, kMagic, sizeof kMagic);
-      return seg;
+  // Creates segment `name` as a memfd, sized and sealed. Throws with an actionable message.
+  static std::unique_ptr<Segment> create(SegmentRegistry& registry, const std::string& name,
+                                         SegmentKind kind, std::size_t payload) {
+    // The name shows in /proc/<pid>/maps as "/memfd:<name> (deleted)"; nothing else uses it.
+    const int fd = ::memfd_create(name.c_str() + 1, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) throw std::runtime_error("shm: cannot create " + name + ": " + errno_text());
+    auto seg = std::make_unique<Segment>();
+    seg->name_ = name;
+    seg->fd_ = fd;
+    seg->len_ = kHeaderBytes + payload;
+    if (::ftruncate(fd, static_cast<off_t>(seg->len_)) != 0) {
+      throw std::runtime_error("shm: cannot size " + name + " to " + std::to_string(seg->len_) +
+                               " bytes: " + errno_text());
     }
-    throw std::runtime_error("shm: cannot reclaim stale segment " + name);
+    // A peer may map it at once and for as long as it likes: its size never changes.
+    (void)::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+    void* p = ::mmap(nullptr, seg->len_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("shm: cannot map " + name + ": " + errno_text());
+    advise_huge_pages(p, seg->len_);
+    seg->base_ = static_cast<std::byte*>(p);
+    seg->registry_ = &registry;
+    auto* h = new (seg->base_) SegmentHeader{};
+    h->version = kVersion;
+    h->kind = kind;
+    h->owner_pid = static_cast<std::uint64_t>(::getpid());
+    h->payload_bytes = payload;
+    std::atomic_thread_fence(std::memory_order_release);
+    std::memcpy(h->magic, kMagic, sizeof kMagic);
+    return seg;
   }
 
-  // Maps an existing segment; nullptr if absent, not yet ready, or not ours.
-  static std::unique_ptr<Segment> open(const std::string& name, SegmentKind kind,
-                                       bool require_ready = true) {
-    const int fd = ::shm_open(name.c_str(), O_RDWR, 0600);
+  // Maps segment `name` of the node serving `socket`; nullptr if absent, not yet ready, or not
+  // ours.
+  static std::unique_ptr<Segment> open(const std::string& socket, const std::string& name,
+                                       SegmentKind kind) {
+    return map(request_fd(socket, name), name, kind, true);
+  }
+
+  // Maps a named segment of an earlier version (/dev/shm/<name>), to reclaim it or to name
+  // its version; nullptr as open().
+  static std::unique_ptr<Segment> open_named(const std::string& name, SegmentKind kind,
+                                             bool require_ready) {
+    return map(::shm_open(name.c_str(), O_RDWR, 0600), name, kind, require_ready);
+  }
+
+  // Ours, published: from now on our server hands it to peers that ask.
+  void publish() {
+    header()->ready.store(1, std::memory_order_release);
+    if (registry_ != nullptr) registry_->add(name_, fd_);
+  }
+  [[nodiscard]] SegmentHeader* header() const {
+    return std::launder(reinterpret_cast<SegmentHeader*>(base_));
+  }
+  [[nodiscard]] std::byte* payload() const { return base_ + kHeaderBytes; }
+  [[nodiscard]] std::size_t payload_size() const { return header()->payload_bytes; }
+
+ private:
+  // Maps `fd` (closing it): nullptr if -1, too small, or not a ready segment of `kind`.
+  static std::unique_ptr<Segment> map(int fd, const std::string& name, SegmentKind kind,
+                                      bool require_ready) {
     if (fd < 0) return nullptr;
     struct stat st {};
     if (::fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) < kHeaderBytes) {
@@ -144,18 +275,11 @@ class Segment {
     return seg;
   }
 
-  void publish() { header()->ready.store(1, std::memory_order_release); }
-  [[nodiscard]] SegmentHeader* header() const {
-    return std::launder(reinterpret_cast<SegmentHeader*>(base_));
-  }
-  [[nodiscard]] std::byte* payload() const { return base_ + kHeaderBytes; }
-  [[nodiscard]] std::size_t payload_size() const { return header()->payload_bytes; }
-
- private:
   std::string name_;
   std::byte* base_ = nullptr;
   std::size_t len_ = 0;
-  bool owner_ = false;
+  int fd_ = -1;                          // ours: the memfd
+  SegmentRegistry* registry_ = nullptr;  // ours: where publish() serves it from
 };
 
 std::size_t pad8(std::size_t n) {
@@ -238,20 +362,30 @@ class shm_detail::Impl {
       throw std::invalid_argument("shm: name prefix must be non-empty and contain no '/'");
     }
     const auto settings = encode_settings(cfg_.must_agree);
-    reclaim_stale_named(cfg_.name_prefix + ".n");
-    control_ = Segment::create(name(cfg_.self), SegmentKind::control, sizeof(ControlData));
-    auto* c = new (control_->payload()) ControlData{};
-    c->domain = cfg_.domain_id;
-    c->settings_bytes = static_cast<std::uint32_t>(settings.size());
-    if (!settings.empty()) std::memcpy(c->settings, settings.data(), settings.size());
-    control_->publish();
-    doorbell_.emplace(&ctl()->doorbell, true);
-    wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (wake_fd_ < 0) {
-      throw std::runtime_error(std::string("shm: cannot create the monitor's eventfd: ") +
-                               std::strerror(errno));
+    reclaim_stale_named(cfg_.name_prefix + ".n");  // names an earlier version left
+    listen_ = listen_on(socket_name(cfg_.name_prefix, cfg_.self));
+    try {
+      control_ =
+          Segment::create(registry_, name(cfg_.self), SegmentKind::control, sizeof(ControlData));
+      auto* c = new (control_->payload()) ControlData{};
+      c->domain = cfg_.domain_id;
+      c->settings_bytes = static_cast<std::uint32_t>(settings.size());
+      if (!settings.empty()) std::memcpy(c->settings, settings.data(), settings.size());
+      control_->publish();
+      doorbell_.emplace(&ctl()->doorbell, true);
+      wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+      serve_stop_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+      if (wake_fd_ < 0 || serve_stop_ < 0) {
+        throw std::runtime_error(std::string("shm: cannot create an eventfd: ") +
+                                 std::strerror(errno));
+      }
+    } catch (...) {
+      for (const int fd : {listen_, wake_fd_, serve_stop_})
+        if (fd >= 0) ::close(fd);
+      throw;
     }
     monitor_ = std::thread([this] { monitor(); });
+    server_ = std::thread([this] { serve(); });
   }
 
   ~Impl() {
@@ -262,7 +396,91 @@ class shm_detail::Impl {
     }
     wake_monitor();
     monitor_.join();
+    const std::uint64_t one = 1;
+    (void)!::write(serve_stop_, &one, sizeof one);
+    server_.join();
+    ::close(serve_stop_);
     ::close(wake_fd_);
+  }
+
+  // Binds and listens on our abstract socket. Bound already: a live process (of this network
+  // namespace) is this node; its pid is in the error.
+  int listen_on(const std::string& socket) const {
+    sockaddr_un addr{};
+    socklen_t len = 0;
+    if (!socket_address(socket, addr, len)) {
+      throw std::invalid_argument("shm: name prefix '" + cfg_.name_prefix +
+                                  "' is too long for a "
+                                  "socket name (at most " +
+                                  std::to_string(sizeof addr.sun_path - 12) + " bytes)");
+    }
+    const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw std::runtime_error("shm: cannot create a socket: " + errno_text());
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), len) != 0) {
+      const int err = errno;
+      ::close(fd);
+      if (err == EADDRINUSE) {
+        ucred owner{};
+        const int s = dial(socket, &owner);
+        if (s >= 0) ::close(s);
+        throw std::runtime_error("shm: node " + std::to_string(cfg_.self) + " under prefix '" +
+                                 cfg_.name_prefix + "' is in use by live process " +
+                                 (s >= 0 ? std::to_string(owner.pid) : std::string("?")) +
+                                 " (is this node id taken?)");
+      }
+      throw std::runtime_error("shm: cannot bind socket @" + socket.substr(1) + ": " +
+                               std::strerror(err));
+    }
+    if (::listen(fd, 64) != 0) {
+      const std::string why = errno_text();
+      ::close(fd);
+      throw std::runtime_error("shm: cannot listen on socket @" + socket.substr(1) + ": " + why);
+    }
+    return fd;
+  }
+
+  // ------------------------------------------------------------------ server thread
+  // Hands our published segments to peers: a peer connects, sends a segment's name and gets
+  // {kFound, its fd} or {kAbsent}. A peer of another user (SO_PEERCRED; root excepted) is
+  // dropped unanswered. One request per connection, one connection at a time: each is a
+  // few system calls, and a peer that does not send within 200 ms is dropped.
+  void serve() {
+    for (;;) {
+      pollfd fds[2] = {{serve_stop_, POLLIN, 0}, {listen_, POLLIN, 0}};
+      if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
+      if ((fds[0].revents & POLLIN) != 0) break;
+      if ((fds[1].revents & POLLIN) == 0) continue;
+      const int c = ::accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) continue;
+      ucred cred{};
+      socklen_t cred_len = sizeof cred;
+      if (::getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) == 0 && trusted(cred)) {
+        set_timeout(c, std::chrono::milliseconds(200));
+        char request[256];
+        const ssize_t n = ::recv(c, request, sizeof request, 0);
+        const int fd =
+            n > 0 ? registry_.dup(std::string(request, static_cast<std::size_t>(n))) : -1;
+        char status = fd >= 0 ? kFound : kAbsent;
+        iovec iov{&status, 1};
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+        msghdr msg{};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        if (fd >= 0) {
+          msg.msg_control = control;
+          msg.msg_controllen = sizeof control;
+          cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+          cm->cmsg_level = SOL_SOCKET;
+          cm->cmsg_type = SCM_RIGHTS;
+          cm->cmsg_len = CMSG_LEN(sizeof(int));
+          std::memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+        }
+        if (n > 0) (void)::sendmsg(c, &msg, MSG_NOSIGNAL);
+        if (fd >= 0) ::close(fd);
+      }
+      ::close(c);
+    }
+    ::close(listen_);
   }
 
   std::string name(NodeId id) const { return "/" + cfg_.name_prefix + ".n" + std::to_string(id); }
@@ -287,7 +505,7 @@ class shm_detail::Impl {
       if (file == "." || file == ".." || file.rfind(lead, 0) != 0) continue;
       const std::string seg = "/" + file;
       for (auto kind : {SegmentKind::control, SegmentKind::region, SegmentKind::ring}) {
-        auto s = Segment::open(seg, kind, false);
+        auto s = Segment::open_named(seg, kind, false);
         if (!s) continue;
         if (!process_alive(s->header()->owner_pid)) {
           ::shm_unlink(seg.c_str());
@@ -307,7 +525,7 @@ class shm_detail::Impl {
       throw std::invalid_argument("shm: region " + std::to_string(id) + " exists");
     auto* c = ctl();
     if (c->region_count >= kMaxRegions) throw std::runtime_error("shm: more than 256 regions");
-    auto seg = Segment::create(region_name(cfg_.self, id), SegmentKind::region, size);
+    auto seg = Segment::create(registry_, region_name(cfg_.self, id), SegmentKind::region, size);
     seg->publish();
     c->regions[c->region_count] = RegionEntry{id, 0, size};
     ++c->region_count;
@@ -357,7 +575,7 @@ class shm_detail::Impl {
       // A member joining with this view holds nobody: the monitor connects to it in the
       // background (connecting(), PeerConnected).
       p->background = m.connect_within.count() > 0;
-      p->out_ring = Segment::create(ring_name(cfg_.self, m.id), SegmentKind::ring,
+      p->out_ring = Segment::create(registry_, ring_name(cfg_.self, m.id), SegmentKind::ring,
                                     kRingDataOffset + cfg_.ring_bytes);
       auto* r = new (p->out_ring->payload()) RingData{};
       r->capacity = cfg_.ring_bytes;
@@ -457,7 +675,10 @@ class shm_detail::Impl {
   };
   Attempt attempt(Peer& p, std::uint64_t epoch, const std::map<NodeId, pid_t>* known) {
     if (!p.control) {
-      p.control = Segment::open(name(p.id), SegmentKind::control);
+      p.control =
+          Segment::open(socket_name(cfg_.name_prefix, p.id), name(p.id), SegmentKind::control);
+      // A peer of an earlier version has a named control segment instead: name its version.
+      if (!p.control) p.control = Segment::open_named(name(p.id), SegmentKind::control, true);
       if (p.control) {
         auto refused = mismatch(p.id, *p.control);
         if (!refused.empty()) return {Attempt::refused, std::move(refused), 0};
@@ -477,7 +698,8 @@ class shm_detail::Impl {
       return {Attempt::gone, {}, owner};
     if (p.control && p.ctl()->epoch.load(std::memory_order_acquire) == epoch) {
       if (!p.in_ring) {
-        auto ring = Segment::open(ring_name(p.id, cfg_.self), SegmentKind::ring);
+        auto ring = Segment::open(socket_name(cfg_.name_prefix, p.id), ring_name(p.id, cfg_.self),
+                                  SegmentKind::ring);
         if (ring && std::launder(reinterpret_cast<RingData*>(ring->payload()))->epoch == epoch)
           p.in_ring = std::move(ring);
       }
@@ -511,7 +733,11 @@ class shm_detail::Impl {
       default:
         return Suspicion{p.id, SuspicionReason::connect_timeout,
                          who + " did not join view " + std::to_string(epoch) +
-                             " under shm prefix '" + cfg_.name_prefix + "' in time"};
+                             " under shm prefix '" + cfg_.name_prefix + "' in time" +
+                             (p.control ? std::string()
+                                        : " (no process of this user serves socket @" +
+                                              socket_name(cfg_.name_prefix, p.id).substr(1) +
+                                              " in this network namespace)")};
     }
   }
 
@@ -521,7 +747,8 @@ class shm_detail::Impl {
     for (std::uint32_t i = 0; i < count; ++i) {
       const RegionEntry e = c->regions[i];
       if (p.regions.contains(e.id)) continue;
-      auto seg = Segment::open(region_name(p.id, e.id), SegmentKind::region);
+      auto seg = Segment::open(socket_name(cfg_.name_prefix, p.id), region_name(p.id, e.id),
+                               SegmentKind::region);
       if (!seg || seg->payload_size() != e.size) return false;
       p.regions.emplace(e.id, std::move(seg));
     }
@@ -869,6 +1096,10 @@ class shm_detail::Impl {
   }
 
   ShmConfig cfg_;
+  SegmentRegistry registry_;  // before every Segment of ours: they remove themselves from it
+  int listen_ = -1;           // our abstract socket (the server thread closes it)
+  int serve_stop_ = -1;       // eventfd: stops the server thread
+  std::thread server_;
   std::atomic<std::uint64_t> refusals_{0};  // peers we refused over our lifetime
   std::unique_ptr<Segment> control_;
   std::optional<Doorbell> doorbell_;
@@ -897,6 +1128,22 @@ std::size_t ShmTransport::reclaim_stale(const std::string& prefix) {
 }
 std::size_t ShmTransport::reclaim_all_stale() {
   return shm_detail::Impl::reclaim_stale_named("");
+}
+std::vector<NodeId> ShmTransport::live_nodes(const std::string& prefix) {
+  // Lines: "Num RefCount Protocol Flags Type St Inode Path"; an abstract name's NUL shows as '@'.
+  std::set<NodeId> ids;
+  std::ifstream in("/proc/net/unix");
+  std::string line;
+  const std::string lead = "@" + prefix + ".n";
+  while (std::getline(in, line)) {
+    const auto at = line.rfind(' ');
+    if (at == std::string::npos || line.compare(at + 1, lead.size(), lead) != 0) continue;
+    const std::string id = line.substr(at + 1 + lead.size());
+    if (id.empty() || id.size() > 10 || !std::all_of(id.begin(), id.end(), ::isdigit)) continue;
+    const auto v = std::stoull(id);
+    if (v <= std::numeric_limits<NodeId>::max()) ids.insert(static_cast<NodeId>(v));
+  }
+  return {ids.begin(), ids.end()};
 }
 DoorbellData* ShmTransport::doorbell() const noexcept {
   return &impl().ctl()->doorbell;

@@ -1,0 +1,173 @@
+// A crash frees its shared memory (issue 59): standard-API participants on one host with no
+// domain file (transport auto: members meet over shared memory) leave nothing in /dev/shm and
+// no socket behind, whether they end normally or by SIGKILL, and a member killed while
+// samples flow costs the others nothing. Participants are hosts_node's publisher and
+// subscribers of ShapeType on "Square". Run it where nothing else uses the default shm
+// namespace ("spindle"): CTest runs it alone (RUN_SERIAL); tools/contained gives it a /dev/shm
+// and a network namespace of its own.
+#include <signal.h>
+#include <sys/statvfs.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "process.hpp"
+
+namespace tst = spindle::testing;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// hosts_node with no domain file at all: no SPINDLE_CONFIG, an empty config home and working
+// directory.
+std::unique_ptr<tst::Process> node(std::vector<std::string> args) {
+  struct EmptyDir {
+    std::string path =
+        (fs::temp_directory_path() / ("spindle-shmcrash-" + std::to_string(::getpid()))).string();
+    EmptyDir() { fs::create_directories(path); }
+    ~EmptyDir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  };
+  static const EmptyDir dir;
+  const std::string& empty = dir.path;
+  std::vector<std::string> a{"/usr/bin/env",
+                             "-u",
+                             "SPINDLE_CONFIG",
+                             "XDG_CONFIG_HOME=" + empty,
+                             "HOME=" + empty,
+                             "/bin/sh",
+                             "-c",
+                             "cd \"$0\" && exec \"$@\"",
+                             empty,
+                             tst::self_dir() + "/hosts_node"};
+  a.insert(a.end(), args.begin(), args.end());
+  return std::make_unique<tst::Process>(a);
+}
+
+// The next line of `p` starting with `word` (the lines before it echoed); nullopt at the
+// deadline, EOF or a FAIL line.
+std::optional<std::string> expect(tst::Process& p, const std::string& tag, const std::string& word,
+                                  Clock::time_point deadline) {
+  while (auto line = p.read_line(deadline)) {
+    if (line->rfind(word, 0) == 0) return line;
+    std::cerr << tag << ": " << *line << '\n';
+    if (line->rfind("FAIL", 0) == 0) return std::nullopt;
+  }
+  std::cerr << tag << ": no '" << word << "' line\n";
+  return std::nullopt;
+}
+
+// What the participants could have left: names in /dev/shm of the default namespace, and
+// shm sockets (@spindle.*) in this network namespace.
+std::vector<std::string> leftovers() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/dev/shm", ec))
+    if (e.path().filename().string().rfind("spindle", 0) == 0) out.push_back(e.path().string());
+  std::ifstream unix_sockets("/proc/net/unix");
+  std::string line;
+  while (std::getline(unix_sockets, line))
+    if (line.find(" @spindle.") != std::string::npos) out.push_back(line);
+  return out;
+}
+
+// Shared memory of the whole machine (/proc/meminfo Shmem: memfds and tmpfs alike), bytes.
+std::uint64_t shmem() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit)
+    if (key == "Shmem:") return kb << 10;
+  return 0;
+}
+
+std::uint64_t dev_shm_used() {
+  struct statvfs st {};
+  if (::statvfs("/dev/shm", &st) != 0) return 0;
+  return static_cast<std::uint64_t>(st.f_blocks - st.f_bfree) * st.f_frsize;
+}
+
+// Kills `p` (SIGKILL) and reaps it.
+void kill_now(tst::Process& p) {
+  ::kill(p.pid(), SIGKILL);
+  CHECK(p.wait(Clock::now() + 10s) == 128 + SIGKILL);
+}
+
+}  // namespace
+
+TEST_CASE("shm crash: a publisher and two subscribers SIGKILLed while samples flow leave nothing",
+          "[shm_crash]") {
+  const auto before = dev_shm_used();
+  REQUIRE(leftovers().empty());
+  const auto deadline = Clock::now() + 90s;
+  auto sub1 = node({"listen"});
+  auto sub2 = node({"listen"});
+  REQUIRE(expect(*sub1, "sub1", "ready", deadline));
+  REQUIRE(expect(*sub2, "sub2", "ready", deadline));
+  auto pub = node({"stream", "2"});
+  REQUIRE(expect(*pub, "pub", "matched", deadline));
+  REQUIRE(expect(*sub1, "sub1", "first", deadline));
+  REQUIRE(expect(*sub2, "sub2", "first", deadline));
+  std::this_thread::sleep_for(200ms);  // samples flow
+  const auto running = dev_shm_used();
+  const auto shmem_running = shmem();
+  for (auto* p : {pub.get(), sub1.get(), sub2.get()})
+    kill_now(*p);
+  std::this_thread::sleep_for(100ms);
+  const auto after = dev_shm_used();
+  std::cout << "shm crash: /dev/shm used " << before << " bytes before, " << running
+            << " while running, " << after << " after the kills; machine Shmem " << shmem_running
+            << " bytes while running, " << shmem() << " after" << std::endl;
+  const auto left = leftovers();
+  for (const auto& l : left)
+    std::cerr << "left: " << l << '\n';
+  CHECK(left.empty());
+  CHECK(after <= before);
+}
+
+TEST_CASE(
+    "shm crash: a subscriber SIGKILLed mid-stream costs the other nothing, and nothing is "
+    "left",
+    "[shm_crash]") {
+  constexpr int kSamples = 1500;
+  const auto before = dev_shm_used();
+  REQUIRE(leftovers().empty());
+  const auto deadline = Clock::now() + 150s;
+  auto keep = node({"subscriber", std::to_string(kSamples)});
+  auto victim = node({"subscriber", std::to_string(kSamples)});
+  REQUIRE(expect(*keep, "keep", "ready", deadline));
+  REQUIRE(expect(*victim, "victim", "ready", deadline));
+  // 2 ms apart: 1,500 samples take 3 s or more, and the victim dies in the first half second.
+  auto pub = node({"publisher", std::to_string(kSamples), "2", "2"});
+  REQUIRE(expect(*pub, "pub", "matched", deadline));
+  std::this_thread::sleep_for(300ms);
+  kill_now(*victim);
+  CHECK(expect(*keep, "keep", "got " + std::to_string(kSamples) + " disposed", deadline));
+  CHECK(expect(*pub, "pub", "wrote " + std::to_string(kSamples), deadline));
+  keep->send("exit");
+  pub->send("exit");
+  CHECK(keep->wait(deadline) == 0);
+  CHECK(pub->wait(deadline) == 0);
+  const auto after = dev_shm_used();
+  std::cout << "shm crash: /dev/shm used " << before << " bytes before, " << after
+            << " after the run" << std::endl;
+  const auto left = leftovers();
+  for (const auto& l : left)
+    std::cerr << "left: " << l << '\n';
+  CHECK(left.empty());
+  CHECK(after <= before);
+}
