@@ -4,6 +4,12 @@
 # libFuzzer targets with clang and runs each for a bounded time (SPINDLE_FUZZ_SECONDS).
 # Each phase prints its time, and the run ends with a table of them (docs/building.md says
 # what a cold 2-core machine takes and how the build's time was cut).
+#
+# The tests and the fuzzers run inside tools/contained: their own pid, mount (a private
+# /dev/shm, /tmp and /run/netns) and network namespace (only loopback), under a memory
+# limit. Nothing they start outlives them or reaches the machine's network, and each run
+# fails, naming it, where something was left behind (a process, a segment, a namespace, a
+# temporary file): docs/building.md, "What the test run isolates".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -46,9 +52,8 @@ phase_done build
 echo "== tests"
 status=0
 logs+=(build/sanitize/ctest.log)
-ctest --preset sanitize -j"$jobs" --timeout 900 2>&1 | tee build/sanitize/ctest.log || status=1
-# Tests that kill processes leave shared-memory segments behind: unlink dead owners' ones.
-build/sanitize/tests/transport/shm_sweep || true
+tools/contained -- ctest --preset sanitize -j"$jobs" --timeout 900 2>&1 | tee build/sanitize/ctest.log ||
+  status=1
 phase_done ctest
 
 echo "== fuzz (clang libFuzzer, ${SPINDLE_FUZZ_SECONDS:-20} s per target)"
@@ -56,7 +61,7 @@ cmake --preset fuzz -DSPINDLE_FUZZ_SECONDS="${SPINDLE_FUZZ_SECONDS:-20}" >/dev/n
 cmake --build --preset fuzz -j"$jobs" --target fuzzers
 phase_done fuzz-build
 logs+=(build/fuzz/ctest.log)
-ctest --test-dir build/fuzz -j"$jobs" --output-on-failure --timeout 600 2>&1 | tee build/fuzz/ctest.log ||
-  status=1
+tools/contained -- ctest --test-dir build/fuzz -j"$jobs" --output-on-failure --timeout 600 2>&1 |
+  tee build/fuzz/ctest.log || status=1
 phase_done fuzz
 exit $status

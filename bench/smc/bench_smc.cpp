@@ -45,6 +45,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -419,9 +420,17 @@ struct Aggregate {
 Aggregate run(const RunSpec& r, const std::string& self) {
   Aggregate agg;
   static int counter = 0;
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("spindle-bench-smc-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  // The runs' group files, in one folder removed when the benchmark exits.
+  static const struct Scratch {
+    std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                 ("spindle-bench-smc-" + std::to_string(::getpid()));
+    Scratch() { std::filesystem::create_directories(path); }
+    ~Scratch() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } scratch;
+  const auto& dir = scratch.path;
   sg::View g;
   g.knobs.heartbeat_interval = 500ms;
   g.knobs.suspicion_timeout = 30'000ms;

@@ -24,6 +24,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -266,6 +268,7 @@ int bench_socket(const Options& o) {
   std::fflush(stdout);
   const pid_t child = ::fork();
   if (child < 0) die("fork");
+  if (child == 0) ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
   const int one = 1;
   std::vector<std::byte> buf(*std::max_element(o.sizes.begin(), o.sizes.end()));
   if (child == 0) {
@@ -365,6 +368,7 @@ int bench_one(const std::string& kind, const Options& o) {
   std::fflush(stdout);
   const pid_t child = ::fork();
   if (child < 0) die("fork");
+  if (child == 0) ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
   const st::NodeId id = child == 0 ? 1 : 0;
   Endpoint e = make(kind, id, ns, o.restrict);
   const int out = child == 0 ? up[1] : down[1];

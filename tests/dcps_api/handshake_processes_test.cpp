@@ -2,6 +2,8 @@
 // domain id, engine.slot_size) refuse each other: each one's DomainParticipant constructor
 // fails with the participant's "could not reach every member" error naming both values.
 // Over tcp and, for the slot size, shm.
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,6 +56,7 @@ std::vector<std::string> run(const std::string& transport, const std::vector<Mem
     const pid_t pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
       ::close(fds[0]);
       ::setenv("SPINDLE_CONFIG", file.c_str(), 1);
       ::setenv("SPINDLE_NODE_ID", std::to_string(i).c_str(), 1);

@@ -6,6 +6,7 @@
 // goes on with its other topics; a damaged record costs its samples (SAMPLE_LOST), not the
 // log nor the live stream; a log copied in from another node's home is not replayed. Public API
 // only (plus setenv, fork and setrlimit).
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -260,6 +261,7 @@ TEST_CASE("SIGKILL mid-stream loses nothing a reader delivered", "[logged]") {
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
     // The child writes and reads a logged topic (fsync before each delivery) and tells the
     // parent every sample its reader delivered, until it is killed.
     ::close(pipe_fds[0]);
@@ -325,6 +327,7 @@ TEST_CASE("a log that cannot grow fails its writer, not the participant", "[logg
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
     // The child: a file size limit stands for a full disk (EFBIG instead of a signal). It
     // bounds shared-memory segments too (they are files): over tcp only the log meets it.
     int code = 0;

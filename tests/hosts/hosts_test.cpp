@@ -46,6 +46,7 @@
 #include <catch2/catch.hpp>
 
 #include "hosts.hpp"
+#include "temp_dir.hpp"
 
 namespace tst = spindle::testing;
 namespace fs = std::filesystem;
@@ -72,11 +73,8 @@ std::vector<std::string> with_config(const std::optional<std::string>& config,
   if (config) {
     a.push_back("SPINDLE_CONFIG=" + *config);
   } else {
-    static const auto empty = [] {
-      const auto dir = fs::temp_directory_path() / ("spindle-hosts-" + std::to_string(::getpid()));
-      fs::create_directories(dir);
-      return dir.string();
-    }();
+    static const tst::TempDir dir("spindle-hosts");  // removed when the test exits
+    const auto empty = dir.path().string();
     a.insert(a.end(), {"-u", "SPINDLE_CONFIG", "XDG_CONFIG_HOME=" + empty, "HOME=" + empty,
                        "/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", empty});
   }

@@ -3,6 +3,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,11 @@
 
 namespace spindle::testing {
 
+void die_with_parent(pid_t parent) noexcept {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);  // it died before the line above
+}
+
 Process::Process(const std::vector<std::string>& argv) {
   int to_child[2];
   int from_child[2];
@@ -20,9 +26,11 @@ Process::Process(const std::vector<std::string>& argv) {
   for (const auto& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ < 0) throw std::runtime_error("fork() failed");
   if (pid_ == 0) {
+    die_with_parent(parent);
     ::dup2(to_child[0], 0);
     ::dup2(from_child[1], 1);
     ::close(to_child[0]);

@@ -6,6 +6,7 @@
 // bogus lengths allocate nothing; a write that fails for lack of space (RLIMIT_FSIZE,
 // EFBIG) leaves every acknowledged record intact. The [tool] cases run spindle-log.
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1041,6 +1042,7 @@ TEST_CASE("disk full", "[log]") {
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
     // The child: files may not grow past 40000 bytes; append until that fails.
     ::close(fds[0]);
     ::signal(SIGXFSZ, SIG_IGN);

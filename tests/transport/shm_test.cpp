@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -54,6 +55,7 @@ pid_t spawn_owner(const std::string& prefix) {
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
     ::close(fds[0]);
     {
       st::ShmTransport t(st::ShmConfig{5, prefix});
@@ -176,6 +178,7 @@ TEST_CASE("shm: a SIGKILLed node leaves nothing, and a peer that mapped its regi
   const pid_t owner = ::fork();
   REQUIRE(owner >= 0);
   if (owner == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
     ::close(up[0]);
     st::ShmTransport t(st::ShmConfig{5, prefix});
     auto bytes = t.create_region(1, 4096).bytes;
@@ -279,6 +282,7 @@ TEST_CASE("shm: a process of another user gets nothing from a node's socket", "[
   auto ask_as = [&](uid_t uid) {
     const pid_t child = ::fork();
     if (child == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
       if (uid != 0 && ::setuid(uid) != 0) ::_exit(3);
       const int s = ::socket(AF_UNIX, SOCK_SEQPACKET, 0);
       if (::connect(s, reinterpret_cast<sockaddr*>(&addr), len) != 0) ::_exit(4);
@@ -430,6 +434,7 @@ class ConnectedPeer {
     pid_ = ::fork();
     REQUIRE(pid_ >= 0);
     if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
       ::close(up[0]);
       ::close(down[1]);
       {

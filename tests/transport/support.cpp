@@ -4,7 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,8 +21,6 @@
 #if SPINDLE_HAVE_RDMA
 #include <spindle/transport/rdma.hpp>
 #endif
-
-extern char** environ;
 
 namespace spindle::transport::test {
 
@@ -101,21 +99,27 @@ Child::Child(const std::vector<std::string>& argv) {
   if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   std::vector<char*> args;
   for (const auto& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  const int rc = posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
+  const pid_t parent = ::getpid();
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    // It dies with the test, also when CTest's timeout or a signal kills the test.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  const int rc = pid_ < 0 ? errno : 0;
   ::close(in[0]);
   ::close(out[1]);
   to_child_ = in[1];
   from_child_ = out[0];
-  if (rc != 0) throw std::runtime_error("posix_spawn " + argv[0] + ": " + std::strerror(rc));
+  if (rc != 0) throw std::runtime_error("fork " + argv[0] + ": " + std::strerror(rc));
 }
 
 Child::~Child() {

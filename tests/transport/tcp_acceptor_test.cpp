@@ -3,6 +3,8 @@
 // stopping it, so a real member still joins afterwards.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -100,6 +102,7 @@ TEST_CASE("tcp: a burst that exhausts descriptors does not stop the acceptor", "
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
     ::close(up[0]);
     ::close(down[1]);
     const rlimit lim{64, 64};

@@ -28,6 +28,7 @@
 //
 // Every process of a run finds the run's domain file through SPINDLE_CONFIG and its id
 // through SPINDLE_NODE_ID. Every wait is bounded.
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -479,6 +480,7 @@ int pause_reader_role(const Options& o) {
       const pid_t child = ::fork();
       if (child < 0) die("sleeper: fork failed");
       if (child == 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
         timespec ts{pause_ns / 1'000'000'000L, pause_ns % 1'000'000'000L};
         while (::nanosleep(&ts, &ts) != 0) {
         }
