@@ -45,12 +45,12 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <system_error>
 #include <thread>
 #include <vector>
 
 #include "group/view.hpp"
 #include "process.hpp"
+#include "temp_dir.hpp"
 #include "test_node.hpp"
 #include "transports.hpp"
 
@@ -421,16 +421,8 @@ Aggregate run(const RunSpec& r, const std::string& self) {
   Aggregate agg;
   static int counter = 0;
   // The runs' group files, in one folder removed when the benchmark exits.
-  static const struct Scratch {
-    std::filesystem::path path = std::filesystem::temp_directory_path() /
-                                 ("spindle-bench-smc-" + std::to_string(::getpid()));
-    Scratch() { std::filesystem::create_directories(path); }
-    ~Scratch() {
-      std::error_code ec;
-      std::filesystem::remove_all(path, ec);
-    }
-  } scratch;
-  const auto& dir = scratch.path;
+  static const tst::TempDir scratch("spindle-bench-smc");
+  const auto& dir = scratch.path();
   sg::View g;
   g.knobs.heartbeat_interval = 500ms;
   g.knobs.suspicion_timeout = 30'000ms;

@@ -34,6 +34,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -95,6 +96,23 @@ std::optional<std::string> expect(tst::Process& p, const std::string& tag, const
   }
   std::cerr << tag << ": no '" << word << "' line\n";
   return std::nullopt;
+}
+
+// Each process, in turn, told to exit: it ends with status 0.
+void exit_each(std::initializer_list<tst::Process*> processes, Clock::time_point deadline) {
+  for (auto* p : processes) {
+    p->send("exit");
+    CHECK(p->wait(deadline) == 0);
+  }
+}
+
+// The subscriber on host 2 is ready, the publisher on host 1 matched it, and it takes every
+// sample and the dispose; then both exit.
+void square_to_host_2(tst::Process& pub, tst::Process& sub, Clock::time_point deadline) {
+  REQUIRE(expect(sub, "host 2", "ready", deadline));
+  REQUIRE(expect(pub, "host 1", "matched", deadline));
+  CHECK(expect(sub, "host 2", "got", deadline) == "got " + std::to_string(kSamples) + " disposed");
+  exit_each({&pub, &sub}, deadline);
 }
 
 bool has_line(const std::vector<std::string>& lines, const std::string& part) {
@@ -179,10 +197,7 @@ TEST_CASE("discovery: domains of different ids on one bridge stay apart", "[apar
   CHECK(seen_a == "participants 2");
   CHECK(seen_c == "participants 2");
   CHECK(seen_b == "participants 1");
-  for (auto* p : {a.get(), b.get(), c.get()}) {
-    p->send("exit");
-    CHECK(p->wait(deadline) == 0);
-  }
+  exit_each({a.get(), b.get(), c.get()}, deadline);
 }
 
 TEST_CASE("discovery: a host without multicast says so, and joins through contacts",
@@ -213,13 +228,7 @@ TEST_CASE("discovery: a host without multicast says so, and joins through contac
                        with_config("{version: 1" + contacts_of(1) + "}",
                                    {node_program(), "subscriber", std::to_string(kSamples)}),
                        true);
-  REQUIRE(expect(*sub, "host 2", "ready", deadline));
-  REQUIRE(expect(*pub, "host 1", "matched", deadline));
-  CHECK(expect(*sub, "host 2", "got", deadline) == "got " + std::to_string(kSamples) + " disposed");
-  for (auto* p : {pub.get(), sub.get()}) {
-    p->send("exit");
-    CHECK(p->wait(deadline) == 0);
-  }
+  square_to_host_2(*pub, *sub, deadline);
 }
 
 TEST_CASE("discovery: two domains of one id that started apart merge when they meet", "[merge]") {
@@ -249,10 +258,7 @@ TEST_CASE("discovery: two domains of one id that started apart merge when they m
   std::cout << "merge: the writer matched "
             << std::chrono::duration_cast<std::chrono::milliseconds>(merged - met).count()
             << " ms after the link came up\n";
-  for (auto* p : {pub.get(), sub.get()}) {
-    p->send("exit");
-    CHECK(p->wait(deadline) == 0);
-  }
+  exit_each({pub.get(), sub.get()}, deadline);
 }
 
 namespace {
@@ -382,10 +388,7 @@ TEST_CASE("cut off: a host cut off and back; the others go on, it rejoins", "[cu
   CHECK(report(*s.readers[1], "host 3", s.deadline).last > before.last);
   (void)cut;
   CHECK(wrote(*s.writer, "host 1", s.deadline) > 0);
-  for (auto* p : {s.writer.get(), s.readers[0].get(), s.readers[1].get()}) {
-    p->send("exit");
-    CHECK(p->wait(s.deadline) == 0);
-  }
+  exit_each({s.writer.get(), s.readers[0].get(), s.readers[1].get()}, s.deadline);
 }
 
 TEST_CASE("power off: every process of a host killed; the others go on by the majority rule",
@@ -402,10 +405,7 @@ TEST_CASE("power off: every process of a host killed; the others go on by the ma
   // Not certainly dead (another host): removed by suspicion, about a suspicion timeout.
   CHECK(kept.gap_ms >= 500);
   CHECK(wrote(*s.writer, "host 1", s.deadline) > 0);
-  for (auto* p : {s.writer.get(), s.readers[0].get()}) {
-    p->send("exit");
-    CHECK(p->wait(s.deadline) == 0);
-  }
+  exit_each({s.writer.get(), s.readers[0].get()}, s.deadline);
 }
 
 TEST_CASE("client: an external client on host 2 through a relay on host 1", "[client]") {
@@ -423,13 +423,7 @@ TEST_CASE("client: an external client on host 2 through a relay on host 1", "[cl
                                 ", port: 7600}]}",
                             {node_program(), "subscriber", std::to_string(kSamples)}),
                 true);
-  REQUIRE(expect(*sub, "host 2", "ready", deadline));
-  REQUIRE(expect(*pub, "host 1", "matched", deadline));
-  CHECK(expect(*sub, "host 2", "got", deadline) == "got " + std::to_string(kSamples) + " disposed");
-  for (auto* p : {pub.get(), sub.get()}) {
-    p->send("exit");
-    CHECK(p->wait(deadline) == 0);
-  }
+  square_to_host_2(*pub, *sub, deadline);
 }
 
 int main(int argc, char** argv) {

@@ -21,6 +21,7 @@
 #include <catch2/catch.hpp>
 
 #include "process.hpp"
+#include "temp_dir.hpp"
 
 namespace tst = spindle::testing;
 namespace fs = std::filesystem;
@@ -32,17 +33,8 @@ namespace {
 // hosts_node with no domain file at all: no SPINDLE_CONFIG, an empty config home and working
 // directory.
 std::unique_ptr<tst::Process> node(std::vector<std::string> args) {
-  struct EmptyDir {
-    std::string path =
-        (fs::temp_directory_path() / ("spindle-shmcrash-" + std::to_string(::getpid()))).string();
-    EmptyDir() { fs::create_directories(path); }
-    ~EmptyDir() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  };
-  static const EmptyDir dir;
-  const std::string& empty = dir.path;
+  static const tst::TempDir dir("spindle-shmcrash");  // removed when the test exits
+  const std::string empty = dir.path().string();
   std::vector<std::string> a{"/usr/bin/env",
                              "-u",
                              "SPINDLE_CONFIG",

@@ -627,7 +627,7 @@ class SubgroupEngine {
     refresh_demoted();
     // Unordered messages are delivered on receipt: a member that a lag may leave behind
     // takes copies, checked whole, as a listener does (deliver() says why).
-    if ((catching_up_ || may_be_left_behind_) && !atomic_) {
+    if (takes_copies() && !atomic_) {
       listen();
       return;
     }
@@ -650,8 +650,7 @@ class SubgroupEngine {
           // Left behind, the slot may already hold a later message (a torn read): its round
           // would claim rounds not seen yet. Take the guard again later.
           std::atomic_thread_fence(std::memory_order_acquire);
-          if ((catching_up_ || may_be_left_behind_) &&
-              sst_->load<std::uint64_t>(c.guard + kNumStarted) > n - 1 + w_)
+          if (takes_copies() && sst_->load<std::uint64_t>(c.guard + kNumStarted) > n - 1 + w_)
             continue;
           c.last_round_plus1 = round + 1;
         }
@@ -715,7 +714,7 @@ class SubgroupEngine {
         taken_.push_back(Taken{i, m, at, size, h.flags});
       }
       c.deliver_next = m;
-      if (catching_up_ || may_be_left_behind_) {  // a member, not a listener: its counts follow
+      if (!listener_) {  // a member that takes copies (takes_copies()): its counts follow
         c.real_seen = m;
         set_unordered_count(i, m);
       }
@@ -825,7 +824,7 @@ class SubgroupEngine {
     // landed. Over tcp the rewrite lands from the receiving thread while the layers above
     // still read a message in place: one instance's key with another's value, or a newer
     // value under an older writer number (issue 60: a KEEP_LAST reader's instance went back).
-    if (catching_up_ || may_be_left_behind_) {
+    if (takes_copies()) {
       catch_up();
       return;
     }
@@ -902,6 +901,9 @@ class SubgroupEngine {
   }
 
   // --- lagging members (docs/smc.md, "Lagging members") ------------------------------
+  // This member reads copies, checked whole, not the ring in place: it is left behind, or a
+  // lag may leave it behind (deliver() says why).
+  [[nodiscard]] bool takes_copies() const noexcept { return catching_up_ || may_be_left_behind_; }
   // Member k holds the ring: not a listener, not left behind.
   [[nodiscard]] bool holding(std::size_t k) const noexcept {
     return holds_[k] && ((demoted_ >> members_[k]) & 1) == 0;
