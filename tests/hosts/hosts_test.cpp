@@ -231,6 +231,30 @@ TEST_CASE("discovery: a host without multicast says so, and joins through contac
   square_to_host_2(*pub, *sub, deadline);
 }
 
+// A joiner asks from its node.host (the leader has members dial it there): a loopback one
+// reaches no other host, and the error says so, naming the setting to change.
+TEST_CASE("contacts: a node.host on loopback cannot join another host, and the error says why",
+          "[loopback_host]") {
+  tst::Hosts hosts;
+  hosts.add(1);
+  hosts.add(2);
+  const auto deadline = Clock::now() + 60s;
+  auto sub = hosts.run(2,
+                       with_config("{version: 1, node: {host: 127.0.0.1}, engine: "
+                                   "{connect_timeout: 1s}" +
+                                       contacts_of(1) + "}",
+                                   {node_program(), "subscriber", std::to_string(kSamples)}),
+                       true);
+  const auto failed = expect(*sub, "host 2", "FAIL", deadline);
+  REQUIRE(failed);
+  CHECK(failed->find("none of the contacts (" + tst::Hosts::address(1) + ":" +
+                     std::to_string(kJoinPort) + ") admitted this participant") !=
+        std::string::npos);
+  CHECK(failed->find("its node.host 127.0.0.1 is a loopback address, which other hosts cannot "
+                     "reach (set node.host, or leave it auto)") != std::string::npos);
+  CHECK(sub->wait(deadline) == 1);
+}
+
 TEST_CASE("discovery: two domains of one id that started apart merge when they meet", "[merge]") {
   tst::Hosts hosts;
   hosts.add(1);
