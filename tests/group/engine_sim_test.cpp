@@ -852,6 +852,40 @@ TEST_CASE("engine: a member removed while paused rejoins by itself and counts wh
       [&] { return s.writers[2].publication_matched_status().current_count() == 3; }));
 }
 
+// A participant halted on its way back in (a merge, a partition that heals: docs/membership.md)
+// is still the application's: entities made meanwhile are made, and announced once it is back,
+// as a DDS user expects of a participant that was never closed.
+TEST_CASE("engine: entities made while a member is halted for a rejoin match once it is back",
+          "[engine][rejoin]") {
+  sim::Config config;
+  spindle::testing::SimStack stack(config, 3);
+  stack.rejoin_on_halt();
+  Streams s(stack);
+  stack.net().pause(3, config.suspicion_timeout * 20);
+  REQUIRE(stack.run_until([&] { return stack.view(0).members.size() == 2; }));
+  REQUIRE(stack.run_until([&] { return !stack.halted(2).empty(); }));
+  // Halted now, its rejoin not yet run (the scheduler does not run during these calls).
+  REQUIRE_FALSE(stack.halted(2).empty());
+  dds::topic::Topic<Avionics::FlightState> late(stack.participant(2), "Late");
+  dds::pub::DataWriter<Avionics::FlightState> writer(dds::pub::Publisher(stack.participant(2)),
+                                                     late);
+  dds::sub::DataReader<Avionics::FlightState> reader(
+      dds::sub::Subscriber(stack.participant(0)),
+      dds::topic::Topic<Avionics::FlightState>(stack.participant(0), "Late"),
+      spindle::testing::keep_all());
+  REQUIRE(stack.run_until([&] {
+    return stack.halted(2).empty() && writer.publication_matched_status().current_count() == 1;
+  }));
+  writer.write(Streams::sample(7));
+  std::vector<std::uint64_t> got;
+  REQUIRE(stack.run_until([&] {
+    for (const auto& x : reader.take())
+      if (x.info().valid()) got.push_back(x.data().timestamp_ns());
+    return !got.empty();
+  }));
+  CHECK(got == std::vector<std::uint64_t>{7});
+}
+
 // Progress (membership.hpp): a member whose heartbeat goes on but which takes no part in a
 // view change is suspected after the suspicion timeout, so the change — a legitimate join
 // here — completes without it, and the stream goes on.

@@ -14,8 +14,9 @@
 //   stream <readers>                writes a sample every 2 ms once `readers` matched
 //                                   ("matched"), until "stop": then "wrote <n>"; until "exit"
 //   listen                          "ready"; takes the stream: "first <x>" at its first
-//                                   sample, and on "report": "took <n> last <x> gap <ms>"
-//                                   (n samples in order, the longest time between two)
+//                                   sample, and on each "report": "took <n> last <x> gap <ms>"
+//                                   (n samples in order, the longest time between two);
+//                                   until "exit"
 //   count <seconds>                 "participants <n>": the other participants the built-in
 //                                   DCPSParticipant reader shows after `seconds`; until "exit"
 //
@@ -162,12 +163,12 @@ int listen() {
   dds::sub::Subscriber sub(participant);
   dds::sub::DataReader<ShapeType> reader(sub, topic, reliable(sub));
   std::cout << "ready" << std::endl;
-  std::atomic<bool> report{false};
+  std::atomic<int> reports{0};  // asked for and not yet answered: each "report" is answered
   std::atomic<bool> done{false};
   std::thread words([&] {
-    wait_for("report");
-    report = true;
-    wait_for("exit");
+    std::string line;
+    while (std::getline(std::cin, line) && line != "exit")
+      if (line == "report") ++reports;
     done = true;
   });
   long took = 0;
@@ -189,7 +190,7 @@ int listen() {
       last = s.data().x();
       ++took;
     }
-    if (report.exchange(false)) {
+    for (; reports > 0; --reports) {
       std::cout << "took " << took << " last " << last << " gap "
                 << std::chrono::duration_cast<std::chrono::milliseconds>(gap).count()
                 << (ordered ? "" : " disordered") << std::endl;

@@ -118,6 +118,7 @@ class ClientBus final : public group::Bus {
   void commit(group::Loan& loan, std::size_t size, Clock::time_point deadline) override;
   void want(std::uint64_t topic, group::Want want) override;
   [[nodiscard]] bool relayed() const noexcept override { return true; }
+  [[nodiscard]] bool rejoins() const noexcept override { return true; }
   [[nodiscard]] transport::NodeId relay() const noexcept override { return relay_.load(); }
 
  private:

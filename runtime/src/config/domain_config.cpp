@@ -209,7 +209,8 @@ const std::vector<Field<MulticastSettings>>& multicast_fields() {
         field<M>(
             "interface", ValueType::text, 0, 0,
             "The interface to send and listen on: a name (eth0) or one of its IPv4 addresses. "
-            "Empty: the first interface that is up, not loopback and has multicast.",
+            "Empty: the first interface that is up, not loopback and has multicast (one "
+            "whose link has a carrier first; else one whose cable is not in yet).",
             [](const M& m) -> Value { return m.interface; },
             [](M& m, const Value& v) { m.interface = std::get<std::string>(v); }),
         integer<M>("ttl", 1, 255,

@@ -27,7 +27,8 @@ std::vector<Interface> interfaces() {
     if (fresh) {
       Interface f;
       f.name = i->ifa_name;
-      f.up = (i->ifa_flags & IFF_UP) != 0 && (i->ifa_flags & IFF_RUNNING) != 0;
+      f.up = (i->ifa_flags & IFF_UP) != 0;
+      f.running = f.up && (i->ifa_flags & IFF_RUNNING) != 0;
       f.loopback = (i->ifa_flags & IFF_LOOPBACK) != 0;
       f.multicast = (i->ifa_flags & IFF_MULTICAST) != 0;
       out.push_back(std::move(f));
@@ -80,16 +81,20 @@ std::optional<Interface> find_interface(std::string_view wanted, std::string& wh
     why = "no interface '" + std::string(wanted) + "' (interfaces here: " + names(all) + ")";
     return std::nullopt;
   }
-  for (const auto& i : all)
-    if (i.up && !i.loopback && i.multicast && i.ipv4 != 0) return i;
+  // A link with a carrier first; else one configured up whose cable is not in yet.
+  for (const bool carrier : {true, false})
+    for (const auto& i : all)
+      if (i.up && (i.running || !carrier) && !i.loopback && i.multicast && i.ipv4 != 0) return i;
   why = "no interface but loopback is up with multicast and an IPv4 address (interfaces here: " +
         names(all) + ")";
   return std::nullopt;
 }
 
 std::optional<Interface> first_network_interface() {
-  for (const auto& i : interfaces())
-    if (i.up && !i.loopback && i.ipv4 != 0) return i;
+  const auto all = interfaces();
+  for (const bool carrier : {true, false})
+    for (const auto& i : all)
+      if (i.up && (i.running || !carrier) && !i.loopback && i.ipv4 != 0) return i;
   return std::nullopt;
 }
 

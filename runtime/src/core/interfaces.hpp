@@ -6,7 +6,9 @@
 //   the interface named (discovery.multicast.interface: a name such as eth0, or one of its
 //   IPv4 addresses)
 //   or, named none: the first interface, in the kernel's order, that is up, not loopback,
-//   has multicast and an IPv4 address
+//   has multicast and an IPv4 address; one whose link is up (a carrier) before one that is
+//   only configured up (a cable not plugged in yet: a host whose link comes up after its
+//   participants started keeps the address it will be reached at)
 //   or none at all: no interface but loopback (a container, a namespace with only lo)
 //
 // node.host auto takes that interface's address, or, where no interface has multicast, the
@@ -27,7 +29,8 @@ struct Interface {
   std::string name;        // e.g. "eth0"
   std::string address;     // its first IPv4 address, dotted
   std::uint32_t ipv4 = 0;  // the same, in network byte order
-  bool up = false;
+  bool up = false;         // configured up (IFF_UP)
+  bool running = false;    // and its link has a carrier (IFF_RUNNING)
   bool loopback = false;
   bool multicast = false;
 };

@@ -613,10 +613,20 @@ void Participant::publish_record(SampleKind kind, std::uint64_t guid,
   h.kind = kind;
   h.writer = guid;
   h.source_time_ns = wall_now().to_nanosecs();
-  router_.publish(
-      channel, h, bytes.size(),
-      [&](std::span<std::byte> out) { std::copy(bytes.begin(), bytes.end(), out.begin()); },
-      clock_now() + std::chrono::seconds(10));
+  // Halted on its way back into the domain (a merge, a partition that heals): the entity is
+  // in this participant's tables already, and reannounce() sends its record with the others
+  // once it is back, so creating it succeeds as it would a moment earlier or later.
+  const auto rejoining = [&] { return bus_->rejoins() && !bus_->halted().empty(); };
+  if (rejoining()) return;
+  try {
+    router_.publish(
+        channel, h, bytes.size(),
+        [&](std::span<std::byte> out) { std::copy(bytes.begin(), bytes.end(), out.begin()); },
+        clock_now() + std::chrono::seconds(10));
+  } catch (const dds::core::Exception&) {
+    if (rejoining()) return;  // it halted meanwhile
+    throw;
+  }
 }
 
 void Participant::publish_retirement(SampleKind kind, std::uint64_t guid) {

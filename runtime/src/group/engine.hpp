@@ -238,6 +238,10 @@ class Bus {
   // A client's: a member relays its messages (relay(), which may change when it fails over to
   // another), and it keeps no logs.
   [[nodiscard]] virtual bool relayed() const noexcept { return false; }
+  // Whether this node gets back into its domain by itself after it halted (a member with a
+  // rejoiner, a client that connects to a relay again): what it announces while halted is
+  // announced with everything else once it is back.
+  [[nodiscard]] virtual bool rejoins() const noexcept { return false; }
   [[nodiscard]] virtual NodeId relay() const noexcept { return 0; }
   [[nodiscard]] Executor& executor() noexcept { return runtime().executor(); }
   [[nodiscard]] bool on_protocol_thread() noexcept { return runtime().on_protocol_thread(); }
@@ -317,6 +321,7 @@ class Engine final : public Bus {
   void shutdown() override;
   // Why this member halted, empty while it runs.
   [[nodiscard]] std::string halted() const override;
+  [[nodiscard]] bool rejoins() const noexcept override { return rejoiner_ != nullptr; }
   // Fault injection for the simulator: this member stops taking part in view changes while
   // its heartbeat goes on (membership.hpp, "Progress"); the others must suspect it.
   void stall_view_changes();
