@@ -1,22 +1,32 @@
-// A member joining with a view holds nobody (transport.hpp, connect(); issue 32): on tcp
-// and shm, connect() returns without a member whose NodeAddress::connect_within is set,
+// A member joining with a view holds nobody (transport.hpp, connect(); issues 32, 61): on
+// tcp, shm and rdma, connect() returns without a member whose NodeAddress::connect_within is
+// set,
 // connecting() says so, writes to it are refused with retry until it came, and once it
 // connected a PeerConnected event says so and writes land, both ways. A joiner that never
 // comes holds connect() no longer than one that came.
+//
+// The rdma cases (tag [rdma]; CTest transport.joining.rdma) also check the per-peer memory
+// registration of restricted regions: each writer gets keys for its own ranges only. They
+// need an RDMA device: without one the run says why and exits 77 (CTest: skipped).
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <thread>
 #include <variant>
 #include <vector>
 
+#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 #include <spindle/transport/shm.hpp>
 #include <spindle/transport/tcp.hpp>
+#if SPINDLE_HAVE_RDMA
+#include <spindle/transport/rdma.hpp>
+#endif
 
 namespace st = spindle::transport;
 using namespace std::chrono_literals;
@@ -35,6 +45,16 @@ Node tcp_node(st::NodeId id) {
   const st::NodeAddress a{id, "127.0.0.1", t->port()};
   return Node{std::move(t), a};
 }
+
+#if SPINDLE_HAVE_RDMA
+Node rdma_node(st::NodeId id) {
+  st::RdmaConfig cfg;
+  cfg.self = st::NodeAddress{id, "127.0.0.1", 0};
+  auto t = std::make_unique<st::RdmaTransport>(cfg);
+  const st::NodeAddress a{id, "127.0.0.1", t->port()};
+  return Node{std::move(t), a};
+}
+#endif
 
 Make shm_nodes() {
   static int serial = 0;
@@ -141,4 +161,73 @@ TEST_CASE("shm: a joiner holds nobody, and connects in the background", "[shm][j
   SECTION("a joiner that never comes") {
     absent_joiner_holds_nobody(shm_nodes());
   }
+}
+
+#if SPINDLE_HAVE_RDMA
+TEST_CASE("rdma: a joiner holds nobody, and connects in the background", "[rdma][joining]") {
+  SECTION("the joiner dials") {
+    joiner_holds_nobody(rdma_node, 1, 2);
+  }
+  SECTION("the member dials") {
+    joiner_holds_nobody(rdma_node, 2, 1);
+  }
+  SECTION("a joiner that never comes") {
+    absent_joiner_holds_nobody(rdma_node);
+  }
+}
+
+// Rows belong to their owners (transport.hpp): a restricted region is registered once per
+// writer over the ranges it may write, and each peer's table carries its own keys only. A
+// peer that writes elsewhere — here one that does not restrict the region itself, so nothing
+// on its side stops it — has no key for the range and is refused before anything is posted.
+TEST_CASE("rdma: each peer gets keys for the ranges it may write, and only those", "[rdma][rows]") {
+  Node a = rdma_node(1);
+  Node b = rdma_node(2);
+  const std::vector<st::WriteGrant> rows{{1, {{0, 1024}}}, {2, {{1024, 1024}}}};
+  auto mine = a.t->create_region(7, 4096).bytes;
+  auto theirs = b.t->create_region(7, 4096).bytes;
+  a.t->restrict_writes(7, rows);  // b restricts nothing: only a's keys stop it
+  const std::vector<st::NodeAddress> view{a.address, b.address};
+  std::thread other([&] { CHECK(b.t->connect(view, 1, 10s) == st::Status::ok); });
+  REQUIRE(a.t->connect(view, 1, 10s) == st::Status::ok);
+  other.join();
+  std::memset(theirs.data(), 0x5A, 4096);
+  REQUIRE(b.t->write(1, 7, 1024, 7, 1024, 64) == st::Status::ok);  // its own row
+  const auto until = Clock::now() + 2s;
+  while (mine[1024] != std::byte{0x5A} && Clock::now() < until)
+    std::this_thread::sleep_for(1ms);
+  CHECK(mine[1024] == std::byte{0x5A});
+  CHECK(b.t->write(1, 7, 0, 7, 0, 8) == st::Status::peer_suspected);  // node 1's row: no key
+  std::vector<st::Event> events;
+  b.t->poll(events);
+  bool named = false;
+  for (const auto& e : events)
+    if (const auto* s = std::get_if<st::Suspicion>(&e))
+      named = named || (s->peer == 1 && s->reason == st::SuspicionReason::unknown_region);
+  CHECK(named);
+  for (std::size_t i = 0; i < 1024; ++i)
+    if (mine[i] != std::byte{0}) FAIL("node 1's row written at " << i);
+  b.t->disconnect();
+  a.t->disconnect();
+}
+#endif
+
+// The rdma cases need a device: without one, say why and exit 77 (CTest: skipped).
+int main(int argc, char** argv) {
+  bool rdma = false;  // run with the filter "[rdma]" (not "~[rdma]", which leaves them out)
+  for (int i = 1; i < argc; ++i)
+    rdma = rdma || std::string(argv[i]).rfind("[rdma]", 0) == 0;
+  if (rdma) {
+#if SPINDLE_HAVE_RDMA
+    std::string why;
+    if (!st::rdma_device_available(why)) {
+      std::cout << "skipped: " << why << std::endl;
+      return 77;
+    }
+#else
+    std::cout << "skipped: the rdma transport is not built" << std::endl;
+    return 77;
+#endif
+  }
+  return Catch::Session().run(argc, argv);
 }

@@ -3,7 +3,11 @@
 // Connection set-up uses librdmacm: the member with the higher id resolves and connects
 // two queue pairs (DATA, BLOCK) to each lower member, carrying ConnectInfo as private
 // data; the lower member accepts requests that name a member of its current view and
-// epoch. Once DATA is established each side sends its region table on it:
+// epoch, one per queue pair. An attempt that fails before it is established (refused: the
+// lower member has not called connect() for this view yet, as a joiner that starts late)
+// is made again every kRedialPause until the peer's deadline (connect()'s timeout, or a
+// joiner's connect_within: joiners connect in the background, see rdma.hpp). Once DATA is
+// established each side sends its region table on it:
 //
 //   region table message (DATA queue pair, one SEND, <= 4096 entries), made for each peer:
 //   +----------+----------+-------------------+-------------------+
@@ -35,6 +39,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -73,6 +78,8 @@ namespace {
 constexpr std::uint32_t kConnectMagic = 0x53504452;  // "SPDR"
 constexpr std::uint32_t kMaxTable = 4096;
 constexpr std::uint32_t kDataRecvs = 64;  // zero-byte receives absorbing write immediates
+// After a connection attempt failed before it was established, the next one (try_again()).
+constexpr std::chrono::milliseconds kRedialPause{20};
 
 enum class Role : std::uint32_t { data = 0, block = 1 };
 enum class WrKind : std::uint64_t {
@@ -161,9 +168,18 @@ class rdma_detail::Impl {
   struct Peer {
     NodeAddress addr;
     rdma_cm_id* ids[2] = {nullptr, nullptr};
-    bool established[2] = {false, false};
-    bool got_table = false;
+    // Set by the thread that handles connection events and completions; read by any (a
+    // joiner connects in the background). `remote` and `remote_windows` are written before
+    // got_table is set and never after, so a reader that saw ready() reads them safely.
+    std::atomic<bool> established[2] = {false, false};
+    std::atomic<bool> got_table{false};
     std::atomic<bool> suspected{false};
+    bool background = false;       // joining: connect() does not wait for it (connecting())
+    Clock::time_point deadline{};  // connect() or the background gives up on it then
+    std::atomic<bool> said_connected{false};  // PeerConnected pushed
+    // A connection attempt that failed before it was established is made again (the peer
+    // had not called connect() for this view yet) until `deadline`: when, per queue pair.
+    std::optional<Clock::time_point> redial_at[2];
     std::mutex mu;  // posting to the queue pairs
     std::map<RegionId, RegionDescriptor> remote;
     std::map<RegionId, std::vector<Window>> remote_windows;  // its ranges of ours, rkey each
@@ -326,6 +342,7 @@ class rdma_detail::Impl {
     id->context = &p;
     p.ids[static_cast<int>(role)] = id;
     if (role == Role::data) {
+      if (p.table_rx_mr != nullptr) ibv_dereg_mr(p.table_rx_mr);  // an attempt that failed
       // As an int: verbs.h's ibv_reg_mr macro masks it with another enum's constant.
       p.table_rx_mr = ibv_reg_mr(pd_, p.table_rx.data(), sizeof(WireDescriptor) * kMaxTable,
                                  static_cast<int>(IBV_ACCESS_LOCAL_WRITE));
@@ -387,46 +404,47 @@ class rdma_detail::Impl {
     ibv_send_wr* bad = nullptr;
     if (ibv_post_send(p.ids[0]->qp, &wr, &bad) != 0) {
       suspect(p, SuspicionReason::completion_error, err("posting the region table"));
+      return;
     }
+    ++p.outstanding;  // its completion (table_send) counts it off as any signaled send
   }
 
   Status connect(std::span<const NodeAddress> members, std::uint64_t epoch,
                  std::chrono::milliseconds timeout) {
     if (connected_) disconnect();
     epoch_ = epoch;
+    const auto start = Clock::now();
+    bool background = false;
     for (const auto& m : members) {
       if (m.id == cfg_.self.id) continue;
       auto p = std::make_unique<Peer>();
       p->addr = m;
+      p->background = m.connect_within.count() > 0;
+      p->deadline = give_up_on(m, start, start + timeout);
+      background = background || p->background;
       peers_.emplace(m.id, std::move(p));
     }
+    background_pending_ = background;
     connected_ = true;
-    const int resolve_ms = static_cast<int>(std::min<std::int64_t>(timeout.count(), 5000));
     for (auto& [id, p] : peers_) {
       if (id > cfg_.self.id) continue;  // they dial us
-      for (Role role : {Role::data, Role::block}) {
-        rdma_cm_id* cid = nullptr;
-        if (rdma_create_id(ch_, &cid, p.get(), RDMA_PS_TCP) != 0) {
-          suspect(*p, SuspicionReason::connect_timeout, err("rdma_create_id"));
-          break;
-        }
-        p->ids[static_cast<int>(role)] = cid;
-        sockaddr_in dst = ipv4(p->addr.host, p->addr.port);
-        if (rdma_resolve_addr(cid, nullptr, reinterpret_cast<sockaddr*>(&dst), resolve_ms) != 0) {
-          suspect(*p, SuspicionReason::connect_timeout, err("rdma_resolve_addr"));
-        }
-      }
+      for (Role role : {Role::data, Role::block})
+        dial(*p, role);
     }
-    const auto deadline = Clock::now() + timeout;
+    const auto deadline = start + timeout;
     while (Clock::now() < deadline && !all_ready()) {
       pollfd fds[2] = {{ch_->fd, POLLIN, 0}, {cc_->fd, POLLIN, 0}};
       (void)::poll(fds, 2, 10);
       handle_cm_events();
+      redial_due();
       reap();
     }
     Status result = Status::ok;
     for (auto& [id, p] : peers_) {
       if (ready(*p)) continue;
+      // A joiner connects in the background (PeerConnected once it did, poll() gives up on
+      // it at its deadline); the SST suspects it too if its heartbeat never starts.
+      if (p->background && !p->suspected) continue;
       result = Status::peer_suspected;
       suspect(*p, SuspicionReason::connect_timeout,
               "no RDMA connection to node " + std::to_string(id) + " at " + p->addr.host + ":" +
@@ -435,12 +453,115 @@ class rdma_detail::Impl {
     return result;
   }
 
+  // Dials `p` (a lower id) on one queue pair: resolves its address, and the connection
+  // events take it on (handle_cm_events).
+  void dial(Peer& p, Role role) {
+    const int r = static_cast<int>(role);
+    p.redial_at[r].reset();
+    rdma_cm_id* cid = nullptr;
+    if (rdma_create_id(ch_, &cid, &p, RDMA_PS_TCP) != 0) {
+      suspect(p, SuspicionReason::connect_timeout, err("rdma_create_id"));
+      return;
+    }
+    p.ids[r] = cid;
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(p.deadline - Clock::now()).count();
+    const int resolve_ms = static_cast<int>(std::clamp<std::int64_t>(left, 10, 5000));
+    sockaddr_in dst = ipv4(p.addr.host, p.addr.port);
+    if (rdma_resolve_addr(cid, nullptr, reinterpret_cast<sockaddr*>(&dst), resolve_ms) != 0)
+      suspect(p, SuspicionReason::connect_timeout, err("rdma_resolve_addr"));
+  }
+
+  // A connection attempt of `p`'s queue pair `role` failed before it was established: while
+  // its deadline allows, its id goes (after the event is acknowledged) and, where we dial,
+  // it is dialed again shortly. A peer that installs the view a moment after us, or a joiner
+  // that has not called connect() yet, refuses the first request. False: give up on it.
+  bool try_again(Peer& p, rdma_cm_id* id, int role) {
+    const auto now = Clock::now();
+    if (p.suspected || p.established[role] || p.ids[role] != id || now + kRedialPause >= p.deadline)
+      return false;
+    p.ids[role] = nullptr;
+    retired_.push_back(id);
+    if (p.addr.id < cfg_.self.id) {
+      p.redial_at[role] = now + kRedialPause;
+      redial_pending_ = true;
+    }
+    return true;
+  }
+
+  // Ids retired by try_again(), destroyed once their events are acknowledged (cm_mu held).
+  void destroy_retired() {
+    for (auto* id : retired_) {
+      if (id->qp != nullptr) rdma_destroy_qp(id);
+      rdma_destroy_id(id);
+    }
+    retired_.clear();
+  }
+
+  // Dials again the queue pairs whose pause after a failed attempt is over (poll(), connect()).
+  void redial_due() {
+    if (!redial_pending_) return;
+    std::lock_guard cm(cm_mu_);
+    const auto now = Clock::now();
+    bool pending = false;
+    for (auto& [id, p] : peers_) {
+      for (Role role : {Role::data, Role::block}) {
+        auto& at = p->redial_at[static_cast<int>(role)];
+        if (!at) continue;
+        if (p->suspected) {
+          at.reset();
+        } else if (now >= *at) {
+          dial(*p, role);
+        } else {
+          pending = true;
+        }
+      }
+    }
+    redial_pending_ = pending;
+  }
+
   static bool ready(const Peer& p) { return p.established[0] && p.established[1] && p.got_table; }
   bool all_ready() const {
     for (auto& [id, p] : peers_) {
-      if (!ready(*p) && !p->suspected) return false;
+      if (!ready(*p) && !p->suspected && !p->background) return false;
     }
     return true;
+  }
+
+  // A joiner that connect() left to the background is connected now: said once.
+  void maybe_connected(Peer& p) {
+    if (p.background && ready(p) && !p.suspected && !p.said_connected.exchange(true))
+      push_event(PeerConnected{p.addr.id});
+  }
+
+  // What a write, block or receive for `p` gets while it is not connected: a joiner still
+  // connecting is asked to retry; anyone else is suspected.
+  static Status not_ready(const Peer& p) {
+    return p.background && !p.suspected ? Status::retry : Status::peer_suspected;
+  }
+
+  bool connecting(NodeId peer) const {
+    const Peer* p = find(peer);
+    return p != nullptr && p->background && !ready(*p) && !p->suspected;
+  }
+
+  // Joiners past their deadline, still not connected, are suspected (poll()).
+  void give_up_on_late_joiners() {
+    if (!background_pending_) return;
+    const auto now = Clock::now();
+    bool pending = false;
+    for (auto& [id, p] : peers_) {
+      if (!p->background || ready(*p) || p->suspected) continue;
+      if (now < p->deadline) {
+        pending = true;
+        continue;
+      }
+      suspect(*p, SuspicionReason::connect_timeout,
+              "node " + std::to_string(id) + " joining at " + p->addr.host + ":" +
+                  std::to_string(p->addr.port) + " made no RDMA connection within its " +
+                  std::to_string(p->addr.connect_within.count()) + " ms");
+    }
+    background_pending_ = pending;
   }
 
   void handle_cm_events() {
@@ -481,8 +602,11 @@ class rdma_detail::Impl {
           break;
         case RDMA_CM_EVENT_ESTABLISHED:
           if (p != nullptr) {
-            p->established[role_of] = true;
+            // The table goes out before the peer counts as ready, so that no write is posted
+            // to it ahead of (or beside) the table's send.
             if (role_of == 0) send_table(*p);
+            p->established[role_of] = true;
+            maybe_connected(*p);
           }
           break;
         case RDMA_CM_EVENT_DISCONNECTED:
@@ -496,7 +620,7 @@ class rdma_detail::Impl {
         case RDMA_CM_EVENT_CONNECT_ERROR:
         case RDMA_CM_EVENT_UNREACHABLE:
         case RDMA_CM_EVENT_REJECTED:
-          if (p != nullptr) {
+          if (p != nullptr && !try_again(*p, id, role_of)) {
             suspect(*p, SuspicionReason::connect_timeout,
                     std::string("connection set-up failed: ") + rdma_event_str(ev->event));
           }
@@ -506,6 +630,7 @@ class rdma_detail::Impl {
       }
       rdma_ack_cm_event(ev);
     }
+    destroy_retired();
   }
 
   void accept(rdma_cm_id* id, const rdma_conn_param& req) {
@@ -522,6 +647,12 @@ class rdma_detail::Impl {
       return;
     }
     Peer& p = *it->second;
+    // This queue pair has a connection, or an attempt whose end we have not seen yet: the
+    // peer asks again (try_again()) once that one is over.
+    if (p.ids[info.role] != nullptr) {
+      rdma_reject(id, nullptr, 0);
+      return;
+    }
     try {
       create_qp(p, id, static_cast<Role>(info.role));
     } catch (const std::exception&) {
@@ -586,7 +717,8 @@ class rdma_detail::Impl {
       return Status::invalid;
     }
     Peer* p = find(peer);
-    if (p == nullptr || p->suspected || !ready(*p)) return Status::peer_suspected;
+    if (p == nullptr || p->suspected) return Status::peer_suspected;
+    if (!ready(*p)) return not_ready(*p);
     std::lock_guard lock(p->mu);
     auto r = p->remote.find(remote);
     if (r == p->remote.end() || !in_bounds(roff, len, r->second.size)) return Status::invalid;
@@ -638,7 +770,8 @@ class rdma_detail::Impl {
       return Status::invalid;
     }
     Peer* p = find(peer);
-    if (p == nullptr || p->suspected || !ready(*p)) return Status::peer_suspected;
+    if (p == nullptr || p->suspected) return Status::peer_suspected;
+    if (!ready(*p)) return not_ready(*p);
     std::lock_guard lock(p->mu);
     ibv_sge sge{reinterpret_cast<std::uintptr_t>(src->second.mem.data() + offset), length,
                 src->second.mr->lkey};
@@ -667,7 +800,8 @@ class rdma_detail::Impl {
       return Status::invalid;
     }
     Peer* p = find(peer);
-    if (p == nullptr || p->suspected || !ready(*p)) return Status::peer_suspected;
+    if (p == nullptr || p->suspected) return Status::peer_suspected;
+    if (!ready(*p)) return not_ready(*p);
     std::lock_guard lock(p->mu);
     ibv_sge sge{reinterpret_cast<std::uintptr_t>(dst->second.mem.data() + offset), capacity,
                 dst->second.mr->lkey};
@@ -701,7 +835,9 @@ class rdma_detail::Impl {
     if (p == nullptr) return;  // from a view already torn down
     const WrKind kind = wr_kind(wc.wr_id);
     if (wc.status != IBV_WC_SUCCESS) {
-      if (wc.status == IBV_WC_WR_FLUSH_ERR && p->suspected) return;
+      // Flushed: the peer is suspected already, or a connection attempt that failed before
+      // it was established was torn down (its connection events decide, try_again()).
+      if (wc.status == IBV_WC_WR_FLUSH_ERR && (p->suspected || !ready(*p))) return;
       suspect(*p,
               wc.status == IBV_WC_LOC_LEN_ERR ? SuspicionReason::block_overflow
                                               : SuspicionReason::completion_error,
@@ -727,6 +863,7 @@ class rdma_detail::Impl {
           }
         }
         p->got_table = true;
+        maybe_connected(*p);
         break;
       }
       case WrKind::block_recv: {
@@ -772,7 +909,9 @@ class rdma_detail::Impl {
 
   std::size_t poll(std::vector<Event>& out) {
     handle_cm_events();
+    redial_due();
     reap();
+    give_up_on_late_joiners();
     return events_.drain(out);
   }
 
@@ -782,7 +921,7 @@ class rdma_detail::Impl {
   [[nodiscard]] std::uint64_t activity() const noexcept { return activity_.load(); }
   std::optional<RegionDescriptor> remote_region(NodeId peer, RegionId id) const {
     auto* p = find(peer);
-    if (p == nullptr) return std::nullopt;
+    if (p == nullptr || !ready(*p)) return std::nullopt;  // a joiner not connected yet
     std::lock_guard lock(p->mu);
     auto it = p->remote.find(id);
     if (it == p->remote.end()) return std::nullopt;
@@ -842,6 +981,9 @@ class rdma_detail::Impl {
   std::map<NodeId, std::unique_ptr<Peer>> peers_;
   std::uint64_t epoch_ = 0;
   bool connected_ = false;
+  std::atomic<bool> background_pending_{false};  // a joiner connect() left to the background
+  std::atomic<bool> redial_pending_{false};      // a Peer::redial_at is set
+  std::vector<rdma_cm_id*> retired_;             // try_again(); under cm_mu_
   std::mutex cm_mu_;
   std::mutex cq_mu_;
   std::atomic<std::uint64_t> activity_{0};

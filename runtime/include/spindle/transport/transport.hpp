@@ -243,9 +243,10 @@ class Transport {
   // the background for connect_within (or the timeout, whichever is shorter). Until then
   // writes, blocks and receives for it are refused with retry and remote_region() has
   // nothing; once connected, a PeerConnected event says so. One that never comes is left
-  // to the layer above (the SST suspects it when its heartbeat never starts). Transports
-  // that do not (rdma) wait for it in connect() like any member; the simulator returns at
-  // once for every member and holds writes until their target joined.
+  // to the layer above (the SST suspects it when its heartbeat never starts). tcp, shm
+  // and rdma do so; a transport that does not waits for it in connect() like any member;
+  // the simulator returns at once for every member and holds writes until their target
+  // joined.
   [[nodiscard]] virtual Status connect(std::span<const NodeAddress> members,
                                        std::uint64_t view_epoch,
                                        std::chrono::milliseconds timeout) = 0;

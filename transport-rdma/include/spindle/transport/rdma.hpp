@@ -8,6 +8,12 @@
 // with post_receive(). RC keeps each queue pair in order, so writes stay ordered among
 // themselves and blocks among themselves (the contract promises nothing across the two).
 //
+// A member joining with a view (NodeAddress::connect_within) holds nobody, as on tcp and
+// shm: connect() returns without waiting for it, its queue pairs are set up in the
+// background by poll() and wait() (connection events, its region table), writes and blocks
+// for it are refused with retry until then, and PeerConnected says when it is connected;
+// past connect_within poll() suspects it (connect_timeout).
+//
 // Threading: the contract's rules (transport.hpp). No transport thread: completions are
 // reaped by poll() and wait() on the caller's thread under cq_mu; posting to a peer takes
 // that peer's mutex. Lock order: Peer::mu, cm_mu, cq_mu, Peer::q_mu, events_mu.
