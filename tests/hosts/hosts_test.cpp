@@ -28,6 +28,8 @@
 //                   on (a process on another host is never "certainly dead": the majority
 //                   rule decides), with the longest gap at the other subscriber.
 //   [power_cut]     the same with host 3's link down first: only silence tells.
+//   [minority]      hosts 2 and 3 killed at once: host 1, 1 of 3, stops (nothing on another
+//                   host is certainly dead).
 //   [client]        an external client on host 2 through a relay (client_port) on host 1.
 #include <signal.h>
 #include <unistd.h>
@@ -467,6 +469,26 @@ TEST_CASE("power off: every process of a host killed; the others go on by the ma
 TEST_CASE("power cut: a host's link silent and its processes gone; the others go on",
           "[power_cut]") {
   host_3_goes(true);
+}
+
+// The rule checked from the other side: with hosts 2 and 3 both gone at once, host 1 holds
+// 1 of 3 and must stop, since their processes are on other hosts and nothing there is
+// certain (on one host, members seen exited do not count and it goes on:
+// consistency.survivor.*).
+TEST_CASE("minority: two of three hosts gone at once; the one left stops (no split brain)",
+          "[minority]") {
+  Stream s;
+  std::this_thread::sleep_for(300ms);
+  s.hosts.power_off(2);
+  s.hosts.power_off(3);
+  const auto stops = expect(*s.writer, "host 1", "spindle: domain 0: node", s.deadline);
+  REQUIRE(stops);
+  CHECK(stops->find("stopped: it lost contact with 2 of the 3 members") != std::string::npos);
+  CHECK(stops->find("no split brain") != std::string::npos);
+  s.writer->send("stop");
+  CHECK(expect(*s.writer, "host 1", "wrote", s.deadline));
+  s.writer->send("exit");
+  CHECK(s.writer->wait(s.deadline) == 0);
 }
 
 TEST_CASE("client: an external client on host 2 through a relay on host 1", "[client]") {
