@@ -620,6 +620,29 @@ void Writer::send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Tim
     give_back_seq(h.seq);
     throw;
   }
+  see_own_sample();
+}
+
+void Writer::see_own_sample() {
+  if (matched_readers_.load(std::memory_order_relaxed) == 0) return;
+  auto& bus = publisher_->owner().bus();
+  auto& rt = bus.runtime();
+  // Delivery runs on the protocol thread, and listeners on the executors: a write from one
+  // of them must not wait for itself.
+  if (bus.on_protocol_thread() || rt.executor().on_executor_thread() ||
+      rt.control().on_executor_thread())
+    return;
+  const auto mark = bus.sole_sent_mark(channel_);
+  if (!mark) return;
+  // Usually a few microseconds away: the commit woke the protocol thread, and the message
+  // is stable at once. Yield first (on a small machine that thread needs this core), then
+  // the runtime's sleeps, up to the write's own deadline.
+  for (int i = 0; i < 64; ++i) {
+    if (bus.delivered_locally(channel_, *mark)) return;
+    std::this_thread::yield();
+  }
+  (void)rt.wait_until(std::max(deadline(), clock_now() + std::chrono::milliseconds(100)),
+                      [&] { return bus.delivered_locally(channel_, *mark); });
 }
 
 void Writer::publish_message(const SampleHeader& h, std::span<const std::byte> payload,
@@ -701,13 +724,14 @@ void Writer::publish_set(const std::vector<std::byte>& messages) {
   }
   if (!best_effort_) {
     router.publish(channel_, h, messages.size(), fill, deadline());
-    return;
+  } else {
+    try {
+      router.publish(channel_, h, messages.size(), fill, clock_now());
+    } catch (const dds::core::TimeoutError&) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+    }
   }
-  try {
-    router.publish(channel_, h, messages.size(), fill, clock_now());
-  } catch (const dds::core::TimeoutError&) {
-    dropped_.fetch_add(1, std::memory_order_relaxed);
-  }
+  see_own_sample();
 }
 
 cdr::KeyHash Writer::note_write(const void* sample, InstanceHandle handle,
@@ -839,6 +863,7 @@ void Writer::write_loan(const void* sample, const dds::core::Time& ts) {
     give_back_seq(h.seq);
     throw;
   }
+  see_own_sample();
 }
 
 void Writer::return_loan(const void* sample) {
@@ -1006,6 +1031,7 @@ void Writer::matched(std::uint64_t reader_guid, int delta) {
     } else {
       readers_.erase(reader_guid);
     }
+    matched_readers_.store(readers_.size(), std::memory_order_relaxed);
   }
   using S = dds::core::status::PublicationMatchedStatus;
   event(

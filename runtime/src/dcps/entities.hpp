@@ -815,6 +815,11 @@ class Writer final : public detail::WriterCore {
   // its readers count) rather than throw.
   void publish_message(const SampleHeader& h, std::span<const std::byte> payload,
                        const void* sample);
+  // Local delivery before write() returns (docs/dcps.md, "Your own samples"): where a
+  // reader is matched and this member alone holds places in the topic's order, waits (up to
+  // the write's deadline) until the protocol thread delivered what it just committed. Call
+  // right after a commit; it does nothing on the protocol or executor threads.
+  void see_own_sample();
   // Into the publisher's open coherent set; false when none is open.
   bool send_to_set(const SampleHeader& h, std::span<const std::byte> payload, const void* sample);
   // The next message number (SampleHeader::seq), and giving it back when the message was
@@ -857,6 +862,7 @@ class Writer final : public detail::WriterCore {
   std::map<const void*, Slot> loans_;
   // Matched readers, each with this writer's last message number when it matched.
   std::map<std::uint64_t, std::uint64_t> readers_;
+  std::atomic<std::size_t> matched_readers_{0};  // readers_.size(), read without mu_
   std::shared_ptr<detail::WriterListenerHook> hook_;
   StatusMask mask_;
   std::chrono::steady_clock::time_point last_assert_{};

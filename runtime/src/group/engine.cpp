@@ -1388,6 +1388,7 @@ void Engine::try_rejoin() {
   if (stopping_.load() || closing_.load() || !rejoiner_ || halted().empty()) return;
   std::optional<Rejoined> r;
   try {
+    rejoiner_->halted_in(current()->view);
     r = rejoiner_->attempt();
   } catch (const std::exception& e) {
     std::cerr << "spindle: domain " << domain_id_ << ": node " << node()
@@ -1537,6 +1538,24 @@ std::uint64_t Engine::in_flight(Channel channel) const {
   const auto vs = current();
   const auto sg = subgroup_of(vs->view, channel);
   return sg ? vs->smc->in_flight(*sg) : 0;
+}
+
+std::optional<Bus::SentMark> Engine::sole_sent_mark(Channel channel) const {
+  const auto vs = current();
+  const auto sg = subgroup_of(vs->view, channel);
+  if (!sg) return std::nullopt;
+  const auto count = vs->smc->sole_sender_mark(*sg);
+  if (!count) return std::nullopt;
+  return SentMark{vs->view.epoch, *count};
+}
+
+bool Engine::delivered_locally(Channel channel, SentMark mark) const {
+  const auto vs = current();
+  // A later view, or a halt: no waiting across them (the view the message went in delivered
+  // it before it ended, or the next one carries it again).
+  if (vs->view.epoch != mark.epoch || !halted().empty()) return true;
+  const auto sg = subgroup_of(vs->view, channel);
+  return !sg || vs->smc->freed_through(*sg, mark.count);
 }
 
 void Engine::hold_sends(Channel channel) {

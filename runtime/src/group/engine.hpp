@@ -157,6 +157,10 @@ class Rejoiner {
   // again at once rather than after kRejoinRetry — a welcome must be taken up quickly, or
   // the domain removes the joiner that does not connect.
   [[nodiscard]] virtual bool answer_due() const { return false; }
+  // Before each attempt: the view this member halted in (a rejoiner that may found the
+  // domain anew must not where that view had members on other hosts: they may be a
+  // majority going on without it, a partition rather than a domain gone).
+  virtual void halted_in(const View& view) { (void)view; }
 
  protected:
   Rejoiner() = default;
@@ -218,6 +222,23 @@ class Bus {
   [[nodiscard]] virtual std::uint32_t max_message(Channel channel) const = 0;
   [[nodiscard]] virtual std::uint64_t max_large_message() const = 0;
   [[nodiscard]] virtual std::uint64_t in_flight(Channel channel) const = 0;
+  // Local delivery before write() returns (docs/dcps.md, "Your own samples"): where this
+  // node alone holds places in `channel`'s order, a mark of what it sent so far
+  // (sole_sent_mark, right after commit()), and whether it delivered everything up to it
+  // itself (delivered_locally). Elsewhere, and on a client, there is no mark.
+  struct SentMark {
+    std::uint64_t epoch = 0;
+    std::uint64_t count = 0;
+  };
+  [[nodiscard]] virtual std::optional<SentMark> sole_sent_mark(Channel channel) const {
+    (void)channel;
+    return std::nullopt;
+  }
+  [[nodiscard]] virtual bool delivered_locally(Channel channel, SentMark mark) const {
+    (void)channel;
+    (void)mark;
+    return true;
+  }
   [[nodiscard]] virtual Loan reserve(Channel channel, std::size_t size,
                                      Clock::time_point deadline) = 0;
   virtual void commit(Loan& loan, std::size_t size, Clock::time_point deadline) = 0;
@@ -365,6 +386,8 @@ class Engine final : public Bus {
   [[nodiscard]] std::uint64_t max_large_message() const override;
   // Messages this node sent on `channel` that some member has not delivered yet.
   [[nodiscard]] std::uint64_t in_flight(Channel channel) const override;
+  [[nodiscard]] std::optional<SentMark> sole_sent_mark(Channel channel) const override;
+  [[nodiscard]] bool delivered_locally(Channel channel, SentMark mark) const override;
 
   // A slot for a message of `size` bytes, sleeping while the ring is full until `deadline`
   // (then dds::core::TimeoutError). Larger than max_message(): RDMC buffer space and a

@@ -344,6 +344,14 @@ class SubgroupEngine {
   [[nodiscard]] std::uint64_t in_flight() const noexcept {
     return reserved_.load(std::memory_order_acquire) - freed_.load(std::memory_order_acquire);
   }
+  // Slots reserved, and freed (delivered by every member), since the view began.
+  [[nodiscard]] std::uint64_t reserved_count() const noexcept {
+    return reserved_.load(std::memory_order_acquire);
+  }
+  [[nodiscard]] std::uint64_t freed_count() const noexcept {
+    return freed_.load(std::memory_order_acquire);
+  }
+  [[nodiscard]] std::size_t member_count() const noexcept { return members_.size(); }
   [[nodiscard]] bool sender() const noexcept { return my_sender_.has_value(); }
 
   // --- predicate thread ------------------------------------------------------------------
@@ -1275,6 +1283,15 @@ std::vector<Unsent> Smc::resend(std::uint32_t subgroup, std::int64_t trim,
 std::uint64_t Smc::in_flight(std::uint32_t subgroup) const noexcept {
   if (subgroup >= engines_.size() || !engines_[subgroup]) return 0;
   return engines_[subgroup]->in_flight();
+}
+
+std::optional<std::uint64_t> Smc::sole_sender_mark(std::uint32_t subgroup) const noexcept {
+  if (!is_sender(subgroup) || engines_[subgroup]->member_count() != 1) return std::nullopt;
+  return engines_[subgroup]->reserved_count();
+}
+
+bool Smc::freed_through(std::uint32_t subgroup, std::uint64_t mark) const noexcept {
+  return !is_member(subgroup) || engines_[subgroup]->freed_count() >= mark;
 }
 
 bool Smc::is_member(std::uint32_t subgroup) const noexcept {
