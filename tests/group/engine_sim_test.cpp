@@ -886,6 +886,24 @@ TEST_CASE("engine: entities made while a member is halted for a rejoin match onc
   CHECK(got == std::vector<std::uint64_t>{7});
 }
 
+// Your own samples (docs/dcps.md): where another process also reads the topic, write()
+// returns before the sample has its place in the order, and wait_for_acknowledgments() is
+// what a program that reads its own samples waits on: once it returns, every member — the
+// writer's own included — delivered what was written.
+TEST_CASE("engine: after wait_for_acknowledgments a reader of the writer's own member has it",
+          "[engine][own]") {
+  spindle::testing::SimStack stack(sim::Config{}, 2);
+  Streams s(stack);  // a writer and a reader at each member
+  for (std::uint64_t i = 1; i <= 20; ++i) {
+    s.writers[0].write(Streams::sample(i));
+    s.writers[0].wait_for_acknowledgments(dds::core::Duration::from_secs(5));
+    std::vector<std::uint64_t> got;
+    for (const auto& x : s.readers[0].take())  // no scheduler step in between
+      if (x.info().valid()) got.push_back(x.data().timestamp_ns());
+    REQUIRE(got == std::vector<std::uint64_t>{i});
+  }
+}
+
 // Progress (membership.hpp): a member whose heartbeat goes on but which takes no part in a
 // view change is suspected after the suspicion timeout, so the change — a legitimate join
 // here — completes without it, and the stream goes on.
