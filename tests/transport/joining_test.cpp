@@ -140,18 +140,24 @@ void absent_joiner_holds_nobody(const Make& make) {
   a.t->disconnect();
 }
 
+// The cases of a transport where one side dials the other (the higher id, on tcp and rdma):
+// either side may be the joiner, or it never comes.
+void dialing_cases(const Make& make) {
+  SECTION("the joiner dials") {
+    joiner_holds_nobody(make, 1, 2);
+  }
+  SECTION("the member dials") {
+    joiner_holds_nobody(make, 2, 1);
+  }
+  SECTION("a joiner that never comes") {
+    absent_joiner_holds_nobody(make);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("tcp: a joiner holds nobody, and connects in the background", "[tcp][joining]") {
-  SECTION("the joiner dials") {
-    joiner_holds_nobody(tcp_node, 1, 2);
-  }
-  SECTION("the member dials") {
-    joiner_holds_nobody(tcp_node, 2, 1);
-  }
-  SECTION("a joiner that never comes") {
-    absent_joiner_holds_nobody(tcp_node);
-  }
+  dialing_cases(tcp_node);
 }
 
 TEST_CASE("shm: a joiner holds nobody, and connects in the background", "[shm][joining]") {
@@ -165,15 +171,7 @@ TEST_CASE("shm: a joiner holds nobody, and connects in the background", "[shm][j
 
 #if SPINDLE_HAVE_RDMA
 TEST_CASE("rdma: a joiner holds nobody, and connects in the background", "[rdma][joining]") {
-  SECTION("the joiner dials") {
-    joiner_holds_nobody(rdma_node, 1, 2);
-  }
-  SECTION("the member dials") {
-    joiner_holds_nobody(rdma_node, 2, 1);
-  }
-  SECTION("a joiner that never comes") {
-    absent_joiner_holds_nobody(rdma_node);
-  }
+  dialing_cases(rdma_node);
 }
 
 // Rows belong to their owners (transport.hpp): a restricted region is registered once per
