@@ -3,7 +3,6 @@
 // fails with the participant's "could not reach every member" error naming both values.
 // Over tcp and, for the slot size, shm.
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include <catch2/catch.hpp>
 #include <dds/dds.hpp>
 
+#include "die_with_parent.hpp"
 #include "transports.hpp"
 
 namespace fs = std::filesystem;
@@ -53,10 +53,11 @@ std::vector<std::string> run(const std::string& transport, const std::vector<Mem
     }
     int fds[2];
     REQUIRE(::pipe(fds) == 0);
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
+      spindle::testing::die_with_parent(parent);  // it dies with its parent, killed or not
       ::close(fds[0]);
       ::setenv("SPINDLE_CONFIG", file.c_str(), 1);
       ::setenv("SPINDLE_NODE_ID", std::to_string(i).c_str(), 1);

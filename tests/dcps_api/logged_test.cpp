@@ -6,7 +6,6 @@
 // goes on with its other topics; a damaged record costs its samples (SAMPLE_LOST), not the
 // log nor the live stream; a log copied in from another node's home is not replayed. Public API
 // only (plus setenv, fork and setrlimit).
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +17,7 @@
 #include <set>
 
 #include "api_fixture.hpp"
+#include "die_with_parent.hpp"
 #include "scoped_config.hpp"
 #include "temp_dir.hpp"
 
@@ -258,10 +258,11 @@ TEST_CASE("SIGKILL mid-stream loses nothing a reader delivered", "[logged]") {
   TempDir logs;
   int pipe_fds[2];
   REQUIRE(::pipe(pipe_fds) == 0);
+  const pid_t parent = ::getpid();
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
+    spindle::testing::die_with_parent(parent);  // it dies with its parent, killed or not
     // The child writes and reads a logged topic (fsync before each delivery) and tells the
     // parent every sample its reader delivered, until it is killed.
     ::close(pipe_fds[0]);
@@ -324,10 +325,11 @@ TEST_CASE("SIGKILL mid-stream loses nothing a reader delivered", "[logged]") {
 
 TEST_CASE("a log that cannot grow fails its writer, not the participant", "[logged]") {
   TempDir logs;
+  const pid_t parent = ::getpid();
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
+    spindle::testing::die_with_parent(parent);  // it dies with its parent, killed or not
     // The child: a file size limit stands for a full disk (EFBIG instead of a signal). It
     // bounds shared-memory segments too (they are files): over tcp only the log meets it.
     int code = 0;

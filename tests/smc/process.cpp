@@ -3,7 +3,6 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,11 +11,6 @@
 #include <thread>
 
 namespace spindle::testing {
-
-void die_with_parent(pid_t parent) noexcept {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) ::_exit(127);  // it died before the line above
-}
 
 Process::Process(const std::vector<std::string>& argv) {
   int to_child[2];

@@ -12,14 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "die_with_parent.hpp"
+
 namespace spindle::testing {
 
 using Deadline = std::chrono::steady_clock::time_point;
-
-// In a child just forked by `parent`: SIGKILL when the thread that forked it ends, the parent
-// killed included (a CTest timeout, a signal), so that no child outlives its test; exits at
-// once where the parent already went. Call it first in the child.
-void die_with_parent(pid_t parent) noexcept;
 
 // Its child dies with it (die_with_parent), and its destructor kills and reaps it.
 class Process {

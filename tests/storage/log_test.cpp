@@ -6,7 +6,6 @@
 // bogus lengths allocate nothing; a write that fails for lack of space (RLIMIT_FSIZE,
 // EFBIG) leaves every acknowledged record intact. The [tool] cases run spindle-log.
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +25,7 @@
 #include <boost/crc.hpp>
 #include <catch2/catch.hpp>
 
+#include "die_with_parent.hpp"
 #include "storage/home.hpp"
 #include "storage/log.hpp"
 #include "temp_dir.hpp"
@@ -1039,10 +1039,11 @@ TEST_CASE("disk full", "[log]") {
   o.segment_bytes = 1 << 20;
   int fds[2];
   REQUIRE(::pipe(fds) == 0);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
+    spindle::testing::die_with_parent(parent);  // it dies with its parent, killed or not
     // The child: files may not grow past 40000 bytes; append until that fails.
     ::close(fds[0]);
     ::signal(SIGXFSZ, SIG_IGN);

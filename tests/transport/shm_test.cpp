@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -26,6 +25,8 @@
 
 #include <catch2/catch.hpp>
 #include <spindle/transport/shm.hpp>
+
+#include "../smc/die_with_parent.hpp"
 
 namespace st = spindle::transport;
 using namespace std::chrono_literals;
@@ -52,10 +53,11 @@ std::string unique_prefix(const char* what) {
 pid_t spawn_owner(const std::string& prefix) {
   int fds[2];
   REQUIRE(::pipe(fds) == 0);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
+    spindle::testing::die_with_parent(parent);  // it dies with its parent, killed or not
     ::close(fds[0]);
     {
       st::ShmTransport t(st::ShmConfig{5, prefix});
@@ -175,10 +177,11 @@ TEST_CASE("shm: a SIGKILLed node leaves nothing, and a peer that mapped its regi
   const std::vector<st::NodeAddress> members{{1, "", 0}, {5, "", 0}};
   int up[2];
   REQUIRE(::pipe(up) == 0);
+  const pid_t parent = ::getpid();
   const pid_t owner = ::fork();
   REQUIRE(owner >= 0);
   if (owner == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
+    spindle::testing::die_with_parent(parent);  // it dies with its parent, killed or not
     ::close(up[0]);
     st::ShmTransport t(st::ShmConfig{5, prefix});
     auto bytes = t.create_region(1, 4096).bytes;
@@ -280,9 +283,10 @@ TEST_CASE("shm: a process of another user gets nothing from a node's socket", "[
   const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
   const std::string want = "/" + name;
   auto ask_as = [&](uid_t uid) {
+    const pid_t parent = ::getpid();
     const pid_t child = ::fork();
     if (child == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
+      spindle::testing::die_with_parent(parent);  // it dies with its parent, killed or not
       if (uid != 0 && ::setuid(uid) != 0) ::_exit(3);
       const int s = ::socket(AF_UNIX, SOCK_SEQPACKET, 0);
       if (::connect(s, reinterpret_cast<sockaddr*>(&addr), len) != 0) ::_exit(4);
@@ -431,10 +435,11 @@ class ConnectedPeer {
     int up[2], down[2];  // child -> parent: connected; parent -> child: you may go
     REQUIRE(::pipe(up) == 0);
     REQUIRE(::pipe(down) == 0);
+    const pid_t parent = ::getpid();
     pid_ = ::fork();
     REQUIRE(pid_ >= 0);
     if (pid_ == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
+      spindle::testing::die_with_parent(parent);  // it dies with its parent, killed or not
       ::close(up[0]);
       ::close(down[1]);
       {

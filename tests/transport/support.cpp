@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +20,8 @@
 #if SPINDLE_HAVE_RDMA
 #include <spindle/transport/rdma.hpp>
 #endif
+
+#include "../smc/die_with_parent.hpp"
 
 namespace spindle::transport::test {
 
@@ -107,8 +108,7 @@ Child::Child(const std::vector<std::string>& argv) {
   pid_ = ::fork();
   if (pid_ == 0) {
     // It dies with the test, also when CTest's timeout or a signal kills the test.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
+    spindle::testing::die_with_parent(parent);
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
     ::execv(args[0], args.data());

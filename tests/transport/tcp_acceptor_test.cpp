@@ -4,7 +4,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -19,6 +18,7 @@
 #include <catch2/catch.hpp>
 #include <spindle/transport/tcp.hpp>
 
+#include "../smc/die_with_parent.hpp"
 #include "../smc/loopback.hpp"
 
 #if defined(__has_feature)
@@ -99,10 +99,11 @@ TEST_CASE("tcp: a burst that exhausts descriptors does not stop the acceptor", "
   int up[2], down[2];  // child -> parent, parent -> child
   REQUIRE(::pipe(up) == 0);
   REQUIRE(::pipe(down) == 0);
+  const pid_t parent = ::getpid();
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it dies with its parent, killed or not
+    spindle::testing::die_with_parent(parent);  // it dies with its parent, killed or not
     ::close(up[0]);
     ::close(down[1]);
     const rlimit lim{64, 64};
