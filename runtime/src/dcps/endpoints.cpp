@@ -624,7 +624,9 @@ void Writer::send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Tim
 }
 
 void Writer::see_own_sample() {
-  if (matched_readers_.load(std::memory_order_relaxed) == 0) return;
+  // Only a reader of this participant waits on this process's delivery; with none (readers in
+  // other processes alone: the usual case) a write costs nothing more.
+  if (own_readers_.load(std::memory_order_relaxed) == 0) return;
   auto& bus = publisher_->owner().bus();
   auto& rt = bus.runtime();
   // Delivery runs on the protocol thread, and listeners on the executors: a write from one
@@ -1025,13 +1027,17 @@ void Writer::event(const StatusMask& bit, Record record, HookCall hook_call, Any
 void Writer::matched(std::uint64_t reader_guid, int delta) {
   {
     std::lock_guard lock(mu_);
-    if (delta > 0) {
-      // What it wrote before the match is no business of that reader (a repair's floor).
-      readers_.emplace(reader_guid, seq_.load(std::memory_order_relaxed));
-    } else {
-      readers_.erase(reader_guid);
+    const bool fresh =
+        delta > 0
+            // What it wrote before the match is no business of that reader (a repair's floor).
+            ? readers_.emplace(reader_guid, seq_.load(std::memory_order_relaxed)).second
+            : readers_.erase(reader_guid) > 0;
+    if (fresh && guid_node(reader_guid) == publisher_->owner().bus().node()) {
+      if (delta > 0)
+        own_readers_.fetch_add(1, std::memory_order_relaxed);
+      else
+        own_readers_.fetch_sub(1, std::memory_order_relaxed);
     }
-    matched_readers_.store(readers_.size(), std::memory_order_relaxed);
   }
   using S = dds::core::status::PublicationMatchedStatus;
   event(

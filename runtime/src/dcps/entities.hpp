@@ -862,7 +862,9 @@ class Writer final : public detail::WriterCore {
   std::map<const void*, Slot> loans_;
   // Matched readers, each with this writer's last message number when it matched.
   std::map<std::uint64_t, std::uint64_t> readers_;
-  std::atomic<std::size_t> matched_readers_{0};  // readers_.size(), read without mu_
+  // How many of readers_ are this participant's own (their guids name its node): the only
+  // readers see_own_sample() waits for, read without mu_.
+  std::atomic<std::size_t> own_readers_{0};
   std::shared_ptr<detail::WriterListenerHook> hook_;
   StatusMask mask_;
   std::chrono::steady_clock::time_point last_assert_{};
