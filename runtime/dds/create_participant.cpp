@@ -289,14 +289,6 @@ class JoinPortRejoiner final : public group::Rejoiner {
         layout_(std::move(layout)),
         self_(std::move(self)) {}
 
-  // A view with a member of another host (or one whose host is not known): those members
-  // may be a majority that goes on, so founding anew would split the domain; it only asks.
-  void halted_in(const group::View& view) override {
-    spans_hosts_ = std::any_of(view.members.begin(), view.members.end(), [&](const auto& m) {
-      return m.id != self_.id && (m.host_id == 0 || m.host_id != self_.host_id);
-    });
-  }
-
   std::optional<group::Rejoined> attempt() override {
     const auto now = std::chrono::steady_clock::now();
     std::optional<group::Welcome> welcome;
@@ -314,7 +306,7 @@ class JoinPortRejoiner final : public group::Rejoiner {
       return group::Rejoined{std::move(welcome->view), std::move(welcome->state), nullptr};
     }
     if (!silent_since_) silent_since_ = now;
-    if (!may_found_ || spans_hosts_ || now - *silent_since_ < founding_grace_) return std::nullopt;
+    if (!may_found_ || now - *silent_since_ < founding_grace_) return std::nullopt;
     if (discovery_ && !discovery_->leaders().empty()) return std::nullopt;  // one leads: ask it
     const int fd = group::bind_join_port(join_host_, join_port_);
     if (fd < 0) return std::nullopt;  // someone else founds it: ask them next time
@@ -335,7 +327,6 @@ class JoinPortRejoiner final : public group::Rejoiner {
   group::LayoutSettings layout_;
   group::Member self_;
   std::optional<std::chrono::steady_clock::time_point> silent_since_;
-  bool spans_hosts_ = false;  // halted_in()
 };
 
 // A member's participant: the first view, a join, or founding the domain.

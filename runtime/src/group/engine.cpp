@@ -1388,7 +1388,6 @@ void Engine::try_rejoin() {
   if (stopping_.load() || closing_.load() || !rejoiner_ || halted().empty()) return;
   std::optional<Rejoined> r;
   try {
-    rejoiner_->halted_in(current()->view);
     r = rejoiner_->attempt();
   } catch (const std::exception& e) {
     std::cerr << "spindle: domain " << domain_id_ << ": node " << node()

@@ -157,10 +157,6 @@ class Rejoiner {
   // again at once rather than after kRejoinRetry — a welcome must be taken up quickly, or
   // the domain removes the joiner that does not connect.
   [[nodiscard]] virtual bool answer_due() const { return false; }
-  // Before each attempt: the view this member halted in (a rejoiner that may found the
-  // domain anew must not where that view had members on other hosts: they may be a
-  // majority going on without it, a partition rather than a domain gone).
-  virtual void halted_in(const View& view) { (void)view; }
 
  protected:
   Rejoiner() = default;
