@@ -927,6 +927,67 @@ TEST_CASE("a resynchronisation holds after repair cuts the tail", "[log]") {
   CHECK(st::verify(o.dir).records == want.size());
 }
 
+// The segment header is damaged, so the scan resynchronises from the start. A record image
+// written over record 0 spans records 1-9, and a torn record header (its length past the end
+// of the file) follows it: before the cut the image is followed by a later record and is
+// where the scan resynchronises; once repair has cut the torn header off, the image reaches
+// the end and records 1-9 are the ones to take. open() counts what the cursors then read
+// (found by the log_record fuzzer).
+TEST_CASE("a resynchronisation is made again after repair cuts the tail", "[log]") {
+  TempDir t;
+  auto o = options(t.path() / "topic");
+  o.segment_bytes = 1 << 20;
+  o.index_interval = 1 << 20;
+  o.skip_damage = true;
+  o.repair = true;
+  std::vector<Got> all;
+  {
+    auto log = st::Log::open(o);
+    for (std::uint64_t i = 0; i < 10; ++i)
+      log.append(order_of(i), 1, payload(i, 24));
+    all = read_all(log.read());
+  }
+  REQUIRE(all.size() == 10);
+  const auto file = seg(o.dir, 1);
+  auto bytes = read_file(file);
+  const std::size_t end = bytes.size();
+  // A record header at `at`: length, kind 1, order (view, seq), time 1; header CRC, and the
+  // record CRC over `span` bytes when the record lies whole in the file.
+  auto header = [&](std::size_t at, std::uint32_t length, std::uint64_t view, std::uint64_t seq) {
+    std::memset(bytes.data() + at + 4, 0, 36);
+    put32(bytes, at + 8, length);
+    bytes[at + 12] = 1;
+    for (int i = 0; i < 8; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      bytes[at + 16 + k] = static_cast<char>((view >> (8 * i)) & 0xff);
+      bytes[at + 24 + k] = static_cast<char>((seq >> (8 * i)) & 0xff);
+    }
+    bytes[at + 32] = 1;
+    put32(bytes, at + 4, crc32c(bytes.data() + at + 8, 32));
+    if (at + 40 + length <= bytes.size())
+      put32(bytes, at, crc32c(bytes.data() + at + 4, 36 + length));
+  };
+  const std::size_t at = all[0].offset;
+  REQUIRE(at == 32);
+  header(at, static_cast<std::uint32_t>(end - at - 40), 0, 7);  // the image, over 0-9
+  bytes.resize(end + 56, static_cast<char>(0xAB));
+  header(end, 1 << 16, 9, 0);  // torn: 65536 bytes said, 16 there
+  bytes[8] = 9;                // the segment header, damaged
+  write_file(file, bytes);
+  fs::remove(seg(o.dir, 1, ".idx"));
+  st::RecoveryReport r;
+  auto log = st::Log::open(o, &r);
+  INFO(r.to_string());
+  std::vector<Order> want;
+  for (std::uint64_t i = 1; i < 10; ++i)
+    want.push_back(order_of(i));
+  CHECK(orders_of(log.read()) == want);
+  CHECK(log.records() == want.size());
+  CHECK(r.records == want.size());
+  CHECK(st::verify(o.dir).records == want.size());
+  CHECK(fs::file_size(file) == end);  // the torn header cut, nothing before it
+}
+
 TEST_CASE("a log of another domain or home is refused", "[log]") {
   TempDir t;
   auto o = options(t.path() / "topic");

@@ -599,10 +599,24 @@ struct Log::Impl {
       const std::uint64_t n = numbers[i];
       const fs::path p = seg_path(n);
       auto file = std::make_shared<detail::File>(open_file(p, O_RDWR, "open"), p);
-      FileSource src(file->fd, p, file_size(file->fd, p, "open"));
       std::vector<Damage> skipped;
-      Loaded ld = load_segment(src, idx_path(n), n, newest, prev, opt.index_interval,
-                               opt.skip_damage ? &skipped : nullptr);
+      std::vector<Damage> cut;  // torn tails cut before the last scan
+      Loaded ld;
+      for (;;) {
+        FileSource src(file->fd, p, file_size(file->fd, p, "open"));
+        skipped.clear();
+        ld = load_segment(src, idx_path(n), n, newest, prev, opt.index_interval,
+                          opt.skip_damage ? &skipped : nullptr);
+        // A stretch skipped was resynchronised over the whole file; cutting the torn tail
+        // can make another record the place to resynchronise (one whose span reached the
+        // torn bytes now reaches the end). The cursors and verify() read the cut file, so
+        // the records counted are those of a scan of the cut file: cut, then scan again
+        // (each cut shortens the file, so this ends).
+        if (skipped.empty() || !ld.scan.damage || !ld.scan.damage->torn || !ld.scan.header_ok)
+          break;
+        truncate_to(file->fd, p, ld.scan.damage->offset, "open");
+        cut.push_back(std::move(*ld.scan.damage));
+      }
       // Stretches skipped (skip_damage): left in place, listed; readers skip them too.
       if (pending_after && !report.damage.empty())
         report.damage.back().after = ld.scan.first ? ld.scan.first : ld.scan.last;
@@ -611,6 +625,8 @@ struct Log::Impl {
         pending_after = !d.after;
         report.damage.push_back(std::move(d));
       }
+      for (auto& d : cut)
+        report.damage.push_back(std::move(d));
       detail::Segment s;
       s.number = n;
       s.file = file;
