@@ -318,6 +318,49 @@ std::string literal(const ConstValue& v, const Type& type) {
   return integer_literal(v);
 }
 
+// Whether a type is written in XCDR2 when its @data_representation allows both: it, or a type
+// within it, is @appendable or @mutable by annotation, or has an @optional member — what
+// Cyclone DDS writes in XCDR2 only. Unannotated types are appendable (XTypes) and written in
+// XCDR1, whose bytes for them are a final type's: what Cyclone DDS (whose idlc takes them as
+// final) and Fast DDS write for them.
+bool wants_xcdr2(const Type& t, std::set<const Decl*>& seen);
+bool wants_xcdr2(const Decl& d, std::set<const Decl*>& seen) {
+  if (!seen.insert(&d).second) return false;
+  switch (d.kind) {
+    case DeclKind::Struct: {
+      const auto& s = static_cast<const StructDecl&>(d);
+      if (s.extensibility_explicit && s.extensibility != Extensibility::Final) return true;
+      if (s.base != nullptr && wants_xcdr2(*s.base, seen)) return true;
+      for (const auto& m : s.members)
+        if (m.is_optional || wants_xcdr2(*m.type, seen)) return true;
+      return false;
+    }
+    case DeclKind::Union: {
+      const auto& u = static_cast<const UnionDecl&>(d);
+      if (u.extensibility_explicit && u.extensibility != Extensibility::Final) return true;
+      for (const auto& c : u.cases)
+        if (wants_xcdr2(*c.member.type, seen)) return true;
+      return false;
+    }
+    case DeclKind::Typedef:
+      return wants_xcdr2(*static_cast<const TypedefDecl&>(d).type, seen);
+    default:
+      return false;
+  }
+}
+bool wants_xcdr2(const Type& t, std::set<const Decl*>& seen) {
+  switch (t.kind) {
+    case Type::Kind::Sequence:
+      return wants_xcdr2(*t.element, seen);
+    case Type::Kind::Map:
+      return wants_xcdr2(*t.key, seen) || wants_xcdr2(*t.element, seen);
+    case Type::Kind::Named:
+      return t.decl != nullptr && wants_xcdr2(*t.decl, seen);
+    default:
+      return false;
+  }
+}
+
 bool is_cheap(const Type& type, const std::vector<uint64_t>& dims, bool optional) {
   if (!dims.empty() || optional) return false;
   std::vector<uint64_t> td_dims;
@@ -817,8 +860,10 @@ void Emitter::emit_codec_decl(std::ostringstream& os, const Decl& d) {
         os << "  template <class R>\n  static void read(R& r, " << q << "& v) { v = read_bits<" << q
            << ", " << u << ">(r, " << static_cast<const BitmaskDecl&>(d).bit_bound << "); }\n";
       }
-      os << "  static constexpr size_t max_size(size_t off) { return max_size_at<Plain, " << u
-         << ">(off); }\n";
+      os << "  template <Encoding E = Encoding::Xcdr1>\n  static constexpr size_t max_size(size_t "
+            "off) "
+            "{ return max_size_at<Plain, "
+         << u << ", E>(off); }\n";
       os << "  static constexpr size_t key_max_size(size_t off) { return max_size(off); }\n";
       break;
     }
@@ -850,8 +895,10 @@ void Emitter::emit_codec_decl(std::ostringstream& os, const Decl& d) {
       }
       if (!any) os << "    (void)raw;\n    (void)v;\n";
       os << "  }\n";
-      os << "  static constexpr size_t max_size(size_t off) { return max_size_at<Plain, " << u
-         << ">(off); }\n";
+      os << "  template <Encoding E = Encoding::Xcdr1>\n  static constexpr size_t max_size(size_t "
+            "off) "
+            "{ return max_size_at<Plain, "
+         << u << ", E>(off); }\n";
       os << "  static constexpr size_t key_max_size(size_t off) { return max_size(off); }\n";
       break;
     }
@@ -865,10 +912,19 @@ void Emitter::emit_codec_decl(std::ostringstream& os, const Decl& d) {
                                                                 : "Mutable";
       os << "  static constexpr Extensibility kExtensibility = Extensibility::" << ext_name
          << ";\n";
+      const uint8_t reps = d.kind == DeclKind::Struct
+                               ? static_cast<const StructDecl&>(d).representations
+                               : static_cast<const UnionDecl&>(d).representations;
+      std::set<const Decl*> seen;
+      const bool xcdr2 = reps == 2 || (reps == 3 && wants_xcdr2(d, seen));
+      os << "  static constexpr uint8_t kRepresentations = " << static_cast<int>(reps) << ";\n";
+      os << "  static constexpr Encoding kEncoding = Encoding::" << (xcdr2 ? "Xcdr2" : "Xcdr1")
+         << ";\n";
       os << "  static constexpr size_t kMinSize = " << min_decl_size(d, 0) << ";\n";
       os << "  template <class W>\n  static void write(W& w, const " << q << "& v);\n";
       os << "  template <class R>\n  static void read(R& r, " << q << "& v);\n";
-      os << "  static constexpr size_t max_size(size_t off);\n";
+      os << "  template <Encoding E = Encoding::Xcdr1>\n  static constexpr size_t max_size(size_t "
+            "off);\n";
       if (d.kind == DeclKind::Struct) {
         os << "  template <class W>\n  static void write_key(W& w, const " << q << "& v);\n";
         os << "  static constexpr size_t key_max_size(size_t off);\n";
@@ -926,9 +982,10 @@ void Emitter::emit_struct_codec(std::ostringstream& os, const StructDecl& s) {
   for (const auto* m : members) {
     const auto c = member_code(*m, "v");
     range_checks("w", *m, c);
-    // The parameter header's id, with the must-understand flag (0x4000) when asked for; an
-    // id above 0x3F00 is left as is for the codec to refuse.
-    const uint32_t pid = m->must_understand && m->id <= 0x3F00 ? (m->id | 0x4000U) : m->id;
+    // The member's id and flags (the codec refuses an id its encoding cannot carry).
+    const std::string pid = "MemberId{" + std::to_string(m->id) + ", " +
+                            (m->must_understand ? "true" : "false") + ", " +
+                            (m->is_key ? "true" : "false") + "}";
     // A string, sequence or map member is named, for its bound error.
     const std::string named =
         c.shape.empty() ? "" : ", \"" + s.scoped_name() + "." + m->name + "\"";
@@ -971,13 +1028,15 @@ void Emitter::emit_struct_codec(std::ostringstream& os, const StructDecl& s) {
   }
   os << "}\n\n";
 
-  os << "constexpr size_t Codec<" << q << ">::max_size(size_t off) {\n";
+  os << "template <Encoding E>\nconstexpr size_t Codec<" << q << ">::max_size(size_t off) {\n";
   for (const auto* m : members) {
     const auto c = member_code(*m, "v");
-    const char* fn = (mutable_ || m->is_optional) ? "max_param_size_at" : "max_size_at";
-    os << "  off = " << fn << "<" << shape_or_plain(c.shape) << ", " << c.cxx << ">(off);\n";
+    const char* fn = mutable_         ? "max_param_size_at"
+                     : m->is_optional ? "max_optional_size_at"
+                                      : "max_size_at";
+    os << "  off = " << fn << "<" << shape_or_plain(c.shape) << ", " << c.cxx << ", E>(off);\n";
   }
-  if (mutable_) os << "  off = add_size(align_to(off, 4), kParamHeaderSize);\n";
+  if (mutable_) os << "  off = max_end_params<E>(off);\n";
   os << "  return off;\n}\n\n";
 
   os << "template <class W>\nvoid Codec<" << q << ">::write_key(W& w, const " << q << "& v) {\n";
@@ -1026,12 +1085,12 @@ void Emitter::emit_union_codec(std::ostringstream& os, const UnionDecl& u) {
   }
   os << "    default:\n      v.value_.template emplace<0>();\n  }\n}\n\n";
 
-  os << "constexpr size_t Codec<" << q << ">::max_size(size_t off) {\n";
-  os << "  off = max_size_at<Plain, " << disc_cxx << ">(off);\n  size_t end = off;\n";
+  os << "template <Encoding E>\nconstexpr size_t Codec<" << q << ">::max_size(size_t off) {\n";
+  os << "  off = max_size_at<Plain, " << disc_cxx << ", E>(off);\n  size_t end = off;\n";
   for (const auto& uc : u.cases) {
     const auto c = member_code(uc.member, "");
     os << "  end = std::max(end, max_size_at<" << shape_or_plain(c.shape) << ", " << c.cxx
-       << ">(off));\n";
+       << ", E>(off));\n";
   }
   os << "  return end;\n}\n\n";
 }

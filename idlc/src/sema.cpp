@@ -14,6 +14,8 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <sstream>
+#include <string>
 
 namespace spindle::idlc::detail {
 
@@ -391,12 +393,39 @@ bool same_label(const ConstValue& a, const ConstValue& b) {
 // Annotations known from the standards that would change the bytes on the wire (or the
 // decoding rule) in a way idlc does not implement: refused rather than silently ignored.
 // `text` is each parameter as written. Returns the reason, or "" when the use is fine.
+// `@data_representation(XCDR1 | XCDR2)` as written: the encodings it allows, as bits (1:
+// XCDR1, 2: XCDR2); 0 with `why` set when it names one idlc cannot encode.
+uint8_t representation_mask(const std::vector<std::string>& text, std::string& why) {
+  uint8_t mask = 0;
+  if (text.size() != 1) {
+    why = "give the encodings as one value, e.g. XCDR1|XCDR2";
+    return 0;
+  }
+  std::string word;
+  std::istringstream in(text[0]);
+  while (std::getline(in, word, '|')) {
+    const auto scope = word.rfind("::");
+    if (scope != std::string::npos) word = word.substr(scope + 2);
+    if (word == "XCDR1" || word == "XCDR") {
+      mask |= 1;
+    } else if (word == "XCDR2") {
+      mask |= 2;
+    } else if (word == "XML") {
+      why = "idlc encodes XCDR1 and XCDR2, not XML";
+      return 0;
+    } else {
+      why = "unknown data representation '" + word + "' (XCDR1, XCDR2)";
+      return 0;
+    }
+  }
+  return mask;
+}
+
 std::string encoding_refusal(const std::string& name, const std::vector<std::string>& text) {
   if (name == "data_representation") {
-    if (text.size() == 1 && text[0] == "XCDR1") {
-      return "";
-    }
-    return "idlc encodes XCDR1 only";
+    std::string why;
+    representation_mask(text, why);
+    return why;
   }
   if (name == "non_serialized") {
     return "idlc serializes every member";
@@ -1078,6 +1107,11 @@ std::optional<Annotation> Builder::annotation(Ctx* ctx, AnnotationSite site, con
       diags_.error(ann.loc, "annotation '" + shown + "' is not supported: " + why);
       return std::nullopt;
     }
+    if (ann.name == "data_representation") {
+      std::string why;
+      ann.params.push_back({"value", ConstValue{uint64_t{representation_mask(texts, why)}}});
+      return ann;
+    }
     // Keep literal and identifier parameters as written; do not judge them.
     for (auto& [pname, expr] : given) {
       auto* prim = expr->orExpr()
@@ -1370,6 +1404,22 @@ void Builder::apply_type_annotations(Decl* d, Extensibility* ext) {
     if (ext != nullptr) {
       *ext = *e;
     }
+  }
+  // What the encoding chosen by default depends on (docs/cdr.md, "Which encoding").
+  uint8_t representations = 3;
+  if (const Annotation* a = find(d->annotations, "data_representation"); a != nullptr) {
+    if (const ConstValue* v = param(*a, "value");
+        v != nullptr && std::holds_alternative<uint64_t>(*v))
+      representations = static_cast<uint8_t>(std::get<uint64_t>(*v));
+  }
+  if (d->kind == DeclKind::Struct) {
+    auto* s = static_cast<StructDecl*>(d);
+    s->extensibility_explicit = ext_ann != nullptr;
+    s->representations = representations;
+  } else if (d->kind == DeclKind::Union) {
+    auto* u = static_cast<UnionDecl*>(d);
+    u->extensibility_explicit = ext_ann != nullptr;
+    u->representations = representations;
   }
   if (const Annotation* a = find(d->annotations, "autoid"); a != nullptr) {
     const std::string v = ident_param(*a);

@@ -9,11 +9,14 @@
 #include <random>
 
 #include "Sequence.hpp"
+#include "Vectors.hpp"
 #include "avionics.hpp"
 #include "codec_check.hpp"
+#include "gaps.hpp"
 #include "samples.hpp"
 
 using codec_check::encode;
+using spindle::cdr::Encoding;
 using spindle::cdr::Endianness;
 using spindle::cdr::Status;
 
@@ -25,12 +28,14 @@ spindle::cdr::Result decode(const std::vector<std::byte>& bytes, size_t len) {
   return spindle::cdr::deserialize(std::span<const std::byte>(bytes.data(), len), out);
 }
 
+// Every truncation (in XCDR2: short of the padding that ends the sample) fails.
 template <class T>
-void every_truncation_fails(const T& sample) {
+void every_truncation_fails(const T& sample, Encoding enc = Encoding::Xcdr1) {
   for (auto e : {Endianness::Big, Endianness::Little}) {
-    const auto bytes = encode(sample, e);
+    const auto bytes = encode(sample, e, enc);
     REQUIRE(decode<T>(bytes, bytes.size()).ok());
-    for (size_t len = 0; len < bytes.size(); ++len) {
+    const size_t pad = enc == Encoding::Xcdr2 ? (static_cast<size_t>(bytes[3]) & 3U) : 0;
+    for (size_t len = 0; len < bytes.size() - pad; ++len) {
       CAPTURE(len, bytes.size());
       const auto r = decode<T>(bytes, len);
       CHECK_FALSE(r.ok());
@@ -48,9 +53,9 @@ spindle::cdr::Result with_u32(std::vector<std::byte> bytes, size_t offset, uint3
 
 // Every single-byte corruption and random garbage: any result is fine except a crash.
 template <class T>
-void garbage_never_crashes(const T& sample, uint32_t seed) {
+void garbage_never_crashes(const T& sample, uint32_t seed, Encoding enc = Encoding::Xcdr1) {
   std::mt19937 rng(seed);
-  const auto bytes = encode(sample);
+  const auto bytes = encode(sample, Endianness::Little, enc);
   for (size_t i = 0; i < bytes.size(); ++i) {
     for (int k = 0; k < 4; ++k) {
       auto copy = bytes;
@@ -63,7 +68,7 @@ void garbage_never_crashes(const T& sample, uint32_t seed) {
     for (auto& b : noise)
       b = static_cast<std::byte>(rng());
     noise[0] = std::byte{0};
-    noise[1] = std::byte{1};
+    noise[1] = bytes[1];
     (void)decode<T>(noise, noise.size());
   }
 }
@@ -218,4 +223,75 @@ TEST_CASE("corrupted and random bytes never crash a deserializer", "[hostile]") 
   garbage_never_crashes(samples::extensible(true), 6);
   garbage_never_crashes(samples::tree(), 7);
   garbage_never_crashes(samples::outer(), 8);
+}
+
+TEST_CASE("every truncation of every type is rejected in XCDR2", "[hostile][xcdr2]") {
+  const auto x2 = Encoding::Xcdr2;
+  every_truncation_fails(samples::primitives(), x2);
+  every_truncation_fails(samples::strings(), x2);
+  every_truncation_fails(samples::collections(), x2);
+  every_truncation_fails(samples::derived(), x2);
+  every_truncation_fails(samples::annotated(true), x2);
+  every_truncation_fails(samples::annotated(false), x2);
+  every_truncation_fails(samples::extensible(true), x2);
+  every_truncation_fails(samples::outer(), x2);
+  every_truncation_fails(samples::tree(), x2);
+  every_truncation_fails(samples::reopened(), x2);
+}
+
+TEST_CASE("corrupted and random XCDR2 bytes never crash a deserializer", "[hostile][xcdr2]") {
+  const auto x2 = Encoding::Xcdr2;
+  garbage_never_crashes(samples::primitives(), 11, x2);
+  garbage_never_crashes(samples::strings(), 12, x2);
+  garbage_never_crashes(samples::collections(), 13, x2);
+  garbage_never_crashes(samples::derived(), 14, x2);
+  garbage_never_crashes(samples::annotated(true), 15, x2);
+  garbage_never_crashes(samples::extensible(true), 16, x2);
+  garbage_never_crashes(samples::tree(), 17, x2);
+  garbage_never_crashes(samples::outer(), 18, x2);
+}
+
+// Test::Extensible in XCDR2, little-endian: DHEADER at 4, then member a's EMHEADER at 8
+// (id 1, length code 2: 4 bytes) and its value at 12.
+TEST_CASE("XCDR2 lengths and member headers from a hostile writer are rejected",
+          "[hostile][xcdr2]") {
+  const auto x = encode(samples::extensible(false), Endianness::Little, Encoding::Xcdr2);
+  REQUIRE(static_cast<uint8_t>(x[1]) == 0x0b);  // PL_CDR2_LE
+  uint32_t h = 0;
+  std::memcpy(&h, x.data() + 8, 4);
+  REQUIRE(h == 0x20000001U);
+  CHECK(with_u32<Test::Extensible>(x, 4, 0x00FFFFFFU).status == Status::LengthTooLarge);
+  CHECK(with_u32<Test::Extensible>(x, 8, 0xA0000099U).status == Status::MissingMustUnderstand);
+  CHECK(with_u32<Test::Extensible>(x, 8, 0x20000099U).ok());  // unknown, skipped
+  // A 1-byte member length under a 4-byte value: the value may not read past it.
+  CHECK(with_u32<Test::Extensible>(x, 8, 0x00000001U).status == Status::Truncated);
+  // NEXTINT past the DHEADER's end.
+  CHECK(with_u32<Test::Extensible>(x, 8, 0x40000001U).status == Status::LengthTooLarge);
+  // A representation that is not the type's: D_CDR2 for a mutable type, CDR2 for it.
+  for (const int id : {0x09, 0x07, 0x05, 0x0c}) {
+    auto y = x;
+    y[1] = static_cast<std::byte>(id);
+    CHECK(decode<Test::Extensible>(y, y.size()).status == Status::BadEncapsulation);
+  }
+  // A presence byte other than 0 or 1 (Xv::Opt{1, absent, absent}: its flags at 12 and 13).
+  auto o = encode(Xv::Opt(1, std::nullopt, std::nullopt), Endianness::Little, Encoding::Xcdr2);
+  REQUIRE(o.size() == 16);
+  o[12] = std::byte{2};
+  CHECK(decode<Xv::Opt>(o, o.size()).status == Status::BadBoolean);
+}
+
+TEST_CASE("a type's @data_representation is kept by writers and readers", "[hostile][xcdr2]") {
+  Gaps::Plain1 p;  // @data_representation(XCDR1)
+  p.a(3);
+  STATIC_REQUIRE(spindle::cdr::representations<Gaps::Plain1>() == spindle::cdr::kXcdr1Bit);
+  std::vector<std::byte> out;
+  const auto w = spindle::cdr::serialize(p, out, Endianness::Little, Encoding::Xcdr2);
+  CHECK(w.status == Status::BadEncapsulation);
+  CHECK_THAT(w.detail, Catch::Contains("XCDR2"));
+  // XCDR2 bytes of the same layout are refused by its reader.
+  const std::vector<std::byte> x2{std::byte{0}, std::byte{7}, std::byte{0}, std::byte{0},
+                                  std::byte{3}, std::byte{0}, std::byte{0}, std::byte{0}};
+  const auto r = decode<Gaps::Plain1>(x2, x2.size());
+  CHECK(r.status == Status::BadEncapsulation);
+  CHECK_THAT(r.detail, Catch::Contains("expected CDR"));
 }

@@ -78,3 +78,98 @@ TEST_CASE("Cyclone DDS's XCDR1 padding count is read, and the values are ours",
   unpadded[3] = std::byte{0};
   CHECK(ours == unpadded);
 }
+
+namespace {
+
+// An XCDR2 vector of Cyclone DDS: written byte for byte (padding and options included) and
+// read back.
+template <class T>
+void check_xcdr2(const T& sample, const std::string& name) {
+  INFO(name);
+  const auto want = load_hex("cyclone/" + name + "-xcdr2-le.hex");
+  std::vector<std::byte> got;
+  const auto w = spindle::cdr::serialize(sample, got, spindle::cdr::Endianness::Little,
+                                         spindle::cdr::Encoding::Xcdr2);
+  INFO(w.detail);
+  REQUIRE(w.ok());
+  CHECK(got == want);
+  T back;
+  const auto r = spindle::cdr::deserialize(std::span<const std::byte>(want), back);
+  INFO(r.detail);
+  REQUIRE(r.ok());
+  CHECK(r.size == want.size());
+  CHECK(back == sample);
+  // Big-endian: no vector (Cyclone writes its host's order), a round trip.
+  REQUIRE(spindle::cdr::serialize(sample, got, spindle::cdr::Endianness::Big,
+                                  spindle::cdr::Encoding::Xcdr2)
+              .ok());
+  CHECK(got.size() == want.size());
+  REQUIRE(spindle::cdr::deserialize(std::span<const std::byte>(got), back).ok());
+  CHECK(back == sample);
+}
+
+}  // namespace
+
+TEST_CASE("Cyclone DDS's XCDR2 bytes of final structs are ours", "[interop][cyclone][xcdr2]") {
+  check_xcdr2(Xv::FinalShape("BLUE", 10, 20, 30), "FinalShape");
+  check_xcdr2(Xv::Wide(7, -2, 1.5, 3), "Wide");  // 8-byte values aligned to 4
+  // Final types without optional members are written in XCDR1 unless told otherwise.
+  STATIC_REQUIRE(spindle::cdr::default_encoding<Xv::FinalShape>() == spindle::cdr::Encoding::Xcdr1);
+}
+
+TEST_CASE("Cyclone DDS's XCDR2 bytes of appendable and mutable structs are ours",
+          "[interop][cyclone][xcdr2]") {
+  check_xcdr2(Xv::AppShape("BLUE", 10, 20, 30), "AppShape");
+  check_xcdr2(Xv::MutShape("BLUE", 10, 20, 30), "MutShape");  // the key's EMHEADER has M set
+  check_xcdr2(Xv::Outer({Xv::Inner(1, "a"), Xv::Inner(2, "bc")}, Xv::Inner(3, "def")), "Outer");
+  // What Cyclone writes in XCDR2 only, Spindle writes in XCDR2 by default.
+  using spindle::cdr::default_encoding;
+  using spindle::cdr::Encoding;
+  STATIC_REQUIRE(default_encoding<Xv::AppShape>() == Encoding::Xcdr2);
+  STATIC_REQUIRE(default_encoding<Xv::MutShape>() == Encoding::Xcdr2);
+  STATIC_REQUIRE(default_encoding<Xv::Opt>() == Encoding::Xcdr2);
+  STATIC_REQUIRE(default_encoding<Xv::FinalOpt>() == Encoding::Xcdr2);
+  STATIC_REQUIRE(default_encoding<Xv::WithAU>() == Encoding::Xcdr2);  // final, holds an appendable
+}
+
+TEST_CASE("Cyclone DDS's XCDR2 optional members are ours", "[interop][cyclone][xcdr2]") {
+  check_xcdr2(Xv::Opt(1, 5, std::string("x")), "Opt-present");
+  check_xcdr2(Xv::Opt(1, std::nullopt, std::nullopt), "Opt-absent");
+  check_xcdr2(Xv::MutOpt(1, 5, std::string("x")), "MutOpt-present");
+  check_xcdr2(Xv::MutOpt(1, std::nullopt, std::nullopt), "MutOpt-absent");
+  check_xcdr2(Xv::FinalOpt(3, 0.25, Xv::Inner(6, "in")), "FinalOpt-present");
+  check_xcdr2(Xv::FinalOpt(3, std::nullopt, std::nullopt), "FinalOpt-absent");
+}
+
+TEST_CASE("Cyclone DDS's XCDR2 unions are ours", "[interop][cyclone][xcdr2]") {
+  Xv::WithUnion u1;
+  u1.u().l(42);
+  check_xcdr2(u1, "WithUnion-l");
+  Xv::WithUnion u2;
+  u2.u().s("hi");
+  check_xcdr2(u2, "WithUnion-s");
+  Xv::WithAU a1;
+  a1.u().l(77);
+  a1.tail(0xee);
+  check_xcdr2(a1, "WithAU-l");  // an appendable union: a DHEADER, a 2-byte discriminator
+  Xv::WithAU a2;
+  a2.u().in(Xv::Inner(8, "ab"));
+  a2.tail(0xee);
+  check_xcdr2(a2, "WithAU-in");
+}
+
+// Every length code Cyclone chooses for a mutable member (1, 2, 4 and 8-byte values; strings;
+// sequences of 1, 2, 4 and 8-byte elements, of strings and of enums; arrays; nested structs
+// and unions: NEXTINT), and the DHEADERs of collections of non-primitive elements.
+TEST_CASE("Cyclone DDS's XCDR2 length codes and collections are ours",
+          "[interop][cyclone][xcdr2]") {
+  Xv::U u;
+  u.l(5);
+  const Xv::MutMix m(11, 0xab, -3, 1234567890123LL, 2.5, true, Xv::Color::BLUE, "str", {1, 2, 3},
+                     {-1, 2}, {7, 8}, {-9}, {"p", "qr"}, {Xv::Color::GREEN, Xv::Color::BLUE},
+                     {1, 2, 3}, Xv::Inner(4, "n"), Xv::FinalShape("RED", 1, 2, 3), u);
+  check_xcdr2(m, "MutMix");
+  const Xv::Seqs q({Xv::Color::RED, Xv::Color::BLUE}, {Xv::Inner(1, "x"), Xv::Inner(2, "yz")},
+                   {"s", "tu"}, {{1, 2}, {3}}, {9, 10}, {Xv::FinalShape("G", 4, 5, 6)});
+  check_xcdr2(q, "Seqs");
+}

@@ -35,7 +35,7 @@ std::vector<std::byte> by_hand(Endianness e, bool pl, Fn&& fn) {
 template <class T>
 std::vector<std::byte> generated(const T& sample, Endianness e) {
   std::vector<std::byte> out;
-  REQUIRE(spindle::cdr::serialize(sample, out, e).ok());
+  REQUIRE(spindle::cdr::serialize(sample, out, e, spindle::cdr::Encoding::Xcdr1).ok());
   return out;
 }
 

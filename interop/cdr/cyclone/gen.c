@@ -85,6 +85,64 @@ int main(void) {
   emit("WithUnion-l", "Xv::WithUnion{u: {_d: 1, l: 42}}", &Xv_WithUnion_desc, &u1);
   Xv_WithUnion u2; u2.u._d = 2; u2.u._u.s = "hi";
   emit("WithUnion-s", "Xv::WithUnion{u: {_d: 2, s: \"hi\"}}", &Xv_WithUnion_desc, &u2);
+  {
+    uint8_t so[3] = {1, 2, 3};
+    int16_t ss[2] = {-1, 2};
+    int32_t sl[2] = {7, 8};
+    int64_t sll[1] = {-9};
+    char *sstr[2] = {"p", "qr"};
+    Xv_Color se[2] = {Xv_GREEN, Xv_BLUE};
+    Xv_MutMix m;
+    memset(&m, 0, sizeof m);
+    m.id = 11; m.o = 0xab; m.s = -3; m.ll = 1234567890123LL; m.d = 2.5; m.b = true; m.e = Xv_BLUE;
+    m.str = "str";
+    m.so = (dds_sequence_octet){3, 3, so, false};
+    m.ss = (dds_sequence_short){2, 2, ss, false};
+    m.sl = (dds_sequence_long){2, 2, sl, false};
+    m.sll = (dds_sequence_long_long){1, 1, sll, false};
+    m.sstr = (dds_sequence_string){2, 2, sstr, false};
+    m.se._maximum = 2; m.se._length = 2; m.se._buffer = se; m.se._release = false;
+    m.la[0] = 1; m.la[1] = 2; m.la[2] = 3;
+    m.nested.a = 4; m.nested.b = "n";
+    m.fin.color = "RED"; m.fin.x = 1; m.fin.y = 2; m.fin.shapesize = 3;
+    m.u._d = 1; m.u._u.l = 5;
+    emit("MutMix", "Xv::MutMix{id: 11, o: 0xab, s: -3, ll: 1234567890123, d: 2.5, b: true, e: BLUE, "
+         "str: \"str\", so: [1, 2, 3], ss: [-1, 2], sl: [7, 8], sll: [-9], sstr: [\"p\", \"qr\"], "
+         "se: [GREEN, BLUE], la: [1, 2, 3], nested: {a: 4, b: \"n\"}, "
+         "fin: {color: \"RED\", x: 1, y: 2, shapesize: 3}, u: {_d: 1, l: 5}}", &Xv_MutMix_desc, &m);
+  }
+  {
+    Xv_Color se[2] = {Xv_RED, Xv_BLUE};
+    int32_t l1[2] = {1, 2};
+    int32_t l2[1] = {3};
+    dds_sequence_long ssl[2] = {{2, 2, l1, false}, {1, 1, l2, false}};
+    Xv_FinalShape sf[1] = {{"G", 4, 5, 6}};
+    Xv_Seqs q;
+    memset(&q, 0, sizeof q);
+    q.se._maximum = 2; q.se._length = 2; q.se._buffer = se;
+    q.ia[0].a = 1; q.ia[0].b = "x"; q.ia[1].a = 2; q.ia[1].b = "yz";
+    q.sa[0] = "s"; q.sa[1] = "tu";
+    q.ssl._maximum = 2; q.ssl._length = 2; q.ssl._buffer = ssl;
+    q.la[0] = 9; q.la[1] = 10;
+    q.sf._maximum = 1; q.sf._length = 1; q.sf._buffer = sf;
+    emit("Seqs", "Xv::Seqs{se: [RED, BLUE], ia: [{a: 1, b: \"x\"}, {a: 2, b: \"yz\"}], "
+         "sa: [\"s\", \"tu\"], ssl: [[1, 2], [3]], la: [9, 10], "
+         "sf: [{color: \"G\", x: 4, y: 5, shapesize: 6}]}", &Xv_Seqs_desc, &q);
+  }
+  {
+    double d = 0.25;
+    Xv_Inner in = {6, "in"};
+    Xv_FinalOpt f1 = {3, &d, &in};
+    emit("FinalOpt-present", "Xv::FinalOpt{a: 3, d: 0.25, in: {a: 6, b: \"in\"}}", &Xv_FinalOpt_desc, &f1);
+    Xv_FinalOpt f2 = {3, NULL, NULL};
+    emit("FinalOpt-absent", "Xv::FinalOpt{a: 3, d: absent, in: absent}", &Xv_FinalOpt_desc, &f2);
+  }
+  {
+    Xv_WithAU a1; memset(&a1, 0, sizeof a1); a1.u._d = 1; a1.u._u.l = 77; a1.tail = 0xee;
+    emit("WithAU-l", "Xv::WithAU{u: {_d: 1, l: 77}, tail: 0xee}", &Xv_WithAU_desc, &a1);
+    Xv_WithAU a2; memset(&a2, 0, sizeof a2); a2.u._d = 2; a2.u._u.in.a = 8; a2.u._u.in.b = "ab"; a2.tail = 0xee;
+    emit("WithAU-in", "Xv::WithAU{u: {_d: 2, in: {a: 8, b: \"ab\"}}, tail: 0xee}", &Xv_WithAU_desc, &a2);
+  }
   dds_delete(pp);
   return 0;
 }

@@ -61,11 +61,14 @@ namespace spindle::cdr {
 template <>
 struct Codec<::Bench::Sequence> {
   static constexpr Extensibility kExtensibility = Extensibility::Appendable;
+  static constexpr uint8_t kRepresentations = 3;
+  static constexpr Encoding kEncoding = Encoding::Xcdr1;
   static constexpr size_t kMinSize = 24;
   template <class W>
   static void write(W& w, const ::Bench::Sequence& v);
   template <class R>
   static void read(R& r, ::Bench::Sequence& v);
+  template <Encoding E = Encoding::Xcdr1>
   static constexpr size_t max_size(size_t off);
   template <class W>
   static void write_key(W& w, const ::Bench::Sequence& v);
@@ -88,11 +91,12 @@ void Codec<::Bench::Sequence>::read(R& r, ::Bench::Sequence& v) {
   r.template get<Seq<0>>(v.payload());
 }
 
+template <Encoding E>
 constexpr size_t Codec<::Bench::Sequence>::max_size(size_t off) {
-  off = max_size_at<Plain, uint32_t>(off);
-  off = max_size_at<Plain, uint64_t>(off);
-  off = max_size_at<Plain, uint64_t>(off);
-  off = max_size_at<Seq<0>, std::vector<uint8_t>>(off);
+  off = max_size_at<Plain, uint32_t, E>(off);
+  off = max_size_at<Plain, uint64_t, E>(off);
+  off = max_size_at<Plain, uint64_t, E>(off);
+  off = max_size_at<Seq<0>, std::vector<uint8_t>, E>(off);
   return off;
 }
 

@@ -57,11 +57,14 @@ namespace spindle::cdr {
 template <>
 struct Codec<::ShapeType> {
   static constexpr Extensibility kExtensibility = Extensibility::Appendable;
+  static constexpr uint8_t kRepresentations = 3;
+  static constexpr Encoding kEncoding = Encoding::Xcdr1;
   static constexpr size_t kMinSize = 16;
   template <class W>
   static void write(W& w, const ::ShapeType& v);
   template <class R>
   static void read(R& r, ::ShapeType& v);
+  template <Encoding E = Encoding::Xcdr1>
   static constexpr size_t max_size(size_t off);
   template <class W>
   static void write_key(W& w, const ::ShapeType& v);
@@ -84,11 +87,12 @@ void Codec<::ShapeType>::read(R& r, ::ShapeType& v) {
   r.get(v.shapesize());
 }
 
+template <Encoding E>
 constexpr size_t Codec<::ShapeType>::max_size(size_t off) {
-  off = max_size_at<Str<128>, std::string>(off);
-  off = max_size_at<Plain, int32_t>(off);
-  off = max_size_at<Plain, int32_t>(off);
-  off = max_size_at<Plain, int32_t>(off);
+  off = max_size_at<Str<128>, std::string, E>(off);
+  off = max_size_at<Plain, int32_t, E>(off);
+  off = max_size_at<Plain, int32_t, E>(off);
+  off = max_size_at<Plain, int32_t, E>(off);
   return off;
 }
 

@@ -372,7 +372,8 @@ struct Codec<::Avionics::FlightPhase> {
     if (raw >= 8U) throw CodecError(Status::BadEnumerator, "Avionics::FlightPhase");
     v = static_cast<::Avionics::FlightPhase>(raw);
   }
-  static constexpr size_t max_size(size_t off) { return max_size_at<Plain, uint32_t>(off); }
+  template <Encoding E = Encoding::Xcdr1>
+  static constexpr size_t max_size(size_t off) { return max_size_at<Plain, uint32_t, E>(off); }
   static constexpr size_t key_max_size(size_t off) { return max_size(off); }
 };
 
@@ -386,18 +387,22 @@ struct Codec<::Avionics::SystemStatus> {
   static void write_key(W& w, ::Avionics::SystemStatus v) { write(w, v); }
   template <class R>
   static void read(R& r, ::Avionics::SystemStatus& v) { v = read_bits<::Avionics::SystemStatus, uint8_t>(r, 8); }
-  static constexpr size_t max_size(size_t off) { return max_size_at<Plain, uint8_t>(off); }
+  template <Encoding E = Encoding::Xcdr1>
+  static constexpr size_t max_size(size_t off) { return max_size_at<Plain, uint8_t, E>(off); }
   static constexpr size_t key_max_size(size_t off) { return max_size(off); }
 };
 
 template <>
 struct Codec<::Avionics::Position> {
   static constexpr Extensibility kExtensibility = Extensibility::Appendable;
+  static constexpr uint8_t kRepresentations = 3;
+  static constexpr Encoding kEncoding = Encoding::Xcdr1;
   static constexpr size_t kMinSize = 20;
   template <class W>
   static void write(W& w, const ::Avionics::Position& v);
   template <class R>
   static void read(R& r, ::Avionics::Position& v);
+  template <Encoding E = Encoding::Xcdr1>
   static constexpr size_t max_size(size_t off);
   template <class W>
   static void write_key(W& w, const ::Avionics::Position& v);
@@ -407,11 +412,14 @@ struct Codec<::Avionics::Position> {
 template <>
 struct Codec<::Avionics::FlightState> {
   static constexpr Extensibility kExtensibility = Extensibility::Appendable;
+  static constexpr uint8_t kRepresentations = 3;
+  static constexpr Encoding kEncoding = Encoding::Xcdr1;
   static constexpr size_t kMinSize = 53;
   template <class W>
   static void write(W& w, const ::Avionics::FlightState& v);
   template <class R>
   static void read(R& r, ::Avionics::FlightState& v);
+  template <Encoding E = Encoding::Xcdr1>
   static constexpr size_t max_size(size_t off);
   template <class W>
   static void write_key(W& w, const ::Avionics::FlightState& v);
@@ -421,11 +429,14 @@ struct Codec<::Avionics::FlightState> {
 template <>
 struct Codec<::Avionics::AirData> {
   static constexpr Extensibility kExtensibility = Extensibility::Appendable;
+  static constexpr uint8_t kRepresentations = 3;
+  static constexpr Encoding kEncoding = Encoding::Xcdr2;
   static constexpr size_t kMinSize = 40;
   template <class W>
   static void write(W& w, const ::Avionics::AirData& v);
   template <class R>
   static void read(R& r, ::Avionics::AirData& v);
+  template <Encoding E = Encoding::Xcdr1>
   static constexpr size_t max_size(size_t off);
   template <class W>
   static void write_key(W& w, const ::Avionics::AirData& v);
@@ -447,18 +458,22 @@ struct Codec<::Avionics::NavSource> {
     if (raw >= 4U) throw CodecError(Status::BadEnumerator, "Avionics::NavSource");
     v = static_cast<::Avionics::NavSource>(raw);
   }
-  static constexpr size_t max_size(size_t off) { return max_size_at<Plain, uint32_t>(off); }
+  template <Encoding E = Encoding::Xcdr1>
+  static constexpr size_t max_size(size_t off) { return max_size_at<Plain, uint32_t, E>(off); }
   static constexpr size_t key_max_size(size_t off) { return max_size(off); }
 };
 
 template <>
 struct Codec<::Avionics::Waypoint> {
   static constexpr Extensibility kExtensibility = Extensibility::Appendable;
+  static constexpr uint8_t kRepresentations = 3;
+  static constexpr Encoding kEncoding = Encoding::Xcdr1;
   static constexpr size_t kMinSize = 24;
   template <class W>
   static void write(W& w, const ::Avionics::Waypoint& v);
   template <class R>
   static void read(R& r, ::Avionics::Waypoint& v);
+  template <Encoding E = Encoding::Xcdr1>
   static constexpr size_t max_size(size_t off);
   template <class W>
   static void write_key(W& w, const ::Avionics::Waypoint& v);
@@ -468,11 +483,14 @@ struct Codec<::Avionics::Waypoint> {
 template <>
 struct Codec<::Avionics::NavFix> {
   static constexpr Extensibility kExtensibility = Extensibility::Appendable;
+  static constexpr uint8_t kRepresentations = 3;
+  static constexpr Encoding kEncoding = Encoding::Xcdr1;
   static constexpr size_t kMinSize = 4;
   template <class W>
   static void write(W& w, const ::Avionics::NavFix& v);
   template <class R>
   static void read(R& r, ::Avionics::NavFix& v);
+  template <Encoding E = Encoding::Xcdr1>
   static constexpr size_t max_size(size_t off);
   template <class W>
   static void write_key(W&, const ::Avionics::NavFix&) {}
@@ -482,11 +500,14 @@ struct Codec<::Avionics::NavFix> {
 template <>
 struct Codec<::Avionics::Navigation> {
   static constexpr Extensibility kExtensibility = Extensibility::Appendable;
+  static constexpr uint8_t kRepresentations = 3;
+  static constexpr Encoding kEncoding = Encoding::Xcdr1;
   static constexpr size_t kMinSize = 26;
   template <class W>
   static void write(W& w, const ::Avionics::Navigation& v);
   template <class R>
   static void read(R& r, ::Avionics::Navigation& v);
+  template <Encoding E = Encoding::Xcdr1>
   static constexpr size_t max_size(size_t off);
   template <class W>
   static void write_key(W& w, const ::Avionics::Navigation& v);
@@ -507,10 +528,11 @@ void Codec<::Avionics::Position>::read(R& r, ::Avionics::Position& v) {
   r.get(v.altitude_m());
 }
 
+template <Encoding E>
 constexpr size_t Codec<::Avionics::Position>::max_size(size_t off) {
-  off = max_size_at<Plain, double>(off);
-  off = max_size_at<Plain, double>(off);
-  off = max_size_at<Plain, float>(off);
+  off = max_size_at<Plain, double, E>(off);
+  off = max_size_at<Plain, double, E>(off);
+  off = max_size_at<Plain, float, E>(off);
   return off;
 }
 
@@ -552,16 +574,17 @@ void Codec<::Avionics::FlightState>::read(R& r, ::Avionics::FlightState& v) {
   r.get(v.status());
 }
 
+template <Encoding E>
 constexpr size_t Codec<::Avionics::FlightState>::max_size(size_t off) {
-  off = max_size_at<Plain, uint32_t>(off);
-  off = max_size_at<Str<8>, ::Avionics::Callsign>(off);
-  off = max_size_at<Plain, uint64_t>(off);
-  off = max_size_at<Plain, ::Avionics::Position>(off);
-  off = max_size_at<Plain, float>(off);
-  off = max_size_at<Plain, float>(off);
-  off = max_size_at<Plain, float>(off);
-  off = max_size_at<Plain, ::Avionics::FlightPhase>(off);
-  off = max_size_at<Plain, ::Avionics::SystemStatus>(off);
+  off = max_size_at<Plain, uint32_t, E>(off);
+  off = max_size_at<Str<8>, ::Avionics::Callsign, E>(off);
+  off = max_size_at<Plain, uint64_t, E>(off);
+  off = max_size_at<Plain, ::Avionics::Position, E>(off);
+  off = max_size_at<Plain, float, E>(off);
+  off = max_size_at<Plain, float, E>(off);
+  off = max_size_at<Plain, float, E>(off);
+  off = max_size_at<Plain, ::Avionics::FlightPhase, E>(off);
+  off = max_size_at<Plain, ::Avionics::SystemStatus, E>(off);
   return off;
 }
 
@@ -586,7 +609,7 @@ void Codec<::Avionics::AirData>::write(W& w, const ::Avionics::AirData& v) {
   w.put(v.total_air_temperature_k());
   w.template check_range<float>(v.angle_of_attack_deg(), -90.0F, 90.0F, "Avionics::AirData.angle_of_attack_deg");
   w.put(v.angle_of_attack_deg());
-  w.template put_optional<Plain>(8, v.sideslip_deg());
+  w.template put_optional<Plain>(MemberId{8, false, false}, v.sideslip_deg());
 }
 
 template <class R>
@@ -603,16 +626,17 @@ void Codec<::Avionics::AirData>::read(R& r, ::Avionics::AirData& v) {
   r.template get_optional<Plain>(8, v.sideslip_deg());
 }
 
+template <Encoding E>
 constexpr size_t Codec<::Avionics::AirData>::max_size(size_t off) {
-  off = max_size_at<Plain, uint32_t>(off);
-  off = max_size_at<Plain, uint64_t>(off);
-  off = max_size_at<Plain, float>(off);
-  off = max_size_at<Plain, float>(off);
-  off = max_size_at<Plain, float>(off);
-  off = max_size_at<Plain, float>(off);
-  off = max_size_at<Plain, float>(off);
-  off = max_size_at<Plain, float>(off);
-  off = max_param_size_at<Plain, float>(off);
+  off = max_size_at<Plain, uint32_t, E>(off);
+  off = max_size_at<Plain, uint64_t, E>(off);
+  off = max_size_at<Plain, float, E>(off);
+  off = max_size_at<Plain, float, E>(off);
+  off = max_size_at<Plain, float, E>(off);
+  off = max_size_at<Plain, float, E>(off);
+  off = max_size_at<Plain, float, E>(off);
+  off = max_size_at<Plain, float, E>(off);
+  off = max_optional_size_at<Plain, float, E>(off);
   return off;
 }
 
@@ -638,9 +662,10 @@ void Codec<::Avionics::Waypoint>::read(R& r, ::Avionics::Waypoint& v) {
   r.get(v.position());
 }
 
+template <Encoding E>
 constexpr size_t Codec<::Avionics::Waypoint>::max_size(size_t off) {
-  off = max_size_at<Str<8>, std::string>(off);
-  off = max_size_at<Plain, ::Avionics::Position>(off);
+  off = max_size_at<Str<8>, std::string, E>(off);
+  off = max_size_at<Plain, ::Avionics::Position, E>(off);
   return off;
 }
 
@@ -690,12 +715,13 @@ void Codec<::Avionics::NavFix>::read(R& r, ::Avionics::NavFix& v) {
   }
 }
 
+template <Encoding E>
 constexpr size_t Codec<::Avionics::NavFix>::max_size(size_t off) {
-  off = max_size_at<Plain, ::Avionics::NavSource>(off);
+  off = max_size_at<Plain, ::Avionics::NavSource, E>(off);
   size_t end = off;
-  end = std::max(end, max_size_at<Plain, ::Avionics::Position>(off));
-  end = std::max(end, max_size_at<Arr<>, std::array<double, 2>>(off));
-  end = std::max(end, max_size_at<Arr<>, std::array<float, 2>>(off));
+  end = std::max(end, max_size_at<Plain, ::Avionics::Position, E>(off));
+  end = std::max(end, max_size_at<Arr<>, std::array<double, 2>, E>(off));
+  end = std::max(end, max_size_at<Arr<>, std::array<float, 2>, E>(off));
   return end;
 }
 
@@ -719,13 +745,14 @@ void Codec<::Avionics::Navigation>::read(R& r, ::Avionics::Navigation& v) {
   r.get(v.active_leg());
 }
 
+template <Encoding E>
 constexpr size_t Codec<::Avionics::Navigation>::max_size(size_t off) {
-  off = max_size_at<Plain, uint32_t>(off);
-  off = max_size_at<Plain, ::Avionics::NavSource>(off);
-  off = max_size_at<Plain, uint64_t>(off);
-  off = max_size_at<Plain, ::Avionics::NavFix>(off);
-  off = max_size_at<Seq<64>, std::vector<::Avionics::Waypoint>>(off);
-  off = max_size_at<Plain, int16_t>(off);
+  off = max_size_at<Plain, uint32_t, E>(off);
+  off = max_size_at<Plain, ::Avionics::NavSource, E>(off);
+  off = max_size_at<Plain, uint64_t, E>(off);
+  off = max_size_at<Plain, ::Avionics::NavFix, E>(off);
+  off = max_size_at<Seq<64>, std::vector<::Avionics::Waypoint>, E>(off);
+  off = max_size_at<Plain, int16_t, E>(off);
   return off;
 }
 

@@ -164,8 +164,10 @@ struct StructDecl : Decl {
   const StructDecl* base = nullptr;
   std::vector<MemberDecl> members;  // own members only, base members come first on the wire
   Extensibility extensibility = Extensibility::Appendable;
-  bool is_topic = false;   // @topic, or has keys / a keylist, and not @nested
-  bool is_nested = false;  // @nested
+  bool extensibility_explicit = false;  // @final / @appendable / @mutable / @extensibility
+  uint8_t representations = 3;          // @data_representation: bit 0 XCDR1, bit 1 XCDR2
+  bool is_topic = false;                // @topic, or has keys / a keylist, and not @nested
+  bool is_nested = false;               // @nested
   // Key of the type, flattened: each path goes from a member of this struct (or its base)
   // through nested struct members down to a key leaf, in key order.
   std::vector<std::vector<const MemberDecl*>> key_paths;
@@ -182,6 +184,8 @@ struct UnionDecl : Decl {
   TypePtr discriminator;  // integer, char, boolean or enum (possibly through a typedef)
   std::vector<UnionCase> cases;
   Extensibility extensibility = Extensibility::Appendable;
+  bool extensibility_explicit = false;  // as StructDecl's
+  uint8_t representations = 3;          // as StructDecl's
   bool is_nested = false;  // @nested: never a topic type (a union is one otherwise, keyless)
   // A discriminator value selecting no case, for the implicit default when there is no
   // `default:` case and the labels do not cover the discriminator's range.

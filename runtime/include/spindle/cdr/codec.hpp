@@ -42,6 +42,26 @@ inline constexpr Endianness kNativeEndianness =
 
 enum class Extensibility : uint8_t { Final, Appendable, Mutable };
 
+// The two encodings of DDS-XTypes 1.3 (7.4.3): XCDR1 (classic CDR, PL_CDR for mutable types)
+// and XCDR2 (DHEADER and EMHEADER, 8-byte values aligned to 4). `docs/cdr.md` says which a
+// type is written in.
+enum class Encoding : uint8_t { Xcdr1 = 1, Xcdr2 = 2 };
+// A set of encodings (the @data_representation of a type): bit 0 XCDR1, bit 1 XCDR2.
+inline constexpr uint8_t kXcdr1Bit = 1;
+inline constexpr uint8_t kXcdr2Bit = 2;
+[[nodiscard]] constexpr uint8_t bit_of(Encoding e) {
+  return e == Encoding::Xcdr1 ? kXcdr1Bit : kXcdr2Bit;
+}
+
+// A member of a @mutable type (or an @optional member) as the writer needs it: its id, and
+// whether a reader that does not know it must drop the sample (@must_understand; XCDR2 also
+// sets the flag for key members, as the peers do).
+struct MemberId {
+  uint32_t id;
+  bool must_understand = false;
+  bool key = false;
+};
+
 // What went wrong, classified by cause. Decoding errors mean the bytes are bad (drop the
 // sample, suspect the sender); encoding errors mean the application's value is bad.
 enum class Status : uint8_t {
@@ -193,27 +213,48 @@ struct is_std_vector : std::false_type {};
 template <class T, class A>
 struct is_std_vector<std::vector<T, A>> : std::true_type {};
 
-// Highest end offset of a value of shape S / C++ type V starting at `off`.
-template <class S, class V>
+// Size and alignment of a primitive in an encoding: XCDR2 writes a wchar as 2 bytes and
+// aligns nothing beyond 4.
+template <Primitive T, Encoding E>
+inline constexpr size_t kPrimSizeIn =
+    E == Encoding::Xcdr2&& std::is_same_v<T, wchar_t> ? 2 : kPrimSize<T>;
+template <Primitive T, Encoding E>
+inline constexpr size_t kPrimAlignIn =
+    E == Encoding::Xcdr2 ? (kPrimSizeIn<T, E> > 4 ? 4 : kPrimSizeIn<T, E>) : kPrimAlign<T>;
+
+// XCDR2 puts a DHEADER before a sequence or array whose elements are not primitive.
+template <class E, class Elem>
+inline constexpr bool kBareElement = std::is_same_v<E, Plain>&& Primitive<Elem>;
+
+// The 4 bytes of a DHEADER (XCDR2 only) at `off`: where what it bounds starts.
+template <Encoding E>
+[[nodiscard]] constexpr size_t after_dheader(size_t off, bool present) {
+  return E == Encoding::Xcdr2 && present ? add_size(align_to(off, 4), 4) : off;
+}
+
+// Highest end offset of a value of shape S / C++ type V starting at `off`, in encoding E.
+template <class S, class V, Encoding E = Encoding::Xcdr1>
 struct MaxSize;
 
-template <class V>
-struct MaxSize<Plain, V> {
+template <class V, Encoding E>
+struct MaxSize<Plain, V, E> {
   static constexpr size_t at(size_t off) {
     if constexpr (Primitive<V>) {
-      return add_size(align_to(off, kPrimAlign<V>), kPrimSize<V>);
+      return add_size(align_to(off, kPrimAlignIn<V, E>), kPrimSizeIn<V, E>);
     } else {
-      return Codec<V>::max_size(off);
+      return Codec<V>::template max_size<E>(
+          after_dheader<E>(off, Codec<V>::kExtensibility != Extensibility::Final));
     }
   }
 };
 
-template <uint64_t N, class V>
-struct MaxSize<Str<N>, V> {
+template <uint64_t N, class V, Encoding E>
+struct MaxSize<Str<N>, V, E> {
   static constexpr size_t at(size_t off) {
     if constexpr (N == 0) {
       return kUnbounded;
     } else if constexpr (std::is_same_v<V, std::wstring>) {
+      // XCDR1: 4-byte characters; XCDR2: UTF-16, at most two units of 2 bytes each.
       return add_size(add_size(align_to(off, 4), 4), mul_size(N, 4));
     } else {
       return add_size(add_size(align_to(off, 4), 4), add_size(N, 1));
@@ -221,48 +262,50 @@ struct MaxSize<Str<N>, V> {
   }
 };
 
-// Bytes an element of shape E / type Elem can take, padding included, from any start offset:
+// Bytes an element of shape S / type Elem can take, padding included, from any start offset:
 // an element starts at most 7 padding bytes after the previous one ends, so the worst of
 // the 8 start offsets bounds every element. kUnbounded when the element is unbounded.
-template <class E, class Elem>
+template <class S, class Elem, Encoding E = Encoding::Xcdr1>
 [[nodiscard]] constexpr size_t worst_element_size() {
   size_t worst = 0;
   for (size_t r = 0; r < 8; ++r) {
-    const size_t end = MaxSize<E, Elem>::at(r);
+    const size_t end = MaxSize<S, Elem, E>::at(r);
     if (end == kUnbounded) return kUnbounded;
     worst = end - r > worst ? end - r : worst;
   }
   return worst;
 }
 
-template <class E, class V>
-struct MaxSize<Arr<E>, V> {
+template <class S, class V, Encoding E>
+struct MaxSize<Arr<S>, V, E> {
   static constexpr size_t at(size_t off) {
     using Elem = typename V::value_type;
     constexpr size_t n = std::tuple_size_v<V>;
+    off = after_dheader<E>(off, !kBareElement<S, Elem>);
     if constexpr (n == 0) {
       return off;
-    } else if constexpr (std::is_same_v<E, Plain> && Primitive<Elem>) {
-      return add_size(align_to(off, kPrimAlign<Elem>), n * kPrimSize<Elem>);
+    } else if constexpr (kBareElement<S, Elem>) {
+      return add_size(align_to(off, kPrimAlignIn<Elem, E>), n * kPrimSizeIn<Elem, E>);
     } else {
-      const size_t first = MaxSize<E, Elem>::at(off);
-      return add_size(first, mul_size(n - 1, worst_element_size<E, Elem>()));
+      const size_t first = MaxSize<S, Elem, E>::at(off);
+      return add_size(first, mul_size(n - 1, worst_element_size<S, Elem, E>()));
     }
   }
 };
 
-template <uint64_t N, class E, class V>
-struct MaxSize<Seq<N, E>, V> {
+template <uint64_t N, class S, class V, Encoding E>
+struct MaxSize<Seq<N, S>, V, E> {
   static constexpr size_t at(size_t off) {
     using Elem = typename V::value_type;
     if constexpr (N == 0) {
       return kUnbounded;
     } else {
+      off = after_dheader<E>(off, !kBareElement<S, Elem>);
       const size_t body = add_size(align_to(off, 4), 4);
-      if constexpr (std::is_same_v<E, Plain> && Primitive<Elem>) {
-        return add_size(align_to(body, kPrimAlign<Elem>), mul_size(N, kPrimSize<Elem>));
+      if constexpr (kBareElement<S, Elem>) {
+        return add_size(align_to(body, kPrimAlignIn<Elem, E>), mul_size(N, kPrimSizeIn<Elem, E>));
       } else {
-        return add_size(body, mul_size(N, worst_element_size<E, Elem>()));
+        return add_size(body, mul_size(N, worst_element_size<S, Elem, E>()));
       }
     }
   }
@@ -270,13 +313,13 @@ struct MaxSize<Seq<N, E>, V> {
 
 // Bytes a key/value pair can take from any start offset, padding included (as
 // worst_element_size); kUnbounded when either half is unbounded.
-template <class KS, class K, class VS, class V>
+template <class KS, class K, class VS, class V, Encoding E = Encoding::Xcdr1>
 [[nodiscard]] constexpr size_t worst_pair_size() {
   size_t worst = 0;
   for (size_t r = 0; r < 8; ++r) {
-    const size_t key_end = MaxSize<KS, K>::at(r);
+    const size_t key_end = MaxSize<KS, K, E>::at(r);
     if (key_end == kUnbounded) return kUnbounded;
-    const size_t end = MaxSize<VS, V>::at(key_end);
+    const size_t end = MaxSize<VS, V, E>::at(key_end);
     if (end == kUnbounded) return kUnbounded;
     worst = end - r > worst ? end - r : worst;
   }
@@ -284,22 +327,24 @@ template <class KS, class K, class VS, class V>
 }
 
 // XTypes 1.3 (XCDR map serialization): a uint32 count, then that many key/value pairs.
-template <uint64_t N, class KS, class VS, class M>
-struct MaxSize<Map<N, KS, VS>, M> {
+template <uint64_t N, class KS, class VS, class M, Encoding E>
+struct MaxSize<Map<N, KS, VS>, M, E> {
   static constexpr size_t at(size_t off) {
     if constexpr (N == 0) {
       return kUnbounded;
     } else {
       using K = typename M::key_type;
       using V = typename M::mapped_type;
-      return add_size(add_size(align_to(off, 4), 4), mul_size(N, worst_pair_size<KS, K, VS, V>()));
+      off = after_dheader<E>(off, !(kBareElement<KS, K> && kBareElement<VS, V>));
+      return add_size(add_size(align_to(off, 4), 4),
+                      mul_size(N, worst_pair_size<KS, K, VS, V, E>()));
     }
   }
 };
 
-template <class S, class V>
+template <class S, class V, Encoding E = Encoding::Xcdr1>
 [[nodiscard]] constexpr size_t max_size_at(size_t off) {
-  return MaxSize<S, V>::at(off);
+  return MaxSize<S, V, E>::at(off);
 }
 
 // Parameter-list framing (PL_CDR) for @mutable types and @optional members: each member is
@@ -310,16 +355,38 @@ inline constexpr uint16_t kPidMustUnderstand = 0x4000;
 inline constexpr uint16_t kPidIdMask = 0x3FFF;
 inline constexpr size_t kParamHeaderSize = 4;
 
-template <class S, class V>
+// A member of a @mutable type. XCDR1: its parameter header, then the value from offset 0.
+// XCDR2: its EMHEADER and, at most, a NEXTINT; the value starts 4-aligned, which XCDR2's
+// largest alignment (4) makes the same as offset 0.
+template <class S, class V, Encoding E = Encoding::Xcdr1>
 [[nodiscard]] constexpr size_t max_param_size_at(size_t off) {
-  const size_t value_end = MaxSize<S, V>::at(0);
-  return add_size(add_size(align_to(off, 4), kParamHeaderSize), value_end);
+  const size_t value_end = MaxSize<S, V, E>::at(0);
+  const size_t header = E == Encoding::Xcdr2 ? 8 : kParamHeaderSize;
+  return add_size(add_size(align_to(off, 4), header), value_end);
+}
+// An @optional member of a final or appendable type: as a parameter (XCDR1), or a presence
+// byte then the value (XCDR2).
+template <class S, class V, Encoding E = Encoding::Xcdr1>
+[[nodiscard]] constexpr size_t max_optional_size_at(size_t off) {
+  if constexpr (E == Encoding::Xcdr2) {
+    return MaxSize<S, V, E>::at(add_size(off, 1));
+  } else {
+    return max_param_size_at<S, V, E>(off);
+  }
+}
+// What ends a mutable type's members: XCDR1's sentinel; nothing in XCDR2 (the DHEADER).
+template <Encoding E = Encoding::Xcdr1>
+[[nodiscard]] constexpr size_t max_end_params(size_t off) {
+  return E == Encoding::Xcdr2 ? off : add_size(align_to(off, 4), kParamHeaderSize);
 }
 
 // ============================================================================= writing
-// Shape dispatch shared by the real writer (Fast-CDR) and the size counter. `Derived`
-// provides: prim(v), prim_array(p, n), length(n), str_body(s), param_begin(id) -> mark,
-// param_end(mark), sentinel().
+// Shape dispatch shared by the XCDR1 writer (Fast-CDR), its size counter and the XCDR2
+// writer (xcdr2.hpp). `Derived` provides: prim(v), prim_array(p, n), length(n), str_body(s),
+// param_begin(id) -> mark, param_end(mark), sentinel(). The structure hooks below (a
+// struct's or union's start and end, a collection's, an optional's, a mutable member's) are
+// those of XCDR1, where nothing but the parameter header marks them; the XCDR2 writer
+// declares its own (DHEADER, EMHEADER, the presence flag).
 template <class Derived>
 class BasicWriter {
  public:
@@ -329,11 +396,39 @@ class BasicWriter {
       if constexpr (Primitive<V>) {
         self().prim(v);
       } else {
+        auto mark = self().template aggregate_begin<V>();
         Codec<V>::write(self(), v);
+        self().aggregate_end(mark);
       }
     } else {
       put_shaped(S{}, v);
     }
+  }
+
+  // XCDR1 structure hooks (no bytes of their own).
+  struct NoMark {};
+  template <class V>
+  NoMark aggregate_begin() {
+    return {};
+  }
+  void aggregate_end(NoMark) {}
+  template <class E, class Elem>
+  NoMark collection_begin() {
+    return {};
+  }
+  void collection_end(NoMark) {}
+  auto optional_begin(MemberId id, bool) { return self().param_begin(pid_of(id)); }
+  template <class M>
+  void optional_end(M mark) {
+    self().param_end(mark);
+  }
+  template <class S, class V>
+  auto member_begin(MemberId id) {
+    return self().param_begin(pid_of(id));
+  }
+  template <class M>
+  void member_end(M mark) {
+    self().param_end(mark);
   }
   // The same for a string, sequence or map member: `member` ("Module::Type.name") is what
   // a bound error names.
@@ -344,27 +439,34 @@ class BasicWriter {
   }
 
   // An @optional member outside a mutable type: a parameter header with length 0 when
-  // absent (XCDR1).
+  // absent (XCDR1), a presence byte before the value (XCDR2).
   template <class S = Plain, class V>
-  void put_optional(uint16_t id, const std::optional<V>& v, const char* member = nullptr) {
-    auto mark = self().param_begin(id);
+  void put_optional(MemberId id, const std::optional<V>& v, const char* member = nullptr) {
+    auto mark = self().optional_begin(id, v.has_value());
     if (v) put<S>(*v, member);
-    self().param_end(mark);
+    self().optional_end(mark);
   }
 
   // A member of a @mutable type.
   template <class S = Plain, class V>
-  void put_param(uint16_t id, const V& v, const char* member = nullptr) {
-    auto mark = self().param_begin(id);
+  void put_param(MemberId id, const V& v, const char* member = nullptr) {
+    auto mark = self().template member_begin<S, V>(id);
     put<S>(v, member);
-    self().param_end(mark);
+    self().member_end(mark);
   }
   template <class S = Plain, class V>
-  void put_param(uint16_t id, const std::optional<V>& v, const char* member = nullptr) {
+  void put_param(MemberId id, const std::optional<V>& v, const char* member = nullptr) {
     if (!v) return;  // absent optionals of mutable types are simply not sent
     put_param<S>(id, *v, member);
   }
   void end_params() { self().sentinel(); }
+
+  // The XCDR1 parameter id of a member: ids above 0x3F00 need the extended header, which
+  // this codec does not write.
+  static uint16_t pid_of(MemberId id) {
+    if (id.id > 0x3F00) throw CodecError(Status::BadParameter, "member id above 0x3F00");
+    return static_cast<uint16_t>(id.id | (id.must_understand ? kPidMustUnderstand : 0));
+  }
 
   template <class V>
   void check_range(const V& v, const V& lo, const V& hi, const char* member) {
@@ -406,8 +508,10 @@ class BasicWriter {
     if (seq.size() > std::numeric_limits<uint32_t>::max()) {
       throw CodecError(Status::BoundExceeded, "sequence longer than 2^32-1");
     }
+    auto mark = self().template collection_begin<E, V>();
     self().length(static_cast<uint32_t>(seq.size()));
     put_elements<E>(seq.data(), seq.size());
+    self().collection_end(mark);
   }
   template <uint64_t N, class E>
   void put_shaped(Seq<N, E>, const std::vector<bool>& seq) {
@@ -420,7 +524,9 @@ class BasicWriter {
   }
   template <class E, class V, size_t M>
   void put_shaped(Arr<E>, const std::array<V, M>& arr) {
+    auto mark = self().template collection_begin<E, V>();
     put_elements<E>(arr.data(), M);
+    self().collection_end(mark);
   }
   template <uint64_t N, class KS, class VS, class K, class V, class C, class A>
   void put_shaped(Map<N, KS, VS>, const std::map<K, V, C, A>& map) {
@@ -430,11 +536,13 @@ class BasicWriter {
     if (map.size() > std::numeric_limits<uint32_t>::max()) {
       throw CodecError(Status::BoundExceeded, "map larger than 2^32-1");
     }
+    auto mark = self().template collection_begin<Map<N, KS, VS>, std::map<K, V, C, A>>();
     self().length(static_cast<uint32_t>(map.size()));
     for (const auto& [k, v] : map) {
       put<KS>(k);
       put<VS>(v);
     }
+    self().collection_end(mark);
   }
 
   template <class E, class V>
@@ -806,8 +914,8 @@ template <class Bits, class U, class W>
 void write_bits(W& w, Bits b) {
   w.prim(static_cast<U>(b));
 }
-template <class Bits, class U>
-Bits read_bits(Reader& r, uint32_t bit_bound) {
+template <class Bits, class U, class R>
+Bits read_bits(R& r, uint32_t bit_bound) {
   U raw{};
   r.get(raw);
   if (bit_bound < 8 * sizeof(U) && (static_cast<uint64_t>(raw) >> bit_bound) != 0) {
@@ -859,8 +967,8 @@ template <class V>
   }
 }
 // Reads a bitset's holder; bits beyond the bitset's width are refused like a bitmask's.
-template <class U>
-[[nodiscard]] U read_bitset_holder(Reader& r, unsigned total_bits) {
+template <class U, class R>
+[[nodiscard]] U read_bitset_holder(R& r, unsigned total_bits) {
   U raw{};
   r.get(raw);
   if ((static_cast<uint64_t>(raw) & ~low_bits(total_bits)) != 0) {
