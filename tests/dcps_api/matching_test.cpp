@@ -90,6 +90,10 @@ std::vector<Incompatible> incompatible_cases() {
       dds::core::policy::policy_id<policy::DestinationOrder>::value);
   add("UNORDERED writer, ATOMIC reader", sp::Consistency::Unordered(), sp::Consistency::Atomic(),
       dds::core::policy::policy_id<sp::Consistency>::value);
+  add("XCDR2 writer, XCDR1 reader",
+      policy::DataRepresentation({policy::DataRepresentationId::XCDR2}),
+      policy::DataRepresentation({policy::DataRepresentationId::XCDR1}),
+      dds::core::policy::policy_id<policy::DataRepresentation>::value);
   return out;
 }
 
@@ -126,6 +130,48 @@ TEST_CASE(
       CHECK(stays([&] { return reader.read().length() == 0; }, 50ms));
     }
   }
+}
+
+// DataRepresentation (DDS-XTypes 1.3): a writer writes its first encoding, a reader that lists
+// it (or lists none: the type's) matches and reads the samples.
+TEST_CASE("a writer's DataRepresentation is the encoding its matched readers read",
+          "[matching][representation]") {
+  using Id = policy::DataRepresentationId;
+  for (const auto& [what, offered, requested] :
+       {std::tuple{"XCDR2 writer, default reader", policy::DataRepresentation({Id::XCDR2}),
+                   policy::DataRepresentation()},
+        std::tuple{"XCDR2 writer, XCDR1|XCDR2 reader", policy::DataRepresentation({Id::XCDR2}),
+                   policy::DataRepresentation({Id::XCDR1, Id::XCDR2})},
+        std::tuple{"default writer (the type's XCDR1), XCDR1 reader", policy::DataRepresentation(),
+                   policy::DataRepresentation({Id::XCDR1})}}) {
+    DYNAMIC_SECTION(what) {
+      Participant p;
+      auto wq = writer_qos();
+      wq << offered;
+      dds::sub::qos::DataReaderQos rq;
+      rq << requested;
+      auto writer = p.writer(wq);
+      auto reader = p.reader(rq);
+      REQUIRE(eventually([&] { return writer.matched_subscriptions().size() == 1; }));
+      CHECK(writer.offered_incompatible_qos_status().total_count() == 0);
+      const auto sent = flight(7, 3);
+      deliver(writer, sent);
+      REQUIRE(eventually([&] { return reader.read().length() == 1; }));
+      CHECK(reader.take()[0].data() == sent);
+      CHECK(writer.qos().policy<policy::DataRepresentation>() == offered);  // as given
+    }
+  }
+}
+
+TEST_CASE("DataRepresentation XML is refused where the entity is created",
+          "[matching][representation]") {
+  Participant p;
+  auto wq = writer_qos();
+  wq << policy::DataRepresentation({policy::DataRepresentationId::XML});
+  CHECK_THROWS_WITH(p.writer(wq), Catch::Contains("DataRepresentation XML is not supported"));
+  dds::sub::qos::DataReaderQos rq;
+  rq << policy::DataRepresentation({policy::DataRepresentationId::XML});
+  CHECK_THROWS_AS(p.reader(rq), dds::core::UnsupportedError);
 }
 
 TEST_CASE("a writer and a reader whose partitions do not match neither match nor complain",

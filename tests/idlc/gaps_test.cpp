@@ -243,8 +243,8 @@ TEST_CASE("keyed instances of sequence- and union-keyed types are told apart by 
   CHECK(seq.key_hash(&a) == seq.key_hash(&b));
   CHECK(seq.key_hash(&a) != seq.key_hash(&c));
   // A sample read back from the wire has the same instance.
-  std::vector<std::byte> bytes(seq.size(&a));
-  REQUIRE(seq.serialize(&a, bytes).ok());
+  std::vector<std::byte> bytes(seq.size(&a, seq.encoding));
+  REQUIRE(seq.serialize(&a, bytes, seq.encoding).ok());
   std::string error;
   const auto back = seq.deserialize(bytes, error);
   REQUIRE(back);
@@ -260,8 +260,8 @@ TEST_CASE("keyed instances of sequence- and union-keyed types are told apart by 
   u3.which().s("5");
   CHECK(uni.key_hash(&u1) == uni.key_hash(&u2));
   CHECK(uni.key_hash(&u1) != uni.key_hash(&u3));
-  std::vector<std::byte> ubytes(uni.size(&u3));
-  REQUIRE(uni.serialize(&u3, ubytes).ok());
+  std::vector<std::byte> ubytes(uni.size(&u3, uni.encoding));
+  REQUIRE(uni.serialize(&u3, ubytes, uni.encoding).ok());
   const auto uback = uni.deserialize(ubytes, error);
   REQUIRE(uback);
   CHECK(uni.key_hash(uback.get()) == uni.key_hash(&u3));

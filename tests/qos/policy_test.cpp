@@ -11,21 +11,24 @@ template <class Q, class... P>
 constexpr bool holds_exactly =
     (Q::template holds<P> && ...) && std::tuple_size_v<typename Q::policy_types> == sizeof...(P);
 
-// DDS 1.4 §2.2.3, the "Concerns" column, plus the Spindle policies on topic/writer/reader.
+// DDS 1.4 §2.2.3, the "Concerns" column, plus the Spindle policies on topic/writer/reader and
+// DDS-XTypes 1.3's DataRepresentation.
 static_assert(holds_exactly<DomainParticipantQos, UserData, EntityFactory>);
 static_assert(
     holds_exactly<TopicQos, TopicData, Durability, DurabilityService, Deadline, LatencyBudget,
                   Liveliness, Reliability, DestinationOrder, History, ResourceLimits,
-                  TransportPriority, Lifespan, Ownership, Consistency, Engine>);
+                  TransportPriority, Lifespan, Ownership, Consistency, Engine, DataRepresentation>);
 static_assert(holds_exactly<PublisherQos, Presentation, Partition, GroupData, EntityFactory>);
 static_assert(holds_exactly<SubscriberQos, Presentation, Partition, GroupData, EntityFactory>);
-static_assert(holds_exactly<DataWriterQos, UserData, Durability, DurabilityService, Deadline,
-                            LatencyBudget, Liveliness, Reliability, DestinationOrder, History,
-                            ResourceLimits, TransportPriority, Lifespan, Ownership,
-                            OwnershipStrength, WriterDataLifecycle, Consistency, Engine>);
-static_assert(holds_exactly<DataReaderQos, UserData, Durability, Deadline, LatencyBudget,
-                            Liveliness, Reliability, DestinationOrder, History, ResourceLimits,
-                            Ownership, TimeBasedFilter, ReaderDataLifecycle, Consistency, Engine>);
+static_assert(
+    holds_exactly<DataWriterQos, UserData, Durability, DurabilityService, Deadline, LatencyBudget,
+                  Liveliness, Reliability, DestinationOrder, History, ResourceLimits,
+                  TransportPriority, Lifespan, Ownership, OwnershipStrength, WriterDataLifecycle,
+                  Consistency, Engine, DataRepresentation>);
+static_assert(
+    holds_exactly<DataReaderQos, UserData, Durability, Deadline, LatencyBudget, Liveliness,
+                  Reliability, DestinationOrder, History, ResourceLimits, Ownership,
+                  TimeBasedFilter, ReaderDataLifecycle, Consistency, Engine, DataRepresentation>);
 static_assert(!DataReaderQos::holds<OwnershipStrength>);
 static_assert(!TopicQos::holds<Partition>);
 
@@ -41,7 +44,8 @@ static_assert(policy_id<UserData>::value == 1 && policy_id<Durability>::value ==
               policy_id<WriterDataLifecycle>::value == 16 &&
               policy_id<ReaderDataLifecycle>::value == 17 && policy_id<TopicData>::value == 18 &&
               policy_id<GroupData>::value == 19 && policy_id<TransportPriority>::value == 20 &&
-              policy_id<Lifespan>::value == 21 && policy_id<DurabilityService>::value == 22);
+              policy_id<Lifespan>::value == 21 && policy_id<DurabilityService>::value == 22 &&
+              policy_id<DataRepresentation>::value == 23);
 // Vendor policies sit outside the standard range.
 static_assert(policy_id<Consistency>::value >= 0x8000 && policy_id<Engine>::value >= 0x8000 &&
               policy_id<Consistency>::value != policy_id<Engine>::value);

@@ -218,6 +218,20 @@ profiles:
         "atomic.yaml:12: profiles.atomic.writer.history.depth: must be >= 1, got 0");
 }
 
+TEST_CASE("data_representation names encodings, and nothing else", "[profiles]") {
+  Scratch s;
+  CHECK(s.invalid("version: 1\nprofiles:\n  a:\n    writer:\n      data_representation: "
+                  "{value: [XCDR2, XCDR1]}\n")
+            .empty());
+  const QosProvider qp("p.yaml");
+  CHECK(qp.datawriter_qos("a").policy<DataRepresentation>().value() ==
+        DataRepresentationIdSeq{DataRepresentationId::XCDR2, DataRepresentationId::XCDR1});
+  CHECK(s.invalid("version: 1\nprofiles:\n  a:\n    writer:\n      data_representation: "
+                  "{value: [XCDR2, XCDR3]}\n") ==
+        "p.yaml:5: profiles.a.writer.data_representation.value[1]: is 'XCDR3', list of: XCDR1, "
+        "XML, XCDR2");
+}
+
 TEST_CASE("profile errors: unknown keys at every level", "[profiles][errors]") {
   Scratch s;
   CHECK(s.invalid("version: 1\nprofile: {}\n") ==
@@ -231,7 +245,7 @@ TEST_CASE("profile errors: unknown keys at every level", "[profiles][errors]") {
         "p.yaml:5: profiles.a.reader.ownership_strength: unknown key (allowed: user_data, "
         "durability, deadline, latency_budget, liveliness, reliability, destination_order, "
         "history, resource_limits, ownership, time_based_filter, reader_data_lifecycle, "
-        "consistency, engine)");
+        "consistency, engine, data_representation)");
   CHECK(s.invalid("version: 1\nprofiles:\n  a:\n    writer:\n      history:\n        dept: 3\n") ==
         "p.yaml:6: profiles.a.writer.history.dept: unknown key (allowed: kind, depth)");
   CHECK(s.invalid("version: 1\nprofiles:\n  a:\n    publisher:\n      partition: {names: [a]}\n"

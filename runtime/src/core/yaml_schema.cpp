@@ -68,8 +68,17 @@ Value read_value(const YamlReader& r, const YAML::Node& n, const std::string& ke
       if (static_cast<std::int64_t>(t.size()) < spec.lo) r.fail(n, key, "must not be empty");
       return t;
     }
-    case ValueType::text_list:
-      return r.text_list(n, key);
+    case ValueType::text_list: {
+      auto list = r.text_list(n, key);
+      if (!spec.choices.empty()) {  // each element one of the choices
+        for (std::size_t i = 0; i < list.size(); ++i) {
+          if (std::find(spec.choices.begin(), spec.choices.end(), list[i]) == spec.choices.end())
+            r.fail(n[i], key + "[" + std::to_string(i) + "]",
+                   "is '" + list[i] + "', " + describe_type(spec));
+        }
+      }
+      return list;
+    }
     case ValueType::records:
       break;
   }
@@ -132,8 +141,13 @@ std::string describe_type(const FieldSpec& spec) {
     }
     case ValueType::text:
       return spec.lo > 0 ? "non-empty string" : "string";
-    case ValueType::text_list:
-      return "list of strings";
+    case ValueType::text_list: {
+      if (spec.choices.empty()) return "list of strings";
+      std::string out = "list of: ";
+      for (std::size_t i = 0; i < spec.choices.size(); ++i)
+        out += (i ? ", " : "") + std::string(spec.choices[i]);
+      return out;
+    }
     case ValueType::records: {
       std::string out = "list of {";
       for (std::size_t i = 0; i < spec.record_fields.size(); ++i)

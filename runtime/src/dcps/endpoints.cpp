@@ -92,6 +92,57 @@ std::shared_ptr<Core> self_of(Core* c) {
 
 // `topic` as a topic of participant `p`, or PreconditionNotMet naming the entity
 // (`what`) that was to be created on it.
+std::string representation_name(policy::DataRepresentationId id) {
+  return id == policy::DataRepresentationId::XCDR1 ? "XCDR1"
+         : id == policy::DataRepresentationId::XML ? "XML"
+                                                   : "XCDR2";
+}
+
+// Whether the type allows `id`; refuses XML, which Spindle does not encode.
+bool type_allows(const detail::TypeSupport& t, policy::DataRepresentationId id, const char* who) {
+  if (id == policy::DataRepresentationId::XML)
+    throw dds::core::UnsupportedError(std::string(who) + "<" + std::string(t.type_name) +
+                                      ">: DataRepresentation XML is not supported (XCDR1, XCDR2)");
+  return (t.representations &
+          (id == policy::DataRepresentationId::XCDR1 ? cdr::kXcdr1Bit : cdr::kXcdr2Bit)) != 0;
+}
+
+// The encoding a writer's samples take: its DataRepresentation's first, or the type's own.
+cdr::Encoding writer_encoding(const detail::TypeSupport& t, const policy::DataRepresentation& p) {
+  if (p.value().empty()) return t.encoding;
+  const auto first = p.value().front();
+  if (!type_allows(t, first, "DataWriter"))
+    throw dds::core::InconsistentPolicyError(
+        "DataWriter<" + std::string(t.type_name) + ">: DataRepresentation " +
+        representation_name(first) +
+        " is not among the type's data representations (its @data_representation)");
+  for (const auto id : p.value())
+    (void)type_allows(t, id, "DataWriter");
+  return first == policy::DataRepresentationId::XCDR2 ? cdr::Encoding::Xcdr2 : cdr::Encoding::Xcdr1;
+}
+
+// The encodings a reader takes: those its DataRepresentation lists that the type allows, or
+// all the type allows.
+policy::DataRepresentationIdSeq reader_representations(const detail::TypeSupport& t,
+                                                       const policy::DataRepresentation& p) {
+  policy::DataRepresentationIdSeq out;
+  if (p.value().empty()) {
+    if ((t.representations & cdr::kXcdr1Bit) != 0)
+      out.push_back(policy::DataRepresentationId::XCDR1);
+    if ((t.representations & cdr::kXcdr2Bit) != 0)
+      out.push_back(policy::DataRepresentationId::XCDR2);
+    return out;
+  }
+  for (const auto id : p.value())
+    if (type_allows(t, id, "DataReader")) out.push_back(id);
+  if (out.empty())
+    throw dds::core::InconsistentPolicyError(
+        "DataReader<" + std::string(t.type_name) +
+        ">: DataRepresentation lists none of the type's data representations (its "
+        "@data_representation)");
+  return out;
+}
+
 std::shared_ptr<Topic> own_topic(const std::shared_ptr<detail::TopicCore>& topic,
                                  const Participant& p, const char* what) {
   auto t = std::dynamic_pointer_cast<Topic>(topic);
@@ -504,6 +555,7 @@ Writer::Writer(std::shared_ptr<Publisher> pub, std::shared_ptr<Topic> topic,
       topic_id_(dcps::topic_id(topic_->name())),
       logged_(logs(q)),
       best_effort_(q.policy<policy::Reliability>().kind() == policy::ReliabilityKind::BEST_EFFORT),
+      encoding_(writer_encoding(topic_->type(), q.policy<policy::DataRepresentation>())),
       qos_(q) {
   channel_ = writer_channel(topic_->name(), q, publisher_->qos(), guid_node(guid));
   last_assert_ = clock_now();
@@ -562,6 +614,10 @@ WriterRecord Writer::record() const {
   r.topic_name = topic_->name();
   r.type_name = std::string(topic_->type().type_name);
   r.qos = qos();
+  if (r.qos.policy<policy::DataRepresentation>().value().empty())  // the type's choice, named
+    r.qos.policy(policy::DataRepresentation({encoding_ == cdr::Encoding::Xcdr2
+                                                 ? policy::DataRepresentationId::XCDR2
+                                                 : policy::DataRepresentationId::XCDR1}));
   r.publisher_qos = publisher_->qos();
   r.topic_data = topic_->qos().policy<dds::core::policy::TopicData>();
   return r;
@@ -591,12 +647,12 @@ Writer::Instance& Writer::instance_for(const void* sample, const cdr::KeyHash& k
   i.handle = publisher_->owner().next_instance_handle();
   const auto& t = topic_->type();
   try {
-    i.key_holder.resize(t.size(sample));
+    i.key_holder.resize(t.size(sample, encoding_));
   } catch (const std::exception& e) {
     throw dds::core::InvalidDataError("DataWriter<" + std::string(t.type_name) +
                                       ">: the sample cannot be serialized: " + e.what());
   }
-  (void)t.serialize(sample, i.key_holder);
+  (void)t.serialize(sample, i.key_holder, encoding_);
   by_handle_[i.handle.value()] = key;
   return instances_.emplace(key, std::move(i)).first->second;
 }
@@ -660,13 +716,13 @@ void Writer::publish_message(const SampleHeader& h, std::span<const std::byte> p
   const auto& t = topic_->type();
   std::size_t size = 0;
   try {
-    size = t.size(sample);
+    size = t.size(sample, encoding_);
   } catch (const std::exception& e) {
     throw dds::core::InvalidDataError("DataWriter<" + std::string(t.type_name) +
                                       ">: the sample cannot be serialized: " + e.what());
   }
   const auto fill = [&](std::span<std::byte> out) {
-    const auto r = t.serialize(sample, out);
+    const auto r = t.serialize(sample, out, encoding_);
     if (!r.ok()) {
       throw dds::core::InvalidDataError("DataWriter<" + std::string(t.type_name) +
                                         ">: the sample cannot be serialized: " + r.detail);
@@ -691,12 +747,12 @@ bool Writer::send_to_set(const SampleHeader& h, std::span<const std::byte> paylo
   if (sample != nullptr) {
     const auto& t = topic_->type();
     try {
-      bytes.resize(t.size(sample));
+      bytes.resize(t.size(sample, encoding_));
     } catch (const std::exception& e) {
       throw dds::core::InvalidDataError("DataWriter<" + std::string(t.type_name) +
                                         ">: the sample cannot be serialized: " + e.what());
     }
-    const auto r = t.serialize(sample, bytes);
+    const auto r = t.serialize(sample, bytes, encoding_);
     if (!r.ok()) {
       throw dds::core::InvalidDataError("DataWriter<" + std::string(t.type_name) +
                                         ">: the sample cannot be serialized: " + r.detail);
@@ -1153,7 +1209,9 @@ Reader::Reader(std::shared_ptr<Subscriber> sub, std::shared_ptr<Topic> topic,
       filter_(filtered_ ? filtered_->filter().get() : nullptr),
       cache_(std::make_shared<HistoryCache>(cache_config(q, subscriber_->qos()),
                                             &dds::core::Time::now, subscriber_->sequence())),
-      qos_(q) {}
+      qos_(q) {
+  (void)reader_representations(topic_->type(), q.policy<policy::DataRepresentation>());
+}
 
 Reader::~Reader() {
   close();
@@ -1193,6 +1251,8 @@ ReaderRecord Reader::record() const {
   r.topic_name = topic_->name();
   r.type_name = std::string(topic_->type().type_name);
   r.qos = qos();
+  r.qos.policy(policy::DataRepresentation(
+      reader_representations(topic_->type(), r.qos.policy<policy::DataRepresentation>())));
   r.subscriber_qos = subscriber_->qos();
   r.topic_data = topic_->qos().policy<dds::core::policy::TopicData>();
   return r;

@@ -850,8 +850,9 @@ class Writer final : public detail::WriterCore {
   const std::shared_ptr<Topic> topic_;
   const std::uint64_t guid_;
   const std::uint64_t topic_id_;
-  const bool logged_;       // its samples go to the durable log (dcps/retained.hpp)
-  const bool best_effort_;  // BEST_EFFORT: a sample that would wait for a slot is dropped
+  const bool logged_;             // its samples go to the durable log (dcps/retained.hpp)
+  const bool best_effort_;        // BEST_EFFORT: a sample that would wait for a slot is dropped
+  const cdr::Encoding encoding_;  // its samples' (DataRepresentation, else the type's)
   std::atomic<std::uint64_t> dropped_{0};
   std::atomic<std::uint64_t> seq_{0};  // the last message number taken
   group::Channel channel_;

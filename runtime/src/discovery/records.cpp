@@ -131,6 +131,11 @@ class Put : public FieldNames {
     return list;
   }
 
+  [[noreturn]] void fail(std::string_view field, std::string_view message) {
+    throw dds::core::InvalidArgumentError(cat(where(field), message));
+  }
+  [[nodiscard]] static std::uint8_t version() noexcept { return kDiscoveryVersion; }
+
   [[nodiscard]] std::vector<std::byte> bytes() && { return std::move(out_); }
 
  private:
@@ -142,6 +147,9 @@ class Get : public FieldNames {
  public:
   Get(std::string_view record, std::span<const std::byte> in) : FieldNames(record), in_(in) {}
 
+  // The format version the record says it is in (kDiscoveryVersion or kOldestDiscoveryVersion).
+  [[nodiscard]] std::uint8_t version() const noexcept { return version_; }
+  void version(std::uint8_t v) noexcept { version_ = v; }
   [[nodiscard]] bool failed() const noexcept { return !error_.empty(); }
   [[nodiscard]] const std::string& error() const noexcept { return error_; }
   [[nodiscard]] std::size_t offset() const noexcept { return pos_; }
@@ -227,6 +235,7 @@ class Get : public FieldNames {
   }
 
  private:
+  std::uint8_t version_ = kDiscoveryVersion;
   // The next n bytes, or an empty span and a "truncated" error naming `field`.
   std::span<const std::byte> take(std::string_view field, std::size_t n) {
     if (failed()) return {};
@@ -384,6 +393,25 @@ template <class Io>
 void fields(Io& io, pol::Partition& p) {
   p.name(io.names("partition.names", p.name()));
 }
+// Each id a u8 (0 XCDR1, 1 XML, 2 XCDR2), after a u32 count of at most kMaxRepresentations.
+template <class Io>
+void fields(Io& io, pol::DataRepresentation& p) {
+  if (io.version() < 3) return;  // version 2 (logs written before it): empty, the type's
+  std::vector<std::uint8_t> raw;
+  for (const auto id : p.value())
+    raw.push_back(static_cast<std::uint8_t>(id));
+  raw = io.sequence("data_representation.value", raw, kMaxRepresentations);
+  pol::DataRepresentationIdSeq ids;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] > 2) {
+      io.fail("data_representation.value",
+              cat("id ", static_cast<int>(raw[i]), " at index ", i, " is none of 0..2"));
+      return;
+    }
+    ids.push_back(static_cast<pol::DataRepresentationId>(raw[i]));
+  }
+  p.value(ids);
+}
 template <class Io>
 void fields(Io& io, pol::EntityFactory& p) {
   p.autoenable_created_entities(
@@ -487,8 +515,10 @@ std::optional<Record> decode_record(std::span<const std::byte> bytes, std::strin
   using Traits = RecordTraits<Record>;
   Get get(Traits::name, bytes);
   const auto version = get.integer<std::uint8_t>("version", 0);
-  if (!get.failed() && version != kDiscoveryVersion)
-    get.fail("version", cat(version, " at offset 0, this node reads ", kDiscoveryVersion));
+  if (!get.failed() && (version < kOldestDiscoveryVersion || version > kDiscoveryVersion))
+    get.fail("version", cat(version, " at offset 0, this node reads ", kOldestDiscoveryVersion,
+                            " to ", kDiscoveryVersion));
+  get.version(version);
   const auto kind = get.integer<std::uint8_t>("kind", 0);
   if (!get.failed() && kind != static_cast<std::uint8_t>(Traits::kind))
     get.fail("kind", cat(kind, " at offset 1 is ", kind_name(kind)));

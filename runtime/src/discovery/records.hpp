@@ -14,8 +14,8 @@
 // decodes is also consistent (spindle::qos::find_inconsistency finds nothing), and the
 // format is canonical: encode(decode(b)) == b for every accepted b.
 //
-// Format (version 2): little-endian, packed (no alignment, no padding); spec with the
-// rationale in docs/dcps-wire.md, "Discovery records".
+// Format (version 3: version 2 plus data_representation): little-endian, packed (no alignment, no
+// padding); spec with the rationale in docs/dcps-wire.md, "Discovery records".
 //
 //    0         1         2                                       10
 //   +---------+---------+---------------------------------------+
@@ -67,6 +67,9 @@
 //                          fsync_period: dur
 //   engine                 window_size, max_payload, rdmc_block_size: u32,   17     14
 //                          rdmc_algorithm: enum 0..3
+//   data_representation    value: u32 count (<= 8), count x u8 (0 XCDR1,     18     15
+//                          1 XML, 2 XCDR2); as the entity resolved it
+//                          (writer: its encoding; reader: those it takes)
 //   presentation           access_scope: enum 0..2, coherent_access: bool,                1
 //                          ordered_access: bool
 //   partition              names: u32 count (<= 64), count x str (<= 256)                 2
@@ -81,9 +84,10 @@
 //                    qos: TopicQos = topic_data, durability, durability_service, deadline,
 //                    latency_budget, liveliness, reliability, destination_order, history,
 //                    resource_limits, transport_priority, lifespan, ownership,
-//                    consistency, engine
+//                    consistency, engine, data_representation
 //
-// With default QoS, a writer record is 165 bytes plus its two names, a reader record 147.
+// With default QoS (an empty DataRepresentation), a writer record is 169 bytes plus its two
+// names, a reader record 151; as announced (naming its encodings) 1 byte more per id.
 // Field paths in error messages are "<section>.<policy>.<field>" with the profile schema's
 // keys (qos.history.depth, publisher_qos.partition.names[2], topic_name).
 //
@@ -106,11 +110,16 @@
 
 namespace spindle::discovery {
 
-inline constexpr std::uint8_t kDiscoveryVersion = 2;
+inline constexpr std::uint8_t kDiscoveryVersion = 3;
+// Version 2 (before data_representation) is still read: durable logs keep writer records
+// (an empty DataRepresentation: the type's choice). Records are written in version 3 only,
+// and the format is canonical among them.
+inline constexpr std::uint8_t kOldestDiscoveryVersion = 2;
 // Record limits; a decoder rejects larger values before allocating anything for them.
 inline constexpr std::size_t kMaxNameBytes = 256;        // topic, type and partition names
 inline constexpr std::size_t kMaxPartitions = 64;        // names in one Partition policy
 inline constexpr std::size_t kMaxDataBytes = 64 * 1024;  // UserData, GroupData, TopicData
+inline constexpr std::size_t kMaxRepresentations = 8;    // ids in one DataRepresentation
 
 struct WriterRecord {
   std::uint64_t guid = 0;  // make_guid(node, serial), wire.hpp

@@ -211,6 +211,15 @@ std::vector<pol::QosPolicyId> incompatible_policies(const dds::pub::qos::DataWri
        o.policy<pol::DestinationOrder>().kind() < r.policy<pol::DestinationOrder>().kind());
   rule(std::type_identity<sp::Consistency>{},
        o.policy<sp::Consistency>().kind() < r.policy<sp::Consistency>().kind());
+  // The writer's encoding (its first; XCDR1 when empty) must be one the reader takes (XCDR1
+  // when empty): DDS-XTypes 1.3, 7.6.3.1.2. Entities resolve an empty list from their type
+  // before announcing it (docs/cdr.md, "Which encoding").
+  const auto& ow = o.policy<pol::DataRepresentation>().value();
+  const auto& rr = r.policy<pol::DataRepresentation>().value();
+  const auto offered = ow.empty() ? pol::DataRepresentationId::XCDR1 : ow.front();
+  rule(std::type_identity<pol::DataRepresentation>{},
+       rr.empty() ? offered != pol::DataRepresentationId::XCDR1
+                  : std::find(rr.begin(), rr.end(), offered) == rr.end());
   return out;
 }
 

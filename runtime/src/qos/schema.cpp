@@ -348,6 +348,34 @@ PolicyDef<sp::Engine> define() {
                    &P::lag_bound, &P::lag_bound)}};
 }
 
+template <>
+PolicyDef<pol::DataRepresentation> define() {
+  using P = pol::DataRepresentation;
+  auto f = core::make_field<P>(
+      "value", ValueType::text_list, 0, 0,
+      "Encodings: a writer writes the first, a reader takes those listed and matches a "
+      "writer whose first it lists. [] (the default): the type's choice (docs/cdr.md, "
+      "\"Which encoding\").");
+  f.choices = {"XCDR1", "XML", "XCDR2"};
+  f.get = [](const P& p) -> Value {
+    std::vector<std::string> names;
+    for (const auto id : p.value())
+      names.emplace_back(id == pol::DataRepresentationId::XCDR1 ? "XCDR1"
+                         : id == pol::DataRepresentationId::XML ? "XML"
+                                                                : "XCDR2");
+    return names;
+  };
+  f.set = [](P& p, const Value& v) {
+    pol::DataRepresentationIdSeq ids;
+    for (const auto& n : std::get<std::vector<std::string>>(v))
+      ids.push_back(n == "XCDR1" ? pol::DataRepresentationId::XCDR1
+                    : n == "XML" ? pol::DataRepresentationId::XML
+                                 : pol::DataRepresentationId::XCDR2);
+    p.value(ids);
+  };
+  return {"data_representation", "The sample encodings (DDS-XTypes 1.3).", {f}};
+}
+
 template <class Q, class P>
 void append_policy(std::vector<Field<Q>>& out) {
   const auto def = define<P>();
@@ -524,8 +552,8 @@ std::string schema_markdown() {
                     pol::LatencyBudget, pol::Ownership, pol::OwnershipStrength, pol::Liveliness,
                     pol::TimeBasedFilter, pol::Partition, pol::Reliability, pol::DestinationOrder,
                     pol::History, pol::ResourceLimits, pol::TransportPriority, pol::Lifespan,
-                    pol::WriterDataLifecycle, pol::ReaderDataLifecycle, sp::Consistency,
-                    sp::Engine>(out);
+                    pol::WriterDataLifecycle, pol::ReaderDataLifecycle, sp::Consistency, sp::Engine,
+                    pol::DataRepresentation>(out);
   return out;
 }
 

@@ -129,6 +129,8 @@ const TypeSupport& builtin_type_support(std::string_view name) {
       name,
       true,
       0,
+      cdr::kXcdr1Bit | cdr::kXcdr2Bit,
+      cdr::Encoding::Xcdr1,
       nullptr,
       nullptr,
       [](const void* s) {

@@ -27,12 +27,20 @@ namespace spindle::detail {
 struct TypeSupport {
   std::string_view type_name;
   bool keyed = false;
-  // Upper bound of a sample's encapsulated size; cdr::kUnbounded when unbounded.
+  // Upper bound of a sample's encapsulated size in the type's default encoding;
+  // cdr::kUnbounded when unbounded.
   std::size_t max_size = 0;
-  // Exact encapsulated size of *sample (throws cdr::CodecError on a bound violation).
-  std::size_t (*size)(const void* sample) = nullptr;
-  // Writes *sample (encapsulation header + body) into `out`, which is size(sample) long.
-  cdr::Result (*serialize)(const void* sample, std::span<std::byte> out) = nullptr;
+  // The encodings the type allows (cdr::kXcdr1Bit | cdr::kXcdr2Bit: its
+  // @data_representation) and the one its writers use unless their DataRepresentation
+  // policy says otherwise.
+  std::uint8_t representations = cdr::kXcdr1Bit | cdr::kXcdr2Bit;
+  cdr::Encoding encoding = cdr::Encoding::Xcdr1;
+  // Exact encapsulated size of *sample in encoding `e` (throws cdr::CodecError on a bound
+  // violation).
+  std::size_t (*size)(const void* sample, cdr::Encoding e) = nullptr;
+  // Writes *sample (encapsulation header + body) in encoding `e` into `out`, which is
+  // size(sample, e) long.
+  cdr::Result (*serialize)(const void* sample, std::span<std::byte> out, cdr::Encoding e) = nullptr;
   cdr::KeyHash (*key_hash)(const void* sample) = nullptr;
   // Reads a sample from untrusted bytes; null (and `error` set) when they are malformed.
   std::shared_ptr<const void> (*deserialize)(std::span<const std::byte> in,
@@ -83,9 +91,13 @@ const TypeSupport& type_support() {
       traits::type_name,
       traits::is_keyed,
       traits::max_serialized_size,
-      [](const void* s) { return cdr::serialized_size(*static_cast<const T*>(s)); },
-      [](const void* s, std::span<std::byte> out) {
-        return cdr::serialize(*static_cast<const T*>(s), out);
+      cdr::representations<T>(),
+      cdr::default_encoding<T>(),
+      [](const void* s, cdr::Encoding e) {
+        return cdr::serialized_size(*static_cast<const T*>(s), e);
+      },
+      [](const void* s, std::span<std::byte> out, cdr::Encoding e) {
+        return cdr::serialize(*static_cast<const T*>(s), out, cdr::kNativeEndianness, e);
       },
       [](const void* s) { return cdr::key_hash(*static_cast<const T*>(s)); },
       [](std::span<const std::byte> in, std::string& error) -> std::shared_ptr<const void> {

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <dds/core/Duration.hpp>
 #include <dds/core/policy/PolicyKind.hpp>
@@ -569,6 +570,30 @@ class ReaderDataLifecycle {
   dds::core::Duration disposed_delay_;
 };
 
+// The encodings a writer may use and a reader accepts (DDS-XTypes 1.3, 7.6.3.1): a writer
+// writes in the first, a reader takes any listed, and a writer matches a reader only when
+// the reader lists the writer's first. Empty (the default) is the topic type's own choice:
+// a writer uses the type's default encoding, a reader takes every encoding the type allows
+// (spindle docs/cdr.md, "Which encoding"). XML is not supported (refused where an entity
+// is created).
+enum class DataRepresentationId : std::int16_t { XCDR1 = 0, XML = 1, XCDR2 = 2 };
+using DataRepresentationIdSeq = std::vector<DataRepresentationId>;
+
+class DataRepresentation {
+ public:
+  DataRepresentation() = default;
+  explicit DataRepresentation(const DataRepresentationIdSeq& value) : value_(value) {}
+  DataRepresentation& value(const DataRepresentationIdSeq& value) {
+    value_ = value;
+    return *this;
+  }
+  [[nodiscard]] const DataRepresentationIdSeq& value() const noexcept { return value_; }
+  friend bool operator==(const DataRepresentation&, const DataRepresentation&) = default;
+
+ private:
+  DataRepresentationIdSeq value_;
+};
+
 // policy_id<P>::value: the specification's QosPolicyId of P; policy_name<P>::name(): its
 // name as the specification writes it without "QosPolicy" ("Reliability"). Vendor policies
 // (spindle/policy/...) specialize both, with ids from 0x8000 up, through
@@ -613,5 +638,6 @@ SPINDLE_DDS_POLICY_TRAITS(GroupData, 19, "GroupData");
 SPINDLE_DDS_POLICY_TRAITS(TransportPriority, 20, "TransportPriority");
 SPINDLE_DDS_POLICY_TRAITS(Lifespan, 21, "Lifespan");
 SPINDLE_DDS_POLICY_TRAITS(DurabilityService, 22, "DurabilityService");
+SPINDLE_DDS_POLICY_TRAITS(DataRepresentation, 23, "DataRepresentation");
 
 }  // namespace dds::core::policy

@@ -27,7 +27,7 @@ class DataWriterQos : public dds::core::TEntityQos<
                           dds::core::policy::TransportPriority, dds::core::policy::Lifespan,
                           dds::core::policy::Ownership, dds::core::policy::OwnershipStrength,
                           dds::core::policy::WriterDataLifecycle, spindle::policy::Consistency,
-                          spindle::policy::Engine> {
+                          spindle::policy::Engine, dds::core::policy::DataRepresentation> {
  public:
   DataWriterQos() { policy(dds::core::policy::Reliability::Reliable()); }
   DataWriterQos(const dds::topic::qos::TopicQos& topic_qos)  // NOLINT(google-explicit-*)

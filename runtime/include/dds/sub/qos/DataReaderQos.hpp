@@ -19,15 +19,15 @@
 
 namespace dds::sub::qos {
 
-class DataReaderQos
-    : public dds::core::TEntityQos<
-          DataReaderQos, dds::core::policy::UserData, dds::core::policy::Durability,
-          dds::core::policy::Deadline, dds::core::policy::LatencyBudget,
-          dds::core::policy::Liveliness, dds::core::policy::Reliability,
-          dds::core::policy::DestinationOrder, dds::core::policy::History,
-          dds::core::policy::ResourceLimits, dds::core::policy::Ownership,
-          dds::core::policy::TimeBasedFilter, dds::core::policy::ReaderDataLifecycle,
-          spindle::policy::Consistency, spindle::policy::Engine> {
+class DataReaderQos : public dds::core::TEntityQos<
+                          DataReaderQos, dds::core::policy::UserData, dds::core::policy::Durability,
+                          dds::core::policy::Deadline, dds::core::policy::LatencyBudget,
+                          dds::core::policy::Liveliness, dds::core::policy::Reliability,
+                          dds::core::policy::DestinationOrder, dds::core::policy::History,
+                          dds::core::policy::ResourceLimits, dds::core::policy::Ownership,
+                          dds::core::policy::TimeBasedFilter,
+                          dds::core::policy::ReaderDataLifecycle, spindle::policy::Consistency,
+                          spindle::policy::Engine, dds::core::policy::DataRepresentation> {
  public:
   DataReaderQos() { policy(spindle::policy::Consistency::Unordered()); }
   DataReaderQos(const dds::topic::qos::TopicQos& topic_qos)  // NOLINT(google-explicit-*)

@@ -13,14 +13,14 @@
 
 namespace dds::topic::qos {
 
-class TopicQos
-    : public dds::core::TEntityQos<
-          TopicQos, dds::core::policy::TopicData, dds::core::policy::Durability,
-          dds::core::policy::DurabilityService, dds::core::policy::Deadline,
-          dds::core::policy::LatencyBudget, dds::core::policy::Liveliness,
-          dds::core::policy::Reliability, dds::core::policy::DestinationOrder,
-          dds::core::policy::History, dds::core::policy::ResourceLimits,
-          dds::core::policy::TransportPriority, dds::core::policy::Lifespan,
-          dds::core::policy::Ownership, spindle::policy::Consistency, spindle::policy::Engine> {};
+class TopicQos : public dds::core::TEntityQos<
+                     TopicQos, dds::core::policy::TopicData, dds::core::policy::Durability,
+                     dds::core::policy::DurabilityService, dds::core::policy::Deadline,
+                     dds::core::policy::LatencyBudget, dds::core::policy::Liveliness,
+                     dds::core::policy::Reliability, dds::core::policy::DestinationOrder,
+                     dds::core::policy::History, dds::core::policy::ResourceLimits,
+                     dds::core::policy::TransportPriority, dds::core::policy::Lifespan,
+                     dds::core::policy::Ownership, spindle::policy::Consistency,
+                     spindle::policy::Engine, dds::core::policy::DataRepresentation> {};
 
 }  // namespace dds::topic::qos
