@@ -390,9 +390,6 @@ bool same_label(const ConstValue& a, const ConstValue& b) {
   return r && *r == 0;
 }
 
-// Annotations known from the standards that would change the bytes on the wire (or the
-// decoding rule) in a way idlc does not implement: refused rather than silently ignored.
-// `text` is each parameter as written. Returns the reason, or "" when the use is fine.
 // `@data_representation(XCDR1 | XCDR2)` as written: the encodings it allows, as bits (1:
 // XCDR1, 2: XCDR2); 0 with `why` set when it names one idlc cannot encode.
 uint8_t representation_mask(const std::vector<std::string>& text, std::string& why) {
@@ -421,6 +418,9 @@ uint8_t representation_mask(const std::vector<std::string>& text, std::string& w
   return mask;
 }
 
+// Annotations known from the standards that would change the bytes on the wire (or the
+// decoding rule) in a way idlc does not implement: refused rather than silently ignored.
+// `text` is each parameter as written. Returns the reason, or "" when the use is fine.
 std::string encoding_refusal(const std::string& name, const std::vector<std::string>& text) {
   if (name == "data_representation") {
     std::string why;

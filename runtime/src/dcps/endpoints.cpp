@@ -90,8 +90,6 @@ std::shared_ptr<Core> self_of(Core* c) {
   return std::static_pointer_cast<Core>(c->shared_from_this());
 }
 
-// `topic` as a topic of participant `p`, or PreconditionNotMet naming the entity
-// (`what`) that was to be created on it.
 std::string representation_name(policy::DataRepresentationId id) {
   return id == policy::DataRepresentationId::XCDR1 ? "XCDR1"
          : id == policy::DataRepresentationId::XML ? "XML"
@@ -143,6 +141,8 @@ policy::DataRepresentationIdSeq reader_representations(const detail::TypeSupport
   return out;
 }
 
+// `topic` as a topic of participant `p`, or PreconditionNotMet naming the entity
+// (`what`) that was to be created on it.
 std::shared_ptr<Topic> own_topic(const std::shared_ptr<detail::TopicCore>& topic,
                                  const Participant& p, const char* what) {
   auto t = std::dynamic_pointer_cast<Topic>(topic);
@@ -1212,9 +1212,9 @@ Reader::Reader(std::shared_ptr<Subscriber> sub, std::shared_ptr<Topic> topic,
       filter_(filtered_ ? filtered_->filter().get() : nullptr),
       cache_(std::make_shared<HistoryCache>(cache_config(q, subscriber_->qos()),
                                             &dds::core::Time::now, subscriber_->sequence())),
-      qos_(q) {
-  (void)reader_representations(topic_->type(), q.policy<policy::DataRepresentation>());
-}
+      representations_(
+          reader_representations(topic_->type(), q.policy<policy::DataRepresentation>())),
+      qos_(q) {}
 
 Reader::~Reader() {
   close();
@@ -1254,8 +1254,7 @@ ReaderRecord Reader::record() const {
   r.topic_name = topic_->name();
   r.type_name = std::string(topic_->type().type_name);
   r.qos = qos();
-  r.qos.policy(policy::DataRepresentation(
-      reader_representations(topic_->type(), r.qos.policy<policy::DataRepresentation>())));
+  r.qos.policy(policy::DataRepresentation(representations_));
   r.subscriber_qos = subscriber_->qos();
   r.topic_data = topic_->qos().policy<dds::core::policy::TopicData>();
   return r;

@@ -998,6 +998,8 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   const detail::ContentFilterCore* const filter_;              // its filter, or null
   dds::sub::status::DataState default_state_ = dds::sub::status::DataState::any();  // mu_
   std::shared_ptr<HistoryCache> cache_;
+  // The encodings it takes (its DataRepresentation, else all the type allows): announced.
+  const dds::core::policy::DataRepresentationIdSeq representations_;
   QosCell<dds::sub::qos::DataReaderQos> qos_;
   mutable std::mutex mu_;
   std::map<std::uint64_t, MatchedWriter> writers_;

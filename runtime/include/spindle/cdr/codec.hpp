@@ -222,9 +222,21 @@ template <Primitive T, Encoding E>
 inline constexpr size_t kPrimAlignIn =
     E == Encoding::Xcdr2 ? (kPrimSizeIn<T, E> > 4 ? 4 : kPrimSizeIn<T, E>) : kPrimAlign<T>;
 
-// XCDR2 puts a DHEADER before a sequence or array whose elements are not primitive.
-template <class E, class Elem>
-inline constexpr bool kBareElement = std::is_same_v<E, Plain>&& Primitive<Elem>;
+// XCDR2 puts a DHEADER before a sequence or array whose elements are not primitive
+// (written bare: kBareElement). Enums and bitmasks are not primitive here, as Cyclone DDS
+// writes them. NeedsDheader<S, Elem>: whether a collection of elements of shape S / type Elem
+// starts with one; for a map, S and Elem are the map's own shape and type.
+template <class S, class Elem>
+inline constexpr bool kBareElement = std::is_same_v<S, Plain>&& Primitive<Elem>;
+template <class S, class Elem>
+struct NeedsDheader {
+  static constexpr bool value = !kBareElement<S, Elem>;
+};
+template <uint64_t N, class KS, class VS, class M>
+struct NeedsDheader<Map<N, KS, VS>, M> {
+  static constexpr bool value =
+      !(kBareElement<KS, typename M::key_type> && kBareElement<VS, typename M::mapped_type>);
+};
 
 // The 4 bytes of a DHEADER (XCDR2 only) at `off`: where what it bounds starts.
 template <Encoding E>
@@ -281,7 +293,7 @@ struct MaxSize<Arr<S>, V, E> {
   static constexpr size_t at(size_t off) {
     using Elem = typename V::value_type;
     constexpr size_t n = std::tuple_size_v<V>;
-    off = after_dheader<E>(off, !kBareElement<S, Elem>);
+    off = after_dheader<E>(off, NeedsDheader<S, Elem>::value);
     if constexpr (n == 0) {
       return off;
     } else if constexpr (kBareElement<S, Elem>) {
@@ -300,7 +312,7 @@ struct MaxSize<Seq<N, S>, V, E> {
     if constexpr (N == 0) {
       return kUnbounded;
     } else {
-      off = after_dheader<E>(off, !kBareElement<S, Elem>);
+      off = after_dheader<E>(off, NeedsDheader<S, Elem>::value);
       const size_t body = add_size(align_to(off, 4), 4);
       if constexpr (kBareElement<S, Elem>) {
         return add_size(align_to(body, kPrimAlignIn<Elem, E>), mul_size(N, kPrimSizeIn<Elem, E>));
@@ -335,7 +347,7 @@ struct MaxSize<Map<N, KS, VS>, M, E> {
     } else {
       using K = typename M::key_type;
       using V = typename M::mapped_type;
-      off = after_dheader<E>(off, !(kBareElement<KS, K> && kBareElement<VS, V>));
+      off = after_dheader<E>(off, NeedsDheader<Map<N, KS, VS>, M>::value);
       return add_size(add_size(align_to(off, 4), 4),
                       mul_size(N, worst_pair_size<KS, K, VS, V, E>()));
     }

@@ -32,25 +32,11 @@ namespace spindle::cdr {
 
 namespace xcdr2 {
 
-// XCDR2 size of a primitive: wchar is 2 bytes (char16), the rest as XCDR1.
+// XCDR2 size and alignment of a primitive (codec.hpp's kPrimSizeIn, kPrimAlignIn).
 template <Primitive T>
-inline constexpr size_t kSize = std::is_same_v<T, wchar_t> ? 2 : kPrimSize<T>;
+inline constexpr size_t kSize = kPrimSizeIn<T, Encoding::Xcdr2>;
 template <Primitive T>
-inline constexpr size_t kAlign = kSize<T> > 4 ? 4 : kSize<T>;
-
-// Elements written bare (no DHEADER before their sequence or array: kBareElement) are the
-// primitive types. Enums and bitmasks are not among them, as Cyclone DDS writes them.
-// Whether a collection of elements of shape E / type Elem (a map: its shape and type) starts
-// with a DHEADER.
-template <class E, class Elem>
-struct NeedsDheader {
-  static constexpr bool value = !kBareElement<E, Elem>;
-};
-template <uint64_t N, class KS, class VS, class M>
-struct NeedsDheader<Map<N, KS, VS>, M> {
-  static constexpr bool value =
-      !(kBareElement<KS, typename M::key_type> && kBareElement<VS, typename M::mapped_type>);
-};
+inline constexpr size_t kAlign = kPrimAlignIn<T, Encoding::Xcdr2>;
 
 // EMHEADER length codes (XTypes 1.3, 7.4.3.4.2).
 inline constexpr uint32_t kLc1 = 0, kLc2 = 1, kLc4 = 2, kLc8 = 3;
@@ -90,7 +76,7 @@ template <uint64_t N, class E, class V>
 struct LengthCode<Seq<N, E>, V> {
   static constexpr uint32_t value = [] {
     using Elem = typename V::value_type;
-    if constexpr (!kBareElement<E, Elem>) {
+    if constexpr (NeedsDheader<E, Elem>::value) {
       return kLcAlsoNextInt;  // the DHEADER
     } else if constexpr (kSize<Elem> == 1) {
       return kLcAlsoNextInt;
@@ -106,7 +92,7 @@ struct LengthCode<Seq<N, E>, V> {
 template <class E, class V>
 struct LengthCode<Arr<E>, V> {
   static constexpr uint32_t value =
-      kBareElement<E, typename V::value_type> ? kLcNextInt : kLcAlsoNextInt;
+      NeedsDheader<E, typename V::value_type>::value ? kLcAlsoNextInt : kLcNextInt;
 };
 template <uint64_t N, class KS, class VS, class V>
 struct LengthCode<Map<N, KS, VS>, V> {
@@ -216,7 +202,7 @@ class Xcdr2Writer : public BasicWriter<Xcdr2Writer> {
   void aggregate_end(Mark m) { fill_length(m); }
   template <class E, class C>
   Mark collection_begin() {
-    if constexpr (xcdr2::NeedsDheader<E, C>::value) {
+    if constexpr (NeedsDheader<E, C>::value) {
       return reserve_length();
     } else {
       return {};
@@ -519,7 +505,7 @@ class Xcdr2Reader {
   template <uint64_t N, class E, class V>
   void get_shaped(Seq<N, E>, std::vector<V>& seq) {
     size_t outer = 0;
-    constexpr bool dheader = !kBareElement<E, V>;
+    constexpr bool dheader = NeedsDheader<E, V>::value;
     if constexpr (dheader) outer = enter_length("sequence");
     const uint32_t n = length(N, min_elem_size<E, V>(), "sequence");
     seq.resize(n);
@@ -537,7 +523,7 @@ class Xcdr2Reader {
   template <class E, class V, size_t M>
   void get_shaped(Arr<E>, std::array<V, M>& arr) {
     size_t outer = 0;
-    constexpr bool dheader = !kBareElement<E, V>;
+    constexpr bool dheader = NeedsDheader<E, V>::value;
     if constexpr (dheader) outer = enter_length("array");
     get_elements<E>(arr.data(), M);
     if constexpr (dheader) leave(outer);
@@ -545,7 +531,7 @@ class Xcdr2Reader {
   template <uint64_t N, class KS, class VS, class K, class V, class C, class A>
   void get_shaped(Map<N, KS, VS>, std::map<K, V, C, A>& map) {
     size_t outer = 0;
-    constexpr bool dheader = xcdr2::NeedsDheader<Map<N, KS, VS>, std::map<K, V, C, A>>::value;
+    constexpr bool dheader = NeedsDheader<Map<N, KS, VS>, std::map<K, V, C, A>>::value;
     if constexpr (dheader) outer = enter_length("map");
     const uint32_t n = length(N, min_elem_size<KS, K>() + min_elem_size<VS, V>(), "map");
     map.clear();
