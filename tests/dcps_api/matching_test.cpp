@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "api_fixture.hpp"
+#include "gaps.hpp"
 
 namespace dcps_api {
 namespace {
@@ -172,6 +173,33 @@ TEST_CASE("DataRepresentation XML is refused where the entity is created",
   dds::sub::qos::DataReaderQos rq;
   rq << policy::DataRepresentation({policy::DataRepresentationId::XML});
   CHECK_THROWS_AS(p.reader(rq), dds::core::UnsupportedError);
+  CHECK_THROWS_WITH(p.reader(rq), Catch::Contains("DataReader<") &&
+                                      Catch::Contains("DataRepresentation XML is not supported"));
+}
+
+// Gaps::Plain1 is @data_representation(XCDR1): an entity asking for XCDR2 alone is refused.
+TEST_CASE("DataRepresentation outside the type's @data_representation is refused",
+          "[matching][representation]") {
+  Participant p;
+  dds::topic::Topic<Gaps::Plain1> topic(p.dp, "Plain1");
+  auto wq = writer_qos();
+  wq << policy::DataRepresentation({policy::DataRepresentationId::XCDR2});
+  CHECK_THROWS_AS(dds::pub::DataWriter<Gaps::Plain1>(p.pub, topic, wq),
+                  dds::core::InconsistentPolicyError);
+  CHECK_THROWS_WITH(dds::pub::DataWriter<Gaps::Plain1>(p.pub, topic, wq),
+                    Catch::Contains("DataRepresentation XCDR2 is not among the type's data "
+                                    "representations"));
+  dds::sub::qos::DataReaderQos rq;
+  rq << policy::DataRepresentation({policy::DataRepresentationId::XCDR2});
+  CHECK_THROWS_AS(dds::sub::DataReader<Gaps::Plain1>(p.sub, topic, rq),
+                  dds::core::InconsistentPolicyError);
+  CHECK_THROWS_WITH(dds::sub::DataReader<Gaps::Plain1>(p.sub, topic, rq),
+                    Catch::Contains("lists none of the type's data representations"));
+  // XCDR1, or the type's choice, is fine.
+  rq << policy::DataRepresentation(
+      {policy::DataRepresentationId::XCDR2, policy::DataRepresentationId::XCDR1});
+  CHECK_NOTHROW(dds::sub::DataReader<Gaps::Plain1>(p.sub, topic, rq));
+  CHECK_NOTHROW(dds::pub::DataWriter<Gaps::Plain1>(p.pub, topic, writer_qos()));
 }
 
 TEST_CASE("a writer and a reader whose partitions do not match neither match nor complain",
