@@ -14,6 +14,8 @@ PACKAGES=(
   libantlr4-runtime-dev uuid-dev default-jre-headless maven
   # CDR, configuration, CLI, logging
   libfastcdr-dev libssl-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
+  # dynamic types: JSON in and out
+  nlohmann-json3-dev
   # the durable log's CRC32C (ISA-L)
   libisal-dev
   # tests and benchmarks
