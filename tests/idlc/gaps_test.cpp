@@ -246,7 +246,7 @@ TEST_CASE("keyed instances of sequence- and union-keyed types are told apart by 
   std::vector<std::byte> bytes(seq.size(&a, seq.encoding));
   REQUIRE(seq.serialize(&a, bytes, seq.encoding).ok());
   std::string error;
-  const auto back = seq.deserialize(bytes, error);
+  const auto back = seq.decode(bytes, error);
   REQUIRE(back);
   CHECK(seq.key_hash(back.get()) == seq.key_hash(&a));
 
@@ -262,7 +262,7 @@ TEST_CASE("keyed instances of sequence- and union-keyed types are told apart by 
   CHECK(uni.key_hash(&u1) != uni.key_hash(&u3));
   std::vector<std::byte> ubytes(uni.size(&u3, uni.encoding));
   REQUIRE(uni.serialize(&u3, ubytes, uni.encoding).ok());
-  const auto uback = uni.deserialize(ubytes, error);
+  const auto uback = uni.decode(ubytes, error);
   REQUIRE(uback);
   CHECK(uni.key_hash(uback.get()) == uni.key_hash(&u3));
 }

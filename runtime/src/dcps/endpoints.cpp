@@ -1000,7 +1000,7 @@ std::shared_ptr<const void> Writer::key_value(InstanceHandle h) const {
     holder = instances_.at(k->second).key_holder;
   }
   std::string error;
-  auto data = topic_->type().deserialize(holder, error);
+  auto data = topic_->type().decode(holder, error);
   if (!data) throw dds::core::Error("DataWriter::key_value: " + error);
   return data;
 }
@@ -1550,7 +1550,7 @@ std::optional<Change> Reader::make_change(const ParsedSample& sample, std::int32
     case SampleKind::data:
       c.kind = ChangeKind::data;
       c.data = (hdr.flags & kFlagNative) != 0 ? topic_->type().from_native(sample.payload, error)
-                                              : topic_->type().deserialize(sample.payload, error);
+                                              : topic_->type().decode(sample.payload, error);
       if (!c.data) {
         raise_sample_lost("a sample from writer " + std::to_string(hdr.writer) +
                           " does not decode as " + std::string(topic_->type().type_name) + ": " +
@@ -1563,7 +1563,7 @@ std::optional<Change> Reader::make_change(const ParsedSample& sample, std::int32
     case SampleKind::dispose:
     case SampleKind::unregister:
       c.kind = hdr.kind == SampleKind::dispose ? ChangeKind::dispose : ChangeKind::unregister;
-      if (!sample.payload.empty()) c.data = topic_->type().deserialize(sample.payload, error);
+      if (!sample.payload.empty()) c.data = topic_->type().decode(sample.payload, error);
       break;
     default:
       return std::nullopt;

@@ -306,6 +306,15 @@ std::shared_ptr<detail::TopicCore> Participant::create_topic(const std::string& 
               std::string(existing->type().type_name) + "', not '" + std::string(type.type_name) +
               "'");
         }
+        if (&existing->type() != &type) {
+          // One name, one type, but two ways to hold its samples (generated code and a
+          // type known at run time): readers and writers of either would misread the other's.
+          throw dds::core::PreconditionNotMetError(
+              "Topic '" + name + "' already exists in this participant with type '" +
+              std::string(type.type_name) +
+              "' held another way (generated code and a dynamic type, or two dynamic types of "
+              "one name); use another participant for the other");
+        }
         return existing;
       }
     }

@@ -43,7 +43,8 @@ struct TypeSupport {
   cdr::Result (*serialize)(const void* sample, std::span<std::byte> out, cdr::Encoding e) = nullptr;
   cdr::KeyHash (*key_hash)(const void* sample) = nullptr;
   // Reads a sample from untrusted bytes; null (and `error` set) when they are malformed.
-  std::shared_ptr<const void> (*deserialize)(std::span<const std::byte> in,
+  // `self` is this table (a type known at run time finds itself through `context`).
+  std::shared_ptr<const void> (*deserialize)(const TypeSupport& self, std::span<const std::byte> in,
                                              std::string& error) = nullptr;
   // A sample's own bytes (loaned samples of trivially copyable types are built in the SMC
   // slot and travel as they are): sizeof(T), or 0 when T cannot travel that way.
@@ -53,6 +54,14 @@ struct TypeSupport {
                                              std::string& error) = nullptr;
   // The type's member tables (content filters, queries); null when idlc made none.
   const reflect::StructInfo* (*reflect)() = nullptr;
+  // What the functions above need beyond the sample: for a type known only at run time
+  // (<spindle/types/dynamic_topic.hpp>), its spindle::types::Type. Null for generated types.
+  const void* context = nullptr;
+
+  [[nodiscard]] std::shared_ptr<const void> decode(std::span<const std::byte> in,
+                                                   std::string& error) const {
+    return deserialize(*this, in, error);
+  }
 };
 
 // Types whose bytes are the whole sample: no pointers inside (strings, sequences, optional
@@ -100,7 +109,8 @@ const TypeSupport& type_support() {
         return cdr::serialize(*static_cast<const T*>(s), out, cdr::kNativeEndianness, e);
       },
       [](const void* s) { return cdr::key_hash(*static_cast<const T*>(s)); },
-      [](std::span<const std::byte> in, std::string& error) -> std::shared_ptr<const void> {
+      [](const TypeSupport&, std::span<const std::byte> in,
+         std::string& error) -> std::shared_ptr<const void> {
         auto sample = std::allocate_shared<T>(PoolAllocator<T>{});
         const auto r = cdr::deserialize(in, *sample);
         if (!r.ok()) {

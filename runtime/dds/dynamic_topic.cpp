@@ -1,0 +1,114 @@
+// Topics of types known only at run time (dynamic_topic.hpp): a TypeSupport table whose
+// functions encode and decode DynamicSample values through the dynamic codec.
+#include <spindle/types/dynamic_topic.hpp>
+
+#include <deque>
+#include <map>
+#include <mutex>
+
+namespace spindle::types {
+
+namespace {
+
+using spindle::detail::TypeSupport;
+
+const DynamicSample& sample_of(const void* s) {
+  return *static_cast<const DynamicSample*>(s);
+}
+
+// Tables live as long as the program: topics refer to them by reference, and a table is a
+// few dozen bytes per create_topic().
+// One table per type, so that two topics of one dynamic type are one topic.
+struct Tables {
+  std::mutex mu;
+  std::deque<std::string> names;
+  std::deque<TypeSupport> tables;
+  std::map<const Type*, const TypeSupport*> by_type;
+};
+Tables& tables() {
+  static Tables t;
+  return t;
+}
+
+}  // namespace
+
+const TypeSupport& type_support(const Type& type) {
+  const Type& r = resolve(type);
+  if (r.kind != TypeKind::Struct && r.kind != TypeKind::Union) {
+    throw std::invalid_argument("type '" + type.name + "' is a " + to_string(r.kind) +
+                                ", not a struct or union: it cannot be a topic's type");
+  }
+  auto& t = tables();
+  std::lock_guard lock(t.mu);
+  if (const auto it = t.by_type.find(&r); it != t.by_type.end() && it->second->type_name == r.name)
+    return *it->second;
+  const std::string& name = t.names.emplace_back(r.name);
+  TypeSupport table{
+      name,
+      !key_paths(r).empty(),
+      cdr::kUnbounded,
+      r.representations,
+      default_encoding(r),
+      [](const void* s, cdr::Encoding e) {
+        const auto& d = sample_of(s);
+        try {
+          return encode(*d.type, d.value, e).size();
+        } catch (const DataError& err) {
+          throw cdr::CodecError(
+              err.status() == cdr::Status::Ok ? cdr::Status::BadParameter : err.status(),
+              err.what());
+        }
+      },
+      [](const void* s, std::span<std::byte> out, cdr::Encoding e) -> cdr::Result {
+        const auto& d = sample_of(s);
+        try {
+          const auto bytes = encode(*d.type, d.value, e);
+          if (bytes.size() > out.size())
+            return {cdr::Status::BufferTooSmall, 0, "sample larger than its slot"};
+          std::memcpy(out.data(), bytes.data(), bytes.size());
+          return {cdr::Status::Ok, bytes.size(), {}};
+        } catch (const DataError& err) {
+          return {err.status(), 0, err.what()};
+        } catch (const std::invalid_argument& err) {
+          return {cdr::Status::BadEncapsulation, 0, err.what()};
+        }
+      },
+      [](const void* s) {
+        const auto& d = sample_of(s);
+        return key_hash(*d.type, d.value);
+      },
+      [](const TypeSupport& self, std::span<const std::byte> in,
+         std::string& error) -> std::shared_ptr<const void> {
+        const auto* of = static_cast<const Type*>(self.context);
+        try {
+          auto sample = std::make_shared<DynamicSample>();
+          sample->type = of;
+          sample->value = decode(*of, in);
+          return sample;
+        } catch (const DataError& err) {
+          error = err.what();
+          return nullptr;
+        }
+      },
+      0,
+      nullptr,
+      nullptr,
+      &r,
+  };
+  const TypeSupport& made = t.tables.emplace_back(table);
+  t.by_type[&r] = &made;
+  return made;
+}
+
+dds::topic::Topic<DynamicSample> create_topic(const dds::domain::DomainParticipant& dp,
+                                              const std::string& name, const Type& type,
+                                              const dds::topic::qos::TopicQos& qos) {
+  return dds::topic::Topic<DynamicSample>(dp.core().create_topic(name, type_support(type), qos));
+}
+
+dds::topic::Topic<DynamicSample> create_topic(const dds::domain::DomainParticipant& dp,
+                                              const std::string& name, const Type& type) {
+  return create_topic(dp, name, type, dp.default_topic_qos());
+}
+
+}  // namespace spindle::types

@@ -1,0 +1,45 @@
+// Topics, writers and readers of types known only at run time, through the standard API:
+// `dds::topic::Topic<spindle::types::DynamicSample>` made by create_topic() below, then
+// `dds::pub::DataWriter<DynamicSample>` and `dds::sub::DataReader<DynamicSample>` as for any
+// generated type. A DynamicSample is the type and a JSON value (<spindle/types/dynamic_data.hpp>);
+// on the wire it is exactly what generated code of the same IDL writes, so dynamic and
+// generated participants share a topic (same type name, same bytes, same key hash).
+//
+// The TypeLibrary that holds the type must outlive every entity made from it.
+// What a dynamic topic does not have: loans (a DynamicSample is not trivially copyable) and
+// content filters (no member tables); both are refused as for such generated types.
+//
+// Threading: as the entities; a DynamicSample is a plain value.
+#pragma once
+
+#include <dds/domain/DomainParticipant.hpp>
+#include <dds/topic/Topic.hpp>
+#include <spindle/detail/type_support.hpp>
+#include <spindle/types/dynamic_data.hpp>
+
+#include <string>
+
+namespace spindle::types {
+
+struct DynamicSample {
+  const Type* type = nullptr;
+  Json value;
+  friend bool operator==(const DynamicSample& a, const DynamicSample& b) {
+    return a.type == b.type && a.value == b.value;
+  }
+};
+
+// The runtime's table for `type` (a struct or union): encodes in the type's default encoding
+// unless a writer's DataRepresentation says otherwise, decodes either. Throws
+// std::invalid_argument for a type that cannot be a topic's.
+[[nodiscard]] const spindle::detail::TypeSupport& type_support(const Type& type);
+
+// A topic of `type` named `name`: as dds::topic::Topic<T>(dp, name, qos) for generated T. The
+// topic's type name is the type's scoped name (what idlc-generated code registers).
+[[nodiscard]] dds::topic::Topic<DynamicSample> create_topic(
+    const dds::domain::DomainParticipant& dp, const std::string& name, const Type& type,
+    const dds::topic::qos::TopicQos& qos);
+[[nodiscard]] dds::topic::Topic<DynamicSample> create_topic(
+    const dds::domain::DomainParticipant& dp, const std::string& name, const Type& type);
+
+}  // namespace spindle::types
