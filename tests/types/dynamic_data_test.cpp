@@ -33,7 +33,7 @@ using namespace spindle::types;
 
 namespace {
 
-const std::string kSource = SPINDLE_SOURCE_DIR;
+const std::string kRepoRoot = SPINDLE_SOURCE_DIR;
 
 // One library per IDL file (two files may use one name for different types).
 const TypeLibrary& library(const std::string& relative) {
@@ -41,7 +41,7 @@ const TypeLibrary& library(const std::string& relative) {
   auto& lib = cache[relative];
   if (!lib) {
     lib = std::make_unique<TypeLibrary>();
-    const std::string path = kSource + "/" + relative;
+    const std::string path = kRepoRoot + "/" + relative;
     load_idl_file(*lib, path, {{path.substr(0, path.rfind('/'))}, {}});
   }
   return *lib;
