@@ -6,6 +6,8 @@
 // serialization inlines as well as hand-written Fast-CDR calls), the source file the
 // printers.
 #include <spindle/idlc/generator.hpp>
+#include <spindle/types/from_idl.hpp>
+#include <spindle/types/type_object.hpp>
 
 #include <algorithm>
 #include <cfloat>
@@ -13,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -447,10 +450,37 @@ class Emitter {
   void emit_struct_codec(std::ostringstream& os, const StructDecl& s);
   void emit_union_codec(std::ostringstream& os, const UnionDecl& u);
   void emit_printer(std::ostringstream& os, const Decl& d);
+  void emit_type_info(std::ostringstream& os, const Decl& d);
 
   const Specification& spec_;
   std::vector<const Decl*> typed_;  // structs, unions, enums, bitmasks of the main file
+  std::unique_ptr<spindle::types::TypeLibrary> types_;  // the spec as dynamic types, on demand
 };
+
+// A topic type's XTypes TypeInformation and TypeMapping (<spindle/types/type_object.hpp>),
+// computed here once so that the runtime announces them in discovery without building them.
+void Emitter::emit_type_info(std::ostringstream& os, const Decl& d) {
+  if (!types_) {
+    types_ = std::make_unique<spindle::types::TypeLibrary>();
+    spindle::types::load_specification(*types_, spec_);
+  }
+  const spindle::types::Type* t = types_->find(d.scoped_name());
+  if (t == nullptr) throw std::logic_error("idlc: no dynamic type for " + d.scoped_name());
+  const auto info = spindle::types::make_type_info(*t);
+  auto bytes = [&](const char* name, const std::vector<std::byte>& v) {
+    os << "  static constexpr std::array<std::uint8_t, " << v.size() << "> " << name << "{";
+    for (size_t i = 0; i < v.size(); ++i) {
+      os << (i % 16 == 0 ? "\n      " : " ");
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x,", static_cast<unsigned>(v[i]));
+      os << hex;
+    }
+    os << "};\n";
+  };
+  os << "  // XTypes 1.3 TypeInformation and TypeMapping (XCDR2 LE), announced in discovery.\n";
+  bytes("type_information", info.information);
+  bytes("type_mapping", info.mapping);
+}
 
 void Emitter::collect(const std::vector<Decl*>& decls) {
   for (const Decl* d : decls) {
@@ -1318,6 +1348,7 @@ std::string Emitter::header(const std::string& source, const std::string& stem) 
     os << "  static constexpr std::string_view type_name = \"" << d->scoped_name() << "\";\n";
     os << "  static constexpr bool is_keyed = " << (keys == 0 ? "false" : "true") << ";\n";
     os << "  static constexpr size_t key_count = " << keys << ";\n";
+    emit_type_info(os, *d);
     os << "};\n\n";
   }
   if (any_topic) os << "}  // namespace spindle\n";

@@ -1,7 +1,9 @@
 // Topics of types known only at run time (dynamic_topic.hpp): a TypeSupport table whose
 // functions encode and decode DynamicSample values through the dynamic codec.
 #include <spindle/types/dynamic_topic.hpp>
+#include <spindle/types/type_object.hpp>
 
+#include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -22,6 +24,7 @@ const DynamicSample& sample_of(const void* s) {
 struct Tables {
   std::mutex mu;
   std::deque<std::string> names;
+  std::deque<std::vector<std::uint8_t>> type_info;  // information, mapping, ...
   std::deque<TypeSupport> tables;
   std::map<const Type*, const TypeSupport*> by_type;
 };
@@ -43,6 +46,14 @@ const TypeSupport& type_support(const Type& type) {
   if (const auto it = t.by_type.find(&r); it != t.by_type.end() && it->second->type_name == r.name)
     return *it->second;
   const std::string& name = t.names.emplace_back(r.name);
+  const TypeInfo info = make_type_info(r);
+  auto as_bytes = [&](const std::vector<std::byte>& v) -> std::span<const std::uint8_t> {
+    auto& kept = t.type_info.emplace_back(v.size());
+    std::memcpy(kept.data(), v.data(), v.size());
+    return kept;
+  };
+  const auto information = as_bytes(info.information);
+  const auto mapping = as_bytes(info.mapping);
   TypeSupport table{
       name,
       !key_paths(r).empty(),
@@ -94,6 +105,8 @@ const TypeSupport& type_support(const Type& type) {
       nullptr,
       nullptr,
       &r,
+      information,
+      mapping,
   };
   const TypeSupport& made = t.tables.emplace_back(table);
   t.by_type[&r] = &made;
@@ -109,6 +122,22 @@ dds::topic::Topic<DynamicSample> create_topic(const dds::domain::DomainParticipa
 dds::topic::Topic<DynamicSample> create_topic(const dds::domain::DomainParticipant& dp,
                                               const std::string& name, const Type& type) {
   return create_topic(dp, name, type, dp.default_topic_qos());
+}
+
+const Type* discovered_type(const dds::domain::DomainParticipant& dp, const std::string& topic_name,
+                            TypeLibrary& library) {
+  for (const auto& t : dp.core().discovered_topics()) {
+    if (t.name != topic_name || t.type_information.empty()) continue;
+    return load_type_info(library, std::as_bytes(std::span(t.type_information)),
+                          std::as_bytes(std::span(t.type_mapping)));
+  }
+  // A topic of this participant's own.
+  if (const auto own = dp.core().find_topic(topic_name);
+      own && !own->type().type_information.empty()) {
+    return load_type_info(library, std::as_bytes(own->type().type_information),
+                          std::as_bytes(own->type().type_mapping));
+  }
+  return nullptr;
 }
 
 }  // namespace spindle::types

@@ -545,7 +545,7 @@ TEST_CASE("discovery: bad fields are rejected with field, value and offset", "[d
       {"kind of the other record", r, "writer record: kind: 2 at offset 1 is a reader record"},
       {"unknown kind", with_byte(w, 1, 9),
        "writer record: kind: 9 at offset 1 is not a record kind (1 writer, 2 reader, 3 "
-       "participant, 4 topic)"},
+       "participant, 4 topic, 5 type)"},
       {"name length", with_u32(w, 10, 257),
        "writer record: topic_name: length 257 at offset 10 is above the limit of 256"},
       {"name length beyond the input", with_u32(w, 15, 200),
@@ -834,4 +834,60 @@ TEST_CASE("discovery: the fuzz seed corpus holds current encodings", "[dcps][dis
     CHECK(in.gcount() == static_cast<std::streamsize>(file.size()));
     CHECK(file == bytes);
   }
+}
+
+// A topic's type information: its record, and the pieces it travels in.
+TEST_CASE("discovery: a type record round-trips and is cut into pieces that fit a slot",
+          "[dcps][discovery]") {
+  using spindle::discovery::TypeRecord;
+  TypeRecord t{spindle::dcps::make_guid(9, 4), std::vector<std::uint8_t>(300, 7),
+               std::vector<std::uint8_t>(2000, 9)};
+  const auto bytes = spindle::discovery::encode(t);
+  CHECK(bytes.size() == 10 + 4 + 300 + 4 + 2000);
+  CHECK(bytes.at(0) == std::byte{spindle::discovery::kDiscoveryVersion});
+  CHECK(bytes.at(1) == std::byte{5});
+  std::string error;
+  const auto back = spindle::discovery::decode_type(bytes, error);
+  INFO(error);
+  REQUIRE(back);
+  CHECK(*back == t);
+
+  const auto pieces = spindle::discovery::split_pieces(bytes, 1024);
+  REQUIRE(pieces.size() == 3);  // 1016 bytes each at most
+  for (const auto& p : pieces)
+    CHECK(p.size() <= 1024);
+  spindle::discovery::Pieces gather;
+  CHECK_FALSE(gather.add(pieces[0], 1 << 20, error));
+  CHECK_FALSE(gather.add(pieces[1], 1 << 20, error));
+  const auto whole = gather.add(pieces[2], 1 << 20, error);
+  REQUIRE(whole);
+  CHECK(*whole == bytes);
+  CHECK(error.empty());
+
+  // Out of order, malformed, too large: dropped with what is wrong; piece 0 starts afresh.
+  CHECK_FALSE(gather.add(pieces[1], 1 << 20, error));
+  CHECK(error == "piece 1 of 3 where piece 0 of 0 was due");
+  error.clear();
+  CHECK_FALSE(gather.add(std::span(pieces[0]).first(5), 1 << 20, error));
+  CHECK(error == "piece of 5 bytes, shorter than its 8-byte header");
+  error.clear();
+  CHECK_FALSE(gather.add(pieces[0], 100, error));
+  CHECK(error == "record larger than 100 bytes");
+  error.clear();
+  CHECK_FALSE(gather.add(pieces[0], 1 << 20, error));
+  CHECK_FALSE(gather.add(pieces[1], 1 << 20, error));
+  CHECK(gather.add(pieces[2], 1 << 20, error));
+  CHECK(error.empty());
+
+  CHECK_THROWS_AS(spindle::discovery::encode(TypeRecord{1, {}, {1}}),
+                  dds::core::InvalidArgumentError);
+  auto empty_mapping = bytes;
+  empty_mapping.resize(10 + 4 + 300 + 4);
+  empty_mapping[10 + 4 + 300] = std::byte{0};
+  empty_mapping[10 + 4 + 300 + 1] = std::byte{0};
+  empty_mapping[10 + 4 + 300 + 2] = std::byte{0};
+  empty_mapping[10 + 4 + 300 + 3] = std::byte{0};
+  error.clear();
+  CHECK_FALSE(spindle::discovery::decode_type(empty_mapping, error));
+  CHECK(error == "type record: type_mapping: empty");
 }

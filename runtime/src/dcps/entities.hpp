@@ -366,7 +366,9 @@ class Participant final : public detail::ParticipantCore {
   [[nodiscard]] bool matched_in_view(std::uint64_t guid, bool writer) const;
   // Serializes announce_self() and announce(Topic&): each record is encoded from the QoS
   // as it is when sent, so the last one sent has the latest. Taken with no other lock held.
-  std::mutex announce_mu_;
+  // Recursive: a record that waits for room in the ring lets the simulator run other jobs on
+  // the waiting thread, and one of them may announce (a joiner's own record, a rejoin's).
+  std::recursive_mutex announce_mu_;
   // The engine's side (control thread): every endpoint as a channel demand, and a view
   // installed (held matches it carries are reported now).
   group::Demand layout_demand() const;
@@ -434,6 +436,9 @@ class Participant final : public detail::ParticipantCore {
   // what DCPSParticipant and DCPSTopic show. A member's go when it leaves the view.
   std::map<NodeId, discovery::ParticipantRecord> participant_records_;
   std::map<std::uint64_t, discovery::TopicRecord> topic_records_;
+  // Remote topics' type information by topic guid, and what has come of it so far.
+  std::map<std::uint64_t, discovery::TypeRecord> type_records_;
+  std::map<std::uint64_t, discovery::Pieces> type_pieces_;
   group::View view_;              // the installed view, as on_view() last told it
   std::uint64_t generation_ = 0;  // changes of endpoints_ (group::Demand)
   // (Un)matches of this node's endpoints waiting for a view boundary: (writer, reader) ->

@@ -335,18 +335,26 @@ std::vector<std::shared_ptr<detail::TopicCore>> Participant::topics() const {
 }
 
 std::vector<detail::ParticipantCore::DiscoveredTopic> Participant::discovered_topics() const {
-  std::map<std::string, std::string> found;  // name -> type name, the first seen
+  std::map<std::string, DiscoveredTopic> found;  // by name: the first seen
   std::lock_guard lock(mu_);
-  for (const auto& [g, t] : topic_records_)
-    found.emplace(t.topic_name, t.type_name);
+  for (const auto& [g, t] : topic_records_) {
+    auto [it, fresh] = found.try_emplace(t.topic_name, DiscoveredTopic{t.topic_name, t.type_name});
+    // The type information of the first topic of that type that announced it.
+    const auto type = type_records_.find(g);
+    if (it->second.type_information.empty() && type != type_records_.end() &&
+        it->second.type_name == t.type_name) {
+      it->second.type_information = type->second.type_information;
+      it->second.type_mapping = type->second.type_mapping;
+    }
+  }
   for (const auto& [g, w] : endpoints_.writer_records())
-    found.emplace(w.topic_name, w.type_name);
+    found.try_emplace(w.topic_name, DiscoveredTopic{w.topic_name, w.type_name});
   for (const auto& [g, r] : endpoints_.reader_records())
-    found.emplace(r.topic_name, r.type_name);
+    found.try_emplace(r.topic_name, DiscoveredTopic{r.topic_name, r.type_name});
   std::vector<DiscoveredTopic> out;
   out.reserve(found.size());
-  for (auto& [name, type] : found)
-    out.push_back({name, std::move(type)});
+  for (auto& [name, topic] : found)
+    out.push_back(std::move(topic));
   return out;
 }
 
@@ -665,11 +673,29 @@ void Participant::announce_self() {
 }
 
 void Participant::announce(Topic& t) {
-  std::lock_guard lock(announce_mu_);
-  const auto rec = t.record();
-  publish_record(SampleKind::announce_topic, rec.guid, discovery::encode(rec),
-                 "Topic '" + rec.topic_name + "'");
-  t.announced();
+  std::uint64_t guid = 0;
+  std::string who;
+  {
+    std::lock_guard lock(announce_mu_);
+    const auto rec = t.record();
+    guid = rec.guid;
+    who = "Topic '" + rec.topic_name + "'";
+    publish_record(SampleKind::announce_topic, rec.guid, discovery::encode(rec), who);
+    t.announced();
+  }
+  // Then its type, for peers that do not know it (docs/types.md), in slot-sized pieces. Not
+  // under announce_mu_: a piece may wait for room in the ring, and what runs meanwhile (a
+  // simulator runs jobs on the waiting thread) may announce too. Pieces of one topic that
+  // interleave with its next announcement start afresh at that one's first piece.
+  const auto& type = t.type();
+  if (type.type_information.empty()) return;
+  const discovery::TypeRecord trec{guid,
+                                   {type.type_information.begin(), type.type_information.end()},
+                                   {type.type_mapping.begin(), type.type_mapping.end()}};
+  const group::Channel channel{0, group::Ordering::atomic};
+  for (const auto& piece :
+       discovery::split_pieces(discovery::encode(trec), router_.max_payload(channel)))
+    publish_record(SampleKind::announce_type, guid, piece, who + " (its type)");
 }
 
 void Participant::retire_topic(std::uint64_t guid) {
@@ -705,7 +731,8 @@ void Participant::retire_reader(std::uint64_t guid) {
 // retained topics: a sequence of [u8 kind | u32 length, little-endian | record bytes], kind
 // 7 an external client and its relay (u32 client, u32 relay: docs/membership.md), 1 a writer,
 // 2 a reader, 3 a gone writer whose retained entries are kept (its writer record), 4 a
-// retained entry (dcps/retained.hpp), 5 a participant record, 6 a topic record, 8 a member
+// retained entry (dcps/retained.hpp), 5 a participant record, 6 a topic record, 10 a topic's
+// type record (whole, not in pieces), 8 a member
 // waiting for a retained topic's history (u64 topic, u32 node: refresh.cpp), 9 a retained
 // topic whose history misses messages at the sender (u64 topic: the joiner asks for it again),
 // in this order.
@@ -744,6 +771,8 @@ std::vector<std::byte> Participant::endpoint_state() const {
     put(5, discovery::encode(p));
   for (const auto& [g, t] : topic_records_)
     put(6, discovery::encode(t));
+  for (const auto& [g, t] : type_records_)
+    put(10, discovery::encode(t));
   // Refresh (refresh.cpp): who waits for a retained history, and the histories above that
   // miss messages here (the joiner asks for them again).
   std::vector<std::byte> rec;
@@ -825,6 +854,14 @@ void Participant::apply_state(std::span<const std::byte> state) {
     } else if (kind == 6) {
       if (auto t = discovery::decode_topic(bytes, error)) {
         if (view_.rank_of(router_.node_of(t->guid))) on_topic_record(std::move(*t));
+        continue;
+      }
+    } else if (kind == 10) {
+      if (auto t = discovery::decode_type(bytes, error)) {
+        if (view_.rank_of(router_.node_of(t->guid))) {
+          std::lock_guard lock(mu_);
+          type_records_[t->guid] = std::move(*t);
+        }
         continue;
       }
     } else if (kind == 7) {
@@ -940,6 +977,28 @@ void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
         return report_bad_record(sender, s.header.kind, "guid is not one of the sending member's");
       }
       on_topic_record(std::move(*rec));
+      return;
+    }
+    case SampleKind::announce_type: {
+      if (router_.node_of(s.header.writer) != sender) {
+        return report_bad_record(sender, s.header.kind, "guid is not one of the sending member's");
+      }
+      std::optional<std::vector<std::byte>> whole;
+      {
+        std::lock_guard lock(mu_);
+        whole = type_pieces_[s.header.writer].add(s.payload, 2 * discovery::kMaxTypeInfoBytes + 64,
+                                                  error);
+        if (whole || !error.empty()) type_pieces_.erase(s.header.writer);
+      }
+      if (!error.empty()) return report_bad_record(sender, s.header.kind, error);
+      if (!whole) return;
+      auto rec = discovery::decode_type(*whole, error);
+      if (!rec) return report_bad_record(sender, s.header.kind, error);
+      if (rec->guid != s.header.writer) {
+        return report_bad_record(sender, s.header.kind, "guid is not the pieces' topic's");
+      }
+      std::lock_guard lock(mu_);
+      type_records_[rec->guid] = std::move(*rec);
       return;
     }
     case SampleKind::retire_topic:
@@ -1341,6 +1400,8 @@ void Participant::on_topic_record(discovery::TopicRecord rec) {
 void Participant::on_topic_retired(std::uint64_t guid) {
   {
     std::lock_guard lock(mu_);
+    type_records_.erase(guid);
+    type_pieces_.erase(guid);
     const auto it = topic_records_.find(guid);
     if (it == topic_records_.end()) return;
     const auto name = it->second.topic_name;
@@ -1414,6 +1475,8 @@ void Participant::on_suspicion(NodeId node, bool left, const std::string& why) {
       topics.insert(it->second.topic_name);
       it = topic_records_.erase(it);
     }
+    std::erase_if(type_records_, [&](const auto& e) { return ours(e.first); });
+    std::erase_if(type_pieces_, [&](const auto& e) { return ours(e.first); });
     const std::size_t before = endpoints_.writers() + endpoints_.readers();
     collect(endpoints_.retire_if(ours), actions);
     for (const auto& t : topics)

@@ -45,6 +45,8 @@ std::string_view to_string(SampleKind k) noexcept {
       return "repair_request";
     case SampleKind::repair:
       return "repair";
+    case SampleKind::announce_type:
+      return "announce_type";
   }
   return "unknown";
 }
@@ -72,6 +74,7 @@ bool known(std::uint8_t k) noexcept {
     case SampleKind::refresh_state:
     case SampleKind::repair_request:
     case SampleKind::repair:
+    case SampleKind::announce_type:
       return true;
   }
   return false;

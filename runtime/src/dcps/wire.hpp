@@ -86,6 +86,10 @@ enum class SampleKind : std::uint8_t {
   //    writer's last number when it matched it).
   repair_request = 29,
   repair = 30,
+  // A Topic's type information (discovery/records.hpp, TypeRecord), sent after its topic
+  // record in pieces that each fit a slot: payload u32 piece | u32 pieces | bytes, the
+  // pieces' bytes back to back being the encoded TypeRecord. writer = the topic's guid.
+  announce_type = 31,
 };
 [[nodiscard]] std::string_view to_string(SampleKind k) noexcept;
 

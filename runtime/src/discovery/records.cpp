@@ -10,6 +10,7 @@
 // Threading: pure functions.
 #include "discovery/records.hpp"
 
+#include <algorithm>
 #include <concepts>
 #include <limits>
 #include <string_view>
@@ -29,7 +30,13 @@ namespace pol = dds::core::policy;
 namespace sp = spindle::policy;
 using dds::core::Duration;
 
-enum class RecordKind : std::uint8_t { writer = 1, reader = 2, participant = 3, topic = 4 };
+enum class RecordKind : std::uint8_t {
+  writer = 1,
+  reader = 2,
+  participant = 3,
+  topic = 4,
+  type = 5
+};
 
 constexpr std::string_view kind_name(std::uint8_t kind) noexcept {
   switch (kind) {
@@ -41,8 +48,10 @@ constexpr std::string_view kind_name(std::uint8_t kind) noexcept {
       return "a participant record";
     case static_cast<std::uint8_t>(RecordKind::topic):
       return "a topic record";
+    case static_cast<std::uint8_t>(RecordKind::type):
+      return "a type record";
     default:
-      return "not a record kind (1 writer, 2 reader, 3 participant, 4 topic)";
+      return "not a record kind (1 writer, 2 reader, 3 participant, 4 topic, 5 type)";
   }
 }
 
@@ -457,6 +466,12 @@ struct RecordTraits<TopicRecord> {
   static constexpr std::string_view name = "topic";
 };
 
+template <>
+struct RecordTraits<TypeRecord> {
+  static constexpr RecordKind kind = RecordKind::type;
+  static constexpr std::string_view name = "type";
+};
+
 // Everything after the version and kind bytes.
 template <class Io, class Record>
 requires std::same_as<Record, WriterRecord> || std::same_as<Record, ReaderRecord>
@@ -486,7 +501,20 @@ void record_fields(Io& io, TopicRecord& r) {
   qos_fields(io, "qos", r.qos);
 }
 
+template <class Io>
+void record_fields(Io& io, TypeRecord& r) {
+  io.section({});
+  r.guid = io.integer("guid", r.guid);
+  r.type_information = io.sequence("type_information", r.type_information, kMaxTypeInfoBytes);
+  r.type_mapping = io.sequence("type_mapping", r.type_mapping, kMaxTypeInfoBytes);
+  if (r.type_information.empty() || r.type_mapping.empty())
+    io.fail(r.type_information.empty() ? "type_information" : "type_mapping", "empty");
+}
+
 // The first inconsistent QoS of a decoded record: its section and what is wrong.
+std::optional<std::pair<std::string_view, std::string>> inconsistency(TypeRecord&) {
+  return std::nullopt;
+}
 template <class Record>
 std::optional<std::pair<std::string_view, std::string>> inconsistency(Record& r) {
   if (const auto bad = qos::find_inconsistency(r.qos))
@@ -564,6 +592,76 @@ std::optional<ParticipantRecord> decode_participant(std::span<const std::byte> b
 }
 std::optional<TopicRecord> decode_topic(std::span<const std::byte> bytes, std::string& error) {
   return decode_record<TopicRecord>(bytes, error);
+}
+std::vector<std::byte> encode(const TypeRecord& r) {
+  return encode_record(r);
+}
+std::optional<TypeRecord> decode_type(std::span<const std::byte> bytes, std::string& error) {
+  return decode_record<TypeRecord>(bytes, error);
+}
+
+namespace {
+constexpr std::size_t kPieceHeader = 8;
+void put_u32(std::vector<std::byte>& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i)
+    out.push_back(static_cast<std::byte>(v >> (8 * i)));
+}
+std::uint32_t get_u32(std::span<const std::byte> in, std::size_t at) {
+  std::uint32_t v = 0;
+  for (std::size_t i = 0; i < 4; ++i)
+    v |= std::to_integer<std::uint32_t>(in[at + i]) << (8 * i);
+  return v;
+}
+}  // namespace
+
+std::vector<std::vector<std::byte>> split_pieces(std::span<const std::byte> record,
+                                                 std::size_t max_payload) {
+  if (max_payload <= kPieceHeader)
+    throw dds::core::InvalidArgumentError(
+        cat("a piece of at most ", max_payload, " bytes has no room beyond its 8-byte header"));
+  const std::size_t room = max_payload - kPieceHeader;
+  const std::size_t n = record.empty() ? 1 : (record.size() + room - 1) / room;
+  std::vector<std::vector<std::byte>> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto part = record.subspan(i * room, std::min(room, record.size() - i * room));
+    auto& piece = out.emplace_back();
+    piece.reserve(kPieceHeader + part.size());
+    put_u32(piece, static_cast<std::uint32_t>(i));
+    put_u32(piece, static_cast<std::uint32_t>(n));
+    piece.insert(piece.end(), part.begin(), part.end());
+  }
+  return out;
+}
+
+std::optional<std::vector<std::byte>> Pieces::add(std::span<const std::byte> piece,
+                                                  std::size_t max_bytes, std::string& error) {
+  auto fail = [&](std::string what) -> std::optional<std::vector<std::byte>> {
+    error = std::move(what);
+    pieces_ = next_ = 0;
+    bytes_.clear();
+    return std::nullopt;
+  };
+  if (piece.size() < kPieceHeader)
+    return fail(cat("piece of ", piece.size(), " bytes, shorter than its 8-byte header"));
+  const auto index = get_u32(piece, 0);
+  const auto count = get_u32(piece, 4);
+  if (count == 0 || index >= count) return fail(cat("piece ", index, " of ", count));
+  if (index == 0) {
+    pieces_ = count;
+    next_ = 0;
+    bytes_.clear();
+  } else if (index != next_ || count != pieces_) {
+    return fail(
+        cat("piece ", index, " of ", count, " where piece ", next_, " of ", pieces_, " was due"));
+  }
+  if (bytes_.size() + piece.size() - kPieceHeader > max_bytes)
+    return fail(cat("record larger than ", max_bytes, " bytes"));
+  bytes_.insert(bytes_.end(), piece.begin() + kPieceHeader, piece.end());
+  if (++next_ < pieces_) return std::nullopt;
+  auto whole = std::move(bytes_);
+  pieces_ = next_ = 0;
+  bytes_.clear();
+  return whole;
 }
 
 }  // namespace spindle::discovery

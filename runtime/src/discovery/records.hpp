@@ -85,6 +85,8 @@
 //                    latency_budget, liveliness, reliability, destination_order, history,
 //                    resource_limits, transport_priority, lifespan, ownership,
 //                    consistency, engine, data_representation
+//   type (5):        guid = the topic's | type_information bytes | type_mapping bytes
+//                    (each 1 to kMaxTypeInfoBytes), sent in pieces (Pieces below)
 //
 // With default QoS (an empty DataRepresentation), a writer record is 169 bytes plus its two
 // names, a reader record 151; as announced (naming its encodings) 1 byte more per id.
@@ -116,10 +118,11 @@ inline constexpr std::uint8_t kDiscoveryVersion = 3;
 // and the format is canonical among them.
 inline constexpr std::uint8_t kOldestDiscoveryVersion = 2;
 // Record limits; a decoder rejects larger values before allocating anything for them.
-inline constexpr std::size_t kMaxNameBytes = 256;        // topic, type and partition names
-inline constexpr std::size_t kMaxPartitions = 64;        // names in one Partition policy
-inline constexpr std::size_t kMaxDataBytes = 64 * 1024;  // UserData, GroupData, TopicData
-inline constexpr std::size_t kMaxRepresentations = 8;    // ids in one DataRepresentation
+inline constexpr std::size_t kMaxNameBytes = 256;              // topic, type and partition names
+inline constexpr std::size_t kMaxPartitions = 64;              // names in one Partition policy
+inline constexpr std::size_t kMaxDataBytes = 64 * 1024;        // UserData, GroupData, TopicData
+inline constexpr std::size_t kMaxRepresentations = 8;          // ids in one DataRepresentation
+inline constexpr std::size_t kMaxTypeInfoBytes = 1024 * 1024;  // TypeInformation, TypeMapping
 
 struct WriterRecord {
   std::uint64_t guid = 0;  // make_guid(node, serial), wire.hpp
@@ -157,6 +160,36 @@ struct TopicRecord {
   friend bool operator==(const TopicRecord&, const TopicRecord&) = default;
 };
 
+// A Topic's type: its XTypes 1.3 TypeInformation and TypeMapping (XCDR2 little-endian, as
+// <spindle/types/type_object.hpp> writes them), what a peer needs to read the topic without
+// its generated code. Announced after the topic record; larger than a slot for most types,
+// so it travels in pieces.
+struct TypeRecord {
+  std::uint64_t guid = 0;  // the topic's
+  std::vector<std::uint8_t> type_information;
+  std::vector<std::uint8_t> type_mapping;
+  friend bool operator==(const TypeRecord&, const TypeRecord&) = default;
+};
+
+// A record split into pieces that fit `max_payload` bytes each (more than 8), and put back
+// together on the other side: each piece is `u32 piece | u32 pieces | bytes` (little-endian),
+// sent in order by one member, so a receiver sees them in order (atomic delivery).
+[[nodiscard]] std::vector<std::vector<std::byte>> split_pieces(std::span<const std::byte> record,
+                                                               std::size_t max_payload);
+class Pieces {
+ public:
+  // Adds the next piece. Returns the whole record after its last piece; nullopt before, or
+  // with `error` set when the piece is malformed, out of order or makes the record larger
+  // than `max_bytes` (what was gathered is dropped; a later piece 0 starts afresh).
+  std::optional<std::vector<std::byte>> add(std::span<const std::byte> piece, std::size_t max_bytes,
+                                            std::string& error);
+
+ private:
+  std::uint32_t pieces_ = 0;
+  std::uint32_t next_ = 0;
+  std::vector<std::byte> bytes_;
+};
+
 // The record's bytes. The QoS should be consistent (the entity layer checks it before an
 // entity exists); a name, partition list or byte sequence beyond the limits above throws
 // dds::core::InvalidArgumentError naming the field, since no peer would accept the record.
@@ -164,6 +197,7 @@ struct TopicRecord {
 [[nodiscard]] std::vector<std::byte> encode(const ReaderRecord& r);
 [[nodiscard]] std::vector<std::byte> encode(const ParticipantRecord& r);
 [[nodiscard]] std::vector<std::byte> encode(const TopicRecord& r);
+[[nodiscard]] std::vector<std::byte> encode(const TypeRecord& r);
 
 // The record in `bytes`, or nullopt with `error` saying what is wrong (see above). `error`
 // is left alone on success.
@@ -175,5 +209,7 @@ struct TopicRecord {
                                                                   std::string& error);
 [[nodiscard]] std::optional<TopicRecord> decode_topic(std::span<const std::byte> bytes,
                                                       std::string& error);
+[[nodiscard]] std::optional<TypeRecord> decode_type(std::span<const std::byte> bytes,
+                                                    std::string& error);
 
 }  // namespace spindle::discovery

@@ -274,6 +274,10 @@ ast::FrontendOptions frontend_options(const IdlOptions& o) {
 
 }  // namespace
 
+void load_specification(TypeLibrary& library, const idlc::Specification& spec) {
+  Mapper(library, spec).run();
+}
+
 void load_idl_file(TypeLibrary& library, const std::string& path, const IdlOptions& options) {
   ast::Diagnostics diags;
   auto spec = ast::parse_file(path, frontend_options(options), diags);

@@ -158,6 +158,10 @@ class ParticipantCore : public EntityDelegate {
   struct DiscoveredTopic {
     std::string name;
     std::string type_name;
+    // The type's XTypes TypeInformation and TypeMapping as a Topic record carried them
+    // (<spindle/types/type_object.hpp>); empty when none did.
+    std::vector<std::uint8_t> type_information{};
+    std::vector<std::uint8_t> type_mapping{};
   };
   [[nodiscard]] virtual std::vector<DiscoveredTopic> discovered_topics() const = 0;
   virtual std::shared_ptr<PublisherCore> create_publisher(const dds::pub::qos::PublisherQos& q) = 0;

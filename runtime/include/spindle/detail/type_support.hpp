@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -57,6 +58,10 @@ struct TypeSupport {
   // What the functions above need beyond the sample: for a type known only at run time
   // (<spindle/types/dynamic_topic.hpp>), its spindle::types::Type. Null for generated types.
   const void* context = nullptr;
+  // The type's XTypes TypeInformation and TypeMapping (<spindle/types/type_object.hpp>), as
+  // idlc generated them: what a Topic announces in discovery. Empty when unknown.
+  std::span<const std::uint8_t> type_information{};
+  std::span<const std::uint8_t> type_mapping{};
 
   [[nodiscard]] std::shared_ptr<const void> decode(std::span<const std::byte> in,
                                                    std::string& error) const {
@@ -91,6 +96,21 @@ inline void register_type(const TypeSupport& t) {
   std::lock_guard lock(r.mu);
   const auto it = r.types.find(type_name);
   return it == r.types.end() ? nullptr : it->second;
+}
+
+// The type information idlc generated for T (code generated before it has none).
+template <class T>
+std::span<const std::uint8_t> type_info_of(bool information) {
+  using traits = spindle::topic_traits<T>;
+  if constexpr (requires {
+                  traits::type_information;
+                  traits::type_mapping;
+                }) {
+    return information ? std::span<const std::uint8_t>(traits::type_information)
+                       : std::span<const std::uint8_t>(traits::type_mapping);
+  } else {
+    return {};
+  }
 }
 
 template <class T>
@@ -142,6 +162,9 @@ const TypeSupport& type_support() {
           return nullptr;
         }
       },
+      nullptr,
+      type_info_of<T>(true),
+      type_info_of<T>(false),
   };
   static const bool registered = (register_type(table), true);
   (void)registered;

@@ -42,4 +42,12 @@ struct DynamicSample {
 [[nodiscard]] dds::topic::Topic<DynamicSample> create_topic(
     const dds::domain::DomainParticipant& dp, const std::string& name, const Type& type);
 
+// The type of a topic found in the running domain, built into `library` from the XTypes type
+// information its Topic records carried (every Topic of a generated or dynamic type announces
+// it; <spindle/types/type_object.hpp>). Null when no member has announced the topic, or none
+// with type information. Throws TypeObjectError when the information cannot be used, and
+// std::invalid_argument when it names a type the library holds differently.
+[[nodiscard]] const Type* discovered_type(const dds::domain::DomainParticipant& dp,
+                                          const std::string& topic_name, TypeLibrary& library);
+
 }  // namespace spindle::types

@@ -13,6 +13,10 @@
 #include <utility>
 #include <vector>
 
+namespace spindle::idlc {
+struct Specification;
+}
+
 namespace spindle::types {
 
 struct IdlOptions {
@@ -36,5 +40,9 @@ void load_idl_file(TypeLibrary& library, const std::string& path, const IdlOptio
 // The same for IDL text; `name` stands for the file in diagnostics.
 void load_idl_text(TypeLibrary& library, std::string_view text, const std::string& name,
                    const IdlOptions& options = {});
+
+// Adds every type of a specification the front end has already checked (idlc uses this to
+// generate each topic type's type information).
+void load_specification(TypeLibrary& library, const idlc::Specification& spec);
 
 }  // namespace spindle::types
