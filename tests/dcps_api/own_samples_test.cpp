@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -158,6 +159,39 @@ TEST_CASE(
   const auto got = reader.take();
   REQUIRE(got.length() == 1);
   CHECK(got[0].info().state().instance_state() == status::InstanceState::not_alive_disposed());
+  dp.close();
+}
+
+// A loaned sample keeps its place in the ring from loan_sample() on: a write after it cannot
+// be delivered before the loan is written, so it does not wait for that (it waited out
+// max_blocking_time, here 5 s); the write of the loan has its sample in the cache at once.
+TEST_CASE(
+    "a write while a loan is out does not wait for its delivery; the loan's write "
+    "is in the cache at once",
+    "[own_samples]") {
+  const int level = GENERATE(0, 1);
+  INFO("consistency " << kNames[level]);
+  dds::domain::DomainParticipant dp(dds::domain::default_id());
+  dds::topic::Topic<Position> topic(dp, topic_name("loan", level, this_run()));
+  dds::pub::Publisher pub(dp);
+  dds::sub::Subscriber sub(dp);
+  dds::pub::DataWriter<Position> writer(pub, topic, wq_for(pub, level));
+  dds::sub::DataReader<Position> reader(sub, topic, rq_for(sub, level));
+  wait_matched(writer, reader);
+  Position& loaned = writer.loan_sample();
+  loaned.latitude_deg(1);
+  Position p;
+  p.latitude_deg(2);
+  const auto start = Clock::now();
+  writer.write(p);
+  CHECK(Clock::now() - start < 1s);
+  writer.write(loaned);
+  // The loan's sample is there at once. (The one written while it was out is not, ever:
+  // it took its writer number before the loan, which took its number when written but
+  // its place in the ring when loaned, and readers drop a number that goes back — a bug
+  // of loans, not of this wait, left for its own issue.)
+  const auto got = latitudes(reader.take());
+  CHECK(std::find(got.begin(), got.end(), 1.0) != got.end());
   dp.close();
 }
 

@@ -572,6 +572,7 @@ void Writer::close() {
   {
     std::lock_guard lock(mu_);
     loans.swap(loans_);
+    loans_out_.store(0, std::memory_order_relaxed);
   }
   for (auto& [p, slot] : loans)
     publisher_->owner().router().abandon(slot, deadline());
@@ -683,6 +684,10 @@ void Writer::see_own_sample() {
   // Only a reader of this process waits on its delivery; with none (readers in other
   // processes alone: the usual case) a write costs nothing more.
   if (own_readers_.load(std::memory_order_relaxed) == 0) return;
+  // A loan out keeps its slot's place in the ring, ahead of what was written after it:
+  // nothing behind it is delivered before it is written, so waiting would only wait out the
+  // deadline.
+  if (loans_out_.load(std::memory_order_relaxed) != 0) return;
   auto& bus = publisher_->owner().bus();
   auto& rt = bus.runtime();
   // Delivery runs on the protocol thread, and listeners on the executors: a write from one
@@ -862,6 +867,7 @@ void* Writer::loan() {
   auto slot = publisher_->owner().router().reserve(channel_, t.native_size, deadline());
   std::lock_guard lock(mu_);
   loans_.emplace(slot.payload, slot);
+  loans_out_.store(loans_.size(), std::memory_order_relaxed);
   return slot.payload;
 }
 
@@ -878,6 +884,7 @@ Slot Writer::end_loan(const void* sample) {
   }
   const Slot slot = it->second;
   loans_.erase(it);
+  loans_out_.store(loans_.size(), std::memory_order_relaxed);
   return slot;
 }
 

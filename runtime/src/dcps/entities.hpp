@@ -863,6 +863,7 @@ class Writer final : public detail::WriterCore {
   std::map<cdr::KeyHash, Instance> instances_;
   std::map<std::uint64_t, cdr::KeyHash> by_handle_;
   std::map<const void*, Slot> loans_;
+  std::atomic<std::size_t> loans_out_{0};  // loans_.size(), read without mu_
   // Matched readers, each with this writer's last message number when it matched.
   std::map<std::uint64_t, std::uint64_t> readers_;
   // The matched readers of this process (this participant's, or another participant's
