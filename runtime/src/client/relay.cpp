@@ -470,6 +470,7 @@ std::string Relay::check_message(const Client& c, std::span<const std::byte> mes
     case SampleKind::announce_writer:
     case SampleKind::announce_reader:
     case SampleKind::announce_topic:
+    case SampleKind::announce_type:  // a piece of one of its topics' type records
     case SampleKind::retire_writer:
     case SampleKind::retire_reader:
     case SampleKind::retire_topic:

@@ -572,6 +572,7 @@ void Writer::close() {
   {
     std::lock_guard lock(mu_);
     loans.swap(loans_);
+    loans_out_.store(0, std::memory_order_relaxed);
   }
   for (auto& [p, slot] : loans)
     publisher_->owner().router().abandon(slot, deadline());
@@ -680,9 +681,13 @@ void Writer::send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Tim
 }
 
 void Writer::see_own_sample() {
-  // Only a reader of this participant waits on this process's delivery; with none (readers in
-  // other processes alone: the usual case) a write costs nothing more.
+  // Only a reader of this process waits on its delivery; with none (readers in other
+  // processes alone: the usual case) a write costs nothing more.
   if (own_readers_.load(std::memory_order_relaxed) == 0) return;
+  // A loan out keeps its slot's place in the ring, ahead of what was written after it:
+  // nothing behind it is delivered before it is written, so waiting would only wait out the
+  // deadline.
+  if (loans_out_.load(std::memory_order_relaxed) != 0) return;
   auto& bus = publisher_->owner().bus();
   auto& rt = bus.runtime();
   // Delivery runs on the protocol thread, and listeners on the executors: a write from one
@@ -690,7 +695,7 @@ void Writer::see_own_sample() {
   if (bus.on_protocol_thread() || rt.executor().on_executor_thread() ||
       rt.control().on_executor_thread())
     return;
-  const auto mark = bus.sole_sent_mark(channel_);
+  const auto mark = bus.local_sent_mark(channel_);
   if (!mark) return;
   // Usually a few microseconds away: the commit woke the protocol thread, and the message
   // is stable at once. Yield first (on a small machine that thread needs this core), then
@@ -862,6 +867,7 @@ void* Writer::loan() {
   auto slot = publisher_->owner().router().reserve(channel_, t.native_size, deadline());
   std::lock_guard lock(mu_);
   loans_.emplace(slot.payload, slot);
+  loans_out_.store(loans_.size(), std::memory_order_relaxed);
   return slot.payload;
 }
 
@@ -878,6 +884,7 @@ Slot Writer::end_loan(const void* sample) {
   }
   const Slot slot = it->second;
   loans_.erase(it);
+  loans_out_.store(loans_.size(), std::memory_order_relaxed);
   return slot;
 }
 
@@ -1083,7 +1090,7 @@ void Writer::event(const StatusMask& bit, Record record, HookCall hook_call, Any
                                        any_call);
 }
 
-void Writer::matched(std::uint64_t reader_guid, int delta) {
+void Writer::matched(std::uint64_t reader_guid, int delta, bool local) {
   {
     std::lock_guard lock(mu_);
     const bool fresh =
@@ -1091,11 +1098,12 @@ void Writer::matched(std::uint64_t reader_guid, int delta) {
             // What it wrote before the match is no business of that reader (a repair's floor).
             ? readers_.emplace(reader_guid, seq_.load(std::memory_order_relaxed)).second
             : readers_.erase(reader_guid) > 0;
-    if (fresh && guid_node(reader_guid) == publisher_->owner().bus().node()) {
-      if (delta > 0)
-        own_readers_.fetch_add(1, std::memory_order_relaxed);
-      else
-        own_readers_.fetch_sub(1, std::memory_order_relaxed);
+    if (fresh) {
+      if (delta < 0)
+        local_readers_.erase(reader_guid);
+      else if (local)
+        local_readers_.insert(reader_guid);
+      own_readers_.store(local_readers_.size(), std::memory_order_relaxed);
     }
   }
   using S = dds::core::status::PublicationMatchedStatus;

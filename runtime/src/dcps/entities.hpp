@@ -794,8 +794,9 @@ class Writer final : public detail::WriterCore {
   bool manual_by_participant() const;
   // After construction (timers hold the writer weakly).
   void start_timers();
-  // Matching (predicate thread, through the participant).
-  void matched(std::uint64_t reader_guid, int delta);
+  // Matching (predicate thread, through the participant). `local`: the reader runs in this
+  // process (group::View::same_process, judged in the view that matched it).
+  void matched(std::uint64_t reader_guid, int delta, bool local = false);
   void incompatible(const std::vector<dds::core::policy::QosPolicyId>& ids);
   using Target = ListenerTarget<detail::WriterListenerHook, dds::pub::AnyDataWriterListener>;
   Target target(const StatusMask& status) const;
@@ -821,9 +822,10 @@ class Writer final : public detail::WriterCore {
   void publish_message(const SampleHeader& h, std::span<const std::byte> payload,
                        const void* sample);
   // Local delivery before write() returns (docs/dcps.md, "Your own samples"): where a
-  // reader is matched and this member alone holds places in the topic's order, waits (up to
-  // the write's deadline) until the protocol thread delivered what it just committed. Call
-  // right after a commit; it does nothing on the protocol or executor threads.
+  // reader of this process is matched and no other process holds places in the topic's
+  // order, waits (up to the write's deadline, at least 100 ms) until every member
+  // delivered what it just committed. Call right after a commit; it does nothing on the
+  // protocol or executor threads (a listener that writes never waits for a delivery).
   void see_own_sample();
   // Into the publisher's open coherent set; false when none is open.
   bool send_to_set(const SampleHeader& h, std::span<const std::byte> payload, const void* sample);
@@ -866,10 +868,13 @@ class Writer final : public detail::WriterCore {
   std::map<cdr::KeyHash, Instance> instances_;
   std::map<std::uint64_t, cdr::KeyHash> by_handle_;
   std::map<const void*, Slot> loans_;
+  std::atomic<std::size_t> loans_out_{0};  // loans_.size(), read without mu_
   // Matched readers, each with this writer's last message number when it matched.
   std::map<std::uint64_t, std::uint64_t> readers_;
-  // How many of readers_ are this participant's own (their guids name its node): the only
-  // readers see_own_sample() waits for, read without mu_.
+  // The matched readers of this process (this participant's, or another participant's
+  // here), as judged when each matched: the only readers see_own_sample() waits for.
+  // own_readers_ is its size, read without mu_.
+  std::set<std::uint64_t> local_readers_;
   std::atomic<std::size_t> own_readers_{0};
   std::shared_ptr<detail::WriterListenerHook> hook_;
   StatusMask mask_;

@@ -1089,7 +1089,12 @@ void Participant::collect(const std::vector<discovery::Change>& changes, Actions
 }
 
 void Participant::matched_actions(std::uint64_t writer, std::uint64_t reader, Actions& out) {
-  if (auto lw = local_writer(writer)) out.emplace_back([lw, reader] { lw->matched(reader, +1); });
+  if (auto lw = local_writer(writer)) {
+    // A reader of this process: the writer's write() waits for it where nobody else holds a
+    // place in the topic's order (docs/dcps.md, "Your own samples").
+    const bool local = view_.same_process(bus_->node(), guid_node(reader));
+    out.emplace_back([lw, reader, local] { lw->matched(reader, +1, local); });
+  }
   const auto* w = endpoints_.writer(writer);
   if (auto lr = local_reader(reader); lr && w != nullptr)
     out.emplace_back([lr, rec = *w] { lr->matched(rec); });

@@ -1539,11 +1539,17 @@ std::uint64_t Engine::in_flight(Channel channel) const {
   return sg ? vs->smc->in_flight(*sg) : 0;
 }
 
-std::optional<Bus::SentMark> Engine::sole_sent_mark(Channel channel) const {
+std::optional<Bus::SentMark> Engine::local_sent_mark(Channel channel) const {
   const auto vs = current();
   const auto sg = subgroup_of(vs->view, channel);
   if (!sg) return std::nullopt;
-  const auto count = vs->smc->sole_sender_mark(*sg);
+  // Another process in the subgroup holds a place in its order: this node's message is
+  // stable only once that process has it (a round trip), which wait_for_acknowledgments
+  // waits for instead.
+  const NodeId self = node();
+  for (const NodeId m : vs->view.subgroups[*sg].members)
+    if (!vs->view.same_process(self, m)) return std::nullopt;
+  const auto count = vs->smc->sender_mark(*sg);
   if (!count) return std::nullopt;
   return SentMark{vs->view.epoch, *count};
 }

@@ -218,15 +218,17 @@ class Bus {
   [[nodiscard]] virtual std::uint32_t max_message(Channel channel) const = 0;
   [[nodiscard]] virtual std::uint64_t max_large_message() const = 0;
   [[nodiscard]] virtual std::uint64_t in_flight(Channel channel) const = 0;
-  // Local delivery before write() returns (docs/dcps.md, "Your own samples"): where this
-  // node alone holds places in `channel`'s order, a mark of what it sent so far
-  // (sole_sent_mark, right after commit()), and whether it delivered everything up to it
-  // itself (delivered_locally). Elsewhere, and on a client, there is no mark.
+  // Local delivery before write() returns (docs/dcps.md, "Your own samples"): where only
+  // this process holds places in `channel`'s order (every member of its subgroup is this
+  // node or another participant of this process), a mark of what this node sent so far
+  // (local_sent_mark, right after commit()), and whether every member that holds the ring
+  // delivered everything up to it (delivered_locally). Elsewhere, and on a client, there is
+  // no mark.
   struct SentMark {
     std::uint64_t epoch = 0;
     std::uint64_t count = 0;
   };
-  [[nodiscard]] virtual std::optional<SentMark> sole_sent_mark(Channel channel) const {
+  [[nodiscard]] virtual std::optional<SentMark> local_sent_mark(Channel channel) const {
     (void)channel;
     return std::nullopt;
   }
@@ -382,7 +384,7 @@ class Engine final : public Bus {
   [[nodiscard]] std::uint64_t max_large_message() const override;
   // Messages this node sent on `channel` that some member has not delivered yet.
   [[nodiscard]] std::uint64_t in_flight(Channel channel) const override;
-  [[nodiscard]] std::optional<SentMark> sole_sent_mark(Channel channel) const override;
+  [[nodiscard]] std::optional<SentMark> local_sent_mark(Channel channel) const override;
   [[nodiscard]] bool delivered_locally(Channel channel, SentMark mark) const override;
 
   // A slot for a message of `size` bytes, sleeping while the ring is full until `deadline`

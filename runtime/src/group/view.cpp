@@ -23,6 +23,16 @@ std::optional<std::size_t> View::rank_of(NodeId id) const noexcept {
   return std::nullopt;
 }
 
+bool View::same_process(NodeId a, NodeId b) const noexcept {
+  if (a == b) return true;
+  const auto ra = rank_of(a);
+  const auto rb = rank_of(b);
+  if (!ra || !rb) return false;
+  const Member& x = members[*ra];
+  const Member& y = members[*rb];
+  return x.pid != 0 && x.pid == y.pid && x.host_id == y.host_id;
+}
+
 namespace {
 
 using Reader = core::YamlReader;

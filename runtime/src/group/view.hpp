@@ -107,6 +107,10 @@ struct View {
 
   // Rank of a member = its index in `members`; nullopt if not a member.
   [[nodiscard]] std::optional<std::size_t> rank_of(NodeId id) const noexcept;
+  // Whether members `a` and `b` run in one process (the same member, or the same pid on the
+  // same host: two participants of one program). A member whose process is unknown (pid 0:
+  // listed in a domain file, or simulated) shares it with nobody else.
+  [[nodiscard]] bool same_process(NodeId a, NodeId b) const noexcept;
   friend bool operator==(const View&, const View&) = default;
 };
 

@@ -351,7 +351,6 @@ class SubgroupEngine {
   [[nodiscard]] std::uint64_t freed_count() const noexcept {
     return freed_.load(std::memory_order_acquire);
   }
-  [[nodiscard]] std::size_t member_count() const noexcept { return members_.size(); }
   [[nodiscard]] bool sender() const noexcept { return my_sender_.has_value(); }
 
   // --- predicate thread ------------------------------------------------------------------
@@ -1285,8 +1284,8 @@ std::uint64_t Smc::in_flight(std::uint32_t subgroup) const noexcept {
   return engines_[subgroup]->in_flight();
 }
 
-std::optional<std::uint64_t> Smc::sole_sender_mark(std::uint32_t subgroup) const noexcept {
-  if (!is_sender(subgroup) || engines_[subgroup]->member_count() != 1) return std::nullopt;
+std::optional<std::uint64_t> Smc::sender_mark(std::uint32_t subgroup) const noexcept {
+  if (!is_sender(subgroup)) return std::nullopt;
   return engines_[subgroup]->reserved_count();
 }
 

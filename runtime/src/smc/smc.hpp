@@ -214,11 +214,11 @@ class Smc {
   // Messages reserved but not yet freed (delivered everywhere); 0 when quiet.
   [[nodiscard]] std::uint64_t in_flight(std::uint32_t subgroup) const noexcept;
 
-  // Where this node is the only member of `subgroup` (nobody else holds a place in its
-  // order) and sends there: how many slots it reserved so far, a mark freed_through() says
-  // it delivered (a sole member frees a slot once it delivered it itself). nullopt elsewhere.
-  [[nodiscard]] std::optional<std::uint64_t> sole_sender_mark(
-      std::uint32_t subgroup) const noexcept;
+  // Where this node sends in `subgroup`: how many slots it reserved so far, a mark that
+  // freed_through() passes once every member that holds the ring delivered them (a slot is
+  // freed on the protocol thread after the delivery upcall that carried it returned, here
+  // and, by their counters, at the others). nullopt where it does not send.
+  [[nodiscard]] std::optional<std::uint64_t> sender_mark(std::uint32_t subgroup) const noexcept;
   [[nodiscard]] bool freed_through(std::uint32_t subgroup, std::uint64_t mark) const noexcept;
 
   [[nodiscard]] bool is_member(std::uint32_t subgroup) const noexcept;
