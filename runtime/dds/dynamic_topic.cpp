@@ -65,9 +65,7 @@ const TypeSupport& type_support(const Type& type) {
         try {
           return encode(*d.type, d.value, e).size();
         } catch (const DataError& err) {
-          throw cdr::CodecError(
-              err.status() == cdr::Status::Ok ? cdr::Status::BadParameter : err.status(),
-              err.what());
+          throw cdr::CodecError(err.status(), err.what());
         }
       },
       [](const void* s, std::span<std::byte> out, cdr::Encoding e) -> cdr::Result {

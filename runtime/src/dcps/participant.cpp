@@ -986,8 +986,7 @@ void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
       std::optional<std::vector<std::byte>> whole;
       {
         std::lock_guard lock(mu_);
-        whole = type_pieces_[s.header.writer].add(s.payload, 2 * discovery::kMaxTypeInfoBytes + 64,
-                                                  error);
+        whole = type_pieces_[s.header.writer].add(s.payload, discovery::kMaxTypeRecordBytes, error);
         if (whole || !error.empty()) type_pieces_.erase(s.header.writer);
       }
       if (!error.empty()) return report_bad_record(sender, s.header.kind, error);

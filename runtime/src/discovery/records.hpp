@@ -123,6 +123,8 @@ inline constexpr std::size_t kMaxPartitions = 64;              // names in one P
 inline constexpr std::size_t kMaxDataBytes = 64 * 1024;        // UserData, GroupData, TopicData
 inline constexpr std::size_t kMaxRepresentations = 8;          // ids in one DataRepresentation
 inline constexpr std::size_t kMaxTypeInfoBytes = 1024 * 1024;  // TypeInformation, TypeMapping
+// The largest type record: version, kind, guid, then the two byte sequences at their limit.
+inline constexpr std::size_t kMaxTypeRecordBytes = 10 + 2 * (4 + kMaxTypeInfoBytes);
 
 struct WriterRecord {
   std::uint64_t guid = 0;  // make_guid(node, serial), wire.hpp
