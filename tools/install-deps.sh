@@ -16,6 +16,8 @@ PACKAGES=(
   libfastcdr-dev libssl-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   # dynamic types: JSON in and out
   nlohmann-json3-dev
+  # interop: the RTPS gateway (Cyclone DDS C API), its test peer (Cyclone idlc) and ddsperf
+  cyclonedds-dev cyclonedds-tools
   # the durable log's CRC32C (ISA-L)
   libisal-dev
   # tests and benchmarks

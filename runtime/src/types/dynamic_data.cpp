@@ -1672,4 +1672,63 @@ cdr::KeyHash key_hash(const Type& type, const Json& sample) {
   return cdr::md5(out);
 }
 
+std::vector<std::byte> encode_key(const Type& type, const Json& sample, cdr::Encoding encoding,
+                                  cdr::Endianness order) {
+  const Type& r = topic_type(type);
+  if ((r.representations & cdr::bit_of(encoding)) == 0)
+    throw std::invalid_argument(std::string(encoding == Encoding::Xcdr2 ? "XCDR2" : "XCDR1") +
+                                " is not among the data representations of '" + r.name + "'");
+  const auto paths = key_paths(r);
+  if (paths.empty()) throw std::invalid_argument("'" + r.name + "' has no key");
+  std::vector<std::byte> out(cdr::kEncapsulationSize, std::byte{0});
+  Encoder enc(encoding, order, out, cdr::kEncapsulationSize);
+  for (const auto& path : paths) {
+    const Json* v = &sample;
+    Json fallback;
+    std::string where = r.name;
+    for (const Member* m : path) {
+      where = member_path(where, m->name);
+      if (v->is_object() && v->contains(m->name) && !(*v)[m->name].is_null()) {
+        v = &(*v)[m->name];
+      } else {
+        fallback = member_default(*m, 0);
+        v = &fallback;
+      }
+    }
+    enc.value(*path.back()->type, *v, where);
+  }
+  out[1] = std::byte{representation_id(r, encoding, order)};
+  if (encoding == Encoding::Xcdr2) out[3] = static_cast<std::byte>(enc.pad_to_4());
+  return out;
+}
+
+Json decode_key(const Type& type, std::span<const std::byte> in) {
+  const Type& r = topic_type(type);
+  const auto paths = key_paths(r);
+  if (paths.empty()) throw DataError(Status::BadParameter, "'" + r.name + "' has no key");
+  if (in.size() < cdr::kEncapsulationSize)
+    throw DataError(Status::Truncated, "shorter than the encapsulation header");
+  const auto kind = static_cast<uint8_t>(in[1]);
+  const Encoding e = kind <= 3 ? Encoding::Xcdr1 : Encoding::Xcdr2;
+  const Endianness order = (kind & 1) != 0 ? Endianness::Little : Endianness::Big;
+  if (static_cast<uint8_t>(in[0]) != 0 || kind != representation_id(r, e, order) ||
+      (r.representations & cdr::bit_of(e)) == 0) {
+    throw DataError(Status::BadEncapsulation,
+                    "representation " + std::to_string(static_cast<int>(in[0])) + "/" +
+                        std::to_string(kind) + " is not one of " + r.name + "'s");
+  }
+  Json sample = default_of(r, 0);
+  Decoder dec(in.data() + cdr::kEncapsulationSize, in.size() - cdr::kEncapsulationSize, e, order);
+  for (const auto& path : paths) {
+    Json* v = &sample;
+    std::string where = r.name;
+    for (const Member* m : path) {
+      where = member_path(where, m->name);
+      v = &(*v)[m->name];
+    }
+    *v = dec.value(*path.back()->type, where);
+  }
+  return sample;
+}
+
 }  // namespace spindle::types

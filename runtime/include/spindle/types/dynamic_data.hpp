@@ -77,4 +77,15 @@ class DataError : public std::runtime_error {
 // MD5. All zero for a keyless type.
 [[nodiscard]] cdr::KeyHash key_hash(const Type& type, const Json& sample);
 
+// A keyed struct's serialized key, as RTPS carries it in a dispose or unregister message
+// (DDS-XTypes 1.3 §7.6.8, and what Cyclone DDS writes): the encapsulation header of a sample
+// in `encoding`, then the key members alone, in key order (key_paths()), each encoded as in a
+// sample of that encoding, with no headers around them; XCDR2 padded to 4 as a sample is.
+// Throws as encode(); std::invalid_argument for a keyless type.
+[[nodiscard]] std::vector<std::byte> encode_key(const Type& type, const Json& sample,
+                                                cdr::Encoding encoding,
+                                                cdr::Endianness order = cdr::kNativeEndianness);
+// Reads a serialized key (as encode_key writes it, in either encoding) into a sample whose
+// key members hold the key and every other member its default value. Throws DataError.
+[[nodiscard]] Json decode_key(const Type& type, std::span<const std::byte> encapsulated);
 }  // namespace spindle::types

@@ -1,0 +1,56 @@
+// spindle-gateway: two domains (a Spindle domain and an RTPS domain through Cyclone DDS, or
+// two of one kind) joined topic by topic for types loaded from IDL at run time
+// (docs/interop.md).
+//
+// Lifecycle: construct (reads the config and the IDL, refuses what it cannot use with
+// file:line and key; joins nothing), open() (joins both domains, creates every topic, writer
+// and reader), start() (samples flow), stop(). A failure to join throws std::runtime_error.
+//
+// Threading: samples flow on the ends' threads; stats() may be called from any thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spindle/types/dynamic_type.hpp>
+
+#include "config.hpp"
+#include "ends.hpp"
+
+namespace spindle::gateway {
+
+struct Route {
+  const TopicConfig* topic = nullptr;
+  const types::Type* type = nullptr;
+  End* from = nullptr;
+  End* to = nullptr;
+  std::unique_ptr<Outlet> outlet;
+  std::unique_ptr<RouteStats> stats = std::make_unique<RouteStats>();
+};
+
+class Gateway {
+ public:
+  explicit Gateway(Config config);
+  ~Gateway();
+  Gateway(const Gateway&) = delete;
+  Gateway& operator=(const Gateway&) = delete;
+
+  void open();
+  void start();
+  void stop();
+
+  // One line per route: "Square spindle->rtps data 50 disposed 1 ...", plus refused bytes.
+  [[nodiscard]] std::string stats() const;
+  [[nodiscard]] const std::string& id() const { return id_; }
+  [[nodiscard]] const Config& config() const { return config_; }
+
+ private:
+  Config config_;
+  types::TypeLibrary library_;
+  std::string id_;
+  std::vector<std::unique_ptr<End>> ends_;
+  std::vector<Route> routes_;
+};
+
+}  // namespace spindle::gateway
