@@ -3,10 +3,12 @@
 // Sink and writes what another End read through an Outlet. Messages carry the sample as JSON
 // (<spindle/types/dynamic_data.hpp>), so an End encodes for its own domain.
 //
-// The loop rule (docs/interop.md, "Loops"): every writer an End makes carries `marker` in its
-// USER_DATA, and an End's readers pass on only samples of writers whose USER_DATA does not
-// start with kMarkerPrefix — a sample crosses one gateway, never two, so no topology of
-// gateways sends one back where it came from.
+// The loop rule (docs/interop.md, "Loops"): every writer a gateway makes carries a marker in
+// its USER_DATA — kMarkerPrefix, the gateway's id, the domain its samples come from — and an
+// End's readers pass on only samples of writers whose USER_DATA does not start with
+// kMarkerPrefix: a sample crosses one gateway, never two, so no topology of gateways sends one
+// back where it came from. The markers also let two gateways between the same two domains
+// find each other (gateway_writers) and pass each sample on once (Gateway's election).
 //
 // Threading: an End calls its sinks from its own threads (a Spindle listener thread, the RTPS
 // end's reader thread); deliver() may be called from any thread. Counters are atomic.
@@ -41,6 +43,7 @@ struct RouteStats {
   std::atomic<uint64_t> unregistered{0};
   std::atomic<uint64_t> from_gateways{0};  // read but not passed on: a gateway wrote them
   std::atomic<uint64_t> failed{0};         // could not be encoded or written on the far side
+  std::atomic<uint64_t> standby{0};        // not passed on: another gateway passes this route on
 };
 
 using Sink = std::function<void(const Message&)>;
@@ -61,8 +64,9 @@ class End {
  public:
   virtual ~End() = default;
   [[nodiscard]] virtual const EndConfig& config() const = 0;
-  [[nodiscard]] virtual std::unique_ptr<Outlet> open_writer(const TopicPlan& t,
-                                                            RouteStats& stats) = 0;
+  // A writer whose USER_DATA is `marker`.
+  [[nodiscard]] virtual std::unique_ptr<Outlet> open_writer(const TopicPlan& t, RouteStats& stats,
+                                                            const std::string& marker) = 0;
   // `sink` gets every sample of an application's writer; `stats` counts what is skipped.
   virtual void open_reader(const TopicPlan& t, Sink sink, RouteStats& stats) = 0;
   // Samples read before start() wait for it.
@@ -72,12 +76,18 @@ class End {
   // Bytes from the domain that did not decode as the topic's type (RTPS: refused by the
   // sertype); Spindle decodes before the reader sees them and counts nothing here.
   [[nodiscard]] virtual uint64_t refused() const { return 0; }
+  // The USER_DATA of every gateway writer (kMarkerPrefix...) of `topic` alive in this End's
+  // domain, as discovery shows them now (this gateway's own among them).
+  [[nodiscard]] virtual std::vector<std::string> gateway_writers(const std::string& topic) = 0;
+  // "spindle:0", "rtps:1": the domain, as markers name it.
+  [[nodiscard]] std::string domain_name() const {
+    return std::string(config().kind == EndKind::Spindle ? "spindle:" : "rtps:") +
+           std::to_string(config().domain);
+  }
 };
 
-[[nodiscard]] std::unique_ptr<End> make_spindle_end(const EndConfig& config,
-                                                    const std::string& marker);
-[[nodiscard]] std::unique_ptr<End> make_rtps_end(const EndConfig& config,
-                                                 const std::string& marker);
+[[nodiscard]] std::unique_ptr<End> make_spindle_end(const EndConfig& config);
+[[nodiscard]] std::unique_ptr<End> make_rtps_end(const EndConfig& config);
 
 // What the samples of a reader's batches said about their instances, so that a dispose or
 // unregister that the reader folded into a data sample's instance state (no invalid sample

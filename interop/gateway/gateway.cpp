@@ -4,6 +4,7 @@
 #include <spindle/types/from_idl.hpp>
 
 #include <unistd.h>
+#include <cstdio>
 #include <random>
 #include <sstream>
 
@@ -56,11 +57,8 @@ Gateway::~Gateway() {
 }
 
 void Gateway::open() {
-  const std::string marker = std::string(kMarkerPrefix) + id_;
-  for (const auto& e : config_.ends) {
-    ends_.push_back(e.kind == EndKind::Spindle ? make_spindle_end(e, marker)
-                                               : make_rtps_end(e, marker));
-  }
+  for (const auto& e : config_.ends)
+    ends_.push_back(e.kind == EndKind::Spindle ? make_spindle_end(e) : make_rtps_end(e));
   for (const auto& t : config_.topics) {
     const types::Type* type = library_.find(t.type);
     for (size_t i = 0; i < 2; ++i) {
@@ -77,21 +75,90 @@ void Gateway::open() {
   }
   for (auto& r : routes_) {
     const TopicPlan plan{r.topic, r.type};
-    r.outlet = r.to->open_writer(plan, *r.stats);
+    r.marker = std::string(kMarkerPrefix) + id_ + " from=" + r.from->domain_name();
+    r.outlet = r.to->open_writer(plan, *r.stats, r.marker);
     Outlet* out = r.outlet.get();
+    RouteStats* stats = r.stats.get();
     r.from->open_reader(
-        plan, [out](const Message& m) { out->deliver(m); }, *r.stats);
+        plan,
+        [out, stats, active = r.active](const Message& m) {
+          if (active->load(std::memory_order_relaxed)) {
+            out->deliver(m);
+          } else {
+            stats->standby.fetch_add(1, std::memory_order_relaxed);
+          }
+        },
+        *r.stats);
   }
 }
 
 void Gateway::start() {
   for (auto& e : ends_)
     e->start();
+  std::lock_guard lock(mu_);
+  if (!elector_.joinable()) {
+    stopping_ = false;
+    elector_ = std::thread([this] { elect(); });
+  }
 }
 
 void Gateway::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (elector_.joinable()) elector_.join();
   for (auto& e : ends_)
     e->stop();
+}
+
+namespace {
+
+// "spindle-gateway/1 <id> from=<domain>" -> {id, domain}; empty id when it is not one.
+std::pair<std::string, std::string> parse_marker(const std::string& m) {
+  const std::string prefix = kMarkerPrefix;
+  if (m.compare(0, prefix.size(), prefix) != 0) return {};
+  std::istringstream is(m.substr(prefix.size()));
+  std::string id, from;
+  is >> id >> from;
+  if (from.compare(0, 5, "from=") != 0) return {};
+  return {id, from.substr(5)};
+}
+
+std::mutex g_out;
+
+}  // namespace
+
+void Gateway::elect() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    for (auto& r : routes_) {
+      std::string leader;
+      try {
+        for (const auto& m : r.to->gateway_writers(r.topic->name)) {
+          const auto [id, from] = parse_marker(m);
+          if (id.empty() || id == id_ || from != r.from->domain_name()) continue;
+          if (id < id_ && (leader.empty() || id < leader)) leader = id;
+        }
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "spindle-gateway: election: %s\n", e.what());
+        continue;
+      }
+      const bool active = leader.empty();
+      if (r.active->exchange(active) != active) {
+        const std::string what =
+            active ? "active" : "standby (gateway " + leader + " passes it on)";
+        std::lock_guard out(g_out);
+        std::printf("spindle-gateway %s: %s %s->%s: %s\n", id_.c_str(), r.topic->name.c_str(),
+                    r.from->config().name.c_str(), r.to->config().name.c_str(), what.c_str());
+        std::fflush(stdout);
+      }
+    }
+    lock.lock();
+    wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stopping_; });
+  }
 }
 
 std::string Gateway::stats() const {
@@ -100,7 +167,7 @@ std::string Gateway::stats() const {
     os << r.topic->name << ' ' << r.from->config().name << "->" << r.to->config().name << " data "
        << r.stats->data << " disposed " << r.stats->disposed << " unregistered "
        << r.stats->unregistered << " from_gateways " << r.stats->from_gateways << " failed "
-       << r.stats->failed << '\n';
+       << r.stats->failed << " standby " << r.stats->standby << '\n';
   }
   for (const auto& e : ends_)
     if (e->refused() > 0) os << e->config().name << " refused " << e->refused() << '\n';

@@ -6,11 +6,21 @@
 // file:line and key; joins nothing), open() (joins both domains, creates every topic, writer
 // and reader), start() (samples flow), stop(). A failure to join throws std::runtime_error.
 //
-// Threading: samples flow on the ends' threads; stats() may be called from any thread.
+// Redundancy: where two gateways pass the same topic from the same domain into the same
+// domain, the one with the lower id does and the other stands by (reads, passes nothing on)
+// until the first one's writer leaves that domain; each change is printed on stdout
+// ("... Square spindle->rtps: standby (...)" / "...: active").
+//
+// Threading: samples flow on the ends' threads, the election runs on a thread of its own;
+// stats() may be called from any thread.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <spindle/types/dynamic_type.hpp>
@@ -27,6 +37,9 @@ struct Route {
   End* to = nullptr;
   std::unique_ptr<Outlet> outlet;
   std::unique_ptr<RouteStats> stats = std::make_unique<RouteStats>();
+  // False while another gateway between the same two domains passes this route on.
+  std::shared_ptr<std::atomic<bool>> active = std::make_shared<std::atomic<bool>>(true);
+  std::string marker;  // USER_DATA of this route's writer
 };
 
 class Gateway {
@@ -49,8 +62,14 @@ class Gateway {
   Config config_;
   types::TypeLibrary library_;
   std::string id_;
+  void elect();
+
   std::vector<std::unique_ptr<End>> ends_;
   std::vector<Route> routes_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread elector_;
 };
 
 }  // namespace spindle::gateway

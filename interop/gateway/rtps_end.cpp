@@ -124,7 +124,7 @@ struct RtpsReader {
 
 class RtpsEnd final : public End {
  public:
-  RtpsEnd(const EndConfig& c, std::string marker) : config_(c), marker_(std::move(marker)) {
+  explicit RtpsEnd(const EndConfig& c) : config_(c) {
     if (!c.config.empty()) {
       domain_ = dds_create_domain(c.domain, c.config.c_str());
       if (domain_ < 0) fail("domain " + std::to_string(c.domain) + " with its config", domain_);
@@ -132,6 +132,9 @@ class RtpsEnd final : public End {
     participant_ = check(dds_create_participant(c.domain, nullptr, nullptr),
                          "participant in domain " + std::to_string(c.domain));
     waitset_ = check(dds_create_waitset(participant_), "waitset");
+    publications_ =
+        check(dds_create_reader(participant_, DDS_BUILTIN_TOPIC_DCPSPUBLICATION, nullptr, nullptr),
+              "DCPSPublication reader");
   }
 
   ~RtpsEnd() override {
@@ -143,14 +146,15 @@ class RtpsEnd final : public End {
   const EndConfig& config() const override { return config_; }
   uint64_t refused() const override { return stats_.refused.load(); }
 
-  std::unique_ptr<Outlet> open_writer(const TopicPlan& t, RouteStats& stats) override {
+  std::unique_ptr<Outlet> open_writer(const TopicPlan& t, RouteStats& stats,
+                                      const std::string& marker) override {
     const dds_entity_t topic = topic_for(t);
     Qos q;
     apply(q.q, t.config->qos);
     const cdr::Encoding e = types::default_encoding(*t.type);
     const dds_data_representation_id_t rep = representation(e);
     dds_qset_data_representation(q.q, 1, &rep);
-    dds_qset_userdata(q.q, marker_.data(), marker_.size());
+    dds_qset_userdata(q.q, marker.data(), marker.size());
     dds_qset_writer_data_lifecycle(q.q, false);
     const dds_entity_t w =
         check(dds_create_writer(publisher_for(t.config->partitions), topic, q.q, nullptr),
@@ -183,6 +187,29 @@ class RtpsEnd final : public End {
     const dds_return_t rc = dds_waitset_attach(waitset_, slot->condition, index);
     if (rc != DDS_RETCODE_OK) fail("waitset", rc);
     slots_.push_back(std::move(slot));
+  }
+
+  std::vector<std::string> gateway_writers(const std::string& topic) override {
+    std::vector<std::string> out;
+    constexpr size_t kMax = 256;
+    void* buf[kMax] = {nullptr};
+    dds_sample_info_t infos[kMax];
+    const dds_return_t n =
+        dds_read_mask(publications_, buf, infos, kMax, kMax,
+                      DDS_ANY_SAMPLE_STATE | DDS_ANY_VIEW_STATE | DDS_ALIVE_INSTANCE_STATE);
+    const size_t prefix = std::strlen(kMarkerPrefix);
+    for (dds_return_t i = 0; i < n; ++i) {
+      const auto* ep = static_cast<const dds_builtintopic_endpoint_t*>(buf[i]);
+      if (!infos[i].valid_data || ep->topic_name == nullptr || topic != ep->topic_name) continue;
+      void* ud = nullptr;
+      size_t size = 0;
+      if (ep->qos != nullptr && dds_qget_userdata(ep->qos, &ud, &size) && ud != nullptr &&
+          size >= prefix && std::memcmp(ud, kMarkerPrefix, prefix) == 0)
+        out.emplace_back(static_cast<const char*>(ud), size);
+      dds_free(ud);
+    }
+    if (n > 0) dds_return_loan(publications_, buf, n);
+    return out;
   }
 
   void start() override {
@@ -331,8 +358,8 @@ class RtpsEnd final : public End {
   }
 
   EndConfig config_;
-  std::string marker_;
   CdrSertypeStats stats_;
+  dds_entity_t publications_ = 0;
   dds_entity_t domain_ = 0;
   dds_entity_t participant_ = 0;
   dds_entity_t waitset_ = 0;
@@ -347,8 +374,8 @@ class RtpsEnd final : public End {
 
 }  // namespace
 
-std::unique_ptr<End> make_rtps_end(const EndConfig& config, const std::string& marker) {
-  return std::make_unique<RtpsEnd>(config, marker);
+std::unique_ptr<End> make_rtps_end(const EndConfig& config) {
+  return std::make_unique<RtpsEnd>(config);
 }
 
 }  // namespace spindle::gateway

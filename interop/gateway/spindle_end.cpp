@@ -90,6 +90,15 @@ class SpindleOutlet final : public Outlet {
   std::string topic_;
 };
 
+dds::sub::DataReader<dds::topic::PublicationBuiltinTopicData> builtin_publications(
+    const dds::domain::DomainParticipant& dp) {
+  std::vector<dds::sub::DataReader<dds::topic::PublicationBuiltinTopicData>> found;
+  dds::sub::find<dds::sub::DataReader<dds::topic::PublicationBuiltinTopicData>>(
+      dds::sub::builtin_subscriber(dp), "DCPSPublication", std::back_inserter(found));
+  if (found.empty()) throw std::runtime_error("spindle: no DCPSPublication built-in reader");
+  return found.front();
+}
+
 class SpindleEnd;
 
 class SpindleReader final : public dds::sub::NoOpDataReaderListener<DynamicSample> {
@@ -113,18 +122,19 @@ class SpindleReader final : public dds::sub::NoOpDataReaderListener<DynamicSampl
 
 class SpindleEnd final : public End {
  public:
-  SpindleEnd(const EndConfig& c, std::string marker)
-      : config_(c), marker_(std::move(marker)), dp_(c.domain) {}
+  explicit SpindleEnd(const EndConfig& c)
+      : config_(c), dp_(c.domain), publications_(builtin_publications(dp_)) {}
 
   ~SpindleEnd() override { stop(); }
 
   const EndConfig& config() const override { return config_; }
 
-  std::unique_ptr<Outlet> open_writer(const TopicPlan& t, RouteStats& stats) override {
+  std::unique_ptr<Outlet> open_writer(const TopicPlan& t, RouteStats& stats,
+                                      const std::string& marker) override {
     auto topic = topic_for(t);
     dds::pub::qos::DataWriterQos q = topic.qos();
     apply(q, t.config->qos);
-    const std::string& m = marker_;
+    const std::string& m = marker;
     q << dds::core::policy::UserData(dds::core::ByteSeq(m.begin(), m.end()));
     // A gateway that stops leaves the instances it wrote to their other writers.
     q << dds::core::policy::WriterDataLifecycle::ManuallyDisposeUnregisteredInstances();
@@ -168,6 +178,23 @@ class SpindleEnd final : public End {
       r.close();  // returns once no listener call runs
   }
 
+  std::vector<std::string> gateway_writers(const std::string& topic) override {
+    std::vector<std::string> out;
+    const std::string prefix = kMarkerPrefix;
+    for (const auto& s :
+         publications_.select()
+             .state(dds::sub::status::DataState(dds::sub::status::SampleState::any(),
+                                                dds::sub::status::ViewState::any(),
+                                                dds::sub::status::InstanceState::alive()))
+             .read()) {
+      if (!s.info().valid() || s.data().topic_name() != topic) continue;
+      const auto& ud = s.data().user_data().value();
+      if (ud.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), ud.begin()))
+        out.emplace_back(ud.begin(), ud.end());
+    }
+    return out;
+  }
+
   bool started() {
     std::lock_guard lock(mu_);
     return started_;
@@ -206,8 +233,8 @@ class SpindleEnd final : public End {
   }
 
   EndConfig config_;
-  std::string marker_;
   dds::domain::DomainParticipant dp_;
+  dds::sub::DataReader<dds::topic::PublicationBuiltinTopicData> publications_;
   std::mutex mu_;
   bool started_ = false;
   std::map<std::string, dds::topic::Topic<DynamicSample>> topics_;
@@ -287,8 +314,8 @@ void SpindleReader::drain(dds::sub::DataReader<DynamicSample>& reader) {
 
 }  // namespace
 
-std::unique_ptr<End> make_spindle_end(const EndConfig& config, const std::string& marker) {
-  return std::make_unique<SpindleEnd>(config, marker);
+std::unique_ptr<End> make_spindle_end(const EndConfig& config) {
+  return std::make_unique<SpindleEnd>(config);
 }
 
 }  // namespace spindle::gateway
