@@ -194,6 +194,15 @@ bool glob_match(const std::string& p, const std::string& t) {
   return pi == p.size();
 }
 
+bool allowed(const Config& c, const std::string& name) {
+  bool keep = c.allow.empty();
+  for (const auto& p : c.allow)
+    keep = keep || glob_match(p, name);
+  for (const auto& p : c.deny)
+    keep = keep && !glob_match(p, name);
+  return keep;
+}
+
 Config parse_config(const std::string& text, const std::string& path) {
   Reader r(path);
   YAML::Node root;
@@ -270,16 +279,16 @@ Config parse_config(const std::string& text, const std::string& path) {
     }
     if (t["partitions"]) tc.partitions = r.strings(t["partitions"], key + ".partitions");
     if (t["qos"]) tc.qos = read_qos(r, t["qos"], key + ".qos");
-    bool keep = c.allow.empty();
-    for (const auto& p : c.allow)
-      keep = keep || glob_match(p, tc.name);
-    for (const auto& p : c.deny)
-      keep = keep && !glob_match(p, tc.name);
-    if (keep)
+    if (tc.name.find_first_of("*?") != std::string::npos) {
+      c.patterns.push_back(std::move(tc));
+    } else if (allowed(c, tc.name)) {
       c.topics.push_back(std::move(tc));
-    else
+    } else {
       c.filtered_out.push_back(tc.name);
+    }
   }
+  if (c.topics.empty() && c.patterns.empty())
+    r.fail(topics, "allow/deny", "they leave no topic to bridge");
   return c;
 }
 

@@ -56,7 +56,11 @@ struct Config {
   std::vector<std::string> include_dirs;  // likewise
   std::vector<std::string> allow;         // topic-name patterns (* and ?); empty: all
   std::vector<std::string> deny;
-  std::vector<TopicConfig> topics;        // after allow/deny
+  std::vector<TopicConfig> topics;  // after allow/deny
+  // Entries whose name has '*' or '?': every topic of that name and type that an
+  // application writes in either domain is bridged as the entry says (allow/deny apply to
+  // the names found).
+  std::vector<TopicConfig> patterns;
   std::vector<std::string> filtered_out;  // topics the filters removed, for the log
 };
 
@@ -65,5 +69,7 @@ struct Config {
 
 // Shell-style match: '*' any run, '?' one character.
 [[nodiscard]] bool glob_match(const std::string& pattern, const std::string& text);
+// Whether allow/deny let topic `name` through.
+[[nodiscard]] bool allowed(const Config& c, const std::string& name);
 
 }  // namespace spindle::gateway

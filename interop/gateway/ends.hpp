@@ -79,6 +79,8 @@ class End {
   // The USER_DATA of every gateway writer (kMarkerPrefix...) of `topic` alive in this End's
   // domain, as discovery shows them now (this gateway's own among them).
   [[nodiscard]] virtual std::vector<std::string> gateway_writers(const std::string& topic) = 0;
+  // {topic name, type name} of every writer alive in this End's domain that no gateway made.
+  [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> application_topics() = 0;
   // "spindle:0", "rtps:1": the domain, as markers name it.
   [[nodiscard]] std::string domain_name() const {
     return std::string(config().kind == EndKind::Spindle ? "spindle:" : "rtps:") +

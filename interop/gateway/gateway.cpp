@@ -11,6 +11,8 @@
 namespace spindle::gateway {
 namespace {
 
+std::mutex g_out;  // one stdout line at a time
+
 std::string new_id() {
   std::random_device rd;
   std::ostringstream os;
@@ -31,7 +33,13 @@ Gateway::Gateway(Config config) : config_(std::move(config)), id_(new_id()) {
                         "' was refused");
     }
   }
-  for (const auto& t : config_.topics) {
+  std::vector<const TopicConfig*> entries;
+  for (const auto& t : config_.topics)
+    entries.push_back(&t);
+  for (const auto& t : config_.patterns)
+    entries.push_back(&t);
+  for (const TopicConfig* e : entries) {
+    const TopicConfig& t = *e;
     const types::Type* type = library_.find(t.type);
     if (type == nullptr) {
       std::string known;
@@ -59,36 +67,105 @@ Gateway::~Gateway() {
 void Gateway::open() {
   for (const auto& e : config_.ends)
     ends_.push_back(e.kind == EndKind::Spindle ? make_spindle_end(e) : make_rtps_end(e));
-  for (const auto& t : config_.topics) {
-    const types::Type* type = library_.find(t.type);
-    for (size_t i = 0; i < 2; ++i) {
-      End* from = ends_[i].get();
-      End* to = ends_[1 - i].get();
-      if (t.to && *t.to != to->config().name) continue;
-      Route r;
-      r.topic = &t;
-      r.type = type;
-      r.from = from;
-      r.to = to;
-      routes_.push_back(std::move(r));
-    }
+  for (const auto& t : config_.topics)
+    open_routes(t, library_.find(t.type));
+}
+
+void Gateway::open_routes(const TopicConfig& t, const types::Type* type) {
+  std::vector<Route> added;
+  for (size_t i = 0; i < 2; ++i) {
+    End* from = ends_[i].get();
+    End* to = ends_[1 - i].get();
+    if (t.to && *t.to != to->config().name) continue;
+    Route r;
+    r.topic = &t;
+    r.type = type;
+    r.from = from;
+    r.to = to;
+    added.push_back(std::move(r));
   }
-  for (auto& r : routes_) {
+  for (auto& r : added) {
     const TopicPlan plan{r.topic, r.type};
     r.marker = std::string(kMarkerPrefix) + id_ + " from=" + r.from->domain_name();
     r.outlet = r.to->open_writer(plan, *r.stats, r.marker);
-    Outlet* out = r.outlet.get();
-    RouteStats* stats = r.stats.get();
-    r.from->open_reader(
+  }
+  {
+    std::lock_guard lock(routes_mu_);
+    bridged_.insert(t.name);
+    for (auto& r : added)
+      routes_.push_back(std::move(r));
+  }
+  // Readers last: their samples go to outlets that exist.
+  std::vector<Route*> fresh;
+  {
+    std::lock_guard lock(routes_mu_);
+    for (size_t i = routes_.size() - added.size(); i < routes_.size(); ++i)
+      fresh.push_back(&routes_[i]);
+  }
+  for (Route* r : fresh) {
+    const TopicPlan plan{r->topic, r->type};
+    Outlet* out = r->outlet.get();
+    RouteStats* stats = r->stats.get();
+    r->from->open_reader(
         plan,
-        [out, stats, active = r.active](const Message& m) {
+        [out, stats, active = r->active](const Message& m) {
           if (active->load(std::memory_order_relaxed)) {
             out->deliver(m);
           } else {
             stats->standby.fetch_add(1, std::memory_order_relaxed);
           }
         },
-        *r.stats);
+        *r->stats);
+  }
+}
+
+void Gateway::discover() {
+  if (config_.patterns.empty()) return;
+  for (auto& e : ends_) {
+    std::vector<std::pair<std::string, std::string>> found;
+    try {
+      found = e->application_topics();
+    } catch (const std::exception& ex) {
+      std::fprintf(stderr, "spindle-gateway: discovery: %s\n", ex.what());
+      continue;
+    }
+    for (const auto& [name, type_name] : found) {
+      {
+        std::lock_guard lock(routes_mu_);
+        if (bridged_.count(name) != 0) continue;
+      }
+      if (!allowed(config_, name)) continue;
+      for (const auto& p : config_.patterns) {
+        if (!glob_match(p.name, name)) continue;
+        const types::Type* type = library_.find(p.type);
+        std::string want = types::resolve(*type).name;
+        if (want.rfind("::", 0) == 0) want.erase(0, 2);
+        std::string have = type_name;
+        if (have.rfind("::", 0) == 0) have.erase(0, 2);
+        if (have != want) {
+          if (mismatched_.insert(name + "/" + have).second)
+            std::fprintf(stderr,
+                         "spindle-gateway: topic %s in %s matches %s but is of type %s, not %s: "
+                         "left alone\n",
+                         name.c_str(), e->config().name.c_str(), p.name.c_str(), have.c_str(),
+                         want.c_str());
+          continue;
+        }
+        TopicConfig t = p;
+        t.name = name;
+        discovered_.push_back(std::move(t));
+        try {
+          open_routes(discovered_.back(), type);
+          std::lock_guard out(g_out);
+          std::printf("spindle-gateway %s: bridging %s (found in %s, matches %s)\n", id_.c_str(),
+                      name.c_str(), e->config().name.c_str(), p.name.c_str());
+          std::fflush(stdout);
+        } catch (const std::exception& ex) {
+          std::fprintf(stderr, "spindle-gateway: topic %s: %s\n", name.c_str(), ex.what());
+        }
+        break;
+      }
+    }
   }
 }
 
@@ -126,14 +203,13 @@ std::pair<std::string, std::string> parse_marker(const std::string& m) {
   return {id, from.substr(5)};
 }
 
-std::mutex g_out;
-
 }  // namespace
 
 void Gateway::elect() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
     lock.unlock();
+    discover();
     for (auto& r : routes_) {
       std::string leader;
       try {
@@ -163,6 +239,7 @@ void Gateway::elect() {
 
 std::string Gateway::stats() const {
   std::ostringstream os;
+  std::lock_guard lock(routes_mu_);
   for (const auto& r : routes_) {
     os << r.topic->name << ' ' << r.from->config().name << "->" << r.to->config().name << " data "
        << r.stats->data << " disposed " << r.stats->disposed << " unregistered "

@@ -17,8 +17,10 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,9 +65,15 @@ class Gateway {
   types::TypeLibrary library_;
   std::string id_;
   void elect();
+  void discover();
+  void open_routes(const TopicConfig& t, const types::Type* type);
 
   std::vector<std::unique_ptr<End>> ends_;
-  std::vector<Route> routes_;
+  std::vector<Route> routes_;  // grows on the elector thread (discover) under routes_mu_
+  mutable std::mutex routes_mu_;
+  std::deque<TopicConfig> discovered_;  // topics that matched a pattern entry
+  std::set<std::string> bridged_;       // names of the topics with routes
+  std::set<std::string> mismatched_;    // "topic/type" found with another type, said once
   std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -212,6 +212,30 @@ class RtpsEnd final : public End {
     return out;
   }
 
+  std::vector<std::pair<std::string, std::string>> application_topics() override {
+    std::vector<std::pair<std::string, std::string>> out;
+    constexpr size_t kMax = 256;
+    void* buf[kMax] = {nullptr};
+    dds_sample_info_t infos[kMax];
+    const dds_return_t n =
+        dds_read_mask(publications_, buf, infos, kMax, kMax,
+                      DDS_ANY_SAMPLE_STATE | DDS_ANY_VIEW_STATE | DDS_ALIVE_INSTANCE_STATE);
+    const size_t prefix = std::strlen(kMarkerPrefix);
+    for (dds_return_t i = 0; i < n; ++i) {
+      const auto* ep = static_cast<const dds_builtintopic_endpoint_t*>(buf[i]);
+      if (!infos[i].valid_data || ep->topic_name == nullptr || ep->type_name == nullptr) continue;
+      void* ud = nullptr;
+      size_t size = 0;
+      const bool gw = ep->qos != nullptr && dds_qget_userdata(ep->qos, &ud, &size) &&
+                      ud != nullptr && size >= prefix &&
+                      std::memcmp(ud, kMarkerPrefix, prefix) == 0;
+      dds_free(ud);
+      if (!gw) out.emplace_back(ep->topic_name, ep->type_name);
+    }
+    if (n > 0) dds_return_loan(publications_, buf, n);
+    return out;
+  }
+
   void start() override {
     std::lock_guard lock(mu_);
     if (thread_.joinable()) return;

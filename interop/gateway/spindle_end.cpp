@@ -195,6 +195,24 @@ class SpindleEnd final : public End {
     return out;
   }
 
+  std::vector<std::pair<std::string, std::string>> application_topics() override {
+    std::vector<std::pair<std::string, std::string>> out;
+    const std::string prefix = kMarkerPrefix;
+    for (const auto& s :
+         publications_.select()
+             .state(dds::sub::status::DataState(dds::sub::status::SampleState::any(),
+                                                dds::sub::status::ViewState::any(),
+                                                dds::sub::status::InstanceState::alive()))
+             .read()) {
+      if (!s.info().valid()) continue;
+      const auto& ud = s.data().user_data().value();
+      if (ud.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), ud.begin()))
+        continue;
+      out.emplace_back(s.data().topic_name(), s.data().type_name());
+    }
+    return out;
+  }
+
   bool started() {
     std::lock_guard lock(mu_);
     return started_;

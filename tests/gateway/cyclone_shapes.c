@@ -2,7 +2,7 @@
  * Cyclone's own idlc) on one topic of ShapeType, driven by lines on standard input, for the
  * gateway tests (gateway_test.cpp). No Spindle code in it.
  *
- *   cyclone_shapes DOMAIN TOPIC
+ *   cyclone_shapes DOMAIN TOPIC [PARTITION]
  *
  * Commands (one per line):
  *   write COLOR X Y SIZE   writes a sample (source timestamp: now)
@@ -69,8 +69,8 @@ static void take_all(dds_entity_t reader) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: cyclone_shapes DOMAIN TOPIC\n");
+  if (argc != 3 && argc != 4) {
+    fprintf(stderr, "usage: cyclone_shapes DOMAIN TOPIC [PARTITION]\n");
     return 2;
   }
   const dds_domainid_t domain = (dds_domainid_t)atoi(argv[1]);
@@ -83,9 +83,19 @@ int main(int argc, char** argv) {
   dds_qset_history(qos, DDS_HISTORY_KEEP_ALL, 0);
   /* unregister leaves the instance alive (the default would dispose it too) */
   dds_qset_writer_data_lifecycle(qos, false);
-  const dds_entity_t writer = dds_create_writer(pp, topic, qos, NULL);
+  dds_qos_t* pqos = dds_create_qos();
+  if (argc == 4) {
+    const char* parts[1] = {argv[3]};
+    dds_qset_partition(pqos, 1, parts);
+  }
+  const dds_entity_t pub = dds_create_publisher(pp, pqos, NULL);
+  const dds_entity_t sub = dds_create_subscriber(pp, pqos, NULL);
+  dds_delete_qos(pqos);
+  if (pub < 0) die("publisher", pub);
+  if (sub < 0) die("subscriber", sub);
+  const dds_entity_t writer = dds_create_writer(pub, topic, qos, NULL);
   if (writer < 0) die("writer", writer);
-  const dds_entity_t reader = dds_create_reader(pp, topic, qos, NULL);
+  const dds_entity_t reader = dds_create_reader(sub, topic, qos, NULL);
   if (reader < 0) die("reader", reader);
   dds_delete_qos(qos);
   printf("ready\n");

@@ -73,8 +73,13 @@ struct ShapeType {
 // A Spindle participant of `domain` with a writer and a reader of ShapeType on `topic`.
 class SpindleSide {
  public:
-  explicit SpindleSide(uint32_t domain, const std::string& topic_name = "Square")
-      : dp_(domain), topic_(dp_, topic_name), writer_(make_writer()), reader_(make_reader()) {}
+  explicit SpindleSide(uint32_t domain, const std::string& topic_name = "Square",
+                       const std::string& partition = "")
+      : partition_(partition),
+        dp_(domain),
+        topic_(dp_, topic_name),
+        writer_(make_writer()),
+        reader_(make_reader()) {}
 
   void write(const std::string& color, int x, int64_t ts_ns = 0) {
     ShapeType s(color, x, x, 30);
@@ -120,13 +125,18 @@ class SpindleSide {
     q << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
     // unregister leaves the instance alive (the default would dispose it too)
     q << dds::core::policy::WriterDataLifecycle::ManuallyDisposeUnregisteredInstances();
-    return {dds::pub::Publisher(dp_), topic_, q};
+    dds::pub::qos::PublisherQos pq;
+    if (!partition_.empty()) pq << dds::core::policy::Partition(partition_);
+    return {dds::pub::Publisher(dp_, pq), topic_, q};
   }
   dds::sub::DataReader<ShapeType> make_reader() {
     dds::sub::qos::DataReaderQos q = topic_.qos();
     q << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
-    return {dds::sub::Subscriber(dp_), topic_, q};
+    dds::sub::qos::SubscriberQos sq;
+    if (!partition_.empty()) sq << dds::core::policy::Partition(partition_);
+    return {dds::sub::Subscriber(dp_, sq), topic_, q};
   }
+  std::string partition_;
   dds::domain::DomainParticipant dp_;
   dds::topic::Topic<ShapeType> topic_;
   dds::pub::DataWriter<ShapeType> writer_;
@@ -136,8 +146,13 @@ class SpindleSide {
 // cyclone_shapes in a child process.
 class CycloneSide {
  public:
-  explicit CycloneSide(uint32_t domain, const std::string& topic = "Square")
-      : proc_({tst::self_dir() + "/cyclone_shapes", std::to_string(domain), topic}) {
+  explicit CycloneSide(uint32_t domain, const std::string& topic = "Square",
+                       const std::string& partition = "")
+      : proc_(partition.empty()
+                  ? std::vector<std::string>{tst::self_dir() + "/cyclone_shapes",
+                                             std::to_string(domain), topic}
+                  : std::vector<std::string>{tst::self_dir() + "/cyclone_shapes",
+                                             std::to_string(domain), topic, partition}) {
     const auto line = proc_.read_line(Clock::now() + 20s);
     REQUIRE(line == std::optional<std::string>("ready"));
   }
@@ -511,6 +526,61 @@ TEST_CASE("streams pick up again after the gateway or the RTPS side restarts", "
       30s, polls));
   gw->stop();
   cyclone.quit();
+}
+
+TEST_CASE("topic patterns bridge what applications write; deny and partitions keep the rest out",
+          "[filters]") {
+  shape_idl();
+  GatewayProc gw(write_file("gateway.yaml", R"(spindle: {domain: 0}
+rtps: {domain: 0}
+idl: [ShapeType.idl]
+deny: ["Secret*"]
+topics:
+  - {name: "*", type: ShapeType}
+  - {name: Triangle, type: ShapeType, partitions: [red]}
+)"));
+  // A topic no entry names, found in the RTPS domain through the pattern.
+  {
+    SpindleSide spindle(0, "Square2");
+    CycloneSide cyclone(0, "Square2");
+    connect(spindle, cyclone, "");
+    CHECK(gw.saw("bridging Square2 (found in ", 1, 5s));
+    cyclone.quit();
+  }
+  // Denied: nothing crosses, however long it is written.
+  {
+    SpindleSide spindle(0, "SecretSquare");
+    CycloneSide cyclone(0, "SecretSquare");
+    for (int i = 0; i < 30; ++i) {
+      spindle.write("Blue", i);
+      cyclone.write("Red", i);
+      std::this_thread::sleep_for(100ms);
+      spindle.poll();
+      cyclone.poll();
+    }
+    CHECK(count(spindle.events, "data", "Red") == 0);
+    CHECK(count(cyclone.events, "data", "Blue") == 0);
+    cyclone.quit();
+  }
+  // Partitions: the gateway's Triangle readers and writers are in "red" on both sides.
+  {
+    SpindleSide red(0, "Triangle", "red");
+    SpindleSide blue(0, "Triangle", "blue");
+    CycloneSide cyclone(0, "Triangle", "red");
+    connect(red, cyclone, "");
+    for (int i = 0; i < 10; ++i)
+      cyclone.write("Red", 100 + i);
+    CHECK(eventually([&] { return count(red.events, "data", "Red") >= 10; }, 30s,
+                     {[&] { red.poll(); }}));
+    std::this_thread::sleep_for(500ms);
+    blue.poll();
+    CHECK(count(blue.events, "data", "Red") == 0);
+    CHECK(count(blue.events, "data", "WarmB") == 0);
+    cyclone.quit();
+  }
+  const auto stats = gw.stop();
+  INFO(gw.output << stats);
+  CHECK(stats.find("SecretSquare") == std::string::npos);
 }
 
 TEST_CASE("samples that do not decode are counted, not fatal", "[refused]") {
