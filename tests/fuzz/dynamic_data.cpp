@@ -2,7 +2,8 @@
 // time), checked against the generated decoder of the same type. The first byte picks the
 // type as in cdr_deserialize (so its corpus seeds this one). Whatever either decoder accepts,
 // the other must accept too, and both must write the same bytes back (but for NaN payloads);
-// nothing may crash.
+// read as a serialized key (decode_key), the bytes are refused or give a key that writes back
+// to itself; nothing may crash.
 #include <spindle/cdr/serialize.hpp>
 #include <spindle/types/dynamic_data.hpp>
 #include <spindle/types/from_idl.hpp>
@@ -75,8 +76,24 @@ void check(std::span<const std::byte> in, const std::string& idl, const std::str
     dynamic_ok = false;
   }
   if (generated_ok != dynamic_ok) std::abort();
+  // The same bytes as a serialized key (what an RTPS dispose carries, as the gateway reads
+  // it): refused, or read into a key that writes back to the same key.
+  const bool keyed = !types::key_paths(types::resolve(type)).empty();
+  if (keyed) {
+    try {
+      const types::Json key = types::decode_key(type, in);
+      const auto e = static_cast<uint8_t>(in[1]) > 3 ? cdr::Encoding::Xcdr2 : cdr::Encoding::Xcdr1;
+      const types::Json again = types::decode_key(type, types::encode_key(type, key, e));
+      if (types::key_hash(type, again) != types::key_hash(type, key)) std::abort();
+    } catch (const types::DataError&) {
+    }
+  }
   if (!generated_ok) return;
   const auto enc = static_cast<uint8_t>(in[1]) >= 6 ? cdr::Encoding::Xcdr2 : cdr::Encoding::Xcdr1;
+  if (keyed) {
+    const types::Json key = types::decode_key(type, types::encode_key(type, json, enc));
+    if (types::key_hash(type, key) != types::key_hash(type, json)) std::abort();
+  }
   std::vector<std::byte> generated;
   if (!cdr::serialize(sample, generated, cdr::kNativeEndianness, enc).ok()) std::abort();
   std::vector<std::byte> dynamic = types::encode(type, json, enc, cdr::kNativeEndianness);
