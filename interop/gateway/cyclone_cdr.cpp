@@ -235,8 +235,10 @@ void sd_get_keyhash(const ddsi_serdata* d, ddsi_keyhash* buf, bool force_md5) {
     // than 16 bytes.
     const auto stream =
         types::encode_key(*tp.dyn, *s.value, cdr::Encoding::Xcdr1, cdr::Endianness::Big);
+    // (less the padding encode_key adds, which the options count)
+    const size_t pad = static_cast<size_t>(stream[3]) & 3U;
     const std::span<const std::byte> body(stream.data() + cdr::kEncapsulationSize,
-                                          stream.size() - cdr::kEncapsulationSize);
+                                          stream.size() - cdr::kEncapsulationSize - pad);
     if (force_md5 || body.size() > sizeof buf->value) {
       const auto h = cdr::md5(body);
       std::memcpy(buf->value, h.data(), sizeof buf->value);

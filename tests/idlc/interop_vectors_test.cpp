@@ -132,6 +132,29 @@ TEST_CASE("Cyclone DDS's XCDR2 bytes of appendable and mutable structs are ours"
   STATIC_REQUIRE(default_encoding<Xv::WithAU>() == Encoding::Xcdr2);  // final, holds an appendable
 }
 
+TEST_CASE("Cyclone DDS's bytes of keyed structs are ours", "[interop][cyclone][xcdr2]") {
+  const Xv::KeyMix mix(1, -5, "n", "nm", 7, Xv::KeyIn(3, 4, "cc"));
+  {
+    // XCDR1: Cyclone pads the sample to 4 and counts the padding in the options, as XCDR2
+    // does; generated code writes XCDR1 unpadded (docs/cdr.md). Both read either.
+    auto want = load_hex("cyclone/KeyMix-xcdr1-le.hex");
+    std::vector<std::byte> got;
+    REQUIRE(spindle::cdr::serialize(mix, got, spindle::cdr::Endianness::Little).ok());
+    const auto pad = static_cast<size_t>(want[3]) & 3U;
+    CHECK(pad == (4 - got.size() % 4) % 4);
+    want[3] = std::byte{0};
+    want.resize(want.size() - pad);
+    CHECK(got == want);
+    Xv::KeyMix back;
+    const auto padded = load_hex("cyclone/KeyMix-xcdr1-le.hex");
+    REQUIRE(spindle::cdr::deserialize(std::span<const std::byte>(padded), back).ok());
+    CHECK(back == mix);
+  }
+  check_xcdr2(mix, "KeyMix");
+  check_xcdr2(Xv::AppKey(9, 1234567890123, "app"), "AppKey");
+  check_xcdr2(Xv::MutKey(-2, "mut", 42), "MutKey");
+}
+
 TEST_CASE("Cyclone DDS's XCDR2 optional members are ours", "[interop][cyclone][xcdr2]") {
   check_xcdr2(Xv::Opt(1, 5, std::string("x")), "Opt-present");
   check_xcdr2(Xv::Opt(1, std::nullopt, std::nullopt), "Opt-absent");

@@ -23,6 +23,7 @@
 #include "random_sample.hpp"
 #include "sensor.hpp"
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <random>
@@ -148,6 +149,63 @@ TEST_CASE("Dynamic encoding is generated code's: Cyclone DDS vector types", "[ty
   check_type<Xv::FinalOpt>(kVectors, "Xv::FinalOpt");
   check_type<Xv::AU>(kVectors, "Xv::AU");
   check_type<Xv::WithAU>(kVectors, "Xv::WithAU");
+  check_type<Xv::KeyIn>(kVectors, "Xv::KeyIn");
+  check_type<Xv::KeyMix>(kVectors, "Xv::KeyMix");
+  check_type<Xv::AppKey>(kVectors, "Xv::AppKey");
+  check_type<Xv::MutKey>(kVectors, "Xv::MutKey");
+}
+
+TEST_CASE("Serialized keys are Cyclone DDS's, byte for byte", "[types][dynamic][keys]") {
+  // <name>-key-<encoding>-le.hex: what Cyclone DDS 0.10.2 puts in a dispose of the sample of
+  // <name>-<encoding>-le.hex (interop/cdr/cyclone/gen.c). Several keys out of member order,
+  // a nested key struct with keys of its own, 8-byte keys, strings; final, appendable, mutable.
+  const std::string dir = kRepoRoot + "/interop/cdr/cyclone/";
+  const std::pair<const char*, const char*> cases[] = {
+      {"Xv::FinalShape", "FinalShape"}, {"Xv::AppShape", "AppShape"}, {"Xv::MutShape", "MutShape"},
+      {"Xv::MutMix", "MutMix"},         {"Xv::KeyMix", "KeyMix"},     {"Xv::AppKey", "AppKey"},
+      {"Xv::MutKey", "MutKey"}};
+  int checked = 0;
+  for (const auto& [type_name, file] : cases) {
+    const Type* type = library(kVectors).find(type_name);
+    REQUIRE(type != nullptr);
+    for (const auto e : {cdr::Encoding::Xcdr1, cdr::Encoding::Xcdr2}) {
+      const std::string rep = e == cdr::Encoding::Xcdr1 ? "xcdr1" : "xcdr2";
+      const std::string base = dir + file;
+      if (!std::filesystem::exists(base + "-key-" + rep + "-le.hex")) continue;
+      INFO(file << " " << rep);
+      const auto sample_bytes = test_types::load_hex_file(base + "-" + rep + "-le.hex");
+      const auto key_bytes = test_types::load_hex_file(base + "-key-" + rep + "-le.hex");
+      const Json sample = decode(*type, sample_bytes);
+      // Written: the key of the decoded sample is Cyclone's key.
+      CHECK(encode_key(*type, sample, e, cdr::Endianness::Little) == key_bytes);
+      // Read: Cyclone's key names the sample's instance, every other member at its default.
+      const Json key = decode_key(*type, key_bytes);
+      CHECK(key_hash(*type, key) == key_hash(*type, sample));
+      for (const auto& path : key_paths(resolve(*type))) {
+        const Json* a = &key;
+        const Json* b = &sample;
+        for (const Member* m : path) {
+          a = &(*a)[m->name];
+          b = &(*b)[m->name];
+        }
+        CHECK(*a == *b);
+      }
+      // Big-endian: a round trip.
+      const auto be = encode_key(*type, sample, e, cdr::Endianness::Big);
+      CHECK(be.size() == key_bytes.size());
+      CHECK(key_hash(*type, decode_key(*type, be)) == key_hash(*type, sample));
+      ++checked;
+    }
+  }
+  CHECK(checked == 9);
+  // A key that is cut short, or of another representation, is refused.
+  const Type* mix = library(kVectors).find("Xv::KeyMix");
+  auto bytes = test_types::load_hex_file(dir + "KeyMix-key-xcdr1-le.hex");
+  bytes.resize(bytes.size() - 8);
+  CHECK_THROWS_AS(decode_key(*mix, bytes), DataError);
+  bytes[1] = std::byte{0x03};  // PL_CDR_LE: not a final type's
+  CHECK_THROWS_AS(decode_key(*mix, bytes), DataError);
+  CHECK_THROWS_AS(decode_key(*library(kVectors).find("Xv::Wide"), bytes), DataError);  // no key
 }
 
 TEST_CASE("Dynamic encoding is generated code's: shipped, tool and test-program types",

@@ -1,9 +1,12 @@
 #include "random_sample.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <set>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 
 namespace test_types {
@@ -250,6 +253,21 @@ Json random_sample(const Type& type, std::mt19937_64& rng, int depth) {
 
 bool same_json(const Json& a, const Json& b) {
   return nlohmann::json::parse(a.dump()) == nlohmann::json::parse(b.dump());
+}
+
+std::vector<std::byte> load_hex_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in.good()) throw std::runtime_error(path + ": cannot read");
+  std::vector<std::byte> bytes;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    std::string hex;
+    while (words >> hex)
+      bytes.push_back(static_cast<std::byte>(std::stoul(hex, nullptr, 16)));
+  }
+  return bytes;
 }
 
 }  // namespace test_types

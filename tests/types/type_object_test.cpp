@@ -4,6 +4,8 @@
 #include <spindle/types/from_idl.hpp>
 #include <spindle/types/type_object.hpp>
 
+#include "random_sample.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -23,20 +25,7 @@ const std::string kCyclone = kSource + "/interop/typeinfo/cyclone/";
 
 using ByteVec = std::vector<std::byte>;
 
-ByteVec load_hex_file(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  ByteVec bytes;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream words(line);
-    std::string hex;
-    while (words >> hex)
-      bytes.push_back(static_cast<std::byte>(std::stoul(hex, nullptr, 16)));
-  }
-  return bytes;
-}
+using test_types::load_hex_file;
 
 std::string hex(const ByteVec& b) {
   std::string s;

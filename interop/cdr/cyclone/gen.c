@@ -3,19 +3,46 @@
 // file <name>-<xcdr1|xcdr2>-le.hex, the encapsulation header first. A writer and a reader of
 // one participant; the reader's serialized sample (dds_takecdr) is what the writer sent.
 // Cyclone 0.10 refuses XCDR1 for appendable and mutable types and for optional members:
-// those have an XCDR2 file only. Little-endian hosts only.
+// those have an XCDR2 file only. Little-endian hosts only. emit_key writes, besides, the
+// serialized key a dispose of the sample carries (<name>-key-<rep>-le.hex): what the
+// writer's serdata operations for the representation make of the sample as a key
+// (from_sample, SDK_KEY).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "dds/dds.h"
 #include "dds/version.h"
 #include "dds/ddsi/ddsi_serdata.h"
+#include "dds/ddsi/ddsi_serdata_default.h"
 #include "Vectors.h"
 
 static dds_entity_t pp;
 
+static void write_hex(const char *path, const char *what, const char *rep,
+                      const unsigned char *buf, uint32_t n) {
+  FILE *f = fopen(path, "w");
+  if (f == NULL) { perror(path); exit(1); }
+  fprintf(f, "# %s, %s, as Cyclone DDS %s serializes it\n", what, rep, DDS_VERSION);
+  for (uint32_t i = 0; i < n; ++i)
+    fprintf(f, "%02x%s", buf[i], (i == 3 || (i > 3 && (i - 3) % 16 == 0) || i + 1 == n) ? "\n" : " ");
+  fclose(f);
+}
+
+static void emit_impl(const char *name, const char *what, const dds_topic_descriptor_t *desc,
+                      const void *sample, int key);
+
 static void emit(const char *name, const char *what, const dds_topic_descriptor_t *desc,
                  const void *sample) {
+  emit_impl(name, what, desc, sample, 0);
+}
+
+static void emit_key(const char *name, const char *what, const dds_topic_descriptor_t *desc,
+                     const void *sample) {
+  emit_impl(name, what, desc, sample, 1);
+}
+
+static void emit_impl(const char *name, const char *what, const dds_topic_descriptor_t *desc,
+                      const void *sample, int key) {
   static int serial = 0;
   for (int rep = 0; rep < 2; ++rep) {
     dds_data_representation_id_t ids[1] = {rep == 0 ? DDS_DATA_REPRESENTATION_XCDR1
@@ -41,18 +68,28 @@ static void emit(const char *name, const char *what, const dds_topic_descriptor_
     int got = 0;
     for (int k = 0; k < 200 && got <= 0; ++k) { got = dds_takecdr(rd, &sd, 1, &si, DDS_ANY_STATE); if (got <= 0) dds_sleepfor(DDS_MSECS(5)); }
     if (got <= 0) { printf("%s: nothing taken\n", name); continue; }
+    if (key) {
+      // The key as the writer's serdata operations for this representation make it (what
+      // a dispose carries), on the topic's type as the taken sample names it.
+      const struct ddsi_serdata_ops *ops = rep ? &ddsi_serdata_ops_xcdr2 : &ddsi_serdata_ops_cdr;
+      struct ddsi_serdata *kd = ops->from_sample(sd->type, SDK_KEY, sample);
+      uint32_t kn = ddsi_serdata_size(kd);
+      unsigned char *kb = malloc(kn);
+      ddsi_serdata_to_ser(kd, 0, kn, kb);
+      char kpath[128];
+      snprintf(kpath, sizeof kpath, "%s-key-%s-le.hex", name, rep ? "xcdr2" : "xcdr1");
+      char kwhat[512];
+      snprintf(kwhat, sizeof kwhat, "the serialized key of %s", what);
+      write_hex(kpath, kwhat, rep ? "XCDR2" : "XCDR1 (CDR_LE)", kb, kn);
+      free(kb);
+      ddsi_serdata_unref(kd);
+    }
     uint32_t n = ddsi_serdata_size(sd);
     unsigned char *buf = malloc(n);
     ddsi_serdata_to_ser(sd, 0, n, buf);
     char path[128];
     snprintf(path, sizeof path, "%s-%s-le.hex", name, rep ? "xcdr2" : "xcdr1");
-    FILE *f = fopen(path, "w");
-    if (f == NULL) { perror(path); exit(1); }
-    fprintf(f, "# %s, %s, as Cyclone DDS %s serializes it\n", what,
-            rep ? "XCDR2" : "XCDR1 (CDR_LE)", DDS_VERSION);
-    for (uint32_t i = 0; i < n; ++i)
-      fprintf(f, "%02x%s", buf[i], (i == 3 || (i > 3 && (i - 3) % 16 == 0) || i + 1 == n) ? "\n" : " ");
-    fclose(f);
+    write_hex(path, what, rep ? "XCDR2" : "XCDR1 (CDR_LE)", buf, n);
     free(buf);
     ddsi_serdata_unref(sd);
   }
@@ -62,11 +99,11 @@ int main(void) {
   pp = dds_create_participant(DDS_DOMAIN_DEFAULT, NULL, NULL);
   if (pp < 0) { printf("participant: %s\n", dds_strretcode(pp)); return 1; }
   Xv_FinalShape fs = {"BLUE", 10, 20, 30};
-  emit("FinalShape", "Xv::FinalShape{color: \"BLUE\", x: 10, y: 20, shapesize: 30}", &Xv_FinalShape_desc, &fs);
+  emit_key("FinalShape", "Xv::FinalShape{color: \"BLUE\", x: 10, y: 20, shapesize: 30}", &Xv_FinalShape_desc, &fs);
   Xv_AppShape as = {"BLUE", 10, 20, 30};
-  emit("AppShape", "Xv::AppShape{color: \"BLUE\", x: 10, y: 20, shapesize: 30}", &Xv_AppShape_desc, &as);
+  emit_key("AppShape", "Xv::AppShape{color: \"BLUE\", x: 10, y: 20, shapesize: 30}", &Xv_AppShape_desc, &as);
   Xv_MutShape ms = {"BLUE", 10, 20, 30};
-  emit("MutShape", "Xv::MutShape{color: \"BLUE\", x: 10, y: 20, shapesize: 30}", &Xv_MutShape_desc, &ms);
+  emit_key("MutShape", "Xv::MutShape{color: \"BLUE\", x: 10, y: 20, shapesize: 30}", &Xv_MutShape_desc, &ms);
   Xv_Wide w = {7, -2, 1.5, 3};
   emit("Wide", "Xv::Wide{o: 7, ll: -2, d: 1.5, s: 3}", &Xv_Wide_desc, &w);
   Xv_Inner items[2] = {{1, "a"}, {2, "bc"}};
@@ -106,7 +143,7 @@ int main(void) {
     m.nested.a = 4; m.nested.b = "n";
     m.fin.color = "RED"; m.fin.x = 1; m.fin.y = 2; m.fin.shapesize = 3;
     m.u._d = 1; m.u._u.l = 5;
-    emit("MutMix", "Xv::MutMix{id: 11, o: 0xab, s: -3, ll: 1234567890123, d: 2.5, b: true, e: BLUE, "
+    emit_key("MutMix", "Xv::MutMix{id: 11, o: 0xab, s: -3, ll: 1234567890123, d: 2.5, b: true, e: BLUE, "
          "str: \"str\", so: [1, 2, 3], ss: [-1, 2], sl: [7, 8], sll: [-9], sstr: [\"p\", \"qr\"], "
          "se: [GREEN, BLUE], la: [1, 2, 3], nested: {a: 4, b: \"n\"}, "
          "fin: {color: \"RED\", x: 1, y: 2, shapesize: 3}, u: {_d: 1, l: 5}}", &Xv_MutMix_desc, &m);
@@ -142,6 +179,15 @@ int main(void) {
     emit("WithAU-l", "Xv::WithAU{u: {_d: 1, l: 77}, tail: 0xee}", &Xv_WithAU_desc, &a1);
     Xv_WithAU a2; memset(&a2, 0, sizeof a2); a2.u._d = 2; a2.u._u.in.a = 8; a2.u._u.in.b = "ab"; a2.tail = 0xee;
     emit("WithAU-in", "Xv::WithAU{u: {_d: 2, in: {a: 8, b: \"ab\"}}, tail: 0xee}", &Xv_WithAU_desc, &a2);
+  }
+  {
+    Xv_KeyMix k = {.pad = 1, .id = -5, .note = "n", .name = "nm", .s = 7,
+                   .in = {.a = 3, .b = 4, .c = "cc"}};
+    emit_key("KeyMix", "Xv::KeyMix{pad: 1, id: -5, note: \"n\", name: \"nm\", s: 7, in: {a: 3, b: 4, c: \"cc\"}}", &Xv_KeyMix_desc, &k);
+    Xv_AppKey a = {.pad = 9, .id = 1234567890123LL, .name = "app"};
+    emit_key("AppKey", "Xv::AppKey{pad: 9, id: 1234567890123, name: \"app\"}", &Xv_AppKey_desc, &a);
+    Xv_MutKey m = {.s = -2, .note = "mut", .id = 42};
+    emit_key("MutKey", "Xv::MutKey{s: -2, note: \"mut\", id: 42}", &Xv_MutKey_desc, &m);
   }
   dds_delete(pp);
   return 0;

@@ -1698,7 +1698,8 @@ std::vector<std::byte> encode_key(const Type& type, const Json& sample, cdr::Enc
     enc.value(*path.back()->type, *v, where);
   }
   out[1] = std::byte{representation_id(r, encoding, order)};
-  if (encoding == Encoding::Xcdr2) out[3] = static_cast<std::byte>(enc.pad_to_4());
+  // Padded to 4 with the count in the options in both encodings, as Cyclone DDS writes keys.
+  out[3] = static_cast<std::byte>(enc.pad_to_4());
   return out;
 }
 

@@ -80,7 +80,8 @@ class DataError : public std::runtime_error {
 // A keyed struct's serialized key, as RTPS carries it in a dispose or unregister message
 // (DDS-XTypes 1.3 §7.6.8, and what Cyclone DDS writes): the encapsulation header of a sample
 // in `encoding`, then the key members alone, in key order (key_paths()), each encoded as in a
-// sample of that encoding, with no headers around them; XCDR2 padded to 4 as a sample is.
+// sample of that encoding, with no headers around them; padded to 4 (the options give the
+// count) in either encoding. Byte for byte Cyclone DDS's (interop/cdr/cyclone/*-key-*.hex).
 // Throws as encode(); std::invalid_argument for a keyless type.
 [[nodiscard]] std::vector<std::byte> encode_key(const Type& type, const Json& sample,
                                                 cdr::Encoding encoding,
