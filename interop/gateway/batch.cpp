@@ -43,4 +43,32 @@ std::vector<Message> Batches::add(std::vector<BatchItem>& batch, bool more) {
   return out;
 }
 
+types::Json key_members(const types::Type& type, const types::Json& sample) {
+  const types::Type& r = types::resolve(type);
+  if (r.kind != types::TypeKind::Struct) return nullptr;
+  types::Json out = types::Json::object();
+  for (const auto& path : types::key_paths(r)) {
+    const types::Json* from = &sample;
+    types::Json* to = &out;
+    for (const types::Member* m : path) {
+      if (!from->is_object() || !from->contains(m->name)) break;
+      from = &(*from)[m->name];
+      to = &(*to)[m->name];
+    }
+    if (to != &out) *to = *from;
+  }
+  return out.empty() ? types::Json(nullptr) : out;
+}
+
+std::shared_ptr<const types::Json> full_value(const types::Type& type, const Message& m) {
+  if (!m.bytes) return m.value;
+  return std::make_shared<const types::Json>(types::decode(type, *m.bytes));
+}
+
+bool in_encoding(const std::vector<std::byte>& bytes, cdr::Encoding e) {
+  if (bytes.size() < cdr::kEncapsulationSize) return false;
+  const bool xcdr2 = static_cast<uint8_t>(bytes[1]) > 3;
+  return xcdr2 == (e == cdr::Encoding::Xcdr2);
+}
+
 }  // namespace spindle::gateway

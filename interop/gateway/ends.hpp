@@ -31,8 +31,12 @@ inline constexpr const char* kMarkerPrefix = "spindle-gateway/1 ";
 struct Message {
   enum class Kind { Data, Dispose, Unregister };
   Kind kind = Kind::Data;
-  // Data: the sample. Dispose/Unregister: a sample whose key members name the instance.
+  // Data: the sample, or only its key members where `bytes` is set. Dispose/Unregister: a
+  // sample whose key members name the instance.
   std::shared_ptr<const types::Json> value;
+  // Data, where the reader had them: the sample as received (encapsulated). A writer whose
+  // encoding they are in passes them on as they are: no decoding or encoding on the way.
+  std::shared_ptr<const std::vector<std::byte>> bytes;
   int64_t source_ns = 0;  // source timestamp, nanoseconds since the epoch
 };
 
@@ -87,6 +91,16 @@ class End {
            std::to_string(config().domain);
   }
 };
+
+// The key members of `sample` alone (null for a keyless type): what a Message needs besides
+// bytes that are passed on as they are.
+[[nodiscard]] types::Json key_members(const types::Type& type, const types::Json& sample);
+// The full sample of a Data message: `value`, or `bytes` decoded where `value` holds only
+// the key. Throws types::DataError.
+[[nodiscard]] std::shared_ptr<const types::Json> full_value(const types::Type& type,
+                                                            const Message& m);
+// Whether encapsulated `bytes` are in encoding `e`.
+[[nodiscard]] bool in_encoding(const std::vector<std::byte>& bytes, cdr::Encoding e);
 
 [[nodiscard]] std::unique_ptr<End> make_spindle_end(const EndConfig& config);
 [[nodiscard]] std::unique_ptr<End> make_rtps_end(const EndConfig& config);

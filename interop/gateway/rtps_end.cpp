@@ -75,7 +75,12 @@ class RtpsOutlet final : public Outlet {
       const dds_time_t ts = m.source_ns >= 0 ? m.source_ns : dds_time();
       switch (m.kind) {
         case Message::Kind::Data:
-          s.bytes = types::encode(type_, *m.value, encoding_);
+          if (m.bytes && in_encoding(*m.bytes, encoding_)) {
+            s.bytes = *m.bytes;  // as received: no decoding or encoding on the way
+          } else {
+            s.value = full_value(type_, m);
+            s.bytes = types::encode(type_, *s.value, encoding_);
+          }
           rc = dds_write_ts(writer_, &s, ts);
           if (rc == DDS_RETCODE_OK) stats_.data.fetch_add(1, std::memory_order_relaxed);
           break;
@@ -338,6 +343,8 @@ class RtpsEnd final : public End {
         if (b.from_gateway) slot.stats->from_gateways.fetch_add(1, std::memory_order_relaxed);
         b.message.source_ns = info.source_timestamp;
         b.message.value = std::move(s.value);
+        if (b.valid)
+          b.message.bytes = std::make_shared<const std::vector<std::byte>>(std::move(s.bytes));
         s = CdrSample{};
         if (!b.message.value) continue;
         batch.push_back(std::move(b));

@@ -50,11 +50,24 @@ class SpindleOutlet final : public Outlet {
  public:
   SpindleOutlet(dds::pub::DataWriter<DynamicSample> w, const types::Type& type, RouteStats& stats,
                 std::string topic)
-      : writer_(std::move(w)), type_(type), stats_(stats), topic_(std::move(topic)) {}
+      : writer_(std::move(w)),
+        type_(type),
+        encoding_(types::default_encoding(type)),
+        stats_(stats),
+        topic_(std::move(topic)) {}
 
   void deliver(const Message& m) override {
     try {
-      DynamicSample s{&type_, *m.value};
+      DynamicSample s{&type_, nullptr, nullptr};
+      if (m.kind == Message::Kind::Data && m.bytes && in_encoding(*m.bytes, encoding_)) {
+        // Passed on as received: the writer needs no more of the value than the key.
+        s.encoded = m.bytes;
+        s.value = key_members(type_, *m.value);
+      } else if (m.kind == Message::Kind::Data) {
+        s.value = *full_value(type_, m);
+      } else {
+        s.value = *m.value;
+      }
       const auto ts = to_time(m.source_ns);
       switch (m.kind) {
         case Message::Kind::Data:
@@ -86,6 +99,7 @@ class SpindleOutlet final : public Outlet {
  private:
   dds::pub::DataWriter<DynamicSample> writer_;
   const types::Type& type_;
+  cdr::Encoding encoding_;  // the writer's: the type's default
   RouteStats& stats_;
   std::string topic_;
 };
@@ -308,7 +322,14 @@ void SpindleReader::drain(dds::sub::DataReader<DynamicSample>& reader) {
       if (b.from_gateway) stats_.from_gateways.fetch_add(1, std::memory_order_relaxed);
       b.message.source_ns = to_ns(info.timestamp());
       if (b.valid) {
-        b.message.value = std::make_shared<const types::Json>(s.data().value);
+        const auto& d = s.data();
+        if (d.encoded) {
+          // The bytes go on as they are where they can: the key is all else that is needed.
+          b.message.bytes = d.encoded;
+          b.message.value = std::make_shared<const types::Json>(key_members(*d.type, d.value));
+        } else {
+          b.message.value = std::make_shared<const types::Json>(d.value);
+        }
       } else {
         // An invalid sample's data holds its instance's key (the reader keeps it).
         DynamicSample key = s.data();

@@ -18,6 +18,35 @@ const DynamicSample& sample_of(const void* s) {
   return *static_cast<const DynamicSample*>(s);
 }
 
+// The sample's bytes in encoding `e`: its own `encoded` where they are in `e`, else those
+// the last size() of this thread made for this very sample (a write asks for the size, then
+// for the bytes: one encode, not two), else freshly encoded. Throws as encode().
+struct LastEncoded {
+  const void* sample = nullptr;
+  cdr::Encoding encoding = cdr::Encoding::Xcdr1;
+  std::vector<std::byte> bytes;
+};
+thread_local LastEncoded t_last;
+
+bool in_encoding(const std::vector<std::byte>& bytes, cdr::Encoding e) {
+  if (bytes.size() < cdr::kEncapsulationSize) return false;
+  const bool xcdr2 = static_cast<std::uint8_t>(bytes[1]) > 3;
+  return xcdr2 == (e == cdr::Encoding::Xcdr2);
+}
+
+std::span<const std::byte> bytes_of(const void* s, cdr::Encoding e, bool for_size) {
+  const auto& d = sample_of(s);
+  if (d.encoded && in_encoding(*d.encoded, e)) return *d.encoded;
+  if (!for_size && t_last.sample == s && t_last.encoding == e) {
+    t_last.sample = nullptr;  // once: the next write of this address is another sample
+    return t_last.bytes;
+  }
+  t_last.bytes = encode(*d.type, d.value, e);
+  t_last.sample = for_size ? s : nullptr;
+  t_last.encoding = e;
+  return t_last.bytes;
+}
+
 // Tables live as long as the program: topics refer to them by reference, and a table is a
 // few dozen bytes per create_topic().
 // One table per type, so that two topics of one dynamic type are one topic.
@@ -61,17 +90,15 @@ const TypeSupport& type_support(const Type& type) {
       r.representations,
       default_encoding(r),
       [](const void* s, cdr::Encoding e) {
-        const auto& d = sample_of(s);
         try {
-          return encode(*d.type, d.value, e).size();
+          return bytes_of(s, e, true).size();
         } catch (const DataError& err) {
           throw cdr::CodecError(err.status(), err.what());
         }
       },
       [](const void* s, std::span<std::byte> out, cdr::Encoding e) -> cdr::Result {
-        const auto& d = sample_of(s);
         try {
-          const auto bytes = encode(*d.type, d.value, e);
+          const auto bytes = bytes_of(s, e, false);
           if (bytes.size() > out.size())
             return {cdr::Status::BufferTooSmall, 0, "sample larger than its slot"};
           std::memcpy(out.data(), bytes.data(), bytes.size());
@@ -93,6 +120,7 @@ const TypeSupport& type_support(const Type& type) {
           auto sample = std::make_shared<DynamicSample>();
           sample->type = of;
           sample->value = decode(*of, in);
+          sample->encoded = std::make_shared<const std::vector<std::byte>>(in.begin(), in.end());
           return sample;
         } catch (const DataError& err) {
           error = err.what();

@@ -102,11 +102,41 @@ TEST_CASE("A dynamic writer and a generated reader share a topic both ways",
       CHECK(s.data().type == &shape);
       if (s.data().value["color"] == "RED") {
         CHECK(s.data().value.dump() == R"({"color":"RED","x":5,"y":6,"shapesize":7})");
+        // The bytes as received come with it.
+        REQUIRE(s.data().encoded);
+        CHECK(*s.data().encoded == encode(shape, s.data().value));
         seen = true;
       }
     }
     return seen;
   }));
+
+  // Bytes passed on as they are (a relay): the writer sends `encoded`, not `value` encoded
+  // again — the value here holds only the key, and the generated reader gets the bytes' sample.
+  DynamicSample relayed{&shape, {{"color", "GREEN"}}};
+  relayed.encoded = std::make_shared<const std::vector<std::byte>>(
+      encode(shape, {{"color", "GREEN"}, {"x", 9}, {"y", 8}, {"shapesize", 7}}));
+  dyn_writer.write(relayed);
+  got.clear();
+  REQUIRE(eventually([&] {
+    for (const auto& s : gen_reader.take())
+      if (s.info().valid() && s.data().color() == "GREEN") got.push_back(s.data());
+    return !got.empty();
+  }));
+  CHECK(got.front() == ShapeType("GREEN", 9, 8, 7));
+  // Bytes of another encoding than the writer's are not used: the value is encoded.
+  DynamicSample other{&shape, {{"color", "GREY"}, {"x", 1}, {"y", 1}, {"shapesize", 1}}};
+  other.encoded = std::make_shared<const std::vector<std::byte>>(
+      encode(shape, {{"color", "GREY"}, {"x", 2}, {"y", 2}, {"shapesize", 2}},
+             spindle::cdr::Encoding::Xcdr2));
+  dyn_writer.write(other);
+  got.clear();
+  REQUIRE(eventually([&] {
+    for (const auto& s : gen_reader.take())
+      if (s.info().valid() && s.data().color() == "GREY") got.push_back(s.data());
+    return !got.empty();
+  }));
+  CHECK(got.front() == ShapeType("GREY", 1, 1, 1));
 }
 
 TEST_CASE("A dynamic sample that does not fit its type is refused by write()",

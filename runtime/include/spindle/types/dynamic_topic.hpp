@@ -17,13 +17,20 @@
 #include <spindle/detail/type_support.hpp>
 #include <spindle/types/dynamic_data.hpp>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace spindle::types {
 
 struct DynamicSample {
   const Type* type = nullptr;
   Json value;
+  // Optional: `value` already encoded (encapsulated, as encode() writes it). A writer whose
+  // encoding is the one these bytes are in sends them as they are, without encoding `value`
+  // again — whoever sets it vouches that they are `value`'s bytes (a relay passing on what
+  // it read). Readers set it to the bytes they received. Not compared by ==.
+  std::shared_ptr<const std::vector<std::byte>> encoded = nullptr;
   friend bool operator==(const DynamicSample& a, const DynamicSample& b) {
     return a.type == b.type && a.value == b.value;
   }
