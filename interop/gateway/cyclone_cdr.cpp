@@ -59,15 +59,16 @@ CdrSerdata* new_serdata(const CdrSertype& tp, ddsi_serdata_kind kind) {
   return d;
 }
 
-// Completes a serdata whose bytes are set: decodes them (a sample or a key) unless the value
+// Completes a serdata whose bytes are set: decodes them (a sample — checked whole, but only
+// its key kept as JSON, the bytes going on as they are — or a key) unless the value
 // is known, and derives key, key hash and Cyclone's hash. Null (and the serdata freed) when
 // the bytes are not the type's.
 ddsi_serdata* finish(const CdrSertype& tp, CdrSerdata* d) {
   try {
     if (!d->value) {
-      d->value =
-          std::make_shared<const Json>(d->kind == SDK_KEY ? types::decode_key(*tp.dyn, d->bytes)
-                                                          : types::decode(*tp.dyn, d->bytes));
+      d->value = std::make_shared<const Json>(d->kind == SDK_KEY
+                                                  ? types::decode_key(*tp.dyn, d->bytes)
+                                                  : types::decode_key_of(*tp.dyn, d->bytes));
     }
     if (tp.keyed) {
       d->keyhash = types::key_hash(*tp.dyn, *d->value);

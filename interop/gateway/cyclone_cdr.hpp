@@ -32,8 +32,9 @@ struct CdrSample {
   // writer's encoding. Taking: what the peer sent.
   std::vector<std::byte> bytes;
   bool key_only = false;
-  // Writing: the sample as JSON (required: it gives the key). Taking: the decoded sample or,
-  // for a key, a sample whose key members hold it.
+  // Writing: the sample as JSON, or its key members at least (required: it gives the key).
+  // Taking: the sample's key members (decode_key_of) or, for a key, a sample whose key
+  // members hold it and every other member its default.
   std::shared_ptr<const types::Json> value;
 };
 

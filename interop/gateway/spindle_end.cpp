@@ -237,7 +237,9 @@ class SpindleEnd final : public End {
     std::lock_guard lock(mu_);
     auto it = topics_.find(t.config->name);
     if (it != topics_.end()) return it->second;
-    auto topic = spindle::types::create_topic(dp_, t.config->name, *t.type);
+    // Readers keep the bytes and only the key as JSON: samples are relayed as received.
+    auto topic = spindle::types::create_topic(dp_, t.config->name, *t.type, dp_.default_topic_qos(),
+                                              spindle::types::Decoding::key_only);
     topics_.emplace(t.config->name, topic);
     return topic;
   }

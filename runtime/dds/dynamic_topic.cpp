@@ -55,16 +55,32 @@ struct Tables {
   std::deque<std::string> names;
   std::deque<std::vector<std::uint8_t>> type_info;  // information, mapping, ...
   std::deque<TypeSupport> tables;
-  std::map<const Type*, const TypeSupport*> by_type;
+  std::map<std::pair<const Type*, Decoding>, const TypeSupport*> by_type;
 };
 Tables& tables() {
   static Tables t;
   return t;
 }
 
+template <Decoding D>
+std::shared_ptr<const void> decode_sample(const TypeSupport& self, std::span<const std::byte> in,
+                                          std::string& error) {
+  const auto* of = static_cast<const Type*>(self.context);
+  try {
+    auto sample = std::make_shared<DynamicSample>();
+    sample->type = of;
+    sample->value = D == Decoding::full ? decode(*of, in) : decode_key_of(*of, in);
+    sample->encoded = std::make_shared<const std::vector<std::byte>>(in.begin(), in.end());
+    return sample;
+  } catch (const DataError& err) {
+    error = err.what();
+    return nullptr;
+  }
+}
+
 }  // namespace
 
-const TypeSupport& type_support(const Type& type) {
+const TypeSupport& type_support(const Type& type, Decoding decoding) {
   const Type& r = resolve(type);
   if (r.kind != TypeKind::Struct && r.kind != TypeKind::Union) {
     throw std::invalid_argument("type '" + type.name + "' is a " + to_string(r.kind) +
@@ -72,7 +88,8 @@ const TypeSupport& type_support(const Type& type) {
   }
   auto& t = tables();
   std::lock_guard lock(t.mu);
-  if (const auto it = t.by_type.find(&r); it != t.by_type.end() && it->second->type_name == r.name)
+  if (const auto it = t.by_type.find({&r, decoding});
+      it != t.by_type.end() && it->second->type_name == r.name)
     return *it->second;
   const std::string& name = t.names.emplace_back(r.name);
   const TypeInfo info = make_type_info(r);
@@ -113,20 +130,8 @@ const TypeSupport& type_support(const Type& type) {
         const auto& d = sample_of(s);
         return key_hash(*d.type, d.value);
       },
-      [](const TypeSupport& self, std::span<const std::byte> in,
-         std::string& error) -> std::shared_ptr<const void> {
-        const auto* of = static_cast<const Type*>(self.context);
-        try {
-          auto sample = std::make_shared<DynamicSample>();
-          sample->type = of;
-          sample->value = decode(*of, in);
-          sample->encoded = std::make_shared<const std::vector<std::byte>>(in.begin(), in.end());
-          return sample;
-        } catch (const DataError& err) {
-          error = err.what();
-          return nullptr;
-        }
-      },
+      decoding == Decoding::full ? &decode_sample<Decoding::full>
+                                 : &decode_sample<Decoding::key_only>,
       0,
       nullptr,
       nullptr,
@@ -135,7 +140,7 @@ const TypeSupport& type_support(const Type& type) {
       mapping,
   };
   const TypeSupport& made = t.tables.emplace_back(table);
-  t.by_type[&r] = &made;
+  t.by_type[{&r, decoding}] = &made;
   return made;
 }
 
@@ -143,6 +148,14 @@ dds::topic::Topic<DynamicSample> create_topic(const dds::domain::DomainParticipa
                                               const std::string& name, const Type& type,
                                               const dds::topic::qos::TopicQos& qos) {
   return dds::topic::Topic<DynamicSample>(dp.core().create_topic(name, type_support(type), qos));
+}
+
+dds::topic::Topic<DynamicSample> create_topic(const dds::domain::DomainParticipant& dp,
+                                              const std::string& name, const Type& type,
+                                              const dds::topic::qos::TopicQos& qos,
+                                              Decoding decoding) {
+  return dds::topic::Topic<DynamicSample>(
+      dp.core().create_topic(name, type_support(type, decoding), qos));
 }
 
 dds::topic::Topic<DynamicSample> create_topic(const dds::domain::DomainParticipant& dp,

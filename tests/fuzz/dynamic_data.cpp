@@ -88,6 +88,12 @@ void check(std::span<const std::byte> in, const std::string& idl, const std::str
     } catch (const types::DataError&) {
     }
   }
+  // Read for its key alone (decode_key_of): whatever decode() accepts it accepts, with the
+  // same key.
+  if (dynamic_ok) {
+    const types::Json key = types::decode_key_of(type, in);
+    if (keyed && types::key_hash(type, key) != types::key_hash(type, json)) std::abort();
+  }
   if (!generated_ok) return;
   const auto enc = static_cast<uint8_t>(in[1]) >= 6 ? cdr::Encoding::Xcdr2 : cdr::Encoding::Xcdr1;
   if (keyed) {

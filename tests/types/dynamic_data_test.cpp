@@ -72,6 +72,14 @@ void check_type(const std::string& idl, const std::string& name, int samples = 8
         REQUIRE(generated == dynamic);
         const Json back = decode(*type, generated);
         CHECK(test_types::same_json(back, sample));
+        // Read for its key alone: the same key, nothing else.
+        const Json key = decode_key_of(*type, generated);
+        if (resolve(*type).kind == TypeKind::Struct && !key_paths(resolve(*type)).empty()) {
+          CHECK(key_hash(*type, key) == key_hash(*type, sample));
+          CHECK(key.size() <= key_paths(resolve(*type)).size());
+        } else {
+          CHECK(key.is_null());
+        }
       }
     }
     if constexpr (requires(const T& v) { cdr::key_hash(v); }) {
@@ -353,6 +361,8 @@ TEST_CASE("Bytes that are no sample of the type are refused, never read past",
   for (size_t n = 0; n < good.size() - padding; ++n) {
     INFO(n);
     CHECK_THROWS_AS(decode(mix, std::span<const std::byte>(good.data(), n)), DataError);
+    // Read for its key alone, the cut sample is refused all the same: every member is read.
+    CHECK_THROWS_AS(decode_key_of(mix, std::span<const std::byte>(good.data(), n)), DataError);
   }
   auto wrong_kind = good;
   wrong_kind[1] = std::byte{1};  // CDR_LE: not a mutable type's
@@ -375,6 +385,13 @@ TEST_CASE("Bytes that are no sample of the type are refused, never read past",
   d[4 + 4 + 8] = std::byte{9};
   refused([&] { (void)decode(derived, d); }, cdr::Status::BadEnumerator,
           "Test::Derived.color: bad enumerator 9 of Common::Color");
+  // A member outside the key is checked as decode() checks it.
+  refused([&] { (void)decode_key_of(derived, d); }, cdr::Status::BadEnumerator,
+          "Test::Derived.color: bad enumerator 9 of Common::Color");
+  bytes = encode(shape(), ok, cdr::Encoding::Xcdr1, cdr::Endianness::Little);
+  bytes[4] = std::byte{0xFF};
+  refused([&] { (void)decode_key_of(shape(), bytes); }, cdr::Status::LengthTooLarge,
+          "ShapeType.color: string length exceeds remaining bytes");
 }
 
 TEST_CASE("Samples decode to JSON users can read", "[types][dynamic]") {

@@ -746,8 +746,21 @@ class Encoder {
     const size_t mark = dheader(!is_bare(*t.element));
     number(static_cast<uint32_t>(v.size()));
     for (size_t i = 0; i < v.size(); ++i)
-      value(*t.element, v[i], where + "[" + std::to_string(i) + "]", depth + 1);
+      element(*t.element, v[i], where, i, depth + 1);
     end_dheader(mark);
+  }
+
+  // One element of a sequence or array. A primitive one is written without building its path
+  // ("where[i]") unless it fails: then again with it, for the message.
+  void element(const Type& t, const Json& v, const std::string& where, size_t i, int depth) {
+    if (is_primitive(resolve(t).kind)) {
+      try {
+        value(t, v, where, depth);
+        return;
+      } catch (const DataError&) {
+      }
+    }
+    value(t, v, where + "[" + std::to_string(i) + "]", depth);
   }
 
   void array(const Type& t, const Json& v, const std::string& where, size_t level, int depth) {
@@ -759,11 +772,10 @@ class Encoder {
     const bool last = level + 1 == t.dims.size();
     const size_t mark = dheader(!(last && is_bare(*t.element)));
     for (uint32_t i = 0; i < n; ++i) {
-      const std::string w = where + "[" + std::to_string(i) + "]";
       if (last) {
-        value(*t.element, v[i], w, depth + 1);
+        element(*t.element, v[i], where, i, depth + 1);
       } else {
-        array(t, v[i], w, level + 1, depth + 1);
+        array(t, v[i], where + "[" + std::to_string(i) + "]", level + 1, depth + 1);
       }
     }
     end_dheader(mark);
@@ -1295,11 +1307,37 @@ class Decoder {
   Json sequence(const Type& t, const std::string& where, int depth) {
     const size_t outer = enter(!is_bare(*t.element), where);
     const uint32_t n = length(t.bound, min_size(*t.element), where, "sequence");
-    Json out = Json::array();
-    for (uint32_t i = 0; i < n; ++i)
-      out.push_back(value(*t.element, where, depth + 1));
+    Json out = skim_ ? Json(nullptr) : Json::array();
+    if (skim_ && skip_primitives(*t.element, n, where)) {
+      leave(outer);
+      return out;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      if (skim_) {
+        (void)value(*t.element, where, depth + 1);
+      } else {
+        out.push_back(value(*t.element, where, depth + 1));
+      }
+    }
     leave(outer);
     return out;
+  }
+
+  // Skimming (decode_key_of): n primitives that any bits make valid (booleans checked) are
+  // stepped over without building them; false for other element types.
+  bool skip_primitives(const Type& element, uint32_t n, const std::string& where) {
+    const TypeKind k = resolve(element).kind;
+    if (!is_primitive(k) || k == TypeKind::Float128 || k == TypeKind::Char16) return false;
+    if (n == 0) return true;
+    align(prim_align(k, e_));
+    const size_t bytes = cdr::mul_size(n, prim_size(k, e_));
+    if (bytes > remaining()) fail(Status::Truncated, where, "truncated buffer");
+    if (k == TypeKind::Boolean) {
+      for (size_t i = 0; i < bytes; ++i)
+        if (static_cast<uint8_t>(in_[pos_ + i]) > 1) fail(Status::BadBoolean, where, "bad boolean");
+    }
+    pos_ += bytes;
+    return true;
   }
 
   Json array(const Type& t, const std::string& where, size_t level, int depth) {
@@ -1308,10 +1346,15 @@ class Decoder {
     const uint32_t n = t.dims[level];
     // Each element takes at least a byte (an empty struct: none, and arrays of those are
     // bounded by the type, not by the buffer).
-    Json out = Json::array();
-    for (uint32_t i = 0; i < n; ++i)
-      out.push_back(last ? value(*t.element, where, depth + 1)
-                         : array(t, where, level + 1, depth + 1));
+    Json out = skim_ ? Json(nullptr) : Json::array();
+    if (skim_ && last && skip_primitives(*t.element, n, where)) {
+      leave(outer);
+      return out;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      Json v = last ? value(*t.element, where, depth + 1) : array(t, where, level + 1, depth + 1);
+      if (!skim_) out.push_back(std::move(v));
+    }
     leave(outer);
     return out;
   }
@@ -1430,9 +1473,11 @@ class Decoder {
           end_param(*p, s.name);
           continue;
         }
+        const Skim skim(*this, skimmed(*members[i], depth));
         got[i] = param_value(*p, *members[i]->type, member_path(s.name, members[i]->name), depth);
       }
       for (size_t i = 0; i < members.size(); ++i) {
+        if (skimmed(*members[i], depth)) continue;
         Json v = got[i] ? std::move(*got[i]) : member_default(*members[i], depth);
         check_range(*members[i], v, member_path(s.name, members[i]->name));
         out[members[i]->name] = std::move(v);
@@ -1440,11 +1485,15 @@ class Decoder {
     } else {
       for (const Member* m : members) {
         const std::string where = member_path(s.name, m->name);
+        const bool skim_this = skimmed(*m, depth);
+        const Skim skim(*this, skim_this);
         if (m->optional) {
-          out[m->name] = optional(*m, where, depth);
+          Json v = optional(*m, where, depth);
+          if (!skim_this) out[m->name] = std::move(v);
           continue;
         }
         Json v = value(*m->type, where, depth + 1);
+        if (skim_this) continue;
         check_range(*m, v, where);
         out[m->name] = std::move(v);
       }
@@ -1480,12 +1529,33 @@ class Decoder {
     return out;
   }
 
+  // decode_key_of: the top-level struct's members outside the key are read (checked) but
+  // skimmed — not kept, collections of primitives stepped over.
+  bool skimmed(const Member& m, int depth) const {
+    return skim_ || (keep_ != nullptr && depth == 0 && keep_->count(&m) == 0);
+  }
+  struct Skim {
+    Skim(Decoder& d, bool on) : d_(d), was_(d.skim_) { d.skim_ = on; }
+    ~Skim() { d_.skim_ = was_; }
+    Skim(const Skim&) = delete;
+    Skim& operator=(const Skim&) = delete;
+    Decoder& d_;
+    bool was_;
+  };
+
+ public:
+  // Keep only these top-level members (the key's); null: keep all.
+  void keep_only(const std::set<const Member*>* members) { keep_ = members; }
+
+ private:
   const std::byte* in_;
   size_t pos_ = 0;
   size_t end_;
   size_t origin_ = 0;  // XCDR1 alignment origin
   Encoding e_;
   bool swap_;
+  bool skim_ = false;
+  const std::set<const Member*>* keep_ = nullptr;
 };
 
 // ----------------------------------------------------------------------------- max size
@@ -1635,6 +1705,29 @@ Json decode(const Type& type, std::span<const std::byte> in) {
   }
   Decoder dec(in.data() + cdr::kEncapsulationSize, in.size() - cdr::kEncapsulationSize, e, order);
   return dec.value(r, r.name);
+}
+
+Json decode_key_of(const Type& type, std::span<const std::byte> in) {
+  const Type& r = topic_type(type);
+  if (in.size() < cdr::kEncapsulationSize)
+    throw DataError(Status::Truncated, "shorter than the encapsulation header");
+  const auto kind = static_cast<uint8_t>(in[1]);
+  const Encoding e = kind <= 3 ? Encoding::Xcdr1 : Encoding::Xcdr2;
+  const Endianness order = (kind & 1) != 0 ? Endianness::Little : Endianness::Big;
+  if (static_cast<uint8_t>(in[0]) != 0 || kind != representation_id(r, e, order) ||
+      (r.representations & cdr::bit_of(e)) == 0) {
+    throw DataError(Status::BadEncapsulation,
+                    "representation " + std::to_string(static_cast<int>(in[0])) + "/" +
+                        std::to_string(kind) + " is not one of " + r.name + "'s");
+  }
+  std::set<const Member*> keep;
+  if (r.kind == TypeKind::Struct)
+    for (const auto& path : key_paths(r))
+      keep.insert(path.front());
+  Decoder dec(in.data() + cdr::kEncapsulationSize, in.size() - cdr::kEncapsulationSize, e, order);
+  dec.keep_only(&keep);
+  Json v = dec.value(r, r.name);
+  return keep.empty() ? Json(nullptr) : v;
 }
 
 Json default_value(const Type& type) {

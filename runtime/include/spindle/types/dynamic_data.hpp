@@ -68,6 +68,13 @@ class DataError : public std::runtime_error {
 // the type allows). Throws DataError.
 [[nodiscard]] Json decode(const Type& type, std::span<const std::byte> encapsulated);
 
+// Reads one encapsulated sample as decode() does — every length, bound, enumerator and
+// boolean checked, the same DataError for bad bytes — but keeps only its key members: a
+// sample holding those alone (null for a keyless type or a union). Members outside the key
+// are checked and dropped, collections of primitives among them stepped over without being
+// built; their @range/@min/@max are not checked. For a relay that passes the bytes on and
+// needs the instance (the gateway): a 10 KiB octet sequence costs no JSON at all.
+[[nodiscard]] Json decode_key_of(const Type& type, std::span<const std::byte> encapsulated);
 // The value a member of this type holds when nothing sets it (as generated code's default
 // constructor: zero, the first enumerator, a union's first case).
 [[nodiscard]] Json default_value(const Type& type);

@@ -36,10 +36,18 @@ struct DynamicSample {
   }
 };
 
+// What readers put in a DynamicSample's value.
+enum class Decoding {
+  full,      // the whole sample as JSON
+  key_only,  // its key members alone (decode_key_of): for a relay that passes `encoded` on
+};
+
 // The runtime's table for `type` (a struct or union): encodes in the type's default encoding
-// unless a writer's DataRepresentation says otherwise, decodes either. Throws
+// unless a writer's DataRepresentation says otherwise, decodes either; readers' samples carry
+// `encoded` and, as `decoding` says, the whole value or its key. Throws
 // std::invalid_argument for a type that cannot be a topic's.
-[[nodiscard]] const spindle::detail::TypeSupport& type_support(const Type& type);
+[[nodiscard]] const spindle::detail::TypeSupport& type_support(const Type& type,
+                                                               Decoding decoding = Decoding::full);
 
 // A topic of `type` named `name`: as dds::topic::Topic<T>(dp, name, qos) for generated T. The
 // topic's type name is the type's scoped name (what idlc-generated code registers).
@@ -48,6 +56,10 @@ struct DynamicSample {
     const dds::topic::qos::TopicQos& qos);
 [[nodiscard]] dds::topic::Topic<DynamicSample> create_topic(
     const dds::domain::DomainParticipant& dp, const std::string& name, const Type& type);
+// As above; its readers decode as `decoding` says.
+[[nodiscard]] dds::topic::Topic<DynamicSample> create_topic(
+    const dds::domain::DomainParticipant& dp, const std::string& name, const Type& type,
+    const dds::topic::qos::TopicQos& qos, Decoding decoding);
 
 // The type of a topic found in the running domain, built into `library` from the XTypes type
 // information its Topic records carried (every Topic of a generated or dynamic type announces
