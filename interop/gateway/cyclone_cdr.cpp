@@ -66,9 +66,11 @@ CdrSerdata* new_serdata(const CdrSertype& tp, ddsi_serdata_kind kind) {
 ddsi_serdata* finish(const CdrSertype& tp, CdrSerdata* d) {
   try {
     if (!d->value) {
-      d->value = std::make_shared<const Json>(d->kind == SDK_KEY
-                                                  ? types::decode_key(*tp.dyn, d->bytes)
-                                                  : types::decode_key_of(*tp.dyn, d->bytes));
+      // A keyless type's key has no members: there is nothing to read in it.
+      d->value =
+          std::make_shared<const Json>(d->kind != SDK_KEY ? types::decode_key_of(*tp.dyn, d->bytes)
+                                       : tp.keyed         ? types::decode_key(*tp.dyn, d->bytes)
+                                                          : Json(nullptr));
     }
     if (tp.keyed) {
       d->keyhash = types::key_hash(*tp.dyn, *d->value);

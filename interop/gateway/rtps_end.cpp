@@ -86,8 +86,15 @@ class RtpsOutlet final : public Outlet {
           break;
         case Message::Kind::Dispose:
         case Message::Kind::Unregister:
-          if (!keyed_) return;  // a keyless topic has one instance and nothing to end
-          s.bytes = types::encode_key(type_, *m.value, encoding_);
+          if (keyed_) {
+            s.bytes = types::encode_key(type_, *m.value, encoding_);
+          } else {
+            // A keyless topic's one instance: a key of no members, the header alone.
+            s.bytes = {
+                std::byte{0},
+                std::byte{types::representation_id(type_, encoding_, cdr::kNativeEndianness)},
+                std::byte{0}, std::byte{0}};
+          }
           s.key_only = true;
           if (m.kind == Message::Kind::Dispose) {
             rc = dds_dispose_ts(writer_, &s, ts);
