@@ -43,6 +43,28 @@ std::vector<Message> Batches::add(std::vector<BatchItem>& batch, bool more) {
   return out;
 }
 
+namespace {
+
+bool is_marker(const std::string& user_data) {
+  return user_data.rfind(kMarkerPrefix, 0) == 0;
+}
+
+}  // namespace
+
+std::vector<std::string> End::gateway_writers(const std::string& topic) {
+  std::vector<std::string> out;
+  for (auto& p : publications())
+    if (p.topic == topic && is_marker(p.user_data)) out.push_back(std::move(p.user_data));
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> End::application_topics() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& p : publications())
+    if (!is_marker(p.user_data)) out.emplace_back(std::move(p.topic), std::move(p.type));
+  return out;
+}
+
 types::Json key_members(const types::Type& type, const types::Json& sample) {
   const types::Type& r = types::resolve(type);
   if (r.kind != types::TypeKind::Struct) return nullptr;

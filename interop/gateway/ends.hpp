@@ -80,11 +80,18 @@ class End {
   // Bytes from the domain that did not decode as the topic's type (RTPS: refused by the
   // sertype); Spindle decodes before the reader sees them and counts nothing here.
   [[nodiscard]] virtual uint64_t refused() const { return 0; }
+  // A writer alive in this End's domain, as its discovery data shows it.
+  struct Publication {
+    std::string topic;
+    std::string type;
+    std::string user_data;
+  };
+  [[nodiscard]] virtual std::vector<Publication> publications() = 0;
   // The USER_DATA of every gateway writer (kMarkerPrefix...) of `topic` alive in this End's
-  // domain, as discovery shows them now (this gateway's own among them).
-  [[nodiscard]] virtual std::vector<std::string> gateway_writers(const std::string& topic) = 0;
+  // domain (this gateway's own among them).
+  [[nodiscard]] std::vector<std::string> gateway_writers(const std::string& topic);
   // {topic name, type name} of every writer alive in this End's domain that no gateway made.
-  [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> application_topics() = 0;
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> application_topics();
   // "spindle:0", "rtps:1": the domain, as markers name it.
   [[nodiscard]] std::string domain_name() const {
     return std::string(config().kind == EndKind::Spindle ? "spindle:" : "rtps:") +

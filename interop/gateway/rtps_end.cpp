@@ -201,48 +201,24 @@ class RtpsEnd final : public End {
     slots_.push_back(std::move(slot));
   }
 
-  std::vector<std::string> gateway_writers(const std::string& topic) override {
-    std::vector<std::string> out;
+  std::vector<Publication> publications() override {
+    std::vector<Publication> out;
     constexpr size_t kMax = 256;
     void* buf[kMax] = {nullptr};
     dds_sample_info_t infos[kMax];
     const dds_return_t n =
         dds_read_mask(publications_, buf, infos, kMax, kMax,
                       DDS_ANY_SAMPLE_STATE | DDS_ANY_VIEW_STATE | DDS_ALIVE_INSTANCE_STATE);
-    const size_t prefix = std::strlen(kMarkerPrefix);
-    for (dds_return_t i = 0; i < n; ++i) {
-      const auto* ep = static_cast<const dds_builtintopic_endpoint_t*>(buf[i]);
-      if (!infos[i].valid_data || ep->topic_name == nullptr || topic != ep->topic_name) continue;
-      void* ud = nullptr;
-      size_t size = 0;
-      if (ep->qos != nullptr && dds_qget_userdata(ep->qos, &ud, &size) && ud != nullptr &&
-          size >= prefix && std::memcmp(ud, kMarkerPrefix, prefix) == 0)
-        out.emplace_back(static_cast<const char*>(ud), size);
-      dds_free(ud);
-    }
-    if (n > 0) dds_return_loan(publications_, buf, n);
-    return out;
-  }
-
-  std::vector<std::pair<std::string, std::string>> application_topics() override {
-    std::vector<std::pair<std::string, std::string>> out;
-    constexpr size_t kMax = 256;
-    void* buf[kMax] = {nullptr};
-    dds_sample_info_t infos[kMax];
-    const dds_return_t n =
-        dds_read_mask(publications_, buf, infos, kMax, kMax,
-                      DDS_ANY_SAMPLE_STATE | DDS_ANY_VIEW_STATE | DDS_ALIVE_INSTANCE_STATE);
-    const size_t prefix = std::strlen(kMarkerPrefix);
     for (dds_return_t i = 0; i < n; ++i) {
       const auto* ep = static_cast<const dds_builtintopic_endpoint_t*>(buf[i]);
       if (!infos[i].valid_data || ep->topic_name == nullptr || ep->type_name == nullptr) continue;
+      Publication p{ep->topic_name, ep->type_name, {}};
       void* ud = nullptr;
       size_t size = 0;
-      const bool gw = ep->qos != nullptr && dds_qget_userdata(ep->qos, &ud, &size) &&
-                      ud != nullptr && size >= prefix &&
-                      std::memcmp(ud, kMarkerPrefix, prefix) == 0;
+      if (ep->qos != nullptr && dds_qget_userdata(ep->qos, &ud, &size) && ud != nullptr)
+        p.user_data.assign(static_cast<const char*>(ud), size);
       dds_free(ud);
-      if (!gw) out.emplace_back(ep->topic_name, ep->type_name);
+      out.push_back(std::move(p));
     }
     if (n > 0) dds_return_loan(publications_, buf, n);
     return out;

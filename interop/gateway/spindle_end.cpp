@@ -192,26 +192,8 @@ class SpindleEnd final : public End {
       r.close();  // returns once no listener call runs
   }
 
-  std::vector<std::string> gateway_writers(const std::string& topic) override {
-    std::vector<std::string> out;
-    const std::string prefix = kMarkerPrefix;
-    for (const auto& s :
-         publications_.select()
-             .state(dds::sub::status::DataState(dds::sub::status::SampleState::any(),
-                                                dds::sub::status::ViewState::any(),
-                                                dds::sub::status::InstanceState::alive()))
-             .read()) {
-      if (!s.info().valid() || s.data().topic_name() != topic) continue;
-      const auto& ud = s.data().user_data().value();
-      if (ud.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), ud.begin()))
-        out.emplace_back(ud.begin(), ud.end());
-    }
-    return out;
-  }
-
-  std::vector<std::pair<std::string, std::string>> application_topics() override {
-    std::vector<std::pair<std::string, std::string>> out;
-    const std::string prefix = kMarkerPrefix;
+  std::vector<Publication> publications() override {
+    std::vector<Publication> out;
     for (const auto& s :
          publications_.select()
              .state(dds::sub::status::DataState(dds::sub::status::SampleState::any(),
@@ -220,9 +202,8 @@ class SpindleEnd final : public End {
              .read()) {
       if (!s.info().valid()) continue;
       const auto& ud = s.data().user_data().value();
-      if (ud.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), ud.begin()))
-        continue;
-      out.emplace_back(s.data().topic_name(), s.data().type_name());
+      out.push_back(
+          {s.data().topic_name(), s.data().type_name(), std::string(ud.begin(), ud.end())});
     }
     return out;
   }

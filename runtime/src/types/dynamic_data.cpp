@@ -1670,6 +1670,48 @@ const Type& topic_type(const Type& type) {
   return r;
 }
 
+// A reader of the body of an encapsulated sample of `r`, its header checked: DataError when
+// it is short or names a representation that is not one of the type's.
+Decoder reader_of(const Type& r, std::span<const std::byte> in) {
+  if (in.size() < cdr::kEncapsulationSize)
+    throw DataError(Status::Truncated, "shorter than the encapsulation header");
+  const auto kind = static_cast<uint8_t>(in[1]);
+  const Encoding e = kind <= 3 ? Encoding::Xcdr1 : Encoding::Xcdr2;
+  const Endianness order = (kind & 1) != 0 ? Endianness::Little : Endianness::Big;
+  if (static_cast<uint8_t>(in[0]) != 0 || kind != representation_id(r, e, order) ||
+      (r.representations & cdr::bit_of(e)) == 0) {
+    throw DataError(Status::BadEncapsulation,
+                    "representation " + std::to_string(static_cast<int>(in[0])) + "/" +
+                        std::to_string(kind) + " is not one of " + r.name + "'s");
+  }
+  return Decoder(in.data() + cdr::kEncapsulationSize, in.size() - cdr::kEncapsulationSize, e,
+                 order);
+}
+
+// Writes the key members of `sample` (a member left out: its default) in key order; returns
+// their largest XCDR1 end offset (cdr::MaxSize), which decides whether a key hash is hashed.
+size_t write_key_members(Encoder& enc, const Type& r, const Json& sample,
+                         const std::vector<std::vector<const Member*>>& paths) {
+  size_t max = 0;
+  for (const auto& path : paths) {
+    const Json* v = &sample;
+    Json fallback;
+    std::string where = r.name;
+    for (const Member* m : path) {
+      where = member_path(where, m->name);
+      if (v->is_object() && v->contains(m->name) && !(*v)[m->name].is_null()) {
+        v = &(*v)[m->name];
+      } else {
+        fallback = member_default(*m, 0);
+        v = &fallback;
+      }
+    }
+    enc.value(*path.back()->type, *v, where);
+    max = max_size_at(*path.back()->type, max, 0);
+  }
+  return max;
+}
+
 }  // namespace
 
 std::vector<std::byte> encode(const Type& type, const Json& sample, cdr::Encoding encoding,
@@ -1692,18 +1734,7 @@ std::vector<std::byte> encode(const Type& type, const Json& sample) {
 
 Json decode(const Type& type, std::span<const std::byte> in) {
   const Type& r = topic_type(type);
-  if (in.size() < cdr::kEncapsulationSize)
-    throw DataError(Status::Truncated, "shorter than the encapsulation header");
-  const auto kind = static_cast<uint8_t>(in[1]);
-  const Encoding e = kind <= 3 ? Encoding::Xcdr1 : Encoding::Xcdr2;
-  const Endianness order = (kind & 1) != 0 ? Endianness::Little : Endianness::Big;
-  if (static_cast<uint8_t>(in[0]) != 0 || kind != representation_id(r, e, order) ||
-      (r.representations & cdr::bit_of(e)) == 0) {
-    throw DataError(Status::BadEncapsulation,
-                    "representation " + std::to_string(static_cast<int>(in[0])) + "/" +
-                        std::to_string(kind) + " is not one of " + r.name + "'s");
-  }
-  Decoder dec(in.data() + cdr::kEncapsulationSize, in.size() - cdr::kEncapsulationSize, e, order);
+  Decoder dec = reader_of(r, in);
   return dec.value(r, r.name);
 }
 
@@ -1741,23 +1772,7 @@ cdr::KeyHash key_hash(const Type& type, const Json& sample) {
   if (paths.empty()) return hash;
   std::vector<std::byte> out;
   Encoder enc(Encoding::Xcdr1, Endianness::Big, out, 0);
-  size_t max = 0;
-  for (const auto& path : paths) {
-    const Json* v = &sample;
-    Json fallback;
-    std::string where = r.name;
-    for (const Member* m : path) {
-      where = member_path(where, m->name);
-      if (v->is_object() && v->contains(m->name) && !(*v)[m->name].is_null()) {
-        v = &(*v)[m->name];
-      } else {
-        fallback = member_default(*m, 0);
-        v = &fallback;
-      }
-    }
-    enc.value(*path.back()->type, *v, where);
-    max = max_size_at(*path.back()->type, max, 0);
-  }
+  const size_t max = write_key_members(enc, r, sample, paths);
   if (max <= 16) {
     std::memcpy(hash.data(), out.data(), out.size());
     return hash;
@@ -1775,21 +1790,7 @@ std::vector<std::byte> encode_key(const Type& type, const Json& sample, cdr::Enc
   if (paths.empty()) throw std::invalid_argument("'" + r.name + "' has no key");
   std::vector<std::byte> out(cdr::kEncapsulationSize, std::byte{0});
   Encoder enc(encoding, order, out, cdr::kEncapsulationSize);
-  for (const auto& path : paths) {
-    const Json* v = &sample;
-    Json fallback;
-    std::string where = r.name;
-    for (const Member* m : path) {
-      where = member_path(where, m->name);
-      if (v->is_object() && v->contains(m->name) && !(*v)[m->name].is_null()) {
-        v = &(*v)[m->name];
-      } else {
-        fallback = member_default(*m, 0);
-        v = &fallback;
-      }
-    }
-    enc.value(*path.back()->type, *v, where);
-  }
+  (void)write_key_members(enc, r, sample, paths);
   out[1] = std::byte{representation_id(r, encoding, order)};
   // Padded to 4 with the count in the options in both encodings, as Cyclone DDS writes keys.
   out[3] = static_cast<std::byte>(enc.pad_to_4());
@@ -1800,19 +1801,8 @@ Json decode_key(const Type& type, std::span<const std::byte> in) {
   const Type& r = topic_type(type);
   const auto paths = key_paths(r);
   if (paths.empty()) throw DataError(Status::BadParameter, "'" + r.name + "' has no key");
-  if (in.size() < cdr::kEncapsulationSize)
-    throw DataError(Status::Truncated, "shorter than the encapsulation header");
-  const auto kind = static_cast<uint8_t>(in[1]);
-  const Encoding e = kind <= 3 ? Encoding::Xcdr1 : Encoding::Xcdr2;
-  const Endianness order = (kind & 1) != 0 ? Endianness::Little : Endianness::Big;
-  if (static_cast<uint8_t>(in[0]) != 0 || kind != representation_id(r, e, order) ||
-      (r.representations & cdr::bit_of(e)) == 0) {
-    throw DataError(Status::BadEncapsulation,
-                    "representation " + std::to_string(static_cast<int>(in[0])) + "/" +
-                        std::to_string(kind) + " is not one of " + r.name + "'s");
-  }
   Json sample = default_of(r, 0);
-  Decoder dec(in.data() + cdr::kEncapsulationSize, in.size() - cdr::kEncapsulationSize, e, order);
+  Decoder dec = reader_of(r, in);
   for (const auto& path : paths) {
     Json* v = &sample;
     std::string where = r.name;

@@ -136,7 +136,9 @@ void best_effort(const std::string& transport) {
   // and the last sample, and counts as lost (SAMPLE_LOST) what the writer sent and it
   // missed. What the writer dropped itself (its ring full for a moment: it writes 20,000
   // samples in a few milliseconds) before the first sample this reader took carries no
-  // number the reader can see: received + lost is at most 20,001, and most of it.
+  // number the reader can see: received + lost is at most 20,001, and how much of it the
+  // reader can count depends on how the two processes were scheduled (on a loaded machine
+  // as little as a third) — but what it counts lost outweighs what it took.
   REQUIRE(::kill(reader.pid(), SIGCONT) == 0);
   writer.send("last");
   reader.send("report");
@@ -149,7 +151,7 @@ void best_effort(const std::string& transport) {
   CHECK(lost > 0);
   CHECK(received < 20001 / 2);  // it did not hold the writer: most of the stream went by
   CHECK(received + lost <= 20001);
-  CHECK(received + lost >= 20001 / 2);
+  CHECK(lost > received);
   const auto writer_done = finish(writer, "writer", deadline);
   CHECK(writer_done.status == 0);
   CHECK(reader.wait(deadline) == 0);
