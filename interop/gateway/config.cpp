@@ -34,6 +34,7 @@ class Reader {
             std::initializer_list<const char*> allowed) const {
     if (!map.IsMap()) fail(map, key, "expected a map");
     for (const auto& kv : map) {
+      if (!kv.first.IsScalar()) fail(kv.first, key, "a key must be a name");
       const auto k = kv.first.as<std::string>();
       bool ok = false;
       for (const char* a : allowed)
@@ -203,7 +204,23 @@ bool allowed(const Config& c, const std::string& name) {
   return keep;
 }
 
+namespace {
+Config read_config(const std::string& text, const std::string& path);
+}  // namespace
+
 Config parse_config(const std::string& text, const std::string& path) {
+  try {
+    return read_config(text, path);
+  } catch (const YAML::Exception& e) {
+    // Anything the checks above missed still names the place.
+    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ":" +
+                      std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+}
+
+namespace {
+
+Config read_config(const std::string& text, const std::string& path) {
   Reader r(path);
   YAML::Node root;
   try {
@@ -291,6 +308,8 @@ Config parse_config(const std::string& text, const std::string& path) {
     r.fail(topics, "allow/deny", "they leave no topic to bridge");
   return c;
 }
+
+}  // namespace
 
 Config load_config(const std::string& path) {
   std::ifstream in(path);
