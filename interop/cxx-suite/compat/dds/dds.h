@@ -1,0 +1,3 @@
+// Stands in for Cyclone DDS's <dds/dds.h> in the cyclonedds-cxx suite (cyclone_shim.hpp).
+#pragma once
+#include "../cyclone_shim.hpp"
