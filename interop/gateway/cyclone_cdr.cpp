@@ -223,8 +223,14 @@ void sd_free(ddsi_serdata* d) {
 
 size_t sd_print(const ddsi_sertype*, const ddsi_serdata* d, char* buf, size_t size) {
   const auto& s = serdata_of(d);
-  const std::string text = s.value ? s.value->dump() : std::string("(empty)");
-  return static_cast<size_t>(std::snprintf(buf, size, "%s", text.c_str()));
+  try {
+    // (strings of a peer's sample need not be UTF-8: replaced, never thrown into Cyclone)
+    const std::string text =
+        s.value ? s.value->dump(-1, ' ', false, Json::error_handler_t::replace) : "(empty)";
+    return static_cast<size_t>(std::snprintf(buf, size, "%s", text.c_str()));
+  } catch (const std::exception&) {
+    return static_cast<size_t>(std::snprintf(buf, size, "(unprintable)"));
+  }
 }
 
 void sd_get_keyhash(const ddsi_serdata* d, ddsi_keyhash* buf, bool force_md5) {

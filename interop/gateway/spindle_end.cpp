@@ -260,7 +260,13 @@ class SpindleEnd final : public End {
 };
 
 void SpindleReader::on_data_available(dds::sub::DataReader<DynamicSample>& reader) {
-  if (end_.started()) drain(reader);
+  // Nothing may escape into the listener thread: what fails here is said and the next
+  // notification drains again.
+  try {
+    if (end_.started()) drain(reader);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "spindle-gateway: spindle reader: %s\n", e.what());
+  }
 }
 
 bool SpindleReader::from_gateway(dds::sub::DataReader<DynamicSample>& reader,
