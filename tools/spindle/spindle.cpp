@@ -1,6 +1,12 @@
 // spindle: the command line of a Spindle DDS domain.
 //
 //   spindle witness [--domain ID]
+//   spindle subscribe TOPIC [--json] [--count N] [--wait SECONDS] [--domain ID]
+//
+// subscribe prints the samples of any topic of the domain, decoded from the type information
+// its Topics announce in discovery (docs/types.md): no compiled types. One line per sample:
+// the sample as JSON, or with --json a JSON object {"topic", "state", "valid",
+// "source_timestamp" (ns), "value"} (a dispose or unregister: "valid": false and the key).
 //
 // A witness is a participant with no endpoints: it carries no topic and receives no sample,
 // but it is a member of the domain's group, so it counts in the majority rule of every view
@@ -23,6 +29,7 @@
 
 #include <CLI/CLI.hpp>
 #include <dds/dds.hpp>
+#include <spindle/types/dynamic_topic.hpp>
 
 namespace {
 
@@ -71,6 +78,76 @@ int witness(std::int32_t domain) {
   return 0;
 }
 
+const char* state_name(const dds::sub::status::InstanceState& s) {
+  if (s == dds::sub::status::InstanceState::alive()) return "alive";
+  if (s == dds::sub::status::InstanceState::not_alive_disposed()) return "disposed";
+  return "no_writers";
+}
+
+// Waits (up to `wait` seconds) until some member has announced `topic` with its type
+// information, then reads it until `count` samples with data have been printed (0: until
+// SIGINT/SIGTERM). Exit status 0; 3 when the topic was not found in time.
+int subscribe(std::int32_t domain, const std::string& topic, bool json, std::uint64_t count,
+              double wait) {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+
+  dds::domain::DomainParticipant participant(domain < 0 ? dds::domain::default_id()
+                                                        : static_cast<std::uint32_t>(domain));
+  spindle::types::TypeLibrary library;
+  const spindle::types::Type* type = nullptr;
+  const timespec slice{0, 50'000'000};
+  for (double waited = 0; type == nullptr; waited += 0.05) {
+    type = spindle::types::discovered_type(participant, topic, library);
+    if (type != nullptr) break;
+    if (waited >= wait) {
+      std::cerr << "spindle subscribe: no member of domain " << participant.domain_id()
+                << " announced topic '" << topic << "' with its type in " << wait << " s"
+                << std::endl;
+      return 3;
+    }
+    const int sig = sigtimedwait(&stop, nullptr, &slice);
+    if (sig == SIGINT || sig == SIGTERM) return 0;
+  }
+  // BEST_EFFORT matches every writer; what a reliable writer sends still arrives in order.
+  auto t = spindle::types::create_topic(participant, topic, *type);
+  dds::sub::qos::DataReaderQos q = t.qos();
+  q << dds::core::policy::Reliability::BestEffort() << dds::core::policy::History::KeepAll();
+  dds::sub::DataReader<spindle::types::DynamicSample> reader(dds::sub::Subscriber(participant), t,
+                                                             q);
+  if (!json) std::cerr << "spindle subscribe: " << topic << " (" << type->name << ")" << std::endl;
+  std::uint64_t printed = 0;
+  for (;;) {
+    for (const auto& s : reader.take()) {
+      const auto& info = s.info();
+      const auto& value = s.data().value;
+      const std::string text =
+          value.dump(-1, ' ', false, spindle::types::Json::error_handler_t::replace);
+      if (json) {
+        spindle::types::Json line;
+        line["topic"] = topic;
+        line["state"] = state_name(info.state().instance_state());
+        line["valid"] = info.valid();
+        line["source_timestamp"] = info.timestamp().sec() * 1'000'000'000 +
+                                   static_cast<std::int64_t>(info.timestamp().nanosec());
+        line["value"] = value;
+        std::cout << line.dump(-1, ' ', false, spindle::types::Json::error_handler_t::replace)
+                  << std::endl;
+      } else if (info.valid()) {
+        std::cout << text << std::endl;
+      } else {
+        std::cout << state_name(info.state().instance_state()) << " " << text << std::endl;
+      }
+      if (info.valid() && count != 0 && ++printed >= count) return 0;
+    }
+    const int sig = sigtimedwait(&stop, nullptr, &slice);
+    if (sig == SIGINT || sig == SIGTERM) return 0;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -83,11 +160,30 @@ int main(int argc, char** argv) {
       "members on different hosts survive the crash of either (docs/membership.md)");
   witness_cmd->add_option("--domain", domain, "The domain id (default: the domain file's, or 0)")
       ->check(CLI::Range(0, 0x7fffffff));
+  auto* subscribe_cmd = app.add_subcommand(
+      "subscribe",
+      "Print the samples of any topic of the domain, decoded from the type its Topics announce "
+      "(no compiled types; docs/tools.md)");
+  std::string topic;
+  bool json = false;
+  std::uint64_t count = 0;
+  double wait = 10;
+  subscribe_cmd->add_option("topic", topic, "The topic's name")->required();
+  subscribe_cmd->add_flag("--json", json,
+                          "One JSON object per sample: topic, state, valid, source_timestamp "
+                          "(ns), value");
+  subscribe_cmd->add_option("--count", count, "Stop after this many samples with data (0: never)");
+  subscribe_cmd->add_option("--wait", wait, "Seconds to wait for the topic to be announced")
+      ->check(CLI::Range(0.0, 86400.0));
+  subscribe_cmd->add_option("--domain", domain, "The domain id (default: the domain file's, or 0)")
+      ->check(CLI::Range(0, 0x7fffffff));
   CLI11_PARSE(app, argc, argv);
   try {
     if (witness_cmd->parsed()) return witness(domain);
-  } catch (const dds::core::Exception& e) {
-    std::cerr << "spindle witness: " << e.what() << std::endl;
+    if (subscribe_cmd->parsed()) return subscribe(domain, topic, json, count, wait);
+  } catch (const std::exception& e) {
+    std::cerr << "spindle " << (witness_cmd->parsed() ? "witness" : "subscribe") << ": " << e.what()
+              << std::endl;
     return 1;
   }
   return 2;
