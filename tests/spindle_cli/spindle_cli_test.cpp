@@ -59,3 +59,34 @@ TEST_CASE("spindle subscribe says so when no member announces the topic", "[subs
   CHECK(cmd.wait(Clock::now() + 30s) == 3);
   CHECK(out.find("announced topic 'Nowhere'") != std::string::npos);
 }
+
+TEST_CASE("spindle publish writes a JSON sample a compiled reader takes", "[publish]") {
+  dds::domain::DomainParticipant dp(0);
+  dds::topic::Topic<ShapeType> topic(dp, "Square");
+  dds::sub::qos::DataReaderQos q = topic.qos();
+  q << dds::core::policy::Reliability::Reliable();
+  dds::sub::DataReader<ShapeType> reader(dds::sub::Subscriber(dp), topic, q);
+  tst::Process cmd({SPINDLE_COMMAND, "publish", "Square",
+                    R"({"color": "RED", "x": 7, "y": 8, "shapesize": 9})", "--wait", "60",
+                    "--domain", "0"});
+  std::vector<ShapeType> got;
+  for (auto deadline = Clock::now() + 90s; got.empty() && Clock::now() < deadline;) {
+    for (const auto& s : reader.take())
+      if (s.info().valid()) got.push_back(s.data());
+    std::this_thread::sleep_for(20ms);
+  }
+  REQUIRE(got.size() == 1);
+  CHECK(got.front() == ShapeType("RED", 7, 8, 9));
+  CHECK(cmd.wait(Clock::now() + 30s) == 0);
+
+  // A sample that does not fit the type is refused, naming where and what.
+  tst::Process bad({"/bin/sh", "-c",
+                    std::string("exec ") + SPINDLE_COMMAND +
+                        R"( publish Square '{"color": 5}' --wait 60 --domain 0 2>&1)"});
+  std::string out;
+  while (auto line = bad.read_line(Clock::now() + 60s))
+    out += *line + "\n";
+  INFO(out);
+  CHECK(bad.wait(Clock::now() + 30s) == 2);
+  CHECK(out.find("ShapeType.color") != std::string::npos);
+}

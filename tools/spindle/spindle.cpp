@@ -2,11 +2,14 @@
 //
 //   spindle witness [--domain ID]
 //   spindle subscribe TOPIC [--json] [--count N] [--wait SECONDS] [--domain ID]
+//   spindle publish TOPIC JSON [--wait SECONDS] [--domain ID]
 //
 // subscribe prints the samples of any topic of the domain, decoded from the type information
 // its Topics announce in discovery (docs/types.md): no compiled types. One line per sample:
 // the sample as JSON, or with --json a JSON object {"topic", "state", "valid",
 // "source_timestamp" (ns), "value"} (a dispose or unregister: "valid": false and the key).
+// publish writes one sample given as JSON (docs/types.md, "JSON") once the topic's type is
+// known and a reader matches, and returns when the readers acknowledged it.
 //
 // A witness is a participant with no endpoints: it carries no topic and receives no sample,
 // but it is a member of the domain's group, so it counts in the majority rule of every view
@@ -78,6 +81,11 @@ int witness(std::int32_t domain) {
   return 0;
 }
 
+const spindle::types::Type* wait_for_type(dds::domain::DomainParticipant& participant,
+                                          const std::string& topic, double wait,
+                                          spindle::types::TypeLibrary& library,
+                                          const sigset_t& stop, const char* command);
+
 const char* state_name(const dds::sub::status::InstanceState& s) {
   if (s == dds::sub::status::InstanceState::alive()) return "alive";
   if (s == dds::sub::status::InstanceState::not_alive_disposed()) return "disposed";
@@ -98,20 +106,9 @@ int subscribe(std::int32_t domain, const std::string& topic, bool json, std::uin
   dds::domain::DomainParticipant participant(domain < 0 ? dds::domain::default_id()
                                                         : static_cast<std::uint32_t>(domain));
   spindle::types::TypeLibrary library;
-  const spindle::types::Type* type = nullptr;
+  const auto* type = wait_for_type(participant, topic, wait, library, stop, "subscribe");
+  if (type == nullptr) return 3;
   const timespec slice{0, 50'000'000};
-  for (double waited = 0; type == nullptr; waited += 0.05) {
-    type = spindle::types::discovered_type(participant, topic, library);
-    if (type != nullptr) break;
-    if (waited >= wait) {
-      std::cerr << "spindle subscribe: no member of domain " << participant.domain_id()
-                << " announced topic '" << topic << "' with its type in " << wait << " s"
-                << std::endl;
-      return 3;
-    }
-    const int sig = sigtimedwait(&stop, nullptr, &slice);
-    if (sig == SIGINT || sig == SIGTERM) return 0;
-  }
   // BEST_EFFORT matches every writer; what a reliable writer sends still arrives in order.
   auto t = spindle::types::create_topic(participant, topic, *type);
   dds::sub::qos::DataReaderQos q = t.qos();
@@ -148,6 +145,75 @@ int subscribe(std::int32_t domain, const std::string& topic, bool json, std::uin
   }
 }
 
+// The type of `topic` as some member announced it, waiting up to `wait` seconds; null when
+// none did in time (said on stderr) or a signal came.
+const spindle::types::Type* wait_for_type(dds::domain::DomainParticipant& participant,
+                                          const std::string& topic, double wait,
+                                          spindle::types::TypeLibrary& library,
+                                          const sigset_t& stop, const char* command) {
+  const timespec slice{0, 50'000'000};
+  for (double waited = 0;; waited += 0.05) {
+    if (const auto* type = spindle::types::discovered_type(participant, topic, library))
+      return type;
+    if (waited >= wait) {
+      std::cerr << "spindle " << command << ": no member of domain " << participant.domain_id()
+                << " announced topic '" << topic << "' with its type in " << wait << " s"
+                << std::endl;
+      return nullptr;
+    }
+    const int sig = sigtimedwait(&stop, nullptr, &slice);
+    if (sig == SIGINT || sig == SIGTERM) return nullptr;
+  }
+}
+
+// Writes `text` (a JSON sample of the topic's type) once a reader matches, then waits for its
+// acknowledgment. Exit status 0; 3: the topic was not announced, or no reader matched, in
+// time; 2: the sample is not JSON or does not fit the type (the message says where and what).
+int publish(std::int32_t domain, const std::string& topic, const std::string& text, double wait) {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  spindle::types::Json value;
+  try {
+    value = spindle::types::Json::parse(text);
+  } catch (const std::exception& e) {
+    std::cerr << "spindle publish: the sample is not JSON: " << e.what() << std::endl;
+    return 2;
+  }
+  dds::domain::DomainParticipant participant(domain < 0 ? dds::domain::default_id()
+                                                        : static_cast<std::uint32_t>(domain));
+  spindle::types::TypeLibrary library;
+  const auto* type = wait_for_type(participant, topic, wait, library, stop, "publish");
+  if (type == nullptr) return 3;
+  try {
+    (void)spindle::types::encode(*type, value);  // refused here, with where and what
+  } catch (const spindle::types::DataError& e) {
+    std::cerr << "spindle publish: " << e.what() << std::endl;
+    return 2;
+  }
+  auto t = spindle::types::create_topic(participant, topic, *type);
+  dds::pub::qos::DataWriterQos q = t.qos();
+  q << dds::core::policy::Reliability::Reliable();
+  dds::pub::DataWriter<spindle::types::DynamicSample> writer(dds::pub::Publisher(participant), t,
+                                                             q);
+  const timespec slice{0, 50'000'000};
+  for (double waited = 0; writer.publication_matched_status().current_count() == 0;
+       waited += 0.05) {
+    if (waited >= wait) {
+      std::cerr << "spindle publish: no reader of '" << topic << "' matched in " << wait << " s"
+                << std::endl;
+      return 3;
+    }
+    const int sig = sigtimedwait(&stop, nullptr, &slice);
+    if (sig == SIGINT || sig == SIGTERM) return 0;
+  }
+  writer.write(spindle::types::DynamicSample{type, value});
+  writer.wait_for_acknowledgments(dds::core::Duration::from_secs(10));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -177,13 +243,26 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 86400.0));
   subscribe_cmd->add_option("--domain", domain, "The domain id (default: the domain file's, or 0)")
       ->check(CLI::Range(0, 0x7fffffff));
+  auto* publish_cmd = app.add_subcommand(
+      "publish", "Write one sample given as JSON to any topic of the domain (docs/tools.md)");
+  std::string sample;
+  publish_cmd->add_option("topic", topic, "The topic's name")->required();
+  publish_cmd->add_option("sample", sample, "The sample as JSON (docs/types.md, \"JSON\")")
+      ->required();
+  publish_cmd->add_option("--wait", wait, "Seconds to wait for the topic and for a reader")
+      ->check(CLI::Range(0.0, 86400.0));
+  publish_cmd->add_option("--domain", domain, "The domain id (default: the domain file's, or 0)")
+      ->check(CLI::Range(0, 0x7fffffff));
   CLI11_PARSE(app, argc, argv);
+  const char* name = witness_cmd->parsed()     ? "witness"
+                     : subscribe_cmd->parsed() ? "subscribe"
+                                               : "publish";
   try {
     if (witness_cmd->parsed()) return witness(domain);
     if (subscribe_cmd->parsed()) return subscribe(domain, topic, json, count, wait);
+    if (publish_cmd->parsed()) return publish(domain, topic, sample, wait);
   } catch (const std::exception& e) {
-    std::cerr << "spindle " << (witness_cmd->parsed() ? "witness" : "subscribe") << ": " << e.what()
-              << std::endl;
+    std::cerr << "spindle " << name << ": " << e.what() << std::endl;
     return 1;
   }
   return 2;
