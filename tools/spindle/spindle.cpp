@@ -54,17 +54,27 @@ void report_members(dds::sub::DataReader<dds::topic::ParticipantBuiltinTopicData
   }
 }
 
-int witness(std::int32_t domain) {
-  // The signals end the wait below; blocked before any thread starts, so that none of the
-  // participant's threads takes them.
+// SIGINT and SIGTERM, blocked before any thread starts (so that none of the participant's
+// threads takes them): the commands wait for them with sigtimedwait.
+sigset_t block_stop_signals() {
   sigset_t stop;
   sigemptyset(&stop);
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  return stop;
+}
 
-  dds::domain::DomainParticipant participant(domain < 0 ? dds::domain::default_id()
-                                                        : static_cast<std::uint32_t>(domain));
+// A participant of `domain` (negative: the domain file's, or 0).
+dds::domain::DomainParticipant join(std::int32_t domain) {
+  return dds::domain::DomainParticipant(domain < 0 ? dds::domain::default_id()
+                                                   : static_cast<std::uint32_t>(domain));
+}
+
+int witness(std::int32_t domain) {
+  const sigset_t stop = block_stop_signals();
+
+  dds::domain::DomainParticipant participant = join(domain);
   std::cout << "witness: a member of domain " << participant.domain_id()
             << " with no endpoints; it votes in view changes (stop with Ctrl-C)" << std::endl;
   std::vector<dds::sub::DataReader<dds::topic::ParticipantBuiltinTopicData>> found;
@@ -97,14 +107,9 @@ const char* state_name(const dds::sub::status::InstanceState& s) {
 // SIGINT/SIGTERM). Exit status 0; 3 when the topic was not found in time.
 int subscribe(std::int32_t domain, const std::string& topic, bool json, std::uint64_t count,
               double wait) {
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  const sigset_t stop = block_stop_signals();
 
-  dds::domain::DomainParticipant participant(domain < 0 ? dds::domain::default_id()
-                                                        : static_cast<std::uint32_t>(domain));
+  dds::domain::DomainParticipant participant = join(domain);
   spindle::types::TypeLibrary library;
   const auto* type = wait_for_type(participant, topic, wait, library, stop, "subscribe");
   if (type == nullptr) return 3;
@@ -170,11 +175,7 @@ const spindle::types::Type* wait_for_type(dds::domain::DomainParticipant& partic
 // acknowledgment. Exit status 0; 3: the topic was not announced, or no reader matched, in
 // time; 2: the sample is not JSON or does not fit the type (the message says where and what).
 int publish(std::int32_t domain, const std::string& topic, const std::string& text, double wait) {
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  const sigset_t stop = block_stop_signals();
   spindle::types::Json value;
   try {
     value = spindle::types::Json::parse(text);
@@ -182,8 +183,7 @@ int publish(std::int32_t domain, const std::string& topic, const std::string& te
     std::cerr << "spindle publish: the sample is not JSON: " << e.what() << std::endl;
     return 2;
   }
-  dds::domain::DomainParticipant participant(domain < 0 ? dds::domain::default_id()
-                                                        : static_cast<std::uint32_t>(domain));
+  dds::domain::DomainParticipant participant = join(domain);
   spindle::types::TypeLibrary library;
   const auto* type = wait_for_type(participant, topic, wait, library, stop, "publish");
   if (type == nullptr) return 3;
