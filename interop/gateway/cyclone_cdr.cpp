@@ -208,13 +208,10 @@ ddsi_serdata* sd_to_untyped(const ddsi_serdata* d) {
   return u;
 }
 
-bool sd_untyped_to_sample(const ddsi_sertype*, const ddsi_serdata* d, void* sample, void**, void*) {
-  const auto& s = serdata_of(d);
-  auto& out = *static_cast<CdrSample*>(sample);
-  out.bytes = s.bytes;
-  out.key_only = true;
-  out.value = s.value;
-  return true;
+// An untyped serdata is a key (sd_to_untyped): the same copy as a typed one.
+bool sd_untyped_to_sample(const ddsi_sertype*, const ddsi_serdata* d, void* sample, void** bufptr,
+                          void* buflim) {
+  return sd_to_sample(d, sample, bufptr, buflim);
 }
 
 void sd_free(ddsi_serdata* d) {

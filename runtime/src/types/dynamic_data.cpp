@@ -1740,22 +1740,11 @@ Json decode(const Type& type, std::span<const std::byte> in) {
 
 Json decode_key_of(const Type& type, std::span<const std::byte> in) {
   const Type& r = topic_type(type);
-  if (in.size() < cdr::kEncapsulationSize)
-    throw DataError(Status::Truncated, "shorter than the encapsulation header");
-  const auto kind = static_cast<uint8_t>(in[1]);
-  const Encoding e = kind <= 3 ? Encoding::Xcdr1 : Encoding::Xcdr2;
-  const Endianness order = (kind & 1) != 0 ? Endianness::Little : Endianness::Big;
-  if (static_cast<uint8_t>(in[0]) != 0 || kind != representation_id(r, e, order) ||
-      (r.representations & cdr::bit_of(e)) == 0) {
-    throw DataError(Status::BadEncapsulation,
-                    "representation " + std::to_string(static_cast<int>(in[0])) + "/" +
-                        std::to_string(kind) + " is not one of " + r.name + "'s");
-  }
   std::set<const Member*> keep;
   if (r.kind == TypeKind::Struct)
     for (const auto& path : key_paths(r))
       keep.insert(path.front());
-  Decoder dec(in.data() + cdr::kEncapsulationSize, in.size() - cdr::kEncapsulationSize, e, order);
+  Decoder dec = reader_of(r, in);
   dec.keep_only(&keep);
   Json v = dec.value(r, r.name);
   return keep.empty() ? Json(nullptr) : v;
