@@ -346,3 +346,21 @@ TEST_CASE("a Topic of another type elsewhere is an inconsistent topic, endpoints
   CHECK(dds::topic::discover<dds::topic::Topic<ShapeType>>(
             d.b, "Clash", dds::core::Duration::from_millisecs(50)) == dds::core::null);
 }
+
+TEST_CASE("a Topic of another type announced before the local one is inconsistent too",
+          "[builtin]") {
+  Domain d;
+  auto topics = builtin_reader<TopicBuiltinTopicData>(d.b, "DCPSTopic");
+  dds::topic::Topic<ShapeType> shapes(d.a, "Early");
+  // b knows a's topic before it makes its own of another type.
+  REQUIRE(eventually([&] {
+    return !alive(topics, [](const TopicBuiltinTopicData& t) { return t.name() == "Early"; })
+                .empty();
+  }));
+  dds::topic::Topic<Bench::Sequence> sequences(d.b, "Early");
+  CHECK(eventually([&] { return sequences.inconsistent_topic_status().total_count() == 1; }));
+  CHECK(eventually([&] { return shapes.inconsistent_topic_status().total_count() == 1; }));
+  // Once per (topic, type): a repeat of a's announcement does not count again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(sequences.inconsistent_topic_status().total_count() == 1);
+}

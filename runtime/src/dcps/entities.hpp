@@ -399,6 +399,7 @@ class Participant final : public detail::ParticipantCore {
   std::shared_ptr<Writer> local_writer(std::uint64_t guid) const;
   std::shared_ptr<Reader> local_reader(std::uint64_t guid) const;
   std::shared_ptr<Topic> inconsistent_topic(const std::string& topic, const std::string& type);
+  std::size_t known_inconsistencies(const std::string& topic);
 
   const std::uint32_t domain_id_;
   std::unique_ptr<group::Bus> bus_;

@@ -296,6 +296,7 @@ std::shared_ptr<detail::TopicCore> Participant::create_topic(const std::string& 
   qos::check_consistent(q);
   auto self = std::static_pointer_cast<Participant>(shared_from_this());
   std::shared_ptr<Topic> t;
+  std::size_t clashes = 0;
   {
     std::lock_guard lock(mu_);
     if (auto it = topics_.find(name); it != topics_.end()) {
@@ -321,7 +322,11 @@ std::shared_ptr<detail::TopicCore> Participant::create_topic(const std::string& 
     t = make_entity<Topic>(*bus_, self, name, type, q, next_handle());
     if (!autoenables()) t->start_disabled();
     topics_[name] = t;
+    // Another member's topic or endpoint of this name may have been announced before this
+    // topic existed: it is as inconsistent as one announced after.
+    clashes = known_inconsistencies(name);
   }
+  for (std::size_t i = 0; i < clashes; ++i) t->raise_inconsistent();
   if (t->is_enabled()) announce(*t);  // else by enable()
   return t;
 }
@@ -1044,6 +1049,22 @@ std::shared_ptr<Topic> Participant::inconsistent_topic(const std::string& topic,
   auto local = t->second.lock();
   if (!local || local->type().type_name == type) return nullptr;
   return inconsistent_seen_.emplace(topic, type).second ? local : nullptr;
+}
+
+// The types other than the local topic's that known records give `topic`, each counted once
+// per (topic, type) as inconsistent_topic() does. Called with mu_ held.
+std::size_t Participant::known_inconsistencies(const std::string& topic) {
+  std::size_t n = 0;
+  const auto see = [&](const std::string& name, const std::string& type) {
+    if (name == topic && inconsistent_topic(name, type)) ++n;
+  };
+  for (const auto& [g, r] : topic_records_)
+    see(r.topic_name, r.type_name);
+  for (const auto& [g, r] : endpoints_.writer_records())
+    see(r.topic_name, r.type_name);
+  for (const auto& [g, r] : endpoints_.reader_records())
+    see(r.topic_name, r.type_name);
+  return n;
 }
 
 std::shared_ptr<Writer> Participant::local_writer(std::uint64_t guid) const {

@@ -1,0 +1,31 @@
+// spindle: the command line of a Spindle DDS domain (docs/tools.md).
+//
+//   spindle witness      a member with no endpoints that votes in view changes
+//   spindle subscribe    any topic's samples, as JSON, with no compiled types
+//   spindle publish      one sample given as JSON
+//
+// Each subcommand is one file of this directory (command.hpp says how they plug in).
+// Exit status: the subcommand's; 1 when it failed with an error (said on stderr as
+// "spindle <subcommand>: <what>"); CLI11's own for a command line it refuses.
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include "command.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"spindle: the command line of a Spindle DDS domain."};
+  app.require_subcommand(1);
+  spindle_cli::Action action;
+  spindle_cli::add_witness(app, action);
+  spindle_cli::add_subscribe(app, action);
+  spindle_cli::add_publish(app, action);
+  CLI11_PARSE(app, argc, argv);
+  const std::string name = app.get_subcommands().front()->get_name();
+  try {
+    return action();
+  } catch (const std::exception& e) {
+    std::cerr << "spindle " << name << ": " << e.what() << std::endl;
+    return 1;
+  }
+}
