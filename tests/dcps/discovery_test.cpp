@@ -149,7 +149,7 @@ Layout& consistency_and_engine(Layout& l) {
 
 Bytes full_writer_layout() {
   Layout l;
-  l.u8(3).u8(1).u64(0x0000'0007'0000'0003).str("Telemetry").str("avionics::AirData");
+  l.u8(4).u8(1).u64(0x0000'0007'0000'0003).str("Telemetry").str("avionics::AirData");
   l.data({1, 2, 3, 0, 255});  // user_data
   durability_to_liveliness(l)
       .u8(0)
@@ -200,7 +200,7 @@ ReaderRecord full_reader() {
 
 Bytes full_reader_layout() {
   Layout l;
-  l.u8(3).u8(2).u64(0xffff'fffe'8000'0001).str("Telemetry").str("avionics::AirData");
+  l.u8(4).u8(2).u64(0xffff'fffe'8000'0001).str("Telemetry").str("avionics::AirData");
   l.data({7})     // user_data
       .u8(2)      // durability
       .dur(2, 0)  // deadline
@@ -244,11 +244,22 @@ ParticipantRecord full_participant() {
   r.guid = spindle::dcps::make_guid(9, 1);
   const std::vector<std::uint8_t> user{0xca, 0xfe};
   r.qos << pol::UserData(user.begin(), user.end()) << pol::EntityFactory::ManuallyEnable();
+  r.process = {"ground-7", 4242, "fcs", spindle::discovery::ParticipantRole::client};
   return r;
 }
 
 Bytes full_participant_layout() {
-  return Layout().u8(3).u8(3).u64(0x0000'0009'0000'0001).data({0xca, 0xfe}).u8(0).bytes();
+  return Layout()
+      .u8(4)
+      .u8(3)
+      .u64(0x0000'0009'0000'0001)
+      .data({0xca, 0xfe})
+      .u8(0)
+      .str("ground-7")  // process
+      .u32(4242)
+      .str("fcs")
+      .u8(1)
+      .bytes();
 }
 
 TopicRecord full_topic() {
@@ -274,7 +285,7 @@ TopicRecord full_topic() {
 
 Bytes full_topic_layout() {
   Layout l;
-  l.u8(3).u8(4).u64(0x0000'0009'0000'0004).str("Telemetry").str("avionics::AirData");
+  l.u8(4).u8(4).u64(0x0000'0009'0000'0004).str("Telemetry").str("avionics::AirData");
   l.data({4, 0, 4});  // topic_data
   durability_to_liveliness(l)
       .u8(1)
@@ -379,7 +390,7 @@ TEST_CASE("discovery: default-QoS records are laid out as documented and round-t
   const auto wb = spindle::discovery::encode(w);
   CHECK(wb.size() == 169 + 2);
   CHECK(std::vector(wb.begin(), wb.begin() + 20) ==
-        Layout().u8(3).u8(1).u64(0x0000'0001'0000'0002).str("T").str("X").bytes());
+        Layout().u8(4).u8(1).u64(0x0000'0001'0000'0002).str("T").str("X").bytes());
   const auto wd = round_trip(w);
   CHECK(wd == w);
   check_policies_equal(wd.qos, w.qos);
@@ -541,7 +552,7 @@ TEST_CASE("discovery: bad fields are rejected with field, value and offset", "[d
   trailing.insert(trailing.end(), 3, std::byte{0});
   const std::tuple<std::string_view, Bytes, std::string> writer_cases[] = {
       {"version", with_byte(w, 0, 1),
-       "writer record: version: 1 at offset 0, this node reads 2 to 3"},
+       "writer record: version: 1 at offset 0, this node reads 2 to 4"},
       {"kind of the other record", r, "writer record: kind: 2 at offset 1 is a reader record"},
       {"unknown kind", with_byte(w, 1, 9),
        "writer record: kind: 9 at offset 1 is not a record kind (1 writer, 2 reader, 3 "
@@ -630,7 +641,7 @@ TEST_CASE("discovery: participant and topic records are laid out as documented a
   check_every_field_differs_from_default(p.qos);
   CHECK(spindle::discovery::encode(p) == full_participant_layout());
   CHECK(round_trip(p) == p);
-  CHECK(spindle::discovery::encode(ParticipantRecord{}).size() == 10 + 4 + 1);
+  CHECK(spindle::discovery::encode(ParticipantRecord{}).size() == 10 + 4 + 1 + 4 + 4 + 4 + 1);
   CHECK(round_trip(ParticipantRecord{}) == ParticipantRecord{});
 
   const auto t = full_topic();
@@ -657,11 +668,26 @@ TEST_CASE("discovery: bad participant and topic records are rejected with what i
         "participant record: qos.entity_factory.autoenable_created_entities: 2 at offset 16 is "
         "not a boolean (0 or 1)");
   CHECK(error_of<ParticipantRecord>(with_byte(p, 0, 1)) ==
-        "participant record: version: 1 at offset 0, this node reads 2 to 3");
+        "participant record: version: 1 at offset 0, this node reads 2 to 4");
   auto trailing = p;
   trailing.push_back(std::byte{0});
   CHECK(error_of<ParticipantRecord>(trailing) ==
-        "participant record: 1 trailing bytes at offset 17");
+        "participant record: 1 trailing bytes at offset 41");
+  CHECK(error_of<ParticipantRecord>(with_byte(p, 40, 2)) ==
+        "participant record: process.role: 2 at offset 40 is out of range 0..1");
+  CHECK(error_of<ParticipantRecord>(with_u32(p, 17, 257)) ==
+        "participant record: process.host: length 257 at offset 17 is above the limit of 256");
+  CHECK(error_of<ParticipantRecord>(truncated(p, 38)) ==
+        "participant record: process.name: truncated at offset 37 (3 bytes needed, 1 left)");
+  // A version-3 record has no process section: where it runs is unknown.
+  Bytes v3(p.begin(), p.begin() + 17);
+  v3[0] = std::byte{3};
+  std::string error;
+  const auto old = spindle::discovery::decode_participant(v3, error);
+  INFO(error);
+  REQUIRE(old);
+  CHECK(old->process == spindle::discovery::ProcessInfo{});
+  CHECK(old->qos == full_participant().qos);
   CHECK(error_of<TopicRecord>(with_u32(t, 10, 300)) ==
         "topic record: topic_name: length 300 at offset 10 is above the limit of 256");
   auto bad = named<TopicRecord>("T", "X");
@@ -771,7 +797,7 @@ TEST_CASE("discovery: mutated records are decoded or rejected, never misread",
     auto tally = [&](const auto& decoded, const std::string& error, std::string_view prefix) {
       if (decoded) {
         ++accepted;
-        // Canonical among version-3 records; an older one re-encodes to the same record.
+        // Canonical among version-4 records; an older one re-encodes to the same record.
         const auto again = spindle::discovery::encode(*decoded);
         std::string e2;
         const bool same = b.at(0) == std::byte{spindle::discovery::kDiscoveryVersion}

@@ -3,6 +3,9 @@
 //   spindle witness      a member with no endpoints that votes in view changes
 //   spindle subscribe    any topic's samples, as JSON, with no compiled types
 //   spindle publish      one sample given as JSON
+//   spindle ls           the topics: types, writers, readers, partitions, consistency (QoS)
+//   spindle ps           the participants: node id, role, host, pid, process
+//   spindle why          why a topic's writers and readers match or not
 //
 // Each subcommand is one file of this directory (command.hpp says how they plug in).
 // Exit status: the subcommand's; 1 when it failed with an error (said on stderr as
@@ -20,6 +23,9 @@ int main(int argc, char** argv) {
   spindle_cli::add_witness(app, action);
   spindle_cli::add_subscribe(app, action);
   spindle_cli::add_publish(app, action);
+  spindle_cli::add_ls(app, action);
+  spindle_cli::add_ps(app, action);
+  spindle_cli::add_why(app, action);
   CLI11_PARSE(app, argc, argv);
   const std::string name = app.get_subcommands().front()->get_name();
   try {

@@ -264,6 +264,7 @@ class Participant final : public detail::ParticipantCore {
   std::shared_ptr<detail::TopicCore> find_topic(const std::string& name) const override;
   std::vector<std::shared_ptr<detail::TopicCore>> topics() const override;
   std::vector<DiscoveredTopic> discovered_topics() const override;
+  spindle::inspect::Snapshot inspect() const override;
   std::shared_ptr<detail::PublisherCore> create_publisher(
       const dds::pub::qos::PublisherQos& q) override;
   std::shared_ptr<detail::SubscriberCore> create_subscriber(
@@ -417,6 +418,7 @@ class Participant final : public detail::ParticipantCore {
 
   mutable std::mutex mu_;
   QosCell<dds::domain::qos::DomainParticipantQos> qos_;
+  discovery::ProcessInfo process_;  // set before the engine starts, then read only
   QosCell<dds::topic::qos::TopicQos> default_topic_qos_{{}};
   QosCell<dds::pub::qos::PublisherQos> default_publisher_qos_{{}};
   QosCell<dds::sub::qos::SubscriberQos> default_subscriber_qos_{{}};

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -19,6 +21,27 @@
 namespace spindle::dcps {
 
 namespace {
+
+// Where this participant runs, for its record (`spindle ps`): names cut to the record's limit.
+discovery::ProcessInfo this_process(bool client) {
+  discovery::ProcessInfo p;
+  std::array<char, 256> host{};
+  if (gethostname(host.data(), host.size() - 1) == 0) p.host = host.data();
+  p.pid = static_cast<std::uint32_t>(getpid());
+  // The executable's name, whole (comm is cut to 15 characters).
+  std::array<char, 4096> exe{};
+  if (const auto n = readlink("/proc/self/exe", exe.data(), exe.size() - 1); n > 0) {
+    const std::string_view path(exe.data(), static_cast<std::size_t>(n));
+    p.name = path.substr(path.rfind('/') + 1);
+  } else {
+    std::ifstream comm("/proc/self/comm");
+    std::getline(comm, p.name);
+  }
+  p.host.resize(std::min(p.host.size(), discovery::kMaxNameBytes));
+  p.name.resize(std::min(p.name.size(), discovery::kMaxNameBytes));
+  p.role = client ? discovery::ParticipantRole::client : discovery::ParticipantRole::member;
+  return p;
+}
 
 // Discovery records that fail to decode are reported here: they come from another
 // process, so they are logged with the sender, never trusted, never fatal.
@@ -78,7 +101,9 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
   apply_state(joined_state);  // a joiner: the endpoints of the domain as the view began
   // This participant's record must fit a slot (its UserData is the application's): refused
   // here, before the engine starts calling the handlers above.
-  const auto self = discovery::encode(discovery::ParticipantRecord{instance_handle().value(), qos});
+  process_ = this_process(bus_->relayed());
+  const auto self =
+      discovery::encode(discovery::ParticipantRecord{instance_handle().value(), qos, process_});
   check_record_fits(self.size(), "DomainParticipant");
   bus_->start(router_);  // only now: nothing delivered may miss the handlers above
   // Announced from the executor, so that creating a participant never waits for a slot (in
@@ -326,7 +351,8 @@ std::shared_ptr<detail::TopicCore> Participant::create_topic(const std::string& 
     // topic existed: it is as inconsistent as one announced after.
     clashes = known_inconsistencies(name);
   }
-  for (std::size_t i = 0; i < clashes; ++i) t->raise_inconsistent();
+  for (std::size_t i = 0; i < clashes; ++i)
+    t->raise_inconsistent();
   if (t->is_enabled()) announce(*t);  // else by enable()
   return t;
 }
@@ -360,6 +386,46 @@ std::vector<detail::ParticipantCore::DiscoveredTopic> Participant::discovered_to
   out.reserve(found.size());
   for (auto& [name, topic] : found)
     out.push_back(std::move(topic));
+  return out;
+}
+
+spindle::inspect::Snapshot Participant::inspect() const {
+  namespace in = spindle::inspect;
+  in::Snapshot out;
+  out.domain_id = domain_id_;
+  const auto participant = [&](NodeId node, const discovery::ParticipantRecord& rec) {
+    in::Participant p;
+    p.handle = rec.guid;
+    p.node_id = node;
+    p.host = rec.process.host;
+    p.pid = rec.process.pid;
+    p.process = rec.process.name;
+    p.role = rec.process.role == discovery::ParticipantRole::client ? in::Role::client
+                                                                    : in::Role::member;
+    p.local = node == bus_->node();
+    p.qos = rec.qos;
+    return p;
+  };
+  std::lock_guard lock(mu_);
+  // This participant's own, whether or not its announcement came back yet.
+  std::map<NodeId, in::Participant> participants;
+  participants.emplace(
+      bus_->node(),
+      participant(bus_->node(),
+                  discovery::ParticipantRecord{instance_handle().value(), qos_.get(), process_}));
+  for (const auto& [node, rec] : participant_records_)
+    participants.try_emplace(node, participant(node, rec));
+  for (auto& [node, p] : participants)
+    out.participants.push_back(std::move(p));
+  for (const auto& [g, t] : topic_records_)
+    out.topics.push_back(
+        in::Topic{g, guid_node(g), t.topic_name, t.type_name, type_records_.contains(g), t.qos});
+  for (const auto& [g, w] : endpoints_.writer_records())
+    out.writers.push_back(
+        in::Writer{g, guid_node(g), w.topic_name, w.type_name, w.qos, w.publisher_qos});
+  for (const auto& [g, r] : endpoints_.reader_records())
+    out.readers.push_back(
+        in::Reader{g, guid_node(g), r.topic_name, r.type_name, r.qos, r.subscriber_qos});
   return out;
 }
 
@@ -671,10 +737,10 @@ void Participant::publish_retirement(SampleKind kind, std::uint64_t guid) {
 
 void Participant::announce_self() {
   std::lock_guard lock(announce_mu_);
-  publish_record(
-      SampleKind::announce_participant, instance_handle().value(),
-      discovery::encode(discovery::ParticipantRecord{instance_handle().value(), qos_.get()}),
-      "DomainParticipant");
+  publish_record(SampleKind::announce_participant, instance_handle().value(),
+                 discovery::encode(
+                     discovery::ParticipantRecord{instance_handle().value(), qos_.get(), process_}),
+                 "DomainParticipant");
 }
 
 void Participant::announce(Topic& t) {

@@ -486,11 +486,27 @@ void record_fields(Io& io, Record& r) {
   io.section({});
   fields(io, r.topic_data);
 }
+// ParticipantRole as Put and Get code enumerations.
+struct ParticipantRoleEnum {
+  using type = std::uint8_t;
+  std::uint8_t value;
+  [[nodiscard]] std::uint8_t underlying() const noexcept { return value; }
+};
+
 template <class Io>
 void record_fields(Io& io, ParticipantRecord& r) {
   io.section({});
   r.guid = io.integer("guid", r.guid);
   qos_fields(io, "qos", r.qos);
+  if (io.version() < 4) return;  // version 3: where it runs is unknown
+  io.section("process");
+  auto& p = r.process;
+  p.host = io.sequence("host", p.host, kMaxNameBytes);
+  p.pid = io.integer("pid", p.pid);
+  p.name = io.sequence("name", p.name, kMaxNameBytes);
+  p.role = static_cast<ParticipantRole>(
+      io.enumeration("role", ParticipantRoleEnum{static_cast<std::uint8_t>(p.role)},
+                     static_cast<std::uint8_t>(ParticipantRole::client)));
 }
 template <class Io>
 void record_fields(Io& io, TopicRecord& r) {

@@ -14,7 +14,8 @@
 // decodes is also consistent (spindle::qos::find_inconsistency finds nothing), and the
 // format is canonical: encode(decode(b)) == b for every accepted b.
 //
-// Format (version 3: version 2 plus data_representation): little-endian, packed (no alignment, no
+// Format (version 4: version 2 plus data_representation, then the participant's process):
+// little-endian, packed (no alignment, no
 // padding); spec with the rationale in docs/dcps-wire.md, "Discovery records".
 //
 //    0         1         2                                       10
@@ -79,7 +80,8 @@
 // Participant and topic records (kinds 3 and 4) share the version, kind and guid bytes:
 //
 //   participant (3): guid = make_guid(node, 1) | qos: DomainParticipantQos = user_data,
-//                    entity_factory
+//                    entity_factory | process: host str | pid u32 | name str | role u8
+//                    (0 member, 1 client); the process section from version 4 on
 //   topic (4):       guid = make_guid(node, serial) | topic_name str | type_name str |
 //                    qos: TopicQos = topic_data, durability, durability_service, deadline,
 //                    latency_budget, liveliness, reliability, destination_order, history,
@@ -112,10 +114,11 @@
 
 namespace spindle::discovery {
 
-inline constexpr std::uint8_t kDiscoveryVersion = 3;
+inline constexpr std::uint8_t kDiscoveryVersion = 4;
 // Version 2 (before data_representation) is still read: durable logs keep writer records
-// (an empty DataRepresentation: the type's choice). Records are written in version 3 only,
-// and the format is canonical among them.
+// (an empty DataRepresentation: the type's choice); so is version 3 (before the participant
+// record's process section: unknown host, pid and process). Records are written in version 4
+// only, and the format is canonical among them.
 inline constexpr std::uint8_t kOldestDiscoveryVersion = 2;
 // Record limits; a decoder rejects larger values before allocating anything for them.
 inline constexpr std::size_t kMaxNameBytes = 256;              // topic, type and partition names
@@ -147,9 +150,21 @@ struct ReaderRecord {
 };
 
 // A DomainParticipant: what DCPSParticipant shows of a remote one.
+// Where a participant runs, as `spindle ps` shows it (Cyclone DDS announces the same as
+// __Hostname, __Pid and __ProcessName).
+enum class ParticipantRole : std::uint8_t { member = 0, client = 1 };
+struct ProcessInfo {
+  std::string host;  // gethostname(); empty when unknown (a version-3 record)
+  std::uint32_t pid = 0;
+  std::string name;  // the executable's name (/proc/self/comm)
+  ParticipantRole role = ParticipantRole::member;
+  friend bool operator==(const ProcessInfo&, const ProcessInfo&) = default;
+};
+
 struct ParticipantRecord {
   std::uint64_t guid = 0;  // make_guid(node, 1): the participant's handle
   dds::domain::qos::DomainParticipantQos qos;
+  ProcessInfo process;
   friend bool operator==(const ParticipantRecord&, const ParticipantRecord&) = default;
 };
 

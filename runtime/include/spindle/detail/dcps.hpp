@@ -30,6 +30,7 @@
 #include <spindle/detail/entity_delegate.hpp>
 #include <spindle/detail/sample_sink.hpp>
 #include <spindle/detail/type_support.hpp>
+#include <spindle/inspect.hpp>
 
 namespace dds::domain {
 class DomainParticipantListener;
@@ -164,6 +165,8 @@ class ParticipantCore : public EntityDelegate {
     std::vector<std::uint8_t> type_mapping{};
   };
   [[nodiscard]] virtual std::vector<DiscoveredTopic> discovered_topics() const = 0;
+  // Every participant, Topic and endpoint discovery knows (<spindle/inspect.hpp>).
+  [[nodiscard]] virtual spindle::inspect::Snapshot inspect() const = 0;
   virtual std::shared_ptr<PublisherCore> create_publisher(const dds::pub::qos::PublisherQos& q) = 0;
   virtual std::shared_ptr<SubscriberCore> create_subscriber(
       const dds::sub::qos::SubscriberQos& q) = 0;
