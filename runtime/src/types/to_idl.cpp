@@ -1,8 +1,9 @@
 // Types back to IDL text (to_idl.hpp). Three steps: the order (a depth-first walk that puts a
 // type after what it needs by value; a type reached again through a sequence while it is being
-// defined, or one that can reach back to its user, gets a forward declaration instead), the
-// names (the shortest scoped name that IDL's lookup resolves to the type from where it is
-// used), and the text of each declaration with its annotations.
+// defined, or one that can reach back to its user, gets a forward declaration instead; then
+// each module's declarations kept together where that order allows), the names (the shortest
+// scoped name that IDL's lookup resolves to the type from where it is used), and the text of
+// each declaration with its annotations.
 #include <spindle/types/to_idl.hpp>
 
 #include <openssl/evp.h>
