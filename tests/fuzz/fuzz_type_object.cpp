@@ -1,13 +1,16 @@
 // libFuzzer target: untrusted TypeInformation and TypeMapping bytes into load_type_info. The
 // input is a 2-byte little-endian length n, n bytes of TypeInformation, then the TypeMapping
 // (seeded with Cyclone DDS idlc's bytes, interop/typeinfo/cyclone). What loads must write
-// back (make_type_info) to bytes that load again and write the same: a fixed point.
+// back (make_type_info) to bytes that load again and write the same: a fixed point; and it
+// prints as IDL (to_idl, what `spindle typeof` shows) or is refused as having none.
+#include <spindle/types/to_idl.hpp>
 #include <spindle/types/type_object.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <span>
+#include <stdexcept>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
@@ -28,5 +31,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto* back = spindle::types::load_type_info(again, once.information, once.mapping);
   const auto twice = spindle::types::make_type_info(*back);
   if (twice.information != once.information || twice.mapping != once.mapping) std::abort();
+  try {
+    (void)spindle::types::to_idl(*root);
+  } catch (const std::invalid_argument&) {
+  }
   return 0;
 }

@@ -6,6 +6,7 @@
 //   spindle ls           the topics: types, writers, readers, partitions, consistency (QoS)
 //   spindle ps           the participants: node id, role, host, pid, process
 //   spindle why          why a topic's writers and readers match or not
+//   spindle typeof       any topic's type, as IDL
 //
 // Each subcommand is one file of this directory (command.hpp says how they plug in).
 // Exit status: the subcommand's; 1 when it failed with an error (said on stderr as
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   spindle_cli::add_ls(app, action);
   spindle_cli::add_ps(app, action);
   spindle_cli::add_why(app, action);
+  spindle_cli::add_typeof(app, action);
   CLI11_PARSE(app, argc, argv);
   const std::string name = app.get_subcommands().front()->get_name();
   try {
