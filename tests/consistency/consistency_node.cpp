@@ -133,9 +133,9 @@ dds::sub::DataReader<T> reliable_reader(dds::sub::Subscriber& sub, dds::topic::T
 
 template <class T>
 dds::pub::DataWriter<T> reliable_writer(dds::pub::Publisher& pub, dds::topic::Topic<T>& topic,
-                                        bool keep_all = true) {
+                                        bool keep_all = true, int blocking_s = 5) {
   dds::pub::qos::DataWriterQos q = pub.default_datawriter_qos();
-  q << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(5));
+  q << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(blocking_s));
   if (keep_all) q << dds::core::policy::History::KeepAll();
   return dds::pub::DataWriter<T>(pub, topic, q);
 }
@@ -190,9 +190,11 @@ int stream_publisher(double seconds) {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
   dds::topic::Topic<Event> topic(participant, "Stream");
   auto publisher = publisher_with(participant);
-  // Reliable, blocking up to 5 s: a member that stops is removed within the suspicion
-  // timeout, and the writes wait for that rather than fail.
-  auto writer = reliable_writer(publisher, topic, false);
+  // Reliable, blocking up to 20 s: a member that stops is removed within the suspicion
+  // timeout, and the writes wait for that rather than fail. The checks that a write stays
+  // short read "longest write" below; 5 s was once too short for the view change after a
+  // subscriber left, on 2 loaded cores (docs/status.md, "consistency.survivor").
+  auto writer = reliable_writer(publisher, topic, false, 20);
   std::cout << "started" << std::endl;
   const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(seconds));
