@@ -22,6 +22,8 @@ PACKAGES=(
   libisal-dev
   # tests and benchmarks
   catch2 libbenchmark-dev python3 iproute2 procps
+  # spindle perf --plot
+  gnuplot-nox
 )
 
 SUDO=""

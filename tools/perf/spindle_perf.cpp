@@ -24,6 +24,7 @@
 //                [--consistency atomic|unordered]   (peer=spindle or peer=spindle-unordered)
 //                [--slot-size N] [--rdmc-block-size N] [--idle-spin US] [--rate HZ]
 //                [--clients]   (the readers are external clients of the first member)
+//                [--plot FILE.png [--peers FILE]]   (gnuplot: plot.hpp)
 //   spindle-perf --role ping|pong|pub|sub|churn ...   (internal: one process of a run)
 //
 // Every process of a run finds the run's domain file through SPINDLE_CONFIG and its id
@@ -54,6 +55,7 @@
 
 #include "local_domain.hpp"
 #include "perf.hpp"
+#include "plot.hpp"
 
 namespace {
 
@@ -65,6 +67,8 @@ constexpr std::size_t kMaxSize = std::size_t{64} << 20;  // largest sample --siz
 
 struct Options {
   std::string transport = "tcp";
+  std::string plot;   // --plot FILE.png
+  std::string peers;  // --peers FILE
   std::vector<std::size_t> sizes{64, 1024, 10240, 102400, 1048576};
   std::vector<std::uint32_t> subs{1, 3};
   std::vector<std::string> tests{"lat", "thr"};
@@ -618,13 +622,17 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
   return results;
 }
 
+// Every figure line() printed, for --plot.
+std::vector<spindle_perf::Figure> g_figures;
+
 void line(const Options& o, std::size_t size, std::uint32_t subs, const std::string& metric,
           double value) {
   // The peer name carries the consistency level when it is not the default.
-  std::cout << "peer=spindle" << (o.consistency == "atomic" ? "" : "-" + o.consistency)
-            << (o.consistency == "logged" && o.fsync != "every" ? "-" + o.fsync : "")
-            << " transport=" << o.transport << " size=" << size << " subs=" << subs
-            << " metric=" << metric << " value=" << value << std::endl;
+  const std::string peer = "spindle" + (o.consistency == "atomic" ? "" : "-" + o.consistency) +
+                           (o.consistency == "logged" && o.fsync != "every" ? "-" + o.fsync : "");
+  g_figures.push_back({peer, o.transport, size, subs, metric, value});
+  std::cout << "peer=" << peer << " transport=" << o.transport << " size=" << size
+            << " subs=" << subs << " metric=" << metric << " value=" << value << std::endl;
 }
 
 int coordinator(const Options& o) {
@@ -828,6 +836,13 @@ int main(int argc, char** argv) {
                  "it holds until it lags for engine.lag_bound, then is left behind)")
       ->check(CLI::IsMember({"best_effort", "reliable"}))
       ->capture_default_str();
+  app.add_option("--plot", o.plot,
+                 "Draw the figures into this PNG (gnuplot): round-trip p50 and throughput per "
+                 "subscriber against the sample size, with the --peers lines beside them");
+  app.add_option("--peers", o.peers,
+                 "A file of peer figures in the same line format (/work/shared/peers prints "
+                 "them; other lines are skipped), drawn beside Spindle's with --plot")
+      ->check(CLI::ExistingFile);
   // Internal: how the coordinator starts one process of a run.
   app.add_option("--role", o.role)
       ->check(CLI::IsMember({"ping", "pong", "pub", "sub", "churn", "pacer", "healthy", "sleeper"}))
@@ -848,7 +863,20 @@ int main(int argc, char** argv) {
     if (o.role == "churn") return churn_role(o);
     if (o.role == "pacer") return pacer_role(o);
     if (o.role == "healthy" || o.role == "sleeper") return pause_reader_role(o);
-    return coordinator(o);
+    // The peers' figures are read first: a bad file is refused before the run.
+    std::vector<spindle_perf::Figure> peers;
+    if (!o.peers.empty()) {
+      std::ifstream in(o.peers);
+      peers = spindle_perf::read_figures(in, o.peers);
+    }
+    const int status = coordinator(o);
+    if (!o.plot.empty()) {
+      peers.insert(peers.end(), g_figures.begin(), g_figures.end());
+      spindle_perf::plot(peers, o.plot);
+      std::cerr << "spindle-perf: drew " << g_figures.size() << " figures ("
+                << peers.size() - g_figures.size() << " of peers) into " << o.plot << std::endl;
+    }
+    return status;
   } catch (const dds::core::Exception& e) {
     std::cout << "FAIL " << e.what() << std::endl;
     return 1;

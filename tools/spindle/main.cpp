@@ -7,6 +7,8 @@
 //   spindle ps           the participants: node id, role, host, pid, process
 //   spindle why          why a topic's writers and readers match or not
 //   spindle typeof       any topic's type, as IDL
+//   spindle perf         the benchmark (spindle-perf), --plot FILE.png
+//   spindle log          the durable logs (spindle-log)
 //
 // Each subcommand is one file of this directory (command.hpp says how they plug in).
 // Exit status: the subcommand's; 1 when it failed with an error (said on stderr as
@@ -28,6 +30,8 @@ int main(int argc, char** argv) {
   spindle_cli::add_ps(app, action);
   spindle_cli::add_why(app, action);
   spindle_cli::add_typeof(app, action);
+  spindle_cli::add_perf(app, action);
+  spindle_cli::add_log(app, action);
   CLI11_PARSE(app, argc, argv);
   const std::string name = app.get_subcommands().front()->get_name();
   try {
