@@ -354,8 +354,9 @@ TEST_CASE("a Topic of another type announced before the local one is inconsisten
   dds::topic::Topic<ShapeType> shapes(d.a, "Early");
   // b knows a's topic before it makes its own of another type.
   REQUIRE(eventually([&] {
-    return !alive(topics, [](const TopicBuiltinTopicData& t) { return t.name() == "Early"; })
-                .empty();
+    return !alive(topics, [](const TopicBuiltinTopicData& t) {
+              return t.name() == "Early";
+            }).empty();
   }));
   dds::topic::Topic<Bench::Sequence> sequences(d.b, "Early");
   CHECK(eventually([&] { return sequences.inconsistent_topic_status().total_count() == 1; }));
