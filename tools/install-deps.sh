@@ -22,6 +22,9 @@ PACKAGES=(
   libisal-dev
   # tests and benchmarks
   catch2 libbenchmark-dev python3 iproute2 procps
+  # the .deb packages (tools/package.sh, test package.deb): CPack's Depends from the ELF
+  # files (file, dpkg-shlibdeps)
+  file dpkg-dev
 )
 
 SUDO=""

@@ -13,6 +13,7 @@ cmake --preset package >/dev/null
 cmake --build --preset package "$jobs"
 out=build/package/packages
 rm -rf "$out"
-(cd build/package && cpack -G DEB -B "$PWD/packages" >/dev/null)
+(cd build/package && cpack -G DEB -B "$PWD/packages" >cpack.log 2>&1) ||
+  { cat build/package/cpack.log; echo "package.sh: cpack failed" >&2; exit 1; }
 echo "package.sh: the packages (sudo apt install ./${out}/*.deb installs them and their Depends):"
 ls -1 "$out"/*.deb
