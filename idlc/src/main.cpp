@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   app.add_option("-D", defines, "Define a preprocessor macro: NAME or NAME=VALUE");
   app.add_option("-o,--output-dir", outdir, "Directory for the generated files");
   app.add_option("--depfile", depfile, "Write a Makefile-syntax dependency file");
-  app.set_version_flag("--version", std::string("idlc ") + kIdlcVersion);
+  app.set_version_flag("--version", std::string("spindle-idlc ") + kIdlcVersion);
   app.add_option("files", files, "IDL files to compile")->required();
   try {
     app.parse(argc, argv);

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include <dds/dds.hpp>
-#include <spindle/transport/sim.hpp>
+#include "transport/sim.hpp"
 
 #include "group/engine.hpp"
 #include "group/view.hpp"

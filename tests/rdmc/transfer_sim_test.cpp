@@ -15,7 +15,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
-#include <spindle/transport/sim.hpp>
+#include "transport/sim.hpp"
 
 #include "rdmc/rdmc.hpp"
 

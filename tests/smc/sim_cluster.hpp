@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <spindle/transport/sim.hpp>
+#include "transport/sim.hpp"
 
 #include "test_node.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
-#include <spindle/transport/sim.hpp>
+#include "transport/sim.hpp"
 
 #include "group/view.hpp"
 #include "sst/adaptive_spin.hpp"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
-#include <spindle/transport/sim.hpp>
+#include "transport/sim.hpp"
 
 #include "scenarios.hpp"
 

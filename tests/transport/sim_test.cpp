@@ -10,7 +10,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
-#include <spindle/transport/sim.hpp>
+#include "transport/sim.hpp"
 
 namespace st = spindle::transport;
 namespace sim = spindle::transport::sim;

@@ -17,10 +17,13 @@
 #include <iostream>
 #include <string>
 
+#include <spindle/version.hpp>
+
 #include "command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"spindle: the command line of a Spindle DDS domain."};
+  app.set_version_flag("--version", std::string("spindle ") + spindle::kVersion);
   app.require_subcommand(1);
   spindle_cli::Action action;
   spindle_cli::add_witness(app, action);

@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include <spindle/transport/sim.hpp>
+#include "transport/sim.hpp"
 
 #include "group/join.hpp"
 

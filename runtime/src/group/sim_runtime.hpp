@@ -17,7 +17,7 @@
 #include <deque>
 #include <map>
 
-#include <spindle/transport/sim.hpp>
+#include "transport/sim.hpp"
 
 #include "group/runtime.hpp"
 

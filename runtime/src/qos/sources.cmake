@@ -13,4 +13,4 @@ set_property(SOURCE ${CMAKE_CURRENT_LIST_DIR}/profiles.cpp APPEND PROPERTY COMPI
 file(GLOB _spindle_qos_profiles ${PROJECT_SOURCE_DIR}/qos-profiles/*.yaml)
 install(FILES ${_spindle_qos_profiles} ${PROJECT_SOURCE_DIR}/qos-profiles/README.md
               ${PROJECT_SOURCE_DIR}/qos-profiles/schema.md
-        DESTINATION ${SPINDLE_QOS_PROFILE_INSTALL_DIR})
+        DESTINATION ${SPINDLE_QOS_PROFILE_INSTALL_DIR} COMPONENT runtime)

@@ -22,4 +22,6 @@ endforeach()
 target_sources(spindle_runtime PRIVATE $<TARGET_OBJECTS:spindle_log_objects>
                                        $<TARGET_OBJECTS:spindle_history_objects>)
 target_include_directories(spindle_runtime PRIVATE ${SPINDLE_ISAL_INCLUDE_DIR})
-target_link_libraries(spindle_runtime PRIVATE ${SPINDLE_ISAL_LIBRARY})
+# The installed package names the library rather than this machine's path to it.
+target_link_libraries(spindle_runtime PRIVATE $<BUILD_INTERFACE:${SPINDLE_ISAL_LIBRARY}>
+                                              $<INSTALL_INTERFACE:isal>)

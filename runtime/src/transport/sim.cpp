@@ -1,4 +1,4 @@
-// In-memory deterministic transport (see <spindle/transport/sim.hpp> for the model).
+// In-memory deterministic transport (see transport/sim.hpp for the model).
 //
 // Determinism rules kept here: no std:: random distributions, no iteration over unordered
 // containers, no addresses in ordering decisions; the event queue orders by (time,
@@ -19,7 +19,7 @@
 #include <string>
 #include <type_traits>
 
-#include <spindle/transport/sim.hpp>
+#include "transport/sim.hpp"
 
 #include "transport/aligned_buffer.hpp"
 #include "transport/write_grants.hpp"

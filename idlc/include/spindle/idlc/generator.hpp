@@ -6,13 +6,14 @@
 
 #include <spindle/idlc/ast.hpp>
 #include <spindle/idlc/frontend.hpp>
+#include <spindle/version.hpp>
 
 #include <string>
 #include <vector>
 
 namespace spindle::idlc {
 
-inline constexpr const char* kIdlcVersion = "0.1.0";
+inline constexpr const char* kIdlcVersion = spindle::kVersion;
 
 struct GeneratedFile {
   std::string name;  // file name relative to the output directory
