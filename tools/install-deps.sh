@@ -22,6 +22,8 @@ PACKAGES=(
   libisal-dev
   # tests and benchmarks
   catch2 libbenchmark-dev python3 iproute2 procps
+  # the page of `spindle status --http`, loaded headless by spindle_cli.status_page
+  chromium
 )
 
 SUDO=""

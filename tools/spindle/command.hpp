@@ -26,6 +26,7 @@ using Action = std::function<int()>;
 void add_witness(CLI::App& app, Action& action);
 void add_subscribe(CLI::App& app, Action& action);
 void add_publish(CLI::App& app, Action& action);
+void add_status(CLI::App& app, Action& action);
 
 // `--domain ID` on `cmd`, into `domain` (negative when not given: the domain file's, or 0).
 void add_domain_option(CLI::App* cmd, std::int32_t& domain);

@@ -3,6 +3,7 @@
 //   spindle witness      a member with no endpoints that votes in view changes
 //   spindle subscribe    any topic's samples, as JSON, with no compiled types
 //   spindle publish      one sample given as JSON
+//   spindle status       the view, subgroups, topic rates and reader lag, live (or --http)
 //
 // Each subcommand is one file of this directory (command.hpp says how they plug in).
 // Exit status: the subcommand's; 1 when it failed with an error (said on stderr as
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   spindle_cli::add_witness(app, action);
   spindle_cli::add_subscribe(app, action);
   spindle_cli::add_publish(app, action);
+  spindle_cli::add_status(app, action);
   CLI11_PARSE(app, argc, argv);
   const std::string name = app.get_subcommands().front()->get_name();
   try {
