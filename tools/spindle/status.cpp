@@ -264,7 +264,7 @@ std::string text(const Report& r, const Follower& follower) {
   std::ostringstream out;
   out << "domain " << s.domain_id << ": view " << s.epoch << " (identity " << hex(s.identity)
       << "), " << s.members.size() << " members, leader node " << s.leader << "; seen by node "
-      << s.self << " over " << s.transport << ", every " << r.interval << " s\n";
+      << s.self << " over " << s.transport << "; rates over the last " << r.interval << " s\n";
   if (!s.halted.empty()) out << "halted: " << s.halted << "\n";
   std::vector<std::vector<std::string>> rows{{"node", "host", "port", "pid", ""}};
   for (const auto& m : s.members) {
