@@ -27,6 +27,8 @@ PACKAGES=(
   # the .deb packages (tools/package.sh, test package.deb): CPack's Depends from the ELF
   # files (file, dpkg-shlibdeps)
   file dpkg-dev
+  # the page of `spindle status --http`, loaded headless by spindle_cli.status_page
+  chromium
 )
 
 SUDO=""

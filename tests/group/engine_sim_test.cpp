@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <spindle/domain_status.hpp>
 #include <spindle/policy/Consistency.hpp>
 
 #include "avionics.hpp"
@@ -518,6 +519,63 @@ TEST_CASE("engine: a descriptor that does not parse at a listener gets its sende
                                        Catch::Contains("that does not parse"));
   CHECK(t.rec[1].halted.empty());
   CHECK(t.rec[2].halted.empty());
+}
+
+TEST_CASE("engine: status() gives the view, each member's counters and the counts per topic",
+          "[engine][status]") {
+  Pair p;
+  p.publish(*p.engines[0], "one");
+  p.publish(*p.engines[0], "two");
+  p.publish(*p.engines[1], "three");
+  REQUIRE(p.delivered(3));
+  // Both members' counters have reached both (the last pushes land after the deliveries).
+  const auto settled = [&](const spindle::DomainStatus& s) {
+    return s.subgroups.size() == 2 &&
+           std::ranges::all_of(s.subgroups[1].members,
+                               [](const auto& m) { return m.lag == std::uint64_t{0}; });
+  };
+  spindle::DomainStatus s;
+  REQUIRE(p.net.run_until(
+      [&] {
+        s = {};
+        p.engines[1]->status(s);
+        return settled(s);
+      },
+      p.net.now() + 1s));
+  CHECK(s.self == 2);
+  CHECK(s.epoch == p.view.epoch);
+  CHECK(s.leader == 1);
+  REQUIRE(s.members.size() == 2);
+  CHECK(s.members[0].leader);
+  CHECK(s.members[1].self);
+  const auto& sg = s.subgroups[1];
+  CHECK(sg.topic_id == 7);
+  CHECK(sg.atomic);
+  CHECK(sg.self_member);
+  CHECK(sg.senders == std::vector<std::uint32_t>{1, 2});
+  CHECK(sg.sent == 3);
+  for (const auto& m : sg.members) {
+    CHECK(m.sender);
+    CHECK_FALSE(m.listener);
+    CHECK(m.received == m.delivered);
+    CHECK(m.delivered >= std::int64_t{2});  // three messages, nulls between them
+  }
+  // Per topic: what this member delivered, and what each sent.
+  const auto topic = [](const spindle::DomainStatus& d, std::uint64_t id) {
+    for (const auto& t : d.topics)
+      if (t.id == id) return t;
+    FAIL("no topic " << id);
+    return spindle::TopicStatus{};
+  };
+  const auto seven = topic(s, 7);
+  CHECK(seven.delivered == 3);
+  CHECK(seven.delivered_bytes == 3 + 3 + 5);
+  CHECK(seven.sent == 1);
+  CHECK(seven.sent_bytes == 5);
+  spindle::DomainStatus first;
+  p.engines[0]->status(first);
+  CHECK(topic(first, 7).sent == 2);
+  CHECK(topic(first, 7).sent_bytes == 6);
 }
 
 TEST_CASE("engine: a loan taken before a view change is published in the next view", "[engine]") {

@@ -32,6 +32,7 @@ void add_why(CLI::App& app, Action& action);
 void add_typeof(CLI::App& app, Action& action);
 void add_perf(CLI::App& app, Action& action);
 void add_log(CLI::App& app, Action& action);
+void add_status(CLI::App& app, Action& action);
 
 // `--domain ID` on `cmd`, into `domain` (negative when not given: the domain file's, or 0).
 void add_domain_option(CLI::App* cmd, std::int32_t& domain);

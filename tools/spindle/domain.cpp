@@ -54,7 +54,7 @@ std::unique_ptr<in::Snapshot> look(const DomainOptions& o) {
   return std::make_unique<in::Snapshot>(in::snapshot(participant));
 }
 
-std::string hex(std::uint64_t handle) {
+std::string handle_text(std::uint64_t handle) {
   std::ostringstream s;
   s << "0x" << std::hex << handle;
   return s.str();
@@ -154,13 +154,13 @@ int ls(const DomainOptions& o) {
       j["writers"] = Json::array();
       j["readers"] = Json::array();
       for (const auto* w : t.writers) {
-        Json e{{"handle", hex(w->handle)}, {"node", w->node_id}, {"type", w->type_name}};
+        Json e{{"handle", handle_text(w->handle)}, {"node", w->node_id}, {"type", w->type_name}};
         if (o.qos) e["qos"] = fields_json(in::fields(w->qos));
         if (o.qos) e["publisher_qos"] = fields_json(in::fields(w->publisher_qos));
         j["writers"].push_back(std::move(e));
       }
       for (const auto* r : t.readers) {
-        Json e{{"handle", hex(r->handle)}, {"node", r->node_id}, {"type", r->type_name}};
+        Json e{{"handle", handle_text(r->handle)}, {"node", r->node_id}, {"type", r->type_name}};
         if (o.qos) e["qos"] = fields_json(in::fields(r->qos));
         if (o.qos) e["subscriber_qos"] = fields_json(in::fields(r->subscriber_qos));
         j["readers"].push_back(std::move(e));
@@ -190,12 +190,14 @@ int ls(const DomainOptions& o) {
   for (const auto& [name, t] : topics) {
     for (const auto* w : t.writers) {
       std::cout << "\n"
-                << name << ": writer " << hex(w->handle) << " (node " << w->node_id << ")\n";
+                << name << ": writer " << handle_text(w->handle) << " (node " << w->node_id
+                << ")\n";
       print_qos(in::fields(w->qos), in::fields(w->publisher_qos));
     }
     for (const auto* r : t.readers) {
       std::cout << "\n"
-                << name << ": reader " << hex(r->handle) << " (node " << r->node_id << ")\n";
+                << name << ": reader " << handle_text(r->handle) << " (node " << r->node_id
+                << ")\n";
       print_qos(in::fields(r->qos), in::fields(r->subscriber_qos));
     }
   }
@@ -227,7 +229,7 @@ int ps(const DomainOptions& o) {
     out["participants"] = Json::array();
     for (const auto& p : d->participants)
       out["participants"].push_back(Json{{"node", p.node_id},
-                                         {"handle", hex(p.handle)},
+                                         {"handle", handle_text(p.handle)},
                                          {"role", role_of(p, *d)},
                                          {"host", p.host},
                                          {"pid", p.pid},
@@ -291,17 +293,20 @@ int why(const DomainOptions& o) {
     for (const auto* r : readers) {
       const auto e = in::explain(*w, *r);
       if (o.json) {
-        Json pair{{"writer", hex(w->handle)}, {"writer_node", w->node_id},
-                  {"reader", hex(r->handle)}, {"reader_node", r->node_id},
-                  {"matched", e.matched},     {"checks", Json::array()}};
+        Json pair{{"writer", handle_text(w->handle)},
+                  {"writer_node", w->node_id},
+                  {"reader", handle_text(r->handle)},
+                  {"reader_node", r->node_id},
+                  {"matched", e.matched},
+                  {"checks", Json::array()}};
         for (const auto& c : e.checks)
           pair["checks"].push_back(Json{
               {"rule", c.rule}, {"offered", c.offered}, {"requested", c.requested}, {"ok", c.ok}});
         out["pairs"].push_back(std::move(pair));
         continue;
       }
-      std::cout << "\nwriter " << hex(w->handle) << " of " << owner(*d, w->node_id) << "\nreader "
-                << hex(r->handle) << " of " << owner(*d, r->node_id) << "\n"
+      std::cout << "\nwriter " << handle_text(w->handle) << " of " << owner(*d, w->node_id)
+                << "\nreader " << handle_text(r->handle) << " of " << owner(*d, r->node_id) << "\n"
                 << (e.matched ? "MATCH" : "NO MATCH") << '\n';
       std::vector<std::vector<std::string>> rows{{"", "RULE", "WRITER OFFERS", "READER REQUESTS"}};
       for (const auto& c : e.checks)

@@ -9,6 +9,7 @@
 //   spindle typeof       any topic's type, as IDL
 //   spindle perf         the benchmark (spindle-perf), --plot FILE.png
 //   spindle log          the durable logs (spindle-log)
+//   spindle status       the view, subgroups, topic rates and reader lag, live (or --http)
 //
 // Each subcommand is one file of this directory (command.hpp says how they plug in).
 // Exit status: the subcommand's; 1 when it failed with an error (said on stderr as
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   spindle_cli::add_typeof(app, action);
   spindle_cli::add_perf(app, action);
   spindle_cli::add_log(app, action);
+  spindle_cli::add_status(app, action);
   CLI11_PARSE(app, argc, argv);
   const std::string name = app.get_subcommands().front()->get_name();
   try {

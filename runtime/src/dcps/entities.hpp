@@ -300,6 +300,7 @@ class Participant final : public detail::ParticipantCore {
 
   // For the entities.
   group::Bus& bus() noexcept { return *bus_; }
+  const group::Bus& bus() const noexcept { return *bus_; }
   // A member's view engine (tests reach it for fault injection); a client has none (throws).
   group::Engine& engine() { return dynamic_cast<group::Engine&>(*bus_); }
   Router& router() noexcept { return router_; }

@@ -16,6 +16,7 @@ target_sources(spindle_runtime PRIVATE
   # The entities: participant, topic, publisher/subscriber, writer/reader.
   ${CMAKE_CURRENT_LIST_DIR}/content_filter.cpp
   ${CMAKE_CURRENT_LIST_DIR}/builtin.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/domain_status.cpp
   ${CMAKE_CURRENT_LIST_DIR}/participant.cpp
   ${CMAKE_CURRENT_LIST_DIR}/refresh.cpp
   ${CMAKE_CURRENT_LIST_DIR}/repair.cpp

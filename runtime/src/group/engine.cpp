@@ -13,6 +13,7 @@
 #include <utility>
 
 #include <dds/core/Exception.hpp>
+#include <spindle/domain_status.hpp>
 
 #include "core/interfaces.hpp"
 #include "rdmc/rdmc.hpp"
@@ -274,6 +275,7 @@ struct ViewState {
   std::unique_ptr<sst::PredicateLoop> loop;
   std::optional<std::chrono::nanoseconds> progress_due;  // a progress check scheduled then
   std::vector<smc::Message> unpacked;  // on_deliver's scratch: packed slots split (protocol thread)
+  std::vector<TopicCounts*> counts;    // per subgroup: its topic's (Engine::topic_counts_)
 };
 
 namespace {
@@ -518,6 +520,14 @@ std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::millisecond
                                          bool first) {
   auto vs = std::make_shared<ViewState>();
   vs->view = v;
+  {
+    std::lock_guard lock(counts_mu_);
+    for (const auto& sg : v.subgroups) {
+      auto& c = topic_counts_[sg.topic];
+      if (!c) c = std::make_unique<TopicCounts>();
+      vs->counts.push_back(c.get());
+    }
+  }
   Runtime* rt = runtime_.get();
   rt->watch(v.members);  // certain death of the members on this host (liveness.hpp)
   vs->sst =
@@ -1837,6 +1847,7 @@ void Engine::commit(Loan& loan, std::size_t size, Clock::time_point deadline) {
   {
     std::lock_guard lock(view_mu_);
     if (loan.view == current_ && !wedged_ && loan.large) {
+      count_sent(loan, size);
       commit_large(loan, size);
       loan.view.reset();
       loan.scratch.reset();
@@ -1863,6 +1874,7 @@ void Engine::commit(Loan& loan, std::size_t size, Clock::time_point deadline) {
                            static_cast<std::uint32_t>(loan.capacity), loan.index};
         loan.view->smc->commit_quiet(loan.subgroup, r, static_cast<std::uint32_t>(size));
       }
+      count_sent(loan, size);
       published_.fetch_add(1, std::memory_order_relaxed);
       push = std::move(loan.view);
     } else if (loan.appended) {
@@ -1911,6 +1923,142 @@ EngineStats Engine::stats() const {
   return s;
 }
 
+void Engine::deliver_up(ViewState& vs, std::span<const smc::Message> batch) {
+  // One subgroup per step as a rule; a batch that mixes them is counted run by run.
+  std::size_t from = 0;
+  while (from < batch.size()) {
+    const auto sg = batch[from].subgroup;
+    std::uint64_t bytes = 0;
+    std::size_t to = from;
+    for (; to < batch.size() && batch[to].subgroup == sg; ++to)
+      bytes += batch[to].payload.size();
+    if (sg < vs.counts.size()) {
+      vs.counts[sg]->delivered.fetch_add(to - from, std::memory_order_relaxed);
+      vs.counts[sg]->delivered_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    }
+    from = to;
+  }
+  client_->on_deliver(batch);
+}
+
+void Engine::count_sent(const Loan& loan, std::size_t size) noexcept {
+  if (!loan.view || loan.subgroup >= loan.view->counts.size()) return;
+  auto& c = *loan.view->counts[loan.subgroup];
+  c.sent.fetch_add(1, std::memory_order_relaxed);
+  c.sent_bytes.fetch_add(size, std::memory_order_relaxed);
+}
+
+namespace {
+
+// What `v` says of itself, for `self` (Bus::status).
+void view_status(const View& v, NodeId self, spindle::DomainStatus& out) {
+  out.self = self;
+  out.epoch = v.epoch;
+  out.identity = v.identity;
+  out.leader = v.members.empty() ? 0 : v.members.front().id;
+  for (const auto& m : v.members)
+    out.members.push_back(
+        {m.id, m.host, m.port, m.pid, m.id == out.leader, m.id == self, m.joining, false});
+  for (std::uint32_t s = 0; s < v.subgroups.size(); ++s) {
+    const auto& sg = v.subgroups[s];
+    spindle::SubgroupStatus st;
+    st.index = s;
+    st.name = sg.name;
+    st.topic_id = sg.topic;
+    st.atomic = sg.ordering == Ordering::atomic;
+    st.window = sg.window_size;
+    st.max_payload = sg.max_payload;
+    st.self_member = std::ranges::find(sg.members, self) != sg.members.end();
+    st.senders = sg.senders;
+    for (const auto id : sg.members) {
+      spindle::SubgroupMemberStatus ms;
+      ms.node = id;
+      ms.sender = std::ranges::find(sg.senders, id) != sg.senders.end();
+      ms.listener = std::ranges::binary_search(sg.listeners, id);
+      st.members.push_back(ms);
+    }
+    out.subgroups.push_back(std::move(st));
+  }
+}
+
+}  // namespace
+
+void Bus::status(spindle::DomainStatus& out) const {
+  view_status(view(), node(), out);
+  out.transport = std::string(transport_kind());
+  out.halted = halted();
+  out.client = relayed();
+}
+
+void Engine::status(spindle::DomainStatus& out) const {
+  const auto vs = current();  // keeps the view's SST (and its region) while it is read
+  const View& v = vs->view;
+  view_status(v, node(), out);
+  out.transport = std::string(transport_kind());
+  out.halted = halted();
+  const sst::Sst& sst = *vs->sst;
+  const auto& layout = sst.layout();
+  // The union of the suspicions every member's row holds (each member pushes its control
+  // row to all).
+  std::uint64_t suspected = 0;
+  for (std::size_t r = 0; r < v.members.size(); ++r)
+    suspected |= sst.load<std::uint64_t>(layout.control(r) + offsetof(sst::ControlRow, suspected));
+  for (std::size_t r = 0; r < out.members.size(); ++r)
+    out.members[r].suspected = ((suspected >> r) & 1) != 0;
+  for (auto& st : out.subgroups) {
+    if (!st.self_member) continue;  // its counters are pushed to its members only
+    const std::uint32_t s = st.index;
+    const auto& sg = v.subgroups[s];
+    std::vector<std::uint64_t> sent(sg.senders.size(), 0);
+    for (std::size_t i = 0; i < sg.senders.size(); ++i) {
+      const auto& c = layout.columns(*v.rank_of(sg.senders[i]), s);
+      sent[i] = sst.load<std::uint64_t>(c.guard + offsetof(sst::SenderGuardRow, num_sent));
+      st.sent += sent[i];
+    }
+    std::uint64_t demoted = 0;
+    for (auto& ms : st.members) {
+      const auto& c = layout.columns(*v.rank_of(ms.node), s);
+      if (ms.listener) continue;  // it pushes no counters
+      if (st.atomic) {
+        ms.received = sst.load<std::int64_t>(c.counters + offsetof(sst::CountersRow, received_num));
+        ms.delivered =
+            sst.load<std::int64_t>(c.counters + offsetof(sst::CountersRow, delivered_num));
+        demoted |= sst.load<std::uint64_t>(c.counters + offsetof(sst::CountersRow, demoted));
+      } else {
+        std::int64_t taken = 0;
+        std::uint64_t behind = 0;
+        for (std::size_t i = 0; i < sg.senders.size(); ++i) {
+          const auto n = sst.load<std::uint64_t>(c.counters + i * sizeof(std::uint64_t));
+          taken += static_cast<std::int64_t>(n);
+          behind += sent[i] > n ? sent[i] - n : 0;
+        }
+        ms.received = taken;
+        ms.delivered = taken;
+        ms.lag = behind;
+        demoted |= sst.load<std::uint64_t>(c.counters + sg.senders.size() * sizeof(std::uint64_t));
+      }
+    }
+    std::int64_t head = -1;
+    for (const auto& ms : st.members)
+      if (ms.received) head = std::max(head, *ms.received);
+    for (auto& ms : st.members) {
+      if (st.atomic && ms.delivered)
+        ms.lag = static_cast<std::uint64_t>(std::max<std::int64_t>(0, head - *ms.delivered));
+      if (const auto r = v.rank_of(ms.node)) ms.left_behind = ((demoted >> *r) & 1) != 0;
+    }
+  }
+  std::lock_guard lock(counts_mu_);
+  for (const auto& [topic, c] : topic_counts_) {
+    spindle::TopicStatus t;
+    t.id = topic;
+    t.delivered = c->delivered.load(std::memory_order_relaxed);
+    t.delivered_bytes = c->delivered_bytes.load(std::memory_order_relaxed);
+    t.sent = c->sent.load(std::memory_order_relaxed);
+    t.sent_bytes = c->sent_bytes.load(std::memory_order_relaxed);
+    out.topics.push_back(std::move(t));
+  }
+}
+
 void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
   if (client_ == nullptr || batch.empty()) return;
   if (std::ranges::any_of(batch, [](const smc::Message& m) { return (m.flags & kPacked) != 0; })) {
@@ -1947,7 +2095,7 @@ void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
   if (std::ranges::none_of(batch,
                            [](const smc::Message& m) { return (m.flags & kLargeMessage) != 0; }) &&
       (!copies || L.held_back == 0)) {
-    client_->on_deliver(batch);
+    deliver_up(vs, batch);
     return;
   }
   if (copies) {
@@ -1977,7 +2125,7 @@ void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
     out.push_back(big);
     done.push_back(*d);
   }
-  if (!out.empty()) client_->on_deliver(out);
+  if (!out.empty()) deliver_up(vs, out);
   for (const auto& d : done) {
     if (d.group == kLocalGroup) {
       std::lock_guard lock(L.mu);
@@ -2058,7 +2206,7 @@ void Engine::deliver_copies(ViewState& vs, std::span<const Message> batch) {
     next.lost_before += std::exchange(behind.skipped, 0);
     out.push_back(next);
   }
-  if (!out.empty()) client_->on_deliver(out);
+  if (!out.empty()) deliver_up(vs, out);
   L.drop_stale_copies();
 }
 
@@ -2097,7 +2245,7 @@ void Engine::deliver_behind(ViewState& vs, bool ending) {
       behind.waiting.pop_front();
       --L.held_back;
     }
-    if (!out.empty() && client_ != nullptr) client_->on_deliver(out);
+    if (!out.empty() && client_ != nullptr) deliver_up(vs, out);
   }
   L.drop_stale_copies();
 }

@@ -35,8 +35,8 @@
 // Threading: built, install()ed and destroyed on a control thread (the participant's, or a
 // test's). reserve/commit/abandon/in_flight/max_message from any application thread,
 // concurrently (the SMC's lock-free path; a view change waits for reservations in progress
-// to finish). Client upcalls on the protocol thread. Lock order: joins_mu_, then view_mu_ (a
-// leaf).
+// to finish). Client upcalls on the protocol thread. status() from any thread. Lock order:
+// joins_mu_, then view_mu_ (a leaf); counts_mu_ is a leaf of its own.
 #pragma once
 
 #include <atomic>
@@ -63,6 +63,9 @@
 #include "group/runtime.hpp"
 #include "group/view.hpp"
 
+namespace spindle {
+struct DomainStatus;
+}  // namespace spindle
 namespace spindle::smc {
 struct Reservation;
 }  // namespace spindle::smc
@@ -181,6 +184,16 @@ struct EngineStats {
   std::uint64_t packed = 0;       // messages that joined a slot committed before (group/packed.hpp)
 };
 
+// What this node's engine delivered and sent of one topic (topic 0: the builtin stream), over
+// every view: the per-topic counts of status(). Counted once per delivery upcall and once per
+// commit, relaxed; never reset.
+struct TopicCounts {
+  std::atomic<std::uint64_t> delivered{0};
+  std::atomic<std::uint64_t> delivered_bytes{0};
+  std::atomic<std::uint64_t> sent{0};
+  std::atomic<std::uint64_t> sent_bytes{0};
+};
+
 // The slot flag of a message larger than its slot: the slot holds a LargeDescriptor, the
 // bytes travel by RDMC (smc::Smc::commit's flags).
 inline constexpr std::uint32_t kLargeMessage = 2;
@@ -262,6 +275,11 @@ class Bus {
   // announced with everything else once it is back.
   [[nodiscard]] virtual bool rejoins() const noexcept { return false; }
   [[nodiscard]] virtual NodeId relay() const noexcept { return 0; }
+  // What this node sees of its domain now (<spindle/domain_status.hpp>): the view, and where
+  // it can tell, the SST counters of its subgroups and its per-topic counts; topic names and
+  // the domain id are the caller's to add. Any thread; it never waits on the protocol thread.
+  // This default: the view alone.
+  virtual void status(spindle::DomainStatus& out) const;
   [[nodiscard]] Executor& executor() noexcept { return runtime().executor(); }
   [[nodiscard]] bool on_protocol_thread() noexcept { return runtime().on_protocol_thread(); }
 
@@ -402,6 +420,9 @@ class Engine final : public Bus {
   [[nodiscard]] Loan append(Channel channel, std::size_t size, Clock::time_point deadline) override;
 
   [[nodiscard]] EngineStats stats() const;
+  // The view, the counters of every subgroup this member belongs to, as its copy of the SST
+  // holds them, and the per-topic counts.
+  void status(spindle::DomainStatus& out) const override;
 
  private:
   Engine(View first, std::unique_ptr<transport::Transport> owned, transport::Transport* t,
@@ -437,6 +458,10 @@ class Engine final : public Bus {
   // Protocol thread: RDMC transfers on, and the descriptors of those complete everywhere.
   bool pump_large(ViewState& vs);
   void on_deliver(ViewState& vs, std::span<const Message> batch);
+  // Counts `batch` (its topics' TopicCounts) and hands it to the client.
+  void deliver_up(ViewState& vs, std::span<const Message> batch);
+  // Counts one message of `size` bytes committed on `loan`'s subgroup.
+  static void count_sent(const Loan& loan, std::size_t size) noexcept;
   // Recipients of copies of large messages (docs/rdmc.md, "Copies"; protocol thread, or
   // control thread with it stopped). A copy taken for delivery: `keep` holds its bytes.
   struct CopyOf {
@@ -537,6 +562,10 @@ class Engine final : public Bus {
   std::atomic<std::uint64_t> unread_{0};
   std::atomic<std::uint64_t> relayouts_{0};
   std::atomic<std::uint64_t> large_sent_{0};
+  // Per topic (status()): built into each ViewState's `counts` on the control thread; entries
+  // are never erased, so a ViewState's pointers stay valid.
+  mutable std::mutex counts_mu_;  // guards the map, not the counts (atomics); a leaf
+  std::map<std::uint64_t, std::unique_ptr<TopicCounts>> topic_counts_;
 };
 
 }  // namespace spindle::group
