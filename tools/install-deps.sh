@@ -24,6 +24,8 @@ PACKAGES=(
   catch2 libbenchmark-dev python3 iproute2 procps
   # spindle perf --plot
   gnuplot-nox
+  # the programs' manual pages (cmake/SpindleManPages.cmake)
+  help2man
   # the .deb packages (tools/package.sh, test package.deb): CPack's Depends from the ELF
   # files (file, dpkg-shlibdeps)
   file dpkg-dev

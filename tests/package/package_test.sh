@@ -3,7 +3,7 @@
 #   1. CPack builds them from this build tree (its install: in CI the sanitize tree, so the
 #      programs are the instrumented ones and the application is linked with FLAGS);
 #   2. none holds a file of Debian's Cyclone DDS packages (cyclonedds-tools' /usr/bin/idlc),
-#      and spindle-dev holds no header of the test simulator;
+#      spindle-dev holds no header of the test simulator, and the programs have manual pages;
 #   3. dpkg installs them into an empty root (--root), their Depends forced once each is
 #      found satisfied on this machine;
 #   4. the installed `spindle --version` and `spindle-idlc --version` print the version;
@@ -60,6 +60,9 @@ for deb in "${debs[@]}"; do
     sed "s|^${prefix}/|/usr/|"
 done | sort >"$work/ours.txt"
 grep -q '/bin/spindle-idlc$' "$work/ours.txt" || fail "no bin/spindle-idlc in the packages"
+for page in spindle spindle-idlc spindle-perf spindle-log; do
+  grep -q "/share/man/man1/$page.1\$" "$work/ours.txt" || fail "no manual page $page.1 in the packages"
+done
 for bad in /bin/idlc /include/spindle/transport/sim.hpp; do
   if grep -q "$bad\$" "$work/ours.txt"; then fail "the packages hold $bad"; fi
 done
