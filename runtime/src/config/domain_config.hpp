@@ -72,11 +72,11 @@ struct EngineSettings {
   std::chrono::nanoseconds heartbeat_interval = std::chrono::milliseconds(100);  // 0: off
   std::chrono::nanoseconds suspicion_timeout = std::chrono::seconds(1);
   // How long a member of an ordered topic may stop taking its samples before the others go
-  // on without it (docs/smc.md, "Lagging members"); 0: never. Topics may ask otherwise with
+  // on without it (docs/dev/smc.md, "Lagging members"); 0: never. Topics may ask otherwise with
   // the engine QoS policy.
   std::chrono::nanoseconds lag_bound = std::chrono::milliseconds(100);
   std::chrono::nanoseconds connect_timeout = std::chrono::seconds(5);
-  // RDMC, for samples larger than a slot (docs/rdmc.md).
+  // RDMC, for samples larger than a slot (docs/dev/rdmc.md).
   std::uint32_t rdmc_block_size = 1u << 20;
   std::uint64_t rdmc_buffer_size = std::uint64_t{257} << 20;  // the largest sample, plus 64
   std::string rdmc_algorithm = "binomial_pipeline";

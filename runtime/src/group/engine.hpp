@@ -437,7 +437,7 @@ class Engine final : public Bus {
   // Protocol thread: RDMC transfers on, and the descriptors of those complete everywhere.
   bool pump_large(ViewState& vs);
   void on_deliver(ViewState& vs, std::span<const Message> batch);
-  // Recipients of copies of large messages (docs/rdmc.md, "Copies"; protocol thread, or
+  // Recipients of copies of large messages (docs/dev/rdmc.md, "Copies"; protocol thread, or
   // control thread with it stopped). A copy taken for delivery: `keep` holds its bytes.
   struct CopyOf {
     std::shared_ptr<void> keep;
