@@ -211,6 +211,24 @@ TEST_CASE("client link: cut and out-of-range frames are refused, naming the fiel
   CHECK(error == "ACKED: 1 bytes past its end at offset 16");
 }
 
+TEST_CASE("relay: a member whose node.host is a host name serves clients at its address",
+          "[relay]") {
+  // docs/qos.md: host names are fine wherever an address is; the client port listens at the
+  // name's first IPv4 address, as the join port does.
+  const auto port = tst::free_loopback_port();
+  const tst::ScopedDomainConfig config("transport: tcp, node: {host: localhost}, client_port: " +
+                                       std::to_string(port));
+  dds::domain::DomainParticipant member(0);
+  auto core = std::static_pointer_cast<spindle::dcps::Participant>(member.core_ptr());
+  REQUIRE(core->client_port() == port);
+  const int fd = connect_raw(port);
+  send_frame(fd, sc::encode(hello(0)));
+  const auto f = read_frame(fd);
+  REQUIRE(f);
+  CHECK(f->first == sc::FrameType::welcome);
+  ::close(fd);
+}
+
 TEST_CASE("relay: another domain is refused; a client that forges is cut off; the member goes on",
           "[relay]") {
   const auto port = tst::free_loopback_port();

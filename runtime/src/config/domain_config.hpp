@@ -52,7 +52,7 @@ enum class TransportKind : std::uint8_t { automatic, tcp, shm, rdma };
 enum class Role : std::uint8_t { member, client };
 [[nodiscard]] std::string_view to_string(Role r) noexcept;
 
-// A node's TCP/RDMA address. Port 0 lets the system pick (only for a one-member domain).
+// A node's TCP/RDMA address. Port 0 lets the system pick (never in a member list of several).
 struct Address {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
@@ -123,7 +123,7 @@ struct DomainConfig {
   // node.host (every interface where node.host is auto: resolve_node_host); 0.0.0.0: every
   // interface.
   std::string bind;
-  std::vector<Member> members;            // the initial view; empty: this node alone
+  std::vector<Member> members;            // a fixed first view; empty: join or found
   std::vector<Address> contacts;          // or: join a running domain through any of these
   std::uint16_t join_port = 0;            // the leader's join port; 0: 7410 + domain_id
   std::string shm_namespace = "spindle";  // prefix of shared-memory segment names
