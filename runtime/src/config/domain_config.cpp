@@ -120,7 +120,7 @@ const std::vector<Field<EngineSettings>>& engine_fields() {
       span<E>("idle_spin", 0, 10 * kS,
               "How long a protocol thread (or a thread waiting on a WaitSet, which runs the "
               "protocol meanwhile) busy-polls before it sleeps, while traffic comes within it; "
-              "once it does not, 20 us (user guide, \"Latency\").",
+              "once it does not, 20 us (user guide, \"Performance\").",
               &E::idle_spin),
       span<E>("sleep_slice", 1 * kUs, 10 * kS,
               "Longest single sleep of an idle predicate thread (it also wakes for the next "

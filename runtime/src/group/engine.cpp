@@ -1874,7 +1874,7 @@ void Engine::commit(Loan& loan, std::size_t size, Clock::time_point deadline) {
   }
   if (push) {
     // Pushed from this thread when nobody steps the protocol now: no hand-off to the
-    // protocol thread, no wake-up of it (docs/user-guide.md, "Latency"). Otherwise the
+    // protocol thread, no wake-up of it (docs/user-guide.md, "Performance"). Otherwise the
     // thread that steps sends it, woken if it dozes.
     auto& smc = *push->smc;
     const std::uint32_t sg = loan.subgroup;
