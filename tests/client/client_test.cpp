@@ -500,8 +500,8 @@ TEST_CASE("client: a relay that closes the connection unanswered is tried again"
   REQUIRE(::listen(listener, 4) == 0);
 
   std::optional<tst::ScopedDomainConfig> config;
-  config.emplace("role: client, engine: {connect_timeout: 20s}, relays: [{host: 127.0.0.1, "
-                 "port: " + std::to_string(port) + "}]");
+  const auto relay = "{host: 127.0.0.1, port: " + std::to_string(port) + "}";
+  config.emplace("role: client, engine: {connect_timeout: 20s}, relays: [" + relay + "]");
   std::optional<dds::domain::DomainParticipant> client;
   std::string failed;
   std::thread joining([&] {
@@ -516,8 +516,7 @@ TEST_CASE("client: a relay that closes the connection unanswered is tried again"
   REQUIRE(first >= 0);
   ::close(first);
   ::close(listener);
-  config.emplace("transport: tcp, node: {host: 127.0.0.1}, client_port: " +
-                 std::to_string(port));
+  config.emplace("transport: tcp, node: {host: 127.0.0.1}, client_port: " + std::to_string(port));
   dds::domain::DomainParticipant member(0);
   joining.join();
   INFO(failed);

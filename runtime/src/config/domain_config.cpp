@@ -724,9 +724,10 @@ std::string schema_markdown() {
       "naming the file, the line and the key. Every key is optional except `version`. The "
       "defaults, like no file at all, join the domain running on this host or announced on "
       "the local network, or found it, as a member with a random node id over transport "
-      "auto; members come and go by joining and leaving (docs/membership.md). A deployment on several hosts: docs/membership.md, \"Across hosts\" (the "
-      "addresses to give and bind, the ports to open). How a participant finds its file: "
-      "docs/qos.md, \"The domain file\".\n\n"
+      "auto; members come and go by joining and leaving (docs/membership.md). A deployment on "
+      "several hosts: docs/membership.md, \"Across hosts\" (the addresses to give and bind, "
+      "the ports to open). How a participant finds its file: docs/qos.md, \"The domain "
+      "file\".\n\n"
       "| key | accepts | default | meaning |\n|---|---|---|---|\n";
   const DomainConfig defaults;
   for (const auto& f : fields()) {
