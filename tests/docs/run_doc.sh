@@ -14,7 +14,7 @@
 #                       namespace of its own. A line that ends in `# fails` must fail.
 #   ```output           right after such a block: every line of it but `...` must be a line of
 #                       what the block printed (stdout and stderr, in any order); `...` within
-#                       a line stands for any text.
+#                       a line stands for any text (the blanks around it included).
 #   ```LANG file=PATH   the block is the file PATH of the source tree, byte for byte.
 #   ```LANG excerpt=PATH  every line of the block is a line of PATH, in the same order
 #                       (leading and trailing blanks aside).
@@ -107,7 +107,7 @@ awk -v dir="$blocks" '
 # Whether a line of FILE is WANT, where `...` in WANT stands for any text.
 printed() {
   awk -v want="$1" '
-    BEGIN { n = split(want, seg, /\.\.\./) }
+    BEGIN { n = split(want, seg, / *\.\.\. */) }
     {
       sub(/[ \t]+$/, "")
       if (n == 1) { if ($0 == want) found = 1; next }
