@@ -7,8 +7,9 @@
 //   sensor_publisher [--samples N] [--sensors K] [--timeout SECONDS]
 //                    [--qos FILE] [--profile NAME] [--quiet]          (options.hpp)
 //
-// The domain file comes from SPINDLE_CONFIG (or ./spindle.yaml), the node id from
-// SPINDLE_NODE_ID; see README.md beside this file.
+// It needs no domain file: it joins the domain running on this host or network, or founds
+// it. A file, where one is wanted, comes from SPINDLE_CONFIG (or ./spindle.yaml); see
+// README.md beside this file.
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -87,8 +88,8 @@ int run(const example::Options& opt) {
     }
   }
 
-  // Leaving before every member delivered the readings could strand them (membership is
-  // static today), so wait for the acknowledgments first.
+  // Readings still on their way when this process leaves may be delivered nowhere (its
+  // leave ends the view they were sent in), so wait for the acknowledgments first.
   writer.wait_for_acknowledgments(remaining(deadline));
   std::cout << "[publisher] done: " << opt.samples << " readings written and delivered"
             << std::endl;

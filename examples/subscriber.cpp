@@ -8,8 +8,8 @@
 //                     [--qos FILE] [--profile NAME] [--quiet]         (options.hpp)
 //
 // Exit status 0 when all N readings arrived intact, 1 otherwise (timeout, a gap, a
-// duplicate, a DDS error). The domain file comes from SPINDLE_CONFIG (or ./spindle.yaml),
-// the node id from SPINDLE_NODE_ID; see README.md beside this file.
+// duplicate, a DDS error). It needs no domain file, as the publisher; see README.md beside
+// this file.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>

@@ -2,14 +2,14 @@
 # The whole test suite, from a fresh Debian 12 machine: installs the dependencies, builds
 # everything with ASan+UBSan and warnings as errors, runs every CTest test, then builds the
 # libFuzzer targets with clang and runs each for a bounded time (SPINDLE_FUZZ_SECONDS).
-# Each phase prints its time, and the run ends with a table of them (docs/building.md says
+# Each phase prints its time, and the run ends with a table of them (docs/dev/building.md says
 # what a cold 2-core machine takes and how the build's time was cut).
 #
 # The tests and the fuzzers run inside tools/contained: their own pid, mount (a private
 # /dev/shm, /tmp and /run/netns) and network namespace (only loopback), under a memory
 # limit. Nothing they start outlives them or reaches the machine's network, and each run
 # fails, naming it, where something was left behind (a process, a segment, a namespace, a
-# temporary file): docs/building.md, "What the test run isolates".
+# temporary file): docs/dev/building.md, "What the test run isolates".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)

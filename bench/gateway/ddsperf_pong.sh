@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ddsperf_pong.sh: Cyclone DDS's `ddsperf ping` (Debian cyclonedds-tools) in an RTPS domain
-# against gw_ddsperf_pong, a Spindle pong, through spindle-gateway (docs/interop-bench.md,
+# against gw_ddsperf_pong, a Spindle pong, through spindle-gateway (docs/dev/interop-bench.md,
 # "ddsperf"). Run it under tools/contained (a network of its own, loopback only):
 #
 #   tools/contained -- bench/gateway/ddsperf_pong.sh BUILD_DIR [--topic T] [--pong-partition P]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ddsperf_rtps.sh: the checks of docs/interop-bench.md ("ddsperf") that need no Spindle
+# ddsperf_rtps.sh: the checks of docs/dev/interop-bench.md ("ddsperf") that need no Spindle
 # application. Run it under tools/contained (a network of its own, loopback only):
 #
 #   tools/contained -- bench/gateway/ddsperf_rtps.sh direct [DDSPERF_PING_ARGS...]

@@ -1,5 +1,5 @@
 // gateway_bench: what spindle-gateway costs, as a ratio to Cyclone DDS alone, measured in
-// one run (docs/interop-bench.md; STYLE 15).
+// one run (docs/dev/interop-bench.md; STYLE 15).
 //
 //   cyclone  gw_ping ─RTPS domain 1─► gw_pong                      (the reference)
 //   spindle  gw_ping_spindle ─Spindle domain 1─► gw_pong_spindle   (the Spindle leg alone)
@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{
       "gateway_bench: spindle-gateway's round trip and throughput as a ratio to "
-      "Cyclone DDS to Cyclone DDS, measured in the same run (docs/interop-bench.md)"};
+      "Cyclone DDS to Cyclone DDS, measured in the same run (docs/dev/interop-bench.md)"};
   app.add_option("--sizes", o.sizes, "payload octets")
       ->delimiter(',')
       ->check(CLI::Range(0u, 1u << 20));

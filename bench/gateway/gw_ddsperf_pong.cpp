@@ -1,6 +1,6 @@
 // gw_ddsperf_pong: what `ddsperf pong` does for a ping, as a Spindle DDS application through
 // the standard DCPS API with ddsperf's own types (ddsperf_types.idl, Spindle's idlc), for
-// `ddsperf ping` on the RTPS side of spindle-gateway (docs/interop-bench.md, "ddsperf";
+// `ddsperf ping` on the RTPS side of spindle-gateway (docs/dev/interop-bench.md, "ddsperf";
 // ddsperf_pong.sh runs it). It reads DDSPerf<R|U>Ping<T> and writes each sample back on
 // DDSPerf<R|U>Pong<T> with the ping's source timestamp, its lowest bit set: ddsperf's ping
 // takes (now - source timestamp) / 2 as the latency and the bit as "answer to a ping".

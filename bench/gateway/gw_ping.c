@@ -1,4 +1,4 @@
-/* gw_ping: the measuring side of the gateway benchmark (docs/interop-bench.md), a plain
+/* gw_ping: the measuring side of the gateway benchmark (docs/dev/interop-bench.md), a plain
  * Cyclone DDS C program (GatewayBench::Sample from Cyclone's own idlc). It writes on
  * GatewayBenchPing and reads GatewayBenchPong in one RTPS domain; whatever answers there (a
  * gw_pong, or spindle-gateway passing the samples to a Spindle pong and back) is measured

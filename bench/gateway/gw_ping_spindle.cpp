@@ -1,6 +1,6 @@
 // gw_ping_spindle: gw_ping.c's measurements in a Spindle domain (standard DCPS API,
 // GatewayBench::Sample from Spindle's idlc), against gw_pong_spindle in the same domain: the
-// Spindle leg of the gateway path on its own (docs/interop-bench.md). Same commands on
+// Spindle leg of the gateway path on its own (docs/dev/interop-bench.md). Same commands on
 // standard input and the same output lines as gw_ping:
 //
 //   gw_ping_spindle DOMAIN

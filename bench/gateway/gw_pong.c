@@ -1,4 +1,4 @@
-/* gw_pong: the reference pong of the gateway benchmark (docs/interop-bench.md), a plain
+/* gw_pong: the reference pong of the gateway benchmark (docs/dev/interop-bench.md), a plain
  * Cyclone DDS C program: reads GatewayBenchPing and answers on GatewayBenchPong in one RTPS
  * domain as the sample's `reply` says (1: echo it whole, 2: acknowledge it with an empty
  * payload, 0: nothing). gw_pong_spindle.cpp does the same in a Spindle domain.

@@ -1,5 +1,5 @@
 // gw_pong_spindle: the far side of the gateway benchmark's measured path
-// (docs/interop-bench.md): a Spindle DDS application through the standard DCPS API with
+// (docs/dev/interop-bench.md): a Spindle DDS application through the standard DCPS API with
 // GatewayBench::Sample from Spindle's idlc. It reads GatewayBenchPing and answers on
 // GatewayBenchPong as the sample's `reply` says (1: echo it whole, 2: acknowledge it with an
 // empty payload, 0: nothing), exactly as gw_pong.c does in an RTPS domain; spindle-gateway

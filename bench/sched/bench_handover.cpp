@@ -1,7 +1,7 @@
 // The price of one hand-over of a core between two threads, against a yield that no other
 // thread takes, measured in one run. On a machine with fewer cores than busy threads a
 // Spindle member's application thread and predicate thread share a core and trade it with
-// sched_yield (docs/smc.md: once per ring-full episode, two switches each); this is what
+// sched_yield (docs/dev/smc.md: once per ring-full episode, two switches each); this is what
 // each switch costs here. Prints Google Benchmark's table, then
 //
 //   ratio handover/alone = <x>   (ns per switch / ns per yield nobody takes)

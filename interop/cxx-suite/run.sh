@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh — builds cyclonedds-cxx's standard-API test suite and its examples against Spindle DDS
 # and runs them; prints per-file figures and the totals against issue 49's criterion 2
-# (docs/cxx-suite.md).
+# (docs/dev/cxx-suite.md).
 #
 #   interop/cxx-suite/run.sh [options] [CYCLONEDDS_CXX]
 #

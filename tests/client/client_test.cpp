@@ -3,8 +3,12 @@
 // client of another domain or with a node id taken, and cuts off one that sends what it may
 // not (a guid that is not its own, a goodbye or a detach in the member's name, an absurd
 // frame) and goes on serving the next; a
-// client with no relay to reach fails with every relay it tried named. Every member's Router
+// client with no relay to reach fails with every relay it tried named, and one whose relay
+// closed its connection unanswered tries again. Every member's Router
 // takes a client's messages from its current relay only.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -209,6 +213,24 @@ TEST_CASE("client link: cut and out-of-range frames are refused, naming the fiel
   extra.push_back(std::byte{0});
   CHECK_FALSE(sc::decode_acked(body_of(extra), error));
   CHECK(error == "ACKED: 1 bytes past its end at offset 16");
+}
+
+TEST_CASE("relay: a member whose node.host is a host name serves clients at its address",
+          "[relay]") {
+  // docs/qos.md: host names are fine wherever an address is; the client port listens at the
+  // name's first IPv4 address, as the join port does.
+  const auto port = tst::free_loopback_port();
+  const tst::ScopedDomainConfig config("transport: tcp, node: {host: localhost}, client_port: " +
+                                       std::to_string(port));
+  dds::domain::DomainParticipant member(0);
+  auto core = std::static_pointer_cast<spindle::dcps::Participant>(member.core_ptr());
+  REQUIRE(core->client_port() == port);
+  const int fd = connect_raw(port);
+  send_frame(fd, sc::encode(hello(0)));
+  const auto f = read_frame(fd);
+  REQUIRE(f);
+  CHECK(f->first == sc::FrameType::welcome);
+  ::close(fd);
 }
 
 TEST_CASE("relay: another domain is refused; a client that forges is cut off; the member goes on",
@@ -458,6 +480,50 @@ TEST_CASE("client: no relay to reach: the error names every relay tried", "[conn
     CHECK(what.find("127.0.0.1:" + std::to_string(a) + ": no connection") != std::string::npos);
     CHECK(what.find("127.0.0.1:" + std::to_string(b) + ": no connection") != std::string::npos);
   }
+}
+
+TEST_CASE("client: a relay that closes the connection unanswered is tried again", "[connect]") {
+  // A member's join port is open a moment before the member serves clients there, and closes
+  // a client's connection meanwhile: the client tries again until its connect timeout, as
+  // it does where nothing listens yet. Here a bare socket closes the first connection and
+  // goes; then a member serves clients on that port.
+  const auto port = tst::free_loopback_port();
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(listener >= 0);
+  const int one = 1;
+  (void)::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(listener, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::listen(listener, 4) == 0);
+
+  std::optional<tst::ScopedDomainConfig> config;
+  const auto relay = "{host: 127.0.0.1, port: " + std::to_string(port) + "}";
+  config.emplace("role: client, engine: {connect_timeout: 20s}, relays: [" + relay + "]");
+  std::optional<dds::domain::DomainParticipant> client;
+  std::string failed;
+  std::thread joining([&] {
+    try {
+      client.emplace(0);
+    } catch (const std::exception& e) {
+      failed = e.what();
+    }
+  });
+  // The client has read its configuration once it connects.
+  const int first = ::accept(listener, nullptr, nullptr);
+  REQUIRE(first >= 0);
+  ::close(first);
+  ::close(listener);
+  config.emplace("transport: tcp, node: {host: 127.0.0.1}, client_port: " + std::to_string(port));
+  dds::domain::DomainParticipant member(0);
+  joining.join();
+  INFO(failed);
+  CHECK(failed.empty());
+  CHECK(client.has_value());
+  client.reset();  // before its relay goes
+  config.reset();
 }
 
 namespace {

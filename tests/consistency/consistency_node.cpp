@@ -193,7 +193,7 @@ int stream_publisher(double seconds) {
   // Reliable, blocking up to 20 s: a member that stops is removed within the suspicion
   // timeout, and the writes wait for that rather than fail. The checks that a write stays
   // short read "longest write" below; 5 s was once too short for the view change after a
-  // subscriber left, on 2 loaded cores (docs/status.md, "consistency.survivor").
+  // subscriber left, on 2 loaded cores (docs/dev/status.md, "consistency.survivor").
   auto writer = reliable_writer(publisher, topic, false, 20);
   std::cout << "started" << std::endl;
   const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(

@@ -436,7 +436,7 @@ void rejoin(const std::string& transport) {
   // Every sample since its first is taken or counted lost. The count may run ahead of what
   // it took: a gap is counted when the sample after it is delivered, and that sample may be
   // taken only after the line is printed (left behind first, a KEEP_LAST writer's reader
-  // catches up from its ring before it is removed: docs/smc.md).
+  // catches up from its ring before it is removed: docs/dev/smc.md).
   CHECK(got + count >= last - first + 1);
   CHECK(expect(paused, "subscriber 2", "got", deadline));  // the stream goes on
   CHECK(expect(publisher, "publisher", "finished", deadline));

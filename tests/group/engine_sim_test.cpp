@@ -137,7 +137,7 @@ TEST_CASE("engine: messages larger than a slot go by RDMC and keep their place i
 namespace {
 
 // Node 1 writes topic 7 (atomic), node 2 reads it reliably, node 3 reads it best-effort only
-// (a listener: docs/smc.md, "Listeners") or reliably (`third_passive` false).
+// (a listener: docs/dev/smc.md, "Listeners") or reliably (`third_passive` false).
 std::vector<group::ChannelDemand> trio_demand(bool third_passive) {
   group::ChannelDemand holds{{7, group::Ordering::atomic}, "T", {1}, {2}, {0}, 0, 0};
   group::ChannelDemand third{{7, group::Ordering::atomic}, "T", {}, {3}, {0}, 0, 0};
@@ -1222,7 +1222,7 @@ struct LagStream {
 
 }  // namespace
 
-// Lagging members (docs/smc.md): a member with a RELIABLE KEEP_LAST reader of an atomic topic
+// Lagging members (docs/dev/smc.md): a member with a RELIABLE KEEP_LAST reader of an atomic topic
 // whose deliveries stop is left behind after the lag bound, not suspected: the writer and
 // the other reader go on. Once it runs again it catches up in the topic's order, its reader
 // counting what went by as SAMPLE_LOST, and the next view (which it asks for) has it holding
@@ -1327,7 +1327,7 @@ TEST_CASE("engine: a lagging member of a retained topic is left behind and gets 
   CHECK(stack.refreshes(0) == 0);
   CHECK(stack.refreshes(1) == 0);
   // Its reader took an increasing part of the stream, the rest counted as SAMPLE_LOST (or,
-  // as the schedule falls, all of it: docs/status.md, 2026-12-05) ...
+  // as the schedule falls, all of it: docs/dev/status.md, 2026-12-05) ...
   s.finish(stack, 200, true);
   // ... but its history is whole: the same as the others', all 200.
   REQUIRE(stack.run_until([&] {
@@ -1447,7 +1447,7 @@ void lag_seed(std::uint64_t seed, std::uint64_t& left_behind, std::uint64_t& los
   const std::size_t readers_n = rng.chance(500'000) ? 3 : 2;
   const bool unordered = rng.chance(300'000);
   // One seed in four sends every sample by RDMC (a slot too small for it): the readers'
-  // members take them by copies (docs/rdmc.md, "Copies"), and the stopped one stops its
+  // members take them by copies (docs/dev/rdmc.md, "Copies"), and the stopped one stops its
   // transfers too, as a stopped process does. Not drawn from `rng`: the other seeds keep
   // their scenarios (92 and 523 below among them).
   const bool large = seed % 4 == 1;
@@ -1636,7 +1636,7 @@ TEST_CASE(
     lag_seed(seed, left_behind, lost_total);
 }
 
-// A best-effort reader's process listens (docs/smc.md, "Listeners"): it takes messages on
+// A best-effort reader's process listens (docs/dev/smc.md, "Listeners"): it takes messages on
 // receipt, past what is stable, so across a view change it may take a message that its
 // writer sends again in the next view (past the trim). Its reader must not take it twice:
 // over seeds, with a join and a relayout mid-stream, what it takes is each writer's samples

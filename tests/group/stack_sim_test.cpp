@@ -241,7 +241,7 @@ Outcome run_seed(std::uint64_t seed) {
                          [&](const auto& f) { return f.second.first == m; }));
     // (A member whose deliveries stop is left to group.engine_sim [progress] and
     // chaos.half-dead: without heartbeats the simulator may go idle before any member sees
-    // it behind; docs/status.md.)
+    // it behind; docs/dev/status.md.)
     faults[rng.uniform(0, total)] = {m, rng.chance(500'000) ? Fault::stall_changes : Fault::forge};
   }
   std::multimap<std::uint64_t, std::size_t> vanish;  // at sample n: joiners that never come

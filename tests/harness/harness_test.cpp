@@ -1,4 +1,4 @@
-// The harness itself (docs/building.md, "What the test run isolates"): a test that CTest's
+// The harness itself (docs/dev/building.md, "What the test run isolates"): a test that CTest's
 // timeout kills leaves no child running. A small CTest project of one test that starts a
 // member and then hangs runs under a 2 s timeout; once CTest has killed it, the member it
 // started must be gone too. Before, a test killed so orphaned its members, which kept running

@@ -453,7 +453,7 @@ void host_3_goes(bool power_cut) {
             << " ms, longest gap at host 2 " << kept.gap_ms << " ms\n";
   CHECK(kept.last > at_kill.last);
   // Host 3 held only a reader: left behind, it holds the others no longer than
-  // engine.lag_bound (100 ms), not until it is suspected (docs/smc.md, "Lagging members").
+  // engine.lag_bound (100 ms), not until it is suspected (docs/dev/smc.md, "Lagging members").
   CHECK(kept.gap_ms < 1000);
   CHECK(wrote(*s.writer, "host 1", s.deadline) > 0);
   exit_each({s.writer.get(), s.readers[0].get()}, s.deadline);

@@ -584,7 +584,7 @@ TEST_CASE("smc sim: listeners, stalled or not, hold no one, over seeds", "[smc][
 }
 
 namespace {
-// What a member left behind must show (docs/smc.md, "Lagging members"): what it delivered of
+// What a member left behind must show (docs/dev/smc.md, "Lagging members"): what it delivered of
 // `subgroup` is a subsequence of the order `holder` delivered (the same place for each
 // message, the message intact), and every message either delivered or counted lost.
 void check_behind(SimCluster& c, std::uint32_t subgroup, std::size_t behind, std::size_t holder) {

@@ -105,7 +105,7 @@ TEST_CASE("group: errors name the file, the line and the key", "[group]") {
       two + "  - members: [1, 2, 3]\n    senders: [1]\n    listeners: [2, 3]\n", "g.yaml");
   CHECK(heard.subgroups[0].listeners == std::vector<sg::NodeId>{2, 3});
   CHECK(sg::parse_group(sg::to_yaml(heard), "again") == heard);
-  // Demotable members (lagging members, docs/smc.md): neither senders nor listeners,
+  // Demotable members (lagging members, docs/dev/smc.md): neither senders nor listeners,
   // ascending; a lag bound in milliseconds; they round-trip.
   const std::string sub3 = two + "  - members: [1, 2, 3]\n    senders: [1]\n";
   CHECK(error_of(sub3 + "    demotable: [1]\n") ==

@@ -6,7 +6,7 @@
 // sample (voluntary context switches, from /proc): each must stay within the bound below,
 // today's spread with a margin. A change that adds a thread, or a hand-off per
 // sample, fails here; one that removes some should lower the bound with it (docs/user-guide.md,
-// "Latency").
+// "Performance").
 //
 // Both sides also count their allocations (operator new, every thread): the write path
 // and the take path (the application's thread: write(), or wait, drive, deliver and take)
@@ -57,7 +57,7 @@ constexpr double kOwnAllocations = 0.02, kProcessAllocations = 0.25;
 // the reader's threads now wake while the writer's protocol thread handles their
 // acknowledgement, three threads on two cores, and its application thread blocks on a lock
 // about once a sample more (perf sched_switch: lll_lock_wait). Round trips got 12 % (shm)
-// and 29 % (tcp) faster for it (docs/user-guide.md, "Latency"); bound 4.5, now 6.0.
+// and 29 % (tcp) faster for it (docs/dev/performance-history.md, "Latency"); bound 4.5, now 6.0.
 // 2026-12-05: shm has one thread more (issue 59): the one that hands the node's segments
 // (memfds) to peers over its socket (docs/transport-shm.md). It sleeps in poll() but while a
 // peer maps a segment (a connect, a view change): no wake-up per sample (shm 3.3 here).

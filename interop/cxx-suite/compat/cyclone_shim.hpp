@@ -8,7 +8,7 @@
 // enumeration is contiguous, unlike the ISO C++ PSM's StatusMask bits), so a test behaves as
 // it does on Cyclone: its listeners and its waits use these numbers on both sides.
 //
-// Only the harness's compat/ include directory makes these visible (docs/cxx-suite.md); the
+// Only the harness's compat/ include directory makes these visible (docs/dev/cxx-suite.md); the
 // installed Cyclone DDS headers under /usr/include/dds are never reached (run.sh checks).
 // Thread safety: the mutex, condition and atomic helpers are what they wrap; nothing else
 // keeps state.

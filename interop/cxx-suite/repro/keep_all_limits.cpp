@@ -2,7 +2,7 @@
 // samples: the writer writes 30 while the reader takes nothing, then the reader takes all it
 // has. DDS 1.4 (2.2.3.14 RELIABILITY, 2.2.3.18 HISTORY) wants every sample delivered: the
 // writer waits (up to max_blocking_time, then TimeoutError) until the reader has room. Spindle
-// DDS (at the commit docs/cxx-suite.md names) rejects samples 11 to 30 at the reader and the
+// DDS (at the commit docs/dev/cxx-suite.md names) rejects samples 11 to 30 at the reader and the
 // writer never blocks: "took 10 ... rejected 20". Found by the throughput example's polling
 // subscriber (run.sh, scenario throughput-polling).
 //

@@ -6,7 +6,7 @@
 //
 // A participant sees the counters of a subgroup only where it is a member (the SST pushes
 // them to the members alone): `spindle status` reads every topic BEST_EFFORT, which makes it
-// a listener of each (docs/smc.md, "Listeners") that holds nobody back.
+// a listener of each (docs/dev/smc.md, "Listeners") that holds nobody back.
 //
 // Threading: domain_status() may be called from any application thread, concurrently with
 // the protocol: it copies the current view under the engine's view lock (a leaf, held for a
@@ -43,7 +43,7 @@ struct SubgroupMemberStatus {
   std::uint32_t node = 0;
   bool sender = false;
   bool listener = false;     // receives and holds nobody; pushes no counters
-  bool left_behind = false;  // demoted for a lag until the next view (docs/smc.md)
+  bool left_behind = false;  // demoted for a lag until the next view (docs/dev/smc.md)
   // Atomic subgroups: the highest global sequence number received with every lower one,
   // and the highest delivered (-1: none yet). Unordered: messages taken, summed over the
   // senders (both the same). Empty where its counters do not reach this participant (a

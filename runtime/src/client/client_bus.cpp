@@ -106,8 +106,8 @@ std::vector<transport::NodeAddress> relays_now(const ClientSettings& s) {
 }  // namespace
 
 std::unique_ptr<ClientBus> ClientBus::connect(const ClientSettings& s) {
-  // A relay not listening yet (its member still starting) is tried again until the connect
-  // timeout; one that refused is not.
+  // A relay not listening yet, or closing the connection unanswered (its member still
+  // starting), is tried again until the connect timeout; one that refused is not.
   const auto deadline = Clock::now() + s.connect_timeout;
   std::vector<std::pair<transport::NodeAddress, std::string>> why;  // in the order first tried
   std::vector<std::string> refused;                                 // address_of() of each
@@ -145,7 +145,6 @@ std::optional<ClientBus::Link> ClientBus::try_relay(const ClientSettings& s,
     why = "no connection";
     return std::nullopt;
   }
-  final = true;  // it answered: what it says stands
   // Blocking from here: the reader thread and senders wait on poll() themselves.
   (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   Hello h;
@@ -158,6 +157,9 @@ std::optional<ClientBus::Link> ClientBus::try_relay(const ClientSettings& s,
   if (!core::write_all(fd, hello.data(), hello.size())) {
     why = "it closed the connection";
   } else if (const auto t = read_frame(fd, body, deadline, why)) {
+    // It answered: what it says stands. A connection closed unanswered is tried again (a
+    // member's join port is open a moment before the member serves clients there).
+    final = true;
     std::string error;
     if (*t == FrameType::refused) {
       const auto text = decode_text(*t, body, error);

@@ -17,6 +17,7 @@
 #include <dds/core/Exception.hpp>
 
 #include "client/relay_wire.hpp"
+#include "core/interfaces.hpp"
 #include "dcps/wire.hpp"
 
 namespace spindle::client {
@@ -75,11 +76,14 @@ Relay::Relay(group::Bus& bus, dcps::Router& router, RelaySettings s)
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(settings_.port);
-  const bool parsed = ::inet_pton(AF_INET, settings_.host.c_str(), &a.sin_addr) == 1;
-  if (listen_fd_ < 0 || !parsed ||
+  // The listen address is node.bind or node.host: an address, or a name (its first IPv4
+  // address, as the join port and the tcp transport take it).
+  const auto address = core::resolve_ipv4(settings_.host);
+  if (address) a.sin_addr.s_addr = *address;
+  if (listen_fd_ < 0 || !address ||
       ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 ||
       ::listen(listen_fd_, 64) != 0) {
-    const std::string why = parsed ? std::strerror(errno) : "not an IPv4 address";
+    const std::string why = address ? std::strerror(errno) : "the name has no IPv4 address";
     if (listen_fd_ >= 0) ::close(listen_fd_);
     ::close(wake_fd_);
     throw dds::core::Error("domain " + std::to_string(settings_.domain_id) +

@@ -120,7 +120,7 @@ const std::vector<Field<EngineSettings>>& engine_fields() {
       span<E>("idle_spin", 0, 10 * kS,
               "How long a protocol thread (or a thread waiting on a WaitSet, which runs the "
               "protocol meanwhile) busy-polls before it sleeps, while traffic comes within it; "
-              "once it does not, 20 us (user guide, \"Latency\").",
+              "once it does not, 20 us (user guide, \"Performance\").",
               &E::idle_spin),
       span<E>("sleep_slice", 1 * kUs, 10 * kS,
               "Longest single sleep of an idle predicate thread (it also wakes for the next "
@@ -235,9 +235,10 @@ const std::vector<Field<Address>>& node_fields() {
                     "it defaults to (and must equal) its entry's.",
                     &Address::host),
       integer<Address>("port", 0, 65535,
-                       "This node's TCP port; 0 lets the system pick (one-member domain "
-                       "only). With members listed it defaults to (and must equal) its "
-                       "entry's.",
+                       "This node's TCP port (tcp, auto between hosts, rdma connection "
+                       "setup); 0 lets the system pick a free one, which the others learn "
+                       "from the view. With members listed it defaults to (and must equal) "
+                       "its entry's.",
                        &Address::port)};
   return fields;
 }
@@ -292,8 +293,9 @@ const std::vector<Field<DomainConfig>>& fields() {
     f.push_back(std::move(transport));
     f.push_back(integer<DomainConfig>(
         "node.id", 0, UINT32_MAX,
-        "This process's node id; SPINDLE_NODE_ID overrides it. With members listed, it picks "
-        "this node's entry.",
+        "This process's node id; SPINDLE_NODE_ID overrides it. 0 (the default): a random id, "
+        "drawn by each participant, so that participants with no file do not collide; with "
+        "members listed, the entry of this id (0 is then an id like any other).",
         &DomainConfig::node_id));
     for (const auto& n : node_fields())
       f.push_back(core::lift<DomainConfig>(
@@ -307,8 +309,11 @@ const std::vector<Field<DomainConfig>>& fields() {
         [](const DomainConfig& c) -> Value { return c.bind; },
         [](DomainConfig& c, const Value& v) { c.bind = std::get<std::string>(v); }));
     f.push_back(records("members",
-                        "The members of the first view, this node among them. Left out: this "
-                        "node alone. Exclusive with contacts.",
+                        "A fixed first view: these members, this node among them, start the "
+                        "domain together (each waits engine.connect_timeout for all). Left "
+                        "out (the usual case): the participant joins the running domain or "
+                        "founds it, and members come and go by joining and leaving. Exclusive "
+                        "with contacts.",
                         member_fields()));
     f.push_back(records("contacts",
                         "Join a running domain through these join ports (each host where a "
@@ -716,11 +721,13 @@ std::string schema_markdown() {
       "edit. The test qos.schema_doc fails when this file and the code differ. -->\n\n"
       "Durations are an integer with a unit (`ns`, `us`, `ms`, `s`, `min`), or `0`. Unknown "
       "keys, repeated keys, wrong types, out-of-range values and contradictions are errors "
-      "naming the file, the line and the key. Every key is optional except `version`; the "
-      "defaults join the domain running on this host or announced on the local network, or "
-      "found it. A deployment on several hosts: docs/membership.md, \"Across hosts\" (the "
-      "addresses to give and bind, the ports to open). How a participant finds its file: "
-      "docs/qos.md, \"The domain file\".\n\n"
+      "naming the file, the line and the key. Every key is optional except `version`. The "
+      "defaults, like no file at all, join the domain running on this host or announced on "
+      "the local network, or found it, as a member with a random node id over transport "
+      "auto; members come and go by joining and leaving (docs/membership.md). A deployment on "
+      "several hosts: docs/membership.md, \"Across hosts\" (the addresses to give and bind, "
+      "the ports to open). How a participant finds its file: docs/qos.md, \"The domain "
+      "file\".\n\n"
       "| key | accepts | default | meaning |\n|---|---|---|---|\n";
   const DomainConfig defaults;
   for (const auto& f : fields()) {

@@ -52,7 +52,7 @@ enum class TransportKind : std::uint8_t { automatic, tcp, shm, rdma };
 enum class Role : std::uint8_t { member, client };
 [[nodiscard]] std::string_view to_string(Role r) noexcept;
 
-// A node's TCP/RDMA address. Port 0 lets the system pick (only for a one-member domain).
+// A node's TCP/RDMA address. Port 0 lets the system pick (never in a member list of several).
 struct Address {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
@@ -72,11 +72,11 @@ struct EngineSettings {
   std::chrono::nanoseconds heartbeat_interval = std::chrono::milliseconds(100);  // 0: off
   std::chrono::nanoseconds suspicion_timeout = std::chrono::seconds(1);
   // How long a member of an ordered topic may stop taking its samples before the others go
-  // on without it (docs/smc.md, "Lagging members"); 0: never. Topics may ask otherwise with
+  // on without it (docs/dev/smc.md, "Lagging members"); 0: never. Topics may ask otherwise with
   // the engine QoS policy.
   std::chrono::nanoseconds lag_bound = std::chrono::milliseconds(100);
   std::chrono::nanoseconds connect_timeout = std::chrono::seconds(5);
-  // RDMC, for samples larger than a slot (docs/rdmc.md).
+  // RDMC, for samples larger than a slot (docs/dev/rdmc.md).
   std::uint32_t rdmc_block_size = 1u << 20;
   std::uint64_t rdmc_buffer_size = std::uint64_t{257} << 20;  // the largest sample, plus 64
   std::string rdmc_algorithm = "binomial_pipeline";
@@ -123,7 +123,7 @@ struct DomainConfig {
   // node.host (every interface where node.host is auto: resolve_node_host); 0.0.0.0: every
   // interface.
   std::string bind;
-  std::vector<Member> members;            // the initial view; empty: this node alone
+  std::vector<Member> members;            // a fixed first view; empty: join or found
   std::vector<Address> contacts;          // or: join a running domain through any of these
   std::uint16_t join_port = 0;            // the leader's join port; 0: 7410 + domain_id
   std::string shm_namespace = "spindle";  // prefix of shared-memory segment names

@@ -1607,7 +1607,7 @@ void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
         missed_ += hdr.seq - last - 1 - static_cast<std::uint64_t>(upto - repaired.begin());
       } else if (last == 0) {
         // The first of this writer's samples here: what a listener skipped right before
-        // it has no number to show the gap (a best-effort reader lapped: docs/smc.md).
+        // it has no number to show the gap (a best-effort reader lapped: docs/dev/smc.md).
         missed_ += sample.lost_before;
       }
       last = std::max(last, hdr.seq);

@@ -1,7 +1,7 @@
 // spindle::dcps::HistoryCache: a DataReader's history — its instances, their samples and
 // states — with the DCPS semantics of HISTORY, RESOURCE_LIMITS, DESTINATION_ORDER,
 // OWNERSHIP, TIME_BASED_FILTER, LIFESPAN and READER_DATA_LIFECYCLE (DCPS §2.2.2.5,
-// §2.2.3). docs/dcps-reader-cache.md describes the semantics in prose.
+// §2.2.3). docs/dev/dcps-reader-cache.md describes the semantics in prose.
 //
 // Untyped: a sample is a std::shared_ptr<const void> to the object the typed
 // DataReader<T> deserialized once on delivery (made from a std::shared_ptr<const T>); a

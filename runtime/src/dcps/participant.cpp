@@ -1229,7 +1229,7 @@ group::Demand Participant::layout_demand() const {
     d.channel = group::Channel{topic_id(r.topic_name), group::Ordering::atomic};
     d.name = r.topic_name;
     d.readers.push_back(router_.node_of(g));
-    // A best-effort reader holds no one (its process listens: docs/smc.md "Listeners").
+    // A best-effort reader holds no one (its process listens: docs/dev/smc.md "Listeners").
     d.passive = r.qos.policy<dds::core::policy::Reliability>().kind() ==
                 dds::core::policy::ReliabilityKind::BEST_EFFORT;
     // A RELIABLE KEEP_ALL reader may hold its writers (max_blocking_time): never left behind.

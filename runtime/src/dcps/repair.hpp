@@ -1,6 +1,6 @@
 // Repair (docs/dcps.md, "Repair"): the latest changes per instance of a member's RELIABLE
 // KEEP_LAST writers, sent to a member whose reliable readers missed some of the topic's
-// messages while it was left behind for a lag (docs/smc.md, "Lagging members").
+// messages while it was left behind for a lag (docs/dev/smc.md, "Lagging members").
 //
 //   member X (its readers of T missed          every member with RELIABLE KEEP_LAST writers
 //   messages while it was left behind)         of T (KeptSamples: their latest per instance)

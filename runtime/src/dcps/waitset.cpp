@@ -177,7 +177,7 @@ WaitSet::ConditionSeq& WaitSet::wait(ConditionSeq& triggered, const dds::core::D
   // Cleared before waiting: dropping the caller's references must not happen under a lock.
   triggered.clear();
   // The delegate's list, one per thread and kept between waits: a waiter that reuses
-  // `triggered` allocates nothing per wait (docs/user-guide.md, "Latency").
+  // `triggered` allocates nothing per wait (docs/user-guide.md, "Performance").
   thread_local std::vector<delegate_type::ConditionPtr> conds;
   checked().wait(timeout, conds);
   if (conds.empty()) throw TimeoutError("dds::core::cond::WaitSet::wait: timed out");

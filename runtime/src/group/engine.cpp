@@ -43,7 +43,7 @@ struct LocalMessage {
 
 // What a slot flagged kLargeMessage holds: which RDMC message carries the bytes to the
 // members that hold, then `copy_words` words of a bitmask: bit k set when the subgroup's
-// recipient k (below) gets a copy of its own (docs/rdmc.md, "Copies").
+// recipient k (below) gets a copy of its own (docs/dev/rdmc.md, "Copies").
 struct LargeDescriptor {
   std::uint64_t seq = 0;   // of the message in its group (a local key: kLocalGroup)
   std::uint64_t size = 0;  // bytes
@@ -54,7 +54,7 @@ static_assert(sizeof(LargeDescriptor) == 24);
 
 namespace {
 // The members of `sg` that take messages larger than a slot by copies of their own, not in
-// its RDMC groups (docs/rdmc.md, "Copies"): its listeners, and the members a lag may leave
+// its RDMC groups (docs/dev/rdmc.md, "Copies"): its listeners, and the members a lag may leave
 // behind; ascending.
 std::vector<NodeId> recipients(const Subgroup& sg) {
   if (sg.lag_bound.count() == 0 || sg.demotable.empty()) return sg.listeners;
@@ -90,7 +90,7 @@ static_assert(sizeof(CopyHeader) == 64);
 constexpr rdmc::GroupId kLocalGroup = 0xffff'ffffu;
 constexpr rdmc::GroupId kNoGroup = 0xffff'fffeu;
 
-// Messages larger than a slot in one view (engine.hpp; docs/rdmc.md, "Under DCPS").
+// Messages larger than a slot in one view (engine.hpp; docs/dev/rdmc.md, "Under DCPS").
 struct LargeState {
   std::unique_ptr<rdmc::Rdmc> rdmc;  // null when no subgroup has two members
   // Per subgroup and sender rank: its RDMC group, kLocalGroup (the subgroup is this member
@@ -139,7 +139,7 @@ struct LargeState {
   // (a sender's own copies too, which a view change may send again).
   std::map<std::pair<rdmc::GroupId, std::uint64_t>, std::span<const std::byte>> held;
 
-  // Copies (docs/rdmc.md, "Copies"): the groups above hold the members that hold only; a
+  // Copies (docs/dev/rdmc.md, "Copies"): the groups above hold the members that hold only; a
   // subgroup's recipients (recipients()) take each message by a copy of their own, in a
   // group of two with its sender. A listener, or a member left behind, gets one only where
   // that group has room at once, so it holds nobody; a member that holds until a lag leaves
@@ -280,7 +280,7 @@ struct ViewState {
 
 namespace {
 
-// Whether recipient k of subgroup `sg` holds its ring (docs/rdmc.md, "Copies"): not a
+// Whether recipient k of subgroup `sg` holds its ring (docs/dev/rdmc.md, "Copies"): not a
 // listener, and not left behind as far as this member saw.
 bool holds_ring(const ViewState& vs, std::uint32_t sg, std::uint32_t k) {
   const NodeId id = vs.large.recipients[sg][k];
@@ -390,7 +390,7 @@ bool note_left_behind(ViewState& vs) {
 }
 
 // Protocol thread, L.mu held: the lag rule for the recipients whose copies message `o` of
-// subgroup `sg` waits for (docs/rdmc.md, "Copies"); true if it left one behind. `rt` wakes
+// subgroup `sg` waits for (docs/dev/rdmc.md, "Copies"); true if it left one behind. `rt` wakes
 // the loop through `t` when the bound will run out.
 bool judge_copies(ViewState& vs, std::uint32_t sg, const LargeState::Outgoing& o, TimePoint now,
                   Runtime& rt, transport::Transport& t) {
@@ -1886,7 +1886,7 @@ void Engine::commit(Loan& loan, std::size_t size, Clock::time_point deadline) {
   }
   if (push) {
     // Pushed from this thread when nobody steps the protocol now: no hand-off to the
-    // protocol thread, no wake-up of it (docs/user-guide.md, "Latency"). Otherwise the
+    // protocol thread, no wake-up of it (docs/user-guide.md, "Performance"). Otherwise the
     // thread that steps sends it, woken if it dozes.
     auto& smc = *push->smc;
     const std::uint32_t sg = loan.subgroup;

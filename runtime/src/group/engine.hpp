@@ -462,7 +462,7 @@ class Engine final : public Bus {
   void deliver_up(ViewState& vs, std::span<const Message> batch);
   // Counts one message of `size` bytes committed on `loan`'s subgroup.
   static void count_sent(const Loan& loan, std::size_t size) noexcept;
-  // Recipients of copies of large messages (docs/rdmc.md, "Copies"; protocol thread, or
+  // Recipients of copies of large messages (docs/dev/rdmc.md, "Copies"; protocol thread, or
   // control thread with it stopped). A copy taken for delivery: `keep` holds its bytes.
   struct CopyOf {
     std::shared_ptr<void> keep;

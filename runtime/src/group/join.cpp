@@ -1,11 +1,11 @@
 // The contact protocol for joining a domain (see join.hpp; format in docs/membership.md).
 #include "group/join.hpp"
 
+#include "core/interfaces.hpp"
 #include "core/socket_io.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -203,19 +203,13 @@ int bind_join_port(const std::string& host, std::uint16_t port) {
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(port);
-  if (::inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1) {
-    // A name (node.host): its first IPv4 address.
-    addrinfo hints{};
-    hints.ai_family = AF_INET;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* res = nullptr;
-    if (::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) {
-      ::close(fd);
-      return -1;
-    }
-    a.sin_addr = reinterpret_cast<const sockaddr_in*>(res->ai_addr)->sin_addr;
-    ::freeaddrinfo(res);
+  // An address, or a name (node.host): its first IPv4 address.
+  const auto address = core::resolve_ipv4(host);
+  if (!address) {
+    ::close(fd);
+    return -1;
   }
+  a.sin_addr.s_addr = *address;
   if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 64) != 0) {
     ::close(fd);
     return -1;

@@ -179,7 +179,7 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
           sg.listeners.push_back(m.id);
       }
       std::sort(sg.listeners.begin(), sg.listeners.end());
-      // Lagging members (docs/smc.md): a holder that does not write is left behind when it
+      // Lagging members (docs/dev/smc.md): a holder that does not write is left behind when it
       // lags, unless its readers keep all and a writer keeps all too (that writer may wait
       // for them up to its max_blocking_time, as in every DDS). In a retained subgroup, one
       // left behind that missed messages has its history sent again (docs/storage.md,

@@ -11,10 +11,10 @@
 // members are those and the processes with a reader that matches one of its partition
 // sets, ordered by (topic, ordering, smallest partition key). A member whose readers there
 // are all best-effort, and that writes nothing there, is one of its listeners: it receives
-// and holds no one (a paused best-effort reader stops only itself; docs/smc.md). The members
+// and holds no one (a paused best-effort reader stops only itself; docs/dev/smc.md). The members
 // that neither write nor listen nor have a RELIABLE KEEP_ALL reader of a RELIABLE KEEP_ALL
 // writer there are demotable (Subgroup::demotable): one that lags for the subgroup's
-// lag_bound is left behind until the next view (docs/smc.md). A retained channel (a writer
+// lag_bound is left behind until the next view (docs/dev/smc.md). A retained channel (a writer
 // that keeps history for late readers, docs/storage.md) has every member of the view as a
 // reader: its subgroup spans the domain, so that every member holds the same history and a
 // late reader anywhere takes it from its own member; a member left behind there that missed
@@ -92,7 +92,7 @@ struct ChannelDemand {
   bool retained = false;
   // Readers: they ask for less (BEST_EFFORT) and hold no one. A node whose readers of a
   // subgroup are all passive, and that writes nothing there, is a listener of it
-  // (Subgroup::listeners, docs/smc.md "Listeners").
+  // (Subgroup::listeners, docs/dev/smc.md "Listeners").
   bool passive = false;
   // Readers: RELIABLE and KEEP_ALL. Writers: RELIABLE and KEEP_ALL. Such a reader may hold
   // such a writer for its max_blocking_time, as in every DDS: where a subgroup has a writer

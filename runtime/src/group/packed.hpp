@@ -1,4 +1,4 @@
-// Several small messages in one slot (docs/smc.md, "Several messages per slot"). A writer
+// Several small messages in one slot (docs/dev/smc.md, "Several messages per slot"). A writer
 // whose last slot has not gone out yet adds its next message to it (smc::Smc::append) instead
 // of taking a slot of its own: the slot's header, round, guard and predicate steps are paid
 // once for them all. Such a slot carries the flag kPacked and holds records, each 8-byte

@@ -2,7 +2,7 @@
 // how they are reached, which subgroups exist (members, senders, ring window, slot
 // payload, ordering) and the engine knobs. The view engine (engine.hpp) builds SST, SMC and
 // the predicate thread from one View and tears them down at the next. A View is a plain
-// value: copy it, compare it, replace it with the next one. A group file (docs/smc.md,
+// value: copy it, compare it, replace it with the next one. A group file (docs/dev/smc.md,
 // "Group file") is a View in YAML, for the SST/SMC tests and benchmarks.
 //
 // Threading: a value type with no shared state; parse/load/validate are pure functions
@@ -64,11 +64,11 @@ struct Subgroup {
   // The writers' partition sets it carries (layout.hpp: Channel::partition), ascending;
   // empty for the builtin subgroup.
   std::vector<std::uint64_t> partitions{};
-  // Members that receive and hold no one (docs/smc.md, "Listeners"): a slot is free and a
+  // Members that receive and hold no one (docs/dev/smc.md, "Listeners"): a slot is free and a
   // message stable without them; they take, per sender in order, what is still in the ring
   // when they look, and skip what was overwritten. Never senders; ascending.
   std::vector<NodeId> listeners{};
-  // Members that a lag demotes (docs/smc.md, "Lagging members"): one whose counters stood
+  // Members that a lag demotes (docs/dev/smc.md, "Lagging members"): one whose counters stood
   // still for `lag_bound` while another member's went on is left out of what holds the ring
   // for the rest of the view. It catches up in the total order, skipping and counting what
   // was overwritten, and asks for the next view, where it holds again. Never senders or
@@ -85,7 +85,7 @@ struct Knobs {
   std::chrono::microseconds sleep_slice{100'000};  // longest single sleep on the transport
   std::chrono::milliseconds heartbeat_interval{100};
   std::chrono::milliseconds suspicion_timeout{1000};  // heartbeat silence before suspicion
-  // RDMC, for messages larger than their subgroup's slot (engine.hpp, docs/rdmc.md): the
+  // RDMC, for messages larger than their subgroup's slot (engine.hpp, docs/dev/rdmc.md): the
   // block size, each sender's buffer space at every member of its subgroup (the largest
   // message), and the block schedule.
   std::uint32_t rdmc_block_size = 1u << 20;

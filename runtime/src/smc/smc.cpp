@@ -1,5 +1,5 @@
 // SMC subgroup engine: the send, receive (+ null-send), delivery and slot-free predicates
-// of one subgroup (see smc.hpp for the ring arithmetic and docs/smc.md for the layout).
+// of one subgroup (see smc.hpp for the ring arithmetic and docs/dev/smc.md for the layout).
 #include "smc/smc.hpp"
 
 #include <algorithm>
@@ -257,7 +257,7 @@ class SubgroupEngine {
   [[nodiscard]] std::int64_t trim(std::uint64_t removed) const {
     if (!atomic_) return -1;
     // A listener's own count does not bound it: it delivers nothing in the total order; nor
-    // does a member left behind (the union of the final rows says who: docs/smc.md).
+    // does a member left behind (the union of the final rows says who: docs/dev/smc.md).
     const std::uint64_t behind = union_of_rows();
     std::int64_t t = listener_ || ((behind >> me_) & 1) != 0
                          ? std::numeric_limits<std::int64_t>::max()
@@ -682,7 +682,7 @@ class SubgroupEngine {
     recompute_received();
   }
 
-  // --- listener (group::Subgroup::listeners, docs/smc.md "Listeners") --------------------
+  // --- listener (group::Subgroup::listeners, docs/dev/smc.md "Listeners") --------------------
   // Some sender sent something this listener has not taken.
   bool listen_ready() const noexcept {
     if (frozen_ || stalled_.load(std::memory_order_relaxed)) return false;
@@ -907,7 +907,7 @@ class SubgroupEngine {
     return freed;
   }
 
-  // --- lagging members (docs/smc.md, "Lagging members") ------------------------------
+  // --- lagging members (docs/dev/smc.md, "Lagging members") ------------------------------
   // This member reads copies, checked whole, not the ring in place: it is left behind, or a
   // lag may leave it behind (deliver() says why).
   [[nodiscard]] bool takes_copies() const noexcept { return catching_up_ || may_be_left_behind_; }
@@ -1253,7 +1253,7 @@ std::int64_t Smc::trim(std::uint32_t subgroup, std::uint64_t removed) const {
   // listeners' do not count: they deliver nothing in the total order).
   std::optional<std::int64_t> t;
   const auto& listeners = g.subgroups[subgroup].listeners;
-  // Nor do those left behind (the union of the members' final rows: docs/smc.md).
+  // Nor do those left behind (the union of the members' final rows: docs/dev/smc.md).
   std::uint64_t behind = 0;
   for (auto id : g.subgroups[subgroup].members)
     behind |= sst_->load<std::uint64_t>(sst_->layout().columns(*g.rank_of(id), subgroup).counters +

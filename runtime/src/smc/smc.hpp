@@ -40,7 +40,7 @@
 //              committed store); an appender CASes the low bit on, checks r + 1 == reserved,
 //              writes past header.size, raises it, and stores `open` back; send seals the
 //              slot by CAS open -> 0 before it takes it, and stops short of it while the bit
-//              is on (docs/smc.md, "Several messages per slot")
+//              is on (docs/dev/smc.md, "Several messages per slot")
 //
 // Receiver view of sender j (per subgroup): real_seen = num_sent read, rounds_seen =
 // rounds read (read `rounds` first, then num_sent: both acquire), and
@@ -235,7 +235,7 @@ class Smc {
   // again at `due` if one is given: a member is behind, and its time runs out then.
   // Ranks in `exempt` (bit per SST rank: members wedged for a view change) are not judged.
   // In a subgroup with a lag bound (group::Subgroup::lag_bound), a demotable member whose
-  // counters stood still that long while another's went on is left behind instead (docs/
+  // counters stood still that long while another's went on is left behind instead (docs/dev/
   // smc.md, "Lagging members"), and suspected no more for it.
   ProgressCheck check_progress(std::chrono::nanoseconds now, std::uint64_t exempt = 0);
   // Fault injection (tests; any thread): this member stops receiving and delivering while
@@ -248,8 +248,8 @@ class Smc {
   // 0 where this node is not a member or nobody may be left behind. Predicate thread.
   [[nodiscard]] std::uint64_t left_behind_ranks(std::uint32_t subgroup) const;
   // Leaves the member of SST rank `rank` behind in `subgroup`, as a lag of its counters
-  // would (docs/smc.md, "Lagging members"): the engine saw it keep a large message that the
-  // members that hold all have for the lag bound (docs/rdmc.md). False where it cannot be
+  // would (docs/dev/smc.md, "Lagging members"): the engine saw it keep a large message that the
+  // members that hold all have for the lag bound (docs/dev/rdmc.md). False where it cannot be
   // (not demotable there, left behind already, or this node not a member). Predicate thread.
   bool leave_behind(std::uint32_t subgroup, std::size_t rank);
 

@@ -1,5 +1,5 @@
 // AdaptiveSpin: how long a polling thread spins before it sleeps, from how its last spins
-// ended (docs/user-guide.md, "Latency"). Spinning pays only when work comes back within
+// ended (docs/user-guide.md, "Performance"). Spinning pays only when work comes back within
 // the spin: back to back it saves the wake-up (tens of microseconds), at a low rate it
 // burns the whole spin every time and catches nothing (at 100 round trips a second, a
 // 1 ms spin costs 10 % of a core for the same latency as none).

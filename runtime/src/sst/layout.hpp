@@ -35,7 +35,7 @@
 // Headers sit apart from the payloads so that a receiver, which reads every new message's
 // header, never holds a line of a payload the sender's next copy writes: with the header
 // inline, that cache-line traffic slowed the sender's copy of 10 KB messages by up to 40 %
-// (2 members, shm; see docs/smc.md).
+// (2 members, shm; see docs/dev/smc.md).
 //
 // Columns are monotonic: heartbeat, barrier, counters, num_sent and rounds only grow,
 // suspected bits only go 0 -> 1; in the membership part wedged and leaving go 0 -> 1,
@@ -78,7 +78,7 @@ struct alignas(kLine) MembershipRow {
   std::uint64_t committed;     // leader: the proposal_num committed; others: echoed commit
   std::uint64_t joins;         // entries of the joiner table the proposal adds
   std::uint64_t relayout;      // 1: the owner asks the leader for a view change that removes
-                               // nobody (a member left behind that caught up, docs/smc.md)
+                               // nobody (a member left behind that caught up, docs/dev/smc.md)
 };
 static_assert(sizeof(MembershipRow) == kLine);
 
@@ -99,7 +99,7 @@ struct alignas(kLine) CountersRow {
   std::int64_t received_num;   // highest global seq with every lower seq received; -1 none
   std::int64_t delivered_num;  // highest global seq delivered; -1 none
   // Bit r: the member of SST rank r lagged and is left behind for the rest of the view
-  // (docs/smc.md, "Lagging members"). Bits only appear; every member goes by the union of
+  // (docs/dev/smc.md, "Lagging members"). Bits only appear; every member goes by the union of
   // the rows it sees, and copies that union into its own row before it acts on it.
   std::uint64_t demoted;
 };
@@ -107,7 +107,7 @@ static_assert(sizeof(CountersRow) == kLine);
 
 // num_sent guards the slots (count of real messages pushed); rounds is the number of
 // rounds this sender has accounted for, real messages and nulls together. They are two
-// separate writes, num_sent first (see docs/smc.md, "Null-sends").
+// separate writes, num_sent first (see docs/dev/smc.md, "Null-sends").
 //
 // num_started is for listeners (group::Subgroup::listeners): the count of messages whose
 // slots are being written to them, raised before a batch's payloads go out (a status push,

@@ -18,7 +18,7 @@
 // Driving: an application thread that waits for the protocol (a WaitSet) may run the
 // steps itself, drive(), and a writer may push its commit from its own thread, try_run():
 // a sample then crosses no thread between the application and the wire, nor between the
-// wire and the waiting reader (docs/user-guide.md, "Latency"). One thread steps at a time;
+// wire and the waiting reader (docs/user-guide.md, "Performance"). One thread steps at a time;
 // the token says which:
 //
 //   kFree    nobody steps. The loop thread sleeps on the transport, woken by any ring.

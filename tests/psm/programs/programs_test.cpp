@@ -131,7 +131,7 @@ void best_effort(const std::string& transport) {
   CHECK(best.value_or("").rfind("best_effort 20000 samples in", 0) == 0);
   CHECK(reliable.value_or("").rfind("reliable timeout after", 0) == 0);
   // The reader runs again; one more best-effort sample shows it where the stream went on.
-  // Its process listened (a best-effort reader holds no one, docs/smc.md "Listeners"): the
+  // Its process listened (a best-effort reader holds no one, docs/dev/smc.md "Listeners"): the
   // writer never waited for it and wrote past it, so it takes what was left in its ring
   // and the last sample, and counts as lost (SAMPLE_LOST) what the writer sent and it
   // missed. What the writer dropped itself (its ring full for a moment: it writes 20,000

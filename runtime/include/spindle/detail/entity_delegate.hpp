@@ -43,7 +43,7 @@ class EntityDelegate : public std::enable_shared_from_this<EntityDelegate> {
   virtual void retain();
 
   // A thread waiting for this entity's conditions (a WaitSet) runs the protocol's steps
-  // meanwhile, so that a delivery needs no other thread (docs/user-guide.md, "Latency"):
+  // meanwhile, so that a delivery needs no other thread (docs/user-guide.md, "Performance"):
   // true once done(arg) held; false when it stopped for another reason (the deadline,
   // the idle spin without work, another thread stepping) or the entity has no protocol
   // to run. The caller then sleeps as before. The base: false at once.

@@ -5,7 +5,7 @@
 // its own sender ring; a reader's and a topic's are the defaults the entity layer starts
 // from. It takes no part in request/offered matching.
 //
-// lag_bound (topics not retained, docs/smc.md "Lagging members"): how long a reader's process
+// lag_bound (topics not retained, docs/dev/smc.md "Lagging members"): how long a reader's process
 // may stop taking the writer's samples (paused, swapped out, busy) before the writer and
 // the other readers go on without it; it then catches up, what it missed counted as
 // SAMPLE_LOST, and holds again from the next view. Zero or infinite: never (the process
