@@ -13,7 +13,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <ostream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <dds/dds.hpp>
@@ -33,6 +35,11 @@ void add_typeof(CLI::App& app, Action& action);
 void add_perf(CLI::App& app, Action& action);
 void add_log(CLI::App& app, Action& action);
 void add_status(CLI::App& app, Action& action);
+
+// Rows as left-aligned columns two spaces apart, each line after `indent`, without trailing
+// spaces (ls, ps, why and status print their tables so).
+void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+                 const std::string& indent = "");
 
 // `--domain ID` on `cmd`, into `domain` (negative when not given: the domain file's, or 0).
 void add_domain_option(CLI::App* cmd, std::int32_t& domain);

@@ -1,6 +1,7 @@
 // What the subcommands share (command.hpp).
 #include "command.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <iostream>
 
@@ -9,6 +10,24 @@ namespace spindle_cli {
 void add_domain_option(CLI::App* cmd, std::int32_t& domain) {
   cmd->add_option("--domain", domain, "The domain id (default: the domain file's, or 0)")
       ->check(CLI::Range(0, 0x7fffffff));
+}
+
+void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+                 const std::string& indent) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      if (width.size() <= c) width.push_back(0);
+      width[c] = std::max(width[c], row[c].size());
+    }
+  for (const auto& row : rows) {
+    std::string line = indent;
+    for (std::size_t c = 0; c < row.size(); ++c)
+      line += row[c] + (c + 1 < row.size() ? std::string(width[c] - row[c].size() + 2, ' ') : "");
+    while (!line.empty() && line.back() == ' ')
+      line.pop_back();
+    out << line << '\n';
+  }
 }
 
 sigset_t block_stop_signals() {

@@ -66,24 +66,6 @@ std::string value_of(const in::Fields& fields, std::string_view key) {
   return {};
 }
 
-// A table: columns padded to their widest cell.
-void print_table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> width;
-  for (const auto& row : rows)
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      if (width.size() <= i) width.push_back(0);
-      width[i] = std::max(width[i], row[i].size());
-    }
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 2, ' ');
-    }
-    std::cout << line << '\n';
-  }
-}
-
 Json fields_json(const in::Fields& fields) {
   Json out = Json::object();
   for (const auto& [k, v] : fields)
@@ -180,7 +162,7 @@ int ls(const DomainOptions& o) {
     rows.push_back({name, join_set(t.types), std::to_string(t.writers.size()),
                     std::to_string(t.readers.size()), join_set(t.partitions),
                     join_set(t.consistency)});
-  print_table(rows);
+  print_table(std::cout, rows);
   if (!o.qos) return 0;
   const auto print_qos = [](const in::Fields& a, const in::Fields& b) {
     for (const auto* f : {&a, &b})
@@ -250,7 +232,7 @@ int ps(const DomainOptions& o) {
                     std::to_string(count(d->topics, p.node_id)),
                     std::to_string(count(d->writers, p.node_id)),
                     std::to_string(count(d->readers, p.node_id))});
-  print_table(rows);
+  print_table(std::cout, rows);
   std::cout << std::flush;
   return 0;
 }
@@ -311,7 +293,7 @@ int why(const DomainOptions& o) {
       std::vector<std::vector<std::string>> rows{{"", "RULE", "WRITER OFFERS", "READER REQUESTS"}};
       for (const auto& c : e.checks)
         rows.push_back({c.ok ? "  ok" : "  MISMATCH", c.rule, c.offered, c.requested});
-      print_table(rows);
+      print_table(std::cout, rows);
     }
   if (o.json) std::cout << out.dump(2) << std::endl;
   std::cout << std::flush;

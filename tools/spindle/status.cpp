@@ -225,21 +225,7 @@ Json to_json(const Report& r, const Follower& follower) {
 void table(std::ostream& out, const std::string& heading,
            const std::vector<std::vector<std::string>>& rows) {
   out << heading << "\n";
-  std::vector<std::size_t> width;
-  for (const auto& row : rows)
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      if (width.size() <= c) width.push_back(0);
-      width[c] = std::max(width[c], row[c].size());
-    }
-  for (const auto& row : rows) {
-    std::string line = " ";
-    for (std::size_t c = 0; c < row.size(); ++c)
-      line +=
-          " " + row[c] + (c + 1 < row.size() ? std::string(width[c] - row[c].size() + 1, ' ') : "");
-    while (!line.empty() && line.back() == ' ')
-      line.pop_back();
-    out << line << "\n";
-  }
+  print_table(out, rows, "  ");
 }
 
 std::string fixed(std::optional<double> v, int digits = 1) {
