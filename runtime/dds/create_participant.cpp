@@ -36,6 +36,8 @@
 #include "group/thread_runtime.hpp"
 #include "participant_registry.hpp"
 #include "qos/checks.hpp"
+#include "security/credentials.hpp"
+#include "security/permissions.hpp"
 
 namespace spindle::detail {
 
@@ -49,19 +51,57 @@ std::chrono::milliseconds ms(std::chrono::nanoseconds d) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(d);
 }
 
+// A secured participant's credentials and permissions (docs/security.md); both null where
+// the domain file has no security section.
+struct Secured {
+  std::shared_ptr<const security::Credentials> credentials;
+  std::shared_ptr<const security::Permissions> permissions;
+  [[nodiscard]] bool on() const noexcept { return credentials != nullptr; }
+};
+
+// Loads and checks the security section's files; errors name the configuration.
+Secured load_security(const DomainConfig& c, const std::string& source) {
+  if (!c.security.enabled()) return {};
+  try {
+    Secured s;
+    s.credentials = security::Credentials::load(c.security);
+    s.permissions = std::make_shared<const security::Permissions>(
+        security::Permissions::load(c.security.permissions));
+    return s;
+  } catch (const security::SecurityError& e) {
+    throw dds::core::Error("domain " + std::to_string(c.domain_id) + " (config: " + source +
+                           "): " + e.what());
+  }
+}
+
 // What every member of the domain must share, exchanged in the transport's handshake: a
 // peer whose values differ is refused with both named. "protocol" is the version of what
 // the layers above the transport put on the wire (SST rows, SMC slots, discovery records).
-std::vector<transport::AgreedSetting> must_agree(const DomainConfig& c) {
-  return {{"protocol", "4"},
-          {"transport", std::string(config::to_string(c.transport))},
-          {"engine.slot_size", std::to_string(c.engine.slot_size)},
-          {"engine.window_size", std::to_string(c.engine.window_size)},
-          {"engine.lag_bound", std::to_string(ms(c.engine.lag_bound).count()) + " ms"}};
+// A secured domain adds its CA's fingerprint and its permissions document's SHA-256.
+std::vector<transport::AgreedSetting> must_agree(const DomainConfig& c, const Secured& sec = {}) {
+  std::vector<transport::AgreedSetting> out = {
+      {"protocol", "4"},
+      {"transport", std::string(config::to_string(c.transport))},
+      {"engine.slot_size", std::to_string(c.engine.slot_size)},
+      {"engine.window_size", std::to_string(c.engine.window_size)},
+      {"engine.lag_bound", std::to_string(ms(c.engine.lag_bound).count()) + " ms"}};
+  if (sec.on()) {
+    out.push_back({"security.ca", sec.credentials->ca_fingerprint()});
+    out.push_back({"security.permissions", sec.permissions->digest()});
+  }
+  return out;
+}
+
+// The prefix of the domain's shared-memory names: a secured domain's derive from its CA too,
+// so that a secured and an unsecured domain of one id on one host never meet.
+std::string shm_prefix(const DomainConfig& c, const Secured& sec) {
+  std::string p = c.shm_namespace;
+  if (sec.on()) p += ".s" + sec.credentials->ca_fingerprint().substr(0, 16);
+  return p + ".d" + std::to_string(c.domain_id);
 }
 
 // The tcp transport as the domain uses it (alone, or as the auto transport's far half).
-transport::TcpConfig tcp_config(const DomainConfig& c) {
+transport::TcpConfig tcp_config(const DomainConfig& c, const Secured& sec) {
   transport::TcpConfig t;
   t.self = transport::NodeAddress{c.node_id, c.node.host, c.node.port};
   t.bind = c.bind;
@@ -70,22 +110,22 @@ transport::TcpConfig tcp_config(const DomainConfig& c) {
   t.heartbeat_interval = std::chrono::milliseconds(0);
   t.suspicion_timeout = ms(c.engine.suspicion_timeout);
   t.domain_id = c.domain_id;
-  t.must_agree = must_agree(c);
+  t.must_agree = must_agree(c, sec);
   return t;
 }
 
 #if SPINDLE_HAVE_SHM
 // The shm transport as the domain uses it (alone, or as the auto transport's near half).
-transport::ShmConfig shm_config(const DomainConfig& c) {
+transport::ShmConfig shm_config(const DomainConfig& c, const Secured& sec) {
   transport::ShmConfig t;
   t.self = c.node_id;
-  t.name_prefix = c.shm_namespace + ".d" + std::to_string(c.domain_id);
+  t.name_prefix = shm_prefix(c, sec);
   // One failure detector: the SST's heartbeats judge silence; the transport reports
   // peers that left the view (checked every 200 ms) or whose process exited (at once).
   t.suspicion_timeout = std::chrono::milliseconds(0);
   t.heartbeat_interval = std::chrono::milliseconds(200);
   t.domain_id = c.domain_id;
-  t.must_agree = must_agree(c);
+  t.must_agree = must_agree(c, sec);
   // A block travels through the pair's ring, which holds blocks up to half its size:
   // room for two RDMC blocks at least.
   t.ring_bytes =
@@ -94,23 +134,23 @@ transport::ShmConfig shm_config(const DomainConfig& c) {
 }
 #endif
 
-std::unique_ptr<transport::Transport> make_transport(const DomainConfig& c) {
+std::unique_ptr<transport::Transport> make_transport(const DomainConfig& c, const Secured& sec) {
   switch (c.transport) {
     case TransportKind::tcp:
-      return std::make_unique<transport::TcpTransport>(tcp_config(c));
+      return std::make_unique<transport::TcpTransport>(tcp_config(c, sec));
     case TransportKind::automatic: {
 #if SPINDLE_HAVE_SHM
       transport::AutoConfig t;
-      t.tcp = tcp_config(c);
-      t.shm = shm_config(c);
+      t.tcp = tcp_config(c, sec);
+      t.shm = shm_config(c, sec);
       return std::make_unique<transport::AutoTransport>(std::move(t));
 #else
-      return std::make_unique<transport::TcpTransport>(tcp_config(c));
+      return std::make_unique<transport::TcpTransport>(tcp_config(c, sec));
 #endif
     }
     case TransportKind::shm: {
 #if SPINDLE_HAVE_SHM
-      return std::make_unique<transport::ShmTransport>(shm_config(c));
+      return std::make_unique<transport::ShmTransport>(shm_config(c, sec));
 #else
       throw dds::core::UnsupportedError("transport shm is not built into this Spindle DDS");
 #endif
@@ -143,13 +183,13 @@ std::unique_ptr<transport::Transport> make_transport(const DomainConfig& c) {
 namespace {
 // Whether other members of this domain run on this host over shared memory (their shm
 // transports' sockets are bound; ShmTransport::live_nodes).
-bool shm_peers_exist(const DomainConfig& c) {
+bool shm_peers_exist(const DomainConfig& c, const Secured& sec) {
 #if SPINDLE_HAVE_SHM
-  const auto ids =
-      transport::ShmTransport::live_nodes(c.shm_namespace + ".d" + std::to_string(c.domain_id));
+  const auto ids = transport::ShmTransport::live_nodes(shm_prefix(c, sec));
   return std::any_of(ids.begin(), ids.end(), [&](transport::NodeId id) { return id != c.node_id; });
 #else
   (void)c;
+  (void)sec;
   return false;
 #endif
 }
@@ -278,7 +318,7 @@ class JoinPortRejoiner final : public group::Rejoiner {
                    std::shared_ptr<group::Beacon> discovery, group::JoinRequest request,
                    std::string join_host, std::uint16_t join_port, bool may_found,
                    std::chrono::nanoseconds founding_grace, group::LayoutSettings layout,
-                   group::Member self)
+                   group::Member self, std::shared_ptr<const security::Credentials> credentials)
       : contacts_(std::move(contacts)),
         discovery_(std::move(discovery)),
         request_(std::move(request)),
@@ -287,14 +327,15 @@ class JoinPortRejoiner final : public group::Rejoiner {
         may_found_(may_found),
         founding_grace_(founding_grace),
         layout_(std::move(layout)),
-        self_(std::move(self)) {}
+        self_(std::move(self)),
+        credentials_(std::move(credentials)) {}
 
   std::optional<group::Rejoined> attempt() override {
     const auto now = std::chrono::steady_clock::now();
     std::optional<group::Welcome> welcome;
     try {
       welcome = group::join(with_discovered(discovery_.get(), contacts_), request_,
-                            now + std::chrono::seconds(1));
+                            now + std::chrono::seconds(1), credentials_);
     } catch (const dds::core::Error&) {
       // Refused: its old self is still a member (not removed yet), the leader is leaving, or
       // the domain changed its settings. Ask again later.
@@ -313,7 +354,9 @@ class JoinPortRejoiner final : public group::Rejoiner {
     auto view = group::first_view({self_}, layout_);
     view.identity = new_identity();
     return group::Rejoined{
-        std::move(view), {}, std::make_unique<group::TcpJoinPort>(join_host_, join_port_, fd)};
+        std::move(view),
+        {},
+        std::make_unique<group::TcpJoinPort>(join_host_, join_port_, fd, credentials_)};
   }
 
  private:
@@ -326,6 +369,7 @@ class JoinPortRejoiner final : public group::Rejoiner {
   std::chrono::nanoseconds founding_grace_;
   group::LayoutSettings layout_;
   group::Member self_;
+  std::shared_ptr<const security::Credentials> credentials_;
   std::optional<std::chrono::steady_clock::time_point> silent_since_;
 };
 
@@ -342,9 +386,10 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
     // (storage/home.hpp), so PERSISTENT data outlives processes with no domain file.
     c.storage.adopt_orphans = true;
   }
+  const Secured sec = load_security(c, found.source);
   std::unique_ptr<transport::Transport> t;
   try {
-    t = make_transport(c);
+    t = make_transport(c, sec);
   } catch (const dds::core::Exception&) {
     throw;
   } catch (const std::exception& e) {
@@ -359,15 +404,28 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
   layout.header_size = static_cast<std::uint32_t>(sizeof(dcps::SampleHeader));
   layout.knobs = c.knobs();
   layout.lag_bound = ms(c.engine.lag_bound);
+  layout.permissions = sec.permissions;  // the layout enforces the grants
   const auto timeout = ms(c.engine.connect_timeout);
+  auto secured = [&](std::shared_ptr<dcps::Participant> p) {
+    if (sec.on()) p->secure(sec.credentials->subject(), sec.permissions);
+    return p;
+  };
   const std::uint16_t join_port =
       c.join_port != 0 ? c.join_port : group::default_join_port(c.domain_id);
   // The join port listens at node.bind (node.host unless set), where other hosts reach it.
   const std::string join_host = c.listen_host();
   auto join_port_of = [&](int bound_fd = -1) {
-    return std::make_unique<group::TcpJoinPort>(join_host, join_port, bound_fd);
+    return std::make_unique<group::TcpJoinPort>(join_host, join_port, bound_fd, sec.credentials);
   };
   auto runtime = [] { return std::make_unique<group::ThreadRuntime>(); };
+  // Our own entry in a view we make: in a secured domain, with our certificate's identity.
+  auto certified = [&](group::Member m) {
+    if (sec.on()) {
+      m.subject = sec.credentials->subject();
+      m.serial = sec.credentials->serial();
+    }
+    return m;
+  };
 
   // Where it asks to join, and to rejoin after a halt: the contacts named; a listed member,
   // the join port at the other members' hosts (whoever leads holds it); otherwise the join
@@ -394,7 +452,7 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
   request.pid = me.pid;
   request.host_id = me.host_id;
   request.port = dial_port(*t);
-  request.settings = must_agree(c);
+  request.settings = must_agree(c, sec);
   // A halted member asks the same way (the request keeps the transport's port), and founds
   // the domain anew only where a fresh participant would: no contacts named, no members
   // listed.
@@ -404,30 +462,42 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
       joining || c.join_port != 0 ? make_beacon(c, join_port, found.source) : nullptr;
   const std::uint32_t join_ipv4 = core::resolve_ipv4(c.node.host).value_or(0);
   auto rejoiner = [&] {
-    auto self = group::with_identity(group::Member{c.node_id, c.node.host, request.port});
+    auto self =
+        certified(group::with_identity(group::Member{c.node_id, c.node.host, request.port}));
     return std::make_unique<JoinPortRejoiner>(
         contacts, beacon, request, join_host, join_port, joining && c.contacts.empty(),
-        c.engine.suspicion_timeout + std::chrono::milliseconds(500), layout, self);
+        c.engine.suspicion_timeout + std::chrono::milliseconds(500), layout, self, sec.credentials);
   };
 
   if (!joining) {
     // Our own entry carries our process; the others' are not known (the majority rule
     // decides their deaths).
     auto members = c.initial_members();
-    for (auto& m : members)
-      if (m.id == c.node_id) m = group::with_identity(m);
+    for (auto& m : members) {
+      if (m.id != c.node_id) {
+        m.subject = security::canonical_subject(m.subject);
+        continue;
+      }
+      if (sec.on() && security::canonical_subject(m.subject) != sec.credentials->subject()) {
+        throw dds::core::Error(
+            "domain " + std::to_string(c.domain_id) + " (config: " + found.source +
+            "): members: node " + std::to_string(m.id) + "'s subject is '" + m.subject +
+            "', but security.certificate is " + sec.credentials->subject() + "'s");
+      }
+      m = certified(group::with_identity(m));
+    }
     auto first = group::first_view(members, layout);
     first.identity = listed_identity(members);
     auto engine = std::make_unique<group::Engine>(std::move(first), std::move(t), runtime(),
                                                   timeout, c.domain_id, layout);
     if (c.join_port != 0) {
-      engine->serve_joins(join_port_of(), must_agree(c));
+      engine->serve_joins(join_port_of(), must_agree(c, sec));
       engine->announce_on(beacon, join_ipv4);
       // Removed (a partition, a pause), it comes back through the others' join port.
       engine->rejoin_with(rejoiner());
     }
-    return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine),
-                                               std::span<const std::byte>{}, c.storage);
+    return secured(std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine),
+                                                       std::span<const std::byte>{}, c.storage));
   }
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + timeout;
@@ -436,7 +506,7 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
   // a suspicion timeout where members' shared-memory sockets show the domain lives on),
   // and founding a second domain then would split it for good.
   const auto found_after =
-      start + (uses_shm(*t) && shm_peers_exist(c)
+      start + (uses_shm(*t) && shm_peers_exist(c, sec)
                    ? c.engine.suspicion_timeout + std::chrono::milliseconds(500)
                    : std::chrono::milliseconds(300));
   // Without contacts named, the leaders multicast discovery hears are asked too; a second
@@ -450,7 +520,7 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
     const auto asked = c.contacts.empty() ? with_discovered(beacon.get(), contacts) : contacts;
     std::optional<group::Welcome> welcome;
     try {
-      welcome = group::join(asked, request, deadline);
+      welcome = group::join(asked, request, deadline, sec.credentials);
     } catch (const dds::core::Error& e) {
       // A restarted participant may come back before its old incarnation is removed: its
       // id is still a member for a moment. A leader that is closing asks us to come back.
@@ -472,16 +542,16 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
         // A member of the welcome view could not be reached: often the domain went on to a
         // later view before we connected (it removes us then). Ask again, on a new transport.
         if (std::chrono::steady_clock::now() + std::chrono::milliseconds(300) >= deadline) throw;
-        t = make_transport(c);
+        t = make_transport(c, sec);
         request.port = dial_port(*t);
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         continue;
       }
-      engine->serve_joins(join_port_of(), must_agree(c));
+      engine->serve_joins(join_port_of(), must_agree(c, sec));
       engine->announce_on(beacon, join_ipv4);
       engine->rejoin_with(rejoiner());
-      return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine), welcome->state,
-                                                 c.storage);
+      return secured(std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine),
+                                                         welcome->state, c.storage));
     }
     // A participant that names contacts joins a running domain and never founds one: two
     // hosts whose contacts did not answer would otherwise each lead a domain of their own,
@@ -538,17 +608,17 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
     }
     if (const int fd = group::bind_join_port(join_host, join_port); fd >= 0) {
       auto self = c.initial_members();
-      self.front() = group::with_identity(self.front());
+      self.front() = certified(group::with_identity(self.front()));
       self.front().port = request.port;
       auto first = group::first_view(self, layout);
       first.identity = new_identity();
       auto engine = std::make_unique<group::Engine>(std::move(first), std::move(t), runtime(),
                                                     timeout, c.domain_id, layout);
-      engine->serve_joins(join_port_of(fd), must_agree(c));
+      engine->serve_joins(join_port_of(fd), must_agree(c, sec));
       engine->announce_on(beacon, join_ipv4);
       engine->rejoin_with(rejoiner());
-      return std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine),
-                                                 std::span<const std::byte>{}, c.storage);
+      return secured(std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine),
+                                                         std::span<const std::byte>{}, c.storage));
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       throw dds::core::Error(

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "group/layout.hpp"
+#include "security/permissions.hpp"
 
 namespace group = spindle::group;
 using group::ChannelDemand;
@@ -214,4 +215,48 @@ TEST_CASE(
     base.front().keeps_all = true;
     CHECK(group::layout(m5, base, s)[1].demotable == std::vector<group::NodeId>{2, 5});
   }
+}
+
+TEST_CASE("layout: a secured domain's grants decide who sends and who receives", "[layout]") {
+  auto perms = std::make_shared<const spindle::security::Permissions>(
+      spindle::security::Permissions::parse(R"(version: 1
+default: deny
+grants:
+  - {subject: "CN=writer", publish: [Secret, Retained]}
+  - {subject: "CN=reader", subscribe: [Secret, Retained]}
+  - {subject: "CN=outsider", subscribe: [Public]}
+)",
+                                            "perms.yaml"));
+  auto m = members({1, 2, 3});
+  m[0].subject = "CN=writer";
+  m[1].subject = "CN=reader";
+  m[2].subject = "CN=outsider";
+  auto s = settings();
+  s.permissions = perms;
+  auto named = [](ChannelDemand d, std::string topic) {
+    d.name = topic;
+    d.topic_name = topic;
+    return d;
+  };
+  // The outsider reads Secret anyway (its own library refused it; a hostile build would not):
+  // it is in no subgroup of the topic. The reader writes Secret without a grant: it sends
+  // nothing there.
+  const auto subgroups =
+      group::layout(m,
+                    {named(writer(7, 1), "Secret"), named(writer(7, 2), "Secret"),
+                     named(reader(7, 2), "Secret"), named(reader(7, 3), "Secret")},
+                    s);
+  REQUIRE(subgroups.size() == 2);
+  CHECK(subgroups[1].members == std::vector<group::NodeId>{1, 2});
+  CHECK(subgroups[1].senders == std::vector<group::NodeId>{1});
+  // A retained topic spans only the members that may read it.
+  auto kept = named(writer(8, 1), "Retained");
+  kept.retained = true;
+  const auto retained = group::layout(m, {kept}, s);
+  REQUIRE(retained.size() == 2);
+  CHECK(retained[1].members == std::vector<group::NodeId>{1, 2});
+  // Without permissions, everyone takes part.
+  s.permissions = nullptr;
+  const auto open = group::layout(m, {kept}, s);
+  CHECK(open[1].members == std::vector<group::NodeId>{1, 2, 3});
 }

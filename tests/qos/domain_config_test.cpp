@@ -310,7 +310,7 @@ const std::vector<std::pair<std::string, std::string>> kContradictions = {
      "d.yaml:2: shm.namespace: only letters, digits, '_', '-' and '.', got 'a/b'"},
     {"nodes: {}\n",
      "d.yaml:2: nodes: unknown key (allowed: version, domain_id, transport, node, members, "
-     "contacts, join_port, role, relays, client_port, shm, engine, storage, discovery)"},
+     "contacts, join_port, role, relays, client_port, shm, engine, security, storage, discovery)"},
     // Across hosts (docs/membership.md, "Across hosts").
     {"node: {host: 10.0.0.5, bind: 0.0.0.0}\n", ""},
     {"node: {bind: everywhere}\n",
@@ -358,7 +358,20 @@ const std::vector<std::pair<std::string, std::string>> kContradictions = {
      "d.yaml:2: engine.lag_bound: expected a duration (an integer with ns, us, ms, s or min, or "
      "0, or infinite), got '-1ms'"},
     {"members:\n  - {id: 0, colour: red}\n",
-     "d.yaml:3: members[0].colour: unknown key (allowed: id, host, port)"},
+     "d.yaml:3: members[0].colour: unknown key (allowed: id, host, port, subject)"},
+    {"security: {ca: ca.pem, certificate: w.pem, private_key: w.key}\n",
+     "d.yaml:2: security.permissions: missing: a secured participant needs security.ca, "
+     "security.certificate, security.private_key and security.permissions (docs/security.md)"},
+    {"role: client\nsecurity: {ca: a, certificate: b, private_key: c, permissions: d}\n",
+     "d.yaml:2: role: external clients cannot take part in a secured domain yet "
+     "(docs/security.md)"},
+    {"members:\n  - {id: 0, port: 7400}\n  - {id: 1, port: 7401, subject: CN=b}\n"
+     "security: {ca: a, certificate: b, private_key: c, permissions: d}\n",
+     "d.yaml:3: members[0].subject: missing: in a secured domain each listed member names its "
+     "certificate subject"},
+    {"security: {ca: a, certifcate: b}\n",
+     "d.yaml:2: security.certifcate: unknown key (allowed: ca, certificate, private_key, "
+     "permissions, crl)"},
     {"transport: udp\n", "d.yaml:2: transport: expected auto, tcp, shm or rdma, got 'udp'"},
     {"domain_id: -1\n", "d.yaml:2: domain_id: must be >= 0, got -1"},
     {"node: {port: 65536}\n", "d.yaml:2: node.port: must be in 0..65535, got 65536"},

@@ -129,7 +129,7 @@ TEST_CASE("group: errors name the file, the line and the key", "[group]") {
         std::string::npos);
   CHECK(error_of("version: 1\nmembers:\n  - {id: 1, colour: red}\n") ==
         "g.yaml:3: members[0].colour: unknown key (allowed: id, host, port, pid, host_id, joining, "
-        "nonce)");
+        "nonce, subject, serial)");
   CHECK(error_of("version: 1\nmembers:\n  - {id: 1, pid: -2}\n").find("g.yaml:3: members[0].pid") ==
         0);
   CHECK(error_of("version: 1\nmembers:\n  - {id: 1, host_id: 9223372036854775808}\n")

@@ -100,6 +100,15 @@ Field<T> text(std::string key, std::string_view doc, std::string T::*member) {
       [member](T& t, const Value& v) { t.*member = std::get<std::string>(v); });
 }
 
+// A text that may be empty (its default).
+template <class T>
+Field<T> optional_text(std::string key, std::string_view doc, std::string T::*member) {
+  return field<T>(
+      std::move(key), ValueType::text, 0, 0, doc,
+      [member](const T& t) -> Value { return t.*member; },
+      [member](T& t, const Value& v) { t.*member = std::get<std::string>(v); });
+}
+
 template <class T>
 Field<T> span(std::string key, std::int64_t lo, std::int64_t hi, std::string_view doc,
               nanoseconds T::*member) {
@@ -224,6 +233,36 @@ const std::vector<Field<MulticastSettings>>& multicast_fields() {
   return fields;
 }
 
+const std::vector<Field<security::Settings>>& security_fields() {
+  using S = security::Settings;
+  static const std::vector<Field<S>> fields = {
+      optional_text<S>(
+          "ca",
+          "A secured domain (docs/security.md): the PEM file of its certificate authority. "
+          "Every member's certificate must chain to it. A relative path is relative to this "
+          "file's folder. Setting any security key secures the participant: ca, "
+          "certificate, private_key and permissions are then required.",
+          &S::ca),
+      optional_text<S>("certificate",
+                       "This participant's PEM certificate, issued by security.ca (then any "
+                       "intermediates). Its subject is the participant's identity in permissions.",
+                       &S::certificate),
+      optional_text<S>("private_key",
+                       "The certificate's private key (PEM, unencrypted; mode 0600).",
+                       &S::private_key),
+      optional_text<S>(
+          "permissions",
+          "The permissions document (YAML: default and grants by subject), the same file at "
+          "every member: its SHA-256 must agree at join.",
+          &S::permissions),
+      optional_text<S>(
+          "crl",
+          "Optional: the CA's revocation list (PEM). Read again while the domain runs: a "
+          "member whose certificate it revokes is removed.",
+          &S::crl)};
+  return fields;
+}
+
 const std::vector<Field<Address>>& node_fields() {
   static const std::vector<Field<Address>> fields = {
       text<Address>("host",
@@ -247,7 +286,13 @@ const std::vector<Field<Member>>& member_fields() {
   static const std::vector<Field<Member>> fields = {
       integer<Member>("id", 0, UINT32_MAX, "The member's node id (required, unique).", &Member::id),
       text<Member>("host", "Host name or IP address.", &Member::host),
-      integer<Member>("port", 0, 65535, "TCP port (tcp, rdma connection setup).", &Member::port)};
+      integer<Member>("port", 0, 65535, "TCP port (tcp, rdma connection setup).", &Member::port),
+      optional_text<Member>(
+          "subject",
+          "In a secured domain, required: the member's certificate subject (RFC 4514, "
+          "as openssl x509 -noout -subject -nameopt RFC2253 prints it); its streams "
+          "are authenticated to it.",
+          &Member::subject)};
   return fields;
 }
 
@@ -362,6 +407,9 @@ const std::vector<Field<DomainConfig>>& fields() {
     for (const auto& e : engine_fields())
       f.push_back(core::lift<DomainConfig>(
           e, "engine", [](auto& c) -> auto& { return c.engine; }));
+    for (const auto& e : security_fields())
+      f.push_back(core::lift<DomainConfig>(
+          e, "security", [](auto& c) -> auto& { return c.security; }));
     for (const auto& e : storage_fields())
       f.push_back(core::lift<DomainConfig>(
           e, "storage", [](auto& c) -> auto& { return c.storage; }));
@@ -427,6 +475,34 @@ void check(const YamlReader& r, Parsed& p, bool node_from_env) {
     if (c.client_port != 0) fail("client_port", "a client relays for nobody");
   } else if (!c.relays.empty()) {
     fail("relays", "only a client (role: client) connects through relays");
+  }
+  if (c.security.enabled()) {
+    const auto& sec = c.security;
+    for (const auto& [key, value] : {std::pair{"security.ca", &sec.ca},
+                                     {"security.certificate", &sec.certificate},
+                                     {"security.private_key", &sec.private_key},
+                                     {"security.permissions", &sec.permissions}}) {
+      if (!value->empty()) continue;
+      // Where the section is: the line of a key it has.
+      int line = p.root_line;
+      for (const auto* k : {"security.ca", "security.certificate", "security.private_key",
+                            "security.permissions", "security.crl"})
+        if (const auto it = p.lines.find(std::string_view(k)); it != p.lines.end())
+          line = it->second;
+      r.fail_at_line(line, key,
+                     "missing: a secured participant needs security.ca, security.certificate, "
+                     "security.private_key and security.permissions (docs/security.md)");
+    }
+    if (c.role == Role::client)
+      fail("role", "external clients cannot take part in a secured domain yet (docs/security.md)");
+    if (c.client_port != 0)
+      fail("client_port", "a secured domain admits no external clients yet (docs/security.md)");
+    for (std::size_t i = 0; i < c.members.size(); ++i) {
+      if (c.members[i].subject.empty())
+        r.fail_at_line(p.member_lines[i], YamlReader::item("members", i) + ".subject",
+                       "missing: in a secured domain each listed member names its certificate "
+                       "subject");
+    }
   }
   if (!c.bind.empty() && !core::parse_ipv4(c.bind))
     fail("node.bind", "expected an IPv4 address (0.0.0.0: every interface), got '" + c.bind + "'");
@@ -576,6 +652,13 @@ DomainConfig parse(std::string_view yaml, const std::string& source, std::option
   }
   check(r, p, node_id.has_value());
   if (resolve_hosts) check_hosts_resolve(r, p);
+  // The security section's files are relative to the domain file's folder.
+  if (std::error_code ec; fs::is_regular_file(source, ec)) {
+    const auto base = fs::path(source).parent_path();
+    auto& sec = p.config.security;
+    for (auto* path : {&sec.ca, &sec.certificate, &sec.private_key, &sec.permissions, &sec.crl})
+      if (!path->empty() && fs::path(*path).is_relative()) *path = (base / *path).string();
+  }
   return p.config;
 }
 

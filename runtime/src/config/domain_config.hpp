@@ -36,6 +36,7 @@
 #include <spindle/transport/transport.hpp>
 
 #include "group/view.hpp"
+#include "security/credentials.hpp"
 #include "storage/settings.hpp"
 
 namespace spindle::config {
@@ -133,6 +134,9 @@ struct DomainConfig {
   EngineSettings engine;
   storage::LogSettings storage;  // the durable logs of `logged` topics
   DiscoverySettings discovery;
+  // A secured domain (docs/security.md): the files, resolved against the domain file's
+  // folder; none set: not secured.
+  security::Settings security;
 
   // The address sockets listen on: bind, else node.host.
   [[nodiscard]] const std::string& listen_host() const noexcept {

@@ -19,7 +19,9 @@ dds::core::Duration duration_bound(std::int64_t ns) {
                              : dds::core::Duration(std::chrono::nanoseconds(ns));
 }
 
-std::string quoted(const std::string& s) {
+}  // namespace
+
+std::string yaml_quoted(const std::string& s) {
   std::string out = "\"";
   for (const char c : s) {
     const auto u = static_cast<unsigned char>(c);
@@ -36,8 +38,6 @@ std::string quoted(const std::string& s) {
   }
   return out + "\"";
 }
-
-}  // namespace
 
 Value read_value(const YamlReader& r, const YAML::Node& n, const std::string& key,
                  const FieldSpec& spec) {
@@ -102,12 +102,12 @@ std::string render_value(const FieldSpec& spec, const Value& v) {
       return i < spec.choices.size() ? std::string(spec.choices[i]) : "?";
     }
     case ValueType::text:
-      return quoted(std::get<std::string>(v));
+      return yaml_quoted(std::get<std::string>(v));
     case ValueType::text_list: {
       std::string out = "[";
       const auto& list = std::get<std::vector<std::string>>(v);
       for (std::size_t i = 0; i < list.size(); ++i)
-        out += (i ? ", " : "") + quoted(list[i]);
+        out += (i ? ", " : "") + yaml_quoted(list[i]);
       return out + "]";
     }
     case ValueType::records:
@@ -222,9 +222,14 @@ std::string render_block(std::span<const FieldSpec* const> specs,
 
 std::string render_flow(std::span<const FieldSpec* const> specs,
                         std::span<const std::string> values) {
+  // An empty text is left out: it reads back as the default (a record's optional text).
   std::string out = "{";
-  for (std::size_t i = 0; i < specs.size(); ++i)
-    out += (i ? ", " : "") + specs[i]->key + ": " + values[i];
+  bool first = true;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i]->type == ValueType::text && values[i] == "\"\"") continue;
+    out += (first ? "" : ", ") + specs[i]->key + ": " + values[i];
+    first = false;
+  }
   return out + "}";
 }
 

@@ -85,6 +85,9 @@ template <class T, class Part, class PartOf>
 }
 
 // Reads one scalar (or list) as the spec says; errors name `key`.
+// A double-quoted YAML scalar: '"' and '\\' escaped, control bytes as \xNN.
+[[nodiscard]] std::string yaml_quoted(const std::string& s);
+
 [[nodiscard]] Value read_value(const YamlReader& r, const YAML::Node& n, const std::string& key,
                                const FieldSpec& spec);
 // The YAML text of a value ("100ms", "reliable", "\"text\"", "[a, b]").

@@ -238,6 +238,8 @@ std::shared_ptr<detail::WriterCore> Publisher::create_writer(
                                              "', which has no codec (a built-in topic type)");
   }
   qos::check_consistent(q);
+  participant_->check_grant(security::Action::publish, t->name(),
+                            qos().policy<dds::core::policy::Partition>().name());
   // The writer's handle is its guid: what readers see as its publication handle.
   const auto guid = participant_->next_guid();
   auto w = make_entity<Writer>(participant_->bus(), self_of<Publisher>(this), t, q,
@@ -381,6 +383,8 @@ std::shared_ptr<detail::ReaderCore> Subscriber::create_reader(
                                              filtered->name() + "' filters another topic");
   }
   qos::check_consistent(q);
+  participant_->check_grant(security::Action::subscribe, t->name(),
+                            qos().policy<dds::core::policy::Partition>().name());
   // The reader's handle is its guid: what writers see as its subscription handle.
   const auto guid = participant_->next_guid();
   auto r = make_entity<Reader>(participant_->bus(), self_of<Subscriber>(this), t, q,

@@ -70,6 +70,7 @@
 #include "discovery/records.hpp"
 #include "group/engine.hpp"
 #include "qos/checks.hpp"
+#include "security/permissions.hpp"
 #include "storage/home.hpp"
 
 namespace dds::pub {
@@ -248,6 +249,16 @@ class Participant final : public detail::ParticipantCore {
               storage::LogSettings log_settings = {});
   ~Participant() override;
 
+  // A secured domain (docs/security.md): this participant's certificate subject and the
+  // domain's permissions. Set once, before the application gets the participant. Endpoints
+  // without a grant are refused (check_grant), and a joiner's state transfer leaves out the
+  // retained histories its subject may not read.
+  void secure(std::string subject, std::shared_ptr<const security::Permissions> permissions);
+  // Throws dds::core::NotAllowedBySecurityError, naming the topic and the rule, unless this
+  // participant may `action` `topic` in `partitions` (always, where the domain is not secured).
+  void check_grant(security::Action action, const std::string& topic,
+                   const std::vector<std::string>& partitions) const;
+
   // ParticipantCore
   std::uint32_t domain_id() const override { return domain_id_; }
   dds::domain::qos::DomainParticipantQos qos() const override;
@@ -382,8 +393,11 @@ class Participant final : public detail::ParticipantCore {
   // Held matches the installed view carries, and every held unmatch (mu_ held).
   void settle(Actions& out);
   // The state transfer: every endpoint record of the table, and its reading at a joiner
-  // (records that fail to decode are reported and skipped).
-  std::vector<std::byte> endpoint_state() const;
+  // (records that fail to decode are reported and skipped). `subject`: a secured joiner's
+  // certificate subject; retained histories it may not read are left out.
+  std::vector<std::byte> endpoint_state(std::string_view subject = {}) const;
+  // The name of topic `id`, from the records this member holds (mu_ held).
+  std::optional<std::string> topic_name_locked(std::uint64_t id) const;
   void apply_state(std::span<const std::byte> state);
   void on_builtin(const ParsedSample& s, NodeId sender);
   void on_suspicion(NodeId node, bool left, const std::string& why);
@@ -463,6 +477,9 @@ class Participant final : public detail::ParticipantCore {
   // Retained topics (dcps/retained.hpp) by topic id: every topic a retaining writer was
   // announced on, kept while this participant lives.
   std::map<std::uint64_t, std::shared_ptr<RetainedTopic>> retained_;
+  // A secured domain (secure()): our certificate subject and the domain's permissions.
+  std::string subject_;                                       // guarded by mu_
+  std::shared_ptr<const security::Permissions> permissions_;  // guarded by mu_
   // Local readers that asked for history: announced, their record not applied yet
   // (wanted), then applied: the history goes to them at the next view boundary (due).
   std::set<std::uint64_t> history_wanted_, history_due_;

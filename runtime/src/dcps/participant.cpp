@@ -81,7 +81,7 @@ Participant::Participant(std::uint32_t domain_id, const dds::domain::qos::Domain
     if (bus_->relayed()) router_.attach(bus_->node(), bus_->relay());  // a client's new relay
     on_rejoined(view, state);
   });
-  router_.set_state_provider([this] { return endpoint_state(); });
+  router_.set_state_provider([this](std::string_view subject) { return endpoint_state(subject); });
   router_.set_gap_handler([this](std::span<const std::uint64_t> topics) { on_gaps(topics); });
   router_.set_layout_hooks([this] { return layout_demand(); },
                            [this](const group::View& v) { on_view(v); },
@@ -808,7 +808,39 @@ void Participant::retire_reader(std::uint64_t guid) {
 // topic whose history misses messages at the sender (u64 topic: the joiner asks for it again),
 // in this order.
 
-std::vector<std::byte> Participant::endpoint_state() const {
+void Participant::secure(std::string subject,
+                         std::shared_ptr<const security::Permissions> permissions) {
+  std::lock_guard lock(mu_);
+  subject_ = std::move(subject);
+  permissions_ = std::move(permissions);
+}
+
+void Participant::check_grant(security::Action action, const std::string& topic,
+                              const std::vector<std::string>& partitions) const {
+  std::lock_guard lock(mu_);
+  if (!permissions_) return;
+  const auto d = permissions_->decide(subject_, action, topic, partitions);
+  if (d.allowed) return;
+  throw dds::core::NotAllowedBySecurityError(
+      std::string(action == security::Action::publish ? "DataWriter" : "DataReader") + ": topic '" +
+      topic + "': " + subject_ + " may not " + std::string(security::to_string(action)) +
+      " it: " + d.rule);
+}
+
+std::optional<std::string> Participant::topic_name_locked(std::uint64_t id) const {
+  for (const auto& [g, w] : endpoints_.writer_records())
+    if (topic_id(w.topic_name) == id) return w.topic_name;
+  for (const auto& [g, r] : endpoints_.reader_records())
+    if (topic_id(r.topic_name) == id) return r.topic_name;
+  if (const auto t = retained_.find(id); t != retained_.end())
+    for (const auto& w : t->second->gone_writers())
+      if (topic_id(w.topic_name) == id) return w.topic_name;
+  for (const auto& [g, t] : topic_records_)
+    if (topic_id(t.topic_name) == id) return t.topic_name;
+  return std::nullopt;
+}
+
+std::vector<std::byte> Participant::endpoint_state(std::string_view subject) const {
   std::vector<std::byte> out;
   auto put = [&](std::uint8_t kind, const std::vector<std::byte>& rec) {
     out.push_back(std::byte{kind});
@@ -832,6 +864,14 @@ std::vector<std::byte> Participant::endpoint_state() const {
       put(3, discovery::encode(w));
   std::vector<std::byte> entry;
   for (const auto& [topic, t] : retained_) {
+    // A secured domain: a joiner gets only the histories its subject may read
+    // (docs/security.md); a topic whose name is not known here is left out.
+    if (permissions_ && !subject.empty()) {
+      const auto name = topic_name_locked(topic);
+      if (!name || !permissions_->allows(subject, security::Action::subscribe, *name,
+                                         std::vector<std::string>{}))
+        continue;
+    }
     for (const auto& e : t->history().snapshot()) {
       entry.clear();
       encode_entry(topic, e, entry);
@@ -1206,6 +1246,8 @@ group::Demand Participant::layout_demand() const {
                  ? w.topic_name
                  : "group-" + std::to_string(guid_node(g));  // a GROUP-scope publisher's
     d.writers.push_back(router_.node_of(g));                 // a client's: its relay's
+    d.topic_name = w.topic_name;
+    d.partition_names = w.publisher_qos.policy<dds::core::policy::Partition>().name();
     d.retained = retention_terms(w.qos).has_value();
     // A RELIABLE KEEP_ALL writer may wait for its KEEP_ALL readers (max_blocking_time); a
     // KEEP_LAST or BEST_EFFORT one waits for no reader past the lag bound.
@@ -1228,6 +1270,7 @@ group::Demand Participant::layout_demand() const {
     group::ChannelDemand d;
     d.channel = group::Channel{topic_id(r.topic_name), group::Ordering::atomic};
     d.name = r.topic_name;
+    d.topic_name = r.topic_name;
     d.readers.push_back(router_.node_of(g));
     // A best-effort reader holds no one (its process listens: docs/dev/smc.md "Listeners").
     d.passive = r.qos.policy<dds::core::policy::Reliability>().kind() ==
@@ -1251,6 +1294,7 @@ group::Demand Participant::layout_demand() const {
       group::ChannelDemand via;
       via.channel = group::Channel{channel.topic, group::Ordering::atomic};
       via.name = "group-" + std::to_string(guid_node(wg));
+      via.topic_name = r.topic_name;
       via.readers.push_back(router_.node_of(g));
       via.partitions.push_back(channel.partition);
       via.passive = d.passive;

@@ -212,14 +212,14 @@ void Router::on_rejoin(const group::View& view, std::span<const std::byte> state
   if (auto h = copy_of(on_rejoin_)) h(view, state);
 }
 
-void Router::set_state_provider(std::function<std::vector<std::byte>()> provider) {
+void Router::set_state_provider(std::function<std::vector<std::byte>(std::string_view)> provider) {
   std::lock_guard lock(sinks_mu_);
   state_ = std::move(provider);
 }
 
-std::vector<std::byte> Router::state_for_joiner() {
+std::vector<std::byte> Router::state_for_joiner(std::string_view subject) {
   const auto s = copy_of(state_);
-  return s ? s() : std::vector<std::byte>{};
+  return s ? s(subject) : std::vector<std::byte>{};
 }
 
 void Router::set_layout_hooks(

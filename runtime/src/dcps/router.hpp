@@ -198,10 +198,10 @@ class Router final : public group::EngineClient {
   void on_view(const group::View& view) override;
   void on_halt(const std::string& why) override;
   void on_rejoin(const group::View& view, std::span<const std::byte> state) override;
-  [[nodiscard]] std::vector<std::byte> state_for_joiner() override;
+  [[nodiscard]] std::vector<std::byte> state_for_joiner(std::string_view subject = {}) override;
   void on_gaps(std::span<const std::uint64_t> topics) override;
   // The participant's side of the state transfer (control thread of the leader).
-  void set_state_provider(std::function<std::vector<std::byte>()> provider);
+  void set_state_provider(std::function<std::vector<std::byte>(std::string_view)> provider);
   [[nodiscard]] group::Demand layout_demand() override;
   [[nodiscard]] std::optional<group::Channel> channel_of(
       std::span<const std::byte> message) override;
@@ -273,7 +273,7 @@ class Router final : public group::EngineClient {
   SuspicionHandler on_suspicion_;
   std::function<void(const std::string&)> on_halt_;
   std::function<void(const group::View&, std::span<const std::byte>)> on_rejoin_;
-  std::function<std::vector<std::byte>()> state_;
+  std::function<std::vector<std::byte>(std::string_view)> state_;
   std::function<group::Demand()> demand_;
   std::function<void(const group::View&)> on_view_;
   std::function<std::optional<group::Channel>(std::uint64_t)> writer_channel_;

@@ -432,9 +432,15 @@ bool judge_copies(ViewState& vs, std::uint32_t sg, const LargeState::Outgoing& o
 
 namespace {
 
+// NUL-padded text of an SST field.
+std::string field_text(const char* data, std::size_t size) {
+  return std::string(data, strnlen(data, size));
+}
+
 // The view after `v`: without the members of `removed` (bit per rank), with `joined` after
 // the others, laid out for `demand` (layout.hpp).
 View next_view(const View& v, std::uint64_t removed, const std::vector<sst::JoinEntry>& joined,
+               const std::vector<sst::JoinIdentity>& identities,
                const std::vector<ChannelDemand>& demand, const LayoutSettings& settings) {
   View next;
   next.epoch = v.epoch + 1;
@@ -453,6 +459,10 @@ View next_view(const View& v, std::uint64_t removed, const std::vector<sst::Join
       (void)::inet_ntop(AF_INET, &a, host, sizeof host);
     }
     next.members.push_back(Member{j.id, host, j.port, j.pid, j.host_id, true, j.nonce});
+    if (const auto i = static_cast<std::size_t>(&j - joined.data()); i < identities.size()) {
+      next.members.back().subject = field_text(identities[i].subject, sizeof identities[i].subject);
+      next.members.back().serial = field_text(identities[i].serial, sizeof identities[i].serial);
+    }
   }
   next.subgroups = layout(next.members, demand, settings);
   return next;
@@ -995,7 +1005,7 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
   {
     std::lock_guard lock(joins_mu_);
     for (const auto& [id, j] : pending_joins_)
-      if (!fresh->view.rank_of(id)) fresh->membership->add_joiner(j.entry);
+      if (!fresh->view.rank_of(id)) fresh->membership->add_joiner(j.entry, j.identity);
   }
   retire(old);
   old.reset();
@@ -1090,7 +1100,8 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
     if (!gaps.empty()) client_->on_gaps(gaps);
   }
   const Demand demand = client_ != nullptr ? client_->layout_demand() : Demand{};
-  const View next = next_view(ending->view, d.removed, d.joined, demand.channels, layout_);
+  const View next =
+      next_view(ending->view, d.removed, d.joined, d.identities, demand.channels, layout_);
   // What the new view must carry again, copied out of the old view's slots, into the
   // subgroup that carries the same channel there (none: nobody reads it any more).
   std::vector<Resend> resend;
@@ -1155,12 +1166,22 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
   // Joiners we admitted get the new view and the state at the view boundary now, so that
   // they connect while we do.
   if (!d.joined.empty()) {
-    const auto state = client_ != nullptr ? client_->state_for_joiner() : std::vector<std::byte>{};
+    // One state per certificate subject (all alike where the domain is not secured).
+    std::map<std::string, std::vector<std::byte>> states;
     std::lock_guard lock(joins_mu_);
     for (const auto& j : d.joined) {
       auto it = pending_joins_.find(j.id);
       if (it == pending_joins_.end()) continue;
-      (void)it->second.connection.welcome(next, state);
+      const auto rank = next.rank_of(j.id);
+      const std::string subject = rank ? next.members[*rank].subject : std::string();
+      auto known = states.find(subject);
+      if (known == states.end()) {
+        known = states
+                    .emplace(subject, client_ != nullptr ? client_->state_for_joiner(subject)
+                                                         : std::vector<std::byte>{})
+                    .first;
+      }
+      (void)it->second.connection.welcome(next, known->second);
       pending_joins_.erase(it);
       admitting_ = true;
     }
@@ -1298,6 +1319,22 @@ void Engine::on_join(PendingJoin join) {
     join.refuse("the domain has its " + std::to_string(kMaxMembers) + " members already");
     return;
   }
+  sst::JoinIdentity identity{};
+  if (vs->view.secured() || !r.subject.empty()) {
+    // The join port authenticated it (docs/security.md); the view records who it is.
+    if (!vs->view.secured() || r.subject.empty()) {
+      join.refuse(vs->view.secured() ? "this domain is secured; the join carried no certificate"
+                                     : "this domain is not secured");
+      return;
+    }
+    if (r.subject.size() >= sizeof identity.subject || r.serial.size() >= sizeof identity.serial) {
+      join.refuse("certificate subject '" + r.subject.substr(0, 64) + "…' is longer than " +
+                  std::to_string(sizeof identity.subject - 1) + " bytes");
+      return;
+    }
+    std::memcpy(identity.subject, r.subject.data(), r.subject.size());
+    std::memcpy(identity.serial, r.serial.data(), r.serial.size());
+  }
   sst::JoinEntry e{};
   e.id = r.node;
   in_addr a{};
@@ -1323,10 +1360,10 @@ void Engine::on_join(PendingJoin join) {
       join.refuse(std::string(kLeaderLeaving));
       return;
     }
-    pending_joins_.insert_or_assign(r.node, Joining{std::move(join), e});
+    pending_joins_.insert_or_assign(r.node, Joining{std::move(join), e, identity});
     // The view current now, read under the lock replace() re-adds pending joiners with
     // after installing a view: a view change in between cannot lose this one.
-    current()->membership->add_joiner(e);
+    current()->membership->add_joiner(e, identity);
   }
   transport_->notify();  // a dozing protocol thread must see it
   // A leader whose protocol takes no step while a join waits holds it for good, and the

@@ -100,8 +100,13 @@ class EngineClient {
   // state_for_joiner() and on_view().
   virtual void on_gaps(std::span<const std::uint64_t> topics) { (void)topics; }
   // What a participant joining in the next view receives besides the view (the state
-  // transfer): called on the control thread of the leader, at the view boundary.
-  [[nodiscard]] virtual std::vector<std::byte> state_for_joiner() { return {}; }
+  // transfer): called on the control thread of the leader, at the view boundary. `subject`:
+  // in a secured domain, the joiner's certificate subject (what it may read of the retained
+  // history depends on it: docs/security.md); empty otherwise.
+  [[nodiscard]] virtual std::vector<std::byte> state_for_joiner(std::string_view subject) {
+    (void)subject;
+    return {};
+  }
   // Every channel's writers and readers as this member knows them (layout.hpp), from the
   // records delivered so far: called on the control thread, at a view boundary (after the
   // ragged edge) and after demand_changed().
@@ -547,6 +552,7 @@ class Engine final : public Bus {
   struct Joining {
     PendingJoin connection;
     sst::JoinEntry entry;
+    sst::JoinIdentity identity{};  // secured domains: the certificate it proved
   };
   std::map<NodeId, Joining> pending_joins_;  // admitted, not yet welcomed
   bool admitting_ = false;                   // welcomed some, their view not installed yet

@@ -3,6 +3,7 @@
 
 #include "core/interfaces.hpp"
 #include "core/socket_io.hpp"
+#include "security/tls_socket.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <random>
 #include <sstream>
 #include <utility>
@@ -44,6 +46,18 @@ constexpr std::string_view kMagic = "SPINDLE-JOIN 2";
 // Where an external client's HELLO frame has its magic (client/relay_wire.hpp).
 constexpr std::size_t kClientMagicAt = 9;
 constexpr std::string_view kClientMagic = "SPINDLE-CLIENT 1";
+// A secured joiner's first line, and the secured port's answer: TLS follows.
+constexpr std::string_view kSecureMagic = "SPINDLE-SECURE 1";
+constexpr std::string_view kSecureAnswer = "SECURE 1";
+// A TLS answer gives up when a chunk of it makes no progress for this long.
+constexpr auto kTlsWriteStall = std::chrono::seconds(30);
+constexpr std::size_t kTlsChunk = std::size_t{1} << 20;
+constexpr std::string_view kSecuredDomain =
+    "this domain is secured: a participant needs a security section (security.ca, "
+    "security.certificate, security.private_key, security.permissions) in its domain file "
+    "(docs/security.md)";
+constexpr std::string_view kUnsecuredDomain =
+    "this domain is not secured, and a participant with a security section does not join it";
 
 // One line (without '\n'), at most `max` bytes.
 std::optional<std::string> read_line(int fd, std::size_t max, Clock::time_point deadline,
@@ -57,6 +71,48 @@ std::optional<std::string> read_line(int fd, std::size_t max, Clock::time_point 
   }
   return std::nullopt;
 }
+
+// One join connection: a plain socket, or TLS over it (a secured domain). Owns the socket.
+class Link {
+ public:
+  explicit Link(int fd) : fd_(fd) {}
+  explicit Link(std::unique_ptr<security::TlsSocket> tls) : fd_(tls->fd()), tls_(std::move(tls)) {}
+  ~Link() {
+    if (tls_) {
+      tls_->shutdown();
+    } else if (fd_ >= 0) {
+      ::close(fd_);
+    }
+  }
+  Link(const Link&) = delete;
+  Link& operator=(const Link&) = delete;
+
+  // Gives up a plain link's socket (for TLS over it).
+  [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
+
+  bool write_all(const void* data, std::size_t n) {
+    if (!tls_) return core::write_all(fd_, data, n);
+    const auto* p = static_cast<const char*>(data);
+    for (std::size_t at = 0; at < n; at += kTlsChunk) {
+      if (!tls_->write_all(p + at, std::min(kTlsChunk, n - at), Clock::now() + kTlsWriteStall))
+        return false;
+    }
+    return true;
+  }
+  bool read_exact(void* data, std::size_t n, Clock::time_point deadline, bool* closed = nullptr) {
+    if (tls_) return tls_->read_exact(data, n, deadline, closed);
+    return core::read_exact(fd_, static_cast<std::byte*>(data), n, deadline, closed);
+  }
+  std::optional<std::string> read_line(std::size_t max, Clock::time_point deadline,
+                                       bool* closed = nullptr) {
+    if (tls_) return tls_->read_line(max, deadline, closed);
+    return spindle::group::read_line(fd_, max, deadline, closed);
+  }
+
+ private:
+  int fd_;
+  std::unique_ptr<security::TlsSocket> tls_;
+};
 
 }  // namespace
 
@@ -143,40 +199,37 @@ std::optional<JoinRequest> parse_join(std::string_view text, std::string& error)
 
 namespace {
 
-// The answer over the joiner's TCP connection: WELCOME or REFUSED, then closed.
+// The answer over the joiner's connection: WELCOME or REFUSED, then closed.
 class SocketAnswer final : public JoinAnswer {
  public:
-  explicit SocketAnswer(int fd) : fd_(fd) {}
-  ~SocketAnswer() override {
-    if (fd_ >= 0) ::close(fd_);
-  }
+  explicit SocketAnswer(std::unique_ptr<Link> link) : link_(std::move(link)) {}
   SocketAnswer(const SocketAnswer&) = delete;
   SocketAnswer& operator=(const SocketAnswer&) = delete;
 
   bool welcome(const View& view, std::span<const std::byte> state) override {
-    if (fd_ < 0) return false;
+    if (!link_) return false;
     const std::string yaml = to_yaml(view);
     const std::string head =
         "WELCOME " + std::to_string(yaml.size()) + " " + std::to_string(state.size()) + "\n";
-    const bool ok = write_all(fd_, head.data(), head.size()) &&
-                    write_all(fd_, yaml.data(), yaml.size()) &&
-                    write_all(fd_, state.data(), state.size());
-    ::close(std::exchange(fd_, -1));
+    const bool ok = link_->write_all(head.data(), head.size()) &&
+                    link_->write_all(yaml.data(), yaml.size()) &&
+                    link_->write_all(state.data(), state.size());
+    link_.reset();
     return ok;
   }
 
   void refuse(const std::string& why) override {
-    if (fd_ < 0) return;
+    if (!link_) return;
     std::string line = "REFUSED " + why;
     for (auto& c : line)
       if (c == '\n') c = ' ';
     line += '\n';
-    (void)write_all(fd_, line.data(), line.size());
-    ::close(std::exchange(fd_, -1));
+    (void)link_->write_all(line.data(), line.size());
+    link_.reset();
   }
 
  private:
-  int fd_;
+  std::unique_ptr<Link> link_;
 };
 
 }  // namespace
@@ -218,8 +271,12 @@ int bind_join_port(const std::string& host, std::uint16_t port) {
 }
 
 JoinListener::JoinListener(int listen_fd, Handler handler,
-                           std::shared_ptr<ClientHandlerSlot> clients)
-    : fd_(listen_fd), handler_(std::move(handler)), clients_(std::move(clients)) {
+                           std::shared_ptr<ClientHandlerSlot> clients,
+                           std::shared_ptr<const security::Credentials> credentials)
+    : fd_(listen_fd),
+      handler_(std::move(handler)),
+      clients_(std::move(clients)),
+      credentials_(std::move(credentials)) {
   if (::pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
   thread_ = std::thread([this] { run(); });
 }
@@ -245,7 +302,18 @@ struct Incoming {
   std::string text;                    // what it sent so far (at most kMaxRequest)
   std::optional<JoinRequest> request;  // parsed: CHECK sent, waiting for READY
   std::string nonce;
+  // A secured domain: TLS over fd (it owns fd then), its handshake under way or done.
+  std::unique_ptr<security::TlsSocket> tls;
+  bool handshaking = false;
+  bool want_write = false;  // TLS waits for the socket to take bytes
+  security::PeerIdentity peer;
 };
+
+// The connection's link, for an answer (the Incoming gives up its socket).
+std::unique_ptr<Link> link_of(Incoming& c) {
+  if (c.tls) return std::make_unique<Link>(std::move(c.tls));
+  return std::make_unique<Link>(std::exchange(c.fd, -1));
+}
 
 // 16 hex digits, never all zero (0 means "no nonce" in a view).
 std::string new_nonce() {
@@ -272,19 +340,24 @@ void JoinListener::run() {
   std::vector<Incoming> open;
   std::vector<pollfd> fds;
   auto drop = [&](std::size_t i) {
-    ::close(open[i].fd);
+    if (!open[i].tls) ::close(open[i].fd);
     open.erase(open.begin() + static_cast<std::ptrdiff_t>(i));
   };
   // Refuses connection i (when it said anything) and drops it.
   auto refuse = [&](std::size_t i, const std::string& why) {
-    SocketAnswer(std::exchange(open[i].fd, -1)).refuse(why);
+    SocketAnswer(link_of(open[i])).refuse(why);
     open.erase(open.begin() + static_cast<std::ptrdiff_t>(i));
+  };
+  // A secured domain's members say in one line whom they turned away (docs/security.md).
+  auto turned_away = [](const Incoming& c, const std::string& why) {
+    std::cerr << "spindle: join port: refused " << (c.source.empty() ? "a participant" : c.source)
+              << ": " << why << '\n';
   };
   for (;;) {
     fds.assign({{fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}});
     auto next = Clock::time_point::max();
     for (const auto& c : open) {
-      fds.push_back({c.fd, POLLIN, 0});
+      fds.push_back({c.fd, static_cast<short>(c.want_write ? POLLOUT : POLLIN), 0});
       next = std::min(next, c.deadline);
     }
     const int wait = open.empty() ? -1 : std::max(1, remaining_ms(next));
@@ -295,27 +368,60 @@ void JoinListener::run() {
     if ((fds[1].revents & POLLIN) != 0) break;
     // Input first (indices match fds[2 + i] until something is erased: walk backwards).
     for (std::size_t i = open.size(); i-- > 0;) {
-      if ((fds[2 + i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      if ((fds[2 + i].revents & (POLLIN | POLLOUT | POLLHUP | POLLERR)) == 0) continue;
       auto& c = open[i];
+      if (c.handshaking) {
+        const auto step = c.tls->handshake_step();
+        c.want_write = step == security::TlsSocket::Step::want_write;
+        if (step == security::TlsSocket::Step::want_read || c.want_write) continue;
+        if (step == security::TlsSocket::Step::failed) {
+          turned_away(c, c.tls->error());
+          drop(i);
+          continue;
+        }
+        c.handshaking = false;
+        c.peer = c.tls->peer();
+        if (!c.peer.valid()) {
+          const std::string why = "certificate " + c.peer.subject + " (issuer " + c.peer.issuer +
+                                  "): " + c.peer.refusal;
+          turned_away(c, why);
+          refuse(i, why);
+          continue;
+        }
+        c.deadline = Clock::now() + kRequestTimeout;
+        // Its request may be in already: read on.
+      }
       char buf[1024];
-      const std::size_t room = kMaxRequest - c.text.size();
-      const auto n = ::recv(c.fd, buf, std::min(room, sizeof buf), MSG_DONTWAIT);
-      if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-      if (n <= 0) {
+      bool got = false;
+      long n = 0;
+      do {
+        const std::size_t room = kMaxRequest - c.text.size();
+        if (room == 0) break;
+        n = c.tls ? c.tls->recv_some(buf, std::min(room, sizeof buf))
+                  : ::recv(c.fd, buf, std::min(room, sizeof buf), MSG_DONTWAIT);
+        if (n > 0) {
+          c.text.append(buf, static_cast<std::size_t>(n));
+          got = true;
+        }
+        // TLS may hold decrypted bytes that poll() does not see: take all of them.
+      } while (c.tls && n > 0);
+      if (c.tls) c.want_write = c.tls->wants_write();
+      if (!got) {
+        if (c.tls ? n == -1 : (n < 0 && (errno == EAGAIN || errno == EINTR))) continue;
         drop(i);  // gone: a joiner that crashed after asking is never proposed
         continue;
       }
-      c.text.append(buf, static_cast<std::size_t>(n));
       // An external client's HELLO (u32 length, type 1, u32 length, its magic): the leader's
       // relay takes the connection (docs/membership.md, "External clients").
-      if (!c.request && c.text.size() >= kClientMagicAt + kClientMagic.size() &&
+      if (!c.request && !c.tls && c.text.size() >= kClientMagicAt + kClientMagic.size() &&
           c.text.compare(kClientMagicAt, kClientMagic.size(), kClientMagic) == 0) {
         JoinPort::ClientHandler to;
         {
           std::lock_guard lock(clients_->mu);
           to = clients_->handler;
         }
-        if (!to) {
+        if (!to || credentials_) {
+          if (credentials_) turned_away(c, "external clients are not admitted to a secured domain");
           drop(i);  // nobody here serves clients
           continue;
         }
@@ -327,6 +433,37 @@ void JoinListener::run() {
           // The handler owns the socket from here; nothing escapes this thread.
         }
         continue;
+      }
+      if (!c.tls && !c.request) {
+        // The first line says whether the joiner is secured.
+        const auto eol = c.text.find('\n');
+        if (eol == std::string::npos && c.text.size() < 64) continue;  // the line is not in
+        const bool secure_line = std::string_view(c.text).substr(0, eol) == kSecureMagic;
+        if (secure_line && !credentials_) {
+          refuse(i, std::string(kUnsecuredDomain));
+          continue;
+        }
+        if (!secure_line && credentials_) {
+          turned_away(c, "a participant with no security section asked to join");
+          refuse(i, std::string(kSecuredDomain));
+          continue;
+        }
+        if (secure_line) {
+          if (eol + 1 != c.text.size()) {
+            refuse(i, "nothing may follow '" + std::string(kSecureMagic) +
+                          "' before the port answers");
+            continue;
+          }
+          const std::string answer = std::string(kSecureAnswer) + "\n";
+          if (!write_all(c.fd, answer.data(), answer.size())) {
+            drop(i);
+            continue;
+          }
+          c.text.clear();
+          c.tls = std::make_unique<security::TlsSocket>(*credentials_, c.fd, true);
+          c.handshaking = true;
+          continue;
+        }
       }
       if (!c.request) {
         const auto end = request_end(c.text);
@@ -341,13 +478,17 @@ void JoinListener::run() {
           continue;
         }
         request->source = c.source;
+        request->subject = c.peer.subject;
+        request->serial = c.peer.serial;
         c.request = std::move(request);
         c.nonce = new_nonce();
         c.request->nonce = std::stoull(c.nonce, nullptr, 16);
         c.text.clear();
         c.deadline = Clock::now() + kReadyTimeout;
         const std::string check = "CHECK " + c.nonce + "\n";
-        if (!write_all(c.fd, check.data(), check.size())) drop(i);
+        const bool sent = c.tls ? c.tls->write_all(check.data(), check.size(), c.deadline)
+                                : write_all(c.fd, check.data(), check.size());
+        if (!sent) drop(i);
         continue;
       }
       const auto eol = c.text.find('\n');
@@ -361,10 +502,13 @@ void JoinListener::run() {
       }
       Incoming done = std::move(c);
       open.erase(open.begin() + static_cast<std::ptrdiff_t>(i));
-      const int flags = ::fcntl(done.fd, F_GETFL);
-      if (flags >= 0) (void)::fcntl(done.fd, F_SETFL, flags & ~O_NONBLOCK);  // the answer blocks
+      if (!done.tls) {
+        const int flags = ::fcntl(done.fd, F_GETFL);
+        if (flags >= 0) (void)::fcntl(done.fd, F_SETFL, flags & ~O_NONBLOCK);  // the answer blocks
+      }
       try {
-        handler_(PendingJoin(std::make_unique<SocketAnswer>(done.fd), std::move(*done.request)));
+        auto request = std::move(*done.request);
+        handler_(PendingJoin(std::make_unique<SocketAnswer>(link_of(done)), std::move(request)));
       } catch (const std::exception&) {
         // The handler refused or dropped it; nothing escapes this thread.
       }
@@ -373,7 +517,7 @@ void JoinListener::run() {
     const auto now = Clock::now();
     for (std::size_t i = open.size(); i-- > 0;) {
       if (now < open[i].deadline) continue;
-      if (open[i].request || open[i].text.empty()) {
+      if (open[i].request || open[i].text.empty() || open[i].handshaking) {
         drop(i);
       } else {
         refuse(i, "incomplete request after " + std::to_string(kRequestTimeout.count()) + " s");
@@ -394,16 +538,24 @@ void JoinListener::run() {
     if (open.size() >= kMaxJoinConnections) drop(0);
     char ip[INET_ADDRSTRLEN] = "";
     if (from.sin_family == AF_INET) (void)::inet_ntop(AF_INET, &from.sin_addr, ip, sizeof ip);
-    open.push_back(Incoming{c, ip, Clock::now() + kRequestTimeout, {}, std::nullopt, {}});
+    Incoming in;
+    in.fd = c;
+    in.source = ip;
+    in.deadline = Clock::now() + kRequestTimeout;
+    open.push_back(std::move(in));
   }
-  for (auto& c : open)
-    ::close(c.fd);
+  for (std::size_t i = open.size(); i-- > 0;)
+    drop(i);
 }
 
 // ------------------------------------------------------------------------- TcpJoinPort
 
-TcpJoinPort::TcpJoinPort(std::string host, std::uint16_t port, int bound_fd)
-    : host_(std::move(host)), port_(port), bound_fd_(bound_fd) {}
+TcpJoinPort::TcpJoinPort(std::string host, std::uint16_t port, int bound_fd,
+                         std::shared_ptr<const security::Credentials> credentials)
+    : host_(std::move(host)),
+      port_(port),
+      bound_fd_(bound_fd),
+      credentials_(std::move(credentials)) {}
 
 TcpJoinPort::~TcpJoinPort() {
   close();
@@ -415,7 +567,7 @@ bool TcpJoinPort::open(Handler handler) {
   int fd = std::exchange(bound_fd_, -1);
   if (fd < 0) fd = bind_join_port(host_, port_);
   if (fd < 0) return false;
-  listener_ = std::make_unique<JoinListener>(fd, std::move(handler), clients_);
+  listener_ = std::make_unique<JoinListener>(fd, std::move(handler), clients_, credentials_);
   return true;
 }
 
@@ -431,67 +583,91 @@ void TcpJoinPort::close() {
 // ------------------------------------------------------------------------------- join
 
 std::optional<Welcome> join(const std::vector<transport::NodeAddress>& contacts,
-                            const JoinRequest& request, Clock::time_point deadline) {
+                            const JoinRequest& request, Clock::time_point deadline,
+                            const std::shared_ptr<const security::Credentials>& credentials) {
   const std::string text = encode(request);
+  const std::string domain = "domain " + std::to_string(request.domain_id);
   for (const auto& contact : contacts) {
     // From the address the request gives: the leader has members dial the joiner only at
     // the address it asked from.
     const int fd = connect_to(contact, std::min(deadline, Clock::now() + std::chrono::seconds(1)),
                               request.host);
     if (fd < 0) continue;
-    struct Closer {
-      int fd;
-      ~Closer() { ::close(fd); }
-    } closer{fd};
-    if (!write_all(fd, text.data(), text.size())) continue;
+    auto link = std::make_unique<Link>(fd);
+    if (credentials) {
+      // docs/security.md: say we are secured, then TLS; the leader must prove it is one of
+      // this domain's members before anything of ours crosses.
+      const std::string hello = std::string(kSecureMagic) + "\n";
+      if (!link->write_all(hello.data(), hello.size())) continue;
+      bool closed = false;
+      const auto answer = link->read_line(4096, deadline, &closed);
+      if (!answer && closed) continue;  // the leader went away: ask again
+      if (!answer || *answer != kSecureAnswer) {
+        const std::string said = answer ? answer->substr(0, 160) : "nothing in time";
+        throw dds::core::Error(
+            domain + " at " + transport::address_of(contact) + " is not secured (it answered '" +
+            said +
+            "'), and a participant with a security section does not join an unsecured domain");
+      }
+      // The descriptor becomes the TLS socket's.
+      auto tls = std::make_unique<security::TlsSocket>(*credentials, link->release(), false);
+      if (!tls->handshake(deadline)) {
+        throw dds::core::Error("joining " + domain + " through " + transport::address_of(contact) +
+                               ": " + tls->error());
+      }
+      const auto leader = tls->peer();
+      if (!leader.valid()) {
+        throw dds::core::Error("joining " + domain + " through " + transport::address_of(contact) +
+                               ": the leader's certificate " + leader.subject + " (issuer " +
+                               leader.issuer + ") does not check out: " + leader.refusal +
+                               "; it is not a member of this domain");
+      }
+      link = std::make_unique<Link>(std::move(tls));
+    }
+    if (!link->write_all(text.data(), text.size())) continue;
     bool closed = false;
-    auto head = read_line(fd, 4096, deadline, &closed);
+    auto head = link->read_line(4096, deadline, &closed);
     // The port checks that we are here to take the answer: say so at once.
     if (head && head->rfind("CHECK ", 0) == 0 && head->size() <= 64) {
       const std::string ready = "READY " + head->substr(6) + "\n";
-      if (!write_all(fd, ready.data(), ready.size())) continue;
-      head = read_line(fd, 4096, deadline, &closed);
+      if (!link->write_all(ready.data(), ready.size())) continue;
+      head = link->read_line(4096, deadline, &closed);
     }
     // Closed without a word: the leader went away while we asked (it closed or crashed);
     // as with nobody listening, the caller asks again.
     if (!head && closed) continue;
     if (!head) {
-      throw dds::core::Error("joining domain " + std::to_string(request.domain_id) + " through " +
-                             transport::address_of(contact) +
+      throw dds::core::Error("joining " + domain + " through " + transport::address_of(contact) +
                              ": the leader did not answer in time");
     }
     if (head->rfind("REFUSED ", 0) == 0) {
-      throw dds::core::Error("domain " + std::to_string(request.domain_id) + " refused node " +
-                             std::to_string(request.node) + " (contact " +
-                             transport::address_of(contact) + "): " + head->substr(8));
+      throw dds::core::Error(domain + " refused node " + std::to_string(request.node) +
+                             " (contact " + transport::address_of(contact) +
+                             "): " + head->substr(8));
     }
     std::istringstream in(*head);
     std::string word;
     std::size_t view_len = 0, state_len = 0;
     if (!(in >> word >> view_len >> state_len) || word != "WELCOME" || view_len > kMaxView ||
         state_len > kMaxState) {
-      throw dds::core::Error("joining domain " + std::to_string(request.domain_id) + ": " +
-                             transport::address_of(contact) +
+      throw dds::core::Error("joining " + domain + ": " + transport::address_of(contact) +
                              " answered what is not a Spindle DDS leader: '" + head->substr(0, 64) +
                              "'");
     }
     std::string yaml(view_len, '\0');
     Welcome w;
-    bool whole = read_exact(fd, reinterpret_cast<std::byte*>(yaml.data()), view_len, deadline);
+    bool whole = link->read_exact(yaml.data(), view_len, deadline);
     while (whole && w.state.size() < state_len) {
       const auto at = w.state.size();
       w.state.resize(at + std::min(kStateChunk, state_len - at));
-      whole = read_exact(fd, w.state.data() + at, w.state.size() - at, deadline);
+      whole = link->read_exact(w.state.data() + at, w.state.size() - at, deadline);
     }
-    if (!whole) {
-      throw dds::core::Error("joining domain " + std::to_string(request.domain_id) +
-                             ": the leader's welcome was cut short");
-    }
+    if (!whole)
+      throw dds::core::Error("joining " + domain + ": the leader's welcome was cut short");
     try {
       w.view = parse_group(yaml, "the leader's welcome");
     } catch (const GroupError& e) {
-      throw dds::core::Error(std::string("joining domain ") + std::to_string(request.domain_id) +
-                             ": " + e.what());
+      throw dds::core::Error("joining " + domain + ": " + e.what());
     }
     return w;
   }

@@ -54,6 +54,10 @@
 
 #include "group/view.hpp"
 
+namespace spindle::security {
+class Credentials;
+}
+
 namespace spindle::group {
 
 inline constexpr std::uint16_t kJoinPortBase = 7410;
@@ -82,6 +86,10 @@ struct JoinRequest {
   // into the view; the joiner's transport proves it (the tcp HELLO), so that nobody else
   // can connect in its place. 0: none (the simulator).
   std::uint64_t nonce = 0;
+  // Not on the wire: in a secured domain, the certificate the joiner proved in the join
+  // port's TLS handshake (canonical subject, hex serial); empty otherwise.
+  std::string subject{};
+  std::string serial{};
 };
 
 struct Welcome {
@@ -156,12 +164,19 @@ struct ClientHandlerSlot {
   JoinPort::ClientHandler handler;
 };
 
+// In a secured domain (`credentials` set; docs/security.md) a joiner first says
+// "SPINDLE-SECURE 1", the port answers "SECURE 1", and the rest of the contact protocol runs
+// over TLS 1.3, each side presenting its certificate: a joiner whose certificate does not
+// check out is refused in words over that channel, and its request carries the subject and
+// serial it proved. A plain request to a secured port, and a secured one to a plain port,
+// are refused. External clients are not admitted to a secured domain.
 class JoinListener {
  public:
   using Handler = JoinPort::Handler;
   // Takes a bound, listening socket (bind_join_port()).
   JoinListener(int listen_fd, Handler handler,
-               std::shared_ptr<ClientHandlerSlot> clients = std::make_shared<ClientHandlerSlot>());
+               std::shared_ptr<ClientHandlerSlot> clients = std::make_shared<ClientHandlerSlot>(),
+               std::shared_ptr<const security::Credentials> credentials = nullptr);
   ~JoinListener();
   JoinListener(const JoinListener&) = delete;
   JoinListener& operator=(const JoinListener&) = delete;
@@ -172,6 +187,7 @@ class JoinListener {
   int wake_[2] = {-1, -1};
   Handler handler_;
   std::shared_ptr<ClientHandlerSlot> clients_;
+  std::shared_ptr<const security::Credentials> credentials_;
   std::thread thread_;
 };
 
@@ -180,7 +196,8 @@ class TcpJoinPort final : public JoinPort {
  public:
   // `bound_fd`: a socket already bound and listening there (bind_join_port()), used by
   // the first open(); -1 to bind at open().
-  TcpJoinPort(std::string host, std::uint16_t port, int bound_fd = -1);
+  TcpJoinPort(std::string host, std::uint16_t port, int bound_fd = -1,
+              std::shared_ptr<const security::Credentials> credentials = nullptr);
   ~TcpJoinPort() override;
   TcpJoinPort(const TcpJoinPort&) = delete;
   TcpJoinPort& operator=(const TcpJoinPort&) = delete;
@@ -194,6 +211,7 @@ class TcpJoinPort final : public JoinPort {
   std::string host_;
   std::uint16_t port_;
   int bound_fd_;
+  std::shared_ptr<const security::Credentials> credentials_;
   std::shared_ptr<ClientHandlerSlot> clients_ = std::make_shared<ClientHandlerSlot>();
   std::unique_ptr<JoinListener> listener_;
 };
@@ -203,9 +221,12 @@ class TcpJoinPort final : public JoinPort {
 
 // Asks each contact in turn to let `request` join. nullopt when no contact answers (no
 // domain is running there); throws dds::core::Error with the leader's words when refused.
-[[nodiscard]] std::optional<Welcome> join(const std::vector<transport::NodeAddress>& contacts,
-                                          const JoinRequest& request,
-                                          std::chrono::steady_clock::time_point deadline);
+// With `credentials`, the join runs over TLS (above): a leader whose certificate does not
+// check out, or a domain that is not secured, is an error naming it.
+[[nodiscard]] std::optional<Welcome> join(
+    const std::vector<transport::NodeAddress>& contacts, const JoinRequest& request,
+    std::chrono::steady_clock::time_point deadline,
+    const std::shared_ptr<const security::Credentials>& credentials = nullptr);
 
 // The request's wire form and its parser (for tests and the fuzzer): nullopt with `error`
 // naming the line when malformed.

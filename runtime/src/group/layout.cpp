@@ -1,6 +1,8 @@
 // Per-topic subgroups (see layout.hpp).
 #include "group/layout.hpp"
 
+#include "security/permissions.hpp"
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -46,18 +48,30 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
   const auto member = [&](NodeId id) {
     return std::any_of(members.begin(), members.end(), [&](const Member& m) { return m.id == id; });
   };
+  // What the permissions let member `id` do with a topic in these partitions (LayoutSettings).
+  const auto may = [&](NodeId id, security::Action action, const std::string& topic,
+                       const std::vector<std::string>& partitions) {
+    if (!s.permissions) return true;
+    const auto m =
+        std::find_if(members.begin(), members.end(), [&](const Member& x) { return x.id == id; });
+    return m != members.end() && !m->subject.empty() &&
+           s.permissions->allows(m->subject, action, topic, partitions);
+  };
   // Per topic: each reader's node, the partition sets it matches, and whether it is passive.
   struct Reading {
     NodeId node;
     std::set<std::uint64_t> partitions;
     bool passive;
     bool keeps_all;
+    std::string topic;  // for permissions
   };
   std::map<std::uint64_t, std::vector<Reading>> readers;
   // One entry per writers' channel, in (topic, ordering, partition) order, merging repeats.
   struct Merged {
     std::set<NodeId> writers;
     std::string name;
+    std::string topic;                    // for permissions
+    std::vector<std::string> partitions;  // its writers' PARTITION names, for permissions
     std::uint32_t window = 0;
     std::uint32_t payload = 0;
     bool retained = false;
@@ -74,16 +88,22 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
   std::map<Key, Merged> channels;
   for (const auto& d : demand) {
     if (d.channel.topic == 0) continue;
+    const std::string& topic = d.topic_name.empty() ? d.name : d.topic_name;
     for (auto id : d.readers)
       if (member(id))
         readers[d.channel.topic].push_back(
             Reading{id, std::set<std::uint64_t>(d.partitions.begin(), d.partitions.end()),
-                    d.passive, d.keeps_all});
+                    d.passive, d.keeps_all, topic});
     if (d.writers.empty()) continue;
     auto& c = channels[Key{d.channel.topic, d.channel.ordering, d.channel.partition}];
     for (auto id : d.writers)
-      if (member(id)) c.writers.insert(id);
-    if (c.name.empty()) c.name = d.name;
+      if (member(id) && may(id, security::Action::publish, topic, d.partition_names))
+        c.writers.insert(id);
+    if (c.name.empty()) {
+      c.name = d.name;
+      c.topic = topic;
+      c.partitions = d.partition_names;
+    }
     c.window = std::max(c.window, d.window_size);
     c.payload = std::max(c.payload, d.max_payload);
     c.retained = c.retained || d.retained;
@@ -95,7 +115,7 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
     if (!c.retained || c.writers.empty()) continue;
     for (const auto& m : members)
       readers[std::get<0>(key)].push_back(
-          Reading{m.id, std::set<std::uint64_t>{std::get<2>(key)}, false, false});
+          Reading{m.id, std::set<std::uint64_t>{std::get<2>(key)}, false, false, c.topic});
   }
   // Each topic and ordering: its partition sets with a live writer, grouped by the readers
   // that match several (union-find over their indices), one subgroup per group with a reader.
@@ -157,8 +177,15 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
       }
       for (const auto& reader : r->second) {
         const auto& wants = reader.partitions;
-        if (std::any_of(sg.partitions.begin(), sg.partitions.end(),
-                        [&](std::uint64_t p) { return wants.contains(p); })) {
+        // A reader takes a set of this group only with a grant to subscribe to the topic in
+        // that set's partitions.
+        bool granted = false;
+        for (std::size_t i = 0; i < sets.size() && !granted; ++i) {
+          granted = root(i) == root(head) && wants.contains(sets[i].first) &&
+                    may(reader.node, security::Action::subscribe, reader.topic,
+                        sets[i].second->partitions);
+        }
+        if (granted) {
           readers_here.insert(reader.node);
           if (!reader.passive) holders_here.insert(reader.node);
           if (reader.keeps_all) keepers.insert(reader.node);

@@ -45,11 +45,16 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "group/view.hpp"
+
+namespace spindle::security {
+class Permissions;
+}
 
 namespace spindle::group {
 
@@ -72,6 +77,11 @@ struct LayoutSettings {
   // the domain file's engine.lag_bound, unless the topic's writers ask otherwise.
   std::chrono::milliseconds lag_bound{100};
   Knobs knobs;
+  // A secured domain's permissions (docs/security.md): a member whose certificate subject
+  // (Member::subject) has no grant to publish a channel's topic is none of its senders, and
+  // one with no grant to subscribe is in none of its subgroups, retained ones included; so
+  // its process never receives a byte of the topic. Null: everyone may.
+  std::shared_ptr<const security::Permissions> permissions{};
   friend bool operator==(const LayoutSettings&, const LayoutSettings&) = default;
 };
 
@@ -104,6 +114,10 @@ struct ChannelDemand {
   // (0: never demote); nullopt: the domain's setting. The subgroup takes the longest its
   // writers ask for, 0 counting as the longest.
   std::optional<std::chrono::milliseconds> lag_bound{};
+  // For a secured domain's permissions (LayoutSettings::permissions): the DCPS topic (empty:
+  // `name`) and, for writers, their publisher's PARTITION names.
+  std::string topic_name{};
+  std::vector<std::string> partition_names{};
 };
 
 // Everything the DCPS layer needs laid out, and the version of its endpoint table: every

@@ -113,7 +113,7 @@ void Membership::note_suspicion(std::size_t rank, const std::string& why) {
   if (rank < n_ && why_[rank].empty()) why_[rank] = why;
 }
 
-void Membership::add_joiner(const sst::JoinEntry& e) {
+void Membership::add_joiner(const sst::JoinEntry& e, const sst::JoinIdentity& identity) {
   std::lock_guard lock(joiners_mu_);
   // One entry per node: a joiner admitted twice (it asked again, or the view it was
   // admitted in ended as it was admitted) keeps its latest address.
@@ -121,8 +121,10 @@ void Membership::add_joiner(const sst::JoinEntry& e) {
                                  [&](const sst::JoinEntry& p) { return p.id == e.id; });
   if (same != pending_joiners_.end()) {
     *same = e;
+    pending_identities_[static_cast<std::size_t>(same - pending_joiners_.begin())] = identity;
   } else {
     pending_joiners_.push_back(e);
+    pending_identities_.push_back(identity);
   }
   joiners_waiting_.store(true, std::memory_order_release);
 }
@@ -149,6 +151,10 @@ void Membership::copy_joiners(std::size_t from) {
   const auto& l = sst_->layout();
   std::memcpy(sst_->at(l.joiners(me_)), sst_->at(l.joiners(from)),
               sizeof(sst::JoinEntry) * sst::kMaxJoins);
+  if (l.has_identities()) {
+    std::memcpy(sst_->at(l.identities(me_)), sst_->at(l.identities(from)),
+                sizeof(sst::JoinIdentity) * sst::kMaxJoins);
+  }
   set_field(kJoins, field(from, kJoins));
 }
 
@@ -441,19 +447,27 @@ void Membership::lead() {
   bool more_joiners = false;
   if (joiners_waiting_.load(std::memory_order_acquire)) {
     std::lock_guard lock(joiners_mu_);
-    auto* table = reinterpret_cast<sst::JoinEntry*>(sst_->at(sst_->layout().joiners(me_)));
+    const auto& l = sst_->layout();
+    auto* table = reinterpret_cast<sst::JoinEntry*>(sst_->at(l.joiners(me_)));
+    auto* identities = l.has_identities()
+                           ? reinterpret_cast<sst::JoinIdentity*>(sst_->at(l.identities(me_)))
+                           : nullptr;
     std::uint64_t count = field(me_, kJoins);
     std::size_t taken = 0;
-    for (const auto& j : pending_joiners_) {
+    for (std::size_t i = 0; i < pending_joiners_.size(); ++i) {
+      const auto& j = pending_joiners_[i];
       if (count == sst::kMaxJoins) break;  // the rest waits for the next view change
       ++taken;
       if (std::any_of(table, table + count, [&](const sst::JoinEntry& t) { return t.id == j.id; }))
         continue;  // proposed already: a node joins once
+      if (identities != nullptr) identities[count] = pending_identities_[i];
       table[count++] = j;
       more_joiners = true;
     }
     pending_joiners_.erase(pending_joiners_.begin(),
                            pending_joiners_.begin() + static_cast<std::ptrdiff_t>(taken));
+    pending_identities_.erase(pending_identities_.begin(),
+                              pending_identities_.begin() + static_cast<std::ptrdiff_t>(taken));
     set_field(kJoins, count);
     joiners_waiting_.store(!pending_joiners_.empty(), std::memory_order_release);
   }
@@ -540,9 +554,14 @@ void Membership::finish() {
   d.leaving = leaving_mask() & removed;
   for (std::size_t s = 0; s < subgroups_; ++s)
     d.trims.push_back(trim(me_, s));
-  const auto* table =
-      reinterpret_cast<const sst::JoinEntry*>(sst_->at(sst_->layout().joiners(me_)));
-  d.joined.assign(table, table + std::min<std::uint64_t>(field(me_, kJoins), sst::kMaxJoins));
+  const auto& l = sst_->layout();
+  const auto* table = reinterpret_cast<const sst::JoinEntry*>(sst_->at(l.joiners(me_)));
+  const auto joins = std::min<std::uint64_t>(field(me_, kJoins), sst::kMaxJoins);
+  d.joined.assign(table, table + joins);
+  if (l.has_identities()) {
+    const auto* ids = reinterpret_cast<const sst::JoinIdentity*>(sst_->at(l.identities(me_)));
+    d.identities.assign(ids, ids + joins);
+  }
   if (callbacks_.decided) callbacks_.decided(d);
 }
 

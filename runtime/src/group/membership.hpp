@@ -84,6 +84,9 @@ struct ViewDecision {
   std::uint64_t leaving = 0;           // of those, the ones that left on purpose
   std::vector<std::int64_t> trims;     // per subgroup: delivered up to this seq (atomic)
   std::vector<sst::JoinEntry> joined;  // participants the next view adds, in rank order
+  // Their certificate identities, in a secured view (sst::SstLayout::has_identities());
+  // empty otherwise.
+  std::vector<sst::JoinIdentity> identities;
 };
 
 class Membership {
@@ -130,7 +133,7 @@ class Membership {
   }
   // A participant asks to join (the leader's join listener; any thread): the next
   // proposal this member makes as leader adds it.
-  void add_joiner(const sst::JoinEntry& e);
+  void add_joiner(const sst::JoinEntry& e, const sst::JoinIdentity& identity = {});
   // True once every other member not suspected holds a proposal that removes us (or the
   // change that removes us is decided): it will go on without us and count no failure
   // (any thread).
@@ -192,6 +195,7 @@ class Membership {
 
   std::mutex joiners_mu_;  // a leaf
   std::vector<sst::JoinEntry> pending_joiners_;
+  std::vector<sst::JoinIdentity> pending_identities_;  // one per pending joiner
   std::atomic<bool> joiners_waiting_{false};
   std::atomic<bool> leave_{false};
   std::atomic<bool> relayout_{false};

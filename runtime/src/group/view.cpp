@@ -4,6 +4,7 @@
 #include "group/view.hpp"
 
 #include "core/yaml_reader.hpp"
+#include "core/yaml_schema.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -91,7 +92,8 @@ View parse(std::string_view yaml, std::string_view source) {
   for (std::size_t i = 0; i < members.size(); ++i) {
     const std::string key = "members[" + std::to_string(i) + "]";
     const auto m = members[i];
-    r.expect_map(m, key, {"id", "host", "port", "pid", "host_id", "joining", "nonce"});
+    r.expect_map(m, key,
+                 {"id", "host", "port", "pid", "host_id", "joining", "nonce", "subject", "serial"});
     if (!m["id"]) r.fail(m, key + ".id", "missing");
     Member mem;
     mem.id = r.integer<NodeId>(m["id"], key + ".id", 0, std::numeric_limits<NodeId>::max());
@@ -107,6 +109,8 @@ View parse(std::string_view yaml, std::string_view source) {
     }
     if (auto j = m["joining"]) mem.joining = r.integer<int>(j, key + ".joining", 0, 1) != 0;
     if (auto n = m["nonce"]) mem.nonce = u64(r, n, key + ".nonce");
+    if (auto n = m["subject"]) mem.subject = r.text(n, key + ".subject");
+    if (auto n = m["serial"]) mem.serial = r.text(n, key + ".serial");
     g.members.push_back(std::move(mem));
   }
 
@@ -296,6 +300,8 @@ std::string to_yaml(const View& g) {
     if (m.host_id != 0) os << ", host_id: " << m.host_id;
     if (m.joining) os << ", joining: 1";
     if (m.nonce != 0) os << ", nonce: " << m.nonce;
+    if (!m.subject.empty()) os << ", subject: " << core::yaml_quoted(m.subject);
+    if (!m.serial.empty()) os << ", serial: " << core::yaml_quoted(m.serial);
     os << "}\n";
   }
   os << "subgroups:\n";

@@ -10,6 +10,7 @@
 // and the key ("group.yaml:12: subgroups[0].window_size: must be in 1..65536").
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -50,6 +51,12 @@ struct Member {
   // its transport proves it is that joiner (the tcp HELLO carries it). 0: none (a member
   // listed in a domain file).
   std::uint64_t nonce = 0;
+  // In a secured domain (docs/security.md): the subject (RFC 4514, canonical) and serial
+  // (hex) of the certificate the member proved at join, or the subject its domain-file
+  // entry names. Its streams are authenticated to the subject, the permissions are granted
+  // to it, and a revocation list naming the serial removes it. Empty: not secured.
+  std::string subject{};
+  std::string serial{};
   friend bool operator==(const Member&, const Member&) = default;
 };
 
@@ -111,6 +118,11 @@ struct View {
   // same host: two participants of one program). A member whose process is unknown (pid 0:
   // listed in a domain file, or simulated) shares it with nobody else.
   [[nodiscard]] bool same_process(NodeId a, NodeId b) const noexcept;
+  // A secured domain's view: its members carry certificate subjects (docs/security.md).
+  [[nodiscard]] bool secured() const noexcept {
+    return std::any_of(members.begin(), members.end(),
+                       [](const Member& m) { return !m.subject.empty(); });
+  }
   friend bool operator==(const View&, const View&) = default;
 };
 

@@ -19,6 +19,7 @@
 //   |   | committed                                                  |
 //   | trims[subgroups]: i64 each, padded to a line (view change)     |  -> all members
 //   | joiners[kMaxJoins]: JoinEntry, 32 B each (view change)         |  -> all members
+//   | identities[kMaxJoins]: JoinIdentity, 256 B each (secured only) |  -> all members
 //   +---------------------------------------------------------------+
 //   | for each subgroup s that m belongs to, in subgroup order:      |
 //   |   counters  atomic:    CountersRow {received_num, delivered_num,|  -> members of s
@@ -95,6 +96,16 @@ struct JoinEntry {
 static_assert(sizeof(JoinEntry) == 32);
 inline constexpr std::size_t kMaxJoins = 8;  // per view change
 
+// In a secured domain (group::View::secured()) the joiner table is followed by each joiner's
+// certificate identity, as the leader's join port authenticated it (docs/security.md): the
+// view records it, streams are authenticated to it, permissions are granted to it.
+// NUL-padded text; a subject that does not fit is refused at the join port.
+struct JoinIdentity {
+  char subject[224];  // canonical RFC 4514
+  char serial[32];    // hex
+};
+static_assert(sizeof(JoinIdentity) == 256);
+
 struct alignas(kLine) CountersRow {
   std::int64_t received_num;   // highest global seq with every lower seq received; -1 none
   std::int64_t delivered_num;  // highest global seq delivered; -1 none
@@ -158,9 +169,15 @@ class SstLayout {
   }
   // The joiner table follows the trims.
   [[nodiscard]] std::size_t joiners(std::size_t rank) const {
-    return membership(rank) + membership_len_ - sizeof(JoinEntry) * kMaxJoins;
+    return membership(rank) + joiners_at_;
   }
-  // Bytes of the membership part: MembershipRow, the trims and the joiner table.
+  // The joiners' identities follow the joiner table, in a secured view only.
+  [[nodiscard]] bool has_identities() const noexcept { return identities_; }
+  [[nodiscard]] std::size_t identities(std::size_t rank) const {
+    return joiners(rank) + sizeof(JoinEntry) * kMaxJoins;
+  }
+  // Bytes of the membership part: MembershipRow, the trims, the joiner table and (secured)
+  // the identities.
   [[nodiscard]] std::size_t membership_len() const noexcept { return membership_len_; }
   [[nodiscard]] const SubgroupColumns& columns(std::size_t rank, std::size_t subgroup) const {
     return columns_[rank * subgroups_ + subgroup];
@@ -180,6 +197,8 @@ class SstLayout {
   std::vector<std::size_t> stride_;
   std::size_t region_size_ = 0;
   std::size_t membership_len_ = 0;
+  std::size_t joiners_at_ = 0;  // from the start of the membership part
+  bool identities_ = false;
 };
 
 }  // namespace spindle::sst

@@ -11,9 +11,10 @@ SstLayout::SstLayout(const group::View& g) : subgroups_(g.subgroups.size()) {
   columns_.resize(n * subgroups_);
   for (const auto& s : g.subgroups)
     stride_.push_back(stride_for(s.max_payload));
-  membership_len_ = sizeof(MembershipRow) +
-                    round_up(sizeof(std::int64_t) * g.subgroups.size(), kLine) +
-                    sizeof(JoinEntry) * kMaxJoins;
+  joiners_at_ = sizeof(MembershipRow) + round_up(sizeof(std::int64_t) * g.subgroups.size(), kLine);
+  identities_ = g.secured();
+  membership_len_ = joiners_at_ + sizeof(JoinEntry) * kMaxJoins +
+                    (identities_ ? sizeof(JoinIdentity) * kMaxJoins : 0);
   std::size_t off = 0;
   for (std::size_t r = 0; r < n; ++r) {
     const NodeId id = g.members[r].id;
@@ -98,7 +99,8 @@ transport::Status Sst::connect(std::chrono::milliseconds timeout) {
     // the whole connect timeout (docs/membership.md, "Joining").
     members.push_back(transport::NodeAddress{
         m.id, m.host, m.port,
-        m.joining ? 2 * group_.knobs.suspicion_timeout : std::chrono::milliseconds{0}, m.nonce});
+        m.joining ? 2 * group_.knobs.suspicion_timeout : std::chrono::milliseconds{0}, m.nonce,
+        m.subject});
   }
   const auto st = transport_->connect(members, group_.epoch, timeout);
   connecting_.assign(rows(), 0);

@@ -57,6 +57,9 @@ SPINDLE_DDS_ERROR(UnsupportedError, std::logic_error);
 SPINDLE_DDS_ERROR(NullReferenceError, std::runtime_error);
 // Data that cannot be handled (e.g. a sample that does not serialize).
 SPINDLE_DDS_ERROR(InvalidDataError, std::logic_error);
+// The domain's permissions do not let this participant do it (a writer or reader of a topic
+// it has no grant for: docs/security.md).
+SPINDLE_DDS_ERROR(NotAllowedBySecurityError, std::logic_error);
 
 #undef SPINDLE_DDS_ERROR
 

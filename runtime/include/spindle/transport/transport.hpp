@@ -78,6 +78,10 @@ struct NodeAddress {
   // joined; a stream that claims the member without it is not bound to it. A member finds
   // its own in its entry. 0: none (members listed in a domain file).
   std::uint64_t nonce = 0;
+  // In a secured domain (docs/security.md): the certificate subject (RFC 4514, canonical) the
+  // view records for the member; a transport that authenticates its streams (tcp) binds a
+  // stream to the member only if the peer's certificate has this subject. Empty: none.
+  std::string subject{};
 };
 
 // "host:port", as errors and logs name an address.

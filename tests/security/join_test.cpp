@@ -1,0 +1,169 @@
+// Joining a secured domain (docs/security.md) as applications do, through the standard API:
+// participants of this process, each with its own domain file and certificate. The writer
+// founds the domain; a reader of the CA joins and takes the stream; a certificate of another
+// CA, a participant with no security section, one with other permissions, one the CA revoked
+// and a secured participant facing an unsecured domain are each refused with their reason,
+// and the stream goes on.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <dds/dds.hpp>
+
+#include "ShapeType.hpp"
+#include "pki.hpp"
+#include "psm_test_support.hpp"
+#include "security/permissions.hpp"
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+using spindle::test::Pki;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Setup {
+  fs::path dir = fs::temp_directory_path() /
+                 ("spindle-secure-join-" + std::to_string(::getpid()) + "-" +
+                  std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+  Pki pki{dir};
+  std::uint16_t port = 0;
+  Setup() {
+    const char* p = std::getenv("SPINDLE_TEST_JOIN_PORT");
+    port = static_cast<std::uint16_t>(p != nullptr ? std::atoi(p) : 27410);
+    pki.make_ca("ca");
+    pki.make_ca("rogue");
+    pki.issue("ca", "CN=writer", "writer");
+    pki.issue("ca", "CN=reader", "reader");
+    pki.issue("ca", "CN=outsider", "outsider");
+    revoked_serial = pki.issue("ca", "CN=revoked", "revoked");
+    pki.issue("rogue", "CN=reader", "impostor");
+    pki.revoke("ca", {revoked_serial});
+    std::ofstream(dir / "perms.yaml") << spindle::test::kIssuePermissions;
+    std::ofstream(dir / "other-perms.yaml")
+        << spindle::test::kIssuePermissions << "  - {subject: \"*\", subscribe: [Weather]}\n";
+  }
+  ~Setup() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  std::string revoked_serial;
+
+  // A domain file for `who`; with `ca` empty, no security section.
+  std::string file(const std::string& who, const std::string& ca, const std::string& perms,
+                   std::uint16_t join_port, bool crl = false) const {
+    std::string y = "version: 1\ntransport: tcp\njoin_port: " + std::to_string(join_port) +
+                    "\nnode: {host: 127.0.0.1}\ndiscovery: {multicast: {mode: off}}\n"
+                    "engine: {connect_timeout: 3s}\n";
+    if (!ca.empty()) y += spindle::test::security_yaml(pki, ca, who, dir / perms, crl);
+    const auto path = dir / (who + "-" + std::to_string(join_port) + ".yaml");
+    std::ofstream(path) << y;
+    return path.string();
+  }
+};
+
+// A participant made under domain file `path`.
+dds::domain::DomainParticipant participant(const std::string& path) {
+  ::setenv("SPINDLE_CONFIG", path.c_str(), 1);
+  dds::domain::DomainParticipant p(dds::domain::default_id());
+  ::unsetenv("SPINDLE_CONFIG");
+  return p;
+}
+
+std::string refusal(const std::string& path) {
+  try {
+    auto p = participant(path);
+    p.close();
+  } catch (const dds::core::Exception& e) {
+    ::unsetenv("SPINDLE_CONFIG");
+    return e.what();
+  }
+  return "(admitted)";
+}
+
+}  // namespace
+
+TEST_CASE("a secured domain admits its CA's participants and refuses the rest", "[join]") {
+  Setup s;
+  auto writer = participant(s.file("writer", "ca", "perms.yaml", s.port, true));
+  auto reader = participant(s.file("reader", "ca", "perms.yaml", s.port));
+  dds::topic::Topic<ShapeType> wt(writer, "Secret");
+  dds::topic::Topic<ShapeType> rt(reader, "Secret");
+  dds::pub::qos::DataWriterQos wq;
+  wq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  dds::sub::qos::DataReaderQos rq;
+  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  dds::pub::DataWriter<ShapeType> w(dds::pub::Publisher(writer), wt, wq);
+  dds::sub::DataReader<ShapeType> r(dds::sub::Subscriber(reader), rt, rq);
+  REQUIRE(
+      psm_test::eventually([&] { return w.publication_matched_status().current_count() == 1; }));
+
+  int taken = 0;
+  int written = 0;
+  auto stream = [&](int n) {
+    for (int i = 0; i < n; ++i)
+      w.write(ShapeType("RED", written++, 0, 5));
+    REQUIRE(psm_test::eventually([&] {
+      taken += static_cast<int>(r.take().length());
+      return taken == written;
+    }));
+  };
+  stream(20);
+
+  // Endpoints without a grant: NotAllowedBySecurityError, naming the topic and the rule.
+  try {
+    dds::pub::DataWriter<ShapeType> no(dds::pub::Publisher(reader), rt, wq);
+    FAIL("the reader wrote Secret");
+  } catch (const dds::core::NotAllowedBySecurityError& e) {
+    CHECK_THAT(e.what(), Contains("DataWriter: topic 'Secret': CN=reader may not publish it") &&
+                             Contains("default: deny"));
+  }
+  try {
+    dds::sub::DataReader<ShapeType> no(dds::sub::Subscriber(writer), wt, rq);
+    FAIL("the writer read Secret");
+  } catch (const dds::core::NotAllowedBySecurityError& e) {
+    CHECK_THAT(e.what(), Contains("DataReader: topic 'Secret': CN=writer may not subscribe"));
+  }
+  stream(5);
+
+  // Another CA's certificate with a granted subject: the leader is no member of its domain.
+  CHECK_THAT(refusal(s.file("impostor", "rogue", "perms.yaml", s.port)),
+             Contains("the leader's certificate CN=writer (issuer CN=ca) does not check "
+                      "out") &&
+                 Contains("not issued by this domain's CA"));
+  stream(5);
+  // No security section.
+  CHECK_THAT(refusal(s.file("plain", "", "", s.port)),
+             Contains("this domain is secured: a participant needs a security section"));
+  stream(5);
+  // Another permissions document: both digests named.
+  const std::string mine = spindle::security::sha256_hex(spindle::test::kIssuePermissions);
+  CHECK_THAT(refusal(s.file("outsider", "ca", "other-perms.yaml", s.port)),
+             Contains("security.permissions: node") && Contains(", this domain " + mine));
+  stream(5);
+  // Revoked by the CA: the leader's list names it (the joiner's own file has no list).
+  CHECK_THAT(refusal(s.file("revoked", "ca", "perms.yaml", s.port)),
+             Contains("certificate CN=revoked (issuer CN=ca): certificate revoked"));
+  stream(5);
+
+  // A secured participant facing an unsecured domain refuses it.
+  const auto other = static_cast<std::uint16_t>(s.port + 1000);
+  auto plain = participant(s.file("plain", "", "", other));
+  CHECK_THAT(refusal(s.file("reader", "ca", "perms.yaml", other)),
+             Contains("is not secured") && Contains("does not join an unsecured domain"));
+  plain.close();
+  stream(5);
+  CHECK(taken == 50);
+  r.close();
+  w.close();
+  reader.close();
+  writer.close();
+}
