@@ -111,6 +111,7 @@ transport::TcpConfig tcp_config(const DomainConfig& c, const Secured& sec) {
   t.suspicion_timeout = ms(c.engine.suspicion_timeout);
   t.domain_id = c.domain_id;
   t.must_agree = must_agree(c, sec);
+  t.security = sec.credentials;  // null: streams in clear
   return t;
 }
 

@@ -12,6 +12,12 @@
 // Hostile or broken strangers: an accepted stream holds a small buffer until a valid HELLO
 // binds it to a member, and is closed if none came within hello_timeout. The acceptor backs
 // off briefly and keeps accepting when descriptors run out (EMFILE, ENFILE).
+//
+// Secured streams (TcpConfig::security, secure_stream.hpp): a stream first runs a TLS 1.3
+// handshake in handshake units, written by the I/O thread alone (Conn::hs_out); then the
+// dialer sends its HELLO. Frames queue in clear in Peer::pending as before and are sealed
+// into Peer::wire under the peer's mutex just before they go to the socket, by whichever
+// thread sends them; the I/O thread opens records into the decoder's buffer.
 // Boost 1.74's C++20 coroutine support uses std::exchange without including <utility>.
 #include <utility>
 
@@ -43,6 +49,8 @@
 #include <spindle/transport/tcp.hpp>
 
 #include "frame.hpp"
+#include "secure_stream.hpp"
+#include "security/credentials.hpp"
 #include "transport/aligned_buffer.hpp"
 #include "transport/event_queue.hpp"
 #include "transport/write_grants.hpp"
@@ -70,8 +78,12 @@ class tcp_detail::Impl {
     std::mutex mu;
     // Guarded by mu.
     std::vector<std::byte> pending;  // frames waiting for the I/O thread
-    bool writing = false;            // the I/O thread owns the write loop
-    bool blocked = false;            // a caller saw retry: ring the doorbell on drain
+    // Secured streams: seals pending into wire, the sealed bytes not yet sent.
+    std::unique_ptr<tcp_secure::Sealer> seal;
+    std::vector<std::byte> wire;
+    [[nodiscard]] std::size_t queued() const noexcept { return pending.size() + wire.size(); }
+    bool writing = false;  // the I/O thread owns the write loop
+    bool blocked = false;  // a caller saw retry: ring the doorbell on drain
     bool established = false;
     bool suspected = false;
     bool closing = false;          // GOODBYE queued; close once flushed
@@ -115,6 +127,21 @@ class tcp_detail::Impl {
     std::uint64_t pending_block_imm = 0;
     std::uint32_t pending_block_len = 0;
     Posted pending_block_target{};
+    // Secured streams only (secure != false): the bytes read from the socket, the handshake
+    // while it runs and what it sends, and the keys after it (seal moves to the Peer when
+    // the stream is bound). I/O thread only.
+    bool secure = false;
+    std::vector<std::byte> net;
+    std::size_t nstart = 0, nend = 0;
+    std::unique_ptr<tcp_secure::Handshake> tls;
+    std::size_t hs_received = 0;
+    std::vector<std::byte> hs_out, hs_inflight;
+    bool hs_writing = false;
+    bool hs_done = false;
+    bool hello_due = false;  // dialer: HELLO goes once the handshake's last bytes are out
+    std::string subject;     // the peer certificate's, once the handshake checked it
+    std::unique_ptr<tcp_secure::Sealer> seal;
+    std::unique_ptr<tcp_secure::Opener> open;
 
     std::span<std::byte> region(RegionId id) override {
       if (!peer) return {};
@@ -341,7 +368,7 @@ class tcp_detail::Impl {
       bool flushed = true;
       for (auto& [id, p] : peers) {
         std::lock_guard pl(p->mu);
-        if (p->closing && (p->writing || !p->pending.empty())) flushed = false;
+        if (p->closing && (p->writing || p->queued() != 0)) flushed = false;
       }
       if (flushed) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -411,7 +438,7 @@ class tcp_detail::Impl {
         break;
       }
       const std::size_t frame = tcp_frames::kHeaderSize + op.length;
-      if (!p->pending.empty() && p->pending.size() + frame > cfg_.max_queued_bytes) {
+      if (p->queued() != 0 && p->queued() + frame > cfg_.max_queued_bytes) {
         p->blocked = true;
         res.status = Status::retry;
         break;
@@ -438,7 +465,7 @@ class tcp_detail::Impl {
       if (p->suspected || p->closing) return Status::peer_suspected;
       if (!p->established) return p->background ? Status::retry : Status::peer_suspected;
       const std::size_t frame = tcp_frames::kHeaderSize + length;
-      if (!p->pending.empty() && p->pending.size() + frame > cfg_.max_queued_bytes) {
+      if (p->queued() != 0 && p->queued() + frame > cfg_.max_queued_bytes) {
         p->blocked = true;
         return Status::retry;
       }
@@ -592,18 +619,29 @@ class tcp_detail::Impl {
     p->burst = (now - p->last_post > kBurstGap ? 0 : p->burst) + frames;
     p->last_post = now;
     if (!p->writing && p->fd >= 0 && p->burst <= kDirectFrames) {
-      const ssize_t n =
-          ::send(p->fd, p->pending.data(), p->pending.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (n > 0) p->pending.erase(p->pending.begin(), p->pending.begin() + n);
-      if (p->pending.empty()) return;
+      auto& out = outgoing_locked(*p);
+      const ssize_t n = ::send(p->fd, out.data(), out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n > 0) out.erase(out.begin(), out.begin() + n);
+      if (p->queued() == 0) return;
       // Partial, would block, or failed: the I/O thread carries on and reports errors.
     }
     start_locked(p);
   }
 
+  // Caller holds p.mu: the bytes that go to the socket next. On a secured stream the frames
+  // queued in clear are sealed here, so records leave in the order they were sealed.
+  static std::vector<std::byte>& outgoing_locked(Peer& p) {
+    if (!p.seal) return p.pending;
+    if (!p.pending.empty()) {
+      p.seal->seal(p.pending, p.wire);
+      p.pending.clear();
+    }
+    return p.wire;
+  }
+
   void kick(const std::shared_ptr<Peer>& p) {
     std::lock_guard pl(p->mu);
-    if (!p->pending.empty()) start_locked(p);
+    if (p->queued() != 0) start_locked(p);
   }
 
   void write_more(const std::shared_ptr<Peer>& p) {
@@ -612,19 +650,23 @@ class tcp_detail::Impl {
     {
       std::lock_guard pl(p->mu);
       c = p->conn.lock();
-      if (!c || c->closed || p->pending.empty()) {
+      auto& out = outgoing_locked(*p);
+      if (!c || c->closed || out.empty()) {
         p->writing = false;
         // Disconnecting from a stream that is gone already: its GOODBYE can never go, and
         // disconnect() must not linger for it (the peer is installing the next view too).
-        if (p->closing && (!c || c->closed)) p->pending.clear();
-        if (c && p->closing && p->pending.empty()) {
+        if (p->closing && (!c || c->closed)) {
+          p->pending.clear();
+          p->wire.clear();
+        }
+        if (c && p->closing && p->queued() == 0) {
           boost::system::error_code ec;
           c->sock.shutdown(tcp::socket::shutdown_send, ec);
         }
         return;
       }
       c->inflight.clear();
-      std::swap(c->inflight, p->pending);
+      std::swap(c->inflight, out);
       wake = std::exchange(p->blocked, false);
     }
     if (wake) doorbell_.ring();  // back-pressure eased
@@ -638,7 +680,10 @@ class tcp_detail::Impl {
             }
             std::lock_guard pl(p->mu);
             p->writing = false;
-            if (p->closing) p->pending.clear();
+            if (p->closing) {
+              p->pending.clear();
+              p->wire.clear();
+            }
             return;
           }
           write_more(p);
@@ -669,6 +714,10 @@ class tcp_detail::Impl {
       s.set_option(tcp::no_delay(true), ignored);
       auto c = std::make_shared<Conn>(*this, std::move(s));
       conns_.insert(c);
+      if (cfg_.security) {
+        c->secure = true;
+        start_tls(c);
+      }
       read(c);
       accept();
     });
@@ -792,6 +841,7 @@ class tcp_detail::Impl {
     const auto addr = *p->ip;
     auto c = std::make_shared<Conn>(*this, tcp::socket(io_));
     c->active = true;
+    c->secure = cfg_.security != nullptr;
     c->sock.async_connect(
         tcp::endpoint(addr, p->addr.port),
         [this, p, c, deadline](const boost::system::error_code& err) {
@@ -811,6 +861,16 @@ class tcp_detail::Impl {
           c->sock.set_option(tcp::no_delay(true), ignored);
           conns_.insert(c);
           c->peer = p;
+          if (c->secure) {
+            // Direct sends (p->fd) and our HELLO wait for the handshake (send_first_hello).
+            {
+              std::lock_guard pl(p->mu);
+              p->conn = c;
+            }
+            start_tls(c);
+            read(c);
+            return;
+          }
           {
             std::lock_guard pl(p->mu);
             p->conn = c;
@@ -843,11 +903,31 @@ class tcp_detail::Impl {
       close(c);
       return;
     }
+    // Secured: the member's certificate, not merely one of the CA's. A stream that claims it
+    // with another subject is never bound; if the member itself never comes, connect()
+    // names both subjects instead of a timeout.
+    if (c->secure) {
+      const std::string want = security::canonical_subject(p->addr.subject);
+      if (c->subject != want) {
+        ++strangers_refused_;
+        if (refused_hellos_.size() >= kMaxRefusedHellos) refused_hellos_.clear();
+        refused_hellos_[c->hello.node] = "a stream presenting certificate subject " + c->subject +
+                                         " claimed it, where the view has " +
+                                         (want.empty() ? "no subject" : want);
+        close(c);
+        return;
+      }
+    }
     if (auto why = mismatch(c->hello); !why.empty()) {
       // Answer with our HELLO first (a few hundred bytes into an idle socket: one
       // non-blocking send) so the dialer can name the difference too; then refuse.
       std::vector<std::byte> ours;
       tcp_frames::encode_hello(ours, my_hello(epoch_));
+      if (c->seal) {
+        std::vector<std::byte> sealed;
+        c->seal->seal(ours, sealed);
+        ours.swap(sealed);
+      }
       (void)::send(c->sock.native_handle(), ours.data(), ours.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
       raise(p, SuspicionReason::mismatch, why);
       close(c);
@@ -862,6 +942,7 @@ class tcp_detail::Impl {
       c->peer = p;
       p->conn = c;
       p->fd = c->sock.native_handle();
+      if (c->seal) p->seal = std::move(c->seal);
       for (auto& r : c->hello.regions)
         p->remote[r.id] = r;
       tcp_frames::encode_hello(p->pending, my_hello(epoch_));
@@ -873,42 +954,228 @@ class tcp_detail::Impl {
     cv_.notify_all();
   }
 
+  // ------------------------------------------------------------------ secured streams
+  // (I/O thread; secure_stream.hpp has the layout.)
+
+  // A secured stream starts its handshake: the dialer (TLS client) speaks first.
+  void start_tls(const std::shared_ptr<Conn>& c) {
+    c->net.resize(kHandshakeBuffer);
+    c->tls = std::make_unique<tcp_secure::Handshake>(*cfg_.security, c->active);
+    if (c->active && c->tls->step({}, c->hs_out) == tcp_secure::Handshake::Step::failed) {
+      (void)secure_fail(c, SuspicionReason::malformed_frame, c->tls->error());
+      return;
+    }
+    hs_flush(c);
+  }
+
+  // Runs the handshake on its units and opens records into rbuf for the decoder, as far as
+  // the bytes read and rbuf's room allow (one record's plaintext fits when the decoder has
+  // emptied rbuf). False: the stream was closed.
+  bool unseal(const std::shared_ptr<Conn>& c) {
+    for (;;) {
+      const std::size_t avail = c->nend - c->nstart;
+      if (avail < tcp_secure::kUnitHeader) return true;
+      const std::byte* at = c->net.data() + c->nstart;
+      const auto unit = tcp_secure::parse_unit(at);
+      if (unit.handshake) {
+        if (c->hs_done)
+          return secure_fail(c, SuspicionReason::malformed_frame,
+                             "handshake bytes after the handshake");
+        if (unit.length == 0 || c->hs_received + unit.length > tcp_secure::kMaxHandshakeBytes) {
+          return secure_fail(c, SuspicionReason::malformed_frame,
+                             "TLS handshake of more than 64 KiB (or an empty unit)");
+        }
+        if (avail < unit.wire()) return true;
+        c->hs_received += unit.length;
+        const auto step = c->tls->step({at + tcp_secure::kUnitHeader, unit.length}, c->hs_out);
+        c->nstart += unit.wire();
+        if (step == tcp_secure::Handshake::Step::failed)
+          return secure_fail(c, SuspicionReason::malformed_frame, c->tls->error());
+        if (step == tcp_secure::Handshake::Step::done && !handshake_done(c)) return false;
+        hs_flush(c);
+        continue;
+      }
+      if (!c->hs_done) {
+        return secure_fail(c, SuspicionReason::malformed_frame,
+                           "a sealed record before the TLS handshake finished");
+      }
+      if (unit.length == 0 || unit.length > tcp_secure::kMaxRecord) {
+        return secure_fail(
+            c, SuspicionReason::malformed_frame,
+            "a sealed record of " + std::to_string(unit.length) + " bytes (1 to 1048576)");
+      }
+      if (avail < unit.wire()) return true;
+      if (c->rstart == c->rend) c->rstart = c->rend = 0;
+      if (c->rbuf.size() - c->rend < unit.length && c->rstart > 0) {
+        std::memmove(c->rbuf.data(), c->rbuf.data() + c->rstart, c->rend - c->rstart);
+        c->rend -= c->rstart;
+        c->rstart = 0;
+      }
+      if (c->rbuf.size() - c->rend < unit.length) {
+        if (c->rend > 0) return true;  // the decoder holds plaintext yet (paused at a block)
+        c->rbuf.resize(unit.length);
+      }
+      if (!c->open->open({at, unit.wire()}, c->rbuf.data() + c->rend)) {
+        return secure_fail(c, SuspicionReason::malformed_frame,
+                           "sealed record " + std::to_string(c->open->records()) +
+                               " does not authenticate (altered or forged)");
+      }
+      c->rend += unit.length;
+      c->nstart += unit.wire();
+    }
+  }
+
+  // The handshake finished: judge the peer's certificate, take the keys, free the TLS
+  // session. The dialer also checks that the certificate is the member's it dialed (the
+  // listener checks at the HELLO, in bind_passive()). False: the stream was closed.
+  bool handshake_done(const std::shared_ptr<Conn>& c) {
+    const auto id = c->tls->identify();
+    auto keys = c->tls->keys();
+    const std::string error = c->tls->error();
+    c->tls.reset();
+    c->hs_done = true;
+    if (!keys.seal) return secure_fail(c, SuspicionReason::malformed_frame, error);
+    if (!id.valid()) {
+      return secure_fail(c, SuspicionReason::mismatch,
+                         "certificate " + id.subject + " (issuer " + id.issuer +
+                             ") does not check out: " + id.refusal);
+    }
+    c->subject = id.subject;
+    c->seal = std::move(keys.seal);
+    c->open = std::move(keys.open);
+    if (c->active) {
+      const std::string want = security::canonical_subject(c->peer->addr.subject);
+      if (id.subject != want) {
+        return secure_fail(c, SuspicionReason::malformed_frame,
+                           "presents certificate subject " + id.subject + " where the view has " +
+                               (want.empty() ? "no subject" : want));
+      }
+      c->hello_due = true;
+    }
+    return true;
+  }
+
+  // Closes a secured stream that failed; suspects its member if it has one (the dialed
+  // member, or the one it was bound to), else counts a stranger. Returns false.
+  bool secure_fail(const std::shared_ptr<Conn>& c, SuspicionReason reason,
+                   const std::string& detail) {
+    if (c->peer) {
+      raise(c->peer, reason,
+            "node " + std::to_string(c->peer->addr.id) + " at " + address_of(c->peer->addr) + ": " +
+                detail);
+    } else {
+      ++strangers_refused_;
+    }
+    close(c);
+    return false;
+  }
+
+  // Writes the handshake's units, one batch at a time; then, on the dialer, the HELLO.
+  void hs_flush(const std::shared_ptr<Conn>& c) {
+    if (c->closed || c->hs_writing) return;
+    if (c->hs_out.empty()) {
+      if (c->hello_due) send_first_hello(c);
+      return;
+    }
+    c->hs_writing = true;
+    c->hs_inflight.clear();
+    std::swap(c->hs_inflight, c->hs_out);
+    asio::async_write(c->sock, asio::buffer(c->hs_inflight),
+                      [this, c](const boost::system::error_code& ec, std::size_t) {
+                        c->hs_writing = false;
+                        if (c->closed) return;
+                        if (ec) {
+                          (void)secure_fail(c, SuspicionReason::connection_lost,
+                                            "TLS handshake send failed: " + ec.message());
+                          return;
+                        }
+                        hs_flush(c);
+                      });
+  }
+
+  // The dialer's handshake is done and its last bytes are out: from now on the peer's
+  // queue carries the stream (sealed), starting with our HELLO.
+  void send_first_hello(const std::shared_ptr<Conn>& c) {
+    c->hello_due = false;
+    const auto& p = c->peer;
+    std::lock_guard pl(p->mu);
+    if (p->suspected || p->retired) return;
+    p->fd = c->sock.native_handle();
+    p->seal = std::move(c->seal);
+    tcp_frames::encode_hello(p->pending, my_hello(p->epoch));
+    start_locked(p);
+  }
+
   void read(const std::shared_ptr<Conn>& c) {
     if (c->closed || c->paused) return;
     if (c->rstart == c->rend) c->rstart = c->rend = 0;
     // Bound to a member: now the stream gets its full buffer (no read is in flight here).
     if (c->peer && c->rbuf.size() < cfg_.read_buffer) c->rbuf.resize(cfg_.read_buffer);
-    c->sock.async_read_some(
-        asio::buffer(c->rbuf.data() + c->rend, c->rbuf.size() - c->rend),
-        [this, c](const boost::system::error_code& ec, std::size_t n) {
-          if (c->closed) return;
-          if (ec) {
-            const bool truncated = c->dec.mid_frame();
-            if (c->peer) {
-              if (c->goodbye) {
-                raise(c->peer, SuspicionReason::peer_left,
-                      "node " + std::to_string(c->peer->addr.id) + " disconnected");
-              } else if (truncated) {
-                raise(c->peer, SuspicionReason::truncated_frame,
-                      "stream from node " + std::to_string(c->peer->addr.id) +
-                          " ended inside a frame");
-              } else {
-                raise(c->peer, SuspicionReason::connection_lost,
-                      "stream from node " + std::to_string(c->peer->addr.id) +
-                          " closed: " + ec.message());
-              }
-            }
-            close(c);
-            return;
+    asio::mutable_buffer into(c->rbuf.data() + c->rend, c->rbuf.size() - c->rend);
+    if (c->secure) {
+      // Sealed bytes go to net; unseal() opens them into rbuf. net holds at least the unit
+      // that has begun (a record: at most 1 MiB + 20; a handshake unit: 64 KiB + 4).
+      if (c->nstart == c->nend) {
+        c->nstart = c->nend = 0;
+      } else if (c->nstart > 0) {
+        std::memmove(c->net.data(), c->net.data() + c->nstart, c->nend - c->nstart);
+        c->nend -= c->nstart;
+        c->nstart = 0;
+      }
+      std::size_t want = c->peer ? cfg_.read_buffer : kHandshakeBuffer;
+      if (c->nend >= tcp_secure::kUnitHeader)
+        want = std::max(want, tcp_secure::parse_unit(c->net.data()).wire());
+      if (c->net.size() < want) c->net.resize(want);
+      into = asio::mutable_buffer(c->net.data() + c->nend, c->net.size() - c->nend);
+    }
+    c->sock.async_read_some(into, [this, c](const boost::system::error_code& ec, std::size_t n) {
+      if (c->closed) return;
+      if (ec) {
+        const bool truncated = c->dec.mid_frame() || c->nend != c->nstart;
+        if (c->peer) {
+          if (c->goodbye) {
+            raise(c->peer, SuspicionReason::peer_left,
+                  "node " + std::to_string(c->peer->addr.id) + " disconnected");
+          } else if (truncated) {
+            raise(c->peer, SuspicionReason::truncated_frame,
+                  "stream from node " + std::to_string(c->peer->addr.id) + " ended inside a frame");
+          } else {
+            raise(c->peer, SuspicionReason::connection_lost,
+                  "stream from node " + std::to_string(c->peer->addr.id) +
+                      " closed: " + ec.message());
           }
-          c->rend += n;
-          c->last_rx = Clock::now();
-          process(c);
-        });
+        }
+        close(c);
+        return;
+      }
+      (c->secure ? c->nend : c->rend) += n;
+      c->last_rx = Clock::now();
+      process(c);
+    });
   }
 
+  // Applies what was read (opened first, on a secured stream), then reads on unless the
+  // stream closed or waits for a receive.
   void process(const std::shared_ptr<Conn>& c) {
-    if (c->closed) return;
+    for (;;) {
+      if (c->closed) return;
+      if (c->secure && !unseal(c)) return;
+      if (!decode(c)) return;
+      // A whole record may wait still, for want of room in rbuf: the decoder emptied it.
+      if (!c->secure || !whole_unit(*c)) break;
+    }
+    read(c);
+  }
+
+  static bool whole_unit(const Conn& c) {
+    const std::size_t avail = c.nend - c.nstart;
+    return avail >= tcp_secure::kUnitHeader &&
+           avail >= tcp_secure::parse_unit(c.net.data() + c.nstart).wire();
+  }
+
+  // Feeds rbuf to the decoder and acts on what it found. False: the stream closed, stopped
+  // being read, or waits for a receive (post_receive() resumes it).
+  bool decode(const std::shared_ptr<Conn>& c) {
     const bool had_hello = c->got_hello;
     auto r = c->dec.feed(
         std::span<const std::byte>(c->rbuf.data() + c->rstart, c->rend - c->rstart), *c);
@@ -922,7 +1189,7 @@ class tcp_detail::Impl {
         // suspicion of it must reach the other members first (docs/membership.md).
         raise(c->peer, r.reason, "node " + std::to_string(c->peer->addr.id) + ": " + r.detail,
               kRefusedLinger);
-        return;
+        return false;
       }
       if (c->peer) {
         raise(c->peer, r.reason, "node " + std::to_string(c->peer->addr.id) + ": " + r.detail);
@@ -933,7 +1200,7 @@ class tcp_detail::Impl {
         report_stranger(c, r.reason, r.detail);
       }
       close(c);
-      return;
+      return false;
     }
     if (!had_hello && c->got_hello) {
       if (c->active) {
@@ -947,7 +1214,7 @@ class tcp_detail::Impl {
         if (expected && !why.empty()) {
           raise(p, SuspicionReason::mismatch, why);
           close(c);
-          return;
+          return false;
         }
         {
           std::lock_guard pl(p->mu);
@@ -968,7 +1235,7 @@ class tcp_detail::Impl {
                          ? " with the nonce it joined with was expected"
                          : " was expected"));
           close(c);
-          return;
+          return false;
         }
         cv_.notify_all();
       } else {
@@ -980,13 +1247,13 @@ class tcp_detail::Impl {
       raise(c->peer, SuspicionReason::peer_left,
             "node " + std::to_string(c->peer->addr.id) + " disconnected");
       close(c);
-      return;
+      return false;
     }
     if (r.state == tcp_frames::DecodeState::paused) {
       c->paused = true;  // post_receive() resumes
-      return;
+      return false;
     }
-    read(c);
+    return true;
   }
 
   // A HELLO claiming `node` (one that would dial us) was refused for `why`: the member of
@@ -1047,7 +1314,7 @@ class tcp_detail::Impl {
           std::lock_guard pl(p->mu);
           if (!p->established || p->suspected) continue;
           c = p->conn.lock();
-          if (!p->writing && p->pending.empty()) {
+          if (!p->writing && p->queued() == 0) {
             tcp_frames::encode_header(p->pending, {tcp_frames::FrameType::heartbeat, 0, 0, 0});
             start_locked(p);
           }

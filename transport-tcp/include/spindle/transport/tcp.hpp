@@ -34,6 +34,10 @@
 #include <spindle/transport/forwarding.hpp>
 #include <spindle/transport/transport.hpp>
 
+namespace spindle::security {
+class Credentials;
+}
+
 namespace spindle::transport {
 
 struct TcpConfig {
@@ -61,6 +65,12 @@ struct TcpConfig {
   // process-shared mapping: the auto transport hands its shm half's, so one futex wakes its
   // protocol thread for peers of either kind. Outlives the transport. nullptr: our own.
   DoorbellData* doorbell = nullptr;
+  // A secured domain (docs/transport-tcp.md, "Secured streams"): each stream first runs a
+  // TLS 1.3 handshake with these credentials (the dialer is the client), is bound to a
+  // member only if the peer's certificate checks out and its subject is the member's
+  // NodeAddress::subject, and then carries every frame, HELLO included, in AES-256-GCM
+  // records. nullptr: streams in clear, as in an unsecured domain.
+  std::shared_ptr<const security::Credentials> security{};
 };
 
 namespace tcp_detail {
