@@ -20,7 +20,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/SpindleConfig.cmake
 # spindle.pc: the libraries of Spindle::dds in link order (each before those it calls), then
 # what they call. Keep in step with SpindleConfig.cmake.in's find_dependency() list.
 set(SPINDLE_PC_LIBS -lspindle_dds -lspindle_types)
-set(SPINDLE_PC_REQUIRES "libcrypto, yaml-cpp >= 0.7, nlohmann_json >= 3, libisal")
+set(SPINDLE_PC_REQUIRES "libssl, libcrypto, yaml-cpp >= 0.7, nlohmann_json >= 3, libisal")
 foreach(transport rdma auto tcp shm)
   if(TARGET spindle_transport_${transport})
     list(APPEND SPINDLE_PC_LIBS -lspindle_transport_${transport})

@@ -1,6 +1,8 @@
 // See config.hpp.
 #include "config.hpp"
 
+#include "core/glob.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
@@ -175,24 +177,7 @@ TopicQos read_qos(const Reader& r, const YAML::Node& n, const std::string& key) 
 }  // namespace
 
 bool glob_match(const std::string& p, const std::string& t) {
-  size_t pi = 0, ti = 0, star = std::string::npos, mark = 0;
-  while (ti < t.size()) {
-    if (pi < p.size() && (p[pi] == '?' || p[pi] == t[ti])) {
-      ++pi;
-      ++ti;
-    } else if (pi < p.size() && p[pi] == '*') {
-      star = pi++;
-      mark = ti;
-    } else if (star != std::string::npos) {
-      pi = star + 1;
-      ti = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (pi < p.size() && p[pi] == '*')
-    ++pi;
-  return pi == p.size();
+  return spindle::core::glob_match(p, t);
 }
 
 bool allowed(const Config& c, const std::string& name) {

@@ -1,6 +1,7 @@
 // The permissions document (see permissions.hpp).
 #include "security/permissions.hpp"
 
+#include "core/glob.hpp"
 #include "core/yaml_reader.hpp"
 #include "security/credentials.hpp"
 
@@ -18,25 +19,7 @@ std::string_view to_string(Action a) noexcept {
 }
 
 bool matches(std::string_view pattern, std::string_view name) noexcept {
-  // Iterative glob with one backtrack point: linear in practice, never exponential.
-  std::size_t p = 0, n = 0, star = std::string_view::npos, resume = 0;
-  while (n < name.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
-      ++p;
-      ++n;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      resume = n;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      n = ++resume;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*')
-    ++p;
-  return p == pattern.size();
+  return core::glob_match(pattern, name);
 }
 
 std::string sha256_hex(std::string_view bytes) {
