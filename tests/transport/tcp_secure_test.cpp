@@ -112,6 +112,26 @@ bool eventually(const std::function<bool()>& done, std::chrono::milliseconds wit
   return true;
 }
 
+// Nodes 1 and 2 with these credentials (null: plain), each with the region, and the view that
+// names them CN=node1 and CN=node2 at their ports.
+struct Nodes {
+  Nodes(std::shared_ptr<const sec::Credentials> one, std::shared_ptr<const sec::Credentials> two)
+      : t1(config(1, std::move(one))),
+        t2(config(2, std::move(two))),
+        r1(t1.create_region(kRegion, kRegionSize)),
+        r2(t2.create_region(kRegion, kRegionSize)),
+        view{member(1, t1.port(), "CN=node1"), member(2, t2.port(), "CN=node2")} {}
+  // The view node 2 connects with when node 1 is reached through `port` (a proxy).
+  [[nodiscard]] std::vector<st::NodeAddress> via(std::uint16_t port) const {
+    auto v = view;
+    v[0].port = port;
+    return v;
+  }
+  st::TcpTransport t1, t2;
+  st::LocalRegion r1, r2;
+  std::vector<st::NodeAddress> view;
+};
+
 // Node 1 and node 2 connect for view 1. `view1` and `view2` are the member lists each one
 // connects with (node 2 may be given a proxy's port for node 1).
 std::pair<st::Status, st::Status> connect_both(st::TcpTransport& t1, st::TcpTransport& t2,
@@ -227,32 +247,27 @@ bool holds(std::span<const std::byte> mem, const std::string& text) {
 
 TEST_CASE("tcp secure: writes and blocks cross secured streams", "[tcp][secure]") {
   const Domain d;
-  st::TcpTransport t1(config(1, d.credentials("ca", "node1")));
-  st::TcpTransport t2(config(2, d.credentials("ca", "node2")));
-  auto r1 = t1.create_region(kRegion, kRegionSize);
-  auto r2 = t2.create_region(kRegion, kRegionSize);
-  const std::vector<st::NodeAddress> view{member(1, t1.port(), "CN=node1"),
-                                          member(2, t2.port(), "CN=node2")};
-  const auto [s1, s2] = connect_both(t1, t2, view, view);
+  Nodes n(d.credentials("ca", "node1"), d.credentials("ca", "node2"));
+  const auto [s1, s2] = connect_both(n.t1, n.t2, n.view, n.view);
   REQUIRE(s1 == st::Status::ok);
   REQUIRE(s2 == st::Status::ok);
 
   // Each way, a write longer than one record (16 KiB) and a small one.
-  fill(r2.bytes.subspan(0, 40000), kSecret);
-  fill(r1.bytes.subspan(40000, 64), "node1->node2");
-  REQUIRE(t2.write(1, kRegion, 0, kRegion, 0, 40000) == st::Status::ok);
-  REQUIRE(t1.write(2, kRegion, 40000, kRegion, 40000, 64) == st::Status::ok);
-  CHECK(eventually([&] { return holds(r1.bytes.subspan(0, 40000), kSecret); }));
-  CHECK(eventually([&] { return holds(r2.bytes.subspan(40000, 64), "node1->node2"); }));
+  fill(n.r2.bytes.subspan(0, 40000), kSecret);
+  fill(n.r1.bytes.subspan(40000, 64), "node1->node2");
+  REQUIRE(n.t2.write(1, kRegion, 0, kRegion, 0, 40000) == st::Status::ok);
+  REQUIRE(n.t1.write(2, kRegion, 40000, kRegion, 40000, 64) == st::Status::ok);
+  CHECK(eventually([&] { return holds(n.r1.bytes.subspan(0, 40000), kSecret); }));
+  CHECK(eventually([&] { return holds(n.r2.bytes.subspan(40000, 64), "node1->node2"); }));
 
   // A block into a posted receive.
-  REQUIRE(t1.post_receive(2, kRegion, 50000, 4096) == st::Status::ok);
-  fill(r2.bytes.subspan(45000, 3000), "block!");
-  REQUIRE(t2.send_block(1, kRegion, 45000, 3000, 77) == st::Status::ok);
+  REQUIRE(n.t1.post_receive(2, kRegion, 50000, 4096) == st::Status::ok);
+  fill(n.r2.bytes.subspan(45000, 3000), "block!");
+  REQUIRE(n.t2.send_block(1, kRegion, 45000, 3000, 77) == st::Status::ok);
   std::optional<st::BlockReceived> got;
   CHECK(eventually([&] {
     std::vector<st::Event> ev;
-    t1.poll(ev);
+    n.t1.poll(ev);
     for (auto& e : ev) {
       if (auto* b = std::get_if<st::BlockReceived>(&e)) got = *b;
       if (auto* s = std::get_if<st::Suspicion>(&e)) FAIL_CHECK(s->detail);
@@ -263,89 +278,69 @@ TEST_CASE("tcp secure: writes and blocks cross secured streams", "[tcp][secure]"
   CHECK(got->peer == 2);
   CHECK(got->immediate == 77);
   CHECK(got->length == 3000);
-  CHECK(holds(r1.bytes.subspan(50000, 3000), "block!"));
-  CHECK(suspicions(t2).empty());
+  CHECK(holds(n.r1.bytes.subspan(50000, 3000), "block!"));
+  CHECK(suspicions(n.t2).empty());
 }
 
 TEST_CASE("tcp secure: a peer whose certificate subject is not the member's is never bound",
           "[tcp][secure]") {
   const Domain d;
   SECTION("the dialer presents another subject: the listener never binds it") {
-    st::TcpTransport t1(config(1, d.credentials("ca", "node1")));
-    st::TcpTransport t2(config(2, d.credentials("ca", "impostor")));
-    (void)t1.create_region(kRegion, kRegionSize);
-    (void)t2.create_region(kRegion, kRegionSize);
-    const std::vector<st::NodeAddress> view{member(1, t1.port(), "CN=node1"),
-                                            member(2, t2.port(), "CN=node2")};
-    const auto [s1, s2] = connect_both(t1, t2, view, view, 1500ms);
+    Nodes n(d.credentials("ca", "node1"), d.credentials("ca", "impostor"));
+    const auto [s1, s2] = connect_both(n.t1, n.t2, n.view, n.view, 1500ms);
     CHECK(s1 == st::Status::peer_suspected);
-    const auto sus = suspicions(t1);
+    const auto sus = suspicions(n.t1);
     REQUIRE(sus.size() == 1);
     CHECK(sus[0].peer == 2);
     CHECK_THAT(sus[0].detail, Catch::Contains("CN=impostor") && Catch::Contains("CN=node2"));
-    CHECK(t1.write(2, kRegion, 0, kRegion, 0, 8) == st::Status::peer_suspected);
+    CHECK(n.t1.write(2, kRegion, 0, kRegion, 0, 8) == st::Status::peer_suspected);
   }
   SECTION("the listener presents another subject: the dialer suspects it, naming both") {
-    st::TcpTransport t1(config(1, d.credentials("ca", "impostor")));
-    st::TcpTransport t2(config(2, d.credentials("ca", "node2")));
-    (void)t1.create_region(kRegion, kRegionSize);
-    (void)t2.create_region(kRegion, kRegionSize);
-    const std::vector<st::NodeAddress> view{member(1, t1.port(), "CN=node1"),
-                                            member(2, t2.port(), "CN=node2")};
-    const auto [s1, s2] = connect_both(t1, t2, view, view, 1500ms);
+    Nodes n(d.credentials("ca", "impostor"), d.credentials("ca", "node2"));
+    const auto [s1, s2] = connect_both(n.t1, n.t2, n.view, n.view, 1500ms);
     CHECK(s2 == st::Status::peer_suspected);
-    const auto sus = suspicions(t2);
+    const auto sus = suspicions(n.t2);
     REQUIRE(sus.size() == 1);
     CHECK(sus[0].peer == 1);
     CHECK(sus[0].reason == st::SuspicionReason::malformed_frame);
     CHECK_THAT(sus[0].detail, Catch::Contains("subject CN=impostor where the view has CN=node1"));
-    CHECK(t2.write(1, kRegion, 0, kRegion, 0, 8) == st::Status::peer_suspected);
+    CHECK(n.t2.write(1, kRegion, 0, kRegion, 0, 8) == st::Status::peer_suspected);
     CHECK(s1 == st::Status::peer_suspected);
   }
 }
 
 TEST_CASE("tcp secure: a certificate of another CA is refused", "[tcp][secure]") {
   const Domain d;
-  st::TcpTransport t1(config(1, d.credentials("ca", "node1")));
-  st::TcpTransport t2(config(2, d.credentials("other", "other-node2")));
-  (void)t1.create_region(kRegion, kRegionSize);
-  (void)t2.create_region(kRegion, kRegionSize);
-  const std::vector<st::NodeAddress> view{member(1, t1.port(), "CN=node1"),
-                                          member(2, t2.port(), "CN=node2")};
-  const auto [s1, s2] = connect_both(t1, t2, view, view, 1500ms);
+  Nodes n(d.credentials("ca", "node1"), d.credentials("other", "other-node2"));
+  const auto [s1, s2] = connect_both(n.t1, n.t2, n.view, n.view, 1500ms);
   CHECK(s1 == st::Status::peer_suspected);
   CHECK(s2 == st::Status::peer_suspected);
   // Node 2 (the dialer) judges node 1's certificate against its own CA, "other".
-  const auto sus = suspicions(t2);
+  const auto sus = suspicions(n.t2);
   REQUIRE(sus.size() == 1);
   CHECK(sus[0].reason == st::SuspicionReason::mismatch);
   CHECK_THAT(sus[0].detail,
              Catch::Contains("certificate CN=node1") && Catch::Contains("does not check out"));
-  CHECK(t1.write(2, kRegion, 0, kRegion, 0, 8) == st::Status::peer_suspected);
+  CHECK(n.t1.write(2, kRegion, 0, kRegion, 0, 8) == st::Status::peer_suspected);
 }
 
 TEST_CASE("tcp secure: nothing of the frames travels in clear", "[tcp][secure]") {
   const Domain d;
   for (const bool secured : {false, true}) {
     CAPTURE(secured);
-    st::TcpTransport t1(config(1, secured ? d.credentials("ca", "node1") : nullptr));
-    st::TcpTransport t2(config(2, secured ? d.credentials("ca", "node2") : nullptr));
-    auto r1 = t1.create_region(kRegion, kRegionSize);
-    auto r2 = t2.create_region(kRegion, kRegionSize);
-    Proxy proxy(t1.port());
-    const std::vector<st::NodeAddress> view1{member(1, t1.port(), "CN=node1"),
-                                             member(2, t2.port(), "CN=node2")};
-    const std::vector<st::NodeAddress> view2{member(1, proxy.port(), "CN=node1"),
-                                             member(2, t2.port(), "CN=node2")};
-    const auto [s1, s2] = connect_both(t1, t2, view1, view2);
+    Nodes n(secured ? d.credentials("ca", "node1") : nullptr,
+            secured ? d.credentials("ca", "node2") : nullptr);
+    Proxy proxy(n.t1.port());
+    const auto view2 = n.via(proxy.port());
+    const auto [s1, s2] = connect_both(n.t1, n.t2, n.view, view2);
     REQUIRE(s1 == st::Status::ok);
     REQUIRE(s2 == st::Status::ok);
-    fill(r2.bytes.subspan(0, 4096), kSecret);
-    fill(r1.bytes.subspan(8192, 4096), kSecret);
-    REQUIRE(t2.write(1, kRegion, 0, kRegion, 0, 4096) == st::Status::ok);
-    REQUIRE(t1.write(2, kRegion, 8192, kRegion, 8192, 4096) == st::Status::ok);
-    REQUIRE(eventually([&] { return holds(r1.bytes.subspan(0, 4096), kSecret); }));
-    REQUIRE(eventually([&] { return holds(r2.bytes.subspan(8192, 4096), kSecret); }));
+    fill(n.r2.bytes.subspan(0, 4096), kSecret);
+    fill(n.r1.bytes.subspan(8192, 4096), kSecret);
+    REQUIRE(n.t2.write(1, kRegion, 0, kRegion, 0, 4096) == st::Status::ok);
+    REQUIRE(n.t1.write(2, kRegion, 8192, kRegion, 8192, 4096) == st::Status::ok);
+    REQUIRE(eventually([&] { return holds(n.r1.bytes.subspan(0, 4096), kSecret); }));
+    REQUIRE(eventually([&] { return holds(n.r2.bytes.subspan(8192, 4096), kSecret); }));
     const std::string wire = proxy.captured();
     // The control run shows the capture sees the frames; the secured run must not.
     CHECK((wire.find(kSecret) != std::string::npos) == !secured);
@@ -355,27 +350,21 @@ TEST_CASE("tcp secure: nothing of the frames travels in clear", "[tcp][secure]")
 
 TEST_CASE("tcp secure: an altered record closes the stream with a suspicion", "[tcp][secure]") {
   const Domain d;
-  st::TcpTransport t1(config(1, d.credentials("ca", "node1")));
-  st::TcpTransport t2(config(2, d.credentials("ca", "node2")));
-  auto r1 = t1.create_region(kRegion, kRegionSize);
-  auto r2 = t2.create_region(kRegion, kRegionSize);
-  Proxy proxy(t1.port());
-  const std::vector<st::NodeAddress> view1{member(1, t1.port(), "CN=node1"),
-                                           member(2, t2.port(), "CN=node2")};
-  const std::vector<st::NodeAddress> view2{member(1, proxy.port(), "CN=node1"),
-                                           member(2, t2.port(), "CN=node2")};
-  const auto [s1, s2] = connect_both(t1, t2, view1, view2);
+  Nodes n(d.credentials("ca", "node1"), d.credentials("ca", "node2"));
+  Proxy proxy(n.t1.port());
+  const auto view2 = n.via(proxy.port());
+  const auto [s1, s2] = connect_both(n.t1, n.t2, n.view, view2);
   REQUIRE(s1 == st::Status::ok);
   REQUIRE(s2 == st::Status::ok);
-  fill(r2.bytes.subspan(0, 1024), kSecret);
+  fill(n.r2.bytes.subspan(0, 1024), kSecret);
   proxy.tamper();
-  REQUIRE(t2.write(1, kRegion, 0, kRegion, 0, 1024) == st::Status::ok);
-  const auto sus = await_suspicion(t1, 3s);
+  REQUIRE(n.t2.write(1, kRegion, 0, kRegion, 0, 1024) == st::Status::ok);
+  const auto sus = await_suspicion(n.t1, 3s);
   REQUIRE(sus.size() == 1);
   CHECK(sus[0].peer == 2);
   CHECK(sus[0].reason == st::SuspicionReason::malformed_frame);
   CHECK_THAT(sus[0].detail, Catch::Contains("does not authenticate"));
   // Nothing of the altered record was applied.
-  CHECK_FALSE(holds(r1.bytes.subspan(0, 1024), kSecret));
-  CHECK(t1.write(2, kRegion, 0, kRegion, 0, 8) == st::Status::peer_suspected);
+  CHECK_FALSE(holds(n.r1.bytes.subspan(0, 1024), kSecret));
+  CHECK(n.t1.write(2, kRegion, 0, kRegion, 0, 8) == st::Status::peer_suspected);
 }

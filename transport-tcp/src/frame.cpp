@@ -21,22 +21,6 @@ std::uint32_t fnv1a(const std::byte* p, std::size_t n) noexcept {
   return h;
 }
 
-template <class T>
-void put(std::byte* p, T v) noexcept {
-  for (std::size_t i = 0; i < sizeof(T); ++i) {
-    p[i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
-  }
-}
-
-template <class T>
-T get(const std::byte* p) noexcept {
-  T v = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) {
-    v = static_cast<T>(v | (static_cast<T>(static_cast<std::uint8_t>(p[i])) << (8 * i)));
-  }
-  return v;
-}
-
 std::string type_name(FrameType t) {
   switch (t) {
     case FrameType::hello:

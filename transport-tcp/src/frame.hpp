@@ -47,6 +47,24 @@
 
 namespace spindle::transport::tcp_frames {
 
+// Little-endian integers on the stream: every field of a frame (and of a secured stream's
+// unit header, secure_stream.hpp).
+template <class T>
+void put(std::byte* p, T v) noexcept {
+  for (std::size_t i = 0; i < sizeof(T); ++i) {
+    p[i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
+  }
+}
+
+template <class T>
+[[nodiscard]] T get(const std::byte* p) noexcept {
+  T v = 0;
+  for (std::size_t i = 0; i < sizeof(T); ++i) {
+    v = static_cast<T>(v | (static_cast<T>(static_cast<std::uint8_t>(p[i])) << (8 * i)));
+  }
+  return v;
+}
+
 inline constexpr std::size_t kHeaderSize = 24;
 inline constexpr std::size_t kHelloFixed = 32;
 inline constexpr std::size_t kHelloEntry = 16;

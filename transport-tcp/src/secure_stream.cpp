@@ -9,16 +9,12 @@
 #include <new>
 #include <stdexcept>
 
+#include "frame.hpp"
 #include "security/credentials.hpp"
 
 namespace spindle::transport::tcp_secure {
 
 namespace {
-
-void put_u32(std::byte* p, std::uint32_t v) noexcept {
-  for (int i = 0; i < 4; ++i)
-    p[i] = static_cast<std::byte>(v >> (8 * i));
-}
 
 // nonce = IV xor (0^32 || counter as a big-endian u64), as TLS 1.3 does (RFC 8446 5.3).
 void make_nonce(const std::byte (&iv)[kIv], std::uint64_t counter, unsigned char* nonce) noexcept {
@@ -43,9 +39,7 @@ EVP_CIPHER_CTX* gcm_context(std::span<const std::byte, kKey> key, bool encrypt) 
 }  // namespace
 
 Unit parse_unit(const std::byte* header) noexcept {
-  std::uint32_t v = 0;
-  for (int i = 0; i < 4; ++i)
-    v |= std::to_integer<std::uint32_t>(header[i]) << (8 * i);
+  const auto v = tcp_frames::get<std::uint32_t>(header);
   return Unit{(v & kHandshakeBit) != 0, v & ~kHandshakeBit};
 }
 
@@ -63,7 +57,7 @@ void Sealer::seal(std::span<const std::byte> plain, std::vector<std::byte>& out)
     const std::size_t at = out.size();
     out.resize(at + kUnitHeader + n + kTag);
     std::byte* rec = out.data() + at;
-    put_u32(rec, static_cast<std::uint32_t>(n));
+    tcp_frames::put<std::uint32_t>(rec, static_cast<std::uint32_t>(n));
     unsigned char nonce[kIv];
     make_nonce(iv_, counter_++, nonce);
     auto* u = reinterpret_cast<unsigned char*>(rec);
@@ -154,7 +148,7 @@ Handshake::Step Handshake::step(std::span<const std::byte> in, std::vector<std::
     const auto n = static_cast<std::uint32_t>(std::min<long>(pending - done, 16 << 10));
     const std::size_t at = out.size();
     out.resize(at + kUnitHeader + n);
-    put_u32(out.data() + at, kHandshakeBit | n);
+    tcp_frames::put<std::uint32_t>(out.data() + at, kHandshakeBit | n);
     std::memcpy(out.data() + at + kUnitHeader, data + done, n);
     done += n;
   }

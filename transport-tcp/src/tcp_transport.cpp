@@ -910,10 +910,9 @@ class tcp_detail::Impl {
       const std::string want = security::canonical_subject(p->addr.subject);
       if (c->subject != want) {
         ++strangers_refused_;
-        if (refused_hellos_.size() >= kMaxRefusedHellos) refused_hellos_.clear();
-        refused_hellos_[c->hello.node] = "a stream presenting certificate subject " + c->subject +
-                                         " claimed it, where the view has " +
-                                         (want.empty() ? "no subject" : want);
+        remember_refusal_locked(c->hello.node, "a stream presenting certificate subject " +
+                                                   c->subject + " claimed it, where the view has " +
+                                                   (want.empty() ? "no subject" : want));
         close(c);
         return;
       }
@@ -1262,10 +1261,16 @@ class tcp_detail::Impl {
   std::shared_ptr<Peer> refused_member(std::optional<NodeId> node, const std::string& why) {
     if (!node || *node <= cfg_.self.id) return nullptr;
     std::lock_guard lock(mu_);
-    if (refused_hellos_.size() >= kMaxRefusedHellos) refused_hellos_.clear();
-    refused_hellos_[*node] = why;
+    remember_refusal_locked(*node, why);
     auto it = peers_.find(*node);
     return connected_ && it != peers_.end() ? it->second : nullptr;
+  }
+
+  // Why a stream claiming `node` was refused, for connect() to name instead of a timeout
+  // (mu_ held). At most kMaxRefusedHellos are kept.
+  void remember_refusal_locked(NodeId node, std::string why) {
+    if (refused_hellos_.size() >= kMaxRefusedHellos) refused_hellos_.clear();
+    refused_hellos_[node] = std::move(why);
   }
 
   // Holds a HELLO for a view we have not connected yet (mu_ held). At most kMaxParked of

@@ -1319,14 +1319,16 @@ void Engine::on_join(PendingJoin join) {
     join.refuse("the domain has its " + std::to_string(kMaxMembers) + " members already");
     return;
   }
+  // A secured domain's join port authenticated the joiner (docs/security.md): the view
+  // records who it is.
   sst::JoinIdentity identity{};
-  if (vs->view.secured() || !r.subject.empty()) {
-    // The join port authenticated it (docs/security.md); the view records who it is.
-    if (!vs->view.secured() || r.subject.empty()) {
-      join.refuse(vs->view.secured() ? "this domain is secured; the join carried no certificate"
-                                     : "this domain is not secured");
-      return;
-    }
+  const bool secured = vs->view.secured();
+  if (secured == r.subject.empty()) {
+    join.refuse(secured ? "this domain is secured; the join carried no certificate"
+                        : "this domain is not secured");
+    return;
+  }
+  if (secured) {
     if (r.subject.size() >= sizeof identity.subject || r.serial.size() >= sizeof identity.serial) {
       join.refuse("certificate subject '" + r.subject.substr(0, 64) + "…' is longer than " +
                   std::to_string(sizeof identity.subject - 1) + " bytes");

@@ -118,13 +118,11 @@ void Membership::add_joiner(const sst::JoinEntry& e, const sst::JoinIdentity& id
   // One entry per node: a joiner admitted twice (it asked again, or the view it was
   // admitted in ended as it was admitted) keeps its latest address.
   const auto same = std::find_if(pending_joiners_.begin(), pending_joiners_.end(),
-                                 [&](const sst::JoinEntry& p) { return p.id == e.id; });
+                                 [&](const PendingJoiner& p) { return p.entry.id == e.id; });
   if (same != pending_joiners_.end()) {
-    *same = e;
-    pending_identities_[static_cast<std::size_t>(same - pending_joiners_.begin())] = identity;
+    *same = PendingJoiner{e, identity};
   } else {
-    pending_joiners_.push_back(e);
-    pending_identities_.push_back(identity);
+    pending_joiners_.push_back(PendingJoiner{e, identity});
   }
   joiners_waiting_.store(true, std::memory_order_release);
 }
@@ -454,20 +452,17 @@ void Membership::lead() {
                            : nullptr;
     std::uint64_t count = field(me_, kJoins);
     std::size_t taken = 0;
-    for (std::size_t i = 0; i < pending_joiners_.size(); ++i) {
-      const auto& j = pending_joiners_[i];
+    for (const auto& [j, identity] : pending_joiners_) {
       if (count == sst::kMaxJoins) break;  // the rest waits for the next view change
       ++taken;
       if (std::any_of(table, table + count, [&](const sst::JoinEntry& t) { return t.id == j.id; }))
         continue;  // proposed already: a node joins once
-      if (identities != nullptr) identities[count] = pending_identities_[i];
+      if (identities != nullptr) identities[count] = identity;
       table[count++] = j;
       more_joiners = true;
     }
     pending_joiners_.erase(pending_joiners_.begin(),
                            pending_joiners_.begin() + static_cast<std::ptrdiff_t>(taken));
-    pending_identities_.erase(pending_identities_.begin(),
-                              pending_identities_.begin() + static_cast<std::ptrdiff_t>(taken));
     set_field(kJoins, count);
     joiners_waiting_.store(!pending_joiners_.empty(), std::memory_order_release);
   }

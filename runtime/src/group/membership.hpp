@@ -194,8 +194,11 @@ class Membership {
   std::size_t subgroups_ = 0;
 
   std::mutex joiners_mu_;  // a leaf
-  std::vector<sst::JoinEntry> pending_joiners_;
-  std::vector<sst::JoinIdentity> pending_identities_;  // one per pending joiner
+  struct PendingJoiner {
+    sst::JoinEntry entry;
+    sst::JoinIdentity identity;  // secured views only
+  };
+  std::vector<PendingJoiner> pending_joiners_;
   std::atomic<bool> joiners_waiting_{false};
   std::atomic<bool> leave_{false};
   std::atomic<bool> relayout_{false};

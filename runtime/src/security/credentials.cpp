@@ -155,6 +155,42 @@ SSL_CTX* make_context(bool server, X509* cert, const std::vector<Cert>& chain, E
   return ctx;
 }
 
+// The verdict on `cert` against these CAs (and CRL), now; `untrusted`: the peer's chain.
+PeerIdentity verify(const std::vector<Cert>& cas, X509_CRL* crl, X509* cert,
+                    STACK_OF(X509) * untrusted) {
+  PeerIdentity id;
+  id.subject = name_text(X509_get_subject_name(cert));
+  id.issuer = name_text(X509_get_issuer_name(cert));
+  id.serial = serial_text(cert);
+  Store store(X509_STORE_new());
+  for (const auto& ca : cas)
+    X509_STORE_add_cert(store.get(), ca.get());
+  if (crl != nullptr) {
+    X509_STORE_add_crl(store.get(), crl);
+    X509_STORE_set_flags(store.get(), X509_V_FLAG_CRL_CHECK);
+  }
+  std::unique_ptr<X509_STORE_CTX, StoreCtxFree> ctx(X509_STORE_CTX_new());
+  if (!ctx || X509_STORE_CTX_init(ctx.get(), store.get(), cert, untrusted) != 1) {
+    id.refusal = "cannot check it: " + openssl_error();
+    return id;
+  }
+  if (X509_verify_cert(ctx.get()) != 1) {
+    const int err = X509_STORE_CTX_get_error(ctx.get());
+    id.refusal = X509_verify_cert_error_string(err);
+    if (err == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY ||
+        err == X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT || err == X509_V_ERR_CERT_SIGNATURE_FAILURE ||
+        err == X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN) {
+      id.refusal += ": not issued by this domain's CA";
+    }
+    if (err == X509_V_ERR_CERT_HAS_EXPIRED)
+      id.refusal += " (not after " + time_text(X509_get0_notAfter(cert)) + ")";
+    if (err == X509_V_ERR_CERT_NOT_YET_VALID)
+      id.refusal += " (not before " + time_text(X509_get0_notBefore(cert)) + ")";
+    ERR_clear_error();
+  }
+  return id;
+}
+
 }  // namespace
 
 struct Credentials::State {
@@ -274,31 +310,11 @@ std::shared_ptr<const Credentials> Credentials::load(const Settings& settings) {
       X509_up_ref(chain[i].get());
       sk_X509_push(untrusted.get(), chain[i].get());
     }
-    PeerIdentity self;
-    {
-      // identify(X509*) takes the untrusted chain from the peer; for ourselves, verify here.
-      std::lock_guard lock(c->state_->mu);
-      Store store(X509_STORE_new());
-      for (const auto& ca : c->state_->ca)
-        X509_STORE_add_cert(store.get(), ca.get());
-      if (c->state_->crl) {
-        X509_STORE_add_crl(store.get(), c->state_->crl.get());
-        X509_STORE_set_flags(store.get(), X509_V_FLAG_CRL_CHECK);
-      }
-      std::unique_ptr<X509_STORE_CTX, StoreCtxFree> ctx(X509_STORE_CTX_new());
-      X509_STORE_CTX_init(ctx.get(), store.get(), leaf, untrusted.get());
-      if (X509_verify_cert(ctx.get()) != 1) {
-        const int err = X509_STORE_CTX_get_error(ctx.get());
-        std::string why = X509_verify_cert_error_string(err);
-        if (err == X509_V_ERR_CERT_HAS_EXPIRED)
-          why += " (not after " + time_text(X509_get0_notAfter(leaf)) + ")";
-        if (err == X509_V_ERR_CERT_NOT_YET_VALID)
-          why += " (not before " + time_text(X509_get0_notBefore(leaf)) + ")";
-        ERR_clear_error();
-        throw SecurityError("security.certificate: " + settings.certificate + " (" + c->subject_ +
-                            ", issuer " + name_text(X509_get_issuer_name(leaf)) +
-                            ") does not check out against security.ca " + settings.ca + ": " + why);
-      }
+    const auto self = verify(c->state_->ca, c->state_->crl.get(), leaf, untrusted.get());
+    if (!self.valid()) {
+      throw SecurityError("security.certificate: " + settings.certificate + " (" + self.subject +
+                          ", issuer " + self.issuer + ") does not check out against security.ca " +
+                          settings.ca + ": " + self.refusal);
     }
   }
   c->client_ = make_context(false, leaf, chain, key.get());
@@ -316,45 +332,6 @@ Credentials::~Credentials() {
   SSL_CTX_free(client_);
   SSL_CTX_free(server_);
 }
-
-namespace {
-
-PeerIdentity verify(const std::vector<Cert>& cas, X509_CRL* crl, X509* cert,
-                    STACK_OF(X509) * untrusted) {
-  PeerIdentity id;
-  id.subject = name_text(X509_get_subject_name(cert));
-  id.issuer = name_text(X509_get_issuer_name(cert));
-  id.serial = serial_text(cert);
-  Store store(X509_STORE_new());
-  for (const auto& ca : cas)
-    X509_STORE_add_cert(store.get(), ca.get());
-  if (crl != nullptr) {
-    X509_STORE_add_crl(store.get(), crl);
-    X509_STORE_set_flags(store.get(), X509_V_FLAG_CRL_CHECK);
-  }
-  std::unique_ptr<X509_STORE_CTX, StoreCtxFree> ctx(X509_STORE_CTX_new());
-  if (!ctx || X509_STORE_CTX_init(ctx.get(), store.get(), cert, untrusted) != 1) {
-    id.refusal = "cannot check it: " + openssl_error();
-    return id;
-  }
-  if (X509_verify_cert(ctx.get()) != 1) {
-    const int err = X509_STORE_CTX_get_error(ctx.get());
-    id.refusal = X509_verify_cert_error_string(err);
-    if (err == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY ||
-        err == X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT || err == X509_V_ERR_CERT_SIGNATURE_FAILURE ||
-        err == X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN) {
-      id.refusal += ": not issued by this domain's CA";
-    }
-    if (err == X509_V_ERR_CERT_HAS_EXPIRED)
-      id.refusal += " (not after " + time_text(X509_get0_notAfter(cert)) + ")";
-    if (err == X509_V_ERR_CERT_NOT_YET_VALID)
-      id.refusal += " (not before " + time_text(X509_get0_notBefore(cert)) + ")";
-    ERR_clear_error();
-  }
-  return id;
-}
-
-}  // namespace
 
 PeerIdentity Credentials::identify(X509* cert) const {
   std::lock_guard lock(state_->mu);
