@@ -44,6 +44,11 @@ struct Setup {
     pki.issue("ca", "CN=writer", "writer");
     pki.issue("ca", "CN=reader", "reader");
     pki.issue("ca", "CN=outsider", "outsider");
+    // A subject longer than the view's 223 bytes for it (four RDNs of 60 characters).
+    pki.issue("ca",
+              "CN=" + std::string(60, 'a') + ",OU=" + std::string(60, 'b') +
+                  ",OU=" + std::string(60, 'c') + ",O=" + std::string(60, 'd'),
+              "verbose");
     revoked_serial = pki.issue("ca", "CN=revoked", "revoked");
     pki.issue("rogue", "CN=reader", "impostor");
     pki.revoke("ca", {revoked_serial});
@@ -154,6 +159,12 @@ TEST_CASE("a secured domain admits its CA's participants and refuses the rest", 
              Contains("certificate CN=revoked (issuer CN=ca): certificate revoked"));
   stream(5);
 
+  // A subject the view cannot hold.
+  CHECK_THAT(refusal(s.file("verbose", "ca", "perms.yaml", s.port)),
+             Contains("certificate subject 'CN=" + std::string(60, 'a')) &&
+                 Contains("is longer than 223 bytes"));
+  stream(5);
+
   // A secured participant facing an unsecured domain refuses it.
   const auto other = static_cast<std::uint16_t>(s.port + 1000);
   auto plain = participant(s.file("plain", "", "", other));
@@ -161,7 +172,7 @@ TEST_CASE("a secured domain admits its CA's participants and refuses the rest", 
              Contains("is not secured") && Contains("does not join an unsecured domain"));
   plain.close();
   stream(5);
-  CHECK(taken == 50);
+  CHECK(taken == 55);
   r.close();
   w.close();
   reader.close();
