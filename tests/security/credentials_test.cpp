@@ -91,6 +91,11 @@ TEST_CASE("credentials load, and each bad file says why", "[credentials]") {
   s.private_key = w.pki.pem("writer").string();
   CHECK_THAT(load_error(s),
              Contains("security.private_key: ") && Contains("not a PEM private key"));
+  w.pki.encrypt_key("writer");
+  s = w.settings("writer");
+  s.private_key = (w.dir / "writer-encrypted.key").string();
+  CHECK_THAT(load_error(s), Contains("security.private_key: ") &&
+                                Contains("the key is encrypted; give it unencrypted"));
   s = w.settings("writer");
   s.private_key.clear();
   CHECK_THAT(load_error(s), Contains("security.private_key: missing"));

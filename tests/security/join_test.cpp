@@ -4,6 +4,9 @@
 // CA, a participant with no security section, one with other permissions, one the CA revoked
 // and a secured participant facing an unsecured domain are each refused with their reason,
 // and the stream goes on.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -94,6 +97,35 @@ std::string refusal(const std::string& path) {
   return "(admitted)";
 }
 
+// Sends `first` to the join port on 127.0.0.1, then (after its answer) `then`; returns all
+// the port said before it closed (bounded by 3 s).
+std::string ask(std::uint16_t port, const std::string& first, const std::string& then = {}) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  const timeval tv{3, 0};
+  (void)::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  REQUIRE(::send(fd, first.data(), first.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(first.size()));
+  std::string said;
+  char buf[512];
+  if (!then.empty()) {
+    const auto n = ::recv(fd, buf, sizeof buf, 0);
+    if (n > 0) said.append(buf, static_cast<std::size_t>(n));
+    (void)::send(fd, then.data(), then.size(), MSG_NOSIGNAL);
+  }
+  for (;;) {
+    const auto n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    said.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return said;
+}
+
 }  // namespace
 
 TEST_CASE("a secured domain admits its CA's participants and refuses the rest", "[join]") {
@@ -159,6 +191,16 @@ TEST_CASE("a secured domain admits its CA's participants and refuses the rest", 
              Contains("certificate CN=revoked (issuer CN=ca): certificate revoked"));
   stream(5);
 
+  // Strangers at the secured port: bytes after the secure line, and a TLS handshake of
+  // garbage. Each is turned away; the stream goes on.
+  {
+    const std::string line = "SPINDLE-SECURE 1\nSPINDLE-JOIN 2\n";
+    CHECK_THAT(ask(s.port, line),
+               Contains("REFUSED nothing may follow 'SPINDLE-SECURE 1' before the port answers"));
+    CHECK(ask(s.port, "SPINDLE-SECURE 1\n", "\x16\x03\x01\x00\x05hello garbage") == "SECURE 1\n");
+  }
+  stream(5);
+
   // A subject the view cannot hold.
   CHECK_THAT(refusal(s.file("verbose", "ca", "perms.yaml", s.port)),
              Contains("certificate subject 'CN=" + std::string(60, 'a')) &&
@@ -172,7 +214,17 @@ TEST_CASE("a secured domain admits its CA's participants and refuses the rest", 
              Contains("is not secured") && Contains("does not join an unsecured domain"));
   plain.close();
   stream(5);
-  CHECK(taken == 55);
+  CHECK(taken == 60);
+
+  // A listed member whose entry names another subject than its certificate's.
+  const auto listed = s.dir / "listed.yaml";
+  std::ofstream(listed)
+      << "version: 1\ntransport: tcp\nnode: {id: 1}\n"
+      << "members:\n  - {id: 1, host: 127.0.0.1, port: 0, subject: \"CN=someone\"}\n"
+      << spindle::test::security_yaml(s.pki, "ca", "writer", s.dir / "perms.yaml");
+  CHECK_THAT(refusal(listed.string()),
+             Contains("members: node 1's subject is 'CN=someone', but security.certificate is "
+                      "CN=writer's"));
   r.close();
   w.close();
   reader.close();

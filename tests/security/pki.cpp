@@ -146,6 +146,17 @@ std::string Pki::issue(const std::string& ca, const std::string& subject, const 
   return hex_of(serial);
 }
 
+void Pki::encrypt_key(const std::string& file) {
+  auto k = read_key(key(file));
+  const auto out = dir_ / (file + "-encrypted.key");
+  auto f = open_for(out, "w");
+  static const char kPass[] = "passphrase";
+  PEM_write_PrivateKey(f.get(), k.get(), EVP_aes_256_cbc(),
+                       reinterpret_cast<const unsigned char*>(kPass), sizeof kPass - 1, nullptr,
+                       nullptr);
+  ::chmod(out.c_str(), 0600);
+}
+
 void Pki::revoke(const std::string& ca, const std::vector<std::string>& serials) {
   auto ca_key = read_key(key(ca));
   auto ca_cert = read_cert(pem(ca));

@@ -32,6 +32,8 @@ class Pki {
   // (hex, upper case).
   std::string issue(const std::string& ca, const std::string& subject, const std::string& file,
                     long from_days = -1, long to_days = 365);
+  // <file>-encrypted.key: <file>.key encrypted with a passphrase (AES-256-CBC).
+  void encrypt_key(const std::string& file);
   // <ca>.crl revoking these serials (hex), signed by CA `ca`.
   void revoke(const std::string& ca, const std::vector<std::string>& serials);
 

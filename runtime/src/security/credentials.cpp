@@ -272,7 +272,9 @@ std::shared_ptr<const Credentials> Credentials::load(const Settings& settings) {
   auto chain = read_certificates("certificate", settings.certificate);
   const std::string key_text = read_file("private_key", settings.private_key);
   auto key_bio = memory(key_text);
-  Key key(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
+  // No passphrase callback: OpenSSL's default would prompt on the terminal.
+  const auto no_passphrase = [](char*, int, int, void*) { return 0; };
+  Key key(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, no_passphrase, nullptr));
   if (!key) {
     const std::string why = openssl_error();
     const bool encrypted = key_text.find("ENCRYPTED") != std::string::npos;
