@@ -20,6 +20,9 @@
 //   count <seconds>                 "participants <n>": the other participants the built-in
 //                                   DCPSParticipant reader shows after `seconds`; until "exit"
 //
+// Before the role: --topic NAME (default Square) and --color TEXT (the publisher's and
+// subscriber's color, default BLUE).
+//
 // Exit status: 0, or 1 with a "FAIL <why>" line (an exception on the way, a wait that ran out).
 #include <algorithm>
 #include <atomic>
@@ -37,6 +40,10 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// --topic and --color (main()).
+std::string topic_name = "Square";
+std::string color = "BLUE";
 
 [[noreturn]] void fail(const std::string& why) {
   std::cout << "FAIL " << why << std::endl;
@@ -67,7 +74,7 @@ dds::sub::qos::DataReaderQos reliable(const dds::sub::Subscriber& s) {
 
 int publisher(long samples, int readers, int pace_ms) {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
-  dds::topic::Topic<ShapeType> topic(participant, "Square");
+  dds::topic::Topic<ShapeType> topic(participant, topic_name);
   dds::pub::Publisher pub(participant);
   auto q = pub.default_datawriter_qos();
   q << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(5))
@@ -77,7 +84,7 @@ int publisher(long samples, int readers, int pace_ms) {
              [&] { return "no " + std::to_string(readers) + " readers matched"; },
              std::chrono::seconds(60));
   std::cout << "matched" << std::endl;
-  ShapeType shape("BLUE", 0, 0, 30);
+  ShapeType shape(color, 0, 0, 30);
   for (long i = 0; i < samples; ++i) {
     shape.x(static_cast<std::int32_t>(i));
     shape.y(static_cast<std::int32_t>(2 * i));
@@ -93,7 +100,7 @@ int publisher(long samples, int readers, int pace_ms) {
 
 int subscriber(long samples) {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
-  dds::topic::Topic<ShapeType> topic(participant, "Square");
+  dds::topic::Topic<ShapeType> topic(participant, topic_name);
   dds::sub::Subscriber sub(participant);
   dds::sub::DataReader<ShapeType> reader(sub, topic, reliable(sub));
   std::cout << "ready" << std::endl;
@@ -106,7 +113,7 @@ int subscriber(long samples) {
           disposed = disposed || s.info().state().instance_state() ==
                                      dds::sub::status::InstanceState::not_alive_disposed();
           if (!s.info().valid()) continue;
-          if (s.data().x() != next || s.data().y() != 2 * next || s.data().color() != "BLUE")
+          if (s.data().x() != next || s.data().y() != 2 * next || s.data().color() != color)
             fail("sample " + std::to_string(next) + " came as x " + std::to_string(s.data().x()));
           ++next;
         }
@@ -124,7 +131,7 @@ int subscriber(long samples) {
 
 int stream(int readers) {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
-  dds::topic::Topic<ShapeType> topic(participant, "Square");
+  dds::topic::Topic<ShapeType> topic(participant, topic_name);
   dds::pub::Publisher pub(participant);
   auto q = pub.default_datawriter_qos();
   q << dds::core::policy::Reliability::Reliable(dds::core::Duration::from_secs(5));
@@ -159,7 +166,7 @@ int stream(int readers) {
 
 int listen() {
   dds::domain::DomainParticipant participant(dds::domain::default_id());
-  dds::topic::Topic<ShapeType> topic(participant, "Square");
+  dds::topic::Topic<ShapeType> topic(participant, topic_name);
   dds::sub::Subscriber sub(participant);
   dds::sub::DataReader<ShapeType> reader(sub, topic, reliable(sub));
   std::cout << "ready" << std::endl;
@@ -221,6 +228,12 @@ int count(int seconds) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Options before the role: shift them off.
+  while (argc > 2 && (std::string(argv[1]) == "--topic" || std::string(argv[1]) == "--color")) {
+    (std::string(argv[1]) == "--topic" ? topic_name : color) = argv[2];
+    argc -= 2;
+    argv += 2;
+  }
   const std::string role = argc > 1 ? argv[1] : "";
   auto arg = [&](int i) {
     if (i >= argc) fail(role + ": missing argument " + std::to_string(i));

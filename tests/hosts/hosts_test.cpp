@@ -38,8 +38,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -51,6 +53,7 @@
 #include <catch2/catch.hpp>
 
 #include "hosts.hpp"
+#include "pki.hpp"
 #include "temp_dir.hpp"
 
 namespace tst = spindle::testing;
@@ -507,6 +510,91 @@ TEST_CASE("client: an external client on host 2 through a relay on host 1", "[cl
                             {node_program(), "subscriber", std::to_string(kSamples)}),
                 true);
   square_to_host_2(*pub, *sub, deadline);
+}
+
+// The security issue's acceptance (docs/security.md): over tcp on one host's loopback, each
+// participant with a domain file whose security section names the issue's permissions. A writer
+// (CN=writer) sends 200 samples on Secret to a reader (CN=reader), who takes all of them; an
+// outsider (a valid certificate, no grant on Secret), a rogue (CN=reader of another CA) and a
+// participant with no security section take none, and the stream goes on; a capture of the
+// loopback traffic holds none of the samples' text.
+TEST_CASE(
+    "secure: a writer and a reader of the CA; an outsider, a rogue and a plain participant "
+    "take nothing; nothing in clear",
+    "[secure]") {
+  const tst::TempDir dir("spindle-secure");
+  spindle::test::Pki pki(dir.path() / "pki");
+  pki.make_ca("ca");
+  pki.make_ca("rogue-ca");
+  for (const std::string who : {"writer", "reader", "outsider"})
+    pki.issue("ca", "CN=" + who, who);
+  pki.issue("rogue-ca", "CN=reader", "rogue");
+  const auto perms = dir.path() / "perms.yaml";
+  std::ofstream(perms) << spindle::test::kIssuePermissions;
+  // A domain file (inline YAML); `ca` empty: no security section.
+  auto config = [&](const std::string& ca, const std::string& who) {
+    std::string c =
+        "{version: 1, domain_id: 0, transport: tcp, node: {host: 127.0.0.1}, "
+        "discovery: {multicast: {mode: off}}";
+    if (!ca.empty()) {
+      c += ", security: {ca: " + pki.pem(ca).string() + ", certificate: " + pki.pem(who).string() +
+           ", private_key: " + pki.key(who).string() + ", permissions: " + perms.string() + "}";
+    }
+    return c + "}";
+  };
+  const std::string text = "SECRET-SAMPLE-TEXT-3f9a";
+  auto node = [&](std::initializer_list<std::string> role) {
+    std::vector<std::string> a{node_program(), "--topic", "Secret", "--color", text};
+    a.insert(a.end(), role.begin(), role.end());
+    return a;
+  };
+  tst::Hosts hosts;
+  hosts.add(1);
+  const auto deadline = Clock::now() + 150s;
+  const auto wire = dir.path() / "lo.bin";
+  auto capture = hosts.run(1, {tst::self_dir() + "/packet_capture", "lo", wire.string()}, true);
+  REQUIRE(expect(*capture, "capture", "ready", deadline));
+
+  auto writer = hosts.run(
+      1,
+      with_config(config("ca", "writer"), node({"publisher", std::to_string(kSamples), "1", "10"})),
+      true);
+  auto reader = hosts.run(
+      1, with_config(config("ca", "reader"), node({"subscriber", std::to_string(kSamples)})), true);
+  REQUIRE(expect(*reader, "reader", "ready", deadline));
+  REQUIRE(expect(*writer, "writer", "matched", deadline));
+  // While the stream runs (a sample every 10 ms), the others try.
+  auto refused = [&](const std::string& tag, const std::string& ca, const std::string& who,
+                     const std::string& why) {
+    std::vector<std::string> seen;
+    auto p = hosts.run(
+        1, with_config(config(ca, who), node({"subscriber", std::to_string(kSamples)})), true);
+    CHECK_FALSE(expect(*p, tag, "ready", deadline, &seen));
+    CHECK(has_line(seen, why));
+    CHECK(p->wait(deadline) == 1);
+  };
+  refused("outsider", "ca", "outsider",
+          "FAIL subscriber: DataReader: topic 'Secret': CN=outsider may not subscribe it");
+  refused("rogue", "rogue-ca", "rogue",
+          "the leader's certificate CN=writer (issuer CN=ca) does not check out");
+  refused("plain", "", "", "this domain is secured: a participant needs a security section");
+
+  CHECK(expect(*reader, "reader", "got", deadline) ==
+        "got " + std::to_string(kSamples) + " disposed");
+  REQUIRE(expect(*writer, "writer", "wrote", deadline));
+  capture->send("stop");
+  REQUIRE(expect(*capture, "capture", "captured", deadline));
+  CHECK(capture->wait(deadline) == 0);
+  exit_each({writer.get(), reader.get()}, deadline);
+
+  std::ifstream in(wire, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The capture saw the traffic (what the join port says in clear before TLS included) ...
+  CHECK(bytes.size() > 200 * 64);
+  CHECK(bytes.find("SPINDLE-SECURE 1") != std::string::npos);
+  // ... and none of the samples, nor the topic's name.
+  CHECK(bytes.find(text) == std::string::npos);
+  CHECK(bytes.find("Secret") == std::string::npos);
 }
 
 int main(int argc, char** argv) {
