@@ -595,27 +595,36 @@ struct Log::Impl {
     bool pending_after = false;  // the last stretch skipped reaches its segment's end
     std::vector<detail::Segment> segs;
     for (std::size_t i = 0; i < numbers.size(); ++i) {
-      const bool newest = i + 1 == numbers.size();
+      bool newest = i + 1 == numbers.size();
       const std::uint64_t n = numbers[i];
       const fs::path p = seg_path(n);
       auto file = std::make_shared<detail::File>(open_file(p, O_RDWR, "open"), p);
       std::vector<Damage> skipped;
-      std::vector<Damage> cut;  // torn tails cut before the last scan
+      std::vector<Damage> cut;    // torn tails cut before the last scan
+      std::vector<Damage> aside;  // corruption set aside before the last scan
       Loaded ld;
       for (;;) {
         FileSource src(file->fd, p, file_size(file->fd, p, "open"));
         skipped.clear();
         ld = load_segment(src, idx_path(n), n, newest, prev, opt.index_interval,
                           opt.skip_damage ? &skipped : nullptr);
-        // A stretch skipped was resynchronised over the whole file; cutting the torn tail
-        // can make another record the place to resynchronise (one whose span reached the
-        // torn bytes now reaches the end). The cursors and verify() read the cut file, so
-        // the records counted are those of a scan of the cut file: cut, then scan again
-        // (each cut shortens the file, so this ends).
-        if (skipped.empty() || !ld.scan.damage || !ld.scan.damage->torn || !ld.scan.header_ok)
-          break;
-        truncate_to(file->fd, p, ld.scan.damage->offset, "open");
-        cut.push_back(std::move(*ld.scan.damage));
+        // A stretch skipped was resynchronised over the whole file; cutting the file (a torn
+        // tail, or corruption set aside) can make another record the place to resynchronise
+        // (one whose span reached past the cut now reaches the end). The cursors and
+        // verify() read the cut file, so the records counted are those of a scan of the cut
+        // file: cut, then scan again (each cut shortens the file, so this ends).
+        if (skipped.empty() || !ld.scan.damage || !ld.scan.header_ok) break;
+        if (ld.scan.damage->torn) {
+          truncate_to(file->fd, p, ld.scan.damage->offset, "open");
+          cut.push_back(std::move(*ld.scan.damage));
+          continue;
+        }
+        // Without repair open() fails below; from the segment's start the whole of it goes.
+        if (!opt.repair || ld.scan.damage->offset <= kSegmentHeaderBytes) break;
+        Damage d = std::move(*ld.scan.damage);
+        set_aside(numbers, i, d.offset, d);
+        aside.push_back(std::move(d));
+        newest = true;  // the later segments went with it
       }
       // Stretches skipped (skip_damage): left in place, listed; readers skip them too.
       if (pending_after && !report.damage.empty())
@@ -625,8 +634,14 @@ struct Log::Impl {
         pending_after = !d.after;
         report.damage.push_back(std::move(d));
       }
+      for (auto& d : aside)
+        report.damage.push_back(std::move(d));
       for (auto& d : cut)
         report.damage.push_back(std::move(d));
+      if (!aside.empty()) {
+        ld.index_changed = true;
+        if (ld.index_why.empty()) ld.index_why = "segment cut by repair";
+      }
       detail::Segment s;
       s.number = n;
       s.file = file;
