@@ -468,10 +468,16 @@ View next_view(const View& v, std::uint64_t removed, const std::vector<sst::Join
   return next;
 }
 
-// A write that waited past its deadline, for a view change or for a full ring.
-dds::core::TimeoutError view_change_timeout() {
+// A write that waited past its deadline, for a view change or for a full ring. `what` says
+// which wait, so that a report tells a slow view change from one that never came.
+dds::core::TimeoutError view_change_timeout(const std::string& what) {
   return dds::core::TimeoutError(
-      "write blocked longer than reliability.max_blocking_time: a view change was in progress");
+      "write blocked longer than reliability.max_blocking_time: a view change was in progress (" +
+      what + ")");
+}
+std::string view_changing(const ViewState& vs) {
+  return "view " + std::to_string(vs.view.epoch) +
+         " froze its rings for a view change, and the next view was not installed yet";
 }
 dds::core::TimeoutError ring_full_timeout(std::uint32_t window) {
   return dds::core::TimeoutError(
@@ -877,6 +883,7 @@ void Engine::check_layout(const std::shared_ptr<ViewState>& vs) {
     std::lock_guard lock(view_mu_);
     wanted_sends_ = std::move(sends);
   }
+  view_cv_.notify_all();  // a write waiting for a channel no longer wanted looks again
   if (wanted == vs->view.subgroups && demand.generation == *vs->demand_generation) return;
   relayouts_.fetch_add(1, std::memory_order_relaxed);
   vs->membership->request_relayout();
@@ -1539,9 +1546,18 @@ void Engine::leave() {
   // A joiner admitted before we began closing may be on its way into the view (it may hold
   // its welcome already): let that view change finish and leave the view it makes, or the
   // joiner would find its only peer gone without a word and stop.
-  const auto deadline = runtime_->now() + std::chrono::seconds(1);
+  // Each view this member is still in gets a second for its leave to be seen (a closing
+  // participant's retired endpoints start a relayout, which may end the view first), up to
+  // five in all: a leave that ran out of time before the next view was installed would
+  // leave the others to find an exit nobody announced.
+  const auto start = runtime_->now();
+  const auto last = start + std::chrono::seconds(5);
+  auto deadline = start + std::chrono::seconds(1);
+  std::shared_ptr<ViewState> seen;
   for (;;) {
     const auto vs = current();
+    if (seen && vs != seen) deadline = std::min(last, runtime_->now() + std::chrono::seconds(1));
+    seen = vs;
     if (!halted().empty()) return;
     if (vs->view.members.size() >= 2) {
       vs->membership->request_leave();
@@ -1618,9 +1634,12 @@ void Engine::hold_sends(Channel channel) {
 }
 
 void Engine::release_sends(Channel channel) {
-  std::lock_guard lock(view_mu_);
-  if (const auto it = std::ranges::find(held_sends_, channel); it != held_sends_.end())
-    held_sends_.erase(it);
+  {
+    std::lock_guard lock(view_mu_);
+    if (const auto it = std::ranges::find(held_sends_, channel); it != held_sends_.end())
+      held_sends_.erase(it);
+  }
+  view_cv_.notify_all();
 }
 
 Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadline) {
@@ -1634,7 +1653,8 @@ Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadli
       std::unique_lock lock(view_mu_);
       // A view change in progress: the next view takes the message.
       if (!view_cv_.wait_until(lock, deadline, [&] { return !wedged_ || !halted_.empty(); }))
-        throw view_change_timeout();
+        throw view_change_timeout("view " + std::to_string(current_->view.epoch) +
+                                  " was ending and the next one was not installed yet");
       if (!halted_.empty()) throw dds::core::PreconditionNotMetError(halted_);
       vs = current_;
     }
@@ -1649,7 +1669,13 @@ Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadli
       }
       if (!wanted) return scratch_loan(channel, size);
       // A relayout that makes us a sender is on its way: the next view takes the message.
-      if (!wait_for_view_after(vs, deadline)) throw view_change_timeout();
+      // Unless the demand changed back meanwhile (its reader went before the relayout came):
+      // then no view change may come, and the write looks again.
+      if (!wait_for_view_after(vs, deadline, &channel))
+        throw view_change_timeout("view " + std::to_string(vs->view.epoch) +
+                                  " has no subgroup in which this node sends on topic " +
+                                  std::to_string(channel.topic) +
+                                  ", and the relayout that gives it one did not come");
       continue;
     }
     const auto& sub = vs->view.subgroups[*sg];
@@ -1684,7 +1710,7 @@ Loan Engine::reserve(Channel channel, std::size_t size, Clock::time_point deadli
         return Loan{channel, r.data, r.capacity, *sg, r.index, std::move(vs), nullptr};
       case smc::ReserveStatus::wedged:
         // A view change began: the next view takes the message.
-        if (!wait_for_view_after(vs, deadline)) throw view_change_timeout();
+        if (!wait_for_view_after(vs, deadline)) throw view_change_timeout(view_changing(*vs));
         continue;
       case smc::ReserveStatus::full:
         throw ring_full_timeout(sub.window_size);
@@ -1763,7 +1789,7 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
   if (r.status == smc::ReserveStatus::wedged) {
     // A view change began: the next view takes the message.
     give_back();
-    if (!wait_for_view_after(vs, deadline)) throw view_change_timeout();
+    if (!wait_for_view_after(vs, deadline)) throw view_change_timeout(view_changing(*vs));
     return std::nullopt;
   }
   if (r.status != smc::ReserveStatus::ok) {
@@ -1860,12 +1886,23 @@ Loan Engine::scratch_loan(Channel channel, std::size_t size) {
   return loan;
 }
 
-bool Engine::wait_for_view_after(const std::shared_ptr<ViewState>& vs, Clock::time_point deadline) {
-  const auto moved = [&] { return current() != vs || !halted().empty(); };
+bool Engine::wait_for_view_after(const std::shared_ptr<ViewState>& vs, Clock::time_point deadline,
+                                 const Channel* unless_unwanted) {
+  // With view_mu_ held.
+  const auto unwanted = [&] {
+    return unless_unwanted != nullptr &&
+           std::ranges::find(wanted_sends_, *unless_unwanted) == wanted_sends_.end() &&
+           std::ranges::find(held_sends_, *unless_unwanted) == held_sends_.end();
+  };
+  const auto moved = [&] {
+    std::lock_guard lock(view_mu_);
+    return current_ != vs || !halted_.empty() || unwanted();
+  };
   // The simulator runs the view change on this thread's scheduler: let it.
   if (runtime_->simulated()) return runtime_->wait_until(deadline, moved);
   std::unique_lock lock(view_mu_);
-  return view_cv_.wait_until(lock, deadline, [&] { return current_ != vs || !halted_.empty(); });
+  return view_cv_.wait_until(lock, deadline,
+                             [&] { return current_ != vs || !halted_.empty() || unwanted(); });
 }
 
 void Engine::commit(Loan& loan, std::size_t size, Clock::time_point deadline) {

@@ -441,9 +441,12 @@ class Engine final : public Bus {
                              bool pack);
   // A loan with private memory for a channel nobody reads in this view.
   [[nodiscard]] static Loan scratch_loan(Channel channel, std::size_t size);
-  // Waits until a view after `vs` is installed (or this member halted); false at `deadline`.
+  // Waits until a view after `vs` is installed (or this member halted), or, given a
+  // channel, until this node no longer means to send on it (check_layout(): no relayout
+  // will come for it); false at `deadline`.
   [[nodiscard]] bool wait_for_view_after(const std::shared_ptr<ViewState>& vs,
-                                         Clock::time_point deadline);
+                                         Clock::time_point deadline,
+                                         const Channel* unless_unwanted = nullptr);
   [[nodiscard]] std::shared_ptr<ViewState> current() const;
   std::shared_ptr<ViewState> build(const View& v, std::chrono::milliseconds connect_timeout,
                                    bool first);
