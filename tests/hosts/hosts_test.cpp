@@ -31,6 +31,11 @@
 //   [minority]      hosts 2 and 3 killed at once: host 1, 1 of 3, stops (nothing on another
 //                   host is certainly dead).
 //   [client]        an external client on host 2 through a relay (client_port) on host 1.
+//   [secure]        the security issue's acceptance on one host's loopback: a writer and a
+//                   reader of the domain's CA take the stream; an outsider, a rogue and a
+//                   plain participant are refused; a capture holds none of the samples.
+//   [secure_hosts]  the same across three hosts (writer, reader, the refused ones), the
+//                   capture on the bridge's ports.
 #include <signal.h>
 #include <unistd.h>
 
@@ -512,16 +517,17 @@ TEST_CASE("client: an external client on host 2 through a relay on host 1", "[cl
   square_to_host_2(*pub, *sub, deadline);
 }
 
-// The security issue's acceptance (docs/security.md): over tcp on one host's loopback, each
-// participant with a domain file whose security section names the issue's permissions. A writer
-// (CN=writer) sends 200 samples on Secret to a reader (CN=reader), who takes all of them; an
-// outsider (a valid certificate, no grant on Secret), a rogue (CN=reader of another CA) and a
-// participant with no security section take none, and the stream goes on; a capture of the
-// loopback traffic holds none of the samples' text.
-TEST_CASE(
-    "secure: a writer and a reader of the CA; an outsider, a rogue and a plain participant "
-    "take nothing; nothing in clear",
-    "[secure]") {
+namespace {
+
+// The security issue's acceptance (docs/security.md), over tcp: each participant with a
+// domain file whose security section names the issue's permissions. A writer (CN=writer)
+// sends 200 samples on Secret to a reader (CN=reader), who takes all of them; an outsider (a
+// valid certificate, no grant on Secret), a rogue (CN=reader of another CA) and a participant
+// with no security section take none, and the stream goes on; a capture of the traffic holds
+// none of the samples' text. `across`: the writer on host 1, the reader on host 2, the others
+// on host 3, joining through host 1's join port, and the capture on the bridge's ports; else
+// every participant on host 1's loopback, and the capture there.
+void secure_acceptance(bool across) {
   const tst::TempDir dir("spindle-secure");
   spindle::test::Pki pki(dir.path() / "pki");
   pki.make_ca("ca");
@@ -531,11 +537,17 @@ TEST_CASE(
   pki.issue("rogue-ca", "CN=reader", "rogue");
   const auto perms = dir.path() / "perms.yaml";
   std::ofstream(perms) << spindle::test::kIssuePermissions;
-  // A domain file (inline YAML); `ca` empty: no security section.
-  auto config = [&](const std::string& ca, const std::string& who) {
+  const std::uint32_t writer_host = 1;
+  const std::uint32_t reader_host = across ? 2 : 1;
+  const std::uint32_t others_host = across ? 3 : 1;
+  // A domain file (inline YAML) for a participant on host `host`; `ca` empty: no security
+  // section.
+  auto config = [&](std::uint32_t host, const std::string& ca, const std::string& who) {
     std::string c =
-        "{version: 1, domain_id: 0, transport: tcp, node: {host: 127.0.0.1}, "
-        "discovery: {multicast: {mode: off}}";
+        "{version: 1, domain_id: 0, transport: tcp, discovery: {multicast: {mode: "
+        "off}}, node: {host: " +
+        (across ? tst::Hosts::address(host) : std::string("127.0.0.1")) + "}";
+    if (across && host != writer_host) c += contacts_of(writer_host);
     if (!ca.empty()) {
       c += ", security: {ca: " + pki.pem(ca).string() + ", certificate: " + pki.pem(who).string() +
            ", private_key: " + pki.key(who).string() + ", permissions: " + perms.string() + "}";
@@ -549,18 +561,26 @@ TEST_CASE(
     return a;
   };
   tst::Hosts hosts;
-  hosts.add(1);
+  for (std::uint32_t i = 1; i <= others_host; ++i)
+    hosts.add(i);
   const auto deadline = Clock::now() + 150s;
-  const auto wire = dir.path() / "lo.bin";
-  auto capture = hosts.run(1, {tst::self_dir() + "/packet_capture", "lo", wire.string()}, true);
+  const auto wire = dir.path() / "wire.bin";
+  // Every frame between the hosts: on the bridge's ports, in the test process's namespace
+  // (which holds the bridge).
+  auto capture =
+      across ? std::make_unique<tst::Process>(std::vector<std::string>{
+                   tst::self_dir() + "/packet_capture", "any", wire.string()})
+             : hosts.run(1, {tst::self_dir() + "/packet_capture", "lo", wire.string()}, true);
   REQUIRE(expect(*capture, "capture", "ready", deadline));
 
-  auto writer = hosts.run(
-      1,
-      with_config(config("ca", "writer"), node({"publisher", std::to_string(kSamples), "1", "10"})),
-      true);
-  auto reader = hosts.run(
-      1, with_config(config("ca", "reader"), node({"subscriber", std::to_string(kSamples)})), true);
+  auto writer = hosts.run(writer_host,
+                          with_config(config(writer_host, "ca", "writer"),
+                                      node({"publisher", std::to_string(kSamples), "1", "10"})),
+                          true);
+  auto reader = hosts.run(reader_host,
+                          with_config(config(reader_host, "ca", "reader"),
+                                      node({"subscriber", std::to_string(kSamples)})),
+                          true);
   REQUIRE(expect(*reader, "reader", "ready", deadline));
   REQUIRE(expect(*writer, "writer", "matched", deadline));
   // While the stream runs (a sample every 10 ms), the others try.
@@ -568,7 +588,9 @@ TEST_CASE(
                      const std::string& why) {
     std::vector<std::string> seen;
     auto p = hosts.run(
-        1, with_config(config(ca, who), node({"subscriber", std::to_string(kSamples)})), true);
+        others_host,
+        with_config(config(others_host, ca, who), node({"subscriber", std::to_string(kSamples)})),
+        true);
     CHECK_FALSE(expect(*p, tag, "ready", deadline, &seen));
     CHECK(has_line(seen, why));
     CHECK(p->wait(deadline) == 1);
@@ -598,6 +620,22 @@ TEST_CASE(
   // ... and none of the samples, nor the topic's name.
   CHECK(bytes.find(text) == std::string::npos);
   CHECK(bytes.find("Secret") == std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "secure: a writer and a reader of the CA; an outsider, a rogue and a plain participant "
+    "take nothing; nothing in clear",
+    "[secure]") {
+  secure_acceptance(false);
+}
+
+TEST_CASE(
+    "secure across hosts: the writer on host 1, the reader on host 2, the outsider, the rogue "
+    "and the plain participant on host 3; nothing in clear on the bridge",
+    "[secure_hosts]") {
+  secure_acceptance(true);
 }
 
 int main(int argc, char** argv) {

@@ -1,9 +1,10 @@
-// packet_capture <interface> <file>: records every frame seen on <interface> (an AF_PACKET
-// socket, as tcpdump would open one) into <file>, back to back, until a line "stop" comes on
-// standard input or 120 s pass; then prints "captured <frames> <bytes>" and exits. It says
-// "ready" once the socket is bound. For the tests that check what travels on a network (the
-// security issue's capture: tests/hosts/hosts_test.cpp "[secure]"); it needs CAP_NET_RAW in
-// the network namespace it runs in (a host of tests/hosts/hosts.hpp has it).
+// packet_capture <interface> <file>: records every frame seen on <interface> ("any": on
+// every interface of the network namespace; an AF_PACKET socket, as tcpdump would open one)
+// into <file>, back to back, until a line "stop" comes on standard input or 120 s pass; then prints
+// "captured <frames> <bytes>" and exits. It says "ready" once the socket is bound. For the tests
+// that check what travels on a network (the security issue's capture: tests/hosts/hosts_test.cpp
+// "[secure]"); it needs CAP_NET_RAW in the network namespace it runs in (a host of
+// tests/hosts/hosts.hpp has it).
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
@@ -31,8 +32,12 @@ int main(int argc, char** argv) {
   sockaddr_ll at{};
   at.sll_family = AF_PACKET;
   at.sll_protocol = htons(ETH_P_ALL);
-  at.sll_ifindex = static_cast<int>(::if_nametoindex(argv[1]));
-  if (at.sll_ifindex == 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&at), sizeof at) != 0) {
+  // "any": every interface of the namespace (a bridge's own interface sees only the frames
+  // for itself; the frames it forwards between its ports pass on the ports).
+  const bool any = std::strcmp(argv[1], "any") == 0;
+  at.sll_ifindex = any ? 0 : static_cast<int>(::if_nametoindex(argv[1]));
+  if ((!any && at.sll_ifindex == 0) ||
+      ::bind(fd, reinterpret_cast<sockaddr*>(&at), sizeof at) != 0) {
     std::cout << "FAIL bind to " << argv[1] << ": " << std::strerror(errno) << std::endl;
     return 1;
   }
