@@ -491,6 +491,7 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
     first.identity = listed_identity(members);
     auto engine = std::make_unique<group::Engine>(std::move(first), std::move(t), runtime(),
                                                   timeout, c.domain_id, layout);
+    engine->watch_revocations(sec.credentials);
     if (c.join_port != 0) {
       engine->serve_joins(join_port_of(), must_agree(c, sec));
       engine->announce_on(beacon, join_ipv4);
@@ -551,6 +552,7 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
       engine->serve_joins(join_port_of(), must_agree(c, sec));
       engine->announce_on(beacon, join_ipv4);
       engine->rejoin_with(rejoiner());
+      engine->watch_revocations(sec.credentials);
       return secured(std::make_shared<dcps::Participant>(c.domain_id, q, std::move(engine),
                                                          welcome->state, c.storage));
     }

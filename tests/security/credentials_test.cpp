@@ -126,6 +126,18 @@ TEST_CASE("a revocation list read again takes effect", "[credentials]") {
   CHECK(writer->reload_crl());
   CHECK(writer->revoked(w.reader_serial));
   CHECK_FALSE(writer->revoked(w.writer_serial));
+  // A list another CA signed, in its place: refused, and the one in force stays.
+  w.pki.revoke("rogue", {w.writer_serial});
+  fs::copy_file(w.pki.crl("rogue"), w.pki.crl("ca"), fs::copy_options::overwrite_existing);
+  CHECK_THROWS_WITH(writer->reload_crl(),
+                    Contains("security.crl: " + w.pki.crl("ca").string() +
+                             ": the revocation list is not signed by security.ca"));
+  CHECK(writer->revoked(w.reader_serial));
+  CHECK_FALSE(writer->revoked(w.writer_serial));
+  // Half a file (a list being written): not PEM; the one in force stays.
+  std::ofstream(w.pki.crl("ca"), std::ios::trunc) << "-----BEGIN X509 CRL-----\nMIIB";
+  CHECK_THROWS_WITH(writer->reload_crl(), Contains("not a PEM revocation list"));
+  CHECK(writer->revoked(w.reader_serial));
 }
 
 TEST_CASE("canonical subjects", "[credentials]") {

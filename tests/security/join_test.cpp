@@ -11,6 +11,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +22,7 @@
 #include <thread>
 
 #include <dds/dds.hpp>
+#include <spindle/domain_status.hpp>
 
 #include "ShapeType.hpp"
 #include "pki.hpp"
@@ -227,6 +230,108 @@ TEST_CASE("a secured domain admits its CA's participants and refuses the rest", 
                       "CN=writer's"));
   r.close();
   w.close();
+  reader.close();
+  writer.close();
+}
+
+// Revocation at run time (docs/security.md, "Revocation"): three members of the CA, the
+// writer streaming to two readers; the CA's list, read again while the domain runs, revokes
+// one reader's certificate. The members evict it within one view change: the writer's
+// match count drops to one, the evicted reader takes nothing written after that, and the
+// other reader takes the whole stream, in order, with no write failing.
+TEST_CASE("revocation: a member revoked under a running stream is removed; the stream goes on",
+          "[revocation]") {
+  Setup s;
+  const std::string victim_serial = s.pki.issue("ca", "CN=victim", "victim");
+  std::ofstream(s.dir / "rev-perms.yaml") << "version: 1\ndefault: deny\ngrants:\n"
+                                          << "  - {subject: \"CN=writer\", publish: [Secret]}\n"
+                                          << "  - {subject: \"CN=reader\", subscribe: [Secret]}\n"
+                                          << "  - {subject: \"CN=victim\", subscribe: [Secret]}\n";
+  auto writer = participant(s.file("writer", "ca", "rev-perms.yaml", s.port, true));
+  auto reader = participant(s.file("reader", "ca", "rev-perms.yaml", s.port, true));
+  auto victim = participant(s.file("victim", "ca", "rev-perms.yaml", s.port, true));
+  dds::pub::qos::DataWriterQos wq;
+  wq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  dds::sub::qos::DataReaderQos rq;
+  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  dds::topic::Topic<ShapeType> wt(writer, "Secret");
+  dds::topic::Topic<ShapeType> rt(reader, "Secret");
+  dds::topic::Topic<ShapeType> vt(victim, "Secret");
+  dds::pub::DataWriter<ShapeType> w(dds::pub::Publisher(writer), wt, wq);
+  dds::sub::DataReader<ShapeType> r(dds::sub::Subscriber(reader), rt, rq);
+  dds::sub::DataReader<ShapeType> v(dds::sub::Subscriber(victim), vt, rq);
+  REQUIRE(
+      psm_test::eventually([&] { return w.publication_matched_status().current_count() == 2; }));
+
+  // A sample every 2 ms, x counting from 0.
+  std::atomic<bool> stop{false};
+  std::atomic<int> written{0};
+  std::string write_error;
+  std::thread stream([&] {
+    try {
+      while (!stop.load()) {
+        w.write(ShapeType("RED", written.load(), 0, 5));
+        written.fetch_add(1);
+        std::this_thread::sleep_for(2ms);
+      }
+    } catch (const dds::core::Exception& e) {
+      write_error = e.what();
+    }
+  });
+  int next = 0;  // the reader's next x
+  bool in_order = true;
+  int victim_last = -1;
+  auto take = [&] {
+    for (const auto& smp : r.take()) {
+      if (!smp.info().valid()) continue;
+      in_order = in_order && smp.data().x() == next;
+      ++next;
+    }
+    for (const auto& smp : v.take())
+      if (smp.info().valid()) victim_last = std::max(victim_last, smp.data().x());
+  };
+  CHECK(psm_test::eventually([&] {
+    take();
+    return next >= 50 && victim_last >= 50;
+  }));
+
+  s.pki.revoke("ca", {s.revoked_serial, victim_serial});
+  const auto revoked_at = std::chrono::steady_clock::now();
+  const bool removed = psm_test::eventually([&] {
+    take();
+    return w.publication_matched_status().current_count() == 1;
+  });
+  const auto took = std::chrono::steady_clock::now() - revoked_at;
+  const int written_then = written.load();
+  CHECK(removed);
+  WARN("revoked to unmatched: "
+       << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+  // Within the list's poll (kRevocationPoll, 500 ms) and one view change.
+  CHECK(took < 3s);
+  // The stream goes on past the removal.
+  CHECK(psm_test::eventually([&] {
+    take();
+    return written.load() > written_then + 50;
+  }));
+  stop.store(true);
+  stream.join();
+  CHECK(write_error.empty());
+  CHECK(psm_test::eventually([&] {
+    take();
+    return next == written.load();
+  }));
+  CHECK(in_order);
+  // Nothing written after the writer unmatched it reached the evicted reader.
+  CHECK(victim_last < written_then);
+  // The evicted member read the list too: it stopped, saying why, and stays out.
+  CHECK(psm_test::eventually([&] { return !spindle::domain_status(victim).halted.empty(); }));
+  CHECK_THAT(spindle::domain_status(victim).halted,
+             Contains("was evicted: its certificate (CN=victim, serial " + victim_serial +
+                      ") is revoked by security.crl; it does not rejoin"));
+  v.close();
+  r.close();
+  w.close();
+  victim.close();
   reader.close();
   writer.close();
 }

@@ -17,6 +17,7 @@
 
 #include "core/interfaces.hpp"
 #include "rdmc/rdmc.hpp"
+#include "security/credentials.hpp"
 #include "smc/smc.hpp"
 #include "sst/predicate_loop.hpp"
 #include "sst/predicates.hpp"
@@ -1007,6 +1008,7 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
   // Endpoints announced past the ragged edge, or a view installed from outside, may call
   // for another layout already.
   check_layout(fresh);
+  evict_revoked(*fresh);  // a member revoked while this view was decided
   confirm_joiners(*fresh);
   // Joiners admitted too late for the view just decided go into the next one.
   {
@@ -1424,6 +1426,49 @@ void Engine::halt(const std::string& why) {
   schedule_rejoin();
 }
 
+void Engine::watch_revocations(std::shared_ptr<const security::Credentials> credentials) {
+  if (!credentials || credentials->settings().crl.empty()) return;
+  revocation_ = std::move(credentials);
+  (void)runtime_->control().schedule(runtime_->now() + kRevocationPoll,
+                                     [this] { check_revocations(); });
+}
+
+void Engine::check_revocations() {
+  if (stopping_.load() || closing_.load()) return;
+  bool changed = false;
+  try {
+    changed = revocation_->reload_crl();
+    revocation_error_.clear();
+  } catch (const std::exception& e) {
+    if (revocation_error_ != e.what()) {
+      revocation_error_ = e.what();
+      std::cerr << "spindle: domain " << domain_id_ << ": node " << node() << ": " << e.what()
+                << " (the revocation list in force stays)\n";
+    }
+  }
+  if (changed && halted().empty()) evict_revoked(*current());
+  (void)runtime_->control().schedule(runtime_->now() + kRevocationPoll,
+                                     [this] { check_revocations(); });
+}
+
+void Engine::evict_revoked(ViewState& vs) {
+  if (!revocation_) return;
+  for (std::size_t r = 0; r < vs.view.members.size(); ++r) {
+    const auto& m = vs.view.members[r];
+    if (m.serial.empty() || !revocation_->revoked(m.serial)) continue;
+    const std::string what =
+        "certificate (" + m.subject + ", serial " + m.serial + ") is revoked by security.crl";
+    if (m.id != node()) {
+      vs.membership->evict(r, "its " + what);
+      continue;
+    }
+    // Our own: the others evict us (where their lists say so too). We stop, saying why, and
+    // do not ask to come back: the join port refuses a revoked certificate.
+    revoked_self_.store(true);
+    halt("was evicted: its " + what + "; it does not rejoin");
+  }
+}
+
 void Engine::rejoin_with(std::unique_ptr<Rejoiner> rejoiner) {
   rejoiner_ = std::move(rejoiner);
   if (!halted().empty()) schedule_rejoin();
@@ -1441,7 +1486,8 @@ void Engine::schedule_rejoin(std::chrono::nanoseconds after) {
 // first view of its own when the domain is gone. Its protocol thread starts only after the
 // client applied the state transfer, as for a participant that joins.
 void Engine::try_rejoin() {
-  if (stopping_.load() || closing_.load() || !rejoiner_ || halted().empty()) return;
+  if (stopping_.load() || closing_.load() || !rejoiner_ || halted().empty() || revoked_self_.load())
+    return;
   std::optional<Rejoined> r;
   try {
     r = rejoiner_->attempt();

@@ -175,6 +175,8 @@ class Rejoiner {
 // How often a halted member asks to come back, and looks for an answer on its way.
 inline constexpr std::chrono::milliseconds kRejoinRetry{200};
 inline constexpr std::chrono::microseconds kRejoinPoll{50};
+// How often a secured member reads its revocation list again (watch_revocations()).
+inline constexpr std::chrono::milliseconds kRevocationPoll{500};
 
 struct EngineStats {
   std::uint64_t published = 0;    // messages this node committed
@@ -358,6 +360,12 @@ class Engine final : public Bus {
   // so: its rejoiner takes it into the larger one (merge by restart of the smaller side).
   // Any thread, before start(); the engine lets go of the beacon's listener when it stops.
   void announce_on(std::shared_ptr<Beacon> beacon, std::uint32_t join_ipv4);
+  // Revocation at run time (docs/security.md, "Revocation"): every kRevocationPoll this
+  // member reads security.crl again (Credentials::reload_crl); a member of the view whose
+  // certificate serial the list now revokes is evicted (Membership::evict), so that the next
+  // view goes on without it, and every view installed is looked at the same way. A list that
+  // does not load is said once; the one in force stays. Any thread, before start().
+  void watch_revocations(std::shared_ptr<const security::Credentials> credentials);
   // Stops (stop()) and closes this member's connections: it is no member of the group any
   // more. Idempotent; the destructor does it too.
   void shutdown() override;
@@ -494,6 +502,11 @@ class Engine final : public Bus {
   // Control thread: one rejoin attempt (rejoin_with), and the next one scheduled if it failed.
   void try_rejoin();
   void schedule_rejoin(std::chrono::nanoseconds after = kRejoinRetry);
+  // Control thread: reads the revocation list again, evicts whom it revokes, comes back
+  // after kRevocationPoll.
+  void check_revocations();
+  // The members of `vs` whose certificates the list in force revokes are evicted.
+  void evict_revoked(ViewState& vs);
   // Control thread, transport disconnected (replace()): releases the regions of earlier
   // views nothing holds any more (loans keep their view).
   void release_retired();
@@ -549,6 +562,10 @@ class Engine final : public Bus {
   std::shared_ptr<Beacon> beacon_;  // set before start()
   std::uint32_t beacon_ipv4_ = 0;
   std::unique_ptr<Rejoiner> rejoiner_;  // set before start(); used on the control thread
+  // watch_revocations(): set before start(); the last reload error said (control thread).
+  std::shared_ptr<const security::Credentials> revocation_;
+  std::string revocation_error_;
+  std::atomic<bool> revoked_self_{false};  // our own certificate was revoked: no rejoin
   std::atomic<std::uint64_t> rejoins_{0};
   std::vector<transport::AgreedSetting> join_settings_;
   std::mutex joins_mu_;  // before view_mu_

@@ -113,6 +113,17 @@ void Membership::note_suspicion(std::size_t rank, const std::string& why) {
   if (rank < n_ && why_[rank].empty()) why_[rank] = why;
 }
 
+void Membership::evict(std::size_t rank, const std::string& why) {
+  if (rank >= n_ || rank == me_) return;
+  {
+    std::lock_guard lock(evict_mu_);
+    if (evict_why_.size() < n_) evict_why_.resize(n_);
+    if (evict_why_[rank].empty()) evict_why_[rank] = why;
+  }
+  evict_.fetch_or(bit(rank), std::memory_order_acq_rel);
+  sst_->nudge();
+}
+
 void Membership::add_joiner(const sst::JoinEntry& e, const sst::JoinIdentity& identity) {
   std::lock_guard lock(joiners_mu_);
   // One entry per node: a joiner admitted twice (it asked again, or the view it was
@@ -164,11 +175,12 @@ void Membership::copy_joiners(std::size_t from) {
 bool Membership::needed() const {
   if (done_) return false;
   seen_now_.clear();
+  seen_now_.push_back(evict_.load(std::memory_order_acquire));
   seen_now_.push_back((leave_.load(std::memory_order_acquire) ? 1 : 0) |
                       (joiners_waiting_.load(std::memory_order_acquire) ? 2 : 0) |
                       (relayout_.load(std::memory_order_acquire) ? 4 : 0) |
                       (joiners_connecting() ? 8 : 0));
-  std::uint64_t any = seen_now_.back();
+  std::uint64_t any = seen_now_[0] | seen_now_[1];
   for (std::size_t r = 0; r < n_; ++r) {
     for (std::uint64_t v :
          {sst_->load<std::uint64_t>(sst_->layout().control(r) + kSuspected), field(r, kWedged),
@@ -212,6 +224,18 @@ void Membership::step() {
   if (leave_.load(std::memory_order_acquire) && field(me_, kLeaving) == 0) {
     set_field(kLeaving, 1);
     push_membership(false);
+  }
+  // Members evicted (their certificates revoked) are suspected here, with the reason.
+  if (const std::uint64_t e = evict_.load(std::memory_order_acquire); e != 0) {
+    for (std::size_t r = 0; r < n_; ++r) {
+      if ((e & bit(r)) == 0 || sst_->suspected(r)) continue;
+      std::string why;
+      {
+        std::lock_guard lock(evict_mu_);
+        why = r < evict_why_.size() ? evict_why_[r] : std::string();
+      }
+      sst_->suspect(r, transport::SuspicionReason::revoked, why);
+    }
   }
   gossip();
   const std::uint64_t suspected = suspected_mask();
@@ -303,6 +327,8 @@ Membership::Majority Membership::majority(std::uint64_t suspected, std::uint64_t
                                           std::string& why) {
   std::uint64_t exited = 0;
   std::uint64_t alive_here = 0;
+  // Evicted members (evict()) are removed on purpose, as those that leave.
+  leaving |= evict_.load(std::memory_order_acquire);
   certain(suspected & ~leaving & ~joining_, exited, alive_here);
   const std::uint64_t lost_mask = suspected & ~leaving & ~exited & ~joining_;
   const auto lost = static_cast<std::size_t>(std::popcount(lost_mask));

@@ -124,6 +124,10 @@ class Membership {
   // a subgroup for a lag (smc.hpp) and caught up, and holds again in the next view. It goes
   // to the leader through this member's row (MembershipRow::relayout). Predicate thread.
   void request_rejoin() noexcept;
+  // A member this one removes on purpose: its certificate was revoked (security.crl, read
+  // again while the domain runs). Suspected at the next step, and never counted as lost by
+  // the majority rule, so that a view of two goes on without it (any thread).
+  void evict(std::size_t rank, const std::string& why);
   // Why a member was suspected (the SST's report), for the messages (protocol thread).
   void note_suspicion(std::size_t rank, const std::string& why);
   // What note_suspicion() said of `rank` first; empty when this member did not suspect it
@@ -206,6 +210,10 @@ class Membership {
   std::atomic<bool> closing_{false};
   std::atomic<bool> leave_announced_{false};
   std::vector<std::string> why_;  // per rank: why it is suspected
+  // evict(): the ranks asked for (any thread), and why (guarded by evict_mu_, a leaf).
+  std::atomic<std::uint64_t> evict_{0};
+  std::mutex evict_mu_;
+  std::vector<std::string> evict_why_;
   bool wedged_ = false;
   bool committed_ = false;  // we hold a commit (ours as leader, or echoed)
   bool delivered_ = false;  // delivered up to the trims

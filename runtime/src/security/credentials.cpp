@@ -10,6 +10,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -379,6 +380,18 @@ bool Credentials::reload_crl() const {
     if (text == state_->crl_text) return false;
   }
   Crl crl = read_crl(settings_.crl);
+  // What evicts members while the domain runs must come from the CA: a list it did not sign
+  // is refused, and the one in force stays.
+  const bool signed_by_ca = std::any_of(state_->ca.begin(), state_->ca.end(), [&](const Cert& ca) {
+    EVP_PKEY* key = X509_get0_pubkey(ca.get());
+    return key != nullptr && X509_CRL_verify(crl.get(), key) == 1;
+  });
+  ERR_clear_error();
+  if (!signed_by_ca) {
+    throw SecurityError("security.crl: " + settings_.crl +
+                        ": the revocation list is not signed by security.ca (" + settings_.ca +
+                        ")");
+  }
   std::lock_guard lock(state_->mu);
   state_->crl = std::move(crl);
   state_->crl_text = std::move(text);

@@ -70,6 +70,8 @@ std::string_view to_string(SuspicionReason r) noexcept {
       return "no_progress";
     case SuspicionReason::foreign_write:
       return "foreign_write";
+    case SuspicionReason::revoked:
+      return "revoked";
   }
   return "unknown";
 }

@@ -141,6 +141,7 @@ enum class SuspicionReason : std::uint8_t {
   mismatch,           // peer is in another domain or a must-agree setting differs
   no_progress,        // group layer: its counters stood still while others' went on
   foreign_write,      // peer wrote outside the ranges granted to it (another's row)
+  revoked,            // group layer: its certificate was revoked (security.crl)
 };
 [[nodiscard]] std::string_view to_string(SuspicionReason r) noexcept;
 
