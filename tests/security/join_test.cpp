@@ -50,7 +50,7 @@ struct Setup {
     pki.issue("ca", "CN=writer", "writer");
     pki.issue("ca", "CN=reader", "reader");
     pki.issue("ca", "CN=outsider", "outsider");
-    // A subject longer than the view's 223 bytes for it (four RDNs of 60 characters).
+    // A subject longer than the view's 207 bytes for it (four RDNs of 60 characters).
     pki.issue("ca",
               "CN=" + std::string(60, 'a') + ",OU=" + std::string(60, 'b') +
                   ",OU=" + std::string(60, 'c') + ",O=" + std::string(60, 'd'),
@@ -207,7 +207,7 @@ TEST_CASE("a secured domain admits its CA's participants and refuses the rest", 
   // A subject the view cannot hold.
   CHECK_THAT(refusal(s.file("verbose", "ca", "perms.yaml", s.port)),
              Contains("certificate subject 'CN=" + std::string(60, 'a')) &&
-                 Contains("is longer than 223 bytes"));
+                 Contains("is longer than 207 bytes"));
   stream(5);
 
   // A secured participant facing an unsecured domain refuses it.

@@ -92,12 +92,6 @@ void add_ext(X509* cert, X509* issuer, int nid, const char* value) {
   X509_EXTENSION_free(ext);
 }
 
-std::string hex_of(unsigned long v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%lX", v);
-  return buf;
-}
-
 }  // namespace
 
 Pki::Pki(std::filesystem::path dir) : dir_(std::move(dir)) {
@@ -130,8 +124,19 @@ std::string Pki::issue(const std::string& ca, const std::string& subject, const 
   auto k = new_key();
   Cert cert(X509_new());
   X509_set_version(cert.get(), 2);
-  const unsigned long serial = ++next_serial_;
-  ASN1_INTEGER_set(X509_get_serialNumber(cert.get()), static_cast<long>(serial));
+  // 20 octets, as the openssl command line makes them (RFC 5280's longest): the view must
+  // hold such a serial.
+  char hex[48];
+  std::snprintf(hex, sizeof hex, "5A%030X%08lX", 0u, ++next_serial_);
+  BIGNUM* bn = nullptr;
+  BN_hex2bn(&bn, hex);
+  ASN1_INTEGER* serial = BN_to_ASN1_INTEGER(bn, nullptr);
+  X509_set_serialNumber(cert.get(), serial);
+  ASN1_INTEGER_free(serial);
+  char* text = BN_bn2hex(bn);
+  const std::string serial_hex = text;
+  OPENSSL_free(text);
+  BN_free(bn);
   X509_gmtime_adj(X509_getm_notBefore(cert.get()), from_days * 86400);
   X509_gmtime_adj(X509_getm_notAfter(cert.get()), to_days * 86400);
   set_name(X509_get_subject_name(cert.get()), subject);
@@ -143,7 +148,7 @@ std::string Pki::issue(const std::string& ca, const std::string& subject, const 
   X509_sign(cert.get(), ca_key.get(), EVP_sha256());
   write_cert(pem(file), cert.get());
   write_key(key(file), k.get());
-  return hex_of(serial);
+  return serial_hex;
 }
 
 void Pki::encrypt_key(const std::string& file) {

@@ -29,7 +29,7 @@ class Pki {
   void make_ca(const std::string& name);
   // A certificate of `subject` (e.g. "CN=writer") issued by CA `ca`: <file>.pem and
   // <file>.key (mode 0600); valid from now + from_days to now + to_days. Returns its serial
-  // (hex, upper case).
+  // (hex, upper case: 20 octets, as openssl makes them).
   std::string issue(const std::string& ca, const std::string& subject, const std::string& file,
                     long from_days = -1, long to_days = 365);
   // <file>-encrypted.key: <file>.key encrypted with a passphrase (AES-256-CBC).

@@ -1338,9 +1338,15 @@ void Engine::on_join(PendingJoin join) {
     return;
   }
   if (secured) {
-    if (r.subject.size() >= sizeof identity.subject || r.serial.size() >= sizeof identity.serial) {
+    if (r.subject.size() >= sizeof identity.subject) {
       join.refuse("certificate subject '" + r.subject.substr(0, 64) + "…' is longer than " +
                   std::to_string(sizeof identity.subject - 1) + " bytes");
+      return;
+    }
+    if (r.serial.size() >= sizeof identity.serial) {
+      join.refuse("certificate " + r.subject + "'s serial number has " +
+                  std::to_string(r.serial.size()) + " hex digits, more than " +
+                  std::to_string(sizeof identity.serial - 1) + " (RFC 5280 allows 20 octets)");
       return;
     }
     std::memcpy(identity.subject, r.subject.data(), r.subject.size());

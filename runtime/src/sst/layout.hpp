@@ -101,8 +101,8 @@ inline constexpr std::size_t kMaxJoins = 8;  // per view change
 // view records it, streams are authenticated to it, permissions are granted to it.
 // NUL-padded text; a subject that does not fit is refused at the join port.
 struct JoinIdentity {
-  char subject[224];  // canonical RFC 4514
-  char serial[32];    // hex
+  char subject[208];  // canonical RFC 4514
+  char serial[48];    // hex: a serial of up to 20 octets (RFC 5280; openssl's own are 20)
 };
 static_assert(sizeof(JoinIdentity) == 256);
 
