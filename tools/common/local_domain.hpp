@@ -47,6 +47,11 @@ struct LocalDomain {
   std::string idle_spin = {};     // engine.idle_spin (a duration, "200us"); empty: the default
   std::string lag_bound = {};     // engine.lag_bound (a duration, "50ms"); empty: the default
   std::uint16_t client_port = 0;  // member 0 serves external clients on it; 0: none
+  // A secured domain (docs/security.md): the `security:` section's YAML (one flow map, every
+  // member with the same certificate), and that certificate's subject, which each listed
+  // member's entry names. Empty: unsecured.
+  std::string security = {};
+  std::string subject = {};
 };
 
 // The engine settings of a LocalDomain, as the inside of a YAML flow map.
@@ -72,11 +77,14 @@ inline void write_domain_file(const std::filesystem::path& file, const LocalDoma
     std::uint16_t port = free_loopback_port();
     while (!taken.insert(port).second)
       port = free_loopback_port();
-    out << "  - {id: " << i << ", host: 127.0.0.1, port: " << port << "}\n";
+    out << "  - {id: " << i << ", host: 127.0.0.1, port: " << port;
+    if (!d.subject.empty()) out << ", subject: \"" << d.subject << "\"";
+    out << "}\n";
   }
   if (d.join_port != 0) out << "join_port: " << d.join_port << "\n";
   out << "engine: {" << engine_settings(d) << "}\n";
   if (!d.log_dir.empty()) out << "storage: {log_dir: '" << d.log_dir << "'}\n";
+  if (!d.security.empty()) out << "security: " << d.security << "\n";
   if (!out) throw std::runtime_error("cannot write " + file.string());
 }
 
@@ -108,6 +116,7 @@ inline void write_joiner_file(const std::filesystem::path& file, const LocalDoma
       << "\nshm: {namespace: " << d.shm_namespace << "}\njoin_port: " << d.join_port
       << "\nengine: {" << engine_settings(d) << "}\n";
   if (!d.log_dir.empty()) out << "storage: {log_dir: '" << d.log_dir << "'}\n";
+  if (!d.security.empty()) out << "security: " << d.security << "\n";
   if (!out) throw std::runtime_error("cannot write " + file.string());
 }
 

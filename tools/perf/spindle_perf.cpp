@@ -13,7 +13,8 @@
 //   churn: thr with one subscriber, measured twice in one run: --duration seconds steady
 //        (throughput_msgs_s), then --duration seconds while another process joins the
 //        domain with a reader of the topic and leaves again every second, each a view
-//        change of the topic's subgroup (churn_throughput_ratio: churn / steady).
+//        change of the topic's subgroup (churn_throughput_ratio: churn / steady). The
+//        joiner's create_participant, averaged over its joins (join_ms).
 // Sizes are whole samples as ddsperf counts them: a 12-byte header and size-12 octets.
 // The engine gets slots sized for the sample (domain file `engine.slot_size`, 1 KiB at least
 // as by default, 1 MiB at most), or --slot-size for every run; samples larger than a slot go
@@ -24,11 +25,17 @@
 //                [--consistency atomic|unordered]   (peer=spindle or peer=spindle-unordered)
 //                [--slot-size N] [--rdmc-block-size N] [--idle-spin US] [--rate HZ]
 //                [--clients]   (the readers are external clients of the first member)
+//                [--security DIR]   (a secured domain: peer=spindle-secure; see below)
 //                [--plot FILE.png [--peers FILE]]   (gnuplot: plot.hpp)
 //   spindle-perf --role ping|pong|pub|sub|churn ...   (internal: one process of a run)
 //
 // Every process of a run finds the run's domain file through SPINDLE_CONFIG and its id
 // through SPINDLE_NODE_ID. Every wait is bounded.
+//
+// --security DIR secures every run (docs/security.md): DIR holds the domain's CA (ca.pem) and
+// one certificate for every process of the run, member.pem with its key member.key, whose
+// subject is CN=spindle-perf (bench/security/security_cost.sh makes them). The run's
+// permissions grant that subject every topic.
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -90,7 +97,11 @@ struct Options {
   bool keep_last = false;   // thr: subscribers' readers KEEP_LAST (they may be left behind)
   bool clients = false;     // sub, pong, sleeper: external clients of the first member
   std::string join_config;  // churn: the domain file of a participant that joins later
+  std::string security;     // --security DIR; empty: unsecured
 };
+
+// The subject of --security's certificate.
+constexpr const char* kPerfSubject = "CN=spindle-perf";
 
 const Options* g_options = nullptr;  // the process's options, for the QoS helpers
 
@@ -387,10 +398,12 @@ int churn_role(const Options& o) {
   }
   const auto end = Clock::now() + std::chrono::duration<double>(o.duration);
   int cycles = 0;
+  Clock::duration joining{};  // create_participant, each a join through the join port
   while (Clock::now() < end) {
     const auto cycle = Clock::now();
     {
       dds::domain::DomainParticipant dp(dds::domain::default_id());
+      joining += Clock::now() - cycle;
       dds::topic::Topic<Sample> topic(dp, "perf_thr");
       dds::sub::Subscriber sub(dp);
       dds::sub::DataReader<Sample> r(sub, topic, reader_qos(sub, false));
@@ -400,7 +413,10 @@ int churn_role(const Options& o) {
     ++cycles;
     std::this_thread::sleep_until(cycle + 1s);
   }
-  std::cout << "RESULT cycles=" << cycles << std::endl;
+  std::cout << "RESULT cycles=" << cycles << " join_ms="
+            << (cycles > 0 ? std::chrono::duration<double, std::milli>(joining).count() / cycles
+                           : 0.0)
+            << std::endl;
   return 0;
 }
 
@@ -571,7 +587,21 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
       o.idle_spin_us >= 0 ? std::to_string(o.idle_spin_us) + "us" : std::string(),
       o.lag_bound_ms >= 0 ? std::to_string(o.lag_bound_ms) + "ms" : std::string(),
       o.clients ? spindle::tools::free_loopback_port() : std::uint16_t{0}};
-  spindle::tools::write_domain_file(file, domain);
+  // --security: every process with the one certificate; the permissions grant it all.
+  auto perms_file = file;
+  perms_file.replace_extension(".perms.yaml");
+  spindle::tools::LocalDomain secured = domain;
+  if (!o.security.empty()) {
+    std::ofstream(perms_file) << "version: 1\ndefault: deny\ngrants:\n  - {subject: \""
+                              << kPerfSubject << "\", publish: [\"*\"], subscribe: [\"*\"]}\n";
+    const fs::path dir = fs::absolute(o.security);
+    secured.security = "{ca: '" + (dir / "ca.pem").string() + "', certificate: '" +
+                       (dir / "member.pem").string() + "', private_key: '" +
+                       (dir / "member.key").string() + "', permissions: '" + perms_file.string() +
+                       "'}";
+    secured.subject = kPerfSubject;
+  }
+  spindle::tools::write_domain_file(file, secured);
   auto relay_file = file;
   relay_file.replace_extension(".relay.yaml");
   auto client_file = file;
@@ -582,7 +612,7 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
   }
   auto join_file = file;
   join_file.replace_extension(".joiner.yaml");
-  if (churn) spindle::tools::write_joiner_file(join_file, domain);
+  if (churn) spindle::tools::write_joiner_file(join_file, secured);
   std::vector<FILE*> procs;
   std::size_t member = 0;
   for (std::size_t i = 0; i < roles.size(); ++i) {
@@ -618,6 +648,7 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
     fs::remove(client_file);
   }
   if (churn) fs::remove(join_file);
+  if (!o.security.empty()) fs::remove(perms_file);
   if (!logs.empty()) fs::remove_all(logs);
   return results;
 }
@@ -629,7 +660,8 @@ void line(const Options& o, std::size_t size, std::uint32_t subs, const std::str
           double value) {
   // The peer name carries the consistency level when it is not the default.
   const std::string peer = "spindle" + (o.consistency == "atomic" ? "" : "-" + o.consistency) +
-                           (o.consistency == "logged" && o.fsync != "every" ? "-" + o.fsync : "");
+                           (o.consistency == "logged" && o.fsync != "every" ? "-" + o.fsync : "") +
+                           (o.security.empty() ? "" : "-secure");
   g_figures.push_back({peer, o.transport, size, subs, metric, value});
   std::cout << "peer=" << peer << " transport=" << o.transport << " size=" << size
             << " subs=" << subs << " metric=" << metric << " value=" << value << std::endl;
@@ -693,6 +725,7 @@ int coordinator(const Options& o) {
         line(o, size, 1, "churn_throughput_msgs_s", churned);
         line(o, size, 1, "churn_throughput_ratio", steady > 0 ? churned / steady : 0);
         line(o, size, 1, "churn_cycles", value_of(churn_line, "cycles"));
+        line(o, size, 1, "join_ms", value_of(churn_line, "join_ms"));
         continue;
       }
       for (auto subs : o.subs) {
@@ -836,6 +869,11 @@ int main(int argc, char** argv) {
                  "it holds until it lags for engine.lag_bound, then is left behind)")
       ->check(CLI::IsMember({"best_effort", "reliable"}))
       ->capture_default_str();
+  app.add_option("--security", o.security,
+                 "Secure every run (peer=spindle-secure): a folder with the domain's CA (ca.pem) "
+                 "and one certificate for every process, member.pem and member.key, of subject "
+                 "CN=spindle-perf (bench/security/security_cost.sh makes them)")
+      ->check(CLI::ExistingDirectory);
   app.add_option("--plot", o.plot,
                  "Draw the figures into this PNG (gnuplot): round-trip p50 and throughput per "
                  "subscriber against the sample size, with the --peers lines beside them");
@@ -856,6 +894,11 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   g_options = &o;
+  if (!o.security.empty() && o.clients) {
+    std::cerr << "spindle-perf: --clients with --security: a secured domain admits no external "
+                 "clients yet (docs/security.md)\n";
+    return 2;
+  }
   try {
     if (o.role == "ping" || o.role == "pong") return latency_role(o);
     if (o.role == "pub" || o.role == "sub")
