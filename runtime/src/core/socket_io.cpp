@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -89,6 +90,10 @@ int connect_to(const transport::NodeAddress& a, SocketClock::time_point deadline
     if (fd >= 0) ::close(fd);
     return -1;
   }
+  // Requests and answers of a few lines (a TLS handshake's flights among them): each goes at
+  // once, not after the peer's delayed acknowledgment of the one before (Nagle).
+  const int one = 1;
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   return fd;
 }
 

@@ -533,6 +533,9 @@ void JoinListener::run() {
       if (errno == EMFILE || errno == ENFILE) ::usleep(50'000);
       continue;
     }
+    // Answers of a few lines, and a TLS handshake's flights: each at once (no Nagle).
+    const int nodelay = 1;
+    (void)::setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay);
     // At the cap the oldest connection goes: a flood of silent connections cannot keep a
     // joiner out (it asks again), and what the port holds stays bounded.
     if (open.size() >= kMaxJoinConnections) drop(0);
