@@ -82,8 +82,8 @@ TEST_CASE("wire: every kind of bad slot is refused with its reason", "[dcps][wir
   h = data_header();
   h.kind = static_cast<dcps::SampleKind>(200);
   CHECK(reject(slot(h)) == "unknown sample kind 200");
-  h.kind = static_cast<dcps::SampleKind>(32);  // past announce_type
-  CHECK(reject(slot(h)) == "unknown sample kind 32");
+  h.kind = static_cast<dcps::SampleKind>(33);  // past permissions
+  CHECK(reject(slot(h)) == "unknown sample kind 33");
   h = data_header();  // with a topic id
   h.kind = dcps::SampleKind::announce_topic;
   CHECK(reject(slot(h)) == "builtin message with a topic id");

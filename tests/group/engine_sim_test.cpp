@@ -1705,3 +1705,69 @@ TEST_CASE("engine: a listening reader takes no sample twice across view changes"
           total);
   }
 }
+
+// Revocation in the simulator (docs/security.md, "Revocation"): over seeds of random
+// latencies and suspicion timeouts, three or four members that rejoin by themselves once
+// halted; mid-stream every other member evicts one (as their revocation lists would; the
+// leader in some seeds). The evicted member is removed, halts, and asks to come back through
+// the join hub: whoever leads refuses it, so no later view holds it, while the others' readers
+// take the whole stream, in order.
+TEST_CASE("engine: an evicted member that tries to come back is refused; the others go on",
+          "[engine][evict]") {
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    CAPTURE(seed);
+    sim::Config config;
+    config.seed = seed;
+    sim::Rng rng(seed ^ 0xe71c7ULL);
+    config.max_latency = std::chrono::microseconds(rng.uniform(2, 200));
+    config.suspicion_timeout = std::chrono::microseconds(rng.uniform(200, 3000));
+    const std::uint32_t n = 3 + static_cast<std::uint32_t>(seed % 2);
+    spindle::testing::SimStack stack(config, n);
+    stack.rejoin_on_halt();
+    Streams s(stack);
+    const std::size_t victim = rng.uniform(0, n - 1);
+    const std::size_t writer = (victim + 1) % n;
+    std::vector<std::vector<std::uint64_t>> got(n);
+    auto take = [&] {
+      for (std::size_t i = 0; i < n; ++i)
+        for (const auto& x : s.readers[i].take())
+          if (x.info().valid()) got[i].push_back(x.data().timestamp_ns());
+    };
+    const std::uint64_t at = rng.uniform(5, 30);
+    const std::uint64_t total = at + 30;
+    std::uint64_t written = 0;
+    for (; written < at; ++written)
+      s.writers[writer].write(Streams::sample(written));
+    REQUIRE(stack.run_until([&] {
+      take();
+      return got[victim].size() == at;
+    }));
+    for (std::size_t o = 0; o < n; ++o)
+      if (o != victim) stack.evict(o, victim);
+    REQUIRE(stack.run_until([&] {
+      return stack.view(writer).members.size() == n - 1 && !stack.halted(victim).empty();
+    }));
+    for (; written < total; ++written)
+      s.writers[writer].write(Streams::sample(written));
+    // Time enough for many attempts to come back: without the leader's refusal it is back
+    // (and evicted again) several times within this.
+    (void)stack.run_until([] { return false; }, std::chrono::seconds(2));
+    take();
+    CHECK(stack.engine_stats(victim).rejoins == 0);
+    CHECK_FALSE(stack.halted(victim).empty());
+    std::vector<std::uint64_t> all(total);
+    for (std::uint64_t i = 0; i < total; ++i)
+      all[i] = i;
+    for (std::size_t o = 0; o < n; ++o) {
+      if (o == victim) continue;
+      CAPTURE(o);
+      CHECK(stack.view(o).members.size() == n - 1);
+      CHECK_FALSE(stack.view(o).rank_of(static_cast<spindle::transport::NodeId>(victim + 1)));
+      CHECK(got[o] == all);
+    }
+    // The evicted member took a prefix of the stream, nothing written after it was out.
+    CHECK(got[victim].size() <= total);
+    for (std::size_t i = 0; i < got[victim].size(); ++i)
+      CHECK(got[victim][i] == i);
+  }
+}

@@ -156,6 +156,11 @@ void SimStack::resume_deliveries(std::size_t i, bool transfers) {
   if (transfers) cores_.at(i)->engine().resume_transfers();
 }
 
+void SimStack::evict(std::size_t i, std::size_t victim) {
+  cores_.at(i)->engine().evict(static_cast<transport::NodeId>(victim + 1),
+                               "its certificate is revoked (the simulator's revocation)");
+}
+
 std::size_t SimStack::forge_suspicion(std::size_t i, std::size_t owner, std::size_t victim) {
   const auto v = view(i);
   const auto forger = static_cast<transport::NodeId>(i + 1);

@@ -108,6 +108,9 @@ class SimStack {
   // belong to their owners, so each refuses it and suspects i. Returns how many members it
   // was posted to.
   std::size_t forge_suspicion(std::size_t i, std::size_t owner, std::size_t victim);
+  // evict(i, victim): participant i evicts `victim` (group::Engine::evict), as a member whose
+  // revocation list now revokes the victim's certificate does (docs/security.md).
+  void evict(std::size_t i, std::size_t victim);
   // Every participant, and those that join later, rejoins the domain by itself once it
   // halted (group::Engine::rejoin_with), through the simulator's join hub.
   void rejoin_on_halt();

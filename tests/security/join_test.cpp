@@ -335,3 +335,118 @@ TEST_CASE("revocation: a member revoked under a running stream is removed; the s
   reader.close();
   writer.close();
 }
+
+// Changing the permissions at run time (docs/security.md, "Changing the permissions"): three
+// members share one permissions file; while the writer streams to two readers, the file is
+// rewritten without one reader's grant. Every member reads it again, announces it, and once all
+// hold it, it is in force at the same point of the order everywhere: the next layout leaves
+// the reader out, the writer and the reader unmatch, and the reader takes nothing written
+// after; the other reader takes the whole stream in order, no write fails; a new reader of
+// the topic at that member is refused, and a joiner with the old document is refused naming
+// both digests.
+TEST_CASE("permissions: a grant removed under a running stream unmatches the reader",
+          "[permissions_reload]") {
+  Setup s;
+  s.pki.issue("ca", "CN=victim", "victim");
+  const std::string before =
+      "version: 1\ndefault: deny\ngrants:\n"
+      "  - {subject: \"CN=writer\", publish: [Secret]}\n"
+      "  - {subject: \"CN=reader\", subscribe: [Secret]}\n";
+  const std::string with_victim = before + "  - {subject: \"CN=victim\", subscribe: [Secret]}\n";
+  std::ofstream(s.dir / "live-perms.yaml") << with_victim;
+  std::ofstream(s.dir / "old-perms.yaml") << with_victim;
+  auto writer = participant(s.file("writer", "ca", "live-perms.yaml", s.port));
+  auto reader = participant(s.file("reader", "ca", "live-perms.yaml", s.port));
+  auto victim = participant(s.file("victim", "ca", "live-perms.yaml", s.port));
+  dds::pub::qos::DataWriterQos wq;
+  wq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  dds::sub::qos::DataReaderQos rq;
+  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+  dds::topic::Topic<ShapeType> wt(writer, "Secret");
+  dds::topic::Topic<ShapeType> rt(reader, "Secret");
+  dds::topic::Topic<ShapeType> vt(victim, "Secret");
+  dds::pub::DataWriter<ShapeType> w(dds::pub::Publisher(writer), wt, wq);
+  dds::sub::DataReader<ShapeType> r(dds::sub::Subscriber(reader), rt, rq);
+  dds::sub::DataReader<ShapeType> v(dds::sub::Subscriber(victim), vt, rq);
+  REQUIRE(
+      psm_test::eventually([&] { return w.publication_matched_status().current_count() == 2; }));
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> written{0};
+  std::string write_error;
+  std::thread stream([&] {
+    try {
+      while (!stop.load()) {
+        w.write(ShapeType("RED", written.load(), 0, 5));
+        written.fetch_add(1);
+        std::this_thread::sleep_for(2ms);
+      }
+    } catch (const dds::core::Exception& e) {
+      write_error = e.what();
+    }
+  });
+  int next = 0;
+  bool in_order = true;
+  int victim_last = -1;
+  auto take = [&] {
+    for (const auto& smp : r.take()) {
+      if (!smp.info().valid()) continue;
+      in_order = in_order && smp.data().x() == next;
+      ++next;
+    }
+    for (const auto& smp : v.take())
+      if (smp.info().valid()) victim_last = std::max(victim_last, smp.data().x());
+  };
+  CHECK(psm_test::eventually([&] {
+    take();
+    return next >= 50 && victim_last >= 50;
+  }));
+
+  // The new document, written beside the old and renamed into place.
+  std::ofstream(s.dir / "live-perms.yaml.new") << before;
+  fs::rename(s.dir / "live-perms.yaml.new", s.dir / "live-perms.yaml");
+  const auto changed_at = std::chrono::steady_clock::now();
+  const bool unmatched = psm_test::eventually([&] {
+    take();
+    return w.publication_matched_status().current_count() == 1 &&
+           v.subscription_matched_status().current_count() == 0;
+  });
+  const auto took = std::chrono::steady_clock::now() - changed_at;
+  const int written_then = written.load();
+  CHECK(unmatched);
+  WARN("permissions file to unmatch: "
+       << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+  CHECK(took < 3s);
+  CHECK(psm_test::eventually([&] {
+    take();
+    return written.load() > written_then + 50;
+  }));
+  stop.store(true);
+  stream.join();
+  CHECK(write_error.empty());
+  CHECK(psm_test::eventually([&] {
+    take();
+    return next == written.load();
+  }));
+  CHECK(in_order);
+  CHECK(victim_last < written_then);
+  // At that member a new reader of the topic is refused by the document in force.
+  try {
+    dds::sub::DataReader<ShapeType> again(dds::sub::Subscriber(victim), vt, rq);
+    FAIL("the victim read Secret again");
+  } catch (const dds::core::NotAllowedBySecurityError& e) {
+    CHECK_THAT(e.what(), Contains("DataReader: topic 'Secret': CN=victim may not subscribe it"));
+  }
+  // A joiner with the old document is refused, naming both digests.
+  const std::string now = spindle::security::sha256_hex(before);
+  const std::string old = spindle::security::sha256_hex(with_victim);
+  CHECK_THAT(refusal(s.file("outsider", "ca", "old-perms.yaml", s.port)),
+             Contains("security.permissions: node") && Contains(" has " + old) &&
+                 Contains(", this domain " + now));
+  v.close();
+  r.close();
+  w.close();
+  victim.close();
+  reader.close();
+  writer.close();
+}

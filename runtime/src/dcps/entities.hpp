@@ -480,6 +480,19 @@ class Participant final : public detail::ParticipantCore {
   // A secured domain (secure()): our certificate subject and the domain's permissions.
   std::string subject_;                                       // guarded by mu_
   std::shared_ptr<const security::Permissions> permissions_;  // guarded by mu_
+  // Changing the permissions (docs/security.md): every kPermissionsPoll the document's file
+  // is read again (watch_permissions, on the executor); a new document is kept by its digest
+  // and announced (SampleKind::permissions). Each member's latest announcement is noted; once
+  // every member of the view announced the same document, and we hold it, it is in force
+  // (switch_permissions), at the same point of the order everywhere. The first view laid out
+  // after that unmatches the pairs its layout no longer covers (settle).
+  std::map<std::string, std::shared_ptr<const security::Permissions>> documents_;  // mu_
+  std::map<NodeId, std::string> announced_permissions_;                            // mu_
+  std::optional<std::uint64_t> regrant_after_;  // mu_: the epoch the switch came in
+  std::string permissions_error_;               // executor: the last one said
+  void watch_permissions();
+  // mu_ held: switches if every member announced one document we hold; returns it then.
+  std::shared_ptr<const security::Permissions> switch_permissions();
   // Local readers that asked for history: announced, their record not applied yet
   // (wanted), then applied: the history goes to them at the next view boundary (due).
   std::set<std::uint64_t> history_wanted_, history_due_;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <thread>
 
 #include <dds/domain/DomainParticipantListener.hpp>
@@ -808,11 +809,87 @@ void Participant::retire_reader(std::uint64_t guid) {
 // topic whose history misses messages at the sender (u64 topic: the joiner asks for it again),
 // in this order.
 
+namespace {
+// How often a secured participant reads its permissions document again (watch_permissions).
+constexpr std::chrono::milliseconds kPermissionsPoll{500};
+}  // namespace
+
 void Participant::secure(std::string subject,
                          std::shared_ptr<const security::Permissions> permissions) {
-  std::lock_guard lock(mu_);
-  subject_ = std::move(subject);
-  permissions_ = std::move(permissions);
+  {
+    std::lock_guard lock(mu_);
+    subject_ = std::move(subject);
+    permissions_ = std::move(permissions);
+    if (!permissions_) return;
+    documents_.emplace(permissions_->digest(), permissions_);
+  }
+  (void)bus_->runtime().control().schedule(bus_->runtime().now() + kPermissionsPoll, [this] {
+    bus_->executor().post([this] { watch_permissions(); });
+  });
+}
+
+void Participant::watch_permissions() {
+  if (is_closed()) return;
+  std::string path;
+  {
+    std::lock_guard lock(mu_);
+    path = permissions_->source();
+  }
+  std::string text;
+  {
+    std::ifstream in(path, std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::string digest = security::sha256_hex(text);
+  bool known = false;
+  {
+    std::lock_guard lock(mu_);
+    known = documents_.contains(digest);
+  }
+  if (!known && !text.empty()) {
+    try {
+      auto doc =
+          std::make_shared<const security::Permissions>(security::Permissions::parse(text, path));
+      {
+        std::lock_guard lock(mu_);
+        documents_.emplace(digest, doc);
+      }
+      permissions_error_.clear();
+      std::cerr << "spindle: domain " << domain_id_ << ": " << path << " changed (sha256 " << digest
+                << "); it comes in force once every member holds it\n";
+      const auto bytes = std::as_bytes(std::span(digest.data(), digest.size()));
+      publish_record(SampleKind::permissions, make_guid(bus_->node(), 0),
+                     std::vector<std::byte>(bytes.begin(), bytes.end()),
+                     "the permissions document's digest");
+    } catch (const std::exception& e) {
+      if (permissions_error_ != e.what()) {
+        permissions_error_ = e.what();
+        std::cerr << "spindle: domain " << domain_id_ << ": " << e.what()
+                  << " (the permissions in force stay)\n";
+      }
+    }
+  }
+  if (is_closed()) return;
+  (void)bus_->runtime().control().schedule(bus_->runtime().now() + kPermissionsPoll, [this] {
+    bus_->executor().post([this] { watch_permissions(); });
+  });
+}
+
+std::shared_ptr<const security::Permissions> Participant::switch_permissions() {
+  if (!permissions_ || announced_permissions_.empty() || view_.members.empty()) return nullptr;
+  const auto first = announced_permissions_.find(view_.members.front().id);
+  if (first == announced_permissions_.end() || first->second == permissions_->digest())
+    return nullptr;
+  const std::string& digest = first->second;
+  for (const auto& m : view_.members) {
+    const auto a = announced_permissions_.find(m.id);
+    if (a == announced_permissions_.end() || a->second != digest) return nullptr;
+  }
+  const auto doc = documents_.find(digest);
+  if (doc == documents_.end()) return nullptr;  // announced by all, so held by all: not here
+  permissions_ = doc->second;
+  regrant_after_ = view_.epoch;
+  return permissions_;
 }
 
 void Participant::check_grant(security::Action action, const std::string& topic,
@@ -1069,6 +1146,23 @@ void Participant::on_builtin(const ParsedSample& s, NodeId sender) {
       left_.insert(sender);
       return;
     }
+    case SampleKind::permissions: {
+      if (s.payload.size() != 64)
+        return report_bad_record(sender, s.header.kind, "a digest is 64 hex characters");
+      std::shared_ptr<const security::Permissions> now;
+      {
+        std::lock_guard lock(mu_);
+        announced_permissions_[sender] =
+            std::string(reinterpret_cast<const char*>(s.payload.data()), s.payload.size());
+        now = switch_permissions();
+      }
+      if (now) {
+        std::cerr << "spindle: domain " << domain_id_ << ": " << now->source() << " (sha256 "
+                  << now->digest() << ") is in force at every member\n";
+        bus_->set_permissions(now);
+      }
+      return;
+    }
     case SampleKind::announce_participant: {
       auto rec = discovery::decode_participant(s.payload, error);
       if (!rec) return report_bad_record(sender, s.header.kind, error);
@@ -1311,6 +1405,7 @@ void Participant::on_view(const group::View& view) {
   router_.hold_back({});
   std::lock_guard order(ignore_mu_);  // see ignore()
   Actions actions;
+  std::shared_ptr<const security::Permissions> switched;
   std::vector<std::uint64_t> hold;
   {
     std::lock_guard lock(mu_);
@@ -1321,6 +1416,7 @@ void Participant::on_view(const group::View& view) {
     }
     hold = refresh_at_boundary(view);
     view_ = view;
+    switched = switch_permissions();  // the member that had not announced may have gone
     for (auto& [topic, t] : retained_) {
       t->set_view(view.epoch);
       t->apply_retention();
@@ -1330,6 +1426,7 @@ void Participant::on_view(const group::View& view) {
   router_.hold_back(std::move(hold));
   flush_builtin();
   run(actions);
+  if (switched) bus_->set_permissions(switched);
 }
 
 void Participant::settle(Actions& out) {
@@ -1346,6 +1443,24 @@ void Participant::settle(Actions& out) {
     out.emplace_back([lr, h = std::move(history), lost] { lr->receive_history(h, lost); });
   }
   history_due_.clear();
+  // The first view laid out by a permissions document that came in force: matches it no
+  // longer covers (a grant removed) are unmatched, and match again if a later layout covers
+  // them.
+  if (regrant_after_ && view_.epoch > *regrant_after_) {
+    regrant_after_.reset();
+    for (const auto& [writer, w] : endpoints_.writer_records()) {
+      for (const auto reader : endpoints_.readers_of(writer)) {
+        auto lw = local_writer(writer);
+        auto lr = local_reader(reader);
+        if ((!lw && !lr) || pending_.contains({writer, reader}) || ignores(writer, reader) ||
+            covered(writer, reader))
+          continue;
+        if (lw) out.emplace_back([lw, reader] { lw->matched(reader, -1); });
+        if (lr) out.emplace_back([lr, writer = writer] { lr->unmatched(writer); });
+        pending_[{writer, reader}] = true;
+      }
+    }
+  }
   for (auto it = pending_.begin(); it != pending_.end();) {
     // Named copies: lambdas capture these (clang before 16 cannot capture a binding).
     const std::uint64_t writer = it->first.first;

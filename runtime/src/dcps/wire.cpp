@@ -47,6 +47,8 @@ std::string_view to_string(SampleKind k) noexcept {
       return "repair";
     case SampleKind::announce_type:
       return "announce_type";
+    case SampleKind::permissions:
+      return "permissions";
   }
   return "unknown";
 }
@@ -75,6 +77,7 @@ bool known(std::uint8_t k) noexcept {
     case SampleKind::repair_request:
     case SampleKind::repair:
     case SampleKind::announce_type:
+    case SampleKind::permissions:
       return true;
   }
   return false;

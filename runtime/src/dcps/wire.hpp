@@ -90,6 +90,9 @@ enum class SampleKind : std::uint8_t {
   // record in pieces that each fit a slot: payload u32 piece | u32 pieces | bytes, the
   // pieces' bytes back to back being the encoded TypeRecord. writer = the topic's guid.
   announce_type = 31,
+  // A secured member holds this permissions document (docs/security.md, "Changing the
+  // permissions"): payload its SHA-256, 64 hex characters. writer = make_guid(sender, 0).
+  permissions = 32,
 };
 [[nodiscard]] std::string_view to_string(SampleKind k) noexcept;
 

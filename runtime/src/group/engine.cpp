@@ -18,6 +18,7 @@
 #include "core/interfaces.hpp"
 #include "rdmc/rdmc.hpp"
 #include "security/credentials.hpp"
+#include "security/permissions.hpp"
 #include "smc/smc.hpp"
 #include "sst/predicate_loop.hpp"
 #include "sst/predicates.hpp"
@@ -873,7 +874,7 @@ void Engine::demand_changed() {
 void Engine::check_layout(const std::shared_ptr<ViewState>& vs) {
   if (client_ == nullptr) return;
   const Demand demand = client_->layout_demand();
-  const auto wanted = layout(vs->view.members, demand.channels, layout_);
+  const auto wanted = layout(vs->view.members, demand.channels, layout_settings());
   if (!vs->demand_generation) vs->demand_generation = demand.generation;
   std::vector<Channel> sends;
   for (const auto& sg : wanted)
@@ -1109,8 +1110,8 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
     if (!gaps.empty()) client_->on_gaps(gaps);
   }
   const Demand demand = client_ != nullptr ? client_->layout_demand() : Demand{};
-  const View next =
-      next_view(ending->view, d.removed, d.joined, d.identities, demand.channels, layout_);
+  const View next = next_view(ending->view, d.removed, d.joined, d.identities, demand.channels,
+                              layout_settings());
   // What the new view must carry again, copied out of the old view's slots, into the
   // subgroup that carries the same channel there (none: nobody reads it any more).
   std::vector<Resend> resend;
@@ -1203,7 +1204,10 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
 
 void Engine::serve_joins(std::unique_ptr<JoinPort> port,
                          std::vector<transport::AgreedSetting> settings) {
-  join_settings_ = std::move(settings);
+  {
+    std::lock_guard lock(layout_mu_);
+    join_settings_ = std::move(settings);
+  }
   join_port_ = std::move(port);
   update_join_port();
 }
@@ -1308,13 +1312,25 @@ void Engine::on_join(PendingJoin join) {
                 " transport");
     return;
   }
-  for (const auto& mine : join_settings_) {
+  std::vector<transport::AgreedSetting> agreed;
+  {
+    std::lock_guard lock(layout_mu_);
+    agreed = join_settings_;
+  }
+  for (const auto& mine : agreed) {
     std::string theirs = "(none)";
     for (const auto& s : r.settings)
       if (s.name == mine.name) theirs = s.value;
     if (theirs != mine.value) {
       join.refuse(mine.name + ": node " + std::to_string(r.node) + " has " + theirs +
                   ", this domain " + mine.value);
+      return;
+    }
+  }
+  {
+    std::lock_guard lock(evicted_mu_);
+    if (const auto e = evicted_.find(r.node); e != evicted_.end()) {
+      join.refuse("node " + std::to_string(r.node) + " was evicted from this domain: " + e->second);
       return;
     }
   }
@@ -1432,6 +1448,22 @@ void Engine::halt(const std::string& why) {
   schedule_rejoin();
 }
 
+LayoutSettings Engine::layout_settings() const {
+  std::lock_guard lock(layout_mu_);
+  return layout_;
+}
+
+void Engine::set_permissions(std::shared_ptr<const security::Permissions> permissions) {
+  if (!permissions) return;
+  {
+    std::lock_guard lock(layout_mu_);
+    for (auto& s : join_settings_)
+      if (s.name == "security.permissions") s.value = permissions->digest();
+    layout_.permissions = std::move(permissions);
+  }
+  demand_changed();  // the leader lays out again by the new grants
+}
+
 void Engine::watch_revocations(std::shared_ptr<const security::Credentials> credentials) {
   if (!credentials || credentials->settings().crl.empty()) return;
   revocation_ = std::move(credentials);
@@ -1457,7 +1489,21 @@ void Engine::check_revocations() {
                                      [this] { check_revocations(); });
 }
 
+void Engine::evict(NodeId who, const std::string& why) {
+  {
+    std::lock_guard lock(evicted_mu_);
+    evicted_.emplace(who, why);
+  }
+  const auto vs = current();
+  if (const auto r = vs->view.rank_of(who)) vs->membership->evict(*r, why);
+}
+
 void Engine::evict_revoked(ViewState& vs) {
+  {
+    std::lock_guard lock(evicted_mu_);
+    for (const auto& [who, why] : evicted_)
+      if (const auto r = vs.view.rank_of(who)) vs.membership->evict(*r, why);
+  }
   if (!revocation_) return;
   for (std::size_t r = 0; r < vs.view.members.size(); ++r) {
     const auto& m = vs.view.members[r];
@@ -1465,6 +1511,10 @@ void Engine::evict_revoked(ViewState& vs) {
     const std::string what =
         "certificate (" + m.subject + ", serial " + m.serial + ") is revoked by security.crl";
     if (m.id != node()) {
+      {
+        std::lock_guard lock(evicted_mu_);
+        evicted_.emplace(m.id, "its " + what);
+      }
       vs.membership->evict(r, "its " + what);
       continue;
     }

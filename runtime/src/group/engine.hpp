@@ -226,6 +226,12 @@ class Bus {
   virtual void leave() = 0;
   virtual void closing() = 0;
   virtual void demand_changed() = 0;
+  // A secured domain's permissions document changed at every member at one point of the
+  // order (docs/security.md, "Changing the permissions"): layouts from now on grant by
+  // `permissions`, and joiners must hold it. A client has none to change.
+  virtual void set_permissions(std::shared_ptr<const security::Permissions> permissions) {
+    (void)permissions;
+  }
   virtual void hold_sends(Channel channel) = 0;
   virtual void release_sends(Channel channel) = 0;
   virtual void shutdown() = 0;
@@ -366,6 +372,12 @@ class Engine final : public Bus {
   // view goes on without it, and every view installed is looked at the same way. A list that
   // does not load is said once; the one in force stays. Any thread, before start().
   void watch_revocations(std::shared_ptr<const security::Credentials> credentials);
+  void set_permissions(std::shared_ptr<const security::Permissions> permissions) override;
+  // Evicts `node` for `why` (its certificate revoked: watch_revocations(), or a test's
+  // fault): the next view goes on without it (Membership::evict), any view installed with it
+  // still in evicts it again, and while this member leads, the join port refuses it, saying
+  // why. Any thread.
+  void evict(NodeId node, const std::string& why);
   // Stops (stop()) and closes this member's connections: it is no member of the group any
   // more. Idempotent; the destructor does it too.
   void shutdown() override;
@@ -505,7 +517,10 @@ class Engine final : public Bus {
   // Control thread: reads the revocation list again, evicts whom it revokes, comes back
   // after kRevocationPoll.
   void check_revocations();
-  // The members of `vs` whose certificates the list in force revokes are evicted.
+  // layout_ as it stands (its permissions may change: set_permissions).
+  [[nodiscard]] LayoutSettings layout_settings() const;
+  // The members of `vs` whose certificates the list in force revokes are evicted, and those
+  // evict() named before.
   void evict_revoked(ViewState& vs);
   // Control thread, transport disconnected (replace()): releases the regions of earlier
   // views nothing holds any more (loans keep their view).
@@ -535,7 +550,8 @@ class Engine final : public Bus {
   transport::Transport* transport_;
   std::unique_ptr<Runtime> runtime_;
   const std::uint32_t domain_id_;
-  const LayoutSettings layout_;
+  LayoutSettings layout_;         // its permissions guarded by layout_mu_ (set_permissions)
+  mutable std::mutex layout_mu_;  // a leaf; guards layout_.permissions and join_settings_
   EngineClient* client_ = nullptr;
 
   mutable std::mutex view_mu_;       // guards current_ and wedged_ (a leaf)
@@ -566,6 +582,8 @@ class Engine final : public Bus {
   std::shared_ptr<const security::Credentials> revocation_;
   std::string revocation_error_;
   std::atomic<bool> revoked_self_{false};  // our own certificate was revoked: no rejoin
+  std::mutex evicted_mu_;                  // a leaf
+  std::map<NodeId, std::string> evicted_;  // evict(): node -> why; guarded by evicted_mu_
   std::atomic<std::uint64_t> rejoins_{0};
   std::vector<transport::AgreedSetting> join_settings_;
   std::mutex joins_mu_;  // before view_mu_
