@@ -613,7 +613,9 @@ void secure_acceptance(bool across) {
   exit_each({writer.get(), reader.get()}, deadline);
 
   std::ifstream in(wire, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ostringstream read;
+  read << in.rdbuf();
+  const std::string bytes = read.str();
   // The capture saw the traffic (what the join port says in clear before TLS included) ...
   CHECK(bytes.size() > 200 * 64);
   CHECK(bytes.find("SPINDLE-SECURE 1") != std::string::npos);

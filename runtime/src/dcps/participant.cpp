@@ -7,7 +7,6 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
-#include <iterator>
 #include <thread>
 
 #include <dds/domain/DomainParticipantListener.hpp>
@@ -15,6 +14,7 @@
 #include <dds/sub/AnyDataReader.hpp>
 #include <dds/topic/Topic.hpp>
 
+#include "core/yaml_reader.hpp"
 #include "dcps/entities.hpp"
 #include "dcps/le.hpp"
 #include "qos/checks.hpp"
@@ -836,9 +836,10 @@ void Participant::watch_permissions() {
     path = permissions_->source();
   }
   std::string text;
-  {
-    std::ifstream in(path, std::ios::binary);
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  try {
+    text = core::read_text_file(path, "permissions file");
+  } catch (const std::exception&) {
+    text.clear();  // unreadable for a moment (being replaced): the next poll looks again
   }
   const std::string digest = security::sha256_hex(text);
   bool known = false;
