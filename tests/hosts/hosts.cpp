@@ -56,12 +56,20 @@ void Hosts::add(std::uint32_t i, bool multicast) {
 }
 
 void Hosts::start(std::uint32_t i) {
-  auto init = std::make_unique<Process>(std::vector<std::string>{
-      ip_tool(), "netns", "exec", "h" + std::to_string(i), host_exec(), "--init"});
+  // Names built in steps: GCC 12 at -O3 warns falsely (-Wrestrict) on "h" + std::to_string(i).
+  std::string ns = "h";
+  ns += std::to_string(i);
+  auto init = std::make_unique<Process>(
+      std::vector<std::string>{ip_tool(), "netns", "exec", ns, host_exec(), "--init"});
   const auto line = init->read_line(std::chrono::steady_clock::now() + std::chrono::seconds(10));
-  if (!line || line->rfind("host ", 0) != 0)
-    throw std::runtime_error("host " + std::to_string(i) + " did not start: '" +
-                             line.value_or("(nothing)") + "'");
+  if (!line || line->rfind("host ", 0) != 0) {
+    std::string why = "host ";
+    why += std::to_string(i);
+    why += " did not start: '";
+    why += line.value_or("(nothing)");
+    why += "'";
+    throw std::runtime_error(why);
+  }
   pid_[i] = std::stoi(line->substr(5));
   init_[i] = std::move(init);
 }
