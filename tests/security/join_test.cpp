@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -234,6 +235,105 @@ TEST_CASE("a secured domain admits its CA's participants and refuses the rest", 
   writer.close();
 }
 
+namespace {
+
+// Three members on topic Secret, each with its own domain file under `perms` (and the CA's
+// list with `crl`): a writer streaming a sample every 2 ms (x counting from 0) to a reader,
+// which must take every one in order, and to a victim, whose last x is noted.
+struct Stream {
+  Stream(const Setup& s, const std::string& perms, bool crl)
+      : writer(participant(s.file("writer", "ca", perms, s.port, crl))),
+        reader(participant(s.file("reader", "ca", perms, s.port, crl))),
+        victim(participant(s.file("victim", "ca", perms, s.port, crl))),
+        wt(writer, "Secret"),
+        rt(reader, "Secret"),
+        vt(victim, "Secret"),
+        w(dds::pub::Publisher(writer), wt, writer_qos()),
+        r(dds::sub::Subscriber(reader), rt, reader_qos()),
+        v(dds::sub::Subscriber(victim), vt, reader_qos()) {
+    REQUIRE(
+        psm_test::eventually([&] { return w.publication_matched_status().current_count() == 2; }));
+    thread = std::thread([this] {
+      try {
+        while (!stop.load()) {
+          w.write(ShapeType("RED", written.load(), 0, 5));
+          written.fetch_add(1);
+          std::this_thread::sleep_for(2ms);
+        }
+      } catch (const dds::core::Exception& e) {
+        write_error = e.what();
+      }
+    });
+  }
+  ~Stream() { end(); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  static dds::pub::qos::DataWriterQos writer_qos() {
+    dds::pub::qos::DataWriterQos q;
+    q << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+    return q;
+  }
+  static dds::sub::qos::DataReaderQos reader_qos() {
+    dds::sub::qos::DataReaderQos q;
+    q << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
+    return q;
+  }
+  void take() {
+    for (const auto& smp : r.take()) {
+      if (!smp.info().valid()) continue;
+      in_order = in_order && smp.data().x() == next;
+      ++next;
+    }
+    for (const auto& smp : v.take())
+      if (smp.info().valid()) victim_last = std::max(victim_last, smp.data().x());
+  }
+  void end() {
+    stop.store(true);
+    if (thread.joinable()) thread.join();
+  }
+  // After a change that cuts the victim off, until `done` (the writer's side sees it): how
+  // long that took; then the stream goes on for 50 samples more and ends with no write
+  // failed, the reader took every sample in order, and the victim nothing written after.
+  std::chrono::milliseconds cut_off(const std::function<bool()>& done) {
+    const auto at = std::chrono::steady_clock::now();
+    const bool cut = psm_test::eventually([&] {
+      take();
+      return done();
+    });
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - at);
+    const int then = written.load();
+    CHECK(cut);
+    CHECK(psm_test::eventually([&] {
+      take();
+      return written.load() > then + 50;
+    }));
+    end();
+    CHECK(write_error.empty());
+    CHECK(psm_test::eventually([&] {
+      take();
+      return next == written.load();
+    }));
+    CHECK(in_order);
+    CHECK(victim_last < then);
+    return took;
+  }
+
+  dds::domain::DomainParticipant writer, reader, victim;
+  dds::topic::Topic<ShapeType> wt, rt, vt;
+  dds::pub::DataWriter<ShapeType> w;
+  dds::sub::DataReader<ShapeType> r, v;
+  std::atomic<bool> stop{false};
+  std::atomic<int> written{0};
+  std::string write_error;  // set by the stream's thread before it ends
+  int next = 0;             // the reader's next x
+  bool in_order = true;
+  int victim_last = -1;
+  std::thread thread;
+};
+
+}  // namespace
+
 // Revocation at run time (docs/security.md, "Revocation"): three members of the CA, the
 // writer streaming to two readers; the CA's list, read again while the domain runs, revokes
 // one reader's certificate. The members evict it within one view change: the writer's
@@ -247,93 +347,22 @@ TEST_CASE("revocation: a member revoked under a running stream is removed; the s
                                           << "  - {subject: \"CN=writer\", publish: [Secret]}\n"
                                           << "  - {subject: \"CN=reader\", subscribe: [Secret]}\n"
                                           << "  - {subject: \"CN=victim\", subscribe: [Secret]}\n";
-  auto writer = participant(s.file("writer", "ca", "rev-perms.yaml", s.port, true));
-  auto reader = participant(s.file("reader", "ca", "rev-perms.yaml", s.port, true));
-  auto victim = participant(s.file("victim", "ca", "rev-perms.yaml", s.port, true));
-  dds::pub::qos::DataWriterQos wq;
-  wq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
-  dds::sub::qos::DataReaderQos rq;
-  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
-  dds::topic::Topic<ShapeType> wt(writer, "Secret");
-  dds::topic::Topic<ShapeType> rt(reader, "Secret");
-  dds::topic::Topic<ShapeType> vt(victim, "Secret");
-  dds::pub::DataWriter<ShapeType> w(dds::pub::Publisher(writer), wt, wq);
-  dds::sub::DataReader<ShapeType> r(dds::sub::Subscriber(reader), rt, rq);
-  dds::sub::DataReader<ShapeType> v(dds::sub::Subscriber(victim), vt, rq);
-  REQUIRE(
-      psm_test::eventually([&] { return w.publication_matched_status().current_count() == 2; }));
-
-  // A sample every 2 ms, x counting from 0.
-  std::atomic<bool> stop{false};
-  std::atomic<int> written{0};
-  std::string write_error;
-  std::thread stream([&] {
-    try {
-      while (!stop.load()) {
-        w.write(ShapeType("RED", written.load(), 0, 5));
-        written.fetch_add(1);
-        std::this_thread::sleep_for(2ms);
-      }
-    } catch (const dds::core::Exception& e) {
-      write_error = e.what();
-    }
-  });
-  int next = 0;  // the reader's next x
-  bool in_order = true;
-  int victim_last = -1;
-  auto take = [&] {
-    for (const auto& smp : r.take()) {
-      if (!smp.info().valid()) continue;
-      in_order = in_order && smp.data().x() == next;
-      ++next;
-    }
-    for (const auto& smp : v.take())
-      if (smp.info().valid()) victim_last = std::max(victim_last, smp.data().x());
-  };
+  Stream st(s, "rev-perms.yaml", true);
   CHECK(psm_test::eventually([&] {
-    take();
-    return next >= 50 && victim_last >= 50;
+    st.take();
+    return st.next >= 50 && st.victim_last >= 50;
   }));
 
   s.pki.revoke("ca", {s.revoked_serial, victim_serial});
-  const auto revoked_at = std::chrono::steady_clock::now();
-  const bool removed = psm_test::eventually([&] {
-    take();
-    return w.publication_matched_status().current_count() == 1;
-  });
-  const auto took = std::chrono::steady_clock::now() - revoked_at;
-  const int written_then = written.load();
-  CHECK(removed);
-  WARN("revoked to unmatched: "
-       << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
-  // Within the list's poll (kRevocationPoll, 500 ms) and one view change.
-  CHECK(took < 3s);
-  // The stream goes on past the removal.
-  CHECK(psm_test::eventually([&] {
-    take();
-    return written.load() > written_then + 50;
-  }));
-  stop.store(true);
-  stream.join();
-  CHECK(write_error.empty());
-  CHECK(psm_test::eventually([&] {
-    take();
-    return next == written.load();
-  }));
-  CHECK(in_order);
-  // Nothing written after the writer unmatched it reached the evicted reader.
-  CHECK(victim_last < written_then);
+  const auto took =
+      st.cut_off([&] { return st.w.publication_matched_status().current_count() == 1; });
+  WARN("revoked to unmatched: " << took.count() << " ms");
+  CHECK(took < 3s);  // within the list's poll (kRevocationPoll, 500 ms) and one view change
   // The evicted member read the list too: it stopped, saying why, and stays out.
-  CHECK(psm_test::eventually([&] { return !spindle::domain_status(victim).halted.empty(); }));
-  CHECK_THAT(spindle::domain_status(victim).halted,
+  CHECK(psm_test::eventually([&] { return !spindle::domain_status(st.victim).halted.empty(); }));
+  CHECK_THAT(spindle::domain_status(st.victim).halted,
              Contains("was evicted: its certificate (CN=victim, serial " + victim_serial +
                       ") is revoked by security.crl; it does not rejoin"));
-  v.close();
-  r.close();
-  w.close();
-  victim.close();
-  reader.close();
-  writer.close();
 }
 
 // Changing the permissions at run time (docs/security.md, "Changing the permissions"): three
@@ -355,84 +384,25 @@ TEST_CASE("permissions: a grant removed under a running stream unmatches the rea
   const std::string with_victim = before + "  - {subject: \"CN=victim\", subscribe: [Secret]}\n";
   std::ofstream(s.dir / "live-perms.yaml") << with_victim;
   std::ofstream(s.dir / "old-perms.yaml") << with_victim;
-  auto writer = participant(s.file("writer", "ca", "live-perms.yaml", s.port));
-  auto reader = participant(s.file("reader", "ca", "live-perms.yaml", s.port));
-  auto victim = participant(s.file("victim", "ca", "live-perms.yaml", s.port));
-  dds::pub::qos::DataWriterQos wq;
-  wq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
-  dds::sub::qos::DataReaderQos rq;
-  rq << dds::core::policy::Reliability::Reliable() << dds::core::policy::History::KeepAll();
-  dds::topic::Topic<ShapeType> wt(writer, "Secret");
-  dds::topic::Topic<ShapeType> rt(reader, "Secret");
-  dds::topic::Topic<ShapeType> vt(victim, "Secret");
-  dds::pub::DataWriter<ShapeType> w(dds::pub::Publisher(writer), wt, wq);
-  dds::sub::DataReader<ShapeType> r(dds::sub::Subscriber(reader), rt, rq);
-  dds::sub::DataReader<ShapeType> v(dds::sub::Subscriber(victim), vt, rq);
-  REQUIRE(
-      psm_test::eventually([&] { return w.publication_matched_status().current_count() == 2; }));
-
-  std::atomic<bool> stop{false};
-  std::atomic<int> written{0};
-  std::string write_error;
-  std::thread stream([&] {
-    try {
-      while (!stop.load()) {
-        w.write(ShapeType("RED", written.load(), 0, 5));
-        written.fetch_add(1);
-        std::this_thread::sleep_for(2ms);
-      }
-    } catch (const dds::core::Exception& e) {
-      write_error = e.what();
-    }
-  });
-  int next = 0;
-  bool in_order = true;
-  int victim_last = -1;
-  auto take = [&] {
-    for (const auto& smp : r.take()) {
-      if (!smp.info().valid()) continue;
-      in_order = in_order && smp.data().x() == next;
-      ++next;
-    }
-    for (const auto& smp : v.take())
-      if (smp.info().valid()) victim_last = std::max(victim_last, smp.data().x());
-  };
+  Stream st(s, "live-perms.yaml", false);
   CHECK(psm_test::eventually([&] {
-    take();
-    return next >= 50 && victim_last >= 50;
+    st.take();
+    return st.next >= 50 && st.victim_last >= 50;
   }));
 
   // The new document, written beside the old and renamed into place.
   std::ofstream(s.dir / "live-perms.yaml.new") << before;
   fs::rename(s.dir / "live-perms.yaml.new", s.dir / "live-perms.yaml");
-  const auto changed_at = std::chrono::steady_clock::now();
-  const bool unmatched = psm_test::eventually([&] {
-    take();
-    return w.publication_matched_status().current_count() == 1 &&
-           v.subscription_matched_status().current_count() == 0;
+  const auto took = st.cut_off([&] {
+    return st.w.publication_matched_status().current_count() == 1 &&
+           st.v.subscription_matched_status().current_count() == 0;
   });
-  const auto took = std::chrono::steady_clock::now() - changed_at;
-  const int written_then = written.load();
-  CHECK(unmatched);
-  WARN("permissions file to unmatch: "
-       << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+  WARN("permissions file to unmatch: " << took.count() << " ms");
   CHECK(took < 3s);
-  CHECK(psm_test::eventually([&] {
-    take();
-    return written.load() > written_then + 50;
-  }));
-  stop.store(true);
-  stream.join();
-  CHECK(write_error.empty());
-  CHECK(psm_test::eventually([&] {
-    take();
-    return next == written.load();
-  }));
-  CHECK(in_order);
-  CHECK(victim_last < written_then);
   // At that member a new reader of the topic is refused by the document in force.
   try {
-    dds::sub::DataReader<ShapeType> again(dds::sub::Subscriber(victim), vt, rq);
+    dds::sub::DataReader<ShapeType> again(dds::sub::Subscriber(st.victim), st.vt,
+                                          Stream::reader_qos());
     FAIL("the victim read Secret again");
   } catch (const dds::core::NotAllowedBySecurityError& e) {
     CHECK_THAT(e.what(), Contains("DataReader: topic 'Secret': CN=victim may not subscribe it"));
@@ -443,10 +413,4 @@ TEST_CASE("permissions: a grant removed under a running stream unmatches the rea
   CHECK_THAT(refusal(s.file("outsider", "ca", "old-perms.yaml", s.port)),
              Contains("security.permissions: node") && Contains(" has " + old) &&
                  Contains(", this domain " + now));
-  v.close();
-  r.close();
-  w.close();
-  victim.close();
-  reader.close();
-  writer.close();
 }
