@@ -16,6 +16,8 @@
 #include <system_error>
 #include <utility>
 
+#include "core/glob.hpp"
+
 namespace spindle::filter {
 
 using reflect::Enumerator;
@@ -409,27 +411,7 @@ bool holds(RelOp op, Ord o) {
 // SQL LIKE: '%' any run of characters (bytes), '_' exactly one; no escape (annex B has
 // none). Greedy with one backtrack point: linear in practice, O(|s| * |p|) at worst.
 bool like(std::string_view s, std::string_view p) {
-  std::size_t si = 0;
-  std::size_t pi = 0;
-  std::size_t star = std::string_view::npos;
-  std::size_t resume = 0;
-  while (si < s.size()) {
-    if (pi < p.size() && p[pi] == '%') {
-      star = pi++;
-      resume = si;
-    } else if (pi < p.size() && (p[pi] == '_' || p[pi] == s[si])) {
-      ++pi;
-      ++si;
-    } else if (star != std::string_view::npos) {
-      pi = star + 1;
-      si = ++resume;
-    } else {
-      return false;
-    }
-  }
-  while (pi < p.size() && p[pi] == '%')
-    ++pi;
-  return pi == p.size();
+  return core::wildcard_match(p, s, '%', '_');
 }
 
 struct Predicate {
