@@ -87,7 +87,7 @@ std::vector<transport::AgreedSetting> must_agree(const DomainConfig& c, const Se
       {"engine.lag_bound", std::to_string(ms(c.engine.lag_bound).count()) + " ms"}};
   if (sec.on()) {
     out.push_back({"security.ca", sec.credentials->ca_fingerprint()});
-    out.push_back({"security.permissions", sec.permissions->digest()});
+    out.push_back({std::string(security::kPermissionsSetting), sec.permissions->digest()});
   }
   return out;
 }

@@ -491,6 +491,7 @@ class Participant final : public detail::ParticipantCore {
   std::optional<std::uint64_t> regrant_after_;  // mu_: the epoch the switch came in
   std::string permissions_error_;               // executor: the last one said
   void watch_permissions();
+  void poll_permissions();  // watch_permissions() once kPermissionsPoll has passed
   // mu_ held: switches if every member announced one document we hold; returns it then.
   std::shared_ptr<const security::Permissions> switch_permissions();
   // Local readers that asked for history: announced, their record not applied yet

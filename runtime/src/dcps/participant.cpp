@@ -823,6 +823,12 @@ void Participant::secure(std::string subject,
     if (!permissions_) return;
     documents_.emplace(permissions_->digest(), permissions_);
   }
+  poll_permissions();
+}
+
+void Participant::poll_permissions() {
+  // On the executor: an announcement waits for its slot as any record does, which the
+  // control thread (a view change's) must never.
   (void)bus_->runtime().control().schedule(bus_->runtime().now() + kPermissionsPoll, [this] {
     bus_->executor().post([this] { watch_permissions(); });
   });
@@ -871,9 +877,7 @@ void Participant::watch_permissions() {
     }
   }
   if (is_closed()) return;
-  (void)bus_->runtime().control().schedule(bus_->runtime().now() + kPermissionsPoll, [this] {
-    bus_->executor().post([this] { watch_permissions(); });
-  });
+  poll_permissions();
 }
 
 std::shared_ptr<const security::Permissions> Participant::switch_permissions() {

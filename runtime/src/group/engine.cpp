@@ -1458,7 +1458,7 @@ void Engine::set_permissions(std::shared_ptr<const security::Permissions> permis
   {
     std::lock_guard lock(layout_mu_);
     for (auto& s : join_settings_)
-      if (s.name == "security.permissions") s.value = permissions->digest();
+      if (s.name == security::kPermissionsSetting) s.value = permissions->digest();
     layout_.permissions = std::move(permissions);
   }
   demand_changed();  // the leader lays out again by the new grants
@@ -1494,35 +1494,27 @@ void Engine::evict(NodeId who, const std::string& why) {
     std::lock_guard lock(evicted_mu_);
     evicted_.emplace(who, why);
   }
-  const auto vs = current();
-  if (const auto r = vs->view.rank_of(who)) vs->membership->evict(*r, why);
+  evict_revoked(*current());
 }
 
 void Engine::evict_revoked(ViewState& vs) {
-  {
-    std::lock_guard lock(evicted_mu_);
-    for (const auto& [who, why] : evicted_)
-      if (const auto r = vs.view.rank_of(who)) vs.membership->evict(*r, why);
-  }
-  if (!revocation_) return;
-  for (std::size_t r = 0; r < vs.view.members.size(); ++r) {
-    const auto& m = vs.view.members[r];
-    if (m.serial.empty() || !revocation_->revoked(m.serial)) continue;
+  for (const auto& m : vs.view.members) {
+    if (!revocation_ || m.serial.empty() || !revocation_->revoked(m.serial)) continue;
     const std::string what =
-        "certificate (" + m.subject + ", serial " + m.serial + ") is revoked by security.crl";
-    if (m.id != node()) {
-      {
-        std::lock_guard lock(evicted_mu_);
-        evicted_.emplace(m.id, "its " + what);
-      }
-      vs.membership->evict(r, "its " + what);
+        "its certificate (" + m.subject + ", serial " + m.serial + ") is revoked by security.crl";
+    if (m.id == node()) {
+      // Our own: the others evict us (where their lists say so too). We stop, saying why,
+      // and do not ask to come back: the join port refuses a revoked certificate.
+      revoked_self_.store(true);
+      halt("was evicted: " + what + "; it does not rejoin");
       continue;
     }
-    // Our own: the others evict us (where their lists say so too). We stop, saying why, and
-    // do not ask to come back: the join port refuses a revoked certificate.
-    revoked_self_.store(true);
-    halt("was evicted: its " + what + "; it does not rejoin");
+    std::lock_guard lock(evicted_mu_);
+    evicted_.emplace(m.id, what);
   }
+  std::lock_guard lock(evicted_mu_);
+  for (const auto& [who, why] : evicted_)
+    if (const auto r = vs.view.rank_of(who)) vs.membership->evict(*r, why);
 }
 
 void Engine::rejoin_with(std::unique_ptr<Rejoiner> rejoiner) {
@@ -1991,20 +1983,21 @@ Loan Engine::scratch_loan(Channel channel, std::size_t size) {
 bool Engine::wait_for_view_after(const std::shared_ptr<ViewState>& vs, Clock::time_point deadline,
                                  const Channel* unless_unwanted) {
   // With view_mu_ held.
-  const auto unwanted = [&] {
-    return unless_unwanted != nullptr &&
-           std::ranges::find(wanted_sends_, *unless_unwanted) == wanted_sends_.end() &&
-           std::ranges::find(held_sends_, *unless_unwanted) == held_sends_.end();
-  };
   const auto moved = [&] {
-    std::lock_guard lock(view_mu_);
-    return current_ != vs || !halted_.empty() || unwanted();
+    return current_ != vs || !halted_.empty() ||
+           (unless_unwanted != nullptr &&
+            std::ranges::find(wanted_sends_, *unless_unwanted) == wanted_sends_.end() &&
+            std::ranges::find(held_sends_, *unless_unwanted) == held_sends_.end());
   };
   // The simulator runs the view change on this thread's scheduler: let it.
-  if (runtime_->simulated()) return runtime_->wait_until(deadline, moved);
+  if (runtime_->simulated()) {
+    return runtime_->wait_until(deadline, [&] {
+      std::lock_guard lock(view_mu_);
+      return moved();
+    });
+  }
   std::unique_lock lock(view_mu_);
-  return view_cv_.wait_until(lock, deadline,
-                             [&] { return current_ != vs || !halted_.empty() || unwanted(); });
+  return view_cv_.wait_until(lock, deadline, moved);
 }
 
 void Engine::commit(Loan& loan, std::size_t size, Clock::time_point deadline) {

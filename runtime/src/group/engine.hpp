@@ -519,8 +519,8 @@ class Engine final : public Bus {
   void check_revocations();
   // layout_ as it stands (its permissions may change: set_permissions).
   [[nodiscard]] LayoutSettings layout_settings() const;
-  // The members of `vs` whose certificates the list in force revokes are evicted, and those
-  // evict() named before.
+  // The members of `vs` whose certificates the list in force revokes join those evict()
+  // named; every one of them in `vs` is evicted there (Membership::evict).
   void evict_revoked(ViewState& vs);
   // Control thread, transport disconnected (replace()): releases the regions of earlier
   // views nothing holds any more (loans keep their view).

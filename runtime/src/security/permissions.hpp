@@ -76,6 +76,10 @@ class Permissions {
   std::string source_;
 };
 
+// The must-agree setting (a joiner's and the domain's must be equal) that holds the
+// document's digest.
+inline constexpr std::string_view kPermissionsSetting = "security.permissions";
+
 // fnmatch-style: '*' any run of characters, '?' one, everything else itself.
 [[nodiscard]] bool matches(std::string_view pattern, std::string_view name) noexcept;
 
