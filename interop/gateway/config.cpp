@@ -267,6 +267,7 @@ Config read_config(const std::string& text, const std::string& path) {
     tc.name = r.string(t["name"], key + ".name");
     tc.type = r.string(t["type"], key + ".type");
     if (tc.name.empty()) r.fail(t["name"], key + ".name", "empty");
+    if (tc.type.empty()) r.fail(t["type"], key + ".type", "empty (the topic's IDL type)");
     if (!names.insert(tc.name).second)
       r.fail(t["name"], key + ".name", "topic '" + tc.name + "' is listed twice");
     if (t["direction"]) {

@@ -656,6 +656,9 @@ TEST_CASE("a configuration it cannot use is refused with file:line and key", "[c
        "type: ShapeType, qos: {history: -3}}\n",
        "bad.yaml:5:52: topics[0].qos.history: '-3' is neither a depth"},
       {"spindle: {domain: 0}\nrtps: {domain: 0\n", "bad.yaml:3:1:"},
+      {"spindle: {domain: 0}\nrtps: {domain: 0}\nidl: [ShapeType.idl]\ntopics:\n  - {name: Square, "
+       "type: ''}\n",
+       "topics[0].type: empty (the topic's IDL type)"},
   };
   write_file("Broken.idl", "struct ShapeType {\n  long x\n};\n");
   for (const auto& c : cases) {
