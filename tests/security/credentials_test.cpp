@@ -259,6 +259,7 @@ grants:
   CHECK_FALSE(matches("a*b", "aXc"));
   CHECK(matches("?", "x"));
   CHECK_FALSE(matches("?", ""));
+  CHECK(matches("*b", "*ab"));  // a wildcard in the pattern is one, even facing a *
 }
 
 TEST_CASE("a bad permissions document names the line and the key", "[permissions]") {
