@@ -18,6 +18,7 @@
 #include "avionics.hpp"
 #include "group/engine.hpp"
 #include "group/sim_runtime.hpp"
+#include "rdmc/rdmc.hpp"
 #include "sim_stack.hpp"
 #include "smc/smc.hpp"
 #include "sst/sst.hpp"
@@ -65,7 +66,8 @@ struct Pair {
   std::vector<std::unique_ptr<group::Engine>> engines;
   Recorder rec[2];
 
-  Pair() {
+  // `max_sample`: the writers' sample bound (group::ChannelDemand::max_sample); 0: none.
+  explicit Pair(std::uint64_t max_sample = 0) {
     std::vector<group::Member> members;
     for (group::NodeId id : {1u, 2u}) {
       net.add_node(id);
@@ -77,7 +79,11 @@ struct Pair {
     s.knobs.rdmc_block_size = 4096;
     s.knobs.rdmc_buffer_size = 1u << 20;
     view = group::first_view(members, s);
-    view.subgroups = group::layout(members, Recorder::demand(), s);
+    for (auto& r : rec) {
+      for (auto& c : r.channels)
+        c.max_sample = max_sample;
+    }
+    view.subgroups = group::layout(members, rec[0].channels, s);
     for (group::NodeId id : {1u, 2u}) {
       engines.push_back(std::make_unique<group::Engine>(
           view, net.node(id), std::make_unique<group::SimRuntime>(net, id), 0ms, 0, s));
@@ -357,6 +363,39 @@ TEST_CASE(
   REQUIRE(rewritten);
   CHECK(t.rec[1].messages == sent);
   CHECK(t.rec[2].messages == sent);
+}
+
+TEST_CASE(
+    "engine: writers whose samples fit a slot cost no RDMC space, and a larger message is "
+    "refused, saying why",
+    "[engine][rdmc]") {
+  Pair p(100);  // every sample of the writers' types fits the slot
+  auto& e = *p.engines[0];
+  CHECK(p.view.subgroups[1].large == 0);
+  // No RDMC regions were made for the view: only the SST's.
+  const auto rdmc_control = spindle::rdmc::Rdmc::control_region(p.view.epoch);
+  CHECK_FALSE(p.net.node(1).local_region(rdmc_control));
+  REQUIRE_THROWS_WITH(e.reserve(p.channel, 5000, e.runtime().now() + 1s),
+                      Catch::Contains("5000 bytes does not fit a slot") &&
+                          Catch::Contains("writers' types bound their samples to fit one"));
+  p.publish(e, pattern(1, 90));
+  REQUIRE(p.delivered(1));
+  CHECK(p.rec[1].messages[0] == pattern(1, 90));
+}
+
+TEST_CASE("engine: writers with a bound past the slot get room for 16 of them, and no more",
+          "[engine][rdmc]") {
+  Pair p(50'000);
+  auto& e = *p.engines[1];
+  CHECK(p.view.subgroups[1].large == 16 * 50'048);  // in whole 64-byte lines
+  REQUIRE_THROWS_WITH(e.reserve(p.channel, 16 * 50'048 + 1, e.runtime().now() + 1s),
+                      Catch::Contains("exceeds the largest subgroup") &&
+                          Catch::Contains("800768 bytes (its RDMC space, sized for"));
+  for (int i = 0; i < 20; ++i)
+    p.publish(e, pattern(i, 50'000));
+  REQUIRE(p.delivered(20));
+  for (int i = 0; i < 20; ++i)
+    CHECK(p.rec[0].messages[static_cast<std::size_t>(i)] == pattern(i, 50'000));
 }
 
 TEST_CASE("engine: a message past the RDMC buffer space is refused, naming the setting",

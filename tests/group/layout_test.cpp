@@ -138,6 +138,42 @@ TEST_CASE("layout: a writer's Engine policy can enlarge its topic's rings, never
   CHECK(only_small[1].max_payload == 256 + 32);
 }
 
+TEST_CASE("layout: RDMC space only where a writer's samples can be larger than the slot",
+          "[layout]") {
+  auto s = settings();  // slot 256 + a 32-byte header
+  s.knobs.rdmc_buffer_size = std::uint64_t{8} << 20;
+  const auto room = [&](std::vector<std::uint64_t> bounds) {
+    std::vector<ChannelDemand> demand{reader(3, 2)};
+    group::NodeId node = 1;
+    for (auto b : bounds) {
+      auto w = writer(3, node++);
+      w.max_sample = b;
+      demand.push_back(w);
+    }
+    const auto v = group::View{2, 0, members({1, 2, 3}),
+                               group::layout(members({1, 2, 3}), demand, s), s.knobs};
+    REQUIRE(v.subgroups.size() == 2);
+    return std::pair{v.subgroups[1].large, group::large_bytes(v, v.subgroups[1])};
+  };
+  // Every sample fits a slot, header included: none.
+  CHECK(room({100}) == std::pair<std::uint64_t, std::uint64_t>{0, 0});
+  CHECK(room({256, 40}) == std::pair<std::uint64_t, std::uint64_t>{0, 0});
+  // One byte more than a slot: room for 16 of the largest bound with its header, in whole
+  // 64-byte lines.
+  CHECK(room({257, 40}) == std::pair<std::uint64_t, std::uint64_t>{16 * 320, 16 * 320});
+  CHECK(room({40, 70'000}) == std::pair<std::uint64_t, std::uint64_t>{16 * 70'080, 16 * 70'080});
+  // Past the domain's setting: the setting.
+  CHECK(room({std::uint64_t{1} << 20}).second == (std::uint64_t{8} << 20));
+  // A writer with no bound: the domain's setting, whatever the others' bounds.
+  CHECK(room({40, 0}) == std::pair<std::uint64_t, std::uint64_t>{8u << 20, 8u << 20});
+  // The builtin subgroup never has any, and a group file that does not say has the setting.
+  const auto first = group::first_view(members({1, 2}), s);
+  CHECK(group::large_bytes(first, first.subgroups[0]) == 0);
+  group::Subgroup unsaid;
+  unsaid.topic = 7;
+  CHECK(group::large_bytes(first, unsaid) == (std::uint64_t{8} << 20));
+}
+
 TEST_CASE("layout: partitions split a topic; a reader that matches several joins them",
           "[layout]") {
   const auto m = members({1, 2, 3, 4, 5});

@@ -411,7 +411,7 @@ TEST_CASE("shm: a peer of another segment layout version is refused, naming both
   REQUIRE(ev.size() == 1);
   const auto& s = std::get<st::Suspicion>(ev[0]);
   CHECK(s.reason == st::SuspicionReason::mismatch);
-  CHECK(s.detail == "node 2 uses shm segment layout version 1, this node version 3");
+  CHECK(s.detail == "node 2 uses shm segment layout version 1, this node version 4");
   ::shm_unlink(name.c_str());
 }
 

@@ -10,7 +10,7 @@
 //
 //   0            8        12       16              24              32   36      64
 //   +------------+--------+--------+---------------+---------------+----+-------+
-//   | "SPNDLSHM" | ver 3  | kind   | owner pid     | payload bytes | rdy| 0 ... |
+//   | "SPNDLSHM" | ver 4  | kind   | owner pid     | payload bytes | rdy| 0 ... |
 //   +------------+--------+--------+---------------+---------------+----+-------+
 //   payload at offset 64 (cache-line aligned)
 //
@@ -27,7 +27,8 @@
 //
 // kind 2 REGION   <prefix>.n<id>.r<region>  payload = the region's bytes
 //
-// kind 3 RING     <prefix>.n<from>.b<to>    blocks from <from> to <to>, made by <from>
+// kind 3 RING     <prefix>.n<from>.b<to>    blocks from <from> to <to>, made by <to> when it
+//                                           first posts a receive for <from> in a view
 //   +0    head u64   bytes ever produced (sender)        | each on its own cache line
 //   +64   tail u64   bytes ever consumed (receiver)      |
 //   +128  capacity u64, epoch u64
@@ -54,8 +55,9 @@ namespace spindle::transport::shm {
 
 inline constexpr char kMagic[8] = {'S', 'P', 'N', 'D', 'L', 'S', 'H', 'M'};
 // 2: domain and must-agree settings; 3: segments are memfds handed out over the owner's
-// socket (no names; the bytes are version 2's)
-inline constexpr std::uint32_t kVersion = 3;
+// socket (no names; the bytes are version 2's); 4: a ring is made by its receiver, at its
+// first receive posted for the sender in a view (the bytes are version 2's)
+inline constexpr std::uint32_t kVersion = 4;
 inline constexpr std::size_t kHeaderBytes = 64;
 inline constexpr std::uint32_t kMaxRegions = 256;
 inline constexpr std::uint32_t kWrapMarker = 0xFFFFFFFFu;

@@ -337,10 +337,15 @@ class shm_detail::Impl {
     NodeId id = 0;
     std::unique_ptr<Segment> control;
     std::map<RegionId, std::unique_ptr<Segment>> regions;
-    std::unique_ptr<Segment> out_ring;  // ours, to the peer
-    std::unique_ptr<Segment> in_ring;   // theirs, to us
+    // Blocks to the peer: its ring, which it made at its first receive posted for us in this
+    // view; mapped at our first send_block() after that (the sender's credits say it exists).
+    std::unique_ptr<Segment> out_ring;
+    // Blocks from the peer: ours, made at our first post_receive() for it in this view; none
+    // while nothing is expected from it (docs/transport-shm.md).
+    std::unique_ptr<Segment> in_ring;
+    std::atomic<bool> receiving{false};  // in_ring is made (release), for drain_rings()
     std::atomic<bool> suspected{false};
-    std::mutex mu;  // send side of out_ring; posted; receive side of in_ring
+    std::mutex mu;  // out_ring; posted; in_ring and its receive side
     std::deque<Posted> posted;
     std::uint64_t last_heartbeat = 0;
     Clock::time_point heartbeat_seen = Clock::now();
@@ -566,7 +571,8 @@ class shm_detail::Impl {
     if (connected_) disconnect();
     const auto deadline = Clock::now() + timeout;
     std::map<NodeId, std::unique_ptr<Peer>> peers;
-    // Our rings first, so peers waiting for them find them.
+    // No rings yet: a ring is made by its receiver when it first expects a block
+    // (post_receive), so a view with no blocks between two members costs them none.
     for (const auto& m : members) {
       if (m.id == cfg_.self) continue;
       auto p = std::make_unique<Peer>();
@@ -575,12 +581,6 @@ class shm_detail::Impl {
       // A member joining with this view holds nobody: the monitor connects to it in the
       // background (connecting(), PeerConnected).
       p->background = m.connect_within.count() > 0;
-      p->out_ring = Segment::create(registry_, ring_name(cfg_.self, m.id), SegmentKind::ring,
-                                    kRingDataOffset + cfg_.ring_bytes);
-      auto* r = new (p->out_ring->payload()) RingData{};
-      r->capacity = cfg_.ring_bytes;
-      r->epoch = epoch;
-      p->out_ring->publish();
       peers.emplace(m.id, std::move(p));
     }
     ctl()->epoch.store(epoch, std::memory_order_release);
@@ -696,15 +696,8 @@ class shm_detail::Impl {
     }
     if (owner != 0 && !process_alive(static_cast<std::uint64_t>(owner)))
       return {Attempt::gone, {}, owner};
-    if (p.control && p.ctl()->epoch.load(std::memory_order_acquire) == epoch) {
-      if (!p.in_ring) {
-        auto ring = Segment::open(socket_name(cfg_.name_prefix, p.id), ring_name(p.id, cfg_.self),
-                                  SegmentKind::ring);
-        if (ring && std::launder(reinterpret_cast<RingData*>(ring->payload()))->epoch == epoch)
-          p.in_ring = std::move(ring);
-      }
-      if (p.in_ring && map_regions(p)) return {Attempt::connected, {}, 0};
-    }
+    if (p.control && p.ctl()->epoch.load(std::memory_order_acquire) == epoch && map_regions(p))
+      return {Attempt::connected, {}, 0};
     return {};
   }
 
@@ -842,6 +835,17 @@ class shm_detail::Impl {
     if (!p->ready.load(std::memory_order_acquire)) return Status::retry;
     {
       std::lock_guard lock(p->mu);
+      if (!p->out_ring) {
+        // The peer's ring for us: it made it when it posted the receive this block is for.
+        auto ring = Segment::open(socket_name(cfg_.name_prefix, peer), ring_name(cfg_.self, peer),
+                                  SegmentKind::ring);
+        if (!ring || ring->payload_size() < kRingDataOffset) return Status::retry;
+        const auto* r = std::launder(reinterpret_cast<const RingData*>(ring->payload()));
+        if (r->epoch != epoch_ || r->capacity != ring->payload_size() - kRingDataOffset)
+          return Status::retry;  // a ring of an earlier view, still served: not posted yet
+        if (length > r->capacity / 2 - 8) return Status::invalid;
+        p->out_ring = std::move(ring);
+      }
       auto* ring = std::launder(reinterpret_cast<RingData*>(p->out_ring->payload()));
       std::byte* data = p->out_ring->payload() + kRingDataOffset;
       const std::uint64_t cap = ring->capacity;
@@ -877,6 +881,18 @@ class shm_detail::Impl {
     if (p == nullptr || p->suspected.load()) return Status::peer_suspected;
     if (!p->ready.load(std::memory_order_acquire)) return Status::retry;
     std::lock_guard lock(p->mu);
+    if (!p->in_ring) {
+      // The first block we expect from the peer in this view: our ring for it, which the
+      // peer maps at its first send.
+      auto ring = Segment::create(registry_, ring_name(peer, cfg_.self), SegmentKind::ring,
+                                  kRingDataOffset + cfg_.ring_bytes);
+      auto* r = new (ring->payload()) RingData{};
+      r->capacity = cfg_.ring_bytes;
+      r->epoch = epoch_;
+      ring->publish();
+      p->in_ring = std::move(ring);
+      p->receiving.store(true, std::memory_order_release);
+    }
     p->posted.push_back(Posted{local, offset, capacity});
     return Status::ok;
   }
@@ -884,7 +900,8 @@ class shm_detail::Impl {
   // Moves ring records into posted receives.
   void drain_rings() {
     for (auto& [id, p] : peers_) {
-      if (!p->ready.load(std::memory_order_acquire) || !p->in_ring ||
+      if (!p->ready.load(std::memory_order_acquire) ||
+          !p->receiving.load(std::memory_order_acquire) ||
           p->suspected.load(std::memory_order_relaxed))
         continue;
       auto* ring = std::launder(reinterpret_cast<RingData*>(p->in_ring->payload()));

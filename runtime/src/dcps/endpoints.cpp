@@ -625,6 +625,13 @@ WriterRecord Writer::record() const {
                                                  : policy::DataRepresentationId::XCDR1}));
   r.publisher_qos = publisher_->qos();
   r.topic_data = topic_->qos().policy<dds::core::policy::TopicData>();
+  // What the layout reserves for its messages (group::ChannelDemand::max_sample): the type's
+  // bound where it has one for the encoding this writer uses, and no bound where a coherent
+  // set may gather any number of samples into one message.
+  const auto& type = topic_->type();
+  if (type.max_size != cdr::kUnbounded && encoding_ == type.encoding &&
+      !r.publisher_qos.policy<policy::Presentation>().coherent_access())
+    r.max_sample = std::max<std::uint64_t>(type.max_size, type.native_size);
   return r;
 }
 

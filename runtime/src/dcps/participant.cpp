@@ -1348,6 +1348,7 @@ group::Demand Participant::layout_demand() const {
     d.topic_name = w.topic_name;
     d.partition_names = w.publisher_qos.policy<dds::core::policy::Partition>().name();
     d.retained = retention_terms(w.qos).has_value();
+    d.max_sample = w.max_sample;
     // A RELIABLE KEEP_ALL writer may wait for its KEEP_ALL readers (max_blocking_time); a
     // KEEP_LAST or BEST_EFFORT one waits for no reader past the lag bound.
     d.keeps_all = w.qos.policy<dds::core::policy::Reliability>().kind() ==

@@ -485,6 +485,9 @@ void record_fields(Io& io, Record& r) {
   qos_fields(io, Traits::group_section, Traits::group(r));
   io.section({});
   fields(io, r.topic_data);
+  if constexpr (std::same_as<Record, WriterRecord>) {
+    if (io.version() >= 5) r.max_sample = io.integer("max_sample", r.max_sample);
+  }
 }
 // ParticipantRole as Put and Get code enumerations.
 struct ParticipantRoleEnum {

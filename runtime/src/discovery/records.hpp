@@ -114,11 +114,12 @@
 
 namespace spindle::discovery {
 
-inline constexpr std::uint8_t kDiscoveryVersion = 4;
+inline constexpr std::uint8_t kDiscoveryVersion = 5;
 // Version 2 (before data_representation) is still read: durable logs keep writer records
-// (an empty DataRepresentation: the type's choice); so is version 3 (before the participant
-// record's process section: unknown host, pid and process). Records are written in version 4
-// only, and the format is canonical among them.
+// (an empty DataRepresentation: the type's choice); so are version 3 (before the participant
+// record's process section: unknown host, pid and process) and version 4 (before the writer
+// record's max_sample: no bound). Records are written in version 5 only, and the format is
+// canonical among them.
 inline constexpr std::uint8_t kOldestDiscoveryVersion = 2;
 // Record limits; a decoder rejects larger values before allocating anything for them.
 inline constexpr std::size_t kMaxNameBytes = 256;              // topic, type and partition names
@@ -136,6 +137,11 @@ struct WriterRecord {
   dds::pub::qos::DataWriterQos qos;
   dds::pub::qos::PublisherQos publisher_qos;
   dds::core::policy::TopicData topic_data;  // its topic's
+  // The largest sample it can write, encapsulated (its type's bound in its encoding, or the
+  // native size of a loaned sample where larger); 0: no bound (an unbounded string or
+  // sequence, a type known only at run time, or a publisher with coherent access, whose sets
+  // travel as one message). Version 5; earlier records read as 0.
+  std::uint64_t max_sample = 0;
   friend bool operator==(const WriterRecord&, const WriterRecord&) = default;
 };
 

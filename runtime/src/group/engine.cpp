@@ -88,6 +88,8 @@ struct CopyHeader {
 };
 static_assert(sizeof(CopyHeader) == 64);
 
+static_assert(kLargeInFlight == rdmc::kHeaders, "a bounded subgroup's room is a group's headers");
+
 // The RDMC group of a subgroup of this member alone: the bytes stay in this process.
 constexpr rdmc::GroupId kLocalGroup = 0xffff'ffffu;
 constexpr rdmc::GroupId kNoGroup = 0xffff'fffeu;
@@ -98,7 +100,10 @@ struct LargeState {
   // Per subgroup and sender rank: its RDMC group, kLocalGroup (the subgroup is this member
   // alone) or kNoGroup (the builtin subgroup: nothing larger than a slot).
   std::vector<std::vector<rdmc::GroupId>> group;
+  // The largest message the domain takes (engine.rdmc_buffer_size), and, by subgroup, the
+  // largest one this view has room for (Subgroup::large; 0: none, every message fits a slot).
   std::uint64_t max_message = 0;
+  std::vector<std::uint64_t> room;
 
   // One of this node's messages between its reservation and its descriptor's commit.
   struct Outgoing {
@@ -305,7 +310,7 @@ bool send_copies(ViewState& vs, std::uint32_t sg, LargeState::Outgoing& o, TimeP
     if (pg == kNoGroup) continue;
     const bool holds = holds_ring(vs, sg, k);
     std::optional<std::span<std::byte>> space;
-    if (size <= L.rdmc->max_message() && L.rdmc->can_send(pg)) space = L.rdmc->reserve(pg, size);
+    if (size <= L.rdmc->max_message(pg) && L.rdmc->can_send(pg)) space = L.rdmc->reserve(pg, size);
     std::uint64_t seq = 0;
     if (space) {
       const CopyHeader h{o.slot.index, o.size, {}};
@@ -620,7 +625,9 @@ void Engine::build_large(ViewState& vs) {
       (k.rdmc_buffer_size + 63) / 64 * 64,
       std::uint64_t{k.rdmc_block_size} * (rdmc::kMaxBlocks - 1) - sizeof(CopyHeader));
   std::vector<std::vector<NodeId>> groups;
+  std::vector<std::size_t> group_bytes;  // each group's buffer space: its subgroup's room
   const auto n = v.subgroups.size();
+  L.room.assign(n, 0);
   L.receiving.assign(n, std::nullopt);
   L.listening.assign(n, 0);
   L.skipped_any.assign(n, 0);
@@ -631,7 +638,10 @@ void Engine::build_large(ViewState& vs) {
     auto& to = L.recipients.emplace_back(sg.topic == 0 ? std::vector<NodeId>{} : recipients(sg));
     auto& copies =
         L.copies.emplace_back(sg.senders.size(), std::vector<rdmc::GroupId>(to.size(), kNoGroup));
-    if (sg.topic == 0) continue;  // the builtin subgroup: records fit a slot
+    // Room where the writers' samples may be larger than a slot (Subgroup::large); none in
+    // the builtin subgroup, whose records fit a slot.
+    L.room[s] = std::min((large_bytes(v, sg) + 63) / 64 * 64, L.max_message);
+    if (L.room[s] == 0) continue;
     if (const auto me = std::ranges::find(to, node()); me != to.end()) {
       L.receiving[s] = static_cast<std::uint32_t>(me - to.begin());
       L.listening[s] = std::ranges::binary_search(sg.listeners, node()) ? 1 : 0;
@@ -647,6 +657,7 @@ void Engine::build_large(ViewState& vs) {
       } else if (groups.size() < rdmc::kMaxGroups) {  // otherwise refused at reserve(), with why
         ids[i] = static_cast<rdmc::GroupId>(groups.size());
         groups.push_back(std::move(g));
+        group_bytes.push_back(L.room[s]);
       }
       // A group of two per recipient, for its copies (none past the group ids or the bits).
       for (std::size_t r = 0; r < to.size() && r < bits; ++r) {
@@ -654,6 +665,7 @@ void Engine::build_large(ViewState& vs) {
         copies[i][r] = static_cast<rdmc::GroupId>(groups.size());
         L.pairs.emplace(copies[i][r], LargeState::Pair{s, i, static_cast<std::uint32_t>(r)});
         groups.push_back({sg.senders[i], to[r]});
+        group_bytes.push_back(L.room[s]);
       }
     }
   }
@@ -734,7 +746,7 @@ void Engine::build_large(ViewState& vs) {
       raw->sst->suspect(*r, transport::SuspicionReason::malformed_frame, why);
   };
   L.rdmc = std::make_unique<rdmc::Rdmc>(*transport_, v.epoch, std::move(groups), settings,
-                                        std::move(cb));
+                                        std::move(cb), std::move(group_bytes));
   vs.sst->set_event_handler([raw](const transport::Event& e) { raw->large.rdmc->on_event(e); });
   vs.predicates->add(
       sst::PredicateKind::recurrent, [this, raw] { return pump_large(*raw); }, [] {});
@@ -933,7 +945,7 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
     const bool large = m.bytes.size() > sub.max_payload;
     auto& L = fresh->large;
     const rdmc::GroupId g = L.group_of(fresh->view, m.subgroup, node());
-    if (large && (g == kNoGroup || m.bytes.size() > L.max_message)) {
+    if (large && (g == kNoGroup || m.bytes.size() > L.room[m.subgroup])) {
       unread_.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
@@ -1824,18 +1836,29 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
   const auto& sub = vs->view.subgroups[sg];
   auto& L = vs->large;
   const rdmc::GroupId g = L.group_of(vs->view, sg, node());
+  const std::string does_not_fit =
+      "a message of " + std::to_string(size) + " bytes does not fit a slot of " +
+      std::to_string(sub.max_payload) + " bytes of subgroup '" + sub.name + "'";
+  if (sub.topic == 0)
+    throw dds::core::PreconditionNotMetError(does_not_fit +
+                                             " (the builtin subgroup takes no larger messages)");
+  if (L.room[sg] == 0)
+    throw dds::core::PreconditionNotMetError(
+        does_not_fit + ", and its writers' types bound their samples to fit one, so view " +
+        std::to_string(vs->view.epoch) + " gives it no space for larger messages");
   if (g == kNoGroup) {
-    throw dds::core::PreconditionNotMetError(
-        "a message of " + std::to_string(size) + " bytes does not fit a slot of " +
-        std::to_string(sub.max_payload) + " bytes of subgroup '" + sub.name +
-        (sub.topic == 0 ? "' (the builtin subgroup takes no larger messages)"
-                        : "' (more than " + std::to_string(rdmc::kMaxGroups) +
-                              " writing members in this view: RDMC has no group for it)"));
+    throw dds::core::PreconditionNotMetError(does_not_fit + " (more than " +
+                                             std::to_string(rdmc::kMaxGroups) +
+                                             " writing members in this view: RDMC has no group "
+                                             "for it)");
   }
-  if (size > L.max_message) {
+  if (size > L.room[sg]) {
     throw dds::core::PreconditionNotMetError(
-        "a message of " + std::to_string(size) + " bytes exceeds the largest this domain takes, " +
-        std::to_string(L.max_message) + " bytes (engine.rdmc_buffer_size in the domain file)");
+        "a message of " + std::to_string(size) + " bytes exceeds the largest subgroup '" +
+        sub.name + "' takes, " + std::to_string(L.room[sg]) +
+        (L.room[sg] < L.max_message
+             ? " bytes (its RDMC space, sized for its writers' types' bounds)"
+             : " bytes (engine.rdmc_buffer_size in the domain file)"));
   }
   // Lock order: view_mu_ before L.mu, so a waiter under L.mu reads `over`, not current().
   const auto ended = [&] { return L.over.load(); };
@@ -1872,7 +1895,7 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
         throw dds::core::TimeoutError(
             "write blocked longer than reliability.max_blocking_time: the RDMC buffer space "
             "for large samples (engine.rdmc_buffer_size, " +
-            std::to_string(L.max_message) + " bytes) is still held by earlier samples");
+            std::to_string(L.room[sg]) + " bytes) is still held by earlier samples");
     }
   }
   const auto give_back = [&] {

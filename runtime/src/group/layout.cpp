@@ -74,6 +74,8 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
     std::vector<std::string> partitions;  // its writers' PARTITION names, for permissions
     std::uint32_t window = 0;
     std::uint32_t payload = 0;
+    std::uint64_t sample = 0;  // the largest of the writers' sample bounds
+    bool unbounded = false;    // a writer's type has none
     bool retained = false;
     bool keeps_all = false;                              // a RELIABLE KEEP_ALL writer writes here
     std::optional<std::chrono::milliseconds> lag_bound;  // the longest asked for; 0 longest
@@ -106,6 +108,8 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
     }
     c.window = std::max(c.window, d.window_size);
     c.payload = std::max(c.payload, d.max_payload);
+    c.sample = std::max(c.sample, d.max_sample);
+    c.unbounded = c.unbounded || d.max_sample == 0;
     c.retained = c.retained || d.retained;
     c.keeps_all = c.keeps_all || d.keeps_all;
     c.lag_bound = longest(c.lag_bound, d.lag_bound);
@@ -164,7 +168,8 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
       Subgroup sg;
       std::set<NodeId> writers, readers_here, holders_here, keepers;
       std::uint32_t window = 0, payload = 0;
-      bool writer_keeps_all = false;
+      std::uint64_t sample = 0;
+      bool unbounded = false, writer_keeps_all = false;
       std::optional<std::chrono::milliseconds> lag_bound;
       for (std::size_t i = 0; i < sets.size(); ++i) {
         if (root(i) != root(head)) continue;
@@ -172,6 +177,8 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
         writers.insert(sets[i].second->writers.begin(), sets[i].second->writers.end());
         window = std::max(window, sets[i].second->window);
         payload = std::max(payload, sets[i].second->payload);
+        sample = std::max(sample, sets[i].second->sample);
+        unbounded = unbounded || sets[i].second->unbounded;
         writer_keeps_all = writer_keeps_all || sets[i].second->keeps_all;
         lag_bound = longest(lag_bound, sets[i].second->lag_bound);
       }
@@ -220,6 +227,16 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
       if (sg.demotable.empty()) sg.lag_bound = std::chrono::milliseconds(0);
       sg.window_size = std::clamp(std::max(window, s.window_size), 1u, kMaxWindow);
       sg.max_payload = with_header(std::max(payload, s.slot_size), s);
+      // RDMC space only where a sample can be larger than the slot: room for as many of the
+      // largest (with its header, in whole lines) as a group has in flight, or the domain's
+      // setting for an unbounded type.
+      const std::uint64_t message = sample + s.header_size;
+      if (unbounded)
+        sg.large = s.knobs.rdmc_buffer_size;
+      else if (message <= sg.max_payload)
+        sg.large = 0;
+      else
+        sg.large = std::min((message + 63) / 64 * 64 * kLargeInFlight, s.knobs.rdmc_buffer_size);
       out.push_back(std::move(sg));
     }
   }

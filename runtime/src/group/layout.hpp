@@ -38,7 +38,8 @@
 //              subgroup 3  "Alerts/unordered" members B C     senders B C
 //
 // Ring sizes: a topic's window and slot are the domain file's engine settings, or larger
-// where one of its writers asks for more in its Engine QoS policy.
+// where one of its writers asks for more in its Engine QoS policy. RDMC space for messages
+// larger than a slot (Subgroup::large) only where a writer's type can have such samples.
 //
 // Threading: pure functions over values.
 #pragma once
@@ -66,6 +67,11 @@ struct Channel {
   std::uint64_t partition = 0;
   friend bool operator==(const Channel&, const Channel&) = default;
 };
+
+// Messages larger than a slot that one sender's RDMC group has unfinished at most
+// (rdmc::kHeaders): a subgroup whose writers' samples are bounded has room for this many of
+// the largest (Subgroup::large).
+inline constexpr std::uint64_t kLargeInFlight = 16;
 
 // What sizes a view's rings: the domain file's engine settings.
 struct LayoutSettings {
@@ -97,6 +103,12 @@ struct ChannelDemand {
   std::vector<std::uint64_t> partitions;  // readers: the partition sets they match
   std::uint32_t window_size = 0;          // slots per sender
   std::uint32_t max_payload = 0;          // bytes of a message after the DCPS sample header
+  // Writers: the largest sample the writer can write (its type's bound, after the DCPS
+  // sample header as max_payload counts), or 0 where its type is unbounded. A subgroup whose
+  // writers' samples all fit its slot has no RDMC space (Subgroup::large); otherwise each
+  // sender's space holds kLargeInFlight of the largest bound, or is the domain's
+  // rdmc_buffer_size for an unbounded type (at most that in any case).
+  std::uint64_t max_sample = 0;
   // Its writers' messages are retained (dcps/retained.hpp): every member keeps them, so
   // every member is in its subgroup, with a reader or not (docs/storage.md).
   bool retained = false;

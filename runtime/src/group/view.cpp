@@ -122,7 +122,7 @@ View parse(std::string_view yaml, std::string_view source) {
       const auto s = subs[i];
       r.expect_map(s, key,
                    {"name", "topic", "partitions", "members", "senders", "listeners", "demotable",
-                    "lag_bound_ms", "window_size", "max_payload", "ordering"});
+                    "lag_bound_ms", "window_size", "max_payload", "ordering", "large_bytes"});
       Subgroup sg;
       sg.name = s["name"] ? r.text(s["name"], key + ".name") : "subgroup" + std::to_string(i);
       if (auto t = s["topic"]) sg.topic = u64(r, t, key + ".topic");
@@ -149,6 +149,8 @@ View parse(std::string_view yaml, std::string_view source) {
         sg.max_payload = r.integer<std::uint32_t>(p, key + ".max_payload", 1, kMaxPayload);
       if (auto o = s["ordering"])
         sg.ordering = static_cast<Ordering>(r.choice(o, key + ".ordering", kOrderings));
+      if (auto l = s["large_bytes"])
+        sg.large = r.integer<std::uint64_t>(l, key + ".large_bytes", 0, kMaxRdmcBuffer);
       // Cross-references are checked here, where the line is still known.
       std::set<NodeId> seen;
       for (std::size_t k = 0; k < sg.members.size(); ++k) {
@@ -334,6 +336,7 @@ std::string to_yaml(const View& g) {
     if (s.lag_bound.count() != 0) os << "\n    lag_bound_ms: " << s.lag_bound.count();
     os << "\n    window_size: " << s.window_size << "\n    max_payload: " << s.max_payload
        << "\n    ordering: " << to_string(s.ordering) << '\n';
+    if (s.large != Subgroup::kLargeFromKnobs) os << "    large_bytes: " << s.large << '\n';
   }
   if (g.subgroups.empty()) os << "  []\n";
   os << "knobs:\n  idle_spin_us: " << g.knobs.idle_spin.count()

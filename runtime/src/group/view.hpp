@@ -83,6 +83,14 @@ struct Subgroup {
   // messages in order, as a listener does, until the next view.
   std::vector<NodeId> demotable{};
   std::chrono::milliseconds lag_bound{0};
+  // RDMC buffer space for messages larger than a slot (engine.hpp, docs/dev/rdmc.md): the
+  // largest such message each sender may send, which every member of the subgroup reserves
+  // per sender. 0: every message fits a slot (the writers' types are bounded and small), so
+  // the subgroup has no RDMC group and reserves nothing. kLargeFromKnobs: the view's
+  // knobs.rdmc_buffer_size (a group file that does not say). The layout sets it from the
+  // writers' sample bounds (layout.hpp); see large_bytes().
+  std::uint64_t large = kLargeFromKnobs;
+  static constexpr std::uint64_t kLargeFromKnobs = ~std::uint64_t{0};
   friend bool operator==(const Subgroup&, const Subgroup&) = default;
 };
 
@@ -125,6 +133,13 @@ struct View {
   }
   friend bool operator==(const View&, const View&) = default;
 };
+
+// The RDMC buffer space of subgroup `sg` of `v` per sender (Subgroup::large): 0 for none.
+[[nodiscard]] inline std::uint64_t large_bytes(const View& v, const Subgroup& sg) noexcept {
+  if (sg.topic == 0) return 0;  // the builtin subgroup: records fit a slot
+  return sg.large == Subgroup::kLargeFromKnobs ? v.knobs.rdmc_buffer_size
+                                               : std::min(sg.large, v.knobs.rdmc_buffer_size);
+}
 
 class GroupError : public std::runtime_error {
  public:

@@ -20,7 +20,7 @@ std::size_t align_up(std::size_t n) {
 }  // namespace
 
 Rdmc::Rdmc(transport::Transport& t, std::uint64_t epoch, std::vector<std::vector<NodeId>> groups,
-           Settings settings, Callbacks callbacks)
+           Settings settings, Callbacks callbacks, std::vector<std::size_t> group_bytes)
     : t_(&t),
       s_(settings),
       cb_(std::move(callbacks)),
@@ -31,6 +31,9 @@ Rdmc::Rdmc(transport::Transport& t, std::uint64_t epoch, std::vector<std::vector
   if (s_.staging_per_peer == 0) throw std::invalid_argument("rdmc: staging_per_peer must be >= 1");
   if (groups.size() > kMaxGroups)
     throw std::invalid_argument("rdmc: more than " + std::to_string(kMaxGroups) + " groups");
+  if (!group_bytes.empty() && group_bytes.size() != groups.size())
+    throw std::invalid_argument("rdmc: " + std::to_string(group_bytes.size()) +
+                                " buffer sizes for " + std::to_string(groups.size()) + " groups");
   const NodeId self = t.self();
   for (const auto& g : groups) {
     if (g.size() < 2) throw std::invalid_argument("rdmc: a group needs a sender and a receiver");
@@ -49,9 +52,11 @@ Rdmc::Rdmc(transport::Transport& t, std::uint64_t epoch, std::vector<std::vector
   me_ = in_any ? index(self) : 0;
   const std::size_t n = nodes_.size();
   std::size_t off = align_up(n * n * sizeof(std::uint64_t));  // credits
-  for (const auto& members : groups) {
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const auto& members = groups[i];
     Group g;
     g.members = members;
+    g.bytes = align_up((group_bytes.empty() ? s_.group_bytes : group_bytes[i]) + s_.header_room);
     for (auto id : members)
       g.node.push_back(index(id));
     const auto it = std::find(members.begin(), members.end(), self);
@@ -77,8 +82,8 @@ Rdmc::Rdmc(transport::Transport& t, std::uint64_t epoch, std::vector<std::vector
   pool_size_ = staging_end_;
   for (auto& g : groups_) {
     if (!g.member) continue;
-    g.free.emplace(pool_size_, align_up(s_.group_bytes + s_.header_room));
-    pool_size_ += align_up(s_.group_bytes + s_.header_room);
+    g.free.emplace(pool_size_, g.bytes);
+    pool_size_ += g.bytes;
   }
   auto pool = t.create_region(pool_id_, std::max<std::size_t>(pool_size_, kAlign));
   pool_ = pool.bytes.data();
@@ -122,9 +127,15 @@ Rdmc::Rdmc(transport::Transport& t, std::uint64_t epoch, std::vector<std::vector
   }
 }
 
+std::size_t Rdmc::max_message(GroupId g) const {
+  return std::min<std::size_t>(groups_.at(g).bytes, std::size_t{s_.block_size} * (kMaxBlocks - 1));
+}
+
 std::size_t Rdmc::max_message() const noexcept {
-  return std::min<std::size_t>(align_up(s_.group_bytes + s_.header_room),
-                               std::size_t{s_.block_size} * (kMaxBlocks - 1));
+  std::size_t bytes = 0;
+  for (const auto& g : groups_)
+    bytes = std::max(bytes, g.bytes);
+  return std::min<std::size_t>(bytes, std::size_t{s_.block_size} * (kMaxBlocks - 1));
 }
 
 // ------------------------------------------------------------------------ memory
@@ -222,10 +233,10 @@ Rdmc::Group& Rdmc::sender_group(GroupId id, std::size_t size) {
     throw std::invalid_argument("rdmc: node " + std::to_string(t_->self()) +
                                 " does not send in group " + std::to_string(id));
   if (size == 0) throw std::invalid_argument("rdmc: an empty message");
-  if (size > max_message())
+  if (size > max_message(id))
     throw std::invalid_argument("rdmc: a message of " + std::to_string(size) +
-                                " bytes exceeds the largest this node takes, " +
-                                std::to_string(max_message()));
+                                " bytes exceeds the largest group " + std::to_string(id) +
+                                " takes, " + std::to_string(max_message(id)));
   return g;
 }
 
@@ -389,10 +400,12 @@ bool Rdmc::start_messages(Group& g) {
     if (load(h + 8) != g.next_seq + 1) break;  // not announced yet
     const std::uint64_t size = load(h);
     const auto blocks = static_cast<std::uint32_t>((size + s_.block_size - 1) / s_.block_size);
-    if (size == 0 || size > max_message()) {
+    const std::size_t most =
+        std::min<std::size_t>(g.bytes, std::size_t{s_.block_size} * (kMaxBlocks - 1));
+    if (size == 0 || size > most) {
       fail(g.members[0], "rdmc: node " + std::to_string(g.members[0]) + " announced a message of " +
                              std::to_string(size) + " bytes, more than this node takes (" +
-                             std::to_string(max_message()) + ")");
+                             std::to_string(most) + ")");
       return did;
     }
     const auto at = allocate(g, size);

@@ -95,10 +95,12 @@ struct Callbacks {
 class Rdmc {
  public:
   // Registers this node's regions on `t` (region ids derived from `epoch`). `groups[g]`
-  // lists group g's members, its sender first; every member builds the same list. Throws
-  // std::invalid_argument on a malformed list or settings.
+  // lists group g's members, its sender first; every member builds the same list.
+  // `group_bytes[g]`, where given, is group g's message buffer space in place of
+  // settings.group_bytes (the same list everywhere too). Throws std::invalid_argument on a
+  // malformed list or settings.
   Rdmc(transport::Transport& t, std::uint64_t epoch, std::vector<std::vector<NodeId>> groups,
-       Settings settings, Callbacks callbacks);
+       Settings settings, Callbacks callbacks, std::vector<std::size_t> group_bytes = {});
   Rdmc(const Rdmc&) = delete;
   Rdmc& operator=(const Rdmc&) = delete;
 
@@ -111,8 +113,9 @@ class Rdmc {
   }
   // Where group g's header ring lies in the control region (the same at every node).
   [[nodiscard]] std::size_t header_offset(GroupId g) const { return groups_.at(g).header_offset; }
-  // The largest message send() takes (a group's buffer space, and the immediate's block
-  // numbers).
+  // The largest message send() takes in group g (its buffer space, and the immediate's
+  // block numbers); max_message(): the largest of any group.
+  [[nodiscard]] std::size_t max_message(GroupId g) const;
   [[nodiscard]] std::size_t max_message() const noexcept;
 
   // After the transport connected: posts the staging receives and returns the credits. A
@@ -194,6 +197,7 @@ class Rdmc {
     std::size_t started_offset = 0;   // per rank: messages it started
     std::size_t complete_offset = 0;  // per rank: messages complete there
     std::size_t done_offset = 0;      // per rank: messages gone there
+    std::size_t bytes = 0;            // its buffer space: message bytes and header room
     // Its buffer space in the pool (offset -> size), under pool_mu_.
     std::map<std::size_t, std::size_t> free;
     std::map<std::size_t, std::size_t> used;

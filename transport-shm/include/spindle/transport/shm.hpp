@@ -1,7 +1,8 @@
 // Shared-memory transport for members on one host. Every region lives in a shared-memory
 // segment that peers map; a one-sided write is a release fence plus a memcpy into the peer's
 // mapping, so a reader's acquire load of a guard sees the data written before it. Blocks go
-// through one single-producer ring per ordered pair. Each node's control segment holds a
+// through one single-producer ring per ordered pair that exchanges them in a view, made by
+// the receiver at its first post_receive() for the sender. Each node's control segment holds a
 // futex doorbell (the wake-up source), a heartbeat and its region table. Segment layout:
 // transport-shm/src/segment.hpp, docs/transport-shm.md.
 //
@@ -39,7 +40,7 @@ struct ShmConfig {
   // A peer whose heartbeat stood still this long is suspected (heartbeat_timeout). 0: never
   // (the layer above detects silence, as the domain's SST does).
   std::chrono::milliseconds suspicion_timeout{500};
-  std::size_t ring_bytes = std::size_t{4} << 20;  // per ordered pair; max block = half
+  std::size_t ring_bytes = std::size_t{4} << 20;  // per ring (receiver's); max block = half
   // Published in our control segment and compared with every peer's before it joins a
   // view: a peer of another domain, or whose must-agree settings differ from ours, is
   // suspected (SuspicionReason::mismatch) with both values in the detail.

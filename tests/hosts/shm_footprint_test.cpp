@@ -1,0 +1,193 @@
+// The shared memory a domain on one host maps (issue 62): K standard-API processes with no
+// domain file (transport auto: members meet over shared memory), one publisher of ShapeType on
+// "Square" and K-1 subscribers, 200 samples and a dispose. While they run, every shared-memory
+// object the processes map is counted once, at its largest mapping (a memfd or a /dev/shm file
+// is known by its device and inode in /proc/<pid>/maps), and the peak sum is reported. Every
+// subscriber must take all 200 samples, in order, and the dispose.
+//
+// Participants are hosts_node's publisher and subscribers. Run it where nothing else uses the
+// default shm namespace ("spindle"): CTest runs it alone (RUN_SERIAL); tools/contained gives it
+// a /dev/shm and a network namespace of its own.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "process.hpp"
+#include "temp_dir.hpp"
+
+namespace tst = spindle::testing;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int kSamples = 200;
+
+// hosts_node with no domain file at all: no SPINDLE_CONFIG, an empty config home and working
+// directory.
+std::unique_ptr<tst::Process> node(std::vector<std::string> args) {
+  static const tst::TempDir dir("spindle-footprint");  // removed when the test exits
+  const std::string empty = dir.path().string();
+  std::vector<std::string> a{"/usr/bin/env",
+                             "-u",
+                             "SPINDLE_CONFIG",
+                             "XDG_CONFIG_HOME=" + empty,
+                             "HOME=" + empty,
+                             "/bin/sh",
+                             "-c",
+                             "cd \"$0\" && exec \"$@\"",
+                             empty,
+                             tst::self_dir() + "/hosts_node"};
+  a.insert(a.end(), args.begin(), args.end());
+  return std::make_unique<tst::Process>(a);
+}
+
+// The next line of `p` starting with `word` (the lines before it echoed); nullopt at the
+// deadline, EOF or a FAIL line.
+std::optional<std::string> expect(tst::Process& p, const std::string& tag, const std::string& word,
+                                  Clock::time_point deadline) {
+  while (auto line = p.read_line(deadline)) {
+    if (line->rfind(word, 0) == 0) return line;
+    std::cerr << tag << ": " << *line << '\n';
+    if (line->rfind("FAIL", 0) == 0) return std::nullopt;
+  }
+  std::cerr << tag << ": no '" << word << "' line\n";
+  return std::nullopt;
+}
+
+// The shared memory some processes map: each object (device and inode) once, at its largest
+// mapping.
+struct Footprint {
+  std::uint64_t bytes = 0;
+  std::size_t objects = 0;
+};
+
+Footprint footprint(const std::vector<int>& pids) {
+  std::map<std::pair<std::string, std::uint64_t>, std::uint64_t> largest;
+  for (const int pid : pids) {
+    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+      // start-end perms offset dev inode path
+      if (line.find("/memfd:") == std::string::npos && line.find("/dev/shm/") == std::string::npos)
+        continue;
+      std::istringstream in(line);
+      std::string range, perms, offset, dev;
+      std::uint64_t inode = 0;
+      if (!(in >> range >> perms >> offset >> dev >> inode)) continue;
+      const auto dash = range.find('-');
+      if (dash == std::string::npos) continue;
+      const auto start = std::stoull(range.substr(0, dash), nullptr, 16);
+      const auto end = std::stoull(range.substr(dash + 1), nullptr, 16);
+      auto& at = largest[{dev, inode}];
+      at = std::max<std::uint64_t>(at, end - start);
+    }
+  }
+  Footprint f;
+  for (const auto& [key, bytes] : largest)
+    f.bytes += bytes;
+  f.objects = largest.size();
+  return f;
+}
+
+// Samples the footprint of `pids` every 50 ms until stopped; the peak.
+class PeakSampler {
+ public:
+  explicit PeakSampler(std::vector<int> pids) : pids_(std::move(pids)) {
+    thread_ = std::thread([this] {
+      while (!stop_.load()) {
+        const auto f = footprint(pids_);
+        if (std::getenv("SPINDLE_FOOTPRINT_TRACE") != nullptr)
+          std::cerr << "sample: " << f.bytes << " bytes in " << f.objects << " objects\n";
+        {
+          std::lock_guard lock(mu_);
+          if (f.bytes > peak_.bytes) peak_ = f;
+        }
+        std::this_thread::sleep_for(10ms);
+      }
+    });
+  }
+  ~PeakSampler() { stop(); }
+  PeakSampler(const PeakSampler&) = delete;
+  PeakSampler& operator=(const PeakSampler&) = delete;
+  // The peak, counting a last look (the processes are all still there, at rest).
+  Footprint stop() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+    const auto last = footprint(pids_);
+    std::lock_guard lock(mu_);
+    if (last.bytes > peak_.bytes) peak_ = last;
+    return peak_;
+  }
+
+ private:
+  std::vector<int> pids_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  Footprint peak_;
+  std::thread thread_;
+};
+
+// Runs K processes (a publisher, K-1 subscribers) to the end; the peak footprint.
+Footprint run(int k, std::chrono::seconds patience) {
+  const auto deadline = Clock::now() + patience;
+  std::vector<std::unique_ptr<tst::Process>> subs;
+  std::vector<int> pids;
+  for (int i = 1; i < k; ++i) {
+    subs.push_back(node({"subscriber", std::to_string(kSamples)}));
+    pids.push_back(subs.back()->pid());
+  }
+  auto pub = node({"publisher", std::to_string(kSamples), std::to_string(k - 1)});
+  pids.push_back(pub->pid());
+  PeakSampler sampler(pids);
+  for (std::size_t i = 0; i < subs.size(); ++i)
+    REQUIRE(expect(*subs[i], "sub" + std::to_string(i + 1), "ready", deadline));
+  REQUIRE(expect(*pub, "pub", "matched", deadline));
+  REQUIRE(expect(*pub, "pub", "wrote " + std::to_string(kSamples), deadline));
+  int whole = 0;
+  for (std::size_t i = 0; i < subs.size(); ++i)
+    if (expect(*subs[i], "sub" + std::to_string(i + 1),
+               "got " + std::to_string(kSamples) + " disposed", deadline))
+      ++whole;
+  const auto peak = sampler.stop();
+  for (auto& s : subs)
+    s->send("exit");
+  pub->send("exit");
+  for (auto& s : subs)
+    CHECK(s->wait(deadline) == 0);
+  CHECK(pub->wait(deadline) == 0);
+  std::cout << "footprint: " << k << " processes map " << (peak.bytes >> 20) << " MiB ("
+            << peak.bytes << " bytes) in " << peak.objects << " objects at the peak, "
+            << (peak.bytes / static_cast<std::uint64_t>(k) >> 10) << " KiB per process; " << whole
+            << " of " << subs.size() << " subscribers took all " << kSamples
+            << " samples and the dispose" << std::endl;
+  CHECK(whole == k - 1);
+  return peak;
+}
+
+}  // namespace
+
+TEST_CASE("shm footprint: 4 and 16 processes", "[footprint]") {
+  const auto four = run(4, 120s);
+  const auto sixteen = run(16, 240s);
+  std::cout << "footprint: 16 processes map "
+            << static_cast<double>(sixteen.bytes) / static_cast<double>(four.bytes)
+            << "x what 4 map" << std::endl;
+  // Issue 62's bound: a domain of 16 small-sample processes maps at most 256 MiB (it mapped
+  // 5.6 GiB when every member reserved 257 MiB of RDMC space and a ring per peer).
+  CHECK(sixteen.bytes <= (std::uint64_t{256} << 20));
+}
