@@ -8,6 +8,7 @@
 // Participants are hosts_node's publisher and subscribers. Run it where nothing else uses the
 // default shm namespace ("spindle"): CTest runs it alone (RUN_SERIAL); tools/contained gives it
 // a /dev/shm and a network namespace of its own.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -74,6 +75,7 @@ std::optional<std::string> expect(tst::Process& p, const std::string& tag, const
 struct Footprint {
   std::uint64_t bytes = 0;
   std::size_t objects = 0;
+  std::vector<std::uint64_t> sizes;  // each object's
 };
 
 Footprint footprint(const std::vector<int>& pids) {
@@ -100,6 +102,8 @@ Footprint footprint(const std::vector<int>& pids) {
   Footprint f;
   for (const auto& [key, bytes] : largest)
     f.bytes += bytes;
+  for (const auto& [key, bytes] : largest)
+    f.sizes.push_back(bytes);
   f.objects = largest.size();
   return f;
 }
@@ -163,7 +167,7 @@ Footprint run(int k, std::chrono::seconds patience) {
     if (expect(*subs[i], "sub" + std::to_string(i + 1),
                "got " + std::to_string(kSamples) + " disposed", deadline))
       ++whole;
-  const auto peak = sampler.stop();
+  auto peak = sampler.stop();
   for (auto& s : subs)
     s->send("exit");
   pub->send("exit");
@@ -176,6 +180,11 @@ Footprint run(int k, std::chrono::seconds patience) {
             << " of " << subs.size() << " subscribers took all " << kSamples
             << " samples and the dispose" << std::endl;
   CHECK(whole == k - 1);
+  if (std::getenv("SPINDLE_FOOTPRINT_OBJECTS") != nullptr) {
+    std::sort(peak.sizes.rbegin(), peak.sizes.rend());
+    for (const auto b : peak.sizes)
+      std::cout << "  object of " << b << " bytes\n";
+  }
   return peak;
 }
 

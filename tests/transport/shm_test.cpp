@@ -211,7 +211,8 @@ TEST_CASE("shm: a SIGKILLed node leaves nothing, and a peer that mapped its regi
     auto region = mapping(memfd);
     REQUIRE(region);
     const auto* b = reinterpret_cast<const unsigned char*>(*region);
-    for (std::size_t i = 64; i < 64 + 4096; ++i)
+    // A region's payload starts after its header page (docs/transport-shm.md).
+    for (std::size_t i = 4096; i < 4096 + 4096; ++i)
       if (b[i] != 0x6B) FAIL("byte " << i << " of node 5's region reads " << int{b[i]});
     t.disconnect();
     CHECK_FALSE(mapping(memfd));  // unmapped: the kernel frees it now
@@ -593,4 +594,83 @@ TEST_CASE("shm: a write outside the writer's own row is refused before it is cop
   CHECK_THROWS_AS(ta.restrict_writes(7, rows), std::logic_error);  // connected
   ta.disconnect();
   tb.disconnect();
+}
+
+TEST_CASE(
+    "shm: rows in place are read where their owner stored them; a write of one copies "
+    "nothing and wakes the peer",
+    "[shm][rows]") {
+  const auto prefix = unique_prefix("inplace");
+  st::ShmTransport ta(st::ShmConfig{1, prefix});
+  st::ShmTransport tb(st::ShmConfig{2, prefix});
+  constexpr std::size_t kRow = st::kRowAlign;
+  const std::vector<st::WriteGrant> rows{{1, {{0, kRow}}}, {2, {{kRow, 2 * kRow}}}};
+  auto a = ta.create_region(7, 3 * kRow).bytes;
+  auto b = tb.create_region(7, 3 * kRow).bytes;
+  ta.share_rows(7, rows);
+  tb.share_rows(7, rows);
+  // Rows not on page boundaries keep copies.
+  const std::vector<st::WriteGrant> ragged{{1, {{0, 100}}}, {2, {{100, 100}}}};
+  auto ca = ta.create_region(8, 4096).bytes;
+  auto cb = tb.create_region(8, 4096).bytes;
+  ta.share_rows(8, ragged);
+  tb.share_rows(8, ragged);
+  const std::vector<st::NodeAddress> members{{1, "", 0}, {2, "", 0}};
+  auto fa = std::async(std::launch::async, [&] { return ta.connect(members, 1, 2s); });
+  auto fb = std::async(std::launch::async, [&] { return tb.connect(members, 1, 2s); });
+  REQUIRE(fa.get() == st::Status::ok);
+  REQUIRE(fb.get() == st::Status::ok);
+
+  // Node 1's stores show in node 2's region at once, before any write().
+  std::memset(a.data(), 0x11, kRow);
+  for (std::size_t i = 0; i < kRow; ++i)
+    if (b[i] != std::byte{0x11}) FAIL("node 2 reads " << int(b[i]) << " at " << i);
+  std::memset(b.data() + kRow, 0x22, 2 * kRow);
+  CHECK(a[kRow] == std::byte{0x22});
+  CHECK(a[3 * kRow - 1] == std::byte{0x22});
+  // A write of one's own row copies nothing and rings the peer's doorbell; one outside it is
+  // refused as before.
+  const auto ticket = tb.activity();
+  CHECK(ta.write(2, 7, 0, 7, 0, kRow) == st::Status::ok);
+  CHECK(tb.activity() != ticket);
+  CHECK(ta.write(2, 7, kRow, 7, kRow, 8) == st::Status::invalid);
+  // The peer's row is mapped read-only from its owner's segment, and only that row.
+  {
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    int rows_of_1 = 0, rows_of_2 = 0;
+    while (std::getline(maps, line)) {
+      std::uintptr_t lo = 0, hi = 0;
+      char dash = 0;
+      std::string perms;
+      std::istringstream in(line);
+      in >> std::hex >> lo >> dash >> hi >> perms;
+      if (line.find("/memfd:" + prefix + ".n1.r7 ") != std::string::npos && perms == "r--s") {
+        CHECK(hi - lo == kRow);
+        CHECK(lo == reinterpret_cast<std::uintptr_t>(b.data()));
+        ++rows_of_1;
+      }
+      if (line.find("/memfd:" + prefix + ".n2.r7 ") != std::string::npos && perms == "r--s") {
+        CHECK(hi - lo == 2 * kRow);
+        CHECK(lo == reinterpret_cast<std::uintptr_t>(a.data() + kRow));
+        ++rows_of_2;
+      }
+    }
+    CHECK(rows_of_1 == 1);
+    CHECK(rows_of_2 == 1);
+  }
+
+  // Region 8 keeps copies: a store shows at the peer only once written.
+  std::memset(ca.data(), 0x33, 100);
+  CHECK(cb[0] == std::byte{0});
+  CHECK(ta.write(2, 8, 0, 8, 0, 100) == st::Status::ok);
+  CHECK(cb[0] == std::byte{0x33});
+  CHECK(cb[99] == std::byte{0x33});
+
+  // Disconnected, each region's other rows are its own (zeroed) memory again.
+  ta.disconnect();
+  tb.disconnect();
+  CHECK(b[0] == std::byte{0});
+  CHECK(a[kRow] == std::byte{0});
+  CHECK(a[0] == std::byte{0x11});  // its own row stays
 }

@@ -85,6 +85,13 @@ class Impl {
     if (shm_) shm_->restrict_writes(id, grants);
   }
 
+  // The shm half keeps the rows of its peers in place; tcp peers' rows stay copies in the
+  // same memory, which the tcp half writes.
+  void share_rows(RegionId id, std::span<const WriteGrant> rows) {
+    tcp_->restrict_writes(id, rows);
+    if (shm_) shm_->share_rows(id, rows);
+  }
+
   Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                  std::chrono::milliseconds timeout) {
     // Each half is given itself and its peers: it connects (or dials) only those, and its

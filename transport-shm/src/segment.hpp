@@ -19,13 +19,15 @@
 //   +64   heartbeat u64 (monitor thread bumps it every heartbeat_interval)
 //   +72   epoch u64 (view this node is connected in; 0 = none)
 //   +80   region_count u32, pad
-//   +128  RegionEntry[256] {id u32, pad u32, size u64}  (written only while epoch == 0)
+//   +128  RegionEntry[256] {id u32, flags u32, size u64}  (written only while epoch == 0;
+//         flags bit 0: its rows are in place, share_rows)
 //   +4224 domain u32, settings_bytes u32              | written before `ready`, never
 //   +4232 settings[4096]: {name_len u8 | value_len u8 |  changed: what a peer compares
 //                          name | value}...            |  before it joins (must agree)
 //   +8328 refused_by u32 (atomic): peers that compared with this node and refused it
 //
-// kind 2 REGION   <prefix>.n<id>.r<region>  payload = the region's bytes
+// kind 2 REGION   <prefix>.n<id>.r<region>  payload = the region's bytes, from offset 4096
+//   (kRegionPayloadOffset) of the file, not 64: a row in place is a page range of it
 //
 // kind 3 RING     <prefix>.n<from>.b<to>    blocks from <from> to <to>, made by <to> when it
 //                                           first posts a receive for <from> in a view
@@ -56,9 +58,13 @@ namespace spindle::transport::shm {
 inline constexpr char kMagic[8] = {'S', 'P', 'N', 'D', 'L', 'S', 'H', 'M'};
 // 2: domain and must-agree settings; 3: segments are memfds handed out over the owner's
 // socket (no names; the bytes are version 2's); 4: a ring is made by its receiver, at its
-// first receive posted for the sender in a view (the bytes are version 2's)
+// first receive posted for the sender in a view, a region's payload starts at 4096, and rows
+// may be in place (RegionEntry::flags)
 inline constexpr std::uint32_t kVersion = 4;
 inline constexpr std::size_t kHeaderBytes = 64;
+// A REGION's payload starts on the next page, so that a row at a page-aligned offset of the
+// region is a page-aligned range of the file (mapped in place by peers: share_rows).
+inline constexpr std::size_t kRegionPayloadOffset = 4096;
 inline constexpr std::uint32_t kMaxRegions = 256;
 inline constexpr std::uint32_t kWrapMarker = 0xFFFFFFFFu;
 inline constexpr std::uint32_t kMaxSettingsBytes = 4096;
@@ -75,9 +81,13 @@ struct SegmentHeader {
 };
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
 
+// RegionEntry::flags: the owner declared the region's rows (Transport::share_rows), so a peer
+// that did too maps the owner's row in place instead of the whole region.
+inline constexpr std::uint32_t kRowsInPlace = 1;
+
 struct RegionEntry {
   std::uint32_t id;
-  std::uint32_t pad;
+  std::uint32_t flags;
   std::uint64_t size;
 };
 

@@ -201,7 +201,8 @@ class Segment {
     auto seg = std::make_unique<Segment>();
     seg->name_ = name;
     seg->fd_ = fd;
-    seg->len_ = kHeaderBytes + payload;
+    seg->offset_ = payload_offset(kind);
+    seg->len_ = seg->offset_ + payload;
     if (::ftruncate(fd, static_cast<off_t>(seg->len_)) != 0) {
       throw std::runtime_error("shm: cannot size " + name + " to " + std::to_string(seg->len_) +
                                " bytes: " + errno_text());
@@ -245,10 +246,58 @@ class Segment {
   [[nodiscard]] SegmentHeader* header() const {
     return std::launder(reinterpret_cast<SegmentHeader*>(base_));
   }
-  [[nodiscard]] std::byte* payload() const { return base_ + kHeaderBytes; }
+  [[nodiscard]] std::byte* payload() const { return base_ + offset_; }
   [[nodiscard]] std::size_t payload_size() const { return header()->payload_bytes; }
 
+  // Maps bytes [offset, offset + length) of the payload of region `name`, served on
+  // `socket`, read-only over `at` (a page-aligned address in one of our mappings, which it
+  // replaces): a peer's row in place. False, with `at` untouched, if the segment is absent,
+  // not a ready region of `payload` bytes, or the range is not within it.
+  static bool map_range(const std::string& socket, const std::string& name, std::size_t payload,
+                        std::size_t offset, std::size_t length, std::byte* at) {
+    const int fd = request_fd(socket, name);
+    if (fd < 0) return false;
+    bool ok = false;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 &&
+        static_cast<std::size_t>(st.st_size) == kRegionPayloadOffset + payload &&
+        offset + length <= payload) {
+      void* head = ::mmap(nullptr, kHeaderBytes, PROT_READ, MAP_SHARED, fd, 0);
+      if (head != MAP_FAILED) {
+        const auto* h = std::launder(reinterpret_cast<const SegmentHeader*>(head));
+        ok = std::memcmp(h->magic, kMagic, sizeof kMagic) == 0 && h->kind == SegmentKind::region &&
+             h->ready.load(std::memory_order_acquire) == 1 && h->payload_bytes == payload;
+        ::munmap(head, kHeaderBytes);
+      }
+      if (ok) {
+        void* p = ::mmap(at, length, PROT_READ, MAP_SHARED | MAP_FIXED, fd,
+                         static_cast<off_t>(kRegionPayloadOffset + offset));
+        ok = p == at;
+      }
+    }
+    ::close(fd);
+    return ok;
+  }
+
+  // Ours: maps our own bytes [offset, offset + length) of the payload over them again (what
+  // map_range() replaced).
+  void restore(std::size_t offset, std::size_t length) {
+    (void)::mmap(payload() + offset, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_,
+                 static_cast<off_t>(offset_ + offset));
+  }
+
+  // Ours: bytes [offset, offset + length) of the payload become private memory of this
+  // process, zero-filled: no other process can map or touch that part of the segment.
+  void keep_private(std::size_t offset, std::size_t length) {
+    (void)::mmap(payload() + offset, length, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  }
+
  private:
+  static std::size_t payload_offset(SegmentKind kind) {
+    return kind == SegmentKind::region ? kRegionPayloadOffset : kHeaderBytes;
+  }
+
   // Maps `fd` (closing it): nullptr if -1, too small, or not a ready segment of `kind`.
   static std::unique_ptr<Segment> map(int fd, const std::string& name, SegmentKind kind,
                                       bool require_ready) {
@@ -268,8 +317,9 @@ class Segment {
     seg->base_ = static_cast<std::byte*>(p);
     const SegmentHeader* h = seg->header();
     if (std::memcmp(h->magic, kMagic, sizeof kMagic) != 0 || h->kind != kind) return nullptr;
+    seg->offset_ = payload_offset(kind);
     if (require_ready && (h->ready.load(std::memory_order_acquire) != 1 ||
-                          h->payload_bytes + kHeaderBytes > seg->len_)) {
+                          h->payload_bytes + seg->offset_ > seg->len_)) {
       return nullptr;
     }
     return seg;
@@ -278,6 +328,7 @@ class Segment {
   std::string name_;
   std::byte* base_ = nullptr;
   std::size_t len_ = 0;
+  std::size_t offset_ = kHeaderBytes;    // of the payload (payload_offset())
   int fd_ = -1;                          // ours: the memfd
   SegmentRegistry* registry_ = nullptr;  // ours: where publish() serves it from
 };
@@ -337,6 +388,9 @@ class shm_detail::Impl {
     NodeId id = 0;
     std::unique_ptr<Segment> control;
     std::map<RegionId, std::unique_ptr<Segment>> regions;
+    // Regions whose rows are in place (share_rows, on both sides): the peer's row, mapped
+    // read-only over that range of our region; its other bytes are not mapped here.
+    std::map<RegionId, ByteRange> in_place;
     // Blocks to the peer: its ring, which it made at its first receive posted for us in this
     // view; mapped at our first send_block() after that (the sender's credits say it exists).
     std::unique_ptr<Segment> out_ring;
@@ -555,6 +609,7 @@ class shm_detail::Impl {
     }
     regions_.erase(it);  // unmaps and unlinks the segment
     grants_.release(id);
+    rows_.erase(id);
   }
 
   void restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
@@ -564,6 +619,33 @@ class shm_detail::Impl {
     if (it == regions_.end())
       throw std::invalid_argument("shm: restrict_writes: no region " + std::to_string(id));
     grants_.restrict(id, it->second->payload_size(), grants);
+    rows_.erase(id);
+  }
+
+  // Rows in place (docs/transport-shm.md): each row is kept once, in its owner's segment; a
+  // peer that declared the same maps it over that range of its own region at connect, and
+  // our writes of our row to it copy nothing. Rows not aligned to kRowAlign keep copies.
+  void share_rows(RegionId id, std::span<const WriteGrant> rows) {
+    restrict_writes(id, rows);
+    const std::size_t size = regions_.at(id)->payload_size();
+    std::map<NodeId, ByteRange> by_owner;
+    for (const auto& r : rows) {
+      if (r.ranges.size() != 1) return;
+      const auto& b = r.ranges.front();
+      if (b.offset % kRowAlign != 0 || b.length % kRowAlign != 0 || b.length == 0 ||
+          b.offset + b.length > size || !by_owner.emplace(r.writer, b).second)
+        return;
+    }
+    // Only our row is in the segment: a peer on this host reads it there, and no process
+    // maps the rest of it, so it never takes memory. The other rows are this process's own
+    // memory until a peer's row is mapped over them (connect), or for the tcp half's peers.
+    auto& seg = *regions_.at(id);
+    for (const auto& [owner, b] : by_owner)
+      if (owner != cfg_.self) seg.keep_private(b.offset, b.length);
+    rows_[id] = std::move(by_owner);
+    auto* c = ctl();
+    for (std::uint32_t i = 0; i < std::min(c->region_count, kMaxRegions); ++i)
+      if (c->regions[i].id == id) c->regions[i].flags |= kRowsInPlace;
   }
 
   Status connect(std::span<const NodeAddress> members, std::uint64_t epoch,
@@ -734,15 +816,41 @@ class shm_detail::Impl {
     }
   }
 
+  // Maps the peer's regions: its row in place where both of us declared the rows of a region
+  // (share_rows) alike, else the whole region, which our writes copy into.
   bool map_regions(Peer& p) {
     const auto* c = p.ctl();
     const std::uint32_t count = std::min(c->region_count, kMaxRegions);
     for (std::uint32_t i = 0; i < count; ++i) {
       const RegionEntry e = c->regions[i];
-      if (p.regions.contains(e.id)) continue;
+      if (p.regions.contains(e.id) || p.in_place.contains(e.id)) continue;
+      // A region we have none of (another view's: the peer made the next one, or keeps the
+      // last): nothing of ours is written there, so it is not mapped (writes name one region
+      // id on both sides).
+      if (!regions_.contains(e.id)) continue;
+      if (const auto rows = rows_.find(e.id);
+          rows != rows_.end() && (e.flags & kRowsInPlace) != 0) {
+        const auto mine = regions_.find(e.id);
+        const auto row = rows->second.find(p.id);
+        if (mine != regions_.end() && mine->second->payload_size() == e.size &&
+            row != rows->second.end()) {
+          const ByteRange r = row->second;
+          if (!Segment::map_range(socket_name(cfg_.name_prefix, p.id), region_name(p.id, e.id),
+                                  e.size, r.offset, r.length, mine->second->payload() + r.offset))
+            return false;
+          p.in_place.emplace(e.id, r);
+          continue;
+        }
+      }
       auto seg = Segment::open(socket_name(cfg_.name_prefix, p.id), region_name(p.id, e.id),
                                SegmentKind::region);
       if (!seg || seg->payload_size() != e.size) return false;
+      // Rows in place here but not there: the peer copies its row into our segment, so our
+      // mapping of that row must be the segment's again.
+      if (const auto rows = rows_.find(e.id); rows != rows_.end()) {
+        if (const auto row = rows->second.find(p.id); row != rows->second.end())
+          regions_.at(e.id)->restore(row->second.offset, row->second.length);
+      }
       p.regions.emplace(e.id, std::move(seg));
     }
     return true;
@@ -761,6 +869,10 @@ class shm_detail::Impl {
     // Wake peers sleeping on us so their monitors notice at once.
     for (auto& [id, p] : old) {
       if (p->control) Doorbell(&p->ctl()->doorbell, true).ring();
+      // Our own memory where the peer's row was in place (the region may connect again).
+      for (const auto& [region, r] : p->in_place)
+        if (const auto it = regions_.find(region); it != regions_.end())
+          it->second->keep_private(r.offset, r.length);
     }
     old.clear();  // unmaps; our rings are unlinked
     events_.clear();
@@ -802,6 +914,15 @@ class shm_detail::Impl {
     }
     if (p == nullptr || p->suspected.load(std::memory_order_relaxed)) return Status::peer_suspected;
     if (!p->ready.load(std::memory_order_acquire)) return Status::retry;  // joining: connecting()
+    if (p->in_place.contains(op.remote)) {
+      // Our row in place: the peer reads the bytes where we stored them. The grant keeps the
+      // write to our own row; nothing is copied, and the doorbell wakes the peer.
+      const auto& own = regions_.at(op.remote);
+      if (!in_bounds(op.remote_offset, op.length, own->payload_size()) ||
+          !grants_.allows(cfg_.self, op.remote, op.remote_offset, op.length))
+        return Status::invalid;
+      return Status::ok;
+    }
     auto dst = p->regions.find(op.remote);
     if (dst == p->regions.end() ||
         !in_bounds(op.remote_offset, op.length, dst->second->payload_size())) {
@@ -985,6 +1106,8 @@ class shm_detail::Impl {
   std::optional<RegionDescriptor> remote_region(NodeId peer, RegionId id) const {
     const auto* p = find(peer);
     if (p == nullptr || !p->ready.load(std::memory_order_acquire)) return std::nullopt;
+    if (p->in_place.contains(id))
+      return RegionDescriptor{id, regions_.at(id)->payload_size(), 0, 0};
     const auto it = p->regions.find(id);
     if (it == p->regions.end()) return std::nullopt;
     return RegionDescriptor{id, it->second->payload_size(), 0, 0};
@@ -1122,6 +1245,8 @@ class shm_detail::Impl {
   std::optional<Doorbell> doorbell_;
   std::map<RegionId, std::unique_ptr<Segment>> regions_;  // changed only while disconnected
   WriteGrants grants_;  // as regions_: changed only while disconnected
+  // Regions whose rows are in place (share_rows): each member's row. As regions_.
+  std::map<RegionId, std::map<NodeId, ByteRange>> rows_;
 
   std::mutex monitor_mu_;              // peers_ (writes), connected_, epoch_, stop_
   int wake_fd_ = -1;                   // eventfd: wakes the monitor (new peers, stop)

@@ -79,6 +79,7 @@ class SubgroupEngine {
       if (r != me_) others_.push_back(r);
       if (listens && r != me_) listener_ranks_.push_back(r);
       if (listens && r == me_) listener_ = true;
+      if (r != me_ && (listens || demotable_.back())) copy_takers_ = true;
     }
     for (std::size_t r = 0; r < g.members.size(); ++r)
       if (std::find(members_.begin(), members_.end(), r) == members_.end()) outsiders_.push_back(r);
@@ -142,7 +143,21 @@ class SubgroupEngine {
       if (r >= freed_.load(std::memory_order_acquire) + w_) return Reservation{ReserveStatus::full};
     } while (!reserved_.compare_exchange_weak(r, r + 1, std::memory_order_acq_rel,
                                               std::memory_order_relaxed));
+    // The slot held message r - w, which a member taking copies may be reading: announce its
+    // rewrite before the writer touches it (where our row is in place, the others see each
+    // byte as it is written).
+    if (copy_takers_ && r >= w_) raise_started(r + 1);
     return Reservation{ReserveStatus::ok, sst_->at(slot_offset(my_slots_, r)), max_payload_, r};
+  }
+
+  // num_started = max(num_started, v), ordered before the stores that follow (the slot's).
+  void raise_started(std::uint64_t v) noexcept {
+    std::atomic_ref<std::uint64_t> started(
+        *reinterpret_cast<std::uint64_t*>(sst_->at(my_guard_ + kNumStarted)));
+    std::uint64_t cur = started.load(std::memory_order_relaxed);
+    while (cur < v && !started.compare_exchange_weak(cur, v, std::memory_order_seq_cst,
+                                                     std::memory_order_relaxed)) {
+    }
   }
 
   void commit(const Reservation& res, std::uint32_t size, std::uint32_t flags, bool open,
@@ -546,7 +561,7 @@ class SubgroupEngine {
       // Listeners and members left behind first learn which slots are being rewritten (a
       // status push: flushed ahead of the payloads), so that a copy they take meanwhile is
       // known to be torn.
-      sst_->store<std::uint64_t>(my_guard_ + kNumStarted, sent_);
+      raise_started(sent_);  // never below what a reservation raised it to
       for (auto r : listener_ranks_)
         sst_->push_status(r, my_guard_ + kNumStarted, sizeof(std::uint64_t));
       for (auto r : others_)
@@ -610,8 +625,8 @@ class SubgroupEngine {
         batch_.push_back(make_message(rank, r, k, -1));
       });
       senders_[rank].deliver_next = last;
-      set_unordered_count(rank, last);
       emit();
+      set_unordered_count(rank, last);
     }
   }
 
@@ -670,12 +685,16 @@ class SubgroupEngine {
         });
         c.real_seen = n;
         c.deliver_next = n;
-        set_unordered_count(i, n);
+        counts_due_.push_back(i);
       }
     }
     if (taken > 0) stats_.receive_batches.add(taken);
     if (!atomic_) {
       emit();
+      // The counts that free the senders' slots, once the upcall read them (deliver()).
+      for (const auto i : counts_due_)
+        set_unordered_count(i, senders_[i].deliver_next);
+      counts_due_.clear();
       return;
     }
     if (my_sender_) send_nulls();
@@ -723,11 +742,16 @@ class SubgroupEngine {
       c.deliver_next = m;
       if (!listener_) {  // a member that takes copies (takes_copies()): its counts follow
         c.real_seen = m;
-        set_unordered_count(i, m);
+        counts_due_.push_back(i);
       }
     }
     batch_whole_copies(true);
     emit();
+    // Counted delivered once the upcall has them: a writer that waits for its readers (or
+    // for a reader of its own process) sees the count at once where rows are in place.
+    for (const auto i : counts_due_)
+      set_unordered_count(i, senders_[i].deliver_next);
+    counts_due_.clear();
   }
 
   // The copies in taken_ that are whole go into batch_; the others are counted lost. Message
@@ -857,9 +881,12 @@ class SubgroupEngine {
       }
     }
     delivered_num_ = stable;
+    emit();
+    // Only now: the batch was read in its slots, which the senders may rewrite once they see
+    // this, and a writer waiting for its readers counts them delivered (at once where rows
+    // are in place: docs/transport-shm.md).
     sst_->store<std::int64_t>(my_counters_ + kDelivered, delivered_num_);
     counters_dirty_ = true;
-    emit();
   }
 
   // Slot reuse: a slot is free once every member delivered its message. The predicate
@@ -999,9 +1026,9 @@ class SubgroupEngine {
     }
     batch_whole_copies(false);
     delivered_num_ = g - 1;
-    sst_->store<std::int64_t>(my_counters_ + kDelivered, delivered_num_);
-    counters_dirty_ = true;
     emit();
+    sst_->store<std::int64_t>(my_counters_ + kDelivered, delivered_num_);  // after the upcall
+    counters_dirty_ = true;
   }
 
   void push_counters() {
@@ -1063,6 +1090,8 @@ class SubgroupEngine {
   std::vector<std::size_t> members_;         // SST ranks of the subgroup's members
   std::vector<bool> holds_;                  // per member: not a listener (it holds the ring)
   std::vector<bool> demotable_;              // per member: a lag leaves it behind
+  bool copy_takers_ = false;                 // another member listens, or a lag may demote it
+  std::vector<std::size_t> counts_due_;      // unordered receive: senders whose count moved
   std::chrono::nanoseconds lag_bound_{0};    // how long a lag; 0: nobody is demotable
   std::uint64_t demoted_ = 0;                // bit per SST rank: left behind (the union)
   bool catching_up_ = false;                 // this member is left behind: catch_up()

@@ -6,9 +6,11 @@
 // Threading: an immutable value built once per view (control thread), then read from
 // any thread.
 //
-// The region holds one row per member, back to back, each 64-byte aligned. Rows are not
-// all the same size: a row carries slot rings only for the subgroups where its owner is a
-// sender, and counters only for the subgroups its owner belongs to.
+// The region holds one row per member, each starting on a page (transport::kRowAlign), so
+// that a transport on one host can keep each row once, at its owner, and let the others read
+// it in place (Transport::share_rows; docs/transport-shm.md). Rows are not all the same size:
+// a row carries slot rings only for the subgroups where its owner is a sender, and counters
+// only for the subgroups its owner belongs to.
 //
 //   region: | row 0 | row 1 | ... | row n-1 |
 //
@@ -120,11 +122,13 @@ static_assert(sizeof(CountersRow) == kLine);
 // rounds this sender has accounted for, real messages and nulls together. They are two
 // separate writes, num_sent first (see docs/dev/smc.md, "Null-sends").
 //
-// num_started is for listeners (group::Subgroup::listeners): the count of messages whose
-// slots are being written to them, raised before a batch's payloads go out (a status push,
-// flushed ahead of the data). A listener that copied message m out of its ring and then
-// reads num_started <= m + w knows the copy is whole: m's slot is rewritten only for message
-// m + w, announced first.
+// num_started is for listeners (group::Subgroup::listeners) and members a lag may leave
+// behind: the count of messages whose slots are being written, raised before a batch's
+// payloads go out (a status push, flushed ahead of the data) and, where such members exist,
+// already when a writer reserves a slot that held an earlier message (a row kept in place,
+// Transport::share_rows, shows the writer's bytes as it writes them). A listener that copied
+// message m out of its ring and then reads num_started <= m + w knows the copy is whole: m's
+// slot is rewritten only for message m + w, announced first.
 struct alignas(kLine) SenderGuardRow {
   std::uint64_t num_sent;
   std::uint64_t rounds;

@@ -42,7 +42,9 @@ SstLayout::SstLayout(const group::View& g) : subgroups_(g.subgroups.size()) {
       }
     }
     row_size_.push_back(row);
-    off += row;
+    // Each row on its own pages: a transport may keep it in place, at its owner
+    // (Transport::share_rows).
+    off += round_up(row, transport::kRowAlign);
   }
   region_size_ = off;
 }
@@ -69,12 +71,15 @@ Sst::Sst(transport::Transport& t, const group::View& g, Clock clock)
   // Rows belong to their owners: a member's writes may touch its own row only (its control
   // and membership columns, counters, guards and slot rings all live there), so a write into
   // another's row is the writer's suspicion, never the row owner's (transport.hpp).
+  // Each row is its pages (SstLayout), which a transport on one host may keep in place.
   std::vector<transport::WriteGrant> grants;
   for (std::size_t r = 0; r < n; ++r) {
     grants.push_back(transport::WriteGrant{
-        node_of(r), {transport::ByteRange{layout_.row_offset(r), layout_.row_size(r)}}});
+        node_of(r),
+        {transport::ByteRange{layout_.row_offset(r),
+                              round_up(layout_.row_size(r), transport::kRowAlign)}}});
   }
-  transport_->restrict_writes(region_, grants);
+  transport_->share_rows(region_, grants);
   queues_.resize(n);
   suspected_.assign(n, 0);
   last_heartbeat_.assign(n, 0);

@@ -28,6 +28,14 @@ void Forwarding<Impl>::restrict_writes(RegionId id, std::span<const WriteGrant> 
   impl_->restrict_writes(id, grants);
 }
 template <class Impl>
+void Forwarding<Impl>::share_rows(RegionId id, std::span<const WriteGrant> rows) {
+  if constexpr (requires(Impl & i) { i.share_rows(id, rows); }) {
+    impl_->share_rows(id, rows);
+  } else {
+    Transport::share_rows(id, rows);
+  }
+}
+template <class Impl>
 Status Forwarding<Impl>::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                                  std::chrono::milliseconds timeout) {
   return impl_->connect(members, view_epoch, timeout);

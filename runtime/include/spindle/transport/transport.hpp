@@ -195,6 +195,10 @@ struct ByteRange {
   friend bool operator==(const ByteRange&, const ByteRange&) = default;
 };
 
+// What share_rows() needs of a row to keep it in place: its offset and length are multiples
+// of this (a page).
+inline constexpr std::size_t kRowAlign = 4096;
+
 // What one member's one-sided writes may touch in a restricted region (restrict_writes).
 struct WriteGrant {
   NodeId writer = 0;
@@ -238,6 +242,20 @@ class Transport {
   // std::invalid_argument for an unknown region or a range outside it, std::logic_error
   // while connected. See "Rows belong to their owners" above.
   virtual void restrict_writes(RegionId id, std::span<const WriteGrant> grants) = 0;
+
+  // Declares the rows of region `id` (created, not yet connected): each grant is one
+  // member's row, a single range that only it writes, and every member declares the same.
+  // It restricts writes as restrict_writes() does. Beyond that, a transport whose peers map
+  // each other's memory (shm) may keep each row once, at its owner: a peer's row is then read
+  // where it lies, and a write() of our own row to such a peer copies nothing and only wakes
+  // it (docs/transport-shm.md, "Rows in place"). That needs rows that start and end on
+  // kRowAlign boundaries; a transport that cannot, or a peer that did not declare them,
+  // keeps copies. Either way a peer sees our row's bytes after our write() of them, in the
+  // order of the memory model above: in place, it sees them as soon as we store them, so
+  // the owner stores data before the guard that publishes it (release), as the SST does.
+  virtual void share_rows(RegionId id, std::span<const WriteGrant> rows) {
+    restrict_writes(id, rows);
+  }
 
   // Connects to every other member pairwise (members includes self) and exchanges region
   // descriptors. Returns ok when all peers are connected; otherwise peer_suspected, and a
