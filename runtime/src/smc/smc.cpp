@@ -79,7 +79,6 @@ class SubgroupEngine {
       if (r != me_) others_.push_back(r);
       if (listens && r != me_) listener_ranks_.push_back(r);
       if (listens && r == me_) listener_ = true;
-      if (r != me_ && (listens || demotable_.back())) copy_takers_ = true;
     }
     for (std::size_t r = 0; r < g.members.size(); ++r)
       if (std::find(members_.begin(), members_.end(), r) == members_.end()) outsiders_.push_back(r);
@@ -143,10 +142,13 @@ class SubgroupEngine {
       if (r >= freed_.load(std::memory_order_acquire) + w_) return Reservation{ReserveStatus::full};
     } while (!reserved_.compare_exchange_weak(r, r + 1, std::memory_order_acq_rel,
                                               std::memory_order_relaxed));
-    // The slot held message r - w, which a member taking copies may be reading: announce its
-    // rewrite before the writer touches it (where our row is in place, the others see each
-    // byte as it is written).
-    if (copy_takers_ && r >= w_) raise_started(r + 1);
+    // The slot held message r - w, which a member taking copies may be reading — a listener,
+    // or a member left behind (one that holds has delivered it, or the slot would not be
+    // free): announce its rewrite before the writer touches it (where our row is in place,
+    // the others see each byte as it is written). The protocol thread publishes who is left
+    // behind before the freed count that let this reservation through.
+    if (r >= w_ && (!listener_ranks_.empty() || left_behind_.load(std::memory_order_relaxed) != 0))
+      raise_started(r + 1);
     return Reservation{ReserveStatus::ok, sst_->at(slot_offset(my_slots_, r)), max_payload_, r};
   }
 
@@ -958,6 +960,7 @@ class SubgroupEngine {
     const std::uint64_t mask = union_of_rows();
     if (mask == demoted_) return;
     demoted_ = mask;
+    left_behind_.store(mask, std::memory_order_relaxed);  // before freed_ moves past them
     sst_->store<std::uint64_t>(my_counters_ + demoted_at_, mask);
     counters_dirty_ = true;
     if (((mask >> me_) & 1) != 0 && !catching_up_) {
@@ -1087,23 +1090,23 @@ class SubgroupEngine {
   std::size_t stride_ = 0;
   std::uint64_t max_batch_ = 1;  // slots per send batch
   std::size_t me_ = 0;
-  std::vector<std::size_t> members_;         // SST ranks of the subgroup's members
-  std::vector<bool> holds_;                  // per member: not a listener (it holds the ring)
-  std::vector<bool> demotable_;              // per member: a lag leaves it behind
-  bool copy_takers_ = false;                 // another member listens, or a lag may demote it
-  std::vector<std::size_t> counts_due_;      // unordered receive: senders whose count moved
-  std::chrono::nanoseconds lag_bound_{0};    // how long a lag; 0: nobody is demotable
-  std::uint64_t demoted_ = 0;                // bit per SST rank: left behind (the union)
-  bool catching_up_ = false;                 // this member is left behind: catch_up()
-  bool may_be_left_behind_ = false;          // a lag may leave this member behind: it copies
-  bool rejoin_asked_ = false;                // check_progress() reported it caught up
-  std::int64_t checked_received_ = -1;       // received_num at the last check_progress()
-  std::size_t demoted_at_ = 0;               // offset of `demoted` in a counters row
-  std::vector<std::size_t> listener_ranks_;  // the listeners' ranks, other than me
-  bool listener_ = false;                    // this node listens: listen(), nothing else
-  std::vector<std::size_t> counters_;        // their counters offsets (same order)
-  std::vector<std::size_t> others_;          // members other than me
-  std::vector<std::size_t> outsiders_;       // ranks of the view outside the subgroup
+  std::vector<std::size_t> members_;           // SST ranks of the subgroup's members
+  std::vector<bool> holds_;                    // per member: not a listener (it holds the ring)
+  std::vector<bool> demotable_;                // per member: a lag leaves it behind
+  std::atomic<std::uint64_t> left_behind_{0};  // demoted_, for reserve() (application threads)
+  std::vector<std::size_t> counts_due_;        // unordered receive: senders whose count moved
+  std::chrono::nanoseconds lag_bound_{0};      // how long a lag; 0: nobody is demotable
+  std::uint64_t demoted_ = 0;                  // bit per SST rank: left behind (the union)
+  bool catching_up_ = false;                   // this member is left behind: catch_up()
+  bool may_be_left_behind_ = false;            // a lag may leave this member behind: it copies
+  bool rejoin_asked_ = false;                  // check_progress() reported it caught up
+  std::int64_t checked_received_ = -1;         // received_num at the last check_progress()
+  std::size_t demoted_at_ = 0;                 // offset of `demoted` in a counters row
+  std::vector<std::size_t> listener_ranks_;    // the listeners' ranks, other than me
+  bool listener_ = false;                      // this node listens: listen(), nothing else
+  std::vector<std::size_t> counters_;          // their counters offsets (same order)
+  std::vector<std::size_t> others_;            // members other than me
+  std::vector<std::size_t> outsiders_;         // ranks of the view outside the subgroup
   std::size_t my_counters_ = 0;
   std::size_t counters_len_ = 0;
   std::vector<SenderCursor> senders_;
