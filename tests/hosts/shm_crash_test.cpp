@@ -20,8 +20,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "local_node.hpp"
 #include "process.hpp"
-#include "temp_dir.hpp"
 
 namespace tst = spindle::testing;
 namespace fs = std::filesystem;
@@ -29,38 +29,6 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-// hosts_node with no domain file at all: no SPINDLE_CONFIG, an empty config home and working
-// directory.
-std::unique_ptr<tst::Process> node(std::vector<std::string> args) {
-  static const tst::TempDir dir("spindle-shmcrash");  // removed when the test exits
-  const std::string empty = dir.path().string();
-  std::vector<std::string> a{"/usr/bin/env",
-                             "-u",
-                             "SPINDLE_CONFIG",
-                             "XDG_CONFIG_HOME=" + empty,
-                             "HOME=" + empty,
-                             "/bin/sh",
-                             "-c",
-                             "cd \"$0\" && exec \"$@\"",
-                             empty,
-                             tst::self_dir() + "/hosts_node"};
-  a.insert(a.end(), args.begin(), args.end());
-  return std::make_unique<tst::Process>(a);
-}
-
-// The next line of `p` starting with `word` (the lines before it echoed); nullopt at the
-// deadline, EOF or a FAIL line.
-std::optional<std::string> expect(tst::Process& p, const std::string& tag, const std::string& word,
-                                  Clock::time_point deadline) {
-  while (auto line = p.read_line(deadline)) {
-    if (line->rfind(word, 0) == 0) return line;
-    std::cerr << tag << ": " << *line << '\n';
-    if (line->rfind("FAIL", 0) == 0) return std::nullopt;
-  }
-  std::cerr << tag << ": no '" << word << "' line\n";
-  return std::nullopt;
-}
 
 // What the participants could have left: names in /dev/shm of the default namespace, and
 // shm sockets (@spindle.*) in this network namespace.
@@ -106,14 +74,14 @@ TEST_CASE("shm crash: a publisher and two subscribers SIGKILLed while samples fl
   const auto before = dev_shm_used();
   REQUIRE(leftovers().empty());
   const auto deadline = Clock::now() + 90s;
-  auto sub1 = node({"listen"});
-  auto sub2 = node({"listen"});
-  REQUIRE(expect(*sub1, "sub1", "ready", deadline));
-  REQUIRE(expect(*sub2, "sub2", "ready", deadline));
-  auto pub = node({"stream", "2"});
-  REQUIRE(expect(*pub, "pub", "matched", deadline));
-  REQUIRE(expect(*sub1, "sub1", "first", deadline));
-  REQUIRE(expect(*sub2, "sub2", "first", deadline));
+  auto sub1 = tst::local_node({"listen"});
+  auto sub2 = tst::local_node({"listen"});
+  REQUIRE(tst::expect_line(*sub1, "sub1", "ready", deadline));
+  REQUIRE(tst::expect_line(*sub2, "sub2", "ready", deadline));
+  auto pub = tst::local_node({"stream", "2"});
+  REQUIRE(tst::expect_line(*pub, "pub", "matched", deadline));
+  REQUIRE(tst::expect_line(*sub1, "sub1", "first", deadline));
+  REQUIRE(tst::expect_line(*sub2, "sub2", "first", deadline));
   std::this_thread::sleep_for(200ms);  // samples flow
   const auto running = dev_shm_used();
   const auto shmem_running = shmem();
@@ -139,17 +107,17 @@ TEST_CASE(
   const auto before = dev_shm_used();
   REQUIRE(leftovers().empty());
   const auto deadline = Clock::now() + 150s;
-  auto keep = node({"subscriber", std::to_string(kSamples)});
-  auto victim = node({"subscriber", std::to_string(kSamples)});
-  REQUIRE(expect(*keep, "keep", "ready", deadline));
-  REQUIRE(expect(*victim, "victim", "ready", deadline));
+  auto keep = tst::local_node({"subscriber", std::to_string(kSamples)});
+  auto victim = tst::local_node({"subscriber", std::to_string(kSamples)});
+  REQUIRE(tst::expect_line(*keep, "keep", "ready", deadline));
+  REQUIRE(tst::expect_line(*victim, "victim", "ready", deadline));
   // 2 ms apart: 1,500 samples take 3 s or more, and the victim dies in the first half second.
-  auto pub = node({"publisher", std::to_string(kSamples), "2", "2"});
-  REQUIRE(expect(*pub, "pub", "matched", deadline));
+  auto pub = tst::local_node({"publisher", std::to_string(kSamples), "2", "2"});
+  REQUIRE(tst::expect_line(*pub, "pub", "matched", deadline));
   std::this_thread::sleep_for(300ms);
   kill_now(*victim);
-  CHECK(expect(*keep, "keep", "got " + std::to_string(kSamples) + " disposed", deadline));
-  CHECK(expect(*pub, "pub", "wrote " + std::to_string(kSamples), deadline));
+  CHECK(tst::expect_line(*keep, "keep", "got " + std::to_string(kSamples) + " disposed", deadline));
+  CHECK(tst::expect_line(*pub, "pub", "wrote " + std::to_string(kSamples), deadline));
   keep->send("exit");
   pub->send("exit");
   CHECK(keep->wait(deadline) == 0);

@@ -5,6 +5,9 @@
 // is known by its device and inode in /proc/<pid>/maps), and the peak sum is reported. Every
 // subscriber must take all 200 samples, in order, and the dispose.
 //
+// SPINDLE_FOOTPRINT_OBJECTS=1 lists the objects of each peak by size, and
+// SPINDLE_FOOTPRINT_TRACE=1 prints every sample (what a peak is made of).
+//
 // Participants are hosts_node's publisher and subscribers. Run it where nothing else uses the
 // default shm namespace ("spindle"): CTest runs it alone (RUN_SERIAL); tools/contained gives it
 // a /dev/shm and a network namespace of its own.
@@ -27,8 +30,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "local_node.hpp"
 #include "process.hpp"
-#include "temp_dir.hpp"
 
 namespace tst = spindle::testing;
 using namespace std::chrono_literals;
@@ -37,38 +40,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr int kSamples = 200;
-
-// hosts_node with no domain file at all: no SPINDLE_CONFIG, an empty config home and working
-// directory.
-std::unique_ptr<tst::Process> node(std::vector<std::string> args) {
-  static const tst::TempDir dir("spindle-footprint");  // removed when the test exits
-  const std::string empty = dir.path().string();
-  std::vector<std::string> a{"/usr/bin/env",
-                             "-u",
-                             "SPINDLE_CONFIG",
-                             "XDG_CONFIG_HOME=" + empty,
-                             "HOME=" + empty,
-                             "/bin/sh",
-                             "-c",
-                             "cd \"$0\" && exec \"$@\"",
-                             empty,
-                             tst::self_dir() + "/hosts_node"};
-  a.insert(a.end(), args.begin(), args.end());
-  return std::make_unique<tst::Process>(a);
-}
-
-// The next line of `p` starting with `word` (the lines before it echoed); nullopt at the
-// deadline, EOF or a FAIL line.
-std::optional<std::string> expect(tst::Process& p, const std::string& tag, const std::string& word,
-                                  Clock::time_point deadline) {
-  while (auto line = p.read_line(deadline)) {
-    if (line->rfind(word, 0) == 0) return line;
-    std::cerr << tag << ": " << *line << '\n';
-    if (line->rfind("FAIL", 0) == 0) return std::nullopt;
-  }
-  std::cerr << tag << ": no '" << word << "' line\n";
-  return std::nullopt;
-}
 
 // The shared memory some processes map: each object (device and inode) once, at its largest
 // mapping.
@@ -152,20 +123,20 @@ Footprint run(int k, std::chrono::seconds patience) {
   std::vector<std::unique_ptr<tst::Process>> subs;
   std::vector<int> pids;
   for (int i = 1; i < k; ++i) {
-    subs.push_back(node({"subscriber", std::to_string(kSamples)}));
+    subs.push_back(tst::local_node({"subscriber", std::to_string(kSamples)}));
     pids.push_back(subs.back()->pid());
   }
-  auto pub = node({"publisher", std::to_string(kSamples), std::to_string(k - 1)});
+  auto pub = tst::local_node({"publisher", std::to_string(kSamples), std::to_string(k - 1)});
   pids.push_back(pub->pid());
   PeakSampler sampler(pids);
   for (std::size_t i = 0; i < subs.size(); ++i)
-    REQUIRE(expect(*subs[i], "sub" + std::to_string(i + 1), "ready", deadline));
-  REQUIRE(expect(*pub, "pub", "matched", deadline));
-  REQUIRE(expect(*pub, "pub", "wrote " + std::to_string(kSamples), deadline));
+    REQUIRE(tst::expect_line(*subs[i], "sub" + std::to_string(i + 1), "ready", deadline));
+  REQUIRE(tst::expect_line(*pub, "pub", "matched", deadline));
+  REQUIRE(tst::expect_line(*pub, "pub", "wrote " + std::to_string(kSamples), deadline));
   int whole = 0;
   for (std::size_t i = 0; i < subs.size(); ++i)
-    if (expect(*subs[i], "sub" + std::to_string(i + 1),
-               "got " + std::to_string(kSamples) + " disposed", deadline))
+    if (tst::expect_line(*subs[i], "sub" + std::to_string(i + 1),
+                         "got " + std::to_string(kSamples) + " disposed", deadline))
       ++whole;
   auto peak = sampler.stop();
   for (auto& s : subs)
