@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include "transport/sim.hpp"
 
+#include "group/layout.hpp"
 #include "group/view.hpp"
 #include "sst/adaptive_spin.hpp"
 #include "sst/predicate_loop.hpp"
@@ -191,6 +192,33 @@ TEST_CASE("group: load_group names a missing file", "[group]") {
   std::ofstream(path) << kGood;
   CHECK(sg::load_group(path).members.size() == 3);
   std::filesystem::remove(path);
+}
+
+// docs/transport-shm.md, "Rows in place": a member's own row, the SST bytes it keeps over
+// shared memory, is the documented sum and does not grow with the domain.
+TEST_CASE("sst: a member's own row is the documented sum, whatever the domain's size",
+          "[sst][layout]") {
+  sg::LayoutSettings s;
+  s.window_size = 100;  // the domain file's defaults
+  s.slot_size = 1024;
+  s.header_size = 64;  // the DCPS sample header
+  for (const std::size_t n : {2u, 16u, 64u}) {
+    INFO(n << " members");
+    std::vector<sg::Member> members;
+    for (std::uint32_t i = 1; i <= n; ++i)
+      members.push_back(sg::Member{i, "127.0.0.1", 0});
+    const auto v = sg::first_view(members, s);  // the builtin subgroup: every member sends
+    const sst::SstLayout l(v);
+    const std::size_t membership = 64 + sst::round_up(8 * 1, 64) + 32 * sst::kMaxJoins;
+    const std::size_t stride = sst::round_up(1024 + 64, 64);
+    const std::size_t sender = 64 + sst::round_up(16 * 100, 64) + 100 * stride;
+    const std::size_t row = 64 + membership + 64 + sender;
+    for (std::size_t r = 0; r < n; ++r) {
+      CHECK(l.row_size(r) == row);
+      CHECK(sst::round_up(l.row_size(r), spindle::transport::kRowAlign) == 112 * 1024);
+    }
+    CHECK(l.region_size() == n * 112 * 1024);  // the region's; each member maps its own row
+  }
 }
 
 TEST_CASE("sst: the row layout gives each member only the columns it needs", "[sst][layout]") {
