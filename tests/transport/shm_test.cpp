@@ -667,10 +667,10 @@ TEST_CASE(
   CHECK(cb[0] == std::byte{0x33});
   CHECK(cb[99] == std::byte{0x33});
 
-  // Disconnected, each region's other rows are its own (zeroed) memory again.
+  // Disconnected, each region still reads the peer's row as it left it (as a copy would).
   ta.disconnect();
   tb.disconnect();
-  CHECK(b[0] == std::byte{0});
-  CHECK(a[kRow] == std::byte{0});
-  CHECK(a[0] == std::byte{0x11});  // its own row stays
+  CHECK(b[0] == std::byte{0x11});
+  CHECK(a[kRow] == std::byte{0x22});
+  CHECK(a[0] == std::byte{0x11});  // its own row
 }

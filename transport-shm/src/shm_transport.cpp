@@ -869,10 +869,6 @@ class shm_detail::Impl {
     // Wake peers sleeping on us so their monitors notice at once.
     for (auto& [id, p] : old) {
       if (p->control) Doorbell(&p->ctl()->doorbell, true).ring();
-      // Our own memory where the peer's row was in place (the region may connect again).
-      for (const auto& [region, r] : p->in_place)
-        if (const auto it = regions_.find(region); it != regions_.end())
-          it->second->keep_private(r.offset, r.length);
     }
     old.clear();  // unmaps; our rings are unlinked
     events_.clear();
