@@ -322,13 +322,20 @@ struct Refusal {
   std::string detail;
 };
 
+// Connects nodes 1 (ta) and 2 (tb) in view 1 at once, each waiting up to 2 s for the other;
+// their statuses.
+std::pair<st::Status, st::Status> connect_both(st::ShmTransport& ta, st::ShmTransport& tb) {
+  const std::vector<st::NodeAddress> members{{1, "", 0}, {2, "", 0}};
+  auto fa = std::async(std::launch::async, [&] { return ta.connect(members, 1, 2s); });
+  auto fb = std::async(std::launch::async, [&] { return tb.connect(members, 1, 2s); });
+  return {fa.get(), fb.get()};
+}
+
 std::pair<Refusal, Refusal> connect_pair(st::ShmConfig a, st::ShmConfig b) {
   st::ShmTransport ta(std::move(a)), tb(std::move(b));
   (void)ta.create_region(1, 4096);
   (void)tb.create_region(1, 4096);
-  const std::vector<st::NodeAddress> members{{1, "", 0}, {2, "", 0}};
-  auto fa = std::async(std::launch::async, [&] { return ta.connect(members, 1, 2s); });
-  auto fb = std::async(std::launch::async, [&] { return tb.connect(members, 1, 2s); });
+  const auto [sa, sb] = connect_both(ta, tb);
   auto result = [](st::ShmTransport& t, st::Status s) {
     Refusal r{s, {}, {}};
     std::vector<st::Event> ev;
@@ -341,8 +348,6 @@ std::pair<Refusal, Refusal> connect_pair(st::ShmConfig a, st::ShmConfig b) {
     }
     return r;
   };
-  const auto sa = fa.get();
-  const auto sb = fb.get();
   auto out = std::pair(result(ta, sa), result(tb, sb));
   ta.disconnect();
   tb.disconnect();
@@ -573,11 +578,7 @@ TEST_CASE("shm: a write outside the writer's own row is refused before it is cop
   auto b = tb.create_region(7, 4096).bytes;
   ta.restrict_writes(7, rows);
   tb.restrict_writes(7, rows);
-  const std::vector<st::NodeAddress> members{{1, "", 0}, {2, "", 0}};
-  auto fa = std::async(std::launch::async, [&] { return ta.connect(members, 1, 2s); });
-  auto fb = std::async(std::launch::async, [&] { return tb.connect(members, 1, 2s); });
-  REQUIRE(fa.get() == st::Status::ok);
-  REQUIRE(fb.get() == st::Status::ok);
+  REQUIRE(connect_both(ta, tb) == std::pair(st::Status::ok, st::Status::ok));
   std::memset(b.data(), 0x5A, 4096);
   CHECK(tb.write(1, 7, 1024, 7, 1024, 64) == st::Status::ok);       // its own row
   CHECK(tb.write(1, 7, 512, 7, 512, 8) == st::Status::invalid);     // node 1's row
@@ -615,11 +616,7 @@ TEST_CASE(
   auto cb = tb.create_region(8, 4096).bytes;
   ta.share_rows(8, ragged);
   tb.share_rows(8, ragged);
-  const std::vector<st::NodeAddress> members{{1, "", 0}, {2, "", 0}};
-  auto fa = std::async(std::launch::async, [&] { return ta.connect(members, 1, 2s); });
-  auto fb = std::async(std::launch::async, [&] { return tb.connect(members, 1, 2s); });
-  REQUIRE(fa.get() == st::Status::ok);
-  REQUIRE(fb.get() == st::Status::ok);
+  REQUIRE(connect_both(ta, tb) == std::pair(st::Status::ok, st::Status::ok));
 
   // Node 1's stores show in node 2's region at once, before any write().
   std::memset(a.data(), 0x11, kRow);

@@ -265,8 +265,7 @@ class Segment {
       void* head = ::mmap(nullptr, kHeaderBytes, PROT_READ, MAP_SHARED, fd, 0);
       if (head != MAP_FAILED) {
         const auto* h = std::launder(reinterpret_cast<const SegmentHeader*>(head));
-        ok = std::memcmp(h->magic, kMagic, sizeof kMagic) == 0 && h->kind == SegmentKind::region &&
-             h->ready.load(std::memory_order_acquire) == 1 && h->payload_bytes == payload;
+        ok = is(*h, SegmentKind::region) && ready(*h) && h->payload_bytes == payload;
         ::munmap(head, kHeaderBytes);
       }
       if (ok) {
@@ -297,6 +296,12 @@ class Segment {
   static std::size_t payload_offset(SegmentKind kind) {
     return kind == SegmentKind::region ? kRegionPayloadOffset : kHeaderBytes;
   }
+  // A Spindle segment of `kind` (its magic written last by its creator).
+  static bool is(const SegmentHeader& h, SegmentKind kind) {
+    return std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 && h.kind == kind;
+  }
+  // Its creator published it (rdy, acquire).
+  static bool ready(const SegmentHeader& h) { return h.ready.load(std::memory_order_acquire) == 1; }
 
   // Maps `fd` (closing it): nullptr if -1, too small, or not a ready segment of `kind`.
   static std::unique_ptr<Segment> map(int fd, const std::string& name, SegmentKind kind,
@@ -316,10 +321,9 @@ class Segment {
     advise_huge_pages(p, seg->len_);
     seg->base_ = static_cast<std::byte*>(p);
     const SegmentHeader* h = seg->header();
-    if (std::memcmp(h->magic, kMagic, sizeof kMagic) != 0 || h->kind != kind) return nullptr;
+    if (!is(*h, kind)) return nullptr;
     seg->offset_ = payload_offset(kind);
-    if (require_ready && (h->ready.load(std::memory_order_acquire) != 1 ||
-                          h->payload_bytes + seg->offset_ > seg->len_)) {
+    if (require_ready && (!ready(*h) || h->payload_bytes + seg->offset_ > seg->len_)) {
       return nullptr;
     }
     return seg;
@@ -827,30 +831,26 @@ class shm_detail::Impl {
       // A region we have none of (another view's: the peer made the next one, or keeps the
       // last): nothing of ours is written there, so it is not mapped (writes name one region
       // id on both sides).
-      if (!regions_.contains(e.id)) continue;
-      if (const auto rows = rows_.find(e.id);
-          rows != rows_.end() && (e.flags & kRowsInPlace) != 0) {
-        const auto mine = regions_.find(e.id);
-        const auto row = rows->second.find(p.id);
-        if (mine != regions_.end() && mine->second->payload_size() == e.size &&
-            row != rows->second.end()) {
-          const ByteRange r = row->second;
-          if (!Segment::map_range(socket_name(cfg_.name_prefix, p.id), region_name(p.id, e.id),
-                                  e.size, r.offset, r.length, mine->second->payload() + r.offset))
-            return false;
-          p.in_place.emplace(e.id, r);
-          continue;
-        }
+      const auto mine = regions_.find(e.id);
+      if (mine == regions_.end()) continue;
+      auto& ours = *mine->second;
+      const ByteRange* row = nullptr;  // the peer's, where we keep rows in place here
+      if (const auto rows = rows_.find(e.id); rows != rows_.end()) {
+        if (const auto it = rows->second.find(p.id); it != rows->second.end()) row = &it->second;
+      }
+      if (row != nullptr && (e.flags & kRowsInPlace) != 0 && ours.payload_size() == e.size) {
+        if (!Segment::map_range(socket_name(cfg_.name_prefix, p.id), region_name(p.id, e.id),
+                                e.size, row->offset, row->length, ours.payload() + row->offset))
+          return false;
+        p.in_place.emplace(e.id, *row);
+        continue;
       }
       auto seg = Segment::open(socket_name(cfg_.name_prefix, p.id), region_name(p.id, e.id),
                                SegmentKind::region);
       if (!seg || seg->payload_size() != e.size) return false;
       // Rows in place here but not there: the peer copies its row into our segment, so our
       // mapping of that row must be the segment's again.
-      if (const auto rows = rows_.find(e.id); rows != rows_.end()) {
-        if (const auto row = rows->second.find(p.id); row != rows->second.end())
-          regions_.at(e.id)->restore(row->second.offset, row->second.length);
-      }
+      if (row != nullptr) ours.restore(row->offset, row->length);
       p.regions.emplace(e.id, std::move(seg));
     }
     return true;

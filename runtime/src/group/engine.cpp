@@ -1852,13 +1852,15 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
                                              " writing members in this view: RDMC has no group "
                                              "for it)");
   }
+  // What sized the subgroup's RDMC space, for the errors below.
+  const std::string room =
+      std::to_string(L.room[sg]) +
+      (L.room[sg] < L.max_message ? " bytes (its RDMC space, sized for its writers' types' bounds)"
+                                  : " bytes (engine.rdmc_buffer_size in the domain file)");
   if (size > L.room[sg]) {
-    throw dds::core::PreconditionNotMetError(
-        "a message of " + std::to_string(size) + " bytes exceeds the largest subgroup '" +
-        sub.name + "' takes, " + std::to_string(L.room[sg]) +
-        (L.room[sg] < L.max_message
-             ? " bytes (its RDMC space, sized for its writers' types' bounds)"
-             : " bytes (engine.rdmc_buffer_size in the domain file)"));
+    throw dds::core::PreconditionNotMetError("a message of " + std::to_string(size) +
+                                             " bytes exceeds the largest subgroup '" + sub.name +
+                                             "' takes, " + room);
   }
   // Lock order: view_mu_ before L.mu, so a waiter under L.mu reads `over`, not current().
   const auto ended = [&] { return L.over.load(); };
@@ -1893,9 +1895,9 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
       }
       if (!got)
         throw dds::core::TimeoutError(
-            "write blocked longer than reliability.max_blocking_time: the RDMC buffer space "
-            "for large samples (engine.rdmc_buffer_size, " +
-            std::to_string(L.room[sg]) + " bytes) is still held by earlier samples");
+            "write blocked longer than reliability.max_blocking_time: the buffer space for "
+            "large samples of subgroup '" +
+            sub.name + "', " + room + ", is still held by earlier samples");
     }
   }
   const auto give_back = [&] {

@@ -433,7 +433,8 @@ class Engine final : public Bus {
   // A slot for a message of `size` bytes, sleeping while the ring is full until `deadline`
   // (then dds::core::TimeoutError). Larger than max_message(): RDMC buffer space and a
   // slot for its descriptor, sleeping while the space is taken (back-pressure);
-  // dds::core::PreconditionNotMetError past max_large_message() or in the builtin subgroup.
+  // dds::core::PreconditionNotMetError past its subgroup's RDMC space (max_large_message() at
+  // most; none where its writers' samples all fit a slot) or in the builtin subgroup.
   // Across a view change it waits for the next view. On a channel this view
   // has no subgroup for (nobody reads it) a loan of private memory (Loan::scratch), unless
   // the demand makes this node a sender: then it waits for the view that lays it out.

@@ -128,14 +128,11 @@ Rdmc::Rdmc(transport::Transport& t, std::uint64_t epoch, std::vector<std::vector
 }
 
 std::size_t Rdmc::max_message(GroupId g) const {
-  return std::min<std::size_t>(groups_.at(g).bytes, std::size_t{s_.block_size} * (kMaxBlocks - 1));
+  return largest(groups_.at(g));
 }
 
-std::size_t Rdmc::max_message() const noexcept {
-  std::size_t bytes = 0;
-  for (const auto& g : groups_)
-    bytes = std::max(bytes, g.bytes);
-  return std::min<std::size_t>(bytes, std::size_t{s_.block_size} * (kMaxBlocks - 1));
+std::size_t Rdmc::largest(const Group& g) const noexcept {
+  return std::min<std::size_t>(g.bytes, std::size_t{s_.block_size} * (kMaxBlocks - 1));
 }
 
 // ------------------------------------------------------------------------ memory
@@ -400,8 +397,7 @@ bool Rdmc::start_messages(Group& g) {
     if (load(h + 8) != g.next_seq + 1) break;  // not announced yet
     const std::uint64_t size = load(h);
     const auto blocks = static_cast<std::uint32_t>((size + s_.block_size - 1) / s_.block_size);
-    const std::size_t most =
-        std::min<std::size_t>(g.bytes, std::size_t{s_.block_size} * (kMaxBlocks - 1));
+    const std::size_t most = largest(g);
     if (size == 0 || size > most) {
       fail(g.members[0], "rdmc: node " + std::to_string(g.members[0]) + " announced a message of " +
                              std::to_string(size) + " bytes, more than this node takes (" +

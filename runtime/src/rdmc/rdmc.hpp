@@ -70,7 +70,7 @@ struct Settings {
   std::uint32_t block_size = 1u << 20;
   std::uint32_t staging_per_peer = 2;               // receive buffers posted to each peer
   std::size_t group_bytes = std::size_t{16} << 20;  // message buffers per group, per member
-  // Bytes each group's buffer space has on top of group_bytes, and max_message() with it: a
+  // Bytes each group's buffer space has on top of group_bytes, and max_message(g) with it: a
   // header its user puts in front of the largest message (the engine's copies).
   std::size_t header_room = 0;
 };
@@ -114,9 +114,8 @@ class Rdmc {
   // Where group g's header ring lies in the control region (the same at every node).
   [[nodiscard]] std::size_t header_offset(GroupId g) const { return groups_.at(g).header_offset; }
   // The largest message send() takes in group g (its buffer space, and the immediate's
-  // block numbers); max_message(): the largest of any group.
+  // block numbers).
   [[nodiscard]] std::size_t max_message(GroupId g) const;
-  [[nodiscard]] std::size_t max_message() const noexcept;
 
   // After the transport connected: posts the staging receives and returns the credits. A
   // member the transport still connects to in the background (a joiner,
@@ -126,7 +125,7 @@ class Rdmc {
   // Starts multicasting `message` in group g (this node must be its sender). False while
   // there is no room (kHeaders messages unfinished, or the pool full): try again later.
   // Throws std::invalid_argument when this node does not send in g or the message exceeds
-  // max_message().
+  // max_message(g).
   bool send(GroupId g, std::span<const std::byte> message);
   // Zero-copy sending, in two steps. reserve() (any thread) takes `size` bytes of group g's
   // buffer space for a message the caller writes in place; nullopt while there is no room.
@@ -214,6 +213,8 @@ class Rdmc {
   void free(Group& g, std::size_t offset);
   // Checks that this node sends in `id` and that `size` bytes can go; throws otherwise.
   Group& sender_group(GroupId id, std::size_t size);
+  // The largest message group g takes (max_message(g)).
+  [[nodiscard]] std::size_t largest(const Group& g) const noexcept;
   // Room in the header ring for the group's next message.
   [[nodiscard]] bool header_room(const Group& g) const noexcept;
   [[nodiscard]] std::size_t credit_offset(std::uint32_t from, std::uint32_t to) const noexcept;

@@ -627,8 +627,8 @@ class SubgroupEngine {
         batch_.push_back(make_message(rank, r, k, -1));
       });
       senders_[rank].deliver_next = last;
+      counts_due_.push_back(rank);
       emit();
-      set_unordered_count(rank, last);
     }
   }
 
@@ -693,10 +693,6 @@ class SubgroupEngine {
     if (taken > 0) stats_.receive_batches.add(taken);
     if (!atomic_) {
       emit();
-      // The counts that free the senders' slots, once the upcall read them (deliver()).
-      for (const auto i : counts_due_)
-        set_unordered_count(i, senders_[i].deliver_next);
-      counts_due_.clear();
       return;
     }
     if (my_sender_) send_nulls();
@@ -749,11 +745,6 @@ class SubgroupEngine {
     }
     batch_whole_copies(true);
     emit();
-    // Counted delivered once the upcall has them: a writer that waits for its readers (or
-    // for a reader of its own process) sees the count at once where rows are in place.
-    for (const auto i : counts_due_)
-      set_unordered_count(i, senders_[i].deliver_next);
-    counts_due_.clear();
   }
 
   // The copies in taken_ that are whole go into batch_; the others are counted lost. Message
@@ -883,12 +874,8 @@ class SubgroupEngine {
       }
     }
     delivered_num_ = stable;
+    delivered_due_ = true;
     emit();
-    // Only now: the batch was read in its slots, which the senders may rewrite once they see
-    // this, and a writer waiting for its readers counts them delivered (at once where rows
-    // are in place: docs/transport-shm.md).
-    sst_->store<std::int64_t>(my_counters_ + kDelivered, delivered_num_);
-    counters_dirty_ = true;
   }
 
   // Slot reuse: a slot is free once every member delivered its message. The predicate
@@ -1029,9 +1016,8 @@ class SubgroupEngine {
     }
     batch_whole_copies(false);
     delivered_num_ = g - 1;
+    delivered_due_ = true;
     emit();
-    sst_->store<std::int64_t>(my_counters_ + kDelivered, delivered_num_);  // after the upcall
-    counters_dirty_ = true;
   }
 
   void push_counters() {
@@ -1074,11 +1060,24 @@ class SubgroupEngine {
                    h.flags};
   }
 
+  // The upcall of batch_, then the delivered counters that it moved (delivered_due_,
+  // counts_due_): only once the upcall has read the batch in its slots may a sender rewrite
+  // them, and a writer waiting for its readers count them delivered — at once where the rows
+  // are in place (docs/transport-shm.md).
   void emit() {
-    if (batch_.empty()) return;
-    stats_.delivered += batch_.size();
-    stats_.delivery_batches.add(batch_.size());
-    if (*upcall_) (*upcall_)(index_, batch_);
+    if (!batch_.empty()) {
+      stats_.delivered += batch_.size();
+      stats_.delivery_batches.add(batch_.size());
+      if (*upcall_) (*upcall_)(index_, batch_);
+    }
+    for (const auto i : counts_due_)
+      set_unordered_count(i, senders_[i].deliver_next);
+    counts_due_.clear();
+    if (delivered_due_) {
+      sst_->store<std::int64_t>(my_counters_ + kDelivered, delivered_num_);
+      counters_dirty_ = true;
+      delivered_due_ = false;
+    }
   }
 
   sst::Sst* sst_;
@@ -1094,7 +1093,8 @@ class SubgroupEngine {
   std::vector<bool> holds_;                    // per member: not a listener (it holds the ring)
   std::vector<bool> demotable_;                // per member: a lag leaves it behind
   std::atomic<std::uint64_t> left_behind_{0};  // demoted_, for reserve() (application threads)
-  std::vector<std::size_t> counts_due_;        // unordered receive: senders whose count moved
+  std::vector<std::size_t> counts_due_;        // unordered: senders whose count emit() stores
+  bool delivered_due_ = false;                 // atomic: emit() stores delivered_num_
   std::chrono::nanoseconds lag_bound_{0};      // how long a lag; 0: nobody is demotable
   std::uint64_t demoted_ = 0;                  // bit per SST rank: left behind (the union)
   bool catching_up_ = false;                   // this member is left behind: catch_up()

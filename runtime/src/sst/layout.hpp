@@ -163,6 +163,11 @@ class SstLayout {
   [[nodiscard]] std::size_t region_size() const noexcept { return region_size_; }
   [[nodiscard]] std::size_t row_offset(std::size_t rank) const { return row_offset_[rank]; }
   [[nodiscard]] std::size_t row_size(std::size_t rank) const { return row_size_[rank]; }
+  // The pages the row has to itself (row_size rounded up to transport::kRowAlign): what its
+  // owner alone writes, and what a transport may keep in place.
+  [[nodiscard]] std::size_t row_extent(std::size_t rank) const {
+    return round_up(row_size_[rank], transport::kRowAlign);
+  }
   [[nodiscard]] std::size_t control(std::size_t rank) const { return row_offset_[rank]; }
   [[nodiscard]] std::size_t membership(std::size_t rank) const {
     return row_offset_[rank] + sizeof(ControlRow);

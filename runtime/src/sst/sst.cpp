@@ -75,9 +75,7 @@ Sst::Sst(transport::Transport& t, const group::View& g, Clock clock)
   std::vector<transport::WriteGrant> grants;
   for (std::size_t r = 0; r < n; ++r) {
     grants.push_back(transport::WriteGrant{
-        node_of(r),
-        {transport::ByteRange{layout_.row_offset(r),
-                              round_up(layout_.row_size(r), transport::kRowAlign)}}});
+        node_of(r), {transport::ByteRange{layout_.row_offset(r), layout_.row_extent(r)}}});
   }
   transport_->share_rows(region_, grants);
   queues_.resize(n);

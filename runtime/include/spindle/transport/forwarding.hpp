@@ -6,10 +6,9 @@
 // Impl has every member forwarded below, under the same name and signature, activity(),
 // wait() and notify() included; connecting(), write_batch(), share_rows(), wait_quiet() and
 // arm_waiter() are optional (without them, the Transport defaults). The definitions are in
-// forwarding_impl.hpp: a transport's source includes it once Impl is complete and instantiates the
-// base there
-// (`template class Forwarding<tcp_detail::Impl>;`); its header declares that instantiation
-// `extern`, so no other file instantiates it.
+// forwarding_impl.hpp: a transport's source includes it once Impl is complete and
+// instantiates the base there (`template class Forwarding<tcp_detail::Impl>;`); its header
+// declares that instantiation `extern`, so no other file instantiates it.
 #pragma once
 
 #include <memory>
