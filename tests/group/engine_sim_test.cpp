@@ -2,10 +2,15 @@
 // loan's bytes go out in the new view, nothing dangles), messages larger than a slot (by
 // RDMC, in their place in the order), and DCPS streams that go on across an installed view.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iomanip>
+#include <iostream>
 #include <map>
+#include <numeric>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -1808,5 +1813,138 @@ TEST_CASE("engine: an evicted member that tries to come back is refused; the oth
     CHECK(got[victim].size() <= total);
     for (std::size_t i = 0; i < got[victim].size(); ++i)
       CHECK(got[victim][i] == i);
+  }
+}
+
+// Views past 64 members (docs/membership.md, "The view's size"): 128 and 256 participants in
+// the simulator, one writer and a few readers (ranks 0, 63, 64, n/2 + 1, n - 1: each word of the
+// member sets; every endpoint is a view change, and one at each of 256 members would be 256).
+// Members crash at ranks past the first word of the sets (and past 192 at 256), then a
+// participant joins; the survivors and the joiner install one view, and every reader takes
+// every sample the writer wrote, in order. Prints, in virtual time, what the user guide's
+// curve (§7) gives: the crash to the view without it, the join, one sample to every reader.
+// SPINDLE_SCALE_SIZES=8,16,... runs other sizes.
+TEST_CASE("scale: views of 128 and 256 members survive crashes and a join", "[scale]") {
+  std::vector<std::uint32_t> sizes{128, 256};
+  if (const char* e = std::getenv("SPINDLE_SCALE_SIZES")) {
+    sizes.clear();
+    std::istringstream in(e);
+    for (std::string v; std::getline(in, v, ',');)
+      sizes.push_back(static_cast<std::uint32_t>(std::stoul(v)));
+  }
+  const auto us = [](auto d) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+  };
+  for (const std::uint32_t n : sizes) {
+    auto seeds = sim::Seeds::from_env(n <= 128 ? 2 : 1);  // 30 s and 200 s each, sanitized
+    for (const std::uint64_t seed : seeds) {
+      INFO(n << " members, seed " << seed << " (SPINDLE_SIM_SEED=" << seed << ")");
+      const auto wall = std::chrono::steady_clock::now();
+      std::mt19937_64 rng(seed);
+      sim::Config config;
+      config.seed = seed;
+      config.suspicion_timeout = 5ms;  // a view change of 256 takes more than 1 ms to go round
+      spindle::testing::SimStack stack(config, n, 4);
+      std::vector<std::size_t> at;
+      for (const std::size_t r : {std::size_t{0}, std::size_t{63}, std::size_t{64},
+                                  std::size_t{n / 2 + 1}, std::size_t{n - 1}})
+        if (r < n && std::find(at.begin(), at.end(), r) == at.end()) at.push_back(r);
+      std::vector<dds::topic::Topic<Avionics::FlightState>> topics;
+      std::vector<dds::sub::DataReader<Avionics::FlightState>> readers;
+      for (const auto i : at) {
+        topics.emplace_back(stack.participant(i), "T");
+        readers.emplace_back(dds::sub::Subscriber(stack.participant(i)), topics.back(),
+                             spindle::testing::keep_all());
+      }
+      dds::pub::qos::DataWriterQos wq;
+      wq << dds::core::policy::Reliability::Reliable(dds::core::Duration(1, 0))
+         << dds::core::policy::History::KeepAll();
+      dds::pub::DataWriter<Avionics::FlightState> writer(dds::pub::Publisher(stack.participant(0)),
+                                                         topics[0], wq);
+      REQUIRE(stack.run_until(
+          [&] {
+            return writer.publication_matched_status().current_count() ==
+                   static_cast<std::int32_t>(at.size());
+          },
+          20s));
+      std::vector<std::vector<std::uint64_t>> got(at.size());
+      const auto taken = [&](std::uint64_t count) {
+        bool all = true;
+        for (std::size_t i = 0; i < at.size(); ++i) {
+          for (const auto& x : readers[i].take())
+            if (x.info().valid()) got[i].push_back(x.data().timestamp_ns());
+          all = all && got[i].size() >= count;
+        }
+        return all;
+      };
+      // One sample to every reader, at rest.
+      std::uint64_t written = 1;
+      auto t0 = stack.net().now();
+      writer.write(Streams::sample(written));
+      REQUIRE(stack.run_until([&] { return taken(written); }, 20s));
+      const auto one_sample = stack.net().now() - t0;
+      for (; written < 5; ++written)
+        writer.write(Streams::sample(written + 1));
+      // Crash members that read nothing: one in the second word of the sets where there is
+      // one, and at 256 one in the last word too.
+      std::vector<std::size_t> crashed;
+      const auto pick = [&](std::size_t lo, std::size_t hi) {
+        for (;;) {
+          const std::size_t r = lo + rng() % (hi - lo);
+          if (std::find(at.begin(), at.end(), r) == at.end()) return r;
+        }
+      };
+      crashed.push_back(n > 128 ? pick(65, 127) : pick(1, n));
+      if (n > 192) crashed.push_back(pick(192, n - 1));
+      t0 = stack.net().now();
+      for (auto c : crashed)
+        stack.crash(c);
+      for (; written < 10; ++written)
+        writer.write(Streams::sample(written + 1));
+      const std::size_t stay = n - crashed.size();
+      REQUIRE(stack.run_until([&] { return stack.view(0).members.size() == stay; }, 20s));
+      const auto crash_to_view = stack.net().now() - t0;
+      t0 = stack.net().now();
+      std::string why;
+      const auto joiner = stack.join(why, 20s);
+      REQUIRE(joiner);
+      // Each participant in turn (a check of all at every step would copy n views per step).
+      std::size_t next = 0;
+      REQUIRE(stack.run_until(
+          [&] {
+            while (next < stack.size() &&
+                   (!stack.alive(next) || stack.view(next).members.size() == stay + 1))
+              ++next;
+            return next == stack.size();
+          },
+          20s));
+      const auto join = stack.net().now() - t0;
+      const auto epoch = stack.view(0).epoch;
+      for (std::size_t i = 0; i < stack.size(); ++i) {
+        if (!stack.alive(i)) continue;
+        INFO("participant " << i + 1);
+        CHECK(stack.halted(i).empty());
+        CHECK(stack.view(i).epoch == epoch);
+        CHECK(stack.view(i).members == stack.view(0).members);
+      }
+      for (; written < 15; ++written)
+        writer.write(Streams::sample(written + 1));
+      REQUIRE(stack.run_until([&] { return taken(written); }, 20s));
+      std::vector<std::uint64_t> want(written);
+      std::iota(want.begin(), want.end(), 1);
+      for (std::size_t i = 0; i < at.size(); ++i) {
+        INFO("reader at participant " << at[i] + 1);
+        CHECK(got[i] == want);
+      }
+      std::cout << "scale: " << n << " members, seed " << seed << ": one sample to " << at.size()
+                << " readers " << us(one_sample) << " us, crash to view " << us(crash_to_view)
+                << " us (suspicion timeout 5 ms), join " << us(join) << " us (virtual); "
+                << std::fixed << std::setprecision(1)
+                << std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count()
+                << " s of wall time" << std::endl;
+      // Ends every participant at once: closing them one by one is a view change each.
+      for (std::size_t i = 0; i < stack.size(); ++i)
+        if (stack.alive(i)) stack.crash(i);
+    }
   }
 }

@@ -169,12 +169,14 @@ std::size_t SimStack::forge_suspicion(std::size_t i, std::size_t owner, std::siz
   if (!owner_rank || !victim_rank) return 0;
   const sst::SstLayout layout(v);
   const auto region = sst::Sst::region_id(v.epoch);
-  const std::size_t at = layout.control(*owner_rank) + offsetof(sst::ControlRow, suspected);
+  // The word of the owner's suspected set that holds the victim's bit.
+  const std::size_t at = layout.control(*owner_rank) + offsetof(sst::ControlRow, suspected) +
+                         sizeof(std::uint64_t) * (*victim_rank / 64);
   const auto mine = net_->node(forger).local_region(region);
   if (!mine) return 0;
   std::uint64_t mask = 0;
   std::memcpy(&mask, mine->bytes.data() + at, sizeof mask);
-  mask |= std::uint64_t{1} << *victim_rank;
+  mask |= std::uint64_t{1} << (*victim_rank % 64);
   std::array<std::byte, sizeof mask> bytes{};
   std::memcpy(bytes.data(), &mask, sizeof mask);
   std::size_t posted = 0;

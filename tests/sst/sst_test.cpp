@@ -194,6 +194,34 @@ TEST_CASE("group: load_group names a missing file", "[group]") {
   std::filesystem::remove(path);
 }
 
+// The member sets of the SST's columns (suspected, proposal, demoted): 256 ranks in four
+// words, each rank in its own bit, set operations word by word.
+TEST_CASE("sst: a member set holds any rank of a 256-member view", "[sst][layout]") {
+  using sst::MemberSet;
+  STATIC_REQUIRE(sst::kMaxMembers == 256);
+  STATIC_REQUIRE(sg::kMaxMembers == 256);
+  MemberSet a;
+  CHECK(a.none());
+  for (const std::size_t r : {0u, 63u, 64u, 127u, 128u, 200u, 255u})
+    a.set(r);
+  CHECK(a.count() == 7);
+  for (std::size_t r = 0; r < MemberSet::kBits; ++r) {
+    INFO("rank " << r);
+    const bool in = r == 0 || r == 63 || r == 64 || r == 127 || r == 128 || r == 200 || r == 255;
+    CHECK(a.test(r) == in);
+    CHECK((~a).test(r) == !in);
+  }
+  CHECK_FALSE(a.test(256));  // past the width: in no set, and set() leaves it out
+  CHECK(MemberSet{}.set(256).none());
+  const auto b = MemberSet::of(64) | MemberSet::of(65);
+  CHECK((a & b) == MemberSet::of(64));
+  CHECK((a | b).count() == 8);
+  CHECK((a & ~b).count() == 6);
+  CHECK(b.word(1) == 3u);
+  CHECK(b.word(0) == 0u);
+  CHECK((~MemberSet{}).count() == 256);
+}
+
 // docs/transport-shm.md, "Rows in place": a member's own row, the SST bytes it keeps over
 // shared memory, is the documented sum and does not grow with the domain.
 TEST_CASE("sst: a member's own row is the documented sum, whatever the domain's size",
@@ -209,7 +237,7 @@ TEST_CASE("sst: a member's own row is the documented sum, whatever the domain's 
       members.push_back(sg::Member{i, "127.0.0.1", 0});
     const auto v = sg::first_view(members, s);  // the builtin subgroup: every member sends
     const sst::SstLayout l(v);
-    const std::size_t membership = 64 + sst::round_up(8 * 1, 64) + 32 * sst::kMaxJoins;
+    const std::size_t membership = 128 + sst::round_up(8 * 1, 64) + 32 * sst::kMaxJoins;
     const std::size_t stride = sst::round_up(1024 + 64, 64);
     const std::size_t sender = 64 + sst::round_up(16 * 100, 64) + 100 * stride;
     const std::size_t row = 64 + membership + 64 + sender;
@@ -447,8 +475,8 @@ TEST_CASE("sst: a silent peer is suspected by heartbeat timeout and reported onc
   CHECK(reports[0].reason == st::SuspicionReason::heartbeat_timeout);
   CHECK(p.a->suspected(1));
   // The suspicion is an SST column too: our row says we suspect rank 1.
-  CHECK((p.a->load<std::uint64_t>(p.a->layout().control(0) + offsetof(sst::ControlRow, suspected)) &
-         2u) == 2u);
+  CHECK(p.a->load_set(p.a->layout().control(0) + offsetof(sst::ControlRow, suspected)) ==
+        sst::MemberSet::of(1));
 }
 
 // A member joining with the view (Member::joining) holds nobody: the others push nothing to

@@ -155,7 +155,7 @@ struct LargeState {
   // none); the members left behind as last seen (bit per SST rank; a sender's view).
   std::vector<std::vector<NodeId>> recipients;
   std::vector<std::vector<std::vector<rdmc::GroupId>>> copies;
-  std::vector<std::uint64_t> behind_seen;
+  std::vector<sst::MemberSet> behind_seen;
   std::optional<TimePoint> lag_wakeup;  // a sender: when the loop wakes to look at `owed`
   struct Pair {
     std::uint32_t subgroup = 0;
@@ -293,7 +293,7 @@ bool holds_ring(const ViewState& vs, std::uint32_t sg, std::uint32_t k) {
   const NodeId id = vs.large.recipients[sg][k];
   if (std::ranges::binary_search(vs.view.subgroups[sg].listeners, id)) return false;
   const auto r = vs.view.rank_of(id);
-  return r && ((vs.large.behind_seen[sg] >> *r) & 1) == 0;
+  return r && !vs.large.behind_seen[sg].test(*r);
 }
 
 // Protocol thread, L.mu held: copies of outgoing message `o` of subgroup `sg` to its
@@ -381,7 +381,7 @@ bool note_left_behind(ViewState& vs) {
   bool changed = false;
   for (std::uint32_t s = 0; s < L.recipients.size(); ++s) {
     if (vs.view.subgroups[s].demotable.empty() || L.recipients[s].empty()) continue;
-    const std::uint64_t mask = vs.smc->left_behind_ranks(s);
+    const sst::MemberSet mask = vs.smc->left_behind_ranks(s);
     if (mask == L.behind_seen[s]) continue;
     L.behind_seen[s] = mask;
     changed = true;
@@ -405,7 +405,7 @@ bool judge_copies(ViewState& vs, std::uint32_t sg, const LargeState::Outgoing& o
   const auto bound = vs.view.subgroups[sg].lag_bound;
   // Not while a view change is under way: a member wedged for it stops on purpose (the next
   // view sends the message again), as SMC's lag check has it.
-  const bool wedged = vs.membership->wedged_mask() != 0;
+  const bool wedged = vs.membership->wedged_mask().any();
   bool left = false;
   const auto judge = [&](rdmc::GroupId pg, std::uint32_t recipient) {
     const auto w = L.owed.find(pg);
@@ -446,7 +446,8 @@ std::string field_text(const char* data, std::size_t size) {
 
 // The view after `v`: without the members of `removed` (bit per rank), with `joined` after
 // the others, laid out for `demand` (layout.hpp).
-View next_view(const View& v, std::uint64_t removed, const std::vector<sst::JoinEntry>& joined,
+View next_view(const View& v, const sst::MemberSet& removed,
+               const std::vector<sst::JoinEntry>& joined,
                const std::vector<sst::JoinIdentity>& identities,
                const std::vector<ChannelDemand>& demand, const LayoutSettings& settings) {
   View next;
@@ -454,7 +455,7 @@ View next_view(const View& v, std::uint64_t removed, const std::vector<sst::Join
   next.identity = v.identity;
   next.knobs = v.knobs;
   for (std::size_t r = 0; r < v.members.size(); ++r) {
-    if (((removed >> r) & 1) != 0) continue;
+    if (removed.test(r)) continue;
     next.members.push_back(v.members[r]);
     next.members.back().joining = false;  // it took part in this view change
   }
@@ -631,7 +632,7 @@ void Engine::build_large(ViewState& vs) {
   L.receiving.assign(n, std::nullopt);
   L.listening.assign(n, 0);
   L.skipped_any.assign(n, 0);
-  L.behind_seen.assign(n, 0);
+  L.behind_seen.assign(n, sst::MemberSet{});
   for (std::uint32_t s = 0; s < n; ++s) {
     const auto& sg = v.subgroups[s];
     auto& ids = L.group.emplace_back(sg.senders.size(), kNoGroup);
@@ -1078,8 +1079,8 @@ void Engine::decided(const View& ending, const ViewDecision& d) {
   // The view after this one goes on without us: nothing to install. Unless we are
   // leaving, the others removed us (they suspected us: a pause past the timeout, say), and
   // we stop as a member that lost its majority does, saying so.
-  if (const auto me = ending.rank_of(node()); !me || ((d.removed >> *me) & 1) != 0) {
-    if (me && ((d.leaving >> *me) & 1) == 0)
+  if (const auto me = ending.rank_of(node()); !me || d.removed.test(*me)) {
+    if (me && !d.leaving.test(*me))
       halt("was removed from the group in view " + std::to_string(ending.epoch + 1) +
            " (the other members suspected it); it rejoins as a new member once it can");
     return;
@@ -1094,8 +1095,8 @@ void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
   // The removed members' endpoints go first: the next layout is the demand without them.
   if (client_ != nullptr) {
     for (std::size_t r = 0; r < ending->view.members.size(); ++r) {
-      if (((d.removed >> r) & 1) == 0) continue;
-      const bool left = ((d.leaving >> r) & 1) != 0;
+      if (!d.removed.test(r)) continue;
+      const bool left = d.leaving.test(r);
       // What this member suspected it of, where it did.
       const auto why = ending->membership->suspected_why(r);
       client_->on_member_lost(ending->view.members[r].id, left,
@@ -1620,18 +1621,20 @@ std::size_t Engine::forge_suspicion(NodeId owner, NodeId victim) {
   if (!owner_rank || !victim_rank || !my_rank) return 0;
   auto& sst = *vs->sst;
   const std::size_t at = sst.layout().control(*owner_rank) + offsetof(sst::ControlRow, suspected);
-  // The forged word is staged in the unused tail of this member's own control row (nobody
-  // reads it; a write needs local bytes to copy from).
-  constexpr std::size_t kSpare = offsetof(sst::ControlRow, suspected) + sizeof(std::uint64_t);
+  // The forged word (of the owner's set, the one holding the victim's bit) is staged in the
+  // unused tail of this member's own control row (nobody reads it; a write needs local bytes
+  // to copy from).
+  const std::size_t word = at + sizeof(std::uint64_t) * (*victim_rank / 64);
+  constexpr std::size_t kSpare = offsetof(sst::ControlRow, suspected) + sizeof(sst::MemberSet);
   static_assert(kSpare + sizeof(std::uint64_t) <= sizeof(sst::ControlRow));
   const std::size_t staging = sst.layout().control(*my_rank) + kSpare;
-  sst.store<std::uint64_t>(staging,
-                           sst.load<std::uint64_t>(at) | (std::uint64_t{1} << *victim_rank));
+  sst.store<std::uint64_t>(
+      staging, sst.load<std::uint64_t>(word) | (std::uint64_t{1} << (*victim_rank % 64)));
   const auto region = sst::Sst::region_id(v.epoch);
   std::size_t posted = 0;
   for (const auto& m : v.members) {
     if (m.id == node()) continue;
-    if (transport_->write(m.id, region, staging, region, at, sizeof(std::uint64_t)) ==
+    if (transport_->write(m.id, region, staging, region, word, sizeof(std::uint64_t)) ==
         transport::Status::ok)
       ++posted;
   }
@@ -2196,11 +2199,11 @@ void Engine::status(spindle::DomainStatus& out) const {
   const auto& layout = sst.layout();
   // The union of the suspicions every member's row holds (each member pushes its control
   // row to all).
-  std::uint64_t suspected = 0;
+  sst::MemberSet suspected;
   for (std::size_t r = 0; r < v.members.size(); ++r)
-    suspected |= sst.load<std::uint64_t>(layout.control(r) + offsetof(sst::ControlRow, suspected));
+    suspected |= sst.load_set(layout.control(r) + offsetof(sst::ControlRow, suspected));
   for (std::size_t r = 0; r < out.members.size(); ++r)
-    out.members[r].suspected = ((suspected >> r) & 1) != 0;
+    out.members[r].suspected = suspected.test(r);
   for (auto& st : out.subgroups) {
     if (!st.self_member) continue;  // its counters are pushed to its members only
     const std::uint32_t s = st.index;
@@ -2211,7 +2214,7 @@ void Engine::status(spindle::DomainStatus& out) const {
       sent[i] = sst.load<std::uint64_t>(c.guard + offsetof(sst::SenderGuardRow, num_sent));
       st.sent += sent[i];
     }
-    std::uint64_t demoted = 0;
+    sst::MemberSet demoted;
     for (auto& ms : st.members) {
       const auto& c = layout.columns(*v.rank_of(ms.node), s);
       if (ms.listener) continue;  // it pushes no counters
@@ -2219,7 +2222,7 @@ void Engine::status(spindle::DomainStatus& out) const {
         ms.received = sst.load<std::int64_t>(c.counters + offsetof(sst::CountersRow, received_num));
         ms.delivered =
             sst.load<std::int64_t>(c.counters + offsetof(sst::CountersRow, delivered_num));
-        demoted |= sst.load<std::uint64_t>(c.counters + offsetof(sst::CountersRow, demoted));
+        demoted |= sst.load_set(c.counters + offsetof(sst::CountersRow, demoted));
       } else {
         std::int64_t taken = 0;
         std::uint64_t behind = 0;
@@ -2231,7 +2234,7 @@ void Engine::status(spindle::DomainStatus& out) const {
         ms.received = taken;
         ms.delivered = taken;
         ms.lag = behind;
-        demoted |= sst.load<std::uint64_t>(c.counters + sg.senders.size() * sizeof(std::uint64_t));
+        demoted |= sst.load_set(c.counters + sg.senders.size() * sizeof(std::uint64_t));
       }
     }
     std::int64_t head = -1;
@@ -2240,7 +2243,7 @@ void Engine::status(spindle::DomainStatus& out) const {
     for (auto& ms : st.members) {
       if (st.atomic && ms.delivered)
         ms.lag = static_cast<std::uint64_t>(std::max<std::int64_t>(0, head - *ms.delivered));
-      if (const auto r = v.rank_of(ms.node)) ms.left_behind = ((demoted >> *r) & 1) != 0;
+      if (const auto r = v.rank_of(ms.node)) ms.left_behind = demoted.test(*r);
     }
   }
   std::lock_guard lock(counts_mu_);

@@ -25,9 +25,7 @@ constexpr std::size_t kCommitted = offsetof(MembershipRow, committed);
 constexpr std::size_t kJoins = offsetof(MembershipRow, joins);
 constexpr std::size_t kRelayout = offsetof(MembershipRow, relayout);
 
-constexpr std::uint64_t bit(std::size_t r) noexcept {
-  return std::uint64_t{1} << r;
-}
+using sst::MemberSet;
 }  // namespace
 
 Membership::Membership(sst::Sst& sst, smc::Smc& smc, sst::Predicates& predicates,
@@ -41,7 +39,7 @@ Membership::Membership(sst::Sst& sst, smc::Smc& smc, sst::Predicates& predicates
       subgroups_(sst.group().subgroups.size()) {
   const auto& members = sst.group().members;
   for (std::size_t r = 0; r < members.size(); ++r)
-    if (members[r].joining) joining_ |= bit(r);
+    if (members[r].joining) joining_.set(r);
   id_ = predicates.add(
       sst::PredicateKind::recurrent, [this] { return needed(); }, [this] { step(); });
 }
@@ -62,6 +60,14 @@ std::int64_t Membership::trim(std::size_t rank, std::size_t subgroup) const {
   return sst_->load<std::int64_t>(sst_->layout().trims(rank) + sizeof(std::int64_t) * subgroup);
 }
 
+MemberSet Membership::proposal(std::size_t rank) const {
+  return sst_->load_set(sst_->layout().membership(rank) + kProposal);
+}
+
+void Membership::set_proposal(const MemberSet& p) {
+  sst_->store_set(sst_->layout().membership(me_) + kProposal, p);
+}
+
 void Membership::set_trim(std::size_t subgroup, std::int64_t value) {
   sst_->store<std::int64_t>(sst_->layout().trims(me_) + sizeof(std::int64_t) * subgroup, value);
 }
@@ -72,7 +78,7 @@ void Membership::adopt_commit(std::size_t from) {
   for (std::size_t s = 0; s < subgroups_; ++s)
     set_trim(s, trim(from, s));
   copy_joiners(from);
-  set_field(kProposal, field(from, kProposal));
+  set_proposal(proposal(from));
   set_field(kProposalNum, field(from, kProposalNum));
   set_field(kCommitted, field(from, kCommitted));
   push_membership(true);
@@ -90,22 +96,27 @@ void Membership::push_membership(bool with_tables) {
   }
 }
 
-std::uint64_t Membership::suspected_mask() const {
-  return sst_->load<std::uint64_t>(sst_->layout().control(me_) + kSuspected);
+MemberSet Membership::suspected_mask() const {
+  return sst_->load_set(sst_->layout().control(me_) + kSuspected);
 }
 
-std::uint64_t Membership::leaving_mask() const {
-  std::uint64_t m = 0;
+MemberSet Membership::leaving_mask() const {
+  MemberSet m;
   for (std::size_t r = 0; r < n_; ++r)
-    if (field(r, kLeaving) != 0) m |= bit(r);
+    if (field(r, kLeaving) != 0) m.set(r);
   return m;
 }
 
-std::uint64_t Membership::wedged_mask() const {
-  std::uint64_t m = 0;
+MemberSet Membership::wedged_mask() const {
+  MemberSet m;
   for (std::size_t r = 0; r < n_; ++r)
-    if (field(r, kWedged) != 0) m |= bit(r);
+    if (field(r, kWedged) != 0) m.set(r);
   return m;
+}
+
+MemberSet Membership::evicted() const {
+  std::lock_guard lock(evict_mu_);
+  return evict_;
 }
 
 void Membership::note_suspicion(std::size_t rank, const std::string& why) {
@@ -119,8 +130,10 @@ void Membership::evict(std::size_t rank, const std::string& why) {
     std::lock_guard lock(evict_mu_);
     if (evict_why_.size() < n_) evict_why_.resize(n_);
     if (evict_why_[rank].empty()) evict_why_[rank] = why;
+    if (evict_.test(rank)) return;
+    evict_.set(rank);
   }
-  evict_.fetch_or(bit(rank), std::memory_order_acq_rel);
+  evictions_.fetch_add(1, std::memory_order_acq_rel);
   sst_->nudge();
 }
 
@@ -174,18 +187,27 @@ void Membership::copy_joiners(std::size_t from) {
 // leader asleep with a join to propose.
 bool Membership::needed() const {
   if (done_) return false;
+  // Outside a view change every column looked at below is zero: say so at the first that is
+  // not (the scan reads 14 words of every row, at every step of the loop).
+  if (quiet()) return false;
   seen_now_.clear();
-  seen_now_.push_back(evict_.load(std::memory_order_acquire));
+  seen_now_.push_back(evictions_.load(std::memory_order_acquire));
   seen_now_.push_back((leave_.load(std::memory_order_acquire) ? 1 : 0) |
                       (joiners_waiting_.load(std::memory_order_acquire) ? 2 : 0) |
                       (relayout_.load(std::memory_order_acquire) ? 4 : 0) |
                       (joiners_connecting() ? 8 : 0));
   std::uint64_t any = seen_now_[0] | seen_now_[1];
+  const auto& l = sst_->layout();
   for (std::size_t r = 0; r < n_; ++r) {
-    for (std::uint64_t v :
-         {sst_->load<std::uint64_t>(sst_->layout().control(r) + kSuspected), field(r, kWedged),
-          field(r, kLeaving), field(r, kProposal), field(r, kProposalNum), field(r, kCommitted),
-          field(r, kJoins), field(r, kRelayout)}) {
+    for (std::size_t w = 0; w < MemberSet::kWords; ++w) {
+      for (const std::size_t at : {l.control(r) + kSuspected, l.membership(r) + kProposal}) {
+        const auto v = sst_->load<std::uint64_t>(at + w * sizeof(std::uint64_t));
+        any |= v;
+        seen_now_.push_back(v);
+      }
+    }
+    for (std::uint64_t v : {field(r, kWedged), field(r, kLeaving), field(r, kProposalNum),
+                            field(r, kCommitted), field(r, kJoins), field(r, kRelayout)}) {
       any |= v;
       seen_now_.push_back(v);
     }
@@ -196,15 +218,34 @@ bool Membership::needed() const {
   // While the majority rule waits for a same-host member to be seen exited (kExitGrace),
   // its process state and the end of the wait are news too.
   if (exit_grace_until_ && !committed_) {
-    std::uint64_t exited = 0;
-    std::uint64_t alive_here = 0;
-    certain(sst_->load<std::uint64_t>(sst_->layout().control(me_) + kSuspected), exited,
-            alive_here);
-    seen_now_.push_back(exited);
+    MemberSet exited;
+    MemberSet alive_here;
+    certain(suspected_mask(), exited, alive_here);
+    for (std::size_t w = 0; w < MemberSet::kWords; ++w)
+      seen_now_.push_back(exited.word(w));
     seen_now_.push_back(callbacks_.now && callbacks_.now() >= *exit_grace_until_ ? 1 : 0);
   }
   if (any == 0 || seen_now_ == seen_last_) return false;
   std::swap(seen_now_, seen_last_);
+  return true;
+}
+
+bool Membership::quiet() const {
+  if (evictions_.load(std::memory_order_acquire) != 0 || leave_.load(std::memory_order_acquire) ||
+      joiners_waiting_.load(std::memory_order_acquire) ||
+      relayout_.load(std::memory_order_acquire) || joiners_connecting())
+    return false;
+  const auto& l = sst_->layout();
+  for (std::size_t r = 0; r < n_; ++r) {
+    for (std::size_t w = 0; w < MemberSet::kWords; ++w) {
+      if (sst_->load<std::uint64_t>(l.control(r) + kSuspected + w * sizeof(std::uint64_t)) != 0 ||
+          sst_->load<std::uint64_t>(l.membership(r) + kProposal + w * sizeof(std::uint64_t)) != 0)
+        return false;
+    }
+    if (field(r, kWedged) != 0 || field(r, kLeaving) != 0 || field(r, kProposalNum) != 0 ||
+        field(r, kCommitted) != 0 || field(r, kJoins) != 0 || field(r, kRelayout) != 0)
+      return false;
+  }
   return true;
 }
 
@@ -218,7 +259,7 @@ void Membership::step() {
   if (field(me_, kLeaving) != 0 && !leave_announced_.load(std::memory_order_relaxed)) {
     bool seen = true;
     for (std::size_t r = 0; r < n_; ++r)
-      if (r != me_ && !sst_->suspected(r) && (field(r, kProposal) & bit(me_)) == 0) seen = false;
+      if (r != me_ && !sst_->suspected(r) && !proposal(r).test(me_)) seen = false;
     if (seen) leave_announced_.store(true, std::memory_order_release);
   }
   if (leave_.load(std::memory_order_acquire) && field(me_, kLeaving) == 0) {
@@ -226,9 +267,10 @@ void Membership::step() {
     push_membership(false);
   }
   // Members evicted (their certificates revoked) are suspected here, with the reason.
-  if (const std::uint64_t e = evict_.load(std::memory_order_acquire); e != 0) {
+  if (evictions_.load(std::memory_order_acquire) != 0) {
+    const MemberSet e = evicted();
     for (std::size_t r = 0; r < n_; ++r) {
-      if ((e & bit(r)) == 0 || sst_->suspected(r)) continue;
+      if (!e.test(r) || sst_->suspected(r)) continue;
       std::string why;
       {
         std::lock_guard lock(evict_mu_);
@@ -238,26 +280,26 @@ void Membership::step() {
     }
   }
   gossip();
-  const std::uint64_t suspected = suspected_mask();
-  const std::uint64_t leaving = leaving_mask();
+  const MemberSet suspected = suspected_mask();
+  const MemberSet leaving = leaving_mask();
   // The leader lays out again when it wants to, or when a member asks through its row (a
   // member left behind for a lag that caught up: request_rejoin()).
   bool relayout_asked = relayout_.load(std::memory_order_acquire);
   for (std::size_t r = 0; r < n_ && !relayout_asked; ++r)
-    relayout_asked = (suspected & bit(r)) == 0 && field(r, kRelayout) != 0;
+    relayout_asked = !suspected.test(r) && field(r, kRelayout) != 0;
   // The leader: the lowest rank nobody here suspects.
   std::size_t leader = 0;
-  while (leader < n_ && (suspected & bit(leader)) != 0)
+  while (leader < n_ && suspected.test(leader))
     ++leader;
   // A view change is under way once anyone is suspected or leaving, someone asks to join,
   // the leader wants another layout, or any member has a proposal.
   bool proposed = false;
   for (std::size_t r = 0; r < n_ && !proposed; ++r)
-    proposed = (suspected & bit(r)) == 0 && field(r, kProposalNum) != 0;
+    proposed = !suspected.test(r) && field(r, kProposalNum) != 0;
   // New joiners wait while one that joined with this view is still connecting here: a
   // view change would wait for its part (one that never connects is suspected after the
   // suspicion timeout, and the joiners go in with its removal); the stream never waits.
-  if (((suspected | leaving) & ~bit(me_)) == 0 && !proposed &&
+  if (((suspected | leaving) & ~MemberSet::of(me_)).none() && !proposed &&
       !(joiners_waiting_.load(std::memory_order_acquire) && !joiners_connecting()) &&
       !(leader == me_ && relayout_asked))
     return;
@@ -290,25 +332,25 @@ void Membership::step() {
 }
 
 bool Membership::joiners_connecting() const {
-  if (joining_ == 0) return false;  // the usual view: nothing to look at on every step
+  if (joining_.none()) return false;  // the usual view: nothing to look at on every step
   for (std::size_t r = 0; r < n_; ++r)
-    if ((joining_ & bit(r)) != 0 && sst_->connecting(r) && !sst_->suspected(r)) return true;
+    if (joining_.test(r) && sst_->connecting(r) && !sst_->suspected(r)) return true;
   return false;
 }
 
-void Membership::certain(std::uint64_t suspected, std::uint64_t& exited,
-                         std::uint64_t& alive_here) const {
-  exited = 0;
-  alive_here = 0;
+void Membership::certain(const MemberSet& suspected, MemberSet& exited,
+                         MemberSet& alive_here) const {
+  exited = MemberSet{};
+  alive_here = MemberSet{};
   if (!callbacks_.process_state) return;
   for (std::size_t r = 0; r < n_; ++r) {
-    if ((suspected & bit(r)) == 0) continue;
+    if (!suspected.test(r)) continue;
     switch (callbacks_.process_state(r)) {
       case ProcessState::exited:
-        exited |= bit(r);
+        exited.set(r);
         break;
       case ProcessState::alive:
-        alive_here |= bit(r);
+        alive_here.set(r);
         break;
       case ProcessState::unknown:
         break;
@@ -323,22 +365,22 @@ void Membership::certain(std::uint64_t suspected, std::uint64_t& exited,
 // set of them (it is in the view), so at most one side of a partition holds a majority of
 // the rest, and joiners that never come cannot outvote the members that were there. When
 // every voter's death is certain, the survivors are alone with no one to split from.
-Membership::Majority Membership::majority(std::uint64_t suspected, std::uint64_t leaving,
+Membership::Majority Membership::majority(const MemberSet& suspected, MemberSet leaving,
                                           std::string& why) {
-  std::uint64_t exited = 0;
-  std::uint64_t alive_here = 0;
+  MemberSet exited;
+  MemberSet alive_here;
   // Evicted members (evict()) are removed on purpose, as those that leave.
-  leaving |= evict_.load(std::memory_order_acquire);
+  if (evictions_.load(std::memory_order_acquire) != 0) leaving |= evicted();
   certain(suspected & ~leaving & ~joining_, exited, alive_here);
-  const std::uint64_t lost_mask = suspected & ~leaving & ~exited & ~joining_;
-  const auto lost = static_cast<std::size_t>(std::popcount(lost_mask));
-  const std::size_t voters = n_ - static_cast<std::size_t>(std::popcount(exited | joining_));
-  if (lost * 2 < voters || (voters == 0 && exited != 0)) {
+  const MemberSet lost_mask = suspected & ~leaving & ~exited & ~joining_;
+  const std::size_t lost = lost_mask.count();
+  const std::size_t voters = n_ - (exited | joining_).count();
+  if (lost * 2 < voters || (voters == 0 && exited.any())) {
     exit_grace_until_.reset();
     return Majority::held;
   }
   // A same-host member whose stream closed may not be reaped yet: give it a moment.
-  if ((lost_mask & alive_here) != 0 && callbacks_.now) {
+  if ((lost_mask & alive_here).any() && callbacks_.now) {
     const auto now = callbacks_.now();
     if (!exit_grace_until_) {
       exit_grace_until_ = now + kExitGrace;
@@ -348,29 +390,28 @@ Membership::Majority Membership::majority(std::uint64_t suspected, std::uint64_t
   }
   std::string whom;
   for (std::size_t r = 0; r < n_; ++r) {
-    if ((lost_mask & bit(r)) == 0) continue;
+    if (!lost_mask.test(r)) continue;
     whom += whom.empty() ? " (" : "; ";
     whom += "node " + std::to_string(sst_->node_of(r)) + ": " +
             (r < why_.size() && !why_[r].empty() ? why_[r] : "suspected");
-    if ((alive_here & bit(r)) != 0) whom += ", its process alive on this host";
+    if (alive_here.test(r)) whom += ", its process alive on this host";
   }
-  why = "lost contact with " + std::to_string(lost) + " of the " + std::to_string(voters) +
-        " members of its view" + (whom.empty() ? "" : whom + ")") +
-        (exited != 0 ? " besides " + std::to_string(std::popcount(exited)) + " whose process exited"
-                     : "") +
-        "; a member that cannot reach a majority stops (no split brain)";
+  why =
+      "lost contact with " + std::to_string(lost) + " of the " + std::to_string(voters) +
+      " members of its view" + (whom.empty() ? "" : whom + ")") +
+      (exited.any() ? " besides " + std::to_string(exited.count()) + " whose process exited" : "") +
+      "; a member that cannot reach a majority stops (no split brain)";
   return Majority::lost;
 }
 
 // Whether every member that `proposal` keeps (and nobody suspects), the leader aside, echoed
 // the leader's proposal `num` (its joiners included): the leader's commit is due (lead()).
-bool Membership::echoed(std::uint64_t suspected, std::size_t leader, std::uint64_t proposal,
+bool Membership::echoed(const MemberSet& suspected, std::size_t leader, const MemberSet& removes,
                         std::uint64_t num) const {
   for (std::size_t q = 0; q < n_; ++q) {
-    if (q == leader || (suspected & bit(q)) != 0 || (proposal & bit(q)) != 0) continue;
+    if (q == leader || suspected.test(q) || removes.test(q)) continue;
     if (field(q, kWedged) == 0 || field(q, kProposalNum) != num ||
-        field(q, kProposal) != field(leader, kProposal) ||
-        field(q, kJoins) != field(leader, kJoins))
+        proposal(q) != proposal(leader) || field(q, kJoins) != field(leader, kJoins))
       return false;
   }
   return true;
@@ -379,30 +420,30 @@ bool Membership::echoed(std::uint64_t suspected, std::size_t leader, std::uint64
 // Whether rank r has done its part of the view change so far: wedged; the leader proposed;
 // a follower echoed the leader's newest proposal; once the leader committed, echoed that
 // commit. Members the proposal removes owe nothing.
-bool Membership::check_progress(std::uint64_t suspected) {
+bool Membership::check_progress(const MemberSet& suspected) {
   if (!callbacks_.now) return false;
   if (behind_since_.size() < n_) behind_since_.resize(n_);
   std::size_t leader = 0;
-  while (leader < n_ && (suspected & bit(leader)) != 0)
+  while (leader < n_ && suspected.test(leader))
     ++leader;
   if (leader == n_) return false;
   const auto now = callbacks_.now();
   const auto bound = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       sst_->group().knobs.suspicion_timeout);
-  const std::uint64_t proposal = field(leader, kProposal);
   const std::uint64_t num = field(leader, kProposalNum);
+  const MemberSet removes = proposal(leader);
   const std::uint64_t commit = field(leader, kCommitted);
   progress_due_.reset();
   bool suspects = false;
   for (std::size_t r = 0; r < n_; ++r) {
-    if (r == me_ || (suspected & bit(r)) != 0 || (proposal & bit(r)) != 0) {
+    if (r == me_ || suspected.test(r) || removes.test(r)) {
       behind_since_[r].reset();
       continue;
     }
     bool behind = field(r, kWedged) == 0;
     if (r == leader) {
       // It proposes, and commits once every member its proposal keeps echoed it.
-      behind = behind || num == 0 || (commit == 0 && echoed(suspected, leader, proposal, num));
+      behind = behind || num == 0 || (commit == 0 && echoed(suspected, leader, removes, num));
     } else {
       behind =
           behind || field(r, kProposalNum) < num || (commit != 0 && field(r, kCommitted) != commit);
@@ -435,15 +476,15 @@ bool Membership::check_progress(std::uint64_t suspected) {
 // Suspicions of members we do not suspect ourselves are ours too (everyone wedges).
 void Membership::gossip() {
   if (committed_) return;
-  const std::uint64_t mine = suspected_mask();
-  std::uint64_t theirs = 0;
+  const MemberSet mine = suspected_mask();
+  MemberSet theirs;
   for (std::size_t r = 0; r < n_; ++r) {
-    if (r == me_ || (mine & bit(r)) != 0) continue;
-    theirs |= sst_->load<std::uint64_t>(sst_->layout().control(r) + kSuspected);
+    if (r == me_ || mine.test(r)) continue;
+    theirs |= sst_->load_set(sst_->layout().control(r) + kSuspected);
   }
-  theirs &= ~mine & ~bit(me_);
+  theirs &= ~mine & ~MemberSet::of(me_);
   for (std::size_t r = 0; r < n_; ++r) {
-    if ((theirs & bit(r)) != 0)
+    if (theirs.test(r))
       sst_->suspect(r, transport::SuspicionReason::heartbeat_timeout,
                     "node " + std::to_string(sst_->node_of(r)) +
                         " is suspected by another member of the view");
@@ -460,13 +501,13 @@ void Membership::wedge() {
 void Membership::lead() {
   // Takeover: a member that echoed a commit hands it on; we adopt it with its trims.
   for (std::size_t r = 0; r < n_; ++r) {
-    if (r == me_ || (suspected_mask() & bit(r)) != 0) continue;
+    if (r == me_ || suspected_mask().test(r)) continue;
     if (field(r, kCommitted) == 0) continue;
     adopt_commit(r);
     return;
   }
   // Proposals only grow: what we echoed from an earlier leader stays in, joiners included.
-  const std::uint64_t want = field(me_, kProposal) | suspected_mask() | leaving_mask();
+  const MemberSet want = proposal(me_) | suspected_mask() | leaving_mask();
   std::uint64_t num = field(me_, kProposalNum);
   bool more_joiners = false;
   if (joiners_waiting_.load(std::memory_order_acquire)) {
@@ -499,23 +540,23 @@ void Membership::lead() {
   // member it proposed to remove; the next leader's proposal 1 met the old proposal 1).
   bool outbid = false;
   for (std::size_t r = 0; r < n_; ++r) {
-    if (r == me_ || (suspected_mask() & bit(r)) != 0) continue;
+    if (r == me_ || suspected_mask().test(r)) continue;
     const std::uint64_t theirs = field(r, kProposalNum);
-    if (theirs > num || (theirs == num && num != 0 && field(r, kProposal) != want)) outbid = true;
+    if (theirs > num || (theirs == num && num != 0 && proposal(r) != want)) outbid = true;
   }
-  if (want != field(me_, kProposal) || num == 0 || more_joiners || outbid) {
+  if (want != proposal(me_) || num == 0 || more_joiners || outbid) {
     for (std::size_t r = 0; r < n_; ++r)
       num = std::max(num, field(r, kProposalNum));
     ++num;
-    set_field(kProposal, want);
+    set_proposal(want);
     set_field(kProposalNum, num);
     push_membership(true);
     return;  // the acks come later
   }
   // Commit once every member outside the proposal is wedged and echoed this proposal.
   for (std::size_t r = 0; r < n_; ++r) {
-    if (r == me_ || (want & bit(r)) != 0) continue;
-    if (field(r, kWedged) == 0 || field(r, kProposalNum) != num || field(r, kProposal) != want ||
+    if (r == me_ || want.test(r)) continue;
+    if (field(r, kWedged) == 0 || field(r, kProposalNum) != num || proposal(r) != want ||
         field(r, kJoins) != field(me_, kJoins))
       return;
   }
@@ -531,31 +572,28 @@ void Membership::follow(std::size_t leader) {
   if (num == 0) return;
   // Its commit of what we echoed: echo the trims and the commit.
   const std::uint64_t c = field(leader, kCommitted);
-  if (c != 0 && c == field(me_, kProposalNum) &&
-      field(leader, kProposal) == field(me_, kProposal)) {
+  if (c != 0 && c == field(me_, kProposalNum) && proposal(leader) == proposal(me_)) {
     adopt_commit(leader);
     return;
   }
   // A newer proposal: echo it (we are wedged, so our final counters precede the echo).
   if (num > field(me_, kProposalNum)) {
     copy_joiners(leader);
-    set_field(kProposal, field(leader, kProposal));
+    set_proposal(proposal(leader));
     set_field(kProposalNum, num);
     push_membership(true);
   }
 }
 
 void Membership::finish() {
-  const std::uint64_t removed = field(me_, kProposal);
+  const MemberSet removed = proposal(me_);
   if (!delivered_) {
     // Every member that stays froze and pushed its final counters and guards before its
     // `wedged`: once we see that flag, its messages of this view are all here (unordered
     // subgroups take them all: Smc::deliver_to).
-    const std::uint64_t suspected = suspected_mask();
+    const MemberSet suspected = suspected_mask();
     for (std::size_t r = 0; r < n_; ++r)
-      if (r != me_ && (removed & bit(r)) == 0 && (suspected & bit(r)) == 0 &&
-          field(r, kWedged) == 0)
-        return;
+      if (r != me_ && !removed.test(r) && !suspected.test(r) && field(r, kWedged) == 0) return;
     for (std::size_t s = 0; s < subgroups_; ++s)
       smc_->deliver_to(static_cast<std::uint32_t>(s), trim(me_, s));
     delivered_ = true;
@@ -563,13 +601,13 @@ void Membership::finish() {
   // Every member that stays must hold the commit before anyone moves on, so that a later
   // leader adopts it; a member we suspect meanwhile is not waited for.
   const std::uint64_t c = field(me_, kCommitted);
-  const std::uint64_t suspected = suspected_mask();
+  const MemberSet suspected = suspected_mask();
   for (std::size_t r = 0; r < n_; ++r) {
-    if (r == me_ || (removed & bit(r)) != 0 || (suspected & bit(r)) != 0) continue;
+    if (r == me_ || removed.test(r) || suspected.test(r)) continue;
     if (field(r, kCommitted) != c) return;
   }
   done_ = true;
-  if ((removed & bit(me_)) != 0) leave_announced_.store(true, std::memory_order_release);
+  if (removed.test(me_)) leave_announced_.store(true, std::memory_order_release);
   ViewDecision d;
   d.removed = removed;
   d.leaving = leaving_mask() & removed;

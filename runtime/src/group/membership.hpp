@@ -80,8 +80,8 @@ inline constexpr std::chrono::milliseconds kExitGrace{250};
 
 // The outcome of a view change, as every survivor sees it.
 struct ViewDecision {
-  std::uint64_t removed = 0;           // bit per rank of the ending view
-  std::uint64_t leaving = 0;           // of those, the ones that left on purpose
+  sst::MemberSet removed;              // ranks of the ending view
+  sst::MemberSet leaving;              // of those, the ones that left on purpose
   std::vector<std::int64_t> trims;     // per subgroup: delivered up to this seq (atomic)
   std::vector<sst::JoinEntry> joined;  // participants the next view adds, in rank order
   // Their certificate identities, in a secured view (sst::SstLayout::has_identities());
@@ -154,10 +154,12 @@ class Membership {
     return steps_.load(std::memory_order_acquire);
   }
   // Ranks that wedged for a view change (their rows say so): their streams stop on purpose.
-  [[nodiscard]] std::uint64_t wedged_mask() const;
+  [[nodiscard]] sst::MemberSet wedged_mask() const;
 
  private:
   [[nodiscard]] bool needed() const;
+  // needed()'s first look: every column it compares is zero (no view change under way).
+  [[nodiscard]] bool quiet() const;
   // A member that joined with this view is still connecting here (Sst::connecting).
   [[nodiscard]] bool joiners_connecting() const;
   void step();
@@ -165,9 +167,9 @@ class Membership {
   void wedge();
   // Suspects every member that has been behind in this view change for longer than the
   // suspicion timeout (Progress, above); true if it suspected one.
-  [[nodiscard]] bool check_progress(std::uint64_t suspected);
-  [[nodiscard]] bool echoed(std::uint64_t suspected, std::size_t leader, std::uint64_t proposal,
-                            std::uint64_t num) const;
+  [[nodiscard]] bool check_progress(const sst::MemberSet& suspected);
+  [[nodiscard]] bool echoed(const sst::MemberSet& suspected, std::size_t leader,
+                            const sst::MemberSet& proposal, std::uint64_t num) const;
   void lead();
   void follow(std::size_t leader);
   void finish();
@@ -178,15 +180,19 @@ class Membership {
   void adopt_commit(std::size_t from);
   void push_membership(bool with_tables);
   void copy_joiners(std::size_t from);
-  [[nodiscard]] std::uint64_t suspected_mask() const;
-  [[nodiscard]] std::uint64_t leaving_mask() const;
+  [[nodiscard]] sst::MemberSet proposal(std::size_t rank) const;
+  void set_proposal(const sst::MemberSet& p);
+  [[nodiscard]] sst::MemberSet suspected_mask() const;
+  [[nodiscard]] sst::MemberSet leaving_mask() const;
   // Of `suspected`, the members whose process exited (certain), and those on this host
   // whose process still looks alive.
-  void certain(std::uint64_t suspected, std::uint64_t& exited, std::uint64_t& alive_here) const;
+  void certain(const sst::MemberSet& suspected, sst::MemberSet& exited,
+               sst::MemberSet& alive_here) const;
   // The majority rule: held, lost (this member must halt; `why` says so), or waiting for
   // a same-host member to be seen exited (kExitGrace).
   enum class Majority : std::uint8_t { held, waiting, lost };
-  [[nodiscard]] Majority majority(std::uint64_t suspected, std::uint64_t leaving, std::string& why);
+  [[nodiscard]] Majority majority(const sst::MemberSet& suspected, sst::MemberSet leaving,
+                                  std::string& why);
 
   sst::Sst* sst_;
   smc::Smc* smc_;
@@ -211,8 +217,10 @@ class Membership {
   std::atomic<bool> leave_announced_{false};
   std::vector<std::string> why_;  // per rank: why it is suspected
   // evict(): the ranks asked for (any thread), and why (guarded by evict_mu_, a leaf).
-  std::atomic<std::uint64_t> evict_{0};
-  std::mutex evict_mu_;
+  std::atomic<std::uint64_t> evictions_{0};  // evict() calls that added a rank
+  [[nodiscard]] sst::MemberSet evicted() const;
+  mutable std::mutex evict_mu_;
+  sst::MemberSet evict_;  // guarded by evict_mu_
   std::vector<std::string> evict_why_;
   bool wedged_ = false;
   bool committed_ = false;  // we hold a commit (ours as leader, or echoed)
@@ -220,7 +228,7 @@ class Membership {
   bool done_ = false;       // decided or halted
   // The majority rule waits for a same-host member to be seen exited until then.
   std::optional<std::chrono::steady_clock::time_point> exit_grace_until_;
-  std::uint64_t joining_ = 0;  // ranks that joined with this view (View's Member::joining)
+  sst::MemberSet joining_;  // ranks that joined with this view (View's Member::joining)
   // Progress: per rank, since when it has been behind in this view change (none: it is not);
   // and the earliest moment one of them will have been behind too long.
   std::vector<std::optional<std::chrono::steady_clock::time_point>> behind_since_;

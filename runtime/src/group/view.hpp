@@ -23,6 +23,7 @@
 #include <spindle/transport/transport.hpp>
 
 #include "rdmc/schedule.hpp"
+#include "sst/member_set.hpp"
 
 namespace spindle::group {
 
@@ -158,7 +159,7 @@ void validate(const View& g, std::string_view source);
 // Limits checked by validate().
 inline constexpr std::uint32_t kMaxWindow = 65536;
 inline constexpr std::uint32_t kMaxPayload = 1u << 20;
-inline constexpr std::size_t kMaxMembers = 64;      // suspicion bitmask width
+inline constexpr std::size_t kMaxMembers = sst::kMaxMembers;  // member sets' width
 inline constexpr std::uint32_t kMinRdmcBlock = 64;  // the domain file asks for 4096 or more
 inline constexpr std::uint32_t kMaxRdmcBlock = 64u << 20;
 inline constexpr std::uint64_t kMinRdmcBuffer = 64;  // the domain file: 1 MiB or more

@@ -147,7 +147,7 @@ class SubgroupEngine {
     // free): announce its rewrite before the writer touches it (where our row is in place,
     // the others see each byte as it is written). The protocol thread publishes who is left
     // behind before the freed count that let this reservation through.
-    if (r >= w_ && (!listener_ranks_.empty() || left_behind_.load(std::memory_order_relaxed) != 0))
+    if (r >= w_ && (!listener_ranks_.empty() || left_behind_.load(std::memory_order_relaxed)))
       raise_started(r + 1);
     return Reservation{ReserveStatus::ok, sst_->at(slot_offset(my_slots_, r)), max_payload_, r};
   }
@@ -271,17 +271,16 @@ class SubgroupEngine {
   }
   // The highest global seq every member outside `removed` (bit per SST rank) received:
   // final once all of them are frozen. Atomic subgroups only; -1 otherwise.
-  [[nodiscard]] std::int64_t trim(std::uint64_t removed) const {
+  [[nodiscard]] std::int64_t trim(const sst::MemberSet& removed) const {
     if (!atomic_) return -1;
     // A listener's own count does not bound it: it delivers nothing in the total order; nor
     // does a member left behind (the union of the final rows says who: docs/dev/smc.md).
-    const std::uint64_t behind = union_of_rows();
-    std::int64_t t = listener_ || ((behind >> me_) & 1) != 0
-                         ? std::numeric_limits<std::int64_t>::max()
-                         : received_num_;
+    const sst::MemberSet behind = union_of_rows();
+    std::int64_t t =
+        listener_ || behind.test(me_) ? std::numeric_limits<std::int64_t>::max() : received_num_;
     for (std::size_t k = 0; k < members_.size(); ++k) {
-      if (members_[k] == me_ || !holds_[k] || ((removed >> members_[k]) & 1) != 0) continue;
-      if (((behind >> members_[k]) & 1) != 0) continue;
+      if (members_[k] == me_ || !holds_[k] || removed.test(members_[k])) continue;
+      if (behind.test(members_[k])) continue;
       t = std::min(t, sst_->load<std::int64_t>(counters_[k] + kReceived));
     }
     return t == std::numeric_limits<std::int64_t>::max() ? -1 : t;
@@ -327,7 +326,7 @@ class SubgroupEngine {
   // Our messages the next view must carry again, in order: sent ones past `trim` (atomic;
   // nobody delivered them) and committed ones never sent. The bytes are in this view's
   // slots, valid while it lives.
-  [[nodiscard]] std::vector<Unsent> resend(std::int64_t trim, std::uint64_t removed) const {
+  [[nodiscard]] std::vector<Unsent> resend(std::int64_t trim, const sst::MemberSet& removed) const {
     std::vector<Unsent> out;
     if (!my_sender_) return out;
     const auto n = senders_.size();
@@ -336,7 +335,7 @@ class SubgroupEngine {
     std::uint64_t floor = sent_;
     if (!atomic_) {
       for (std::size_t m = 0; m < members_.size(); ++m) {
-        if (members_[m] == me_ || !holds_[m] || ((removed >> members_[m]) & 1) != 0) continue;
+        if (members_[m] == me_ || !holds_[m] || removed.test(members_[m])) continue;
         floor = std::min(
             floor, sst_->load<std::uint64_t>(counters_[m] + *my_sender_ * sizeof(std::uint64_t)));
       }
@@ -378,7 +377,7 @@ class SubgroupEngine {
   // whose counters have not moved for `timeout` while another member's are ahead of them
   // takes no part in the stream: suspected (the ring waits for it, so everyone stops).
   bool check_progress(std::chrono::nanoseconds now, std::chrono::nanoseconds timeout,
-                      std::uint64_t exempt, std::optional<std::chrono::nanoseconds>& due,
+                      const sst::MemberSet& exempt, std::optional<std::chrono::nanoseconds>& due,
                       bool& rejoin, bool& demoted) {
     if (counters_owed_) push_counters_now();
     // Unordered subgroups are looked at only where a member may be left behind (nobody is
@@ -435,7 +434,7 @@ class SubgroupEngine {
       // (a half-dead member whose heartbeat goes on would never catch up).
       if (members_[k] == me_ || !holds_[k] || sst_->suspected(members_[k])) continue;
       auto& p = progress_[k];
-      if (((exempt >> members_[k]) & 1) != 0) {
+      if (exempt.test(members_[k])) {
         p.since = now;  // wedged for a view change: its stream stops on purpose
         continue;
       }
@@ -487,7 +486,7 @@ class SubgroupEngine {
   void stall() noexcept { stalled_.store(true, std::memory_order_relaxed); }
   void resume() noexcept { stalled_.store(false, std::memory_order_relaxed); }
   [[nodiscard]] bool left_behind() const noexcept { return catching_up_; }
-  [[nodiscard]] std::uint64_t left_behind_ranks() const { return union_of_rows(); }
+  [[nodiscard]] sst::MemberSet left_behind_ranks() const { return union_of_rows(); }
   bool leave_behind(std::size_t rank) {
     if (lag_bound_.count() == 0 || frozen_) return false;
     refresh_demoted();
@@ -559,7 +558,7 @@ class SubgroupEngine {
       ++rounds_;
     });
     sent_ = last;
-    if (!listener_ranks_.empty() || demoted_ != 0) {
+    if (!listener_ranks_.empty() || demoted_.any()) {
       // Listeners and members left behind first learn which slots are being rewritten (a
       // status push: flushed ahead of the payloads), so that a copy they take meanwhile is
       // known to be torn.
@@ -567,8 +566,7 @@ class SubgroupEngine {
       for (auto r : listener_ranks_)
         sst_->push_status(r, my_guard_ + kNumStarted, sizeof(std::uint64_t));
       for (auto r : others_)
-        if (((demoted_ >> r) & 1) != 0)
-          sst_->push_status(r, my_guard_ + kNumStarted, sizeof(std::uint64_t));
+        if (demoted_.test(r)) sst_->push_status(r, my_guard_ + kNumStarted, sizeof(std::uint64_t));
     }
     sst_->store<std::uint64_t>(my_guard_ + kNumSent, sent_);
     if (atomic_) {
@@ -929,14 +927,14 @@ class SubgroupEngine {
   [[nodiscard]] bool takes_copies() const noexcept { return catching_up_ || may_be_left_behind_; }
   // Member k holds the ring: not a listener, not left behind.
   [[nodiscard]] bool holding(std::size_t k) const noexcept {
-    return holds_[k] && ((demoted_ >> members_[k]) & 1) == 0;
+    return holds_[k] && !demoted_.test(members_[k]);
   }
   // Who is left behind: the union of every member's row, ours included.
-  [[nodiscard]] std::uint64_t union_of_rows() const {
-    if (lag_bound_.count() == 0) return 0;
-    std::uint64_t mask = 0;
+  [[nodiscard]] sst::MemberSet union_of_rows() const {
+    sst::MemberSet mask;
+    if (lag_bound_.count() == 0) return mask;
     for (auto c : counters_)
-      mask |= sst_->load<std::uint64_t>(c + demoted_at_);
+      mask |= sst_->load_set(c + demoted_at_);
     return mask;
   }
   // Takes the union into our row before acting on it, so that a view change's trim (from
@@ -944,21 +942,20 @@ class SubgroupEngine {
   // decided it is gone.
   void refresh_demoted() {
     if (lag_bound_.count() == 0) return;
-    const std::uint64_t mask = union_of_rows();
+    const sst::MemberSet mask = union_of_rows();
     if (mask == demoted_) return;
     demoted_ = mask;
-    left_behind_.store(mask, std::memory_order_relaxed);  // before freed_ moves past them
-    sst_->store<std::uint64_t>(my_counters_ + demoted_at_, mask);
+    left_behind_.store(mask.any(), std::memory_order_relaxed);  // before freed_ moves past them
+    sst_->store_set(my_counters_ + demoted_at_, mask);
     counters_dirty_ = true;
-    if (((mask >> me_) & 1) != 0 && !catching_up_) {
+    if (mask.test(me_) && !catching_up_) {
       catching_up_ = true;
       ++stats_.left_behind;
     }
   }
   void demote(std::size_t k) {
     ++stats_.demotions;
-    sst_->store<std::uint64_t>(my_counters_ + demoted_at_,
-                               demoted_ | (std::uint64_t{1} << members_[k]));
+    sst_->store_set(my_counters_ + demoted_at_, demoted_ | sst::MemberSet::of(members_[k]));
     refresh_demoted();
     counters_dirty_ = true;
   }
@@ -1089,24 +1086,24 @@ class SubgroupEngine {
   std::size_t stride_ = 0;
   std::uint64_t max_batch_ = 1;  // slots per send batch
   std::size_t me_ = 0;
-  std::vector<std::size_t> members_;           // SST ranks of the subgroup's members
-  std::vector<bool> holds_;                    // per member: not a listener (it holds the ring)
-  std::vector<bool> demotable_;                // per member: a lag leaves it behind
-  std::atomic<std::uint64_t> left_behind_{0};  // demoted_, for reserve() (application threads)
-  std::vector<std::size_t> counts_due_;        // unordered: senders whose count emit() stores
-  bool delivered_due_ = false;                 // atomic: emit() stores delivered_num_
-  std::chrono::nanoseconds lag_bound_{0};      // how long a lag; 0: nobody is demotable
-  std::uint64_t demoted_ = 0;                  // bit per SST rank: left behind (the union)
-  bool catching_up_ = false;                   // this member is left behind: catch_up()
-  bool may_be_left_behind_ = false;            // a lag may leave this member behind: it copies
-  bool rejoin_asked_ = false;                  // check_progress() reported it caught up
-  std::int64_t checked_received_ = -1;         // received_num at the last check_progress()
-  std::size_t demoted_at_ = 0;                 // offset of `demoted` in a counters row
-  std::vector<std::size_t> listener_ranks_;    // the listeners' ranks, other than me
-  bool listener_ = false;                      // this node listens: listen(), nothing else
-  std::vector<std::size_t> counters_;          // their counters offsets (same order)
-  std::vector<std::size_t> others_;            // members other than me
-  std::vector<std::size_t> outsiders_;         // ranks of the view outside the subgroup
+  std::vector<std::size_t> members_;         // SST ranks of the subgroup's members
+  std::vector<bool> holds_;                  // per member: not a listener (it holds the ring)
+  std::vector<bool> demotable_;              // per member: a lag leaves it behind
+  std::atomic<bool> left_behind_{false};     // demoted_.any(), for reserve() (application threads)
+  std::vector<std::size_t> counts_due_;      // unordered: senders whose count emit() stores
+  bool delivered_due_ = false;               // atomic: emit() stores delivered_num_
+  std::chrono::nanoseconds lag_bound_{0};    // how long a lag; 0: nobody is demotable
+  sst::MemberSet demoted_;                   // SST ranks left behind (the union)
+  bool catching_up_ = false;                 // this member is left behind: catch_up()
+  bool may_be_left_behind_ = false;          // a lag may leave this member behind: it copies
+  bool rejoin_asked_ = false;                // check_progress() reported it caught up
+  std::int64_t checked_received_ = -1;       // received_num at the last check_progress()
+  std::size_t demoted_at_ = 0;               // offset of `demoted` in a counters row
+  std::vector<std::size_t> listener_ranks_;  // the listeners' ranks, other than me
+  bool listener_ = false;                    // this node listens: listen(), nothing else
+  std::vector<std::size_t> counters_;        // their counters offsets (same order)
+  std::vector<std::size_t> others_;          // members other than me
+  std::vector<std::size_t> outsiders_;       // ranks of the view outside the subgroup
   std::size_t my_counters_ = 0;
   std::size_t counters_len_ = 0;
   std::vector<SenderCursor> senders_;
@@ -1151,7 +1148,7 @@ class SubgroupEngine {
   bool others_send_ = false;
   bool counters_owed_ = false;
   std::int64_t pushed_received_ = std::numeric_limits<std::int64_t>::min();
-  std::uint64_t pushed_demoted_ = ~std::uint64_t{0};
+  sst::MemberSet pushed_demoted_ = ~sst::MemberSet{};
   std::vector<Message> batch_;
   std::vector<std::byte> copies_;  // listen(): what it took out of the ring, as delivered
   struct Taken {
@@ -1192,7 +1189,7 @@ Smc::~Smc() {
     predicates_->remove(id);
 }
 
-ProgressCheck Smc::check_progress(std::chrono::nanoseconds now, std::uint64_t exempt) {
+ProgressCheck Smc::check_progress(std::chrono::nanoseconds now, const sst::MemberSet& exempt) {
   const auto timeout = std::chrono::nanoseconds(sst_->group().knobs.suspicion_timeout);
   ProgressCheck out;
   for (auto& e : engines_)
@@ -1215,8 +1212,8 @@ bool Smc::left_behind(std::uint32_t subgroup) const {
   return is_member(subgroup) && engines_[subgroup]->left_behind();
 }
 
-std::uint64_t Smc::left_behind_ranks(std::uint32_t subgroup) const {
-  return is_member(subgroup) ? engines_[subgroup]->left_behind_ranks() : 0;
+sst::MemberSet Smc::left_behind_ranks(std::uint32_t subgroup) const {
+  return is_member(subgroup) ? engines_[subgroup]->left_behind_ranks() : sst::MemberSet{};
 }
 
 bool Smc::leave_behind(std::uint32_t subgroup, std::size_t rank) {
@@ -1276,7 +1273,7 @@ void Smc::freeze() {
     if (e) e->freeze();
 }
 
-std::int64_t Smc::trim(std::uint32_t subgroup, std::uint64_t removed) const {
+std::int64_t Smc::trim(std::uint32_t subgroup, const sst::MemberSet& removed) const {
   if (is_member(subgroup)) return engines_[subgroup]->trim(removed);
   const auto& g = sst_->group();
   if (subgroup >= g.subgroups.size() || g.subgroups[subgroup].ordering != group::Ordering::atomic)
@@ -1286,13 +1283,12 @@ std::int64_t Smc::trim(std::uint32_t subgroup, std::uint64_t removed) const {
   std::optional<std::int64_t> t;
   const auto& listeners = g.subgroups[subgroup].listeners;
   // Nor do those left behind (the union of the members' final rows: docs/dev/smc.md).
-  std::uint64_t behind = 0;
+  sst::MemberSet behind;
   for (auto id : g.subgroups[subgroup].members)
-    behind |= sst_->load<std::uint64_t>(sst_->layout().columns(*g.rank_of(id), subgroup).counters +
-                                        kDemoted);
+    behind |= sst_->load_set(sst_->layout().columns(*g.rank_of(id), subgroup).counters + kDemoted);
   for (auto id : g.subgroups[subgroup].members) {
     const std::size_t r = *g.rank_of(id);
-    if (((removed >> r) & 1) != 0 || ((behind >> r) & 1) != 0) continue;
+    if (removed.test(r) || behind.test(r)) continue;
     if (std::find(listeners.begin(), listeners.end(), id) != listeners.end()) continue;
     const auto received = sst_->load<std::int64_t>(sst_->layout().columns(r, subgroup).counters +
                                                    offsetof(sst::CountersRow, received_num));
@@ -1306,7 +1302,7 @@ void Smc::deliver_to(std::uint32_t subgroup, std::int64_t trim) {
 }
 
 std::vector<Unsent> Smc::resend(std::uint32_t subgroup, std::int64_t trim,
-                                std::uint64_t removed) const {
+                                const sst::MemberSet& removed) const {
   if (!is_member(subgroup)) return {};
   return engines_[subgroup]->resend(trim, removed);
 }

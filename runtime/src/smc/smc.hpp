@@ -198,7 +198,7 @@ class Smc {
   // `removed` (bit per SST rank) has received — final once they are all frozen (for a
   // non-member, from the final counters they pushed it); -1 for unordered subgroups and
   // subgroups with no member left.
-  [[nodiscard]] std::int64_t trim(std::uint32_t subgroup, std::uint64_t removed) const;
+  [[nodiscard]] std::int64_t trim(std::uint32_t subgroup, const sst::MemberSet& removed) const;
   // Delivers in order every message of `subgroup` up to `trim` not delivered yet; in an
   // unordered subgroup, every message its senders pushed in this view (call it once every
   // member that stays is seen wedged: their final guards have landed).
@@ -209,7 +209,7 @@ class Smc {
   // taken by its final counts — a member that saw us leave before our last pushes landed
   // (members that took them take them again: the layers above drop what they took).
   [[nodiscard]] std::vector<Unsent> resend(std::uint32_t subgroup, std::int64_t trim,
-                                           std::uint64_t removed = 0) const;
+                                           const sst::MemberSet& removed = {}) const;
 
   // Messages reserved but not yet freed (delivered everywhere); 0 when quiet.
   [[nodiscard]] std::uint64_t in_flight(std::uint32_t subgroup) const noexcept;
@@ -237,7 +237,7 @@ class Smc {
   // In a subgroup with a lag bound (group::Subgroup::lag_bound), a demotable member whose
   // counters stood still that long while another's went on is left behind instead (docs/dev/
   // smc.md, "Lagging members"), and suspected no more for it.
-  ProgressCheck check_progress(std::chrono::nanoseconds now, std::uint64_t exempt = 0);
+  ProgressCheck check_progress(std::chrono::nanoseconds now, const sst::MemberSet& exempt = {});
   // Fault injection (tests; any thread): this member stops receiving and delivering while
   // its heartbeat goes on — a half-dead member; resume() ends it.
   void stall() noexcept;
@@ -246,7 +246,7 @@ class Smc {
   [[nodiscard]] bool left_behind(std::uint32_t subgroup) const;
   // The members left behind in `subgroup`, as every member's row says (bit per SST rank);
   // 0 where this node is not a member or nobody may be left behind. Predicate thread.
-  [[nodiscard]] std::uint64_t left_behind_ranks(std::uint32_t subgroup) const;
+  [[nodiscard]] sst::MemberSet left_behind_ranks(std::uint32_t subgroup) const;
   // Leaves the member of SST rank `rank` behind in `subgroup`, as a lag of its counters
   // would (docs/dev/smc.md, "Lagging members"): the engine saw it keep a large message that the
   // members that hold all have for the lag bound (docs/dev/rdmc.md). False where it cannot be

@@ -16,18 +16,18 @@
 //
 //   row of member m (every part 64-byte aligned):
 //   +---------------------------------------------------------------+
-//   | ControlRow (64 B): heartbeat | barrier | suspected bitmask     |  -> all members
-//   | MembershipRow (64 B): wedged | leaving | proposal | proposal_num|  -> all members
-//   |   | committed                                                  |
+//   | ControlRow (64 B): heartbeat | barrier | suspected (MemberSet) |  -> all members
+//   | MembershipRow (128 B): wedged | leaving | proposal (MemberSet) |  -> all members
+//   |   | proposal_num | committed | joins | relayout                 |
 //   | trims[subgroups]: i64 each, padded to a line (view change)     |  -> all members
 //   | joiners[kMaxJoins]: JoinEntry, 32 B each (view change)         |  -> all members
 //   | identities[kMaxJoins]: JoinIdentity, 256 B each (secured only) |  -> all members
 //   +---------------------------------------------------------------+
 //   | for each subgroup s that m belongs to, in subgroup order:      |
 //   |   counters  atomic:    CountersRow {received_num, delivered_num,|  -> members of s
-//   |                        demoted}                                |
+//   |                        demoted (MemberSet)}                    |
 //   |             unordered: delivered_count[n_senders] (u64 each),  |
-//   |                        demoted (u64)                           |
+//   |                        demoted (MemberSet)                     |
 //   |   if m is a sender of s:                                       |
 //   |     SenderGuardRow (64 B): num_sent | rounds | num_started    |  -> members of s
 //   |     header[0] .. header[w-1], SlotHeader, 16 B each, padded   |  -> members of s
@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "group/view.hpp"
+#include "sst/member_set.hpp"
 
 namespace spindle::sst {
 
@@ -67,23 +68,24 @@ inline constexpr std::size_t kLine = 64;
 struct alignas(kLine) ControlRow {
   std::uint64_t heartbeat;  // bumped every heartbeat interval
   std::uint64_t barrier;    // application phase counter (tests, benchmarks, shutdown)
-  std::uint64_t suspected;  // bit r: this member suspects the member of rank r
+  // Bit r: this member suspects the member of rank r (MemberSet words; Sst::load_set).
+  std::uint64_t suspected[MemberSet::kWords];
 };
 static_assert(sizeof(ControlRow) == kLine);
 
 // The view-change columns (DESIGN §7; the protocol is in group/membership.hpp). Written by
 // the row's owner and pushed to every member; the trims of the subgroups follow the row.
 struct alignas(kLine) MembershipRow {
-  std::uint64_t wedged;        // 1: the owner froze its subgroups and pushed final counters
-  std::uint64_t leaving;       // 1: the owner leaves on purpose (its participant closes)
-  std::uint64_t proposal;      // bit r: the next view removes the member of rank r
+  std::uint64_t wedged;   // 1: the owner froze its subgroups and pushed final counters
+  std::uint64_t leaving;  // 1: the owner leaves on purpose (its participant closes)
+  std::uint64_t proposal[MemberSet::kWords];  // bit r: the next view removes rank r
   std::uint64_t proposal_num;  // leader: version of `proposal`; others: the version echoed
   std::uint64_t committed;     // leader: the proposal_num committed; others: echoed commit
   std::uint64_t joins;         // entries of the joiner table the proposal adds
   std::uint64_t relayout;      // 1: the owner asks the leader for a view change that removes
                                // nobody (a member left behind that caught up, docs/dev/smc.md)
 };
-static_assert(sizeof(MembershipRow) == kLine);
+static_assert(sizeof(MembershipRow) == 2 * kLine);
 
 // A participant the proposal adds (after the trims, kMaxJoins of them).
 struct JoinEntry {
@@ -114,7 +116,7 @@ struct alignas(kLine) CountersRow {
   // Bit r: the member of SST rank r lagged and is left behind for the rest of the view
   // (docs/dev/smc.md, "Lagging members"). Bits only appear; every member goes by the union of
   // the rows it sees, and copies that union into its own row before it acts on it.
-  std::uint64_t demoted;
+  std::uint64_t demoted[MemberSet::kWords];
 };
 static_assert(sizeof(CountersRow) == kLine);
 

@@ -26,9 +26,10 @@ SstLayout::SstLayout(const group::View& g) : subgroups_(g.subgroups.size()) {
       if (std::find(sg.members.begin(), sg.members.end(), id) == sg.members.end()) continue;
       c.present = true;
       c.counters = off + row;
-      c.counters_len = sg.ordering == group::Ordering::atomic
-                           ? sizeof(CountersRow)
-                           : round_up(sizeof(std::uint64_t) * (sg.senders.size() + 1), kLine);
+      c.counters_len =
+          sg.ordering == group::Ordering::atomic
+              ? sizeof(CountersRow)
+              : round_up(sizeof(std::uint64_t) * sg.senders.size() + sizeof(MemberSet), kLine);
       if (c.counters_len == 0) c.counters_len = kLine;
       row += c.counters_len;
       if (std::find(sg.senders.begin(), sg.senders.end(), id) != sg.senders.end()) {
@@ -314,8 +315,8 @@ void Sst::suspect(std::size_t rank, transport::SuspicionReason why, std::string 
   suspected_[rank] = 1;
   queues_[rank] = PeerQueue{};
   const std::size_t off = layout_.control(my_rank_);
-  const auto mask = load<std::uint64_t>(off + offsetof(ControlRow, suspected));
-  store<std::uint64_t>(off + offsetof(ControlRow, suspected), mask | (std::uint64_t{1} << rank));
+  store_set(off + offsetof(ControlRow, suspected),
+            load_set(off + offsetof(ControlRow, suspected)).set(rank));
   for (std::size_t r = 0; r < rows(); ++r)
     push_guard(r, off, sizeof(ControlRow));
   if (on_suspicion_) on_suspicion_(SuspicionReport{rank, node_of(rank), why, std::move(detail)});

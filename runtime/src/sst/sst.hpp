@@ -27,7 +27,7 @@
 //
 // Suspicion. A peer is suspected when the transport reports it (Suspicion event) or when
 // its heartbeat column has not moved for knobs.suspicion_timeout. The suspicion is
-// recorded in our ControlRow.suspected bitmask (pushed to everyone) and reported once
+// recorded in our ControlRow.suspected set (pushed to everyone) and reported once
 // through the handler given to set_suspicion_handler(); the membership layer decides.
 // Suspected peers get no further pushes.
 #pragma once
@@ -117,6 +117,17 @@ class Sst {
   template <class T>
   void store(std::size_t offset, T v) noexcept {
     std::atomic_ref<T>(*reinterpret_cast<T*>(base_ + offset)).store(v, std::memory_order_release);
+  }
+  // A MemberSet column, word by word (member_set.hpp: its words only gain bits).
+  [[nodiscard]] MemberSet load_set(std::size_t offset) const noexcept {
+    MemberSet s;
+    for (std::size_t i = 0; i < MemberSet::kWords; ++i)
+      s.set_word(i, load<std::uint64_t>(offset + i * sizeof(std::uint64_t)));
+    return s;
+  }
+  void store_set(std::size_t offset, const MemberSet& s) noexcept {
+    for (std::size_t i = 0; i < MemberSet::kWords; ++i)
+      store<std::uint64_t>(offset + i * sizeof(std::uint64_t), s.word(i));
   }
 
   // --- pushes (predicate thread) ------------------------------------------------------
