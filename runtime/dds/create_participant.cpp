@@ -522,7 +522,7 @@ std::shared_ptr<dcps::Participant> join_as_member(const config::FoundDomainConfi
     const auto asked = c.contacts.empty() ? with_discovered(beacon.get(), contacts) : contacts;
     std::optional<group::Welcome> welcome;
     try {
-      welcome = group::join(asked, request, deadline, sec.credentials);
+      welcome = group::join(asked, request, deadline, sec.credentials, timeout);
     } catch (const dds::core::Error& e) {
       // A restarted participant may come back before its old incarnation is removed: its
       // id is still a member for a moment. A leader that is closing asks us to come back.

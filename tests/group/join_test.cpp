@@ -196,6 +196,87 @@ TEST_CASE("join: a joiner says what is wrong with what answers on the join port"
   }
 }
 
+namespace {
+
+// A leader on 127.0.0.1 that reads the request, then writes each line of `script` after its
+// delay, then holds the connection for `linger` and closes.
+class ScriptedLeader {
+ public:
+  using Step = std::pair<std::chrono::milliseconds, std::string>;
+  ScriptedLeader(std::vector<Step> script, std::chrono::milliseconds linger) {
+    fd_ = bound_loopback_socket(1, port_);
+    thread_ = std::thread([this, script = std::move(script), linger] {
+      const int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      char buf[512];
+      (void)::read(c, buf, sizeof buf);
+      for (const auto& [delay, text] : script) {
+        std::this_thread::sleep_for(delay);
+        (void)::write(c, text.data(), text.size());
+      }
+      std::this_thread::sleep_for(linger);
+      ::close(c);
+    });
+  }
+  ~ScriptedLeader() {
+    thread_.join();
+    ::close(fd_);
+  }
+  ScriptedLeader(const ScriptedLeader&) = delete;
+  ScriptedLeader& operator=(const ScriptedLeader&) = delete;
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace
+
+// docs/membership.md, "The contact protocol": a joiner queued behind others hears WAIT at each
+// view the leader installs, and each gives it its whole patience again; after the last WAIT it
+// waits its patience and no more.
+TEST_CASE("join: each WAIT from the leader gives a queued joiner its patience again", "[join]") {
+  using std::chrono::milliseconds;
+  using Clock = std::chrono::steady_clock;
+  g::JoinRequest r;
+  r.domain_id = 4;
+  r.node = 9;
+  {
+    // WAIT every 300 ms for 1.2 s, then the welcome: well past a patience of 500 ms.
+    g::View v;
+    v.members.push_back(g::Member{9, "127.0.0.1", 7000});
+    const std::string yaml = g::to_yaml(v);
+    std::vector<ScriptedLeader::Step> script;
+    for (int i = 0; i < 4; ++i)
+      script.emplace_back(milliseconds(300), "WAIT\n");
+    script.emplace_back(milliseconds(300),
+                        "WELCOME " + std::to_string(yaml.size()) + " 0\n" + yaml);
+    ScriptedLeader leader(std::move(script), milliseconds(0));
+    const auto start = Clock::now();
+    const auto w = g::join({{0, "127.0.0.1", leader.port()}}, r, start + milliseconds(500));
+    REQUIRE(w);
+    CHECK(w->view.members == v.members);
+    CHECK(Clock::now() - start >= milliseconds(1400));
+  }
+  {
+    // One WAIT, then silence: the joiner gives up its patience after it.
+    ScriptedLeader leader({{milliseconds(300), "WAIT\n"}}, milliseconds(2500));
+    const auto start = Clock::now();
+    std::string error;
+    try {
+      (void)g::join({{0, "127.0.0.1", leader.port()}}, r, start + milliseconds(500));
+    } catch (const dds::core::Error& e) {
+      error = e.what();
+    }
+    const auto waited = Clock::now() - start;
+    CHECK_THAT(error, Catch::EndsWith("the leader did not answer in time"));
+    CHECK(waited >= milliseconds(750));
+    CHECK(waited < milliseconds(2000));
+  }
+}
+
 TEST_CASE("join: a join port held by another program is named", "[join]") {
   // Bound but not listening: connecting is refused, and the port cannot be taken either.
   std::uint16_t bound = 0;

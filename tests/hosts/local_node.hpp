@@ -17,21 +17,21 @@
 
 namespace spindle::testing {
 
-// hosts_node `args`, with no domain file at all. Its empty directory is removed when the test
-// exits.
-inline std::unique_ptr<Process> local_node(std::vector<std::string> args) {
+// hosts_node `args`, with no domain file at all, or with only `settings` (inline YAML in
+// SPINDLE_CONFIG, no members: it still finds the domain as with none). Its empty directory is
+// removed when the test exits.
+inline std::unique_ptr<Process> local_node(std::vector<std::string> args,
+                                           const std::string& settings = {}) {
   static const TempDir dir("spindle-localnode");
   const std::string empty = dir.path().string();
-  std::vector<std::string> a{"/usr/bin/env",
-                             "-u",
-                             "SPINDLE_CONFIG",
-                             "XDG_CONFIG_HOME=" + empty,
-                             "HOME=" + empty,
-                             "/bin/sh",
-                             "-c",
-                             "cd \"$0\" && exec \"$@\"",
-                             empty,
-                             self_dir() + "/hosts_node"};
+  std::vector<std::string> a{"/usr/bin/env"};
+  if (settings.empty()) {
+    a.insert(a.end(), {"-u", "SPINDLE_CONFIG"});
+  } else {
+    a.push_back("SPINDLE_CONFIG=" + settings);
+  }
+  a.insert(a.end(), {"XDG_CONFIG_HOME=" + empty, "HOME=" + empty, "/bin/sh", "-c",
+                     "cd \"$0\" && exec \"$@\"", empty, self_dir() + "/hosts_node"});
   a.insert(a.end(), args.begin(), args.end());
   return std::make_unique<Process>(a);
 }

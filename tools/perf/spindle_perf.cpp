@@ -25,9 +25,10 @@
 //                [--consistency atomic|unordered]   (peer=spindle or peer=spindle-unordered)
 //                [--slot-size N] [--rdmc-block-size N] [--idle-spin US] [--rate HZ]
 //                [--clients]   (the readers are external clients of the first member)
+//                [--members N]   (lat: N members in the domain, ping, pong and N-2 idle)
 //                [--security DIR]   (a secured domain: peer=spindle-secure; see below)
 //                [--plot FILE.png [--peers FILE]]   (gnuplot: plot.hpp)
-//   spindle-perf --role ping|pong|pub|sub|churn ...   (internal: one process of a run)
+//   spindle-perf --role ping|pong|pub|sub|churn|idle ...   (internal: one process of a run)
 //
 // Every process of a run finds the run's domain file through SPINDLE_CONFIG and its id
 // through SPINDLE_NODE_ID. Every wait is bounded.
@@ -93,11 +94,13 @@ struct Options {
   std::string sleeper = "best_effort";  // pause: the sleeping reader's reliability
   std::string role;
   std::size_t size = 64;
-  bool churn = false;       // pub/sub: a churn run (two measured phases)
-  bool keep_last = false;   // thr: subscribers' readers KEEP_LAST (they may be left behind)
-  bool clients = false;     // sub, pong, sleeper: external clients of the first member
-  std::string join_config;  // churn: the domain file of a participant that joins later
-  std::string security;     // --security DIR; empty: unsecured
+  bool churn = false;         // pub/sub: a churn run (two measured phases)
+  bool keep_last = false;     // thr: subscribers' readers KEEP_LAST (they may be left behind)
+  bool clients = false;       // sub, pong, sleeper: external clients of the first member
+  std::string join_config;    // churn: the domain file of a participant that joins later
+  std::string security;       // --security DIR; empty: unsecured
+  std::uint32_t members = 2;  // lat: members of the domain (ping, pong and the rest idle)
+  std::string idle_until;     // idle: it exits once this file exists (the run is over)
 };
 
 // The subject of --security's certificate.
@@ -271,6 +274,19 @@ int latency_role(const Options& o) {
 }
 
 // pub (node 0) streams to sub (nodes 1..n).
+// idle: a member of the domain with no endpoint, present while ping and pong measure how a
+// domain's size weighs on a round trip (--members); it leaves once `idle_until` exists.
+int idle_role(const Options& o) {
+  dds::domain::DomainParticipant dp(dds::domain::default_id());
+  const auto give_up = Clock::now() + std::chrono::duration<double>(o.warmup + o.duration) + 120s;
+  while (!std::filesystem::exists(o.idle_until)) {
+    if (Clock::now() > give_up) die("idle: the run did not end");
+    std::this_thread::sleep_for(50ms);
+  }
+  std::cout << "RESULT role=idle" << std::endl;
+  return 0;
+}
+
 int throughput_role(const Options& o, std::uint32_t subs) {
   const bool pub_role = o.role == "pub";
   const auto began = Clock::now();
@@ -613,6 +629,9 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
   auto join_file = file;
   join_file.replace_extension(".joiner.yaml");
   if (churn) spindle::tools::write_joiner_file(join_file, secured);
+  // Idle members (lat --members) leave once this file exists: after ping and pong ended.
+  auto idle_until = file;
+  idle_until.replace_extension(".over");
   std::vector<FILE*> procs;
   std::size_t member = 0;
   for (std::size_t i = 0; i < roles.size(); ++i) {
@@ -622,6 +641,7 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
          << " --fsync " << o.fsync << " --rate " << o.rate << " --pause " << o.pause
          << " --sleeper " << o.sleeper;
     if (churn) args << " --churn --join-config '" << join_file.string() << "'";
+    if (roles[i] == "idle") args << " --idle-until '" << idle_until.string() << "'";
     if (o.keep_last) args << " --keep-last";
     if (is_client(roles[i])) {
       procs.push_back(spindle::tools::start_member(client_file, 0, args.str()));
@@ -632,7 +652,9 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
         spindle::tools::start_member(o.clients && id == 0 ? relay_file : file, id, args.str()));
   }
   std::vector<std::string> results;
-  for (auto* f : procs) {
+  for (std::size_t i = 0; i < procs.size(); ++i) {
+    auto* f = procs[i];
+    if (roles[i] == "idle") std::ofstream touch(idle_until);  // ping and pong are done
     if (f == nullptr) continue;
     char buf[512];
     while (std::fgets(buf, sizeof buf, f) != nullptr) {
@@ -648,6 +670,7 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
     fs::remove(client_file);
   }
   if (churn) fs::remove(join_file);
+  fs::remove(idle_until);
   if (!o.security.empty()) fs::remove(perms_file);
   if (!logs.empty()) fs::remove_all(logs);
   return results;
@@ -672,7 +695,9 @@ int coordinator(const Options& o) {
   for (const auto& test : o.tests) {
     for (auto size : o.sizes) {
       if (test == "lat") {
-        const auto r = run(o, {"ping", "pong"}, size, 1);
+        std::vector<std::string> roles{"ping", "pong"};
+        roles.resize(std::max<std::size_t>(o.members, 2), "idle");
+        const auto r = run(o, roles, size, 1);
         if (r.empty()) {
           ++failures;
           continue;
@@ -784,6 +809,11 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::Range(1u, 64u))
       ->capture_default_str();
+  app.add_option("--members", o.members,
+                 "lat: members of the domain, ping and pong and the rest idle (no endpoint): "
+                 "what the domain's size costs a round trip")
+      ->check(CLI::Range(2u, 256u))
+      ->capture_default_str();
   app.add_option("--tests", o.tests,
                  "Which measurements: lat (round trip), thr (streaming), churn (streaming "
                  "while a member joins and leaves every second, against steady), pause (a "
@@ -883,10 +913,12 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   // Internal: how the coordinator starts one process of a run.
   app.add_option("--role", o.role)
-      ->check(CLI::IsMember({"ping", "pong", "pub", "sub", "churn", "pacer", "healthy", "sleeper"}))
+      ->check(CLI::IsMember(
+          {"ping", "pong", "pub", "sub", "churn", "pacer", "healthy", "sleeper", "idle"}))
       ->group("");
   app.add_flag("--churn", o.churn)->group("");
   app.add_option("--join-config", o.join_config)->group("");
+  app.add_option("--idle-until", o.idle_until)->group("");
   app.add_option("--size", o.size)->check(CLI::Range(kHeader, kMaxSize))->group("");
   try {
     app.parse(argc, argv);
@@ -904,6 +936,7 @@ int main(int argc, char** argv) {
     if (o.role == "pub" || o.role == "sub")
       return throughput_role(o, o.subs.empty() ? 1 : o.subs[0]);
     if (o.role == "churn") return churn_role(o);
+    if (o.role == "idle") return idle_role(o);
     if (o.role == "pacer") return pacer_role(o);
     if (o.role == "healthy" || o.role == "sleeper") return pause_reader_role(o);
     // The peers' figures are read first: a bad file is refused before the run.

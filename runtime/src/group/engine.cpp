@@ -77,6 +77,8 @@ std::uint32_t descriptor_bytes(const Subgroup& sg, std::size_t n) {
 // Messages of every sender of a subgroup wait in one queue where they are taken in the total
 // order (LargeState::behind).
 constexpr std::uint32_t kAllSenders = 0xffff'ffffu;
+// How often a leader tells its queued joiners it goes on (keep_joiners_waiting).
+constexpr std::chrono::seconds kJoinerWaitEvery{1};
 }  // namespace
 
 // A recipient's copy of a large message starts with this header (64 bytes, so that the
@@ -1024,11 +1026,15 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
   check_layout(fresh);
   evict_revoked(*fresh);  // a member revoked while this view was decided
   confirm_joiners(*fresh);
-  // Joiners admitted too late for the view just decided go into the next one.
+  // Joiners admitted too late for the view just decided go into the next one, and hear that
+  // the leader goes on (WAIT: a joiner queued behind others waits its patience again).
   {
     std::lock_guard lock(joins_mu_);
-    for (const auto& [id, j] : pending_joins_)
-      if (!fresh->view.rank_of(id)) fresh->membership->add_joiner(j.entry, j.identity);
+    for (auto& [id, j] : pending_joins_) {
+      if (fresh->view.rank_of(id)) continue;
+      fresh->membership->add_joiner(j.entry, j.identity);
+      (void)j.connection.wait();
+    }
   }
   retire(old);
   old.reset();
@@ -1410,6 +1416,11 @@ void Engine::on_join(PendingJoin join) {
     // The view current now, read under the lock replace() re-adds pending joiners with
     // after installing a view: a view change in between cannot lose this one.
     current()->membership->add_joiner(e, identity);
+    if (!wait_ticking_) {
+      wait_ticking_ = true;
+      (void)runtime_->control().schedule(runtime_->now() + kJoinerWaitEvery,
+                                         [this] { keep_joiners_waiting(); });
+    }
   }
   transport_->notify();  // a dozing protocol thread must see it
   // A leader whose protocol takes no step while a join waits holds it for good, and the
@@ -1437,6 +1448,23 @@ void Engine::on_join(PendingJoin join) {
         runtime_->stop();
         transport_->disconnect();  // the others see it gone and go on without it
       });
+}
+
+// A joiner queued behind others (at most kMaxJoins go in per view change) hears WAIT every
+// second while it waits: each gives it its whole patience again (docs/membership.md, "The
+// contact protocol"). A leader whose protocol stands still while a join waits steps down
+// (on_join's check), and its joiners ask the next one.
+void Engine::keep_joiners_waiting() {
+  if (stopping_.load()) return;
+  std::lock_guard lock(joins_mu_);
+  if (pending_joins_.empty() || !halted().empty()) {
+    wait_ticking_ = false;
+    return;
+  }
+  for (auto& [id, j] : pending_joins_)
+    (void)j.connection.wait();
+  (void)runtime_->control().schedule(runtime_->now() + kJoinerWaitEvery,
+                                     [this] { keep_joiners_waiting(); });
 }
 
 void Engine::halt(const std::string& why) {

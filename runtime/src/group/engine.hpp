@@ -595,6 +595,9 @@ class Engine final : public Bus {
   };
   std::map<NodeId, Joining> pending_joins_;  // admitted, not yet welcomed
   bool admitting_ = false;                   // welcomed some, their view not installed yet
+  // Every second while joiners wait: WAIT to each, their patience again (control thread).
+  void keep_joiners_waiting();
+  bool wait_ticking_ = false;  // a keep_joiners_waiting() is scheduled (under joins_mu_)
   std::atomic<bool> closing_{false};
   std::atomic<bool> stopping_{false};
   std::atomic<bool> disconnected_{false};

@@ -218,6 +218,11 @@ class SocketAnswer final : public JoinAnswer {
     return ok;
   }
 
+  bool wait() override {
+    static constexpr std::string_view kWait = "WAIT\n";
+    return link_ && link_->write_all(kWait.data(), kWait.size());
+  }
+
   void refuse(const std::string& why) override {
     if (!link_) return;
     std::string line = "REFUSED " + why;
@@ -587,9 +592,12 @@ void TcpJoinPort::close() {
 
 std::optional<Welcome> join(const std::vector<transport::NodeAddress>& contacts,
                             const JoinRequest& request, Clock::time_point deadline,
-                            const std::shared_ptr<const security::Credentials>& credentials) {
+                            const std::shared_ptr<const security::Credentials>& credentials,
+                            Clock::duration patience) {
   const std::string text = encode(request);
   const std::string domain = "domain " + std::to_string(request.domain_id);
+  // What a WAIT gives back (docs/membership.md, "The contact protocol").
+  if (patience <= Clock::duration::zero()) patience = deadline - Clock::now();
   for (const auto& contact : contacts) {
     // From the address the request gives: the leader has members dial the joiner only at
     // the address it asked from.
@@ -634,6 +642,14 @@ std::optional<Welcome> join(const std::vector<transport::NodeAddress>& contacts,
     if (head && head->rfind("CHECK ", 0) == 0 && head->size() <= 64) {
       const std::string ready = "READY " + head->substr(6) + "\n";
       if (!link->write_all(ready.data(), ready.size())) continue;
+      // The leader took our request (it checked that we are here): we wait our whole
+      // patience for its answer from now, and, queued behind other joiners (at most
+      // kMaxJoins go in per view change), again from each WAIT it sends while we wait.
+      deadline = std::max(deadline, Clock::now() + patience);
+      head = link->read_line(4096, deadline, &closed);
+    }
+    while (head && *head == "WAIT") {
+      deadline = std::max(deadline, Clock::now() + patience);
       head = link->read_line(4096, deadline, &closed);
     }
     // Closed without a word: the leader went away while we asked (it closed or crashed);

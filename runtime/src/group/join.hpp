@@ -106,6 +106,9 @@ class JoinAnswer {
   // Sends the view and the state; false if the joiner is gone.
   virtual bool welcome(const View& view, std::span<const std::byte> state) = 0;
   virtual void refuse(const std::string& why) = 0;
+  // Tells a joiner still queued that the leader goes on (WAIT: it waits its whole patience
+  // again); false if it is gone. Nothing to say where nobody waits on a socket (simulator).
+  virtual bool wait() { return true; }
 
  protected:
   JoinAnswer() = default;
@@ -124,6 +127,8 @@ class PendingJoin {
   // Sends the view and the state; false if the joiner is gone or it was answered already.
   bool welcome(const View& view, std::span<const std::byte> state);
   void refuse(const std::string& why);
+  // JoinAnswer::wait(), while it is not answered; false once answered or gone.
+  bool wait() { return answer_ && answer_->wait(); }
 
  private:
   std::unique_ptr<JoinAnswer> answer_;
@@ -223,10 +228,13 @@ class TcpJoinPort final : public JoinPort {
 // domain is running there); throws dds::core::Error with the leader's words when refused.
 // With `credentials`, the join runs over TLS (above): a leader whose certificate does not
 // check out, or a domain that is not secured, is an error naming it.
+// A leader's WAIT (its joiners queued) moves the deadline to `patience` from then (zero: what
+// was left of it at the call).
 [[nodiscard]] std::optional<Welcome> join(
     const std::vector<transport::NodeAddress>& contacts, const JoinRequest& request,
     std::chrono::steady_clock::time_point deadline,
-    const std::shared_ptr<const security::Credentials>& credentials = nullptr);
+    const std::shared_ptr<const security::Credentials>& credentials = nullptr,
+    std::chrono::steady_clock::duration patience = {});
 
 // The request's wire form and its parser (for tests and the fuzzer): nullopt with `error`
 // naming the line when malformed.
