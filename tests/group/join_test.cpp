@@ -105,34 +105,49 @@ int bound_loopback_socket(int backlog, std::uint16_t& port) {
   return fd;
 }
 
-// A one-shot server on 127.0.0.1 that reads the request and answers `reply` (or nothing),
-// then closes: what a joiner meets when the join port holds something else.
-class FakeLeader {
+// A leader on 127.0.0.1 that reads the request, then writes each line of `script` after its
+// delay, then holds the connection for `linger` and closes.
+class ScriptedLeader {
  public:
-  explicit FakeLeader(std::string reply, bool answer = true) {
+  using Step = std::pair<std::chrono::milliseconds, std::string>;
+  ScriptedLeader(std::vector<Step> script, std::chrono::milliseconds linger) {
     fd_ = bound_loopback_socket(1, port_);
-    thread_ = std::thread([this, reply = std::move(reply), answer] {
+    thread_ = std::thread([this, script = std::move(script), linger] {
       const int c = ::accept(fd_, nullptr, nullptr);
       if (c < 0) return;
       char buf[512];
       (void)::read(c, buf, sizeof buf);
-      if (answer) (void)::write(c, reply.data(), reply.size());
-      std::this_thread::sleep_for(std::chrono::milliseconds(answer ? 0 : 1500));
+      for (const auto& [delay, text] : script) {
+        std::this_thread::sleep_for(delay);
+        (void)::write(c, text.data(), text.size());
+      }
+      std::this_thread::sleep_for(linger);
       ::close(c);
     });
   }
-  ~FakeLeader() {
+  ~ScriptedLeader() {
     thread_.join();
     ::close(fd_);
   }
-  FakeLeader(const FakeLeader&) = delete;
-  FakeLeader& operator=(const FakeLeader&) = delete;
+  ScriptedLeader(const ScriptedLeader&) = delete;
+  ScriptedLeader& operator=(const ScriptedLeader&) = delete;
   [[nodiscard]] std::uint16_t port() const { return port_; }
 
  private:
   int fd_ = -1;
   std::uint16_t port_ = 0;
   std::thread thread_;
+};
+
+// A one-shot server on 127.0.0.1 that reads the request and answers `reply` (or nothing, and
+// holds the connection a while), then closes: what a joiner meets when the join port holds
+// something else.
+class FakeLeader : public ScriptedLeader {
+ public:
+  explicit FakeLeader(std::string reply, bool answer = true)
+      : ScriptedLeader(answer ? std::vector<Step>{{std::chrono::milliseconds(0), std::move(reply)}}
+                              : std::vector<Step>{},
+                       std::chrono::milliseconds(answer ? 0 : 1500)) {}
 };
 
 std::string join_error(const FakeLeader& leader, std::chrono::milliseconds wait) {
@@ -195,44 +210,6 @@ TEST_CASE("join: a joiner says what is wrong with what answers on the join port"
                Catch::EndsWith("the leader did not answer in time"));
   }
 }
-
-namespace {
-
-// A leader on 127.0.0.1 that reads the request, then writes each line of `script` after its
-// delay, then holds the connection for `linger` and closes.
-class ScriptedLeader {
- public:
-  using Step = std::pair<std::chrono::milliseconds, std::string>;
-  ScriptedLeader(std::vector<Step> script, std::chrono::milliseconds linger) {
-    fd_ = bound_loopback_socket(1, port_);
-    thread_ = std::thread([this, script = std::move(script), linger] {
-      const int c = ::accept(fd_, nullptr, nullptr);
-      if (c < 0) return;
-      char buf[512];
-      (void)::read(c, buf, sizeof buf);
-      for (const auto& [delay, text] : script) {
-        std::this_thread::sleep_for(delay);
-        (void)::write(c, text.data(), text.size());
-      }
-      std::this_thread::sleep_for(linger);
-      ::close(c);
-    });
-  }
-  ~ScriptedLeader() {
-    thread_.join();
-    ::close(fd_);
-  }
-  ScriptedLeader(const ScriptedLeader&) = delete;
-  ScriptedLeader& operator=(const ScriptedLeader&) = delete;
-  [[nodiscard]] std::uint16_t port() const { return port_; }
-
- private:
-  int fd_ = -1;
-  std::uint16_t port_ = 0;
-  std::thread thread_;
-};
-
-}  // namespace
 
 // docs/membership.md, "The contact protocol": a joiner queued behind others hears WAIT at each
 // view the leader installs, and each gives it its whole patience again; after the last WAIT it

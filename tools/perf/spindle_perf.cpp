@@ -703,8 +703,10 @@ int coordinator(const Options& o) {
           continue;
         }
         std::string ping_line, pong_line;
-        for (const auto& l : r)
+        for (const auto& l : r) {
+          if (l.find("role=idle") != std::string::npos) continue;
           (l.find("pong_cpu=") != std::string::npos ? pong_line : ping_line) = l;
+        }
         if (ping_line.empty()) {
           ++failures;
           continue;
