@@ -220,6 +220,15 @@ TEST_CASE("sst: a member set holds any rank of a 256-member view", "[sst][layout
   CHECK(b.word(1) == 3u);
   CHECK(b.word(0) == 0u);
   CHECK((~MemberSet{}).count() == 256);
+  // A view's description holds as many members as the sets do, and says so past that.
+  std::vector<sg::Member> members;
+  for (std::uint32_t i = 1; i <= 257; ++i)
+    members.push_back(sg::Member{i, "127.0.0.1", 0});
+  sg::View v;
+  v.members.assign(members.begin(), members.begin() + 256);
+  CHECK_NOTHROW(sg::validate(v, "v.yaml"));
+  v.members = members;
+  CHECK_THROWS_WITH(sg::validate(v, "v.yaml"), Catch::Contains("at most 256 members"));
 }
 
 // docs/transport-shm.md, "Rows in place": a member's own row, the SST bytes it keeps over
