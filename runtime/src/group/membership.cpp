@@ -180,6 +180,28 @@ void Membership::copy_joiners(std::size_t from) {
   set_field(kJoins, field(from, kJoins));
 }
 
+// Each value needed() compares, in one order: our own requests, then every row's membership
+// columns. Stops, returning false, at the first value `f` returns false for.
+template <class F>
+bool Membership::each_watched(F f) const {
+  if (!f(evictions_.load(std::memory_order_acquire))) return false;
+  if (!f((leave_.load(std::memory_order_acquire) ? 1 : 0) |
+         (joiners_waiting_.load(std::memory_order_acquire) ? 2 : 0) |
+         (relayout_.load(std::memory_order_acquire) ? 4 : 0) | (joiners_connecting() ? 8 : 0)))
+    return false;
+  const auto& l = sst_->layout();
+  for (std::size_t r = 0; r < n_; ++r) {
+    for (std::size_t w = 0; w < MemberSet::kWords; ++w) {
+      for (const std::size_t at : {l.control(r) + kSuspected, l.membership(r) + kProposal})
+        if (!f(sst_->load<std::uint64_t>(at + w * sizeof(std::uint64_t)))) return false;
+    }
+    for (std::uint64_t v : {field(r, kWedged), field(r, kLeaving), field(r, kProposalNum),
+                            field(r, kCommitted), field(r, kJoins), field(r, kRelayout)})
+      if (!f(v)) return false;
+  }
+  return true;
+}
+
 // Cheap unless something moved: every row's membership fields and suspicions, and our
 // own flags, compared with what the last step saw (the loop sleeps while a view change
 // waits). Compared value by value, not through a hash: two changes that cancel in a hash
@@ -187,31 +209,16 @@ void Membership::copy_joiners(std::size_t from) {
 // leader asleep with a join to propose.
 bool Membership::needed() const {
   if (done_) return false;
-  // Outside a view change every column looked at below is zero: say so at the first that is
-  // not (the scan reads 14 words of every row, at every step of the loop).
-  if (quiet()) return false;
+  // Outside a view change every value is zero: the first look stops at the first that is not
+  // (the scan reads 14 words of every row, at every step of the loop).
+  if (each_watched([](std::uint64_t v) { return v == 0; })) return false;
   seen_now_.clear();
-  seen_now_.push_back(evictions_.load(std::memory_order_acquire));
-  seen_now_.push_back((leave_.load(std::memory_order_acquire) ? 1 : 0) |
-                      (joiners_waiting_.load(std::memory_order_acquire) ? 2 : 0) |
-                      (relayout_.load(std::memory_order_acquire) ? 4 : 0) |
-                      (joiners_connecting() ? 8 : 0));
-  std::uint64_t any = seen_now_[0] | seen_now_[1];
-  const auto& l = sst_->layout();
-  for (std::size_t r = 0; r < n_; ++r) {
-    for (std::size_t w = 0; w < MemberSet::kWords; ++w) {
-      for (const std::size_t at : {l.control(r) + kSuspected, l.membership(r) + kProposal}) {
-        const auto v = sst_->load<std::uint64_t>(at + w * sizeof(std::uint64_t));
-        any |= v;
-        seen_now_.push_back(v);
-      }
-    }
-    for (std::uint64_t v : {field(r, kWedged), field(r, kLeaving), field(r, kProposalNum),
-                            field(r, kCommitted), field(r, kJoins), field(r, kRelayout)}) {
-      any |= v;
-      seen_now_.push_back(v);
-    }
-  }
+  std::uint64_t any = 0;
+  (void)each_watched([&](std::uint64_t v) {
+    any |= v;
+    seen_now_.push_back(v);
+    return true;
+  });
   // A member behind in the view change: the moment it has been behind too long is news.
   if (progress_due_ && callbacks_.now)
     seen_now_.push_back(callbacks_.now() >= *progress_due_ ? 1 : 0);
@@ -227,25 +234,6 @@ bool Membership::needed() const {
   }
   if (any == 0 || seen_now_ == seen_last_) return false;
   std::swap(seen_now_, seen_last_);
-  return true;
-}
-
-bool Membership::quiet() const {
-  if (evictions_.load(std::memory_order_acquire) != 0 || leave_.load(std::memory_order_acquire) ||
-      joiners_waiting_.load(std::memory_order_acquire) ||
-      relayout_.load(std::memory_order_acquire) || joiners_connecting())
-    return false;
-  const auto& l = sst_->layout();
-  for (std::size_t r = 0; r < n_; ++r) {
-    for (std::size_t w = 0; w < MemberSet::kWords; ++w) {
-      if (sst_->load<std::uint64_t>(l.control(r) + kSuspected + w * sizeof(std::uint64_t)) != 0 ||
-          sst_->load<std::uint64_t>(l.membership(r) + kProposal + w * sizeof(std::uint64_t)) != 0)
-        return false;
-    }
-    if (field(r, kWedged) != 0 || field(r, kLeaving) != 0 || field(r, kProposalNum) != 0 ||
-        field(r, kCommitted) != 0 || field(r, kJoins) != 0 || field(r, kRelayout) != 0)
-      return false;
-  }
   return true;
 }
 

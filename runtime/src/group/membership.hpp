@@ -158,8 +158,9 @@ class Membership {
 
  private:
   [[nodiscard]] bool needed() const;
-  // needed()'s first look: every column it compares is zero (no view change under way).
-  [[nodiscard]] bool quiet() const;
+  // Calls f on each value needed() compares, until f returns false (then false).
+  template <class F>
+  bool each_watched(F f) const;
   // A member that joined with this view is still connecting here (Sst::connecting).
   [[nodiscard]] bool joiners_connecting() const;
   void step();
