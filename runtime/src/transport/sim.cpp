@@ -3,6 +3,7 @@
 // Determinism rules kept here: no std:: random distributions, no iteration over unordered
 // containers, no addresses in ordering decisions; the event queue orders by (time,
 // insertion number).
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -73,6 +74,10 @@ namespace {
 
 struct Message {
   bool block = false;
+  // A write of the sender's own row that the receiver reads in place: no bytes travel
+  // (they are there already), only the wake-up; `length` is the write's.
+  bool in_place = false;
+  std::uint64_t length = 0;
   RegionId region = 0;
   std::uint64_t offset = 0;
   std::uint32_t immediate = 0;
@@ -125,8 +130,27 @@ struct Ev {
 
 }  // namespace
 
+// A region's memory where rows may be in place (Config::rows_in_place): a memfd mapped
+// shared, so that a peer can map one row of it over its own region.
+struct SharedMemory {
+  int fd = -1;
+  std::byte* base = nullptr;
+  std::size_t length = 0;  // mapped, whole pages
+};
+
 struct SimTransport::State {
+  ~State() {
+    for (auto& [id, m] : shared) {
+      ::munmap(m.base, m.length);
+      ::close(m.fd);
+    }
+  }
   std::map<RegionId, AlignedBuffer> regions;
+  std::map<RegionId, SharedMemory> shared;  // rows_in_place: each region's memory
+  // share_rows(): each member's row of the region, where rows can be in place.
+  std::map<RegionId, std::map<NodeId, ByteRange>> rows;
+  std::set<RegionId> ended;  // rows declared for a view this node left: not mapped again
+  std::map<RegionId, std::set<NodeId>> in_place;  // peers whose row we map, by region
   WriteGrants grants;        // restrict_writes(): who may write what (checked on delivery)
   std::set<NodeId> members;  // peers of the current view (self excluded)
   std::set<NodeId> suspected;
@@ -151,6 +175,7 @@ struct Network::Impl {
   Duration now{0};
   std::uint64_t next_seq = 0;
   std::uint64_t events_run = 0;
+  std::uint64_t in_place_writes = 0;
   std::uint64_t hash = 0xcbf29ce484222325ULL;
   std::map<NodeId, std::unique_ptr<SimTransport>> nodes;
   std::map<NodeId, std::uint32_t> hosts;  // set_host(); absent: a host of its own
@@ -219,6 +244,10 @@ struct Network::Impl {
             .reason = reason,
             .epoch = t->state().epoch});
   }
+
+  void link_row(SimTransport& reader, SimTransport& owner, RegionId id);
+  // `t` leaves its view: each peer's row it read in place becomes its own copy, as it ended.
+  static void detach_rows(SimTransport& t);
 
   void raise(SimTransport& t, NodeId peer, SuspicionReason reason, std::string detail) {
     auto& s = t.state();
@@ -297,11 +326,12 @@ struct Network::Impl {
       }
     } else {
       auto it = ds.regions.find(m.region);
+      const std::size_t length = m.in_place ? m.length : m.bytes.size();
       // Validated at post time, unless the receiver had not joined the sender's view yet.
-      if (it == ds.regions.end() || !in_bounds(m.offset, m.bytes.size(), it->second.size())) {
+      if (it == ds.regions.end() || !in_bounds(m.offset, length, it->second.size())) {
         raise(*dst, from, SuspicionReason::unknown_region,
               "write to region " + std::to_string(m.region) + " at " + std::to_string(m.offset) +
-                  " (+" + std::to_string(m.bytes.size()) + ") that this node has not registered");
+                  " (+" + std::to_string(length) + ") that this node has not registered");
         ch.cut = true;
         ch.queue.clear();
         ch.queued_bytes = 0;
@@ -311,9 +341,9 @@ struct Network::Impl {
       // fault. Nothing of it is applied and the connection of this view closes both ways;
       // the writer finds it closed a suspicion timeout later (tcp closes it 500 ms later,
       // so that the refuser's suspicion spreads first).
-      if (!ds.grants.allows(from, m.region, m.offset, m.bytes.size())) {
+      if (!ds.grants.allows(from, m.region, m.offset, length)) {
         raise(*dst, from, SuspicionReason::foreign_write,
-              ds.grants.refusal(from, m.region, m.offset, m.bytes.size()));
+              ds.grants.refusal(from, m.region, m.offset, length));
         std::erase_if(ch.queue, [&](const Message& x) {
           if (x.epoch > ds.epoch) return false;  // a later view's: a connection of its own
           ch.queued_bytes -= x.bytes.size();
@@ -327,7 +357,11 @@ struct Network::Impl {
         schedule_suspicion(from, to, SuspicionReason::connection_lost, cfg.suspicion_timeout);
         return;
       }
-      std::memcpy(it->second.data() + m.offset, m.bytes.data(), m.bytes.size());
+      // In place, the receiver has read the bytes where they lie since they were stored (and
+      // the sender's row is read-only here: nothing of the sender's lands in it).
+      const auto read_here = ds.in_place.find(m.region);
+      if (!m.in_place && (read_here == ds.in_place.end() || !read_here->second.contains(from)))
+        std::memcpy(it->second.data() + m.offset, m.bytes.data(), m.bytes.size());
     }
     ch.queued_bytes -= m.bytes.size();
     ch.queue.pop_front();
@@ -516,6 +550,10 @@ bool Network::run_until(const std::function<bool()>& done, Duration limit) {
 Duration Network::now() const noexcept {
   return impl_->now;
 }
+std::uint64_t Network::in_place_writes() const noexcept {
+  return impl_->in_place_writes;
+}
+
 std::uint64_t Network::events_run() const noexcept {
   return impl_->events_run;
 }
@@ -617,6 +655,101 @@ void SimTransport::release_region(RegionId id) {
   if (state_->connected) throw std::logic_error("sim: release_region while connected");
   state_->regions.erase(id);
   state_->grants.release(id);
+  state_->rows.erase(id);
+  state_->ended.erase(id);
+  state_->in_place.erase(id);
+  // Unmaps the peers' rows mapped over it too; a peer that maps our row keeps it.
+  if (const auto it = state_->shared.find(id); it != state_->shared.end()) {
+    ::munmap(it->second.base, it->second.length);
+    ::close(it->second.fd);
+    state_->shared.erase(it);
+  }
+}
+
+void SimTransport::share_rows(RegionId id, std::span<const WriteGrant> rows) {
+  restrict_writes(id, rows);
+  if (!state_->shared.contains(id)) return;  // copies (Config::rows_in_place is off)
+  std::map<NodeId, ByteRange> by_owner;
+  for (const auto& r : rows) {
+    if (r.ranges.size() != 1) return;
+    const auto& b = r.ranges.front();
+    if (b.offset % kRowAlign != 0 || b.length % kRowAlign != 0 || b.length == 0 ||
+        !by_owner.emplace(r.writer, b).second)
+      return;
+  }
+  state_->rows[id] = std::move(by_owner);
+}
+
+// Maps `owner`'s row of region `id` over the same range of `reader`'s region, where both
+// declared the region's rows alike for the view they are both connected to now.
+void Network::Impl::link_row(SimTransport& reader, SimTransport& owner, RegionId id) {
+  auto& rs = reader.state();
+  auto& os = owner.state();
+  if (rs.ended.contains(id) || os.ended.contains(id)) return;
+  const auto mine = rs.rows.find(id);
+  const auto theirs = os.rows.find(id);
+  if (mine == rs.rows.end() || theirs == os.rows.end() || mine->second != theirs->second) return;
+  const auto row = mine->second.find(owner.id_);
+  if (row == mine->second.end() || rs.in_place[id].contains(owner.id_)) return;
+  const auto& from = os.shared.at(id);
+  const auto& to = rs.shared.at(id);
+  if (from.length != to.length) return;
+  void* p = ::mmap(to.base + row->second.offset, row->second.length, PROT_READ,
+                   MAP_SHARED | MAP_FIXED, from.fd, static_cast<off_t>(row->second.offset));
+  if (p == MAP_FAILED)
+    throw std::runtime_error("sim: cannot map node " + std::to_string(owner.id_) +
+                             "'s row: " + std::strerror(errno));
+  rs.in_place[id].insert(owner.id_);
+}
+
+void Network::Impl::detach_rows(SimTransport& t) {
+  auto& s = t.state();
+  for (auto& [id, peers] : s.in_place) {
+    const auto& rows = s.rows.at(id);
+    auto& memory = s.shared.at(id);
+    for (const NodeId peer : peers) {
+      const auto& row = rows.at(peer);
+      std::byte* at = memory.base + row.offset;
+      void* copy =
+          ::mmap(nullptr, row.length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (copy == MAP_FAILED) continue;  // keeps reading the peer's row: correct, only larger
+      std::memcpy(copy, at, row.length);
+      if (::mremap(copy, row.length, row.length, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED)
+        ::munmap(copy, row.length);
+    }
+  }
+  s.in_place.clear();
+  for (const auto& [id, rows] : s.rows)
+    s.ended.insert(id);
+}
+
+LocalRegion SimTransport::create_region(RegionId id, std::size_t size) {
+  if (state_->regions.contains(id))
+    throw std::invalid_argument("sim: region " + std::to_string(id) + " exists");
+  if (net_->cfg.rows_in_place) {
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    SharedMemory m;
+    m.length = std::max<std::size_t>(page, (size + page - 1) / page * page);
+    const std::string name = "sim.n" + std::to_string(id_) + ".r" + std::to_string(id);
+    m.fd = ::memfd_create(name.c_str(), MFD_CLOEXEC);
+    if (m.fd < 0 || ::ftruncate(m.fd, static_cast<off_t>(m.length)) != 0)
+      throw std::runtime_error("sim: cannot make region memory: " +
+                               std::string(std::strerror(errno)));
+    void* p = ::mmap(nullptr, m.length, PROT_READ | PROT_WRITE, MAP_SHARED, m.fd, 0);
+    if (p == MAP_FAILED) {
+      ::close(m.fd);
+      throw std::runtime_error("sim: cannot map region memory: " +
+                               std::string(std::strerror(errno)));
+    }
+    m.base = static_cast<std::byte*>(p);
+    state_->shared.emplace(id, m);
+    auto& b = state_->regions[id];
+    b = AlignedBuffer::borrow({m.base, size});
+    return LocalRegion{id, b.span()};
+  }
+  auto [it, inserted] = state_->regions.emplace(id, AlignedBuffer{});
+  it->second = AlignedBuffer(size);
+  return LocalRegion{id, it->second.span()};
 }
 
 void SimTransport::restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
@@ -625,13 +758,6 @@ void SimTransport::restrict_writes(RegionId id, std::span<const WriteGrant> gran
   if (it == state_->regions.end())
     throw std::invalid_argument("sim: restrict_writes: no region " + std::to_string(id));
   state_->grants.restrict(id, it->second.size(), grants);
-}
-
-LocalRegion SimTransport::create_region(RegionId id, std::size_t size) {
-  auto [it, inserted] = state_->regions.emplace(id, AlignedBuffer{});
-  if (!inserted) throw std::invalid_argument("sim: region " + std::to_string(id) + " exists");
-  it->second = AlignedBuffer(size);
-  return LocalRegion{id, it->second.span()};
 }
 
 Status SimTransport::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
@@ -644,6 +770,16 @@ Status SimTransport::connect(std::span<const NodeAddress> members, std::uint64_t
   s.posted.clear();
   s.epoch = view_epoch;
   s.connected = true;
+  // Rows in place with each peer connected to this view already (the later connect maps
+  // both ways).
+  for (const auto& m : members) {
+    auto* peer = m.id == id_ ? nullptr : net_->find(m.id);
+    if (peer == nullptr || !peer->state().connected || peer->state().epoch != view_epoch) continue;
+    for (const auto& [id, rows] : s.rows) {
+      net_->link_row(*this, *peer, id);
+      net_->link_row(*peer, *this, id);
+    }
+  }
   // Peers that joined this view first may have sent already.
   for (auto& [key, ch] : net_->channels) {
     if (key.second != id_ || !ch.held) continue;
@@ -722,6 +858,7 @@ void SimTransport::disconnect() {
       net_->schedule_suspicion(peer, id_, SuspicionReason::peer_left, net_->latency(id_, peer));
     }
   }
+  Network::Impl::detach_rows(*this);
   s.members.clear();
   s.suspected.clear();
   s.connecting.clear();
@@ -769,6 +906,22 @@ Status SimTransport::write(NodeId peer, RegionId local, std::uint64_t local_offs
   Message m;
   m.region = remote;
   m.offset = remote_offset;
+  // Our own row, which the peer reads in place: only the wake-up travels.
+  if (p != nullptr && local == remote && local_offset == remote_offset) {
+    const auto& reads = p->state().in_place;
+    const auto rows = state_->rows.find(local);
+    if (const auto it = reads.find(remote);
+        it != reads.end() && it->second.contains(id_) && rows != state_->rows.end()) {
+      const auto own = rows->second.find(id_);
+      if (own != rows->second.end() && local_offset >= own->second.offset &&
+          local_offset + length <= own->second.offset + own->second.length) {
+        m.in_place = true;
+        m.length = length;
+        ++net_->in_place_writes;
+        return net_->post(*this, peer, std::move(m));
+      }
+    }
+  }
   const auto* from = src->second.data() + local_offset;
   m.bytes.assign(from, from + length);
   return net_->post(*this, peer, std::move(m));

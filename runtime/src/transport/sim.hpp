@@ -23,6 +23,10 @@
 //   forge_write(n, m, ...)  n writes where it may not (another member's row): m refuses it
 //              when it lands (foreign_write) and drops their connection of this view both
 //              ways; n suspects m (connection_lost) after suspicion_timeout.
+// With Config::rows_in_place, rows declared alike (share_rows) are not carried: each member
+// reads its peers' rows of the view where their owners store them (a write of one's own row
+// only wakes the peer, one latency later), from the later of the two connect()s until it
+// leaves the view, when it keeps a copy of each as it ended (as shm does).
 //
 // Replay: Seeds::from_env() reads SPINDLE_SIM_SEED (one seed), SPINDLE_SIM_SEEDS (how many)
 // and the floor and time budget that keep a test's outcome independent of the machine's
@@ -67,6 +71,13 @@ struct Config {
   Duration max_step{std::chrono::microseconds(5)};
   Duration suspicion_timeout{std::chrono::milliseconds(1)};
   std::size_t channel_bytes = 1u << 20;  // back-pressure: queued bytes per channel
+  // Rows in place, as over shared memory (docs/transport-shm.md, "Rows in place"): a row
+  // declared with share_rows() by both sides of a view is kept once, at its owner, and the
+  // peer reads it where the owner stores it (the same memory, mapped read-only over the
+  // peer's region), so a receiver sees each byte of a sender's slot as soon as it is stored,
+  // and a write() of one's own row carries no bytes, only the wake-up. Off by default: each
+  // row costs a mapping per peer, and a 256-member view would pass vm.max_map_count.
+  bool rows_in_place = false;
 };
 
 class SimTransport;
@@ -98,6 +109,9 @@ class Network {
   bool run_until(const std::function<bool()>& done, Duration limit);
   [[nodiscard]] Duration now() const noexcept;
   [[nodiscard]] std::uint64_t events_run() const noexcept;
+  // Writes that carried no bytes because the peer reads the writer's row in place
+  // (Config::rows_in_place): a test's proof that its run exercised rows in place.
+  [[nodiscard]] std::uint64_t in_place_writes() const noexcept;
 
   // Faults.
   void crash(NodeId id);
@@ -144,6 +158,7 @@ class SimTransport final : public Transport {
   LocalRegion create_region(RegionId id, std::size_t size) override;
   void release_region(RegionId id) override;
   void restrict_writes(RegionId id, std::span<const WriteGrant> grants) override;
+  void share_rows(RegionId id, std::span<const WriteGrant> rows) override;
   [[nodiscard]] Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                                std::chrono::milliseconds timeout) override;
   void disconnect() override;
