@@ -144,7 +144,12 @@ std::unique_ptr<transport::Transport> make_transport(const DomainConfig& c, cons
       transport::AutoConfig t;
       t.tcp = tcp_config(c, sec);
       t.shm = shm_config(c, sec);
-      return std::make_unique<transport::AutoTransport>(std::move(t));
+      auto a = std::make_unique<transport::AutoTransport>(std::move(t));
+      // Said once, at start: members of this host are reached over tcp, slower than shm.
+      if (!a->shm_unavailable().empty())
+        std::cerr << "spindle: domain " << c.domain_id << ": " << a->shm_unavailable()
+                  << "; peers on this host are reached over tcp\n";
+      return a;
 #else
       return std::make_unique<transport::TcpTransport>(tcp_config(c, sec));
 #endif

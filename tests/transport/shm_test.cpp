@@ -324,11 +324,28 @@ struct Refusal {
 
 // Connects nodes 1 (ta) and 2 (tb) in view 1 at once, each waiting up to 2 s for the other;
 // their statuses.
-std::pair<st::Status, st::Status> connect_both(st::ShmTransport& ta, st::ShmTransport& tb) {
+std::pair<st::Status, st::Status> connect_both(st::ShmTransport& ta, st::ShmTransport& tb,
+                                               std::uint64_t epoch = 1) {
   const std::vector<st::NodeAddress> members{{1, "", 0}, {2, "", 0}};
-  auto fa = std::async(std::launch::async, [&] { return ta.connect(members, 1, 2s); });
-  auto fb = std::async(std::launch::async, [&] { return tb.connect(members, 1, 2s); });
+  auto fa = std::async(std::launch::async, [&] { return ta.connect(members, epoch, 2s); });
+  auto fb = std::async(std::launch::async, [&] { return tb.connect(members, epoch, 2s); });
   return {fa.get(), fb.get()};
+}
+
+// How many mappings of this process show memfd `name` (its segment's name, no slash), with
+// permissions `perms` if given ("r--s": a peer's row mapped in place).
+int mappings_of(const std::string& name, const std::string& perms = {}) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  int n = 0;
+  while (std::getline(maps, line)) {
+    std::istringstream in(line);
+    std::string range, p;
+    in >> range >> p;
+    if (line.find("/memfd:" + name + " ") != std::string::npos && (perms.empty() || p == perms))
+      ++n;
+  }
+  return n;
 }
 
 std::pair<Refusal, Refusal> connect_pair(st::ShmConfig a, st::ShmConfig b) {
@@ -664,10 +681,135 @@ TEST_CASE(
   CHECK(cb[0] == std::byte{0x33});
   CHECK(cb[99] == std::byte{0x33});
 
-  // Disconnected, each region still reads the peer's row as it left it (as a copy would).
+  // Disconnected, each region still reads the peer's row as it left it (as a copy would),
+  // from its own memory: the peer's segment is no longer mapped here, and what the peer
+  // stores from now on does not show.
   ta.disconnect();
   tb.disconnect();
   CHECK(b[0] == std::byte{0x11});
   CHECK(a[kRow] == std::byte{0x22});
   CHECK(a[0] == std::byte{0x11});  // its own row
+  std::memset(a.data(), 0x44, kRow);
+  CHECK(b[0] == std::byte{0x11});
+  CHECK(b[kRow - 1] == std::byte{0x11});
+  // Neither row is mapped in place any more (read-only, shared): each segment is mapped by
+  // its owner alone.
+  CHECK(mappings_of(prefix + ".n1.r7", "r--s") == 0);
+  CHECK(mappings_of(prefix + ".n2.r7", "r--s") == 0);
+  CHECK(mappings_of(prefix + ".n1.r7") >= 1);
+}
+
+// A region made with its rows declared (create_rows_region, as the SST makes its own): its
+// owner never maps the segment whole, only the header page and its own row, and the rows are
+// in place as with create_region() then share_rows().
+TEST_CASE("shm: a region made with its rows maps only the owner's row of it", "[shm][rows]") {
+  const auto prefix = unique_prefix("rowsmade");
+  st::ShmTransport ta(st::ShmConfig{1, prefix});
+  st::ShmTransport tb(st::ShmConfig{2, prefix});
+  constexpr std::size_t kRow = st::kRowAlign;
+  const std::vector<st::WriteGrant> rows{{1, {{0, kRow}}}, {2, {{kRow, 3 * kRow}}}};
+  auto a = ta.create_rows_region(7, 4 * kRow, rows).bytes;
+  // Mapped of node 1's segment: the header page and row 0, nothing of row 1.
+  {
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    std::uint64_t mapped = 0;
+    while (std::getline(maps, line)) {
+      if (line.find("/memfd:" + prefix + ".n1.r7 ") == std::string::npos) continue;
+      std::uintptr_t lo = 0, hi = 0;
+      char dash = 0;
+      std::istringstream in(line);
+      in >> std::hex >> lo >> dash >> hi;
+      mapped += hi - lo;
+    }
+    CHECK(mapped == 4096 + kRow);
+  }
+  auto b = tb.create_rows_region(7, 4 * kRow, rows).bytes;
+  REQUIRE(connect_both(ta, tb) == std::pair(st::Status::ok, st::Status::ok));
+  std::memset(a.data(), 0x21, kRow);
+  CHECK(b[kRow - 1] == std::byte{0x21});  // in place: seen before any write()
+  std::memset(b.data() + kRow, 0x42, 3 * kRow);
+  CHECK(a[4 * kRow - 1] == std::byte{0x42});
+  CHECK(ta.write(2, 7, 0, 7, 0, kRow) == st::Status::ok);
+  CHECK(ta.write(2, 7, kRow, 7, kRow, 8) == st::Status::invalid);  // node 2's row
+  ta.disconnect();
+  tb.disconnect();
+  // Rows that cannot be in place are made as create_region() makes them: copies.
+  const std::vector<st::WriteGrant> ragged{{1, {{0, 100}}}, {2, {{100, 100}}}};
+  CHECK(ta.create_rows_region(8, 4096, ragged).bytes.size() == 4096);
+}
+
+// A view that ended: its region's memory goes while the node is connected to the next view
+// (Transport::retire_region), and a peer that still has the region of that view does not
+// map it (RegionEntry flag kRetired): it connects to the next view all the same.
+TEST_CASE("shm: a retired region is unmapped at once, and a peer connects without it",
+          "[shm][rows]") {
+  const auto prefix = unique_prefix("retire");
+  st::ShmTransport ta(st::ShmConfig{1, prefix});
+  st::ShmTransport tb(st::ShmConfig{2, prefix});
+  constexpr std::size_t kRow = st::kRowAlign;
+  const std::vector<st::WriteGrant> rows{{1, {{0, kRow}}}, {2, {{kRow, kRow}}}};
+  auto a7 = ta.create_region(7, 2 * kRow).bytes;
+  (void)tb.create_region(7, 2 * kRow);
+  ta.share_rows(7, rows);
+  tb.share_rows(7, rows);
+  REQUIRE(connect_both(ta, tb, 1) == std::pair(st::Status::ok, st::Status::ok));
+  std::memset(a7.data(), 0x11, kRow);
+  ta.disconnect();
+  tb.disconnect();
+  // The next view: region 9 on both sides; node 2 still has region 7, node 1 retires it as
+  // soon as it is connected.
+  auto a9 = ta.create_region(9, 2 * kRow).bytes;
+  auto b9 = tb.create_region(9, 2 * kRow).bytes;
+  ta.share_rows(9, rows);
+  tb.share_rows(9, rows);
+  auto fa = std::async(std::launch::async, [&] {
+    const std::vector<st::NodeAddress> members{{1, "", 0}, {2, "", 0}};
+    const auto s = ta.connect(members, 2, 2s);
+    ta.retire_region(7);
+    return s;
+  });
+  std::this_thread::sleep_for(50ms);  // node 1 is connected (waiting) or retired already
+  const std::vector<st::NodeAddress> members{{1, "", 0}, {2, "", 0}};
+  CHECK(tb.connect(members, 2, 2s) == st::Status::ok);
+  CHECK(fa.get() == st::Status::ok);
+  CHECK(mappings_of(prefix + ".n1.r7") == 0);  // nobody maps node 1's region 7 any more
+  CHECK(mappings_of(prefix + ".n1.r9") >= 1);
+  // The retired range stays addressable, and the next view works as before.
+  CHECK(a7[0] == std::byte{0});
+  std::memset(a9.data(), 0x55, kRow);
+  CHECK(b9[0] == std::byte{0x55});
+  CHECK(ta.write(2, 9, 0, 9, 0, kRow) == st::Status::ok);
+  ta.disconnect();
+  tb.disconnect();
+  ta.release_region(7);
+  CHECK_NOTHROW(ta.release_region(9));
+}
+
+// Shared memory is memory: segments are memfds, charged to the memory cgroup, whatever
+// /dev/shm's size. A segment the process cannot give the memory to is refused when it is
+// made, with the bytes it needs, the room there is, what bounds it and the fix (issue 62),
+// instead of a process killed later by the OOM killer when traffic touches the pages.
+TEST_CASE("shm: a segment larger than the memory this process may use is refused, saying why",
+          "[shm][memory]") {
+  const auto room = st::ShmTransport::memory_room();
+  INFO(room.bound);
+  CHECK(room.bytes > 0);
+  CHECK_FALSE(room.bound.empty());
+  st::ShmTransport t(st::ShmConfig{1, unique_prefix("room")});
+  const std::size_t huge = std::size_t{1} << 50;  // a PiB
+  try {
+    (void)t.create_region(7, huge);
+    FAIL("a region of a PiB was made");
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find("needs " + std::to_string(huge) + " bytes of shared memory") !=
+          std::string::npos);
+    CHECK(what.find("this process may use") != std::string::npos);
+    CHECK(what.find("docker run --memory") != std::string::npos);
+    CHECK(what.find("engine.rdmc_buffer_size") != std::string::npos);
+  }
+  // Nothing of it stays: the next region is made as usual.
+  CHECK(t.create_region(8, 4096).bytes.size() == 4096);
 }

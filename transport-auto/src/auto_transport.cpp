@@ -2,8 +2,6 @@
 // side by side, each call routed to the half that reaches the peer.
 #include <spindle/transport/auto.hpp>
 
-#include <sys/statvfs.h>
-
 #include <algorithm>
 #include <exception>
 #include <future>
@@ -15,14 +13,15 @@ namespace spindle::transport {
 
 namespace {
 
-// Why /dev/shm cannot carry this node's segments; empty when it can.
+// Why this process cannot give its segments the memory they need; empty when it can.
+// Segments are memfds: memory of this process's cgroup, not files of /dev/shm, whose size
+// does not matter (a container's 64 MiB /dev/shm carries a domain as well as a larger one).
 std::string shm_room(std::uint64_t min_free) {
-  struct statvfs st {};
-  if (::statvfs("/dev/shm", &st) != 0) return "/dev/shm is not available";
-  const std::uint64_t free = std::uint64_t{st.f_bavail} * st.f_frsize;
-  if (free >= min_free) return {};
-  return "/dev/shm has " + std::to_string(free >> 20) + " MiB free, under the " +
-         std::to_string(min_free >> 20) + " MiB the shm half needs";
+  const auto room = ShmTransport::memory_room();
+  if (room.bytes >= min_free) return {};
+  return "shared memory: this process may use " + std::to_string(room.bytes >> 20) + " MiB more (" +
+         room.bound + "), under the " + std::to_string(min_free >> 20) +
+         " MiB the shm half needs (AutoConfig::min_shm_free)";
 }
 
 }  // namespace
@@ -75,9 +74,33 @@ class Impl {
     return region;
   }
 
+  LocalRegion create_rows_region(RegionId id, std::size_t size, std::span<const WriteGrant> rows) {
+    if (!shm_) {
+      auto region = tcp_->create_region(id, size);
+      tcp_->restrict_writes(id, rows);
+      return region;
+    }
+    auto region = shm_->create_rows_region(id, size, rows);
+    try {
+      (void)tcp_->adopt_region(id, region.bytes);
+      tcp_->restrict_writes(id, rows);
+    } catch (...) {
+      tcp_->release_region(id);
+      shm_->release_region(id);
+      throw;
+    }
+    return region;
+  }
+
   void release_region(RegionId id) {
     tcp_->release_region(id);  // forgets the memory first: the shm half owns it
     if (shm_) shm_->release_region(id);
+  }
+
+  // The tcp half borrows the shm half's memory: its range stays valid after retiring (zero
+  // pages), so a late frame for it lands nowhere that matters.
+  void retire_region(RegionId id) {
+    if (shm_) shm_->retire_region(id);
   }
 
   void restrict_writes(RegionId id, std::span<const WriteGrant> grants) {

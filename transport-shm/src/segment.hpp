@@ -19,8 +19,8 @@
 //   +64   heartbeat u64 (monitor thread bumps it every heartbeat_interval)
 //   +72   epoch u64 (view this node is connected in; 0 = none)
 //   +80   region_count u32, pad
-//   +128  RegionEntry[256] {id u32, flags u32, size u64}  (written only while epoch == 0;
-//         flags bit 0: its rows are in place, share_rows)
+//   +128  RegionEntry[256] {id u32, flags u32, size u64}  (written only while epoch == 0,
+//         but for flags bit 1; flags bit 0: its rows are in place, share_rows; bit 1: retired)
 //   +4224 domain u32, settings_bytes u32              | written before `ready`, never
 //   +4232 settings[4096]: {name_len u8 | value_len u8 |  changed: what a peer compares
 //                          name | value}...            |  before it joins (must agree)
@@ -84,6 +84,12 @@ static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
 // RegionEntry::flags: the owner declared the region's rows (Transport::share_rows), so a peer
 // that did too maps the owner's row in place instead of the whole region.
 inline constexpr std::uint32_t kRowsInPlace = 1;
+// RegionEntry::flags: no view uses the region any more, and a peer does not map it. Set,
+// atomically, when the owner leaves the view of a region whose rows are in place (a region
+// declared with share_rows belongs to one view: disconnect()) and when the owner retires a
+// region (Transport::retire_region: its memory is gone). Only this bit of an entry changes
+// while the owner is connected; the entry itself goes at release_region().
+inline constexpr std::uint32_t kRetired = 2;
 
 struct RegionEntry {
   std::uint32_t id;

@@ -179,6 +179,74 @@ class SegmentRegistry {
   std::map<std::string, int> fds_;
 };
 
+// Reads one unsigned number from `path` ("max" and absent files give nothing).
+std::optional<std::uint64_t> read_number(const std::string& path) {
+  std::ifstream in(path);
+  std::string word;
+  if (!(in >> word) || word.empty() || !std::isdigit(static_cast<unsigned char>(word[0])))
+    return std::nullopt;
+  try {
+    return std::stoull(word);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string mib(std::uint64_t bytes) {
+  return std::to_string((bytes + (1u << 19)) >> 20) + " MiB";
+}
+
+// The room under this process's memory cgroup, the tightest of its levels (v2, or v1's
+// memory controller); nothing where no level has a limit or cgroups are not mounted.
+std::optional<ShmTransport::MemoryRoom> cgroup_room() {
+  std::ifstream self("/proc/self/cgroup");
+  std::string line;
+  std::string base, path, limit_file, usage_file;
+  while (std::getline(self, line)) {
+    const auto a = line.find(':');
+    const auto b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1);
+    if (controllers == "memory" || (controllers.find("memory") != std::string::npos &&
+                                    controllers.find(',') != std::string::npos)) {
+      base = "/sys/fs/cgroup/" + controllers;
+      path = line.substr(b + 1);
+      limit_file = "memory.limit_in_bytes";
+      usage_file = "memory.usage_in_bytes";
+      break;
+    }
+    if (line.starts_with("0::") && base.empty()) {
+      base = "/sys/fs/cgroup";
+      path = line.substr(b + 1);
+      limit_file = "memory.max";
+      usage_file = "memory.current";
+    }
+  }
+  if (base.empty()) return std::nullopt;
+  // Inside a cgroup namespace the path may not be under our mount: start at the mount.
+  std::string dir = base + path;
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) dir = base;
+  std::optional<ShmTransport::MemoryRoom> tightest;
+  for (;;) {
+    const auto limit = read_number(dir + "/" + limit_file);
+    const auto usage = read_number(dir + "/" + usage_file);
+    if (limit && usage && *limit < (std::uint64_t{1} << 62)) {
+      const std::uint64_t room = *limit > *usage ? *limit - *usage : 0;
+      if (!tightest || room < tightest->bytes) {
+        const std::string name = dir.size() > base.size() ? dir.substr(base.size()) : "/";
+        tightest =
+            ShmTransport::MemoryRoom{room, "the memory cgroup " + name + " (limit " + mib(*limit) +
+                                               ", " + mib(*usage) + " in use)"};
+      }
+    }
+    if (dir.size() <= base.size()) break;
+    dir.erase(dir.rfind('/'));
+    if (dir.size() < base.size()) dir = base;
+  }
+  return tightest;
+}
+
 // A mapped segment. One we own is a sealed memfd whose fd we keep (and serve once published);
 // the kernel frees its memory when the last fd and mapping of it are gone, whoever's.
 class Segment {
@@ -193,8 +261,23 @@ class Segment {
   }
 
   // Creates segment `name` as a memfd, sized and sealed. Throws with an actionable message.
+  // With `only` (a REGION whose rows are in place: create_rows_region), the process maps of
+  // the memfd only the header page and that range of the payload, its own row; the rest of
+  // its range is private memory from the start (what share_rows() makes of it otherwise).
   static std::unique_ptr<Segment> create(SegmentRegistry& registry, const std::string& name,
-                                         SegmentKind kind, std::size_t payload) {
+                                         SegmentKind kind, std::size_t payload,
+                                         const ByteRange* only = nullptr) {
+    // Shared memory is memory (a memfd, not a file of /dev/shm): where the process may not
+    // have what this segment can come to use, it says so now, not with the OOM killer later.
+    if (const auto room = ShmTransport::memory_room(); payload > room.bytes) {
+      throw std::runtime_error(
+          "shm: segment " + name.substr(1) + " needs " + std::to_string(payload) +
+          " bytes of shared memory, and this process may use " + std::to_string(room.bytes) +
+          " more (" + room.bound +
+          "); give it more memory (a container's limit: docker run --memory), or reserve less "
+          "(engine.rdmc_buffer_size for unbounded types; engine.window_size and "
+          "engine.slot_size for every member's row)");
+    }
     // The name shows in /proc/<pid>/maps as "/memfd:<name> (deleted)"; nothing else uses it.
     const int fd = ::memfd_create(name.c_str() + 1, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) throw std::runtime_error("shm: cannot create " + name + ": " + errno_text());
@@ -209,9 +292,24 @@ class Segment {
     }
     // A peer may map it at once and for as long as it likes: its size never changes.
     (void)::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
-    void* p = ::mmap(nullptr, seg->len_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void* p = MAP_FAILED;
+    if (only == nullptr) {
+      p = ::mmap(nullptr, seg->len_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (p != MAP_FAILED) advise_huge_pages(p, seg->len_);
+    } else {
+      p = ::mmap(nullptr, seg->len_, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      auto* at = static_cast<std::byte*>(p);
+      const auto row = static_cast<off_t>(seg->offset_ + only->offset);
+      if (p != MAP_FAILED &&
+          (::mmap(at, seg->offset_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) != at ||
+           ::mmap(at + row, only->length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+                  row) != at + row)) {
+        ::munmap(p, seg->len_);
+        p = MAP_FAILED;
+      }
+    }
     if (p == MAP_FAILED) throw std::runtime_error("shm: cannot map " + name + ": " + errno_text());
-    advise_huge_pages(p, seg->len_);
     seg->base_ = static_cast<std::byte*>(p);
     seg->registry_ = &registry;
     auto* h = new (seg->base_) SegmentHeader{};
@@ -285,6 +383,41 @@ class Segment {
                  static_cast<off_t>(offset_ + offset));
   }
 
+  // Ours: a peer's row mapped in place over [offset, offset + length) of the payload
+  // (map_range) becomes private memory holding what it holds now: a view we left keeps
+  // reading as it ended, and the peer's segment is no longer mapped here, so the kernel can
+  // free it once its owner is done with it. Only the pages the row has in memory are copied.
+  void detach_row(std::size_t offset, std::size_t length) {
+    std::byte* at = payload() + offset;
+    void* copy = ::mmap(nullptr, length, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (copy == MAP_FAILED) return;  // keeps the peer's mapping: correct, only larger
+    auto* to = static_cast<std::byte*>(copy);
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    std::vector<unsigned char> resident((length + page - 1) / page, 1);
+    if (::mincore(at, length, resident.data()) != 0) std::fill(resident.begin(), resident.end(), 1);
+    for (std::size_t i = 0; i < resident.size(); ++i)
+      if ((resident[i] & 1) != 0)
+        std::memcpy(to + i * page, at + i * page, std::min(page, length - i * page));
+    if (::mremap(copy, length, length, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED)
+      ::munmap(copy, length);
+  }
+
+  // Ours, retired (Transport::retire_region): our server stops handing it out, its fd goes,
+  // and our mapping of it, with the peers' rows mapped in place over it, becomes anonymous
+  // zero pages (the range stays ours until the destructor unmaps it). The kernel frees the
+  // segment once no peer maps it either.
+  void retire() {
+    if (retired_.exchange(true)) return;
+    if (registry_ != nullptr) registry_->remove(name_, fd_);
+    registry_ = nullptr;
+    (void)::mmap(base_, len_, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  [[nodiscard]] bool retired() const noexcept { return retired_.load(std::memory_order_acquire); }
+
   // Ours: bytes [offset, offset + length) of the payload become private memory of this
   // process, zero-filled: no other process can map or touch that part of the segment.
   void keep_private(std::size_t offset, std::size_t length) {
@@ -335,6 +468,7 @@ class Segment {
   std::size_t offset_ = kHeaderBytes;    // of the payload (payload_offset())
   int fd_ = -1;                          // ours: the memfd
   SegmentRegistry* registry_ = nullptr;  // ours: where publish() serves it from
+  std::atomic<bool> retired_{false};     // ours: retire() ran (read by the monitor)
 };
 
 std::size_t pad8(std::size_t n) {
@@ -616,6 +750,21 @@ class shm_detail::Impl {
     rows_.erase(id);
   }
 
+  // The memory of a region no view uses any more goes now (Segment::retire), while we are
+  // connected to a later view; its entry in the table goes with release_region(), at the
+  // next disconnect (peers read the table only while connected at our epoch, and skip an
+  // entry of a view they are not in).
+  void retire_region(RegionId id) {
+    const auto it = regions_.find(id);
+    if (it == regions_.end()) return;
+    // Flagged first: a peer that finds the segment gone sees why, and skips it.
+    auto* c = ctl();
+    for (std::uint32_t i = 0; i < std::min(c->region_count, kMaxRegions); ++i)
+      if (c->regions[i].id == id)
+        std::atomic_ref(c->regions[i].flags).fetch_or(kRetired, std::memory_order_release);
+    it->second->retire();
+  }
+
   void restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
     if (connected_)
       throw std::logic_error("shm: restrict_writes while connected; disconnect first");
@@ -626,27 +775,62 @@ class shm_detail::Impl {
     rows_.erase(id);
   }
 
+  // Each member's row, where `rows` can be kept in place (one range each, on kRowAlign
+  // boundaries, inside `size`); nothing where they cannot.
+  static std::optional<std::map<NodeId, ByteRange>> rows_in_place(std::span<const WriteGrant> rows,
+                                                                  std::size_t size) {
+    std::map<NodeId, ByteRange> by_owner;
+    for (const auto& r : rows) {
+      if (r.ranges.size() != 1) return std::nullopt;
+      const auto& b = r.ranges.front();
+      if (b.offset % kRowAlign != 0 || b.length % kRowAlign != 0 || b.length == 0 ||
+          b.offset + b.length > size || !by_owner.emplace(r.writer, b).second)
+        return std::nullopt;
+    }
+    return by_owner;
+  }
+
+  // create_region() and share_rows() in one: where the rows can be in place, the segment is
+  // never mapped whole here, not even for the moment between the two.
+  LocalRegion create_rows_region(RegionId id, std::size_t size, std::span<const WriteGrant> rows) {
+    auto by_owner = rows_in_place(rows, size);
+    if (!by_owner || !by_owner->contains(cfg_.self)) {
+      auto region = create_region(id, size);
+      share_rows(id, rows);
+      return region;
+    }
+    const ByteRange own = by_owner->at(cfg_.self);
+    if (connected_) throw std::logic_error("shm: create_region while connected; disconnect first");
+    if (regions_.contains(id))
+      throw std::invalid_argument("shm: region " + std::to_string(id) + " exists");
+    auto* c = ctl();
+    if (c->region_count >= kMaxRegions) throw std::runtime_error("shm: more than 256 regions");
+    auto seg =
+        Segment::create(registry_, region_name(cfg_.self, id), SegmentKind::region, size, &own);
+    seg->publish();
+    c->regions[c->region_count] = RegionEntry{id, kRowsInPlace, size};
+    ++c->region_count;
+    auto* bytes = seg->payload();
+    regions_.emplace(id, std::move(seg));
+    grants_.restrict(id, size, rows);
+    rows_[id] = std::move(*by_owner);
+    return LocalRegion{id, {bytes, size}};
+  }
+
   // Rows in place (docs/transport-shm.md): each row is kept once, in its owner's segment; a
   // peer that declared the same maps it over that range of its own region at connect, and
   // our writes of our row to it copy nothing. Rows not aligned to kRowAlign keep copies.
   void share_rows(RegionId id, std::span<const WriteGrant> rows) {
     restrict_writes(id, rows);
-    const std::size_t size = regions_.at(id)->payload_size();
-    std::map<NodeId, ByteRange> by_owner;
-    for (const auto& r : rows) {
-      if (r.ranges.size() != 1) return;
-      const auto& b = r.ranges.front();
-      if (b.offset % kRowAlign != 0 || b.length % kRowAlign != 0 || b.length == 0 ||
-          b.offset + b.length > size || !by_owner.emplace(r.writer, b).second)
-        return;
-    }
+    auto by_owner = rows_in_place(rows, regions_.at(id)->payload_size());
+    if (!by_owner) return;
     // Only our row is in the segment: a peer on this host reads it there, and no process
     // maps the rest of it, so it never takes memory. The other rows are this process's own
     // memory until a peer's row is mapped over them (connect), or for the tcp half's peers.
     auto& seg = *regions_.at(id);
-    for (const auto& [owner, b] : by_owner)
+    for (const auto& [owner, b] : *by_owner)
       if (owner != cfg_.self) seg.keep_private(b.offset, b.length);
-    rows_[id] = std::move(by_owner);
+    rows_[id] = std::move(*by_owner);
     auto* c = ctl();
     for (std::uint32_t i = 0; i < std::min(c->region_count, kMaxRegions); ++i)
       if (c->regions[i].id == id) c->regions[i].flags |= kRowsInPlace;
@@ -825,14 +1009,29 @@ class shm_detail::Impl {
   bool map_regions(Peer& p) {
     const auto* c = p.ctl();
     const std::uint32_t count = std::min(c->region_count, kMaxRegions);
+    // An entry's flags change while we look (the peer retires a region): read atomically.
+    const auto retired = [&](std::uint32_t i) {
+      return (std::atomic_ref(const_cast<std::uint32_t&>(c->regions[i].flags))
+                  .load(std::memory_order_acquire) &
+              kRetired) != 0;
+    };
     for (std::uint32_t i = 0; i < count; ++i) {
-      const RegionEntry e = c->regions[i];
+      if (retired(i)) continue;  // an ended view's, its memory gone
+      RegionEntry e{};
+      e.id = c->regions[i].id;
+      e.size = c->regions[i].size;
+      e.flags = std::atomic_ref(const_cast<std::uint32_t&>(c->regions[i].flags))
+                    .load(std::memory_order_relaxed);
       if (p.regions.contains(e.id) || p.in_place.contains(e.id)) continue;
       // A region we have none of (another view's: the peer made the next one, or keeps the
       // last): nothing of ours is written there, so it is not mapped (writes name one region
       // id on both sides).
       const auto mine = regions_.find(e.id);
-      if (mine == regions_.end()) continue;
+      if (mine == regions_.end() || mine->second->retired()) continue;
+      // A region where we may write nothing (restrict_writes with no grant of ours, as the
+      // declaration is the same on both sides): nothing of ours goes there, and nothing reads
+      // it one-sidedly (an RDMC pool: blocks arrive through the rings), so it is not mapped.
+      if (grants_.restricted(e.id) && grants_.ranges(cfg_.self, e.id).empty()) continue;
       auto& ours = *mine->second;
       const ByteRange* row = nullptr;  // the peer's, where we keep rows in place here
       if (const auto rows = rows_.find(e.id); rows != rows_.end()) {
@@ -840,14 +1039,19 @@ class shm_detail::Impl {
       }
       if (row != nullptr && (e.flags & kRowsInPlace) != 0 && ours.payload_size() == e.size) {
         if (!Segment::map_range(socket_name(cfg_.name_prefix, p.id), region_name(p.id, e.id),
-                                e.size, row->offset, row->length, ours.payload() + row->offset))
+                                e.size, row->offset, row->length, ours.payload() + row->offset)) {
+          if (retired(i)) continue;  // retired since we looked
           return false;
+        }
         p.in_place.emplace(e.id, *row);
         continue;
       }
       auto seg = Segment::open(socket_name(cfg_.name_prefix, p.id), region_name(p.id, e.id),
                                SegmentKind::region);
-      if (!seg || seg->payload_size() != e.size) return false;
+      if (!seg || seg->payload_size() != e.size) {
+        if (retired(i)) continue;  // retired since we looked
+        return false;
+      }
       // Rows in place here but not there: the peer copies its row into our segment, so our
       // mapping of that row must be the segment's again.
       if (row != nullptr) ours.restore(row->offset, row->length);
@@ -858,7 +1062,13 @@ class shm_detail::Impl {
 
   void disconnect() {
     if (!connected_) return;
-    ctl()->epoch.store(0, std::memory_order_release);
+    // A region whose rows are in place belongs to the view we leave: a peer connecting to the
+    // next one while it still has the same region does not map our row of it.
+    auto* c = ctl();
+    for (std::uint32_t i = 0; i < std::min(c->region_count, kMaxRegions); ++i)
+      if ((c->regions[i].flags & kRowsInPlace) != 0)
+        std::atomic_ref(c->regions[i].flags).fetch_or(kRetired, std::memory_order_release);
+    c->epoch.store(0, std::memory_order_release);
     std::map<NodeId, std::unique_ptr<Peer>> old;
     {
       std::lock_guard lock(monitor_mu_);
@@ -869,6 +1079,15 @@ class shm_detail::Impl {
     // Wake peers sleeping on us so their monitors notice at once.
     for (auto& [id, p] : old) {
       if (p->control) Doorbell(&p->ctl()->doorbell, true).ring();
+    }
+    // The rows of the view we leave stay as they ended, in our own memory: a peer's segment
+    // of that view is not kept here while we build and connect the next one.
+    for (auto& [id, p] : old) {
+      for (const auto& [rid, row] : p->in_place) {
+        const auto it = regions_.find(rid);
+        if (it != regions_.end() && !it->second->retired())
+          it->second->detach_row(row.offset, row.length);
+      }
     }
     old.clear();  // unmaps; our rings are unlinked
     events_.clear();
@@ -1267,6 +1486,24 @@ std::size_t ShmTransport::reclaim_stale(const std::string& prefix) {
 std::size_t ShmTransport::reclaim_all_stale() {
   return shm_detail::Impl::reclaim_stale_named("");
 }
+ShmTransport::MemoryRoom ShmTransport::memory_room() {
+  MemoryRoom host{~std::uint64_t{0}, "the host (MemAvailable)"};
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib) {
+    std::getline(meminfo, unit);
+    if (key == "MemAvailable:") {
+      host.bytes = kib * 1024;
+      host.bound = "the host (MemAvailable " + mib(host.bytes) + ")";
+      break;
+    }
+  }
+  const auto cg = cgroup_room();
+  return cg && cg->bytes < host.bytes ? *cg : host;
+}
+
 std::vector<NodeId> ShmTransport::live_nodes(const std::string& prefix) {
   // Lines: "Num RefCount Protocol Flags Type St Inode Path"; an abstract name's NUL shows as '@'.
   std::set<NodeId> ids;

@@ -79,6 +79,8 @@ std::uint32_t descriptor_bytes(const Subgroup& sg, std::size_t n) {
 constexpr std::uint32_t kAllSenders = 0xffff'ffffu;
 // How often a leader tells its queued joiners it goes on (keep_joiners_waiting).
 constexpr std::chrono::seconds kJoinerWaitEvery{1};
+// How often free_retired() looks again at a retired view something still holds.
+constexpr std::chrono::milliseconds kRetiredLookEvery{50};
 }  // namespace
 
 // A recipient's copy of a large message starts with this header (64 bytes, so that the
@@ -1038,6 +1040,7 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
   }
   retire(old);
   old.reset();
+  free_retired();
   view_cv_.notify_all();
   if (client_ != nullptr) runtime_->start(*fresh->loop);
   update_join_port();
@@ -1059,8 +1062,9 @@ void Engine::confirm_joiners(ViewState& vs) {
   if (any) vs.membership->request_relayout();
 }
 
-// A view that ended: its regions go once nothing holds it (a loan may) and the transport is
-// disconnected again (release_retired(), at the next view).
+// A view that ended: the memory of its regions goes as soon as nothing holds it (a loan may:
+// free_retired()), and the regions themselves once the transport is disconnected again
+// (release_retired(), at the next view).
 void Engine::retire(const std::shared_ptr<ViewState>& old) {
   Retired gone{old, {sst::Sst::region_id(old->view.epoch)}};
   if (old->large.rdmc)
@@ -1078,6 +1082,26 @@ void Engine::release_retired() {
   });
 }
 
+void Engine::free_retired() {
+  bool held = false;
+  for (auto& r : retired_) {
+    if (r.freed) continue;
+    if (!r.view.expired()) {
+      held = true;
+      continue;
+    }
+    for (auto id : r.regions)
+      transport_->retire_region(id);
+    r.freed = true;
+  }
+  if (!held || free_ticking_ || stopping_.load()) return;
+  free_ticking_ = true;
+  (void)runtime_->control().schedule(runtime_->now() + kRetiredLookEvery, [this] {
+    free_ticking_ = false;
+    if (!stopping_.load()) free_retired();
+  });
+}
+
 void Engine::decided(const View& ending, const ViewDecision& d) {
   // Protocol thread: the install stops this very thread, so it runs on control().
   std::shared_ptr<ViewState> vs = current();
@@ -1091,7 +1115,9 @@ void Engine::decided(const View& ending, const ViewDecision& d) {
            " (the other members suspected it); it rejoins as a new member once it can");
     return;
   }
-  runtime_->control().post([this, vs, d] { change_view(vs, d); });
+  // Moved on: once replaced, nothing but a loan holds the ending view (free_retired()).
+  runtime_->control().post(
+      [this, vs = std::move(vs), d]() mutable { change_view(std::move(vs), std::move(d)); });
 }
 
 void Engine::change_view(std::shared_ptr<ViewState> ending, ViewDecision d) {
@@ -1525,7 +1551,23 @@ void Engine::check_revocations() {
                 << " (the revocation list in force stays)\n";
     }
   }
-  if (changed && halted().empty()) evict_revoked(*current());
+  if (changed && halted().empty()) {
+    evict_revoked(*current());
+  } else if (changed && !revoked_self_.load()) {
+    // Halted already: the others read the list first and evicted us, and we saw them go
+    // ("lost contact"). The list says why: that is what we say, and we do not rejoin.
+    const auto vs = current();
+    if (const auto me = vs->view.rank_of(node())) {
+      const auto& m = vs->view.members[*me];
+      if (!m.serial.empty() && revocation_->revoked(m.serial)) {
+        revoked_self_.store(true);
+        std::lock_guard lock(view_mu_);
+        halted_ = "domain " + std::to_string(domain_id_) + ": node " + std::to_string(node()) +
+                  " stopped: it was evicted: its certificate (" + m.subject + ", serial " +
+                  m.serial + ") is revoked by security.crl; it does not rejoin (" + halted_ + ")";
+      }
+    }
+  }
   (void)runtime_->control().schedule(runtime_->now() + kRevocationPoll,
                                      [this] { check_revocations(); });
 }
@@ -1614,6 +1656,7 @@ void Engine::try_rejoin() {
   if (client_ != nullptr) client_->on_rejoin(fresh->view, r->state);
   rejoins_.fetch_add(1, std::memory_order_relaxed);
   retire(old);
+  free_retired();  // `old` still holds it: it looks again shortly
   view_cv_.notify_all();
   if (client_ != nullptr) runtime_->start(*fresh->loop);
   update_join_port();

@@ -526,6 +526,10 @@ class Engine final : public Bus {
   // Control thread, transport disconnected (replace()): releases the regions of earlier
   // views nothing holds any more (loans keep their view).
   void release_retired();
+  // Control thread, connected to a later view: the memory of retired views nothing holds
+  // any more goes now (Transport::retire_region), not at the next view change; while one is
+  // still held (a loan, a thread that looked at it), it looks again shortly.
+  void free_retired();
   void confirm_joiners(ViewState& vs);
   void retire(const std::shared_ptr<ViewState>& old);
   void on_join(PendingJoin join);
@@ -573,6 +577,7 @@ class Engine final : public Bus {
   struct Retired {
     std::weak_ptr<ViewState> view;
     std::vector<transport::RegionId> regions;
+    bool freed = false;  // free_retired() gave its memory back
   };
   std::vector<Retired> retired_;  // control thread: views replaced, region not released yet
   std::unique_ptr<JoinPort> join_port_;
@@ -598,6 +603,7 @@ class Engine final : public Bus {
   // Every second while joiners wait: WAIT to each, their patience again (control thread).
   void keep_joiners_waiting();
   bool wait_ticking_ = false;  // a keep_joiners_waiting() is scheduled (under joins_mu_)
+  bool free_ticking_ = false;  // a free_retired() is scheduled (control thread)
   std::atomic<bool> closing_{false};
   std::atomic<bool> stopping_{false};
   std::atomic<bool> disconnected_{false};

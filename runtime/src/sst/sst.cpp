@@ -66,8 +66,6 @@ Sst::Sst(transport::Transport& t, const group::View& g, Clock clock)
   }
   my_rank_ = *rank;
   region_ = region_id(group_.epoch);
-  auto region = transport_->create_region(region_, layout_.region_size());
-  base_ = region.bytes.data();
   const std::size_t n = layout_.rows();
   // Rows belong to their owners: a member's writes may touch its own row only (its control
   // and membership columns, counters, guards and slot rings all live there), so a write into
@@ -78,7 +76,8 @@ Sst::Sst(transport::Transport& t, const group::View& g, Clock clock)
     grants.push_back(transport::WriteGrant{
         node_of(r), {transport::ByteRange{layout_.row_offset(r), layout_.row_extent(r)}}});
   }
-  transport_->share_rows(region_, grants);
+  auto region = transport_->create_rows_region(region_, layout_.region_size(), grants);
+  base_ = region.bytes.data();
   queues_.resize(n);
   suspected_.assign(n, 0);
   last_heartbeat_.assign(n, 0);

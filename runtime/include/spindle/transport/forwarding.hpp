@@ -4,10 +4,10 @@
 // transport's header declares only what is its own (its configuration, kind(), port()...).
 //
 // Impl has every member forwarded below, under the same name and signature, activity(),
-// wait() and notify() included; connecting(), write_batch(), share_rows(), wait_quiet() and
-// arm_waiter() are optional (without them, the Transport defaults). The definitions are in
-// forwarding_impl.hpp: a transport's source includes it once Impl is complete and
-// instantiates the base there (`template class Forwarding<tcp_detail::Impl>;`); its header
+// wait() and notify() included; connecting(), write_batch(), share_rows(), retire_region(),
+// wait_quiet() and arm_waiter() are optional (without them, the Transport defaults). The
+// definitions are in forwarding_impl.hpp: a transport's source includes it once Impl is complete
+// and instantiates the base there (`template class Forwarding<tcp_detail::Impl>;`); its header
 // declares that instantiation `extern`, so no other file instantiates it.
 #pragma once
 
@@ -25,8 +25,11 @@ class Forwarding : public Transport {
   [[nodiscard]] NodeId self() const noexcept override;
   LocalRegion create_region(RegionId id, std::size_t size) override;
   void release_region(RegionId id) override;
+  void retire_region(RegionId id) override;
   void restrict_writes(RegionId id, std::span<const WriteGrant> grants) override;
   void share_rows(RegionId id, std::span<const WriteGrant> rows) override;
+  LocalRegion create_rows_region(RegionId id, std::size_t size,
+                                 std::span<const WriteGrant> rows) override;
   [[nodiscard]] Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                                std::chrono::milliseconds timeout) override;
   void disconnect() override;

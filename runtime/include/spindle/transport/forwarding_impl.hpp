@@ -24,6 +24,19 @@ void Forwarding<Impl>::release_region(RegionId id) {
   impl_->release_region(id);
 }
 template <class Impl>
+LocalRegion Forwarding<Impl>::create_rows_region(RegionId id, std::size_t size,
+                                                 std::span<const WriteGrant> rows) {
+  if constexpr (requires(Impl & i) { i.create_rows_region(id, size, rows); }) {
+    return impl_->create_rows_region(id, size, rows);
+  } else {
+    return Transport::create_rows_region(id, size, rows);
+  }
+}
+template <class Impl>
+void Forwarding<Impl>::retire_region(RegionId id) {
+  if constexpr (requires(Impl & i) { i.retire_region(id); }) impl_->retire_region(id);
+}
+template <class Impl>
 void Forwarding<Impl>::restrict_writes(RegionId id, std::span<const WriteGrant> grants) {
   impl_->restrict_writes(id, grants);
 }

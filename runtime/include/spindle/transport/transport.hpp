@@ -231,6 +231,12 @@ class Transport {
   // id not registered is ignored. Every view registers a region of its own, so a member
   // that goes through many views releases the old ones (group::Engine does).
   virtual void release_region(RegionId id) = 0;
+  // Region `id` is no view's any more and nothing of this process reads or writes it (the
+  // view that used it ended and nothing holds it), but release_region() must wait for the
+  // next disconnect: a transport may free its memory now, while connected to a later view.
+  // Its address range stays valid (what is read there is unspecified) until release_region.
+  // shm drops its segment here, with the peers' rows mapped into it; the others wait.
+  virtual void retire_region(RegionId /*id*/) {}
 
   // Restricts one-sided writes into local region `id` (created, not yet released) to the
   // ranges granted: a member may write only inside its own grant, a member without one
@@ -253,8 +259,20 @@ class Transport {
   // keeps copies. Either way a peer sees our row's bytes after our write() of them, in the
   // order of the memory model above: in place, it sees them as soon as we store them, so
   // the owner stores data before the guard that publishes it (release), as the SST does.
+  // Rows so declared belong to the view connected next: after disconnect() each side keeps
+  // reading the peers' rows as they ended, but a peer no longer maps them (a later view
+  // declares a region of its own, as the SST's does).
   virtual void share_rows(RegionId id, std::span<const WriteGrant> rows) {
     restrict_writes(id, rows);
+  }
+  // create_region() and share_rows() in one step, for a region whose rows are known when it
+  // is made (the SST's): a transport that keeps rows in place (shm) then never maps the whole
+  // region, not even for the moment between the two calls.
+  virtual LocalRegion create_rows_region(RegionId id, std::size_t size,
+                                         std::span<const WriteGrant> rows) {
+    auto region = create_region(id, size);
+    share_rows(id, rows);
+    return region;
   }
 
   // Connects to every other member pairwise (members includes self) and exchanges region

@@ -13,7 +13,7 @@
 //   of a pair compare the same two strings, so both choose alike whenever they start: the
 //   members of a domain file start together, and a peer's segments may not exist yet when
 //   we connect (shm's connect() waits for them). A node whose shm half cannot start (no
-//   /dev/shm, or less free than AutoConfig::min_shm_free) uses tcp to everyone; a peer of
+//   memfds, or less memory left than AutoConfig::min_shm_free) uses tcp to everyone; a peer of
 //   the same host that expects shm from it then fails to connect, naming the shm prefix.
 // - Each view's split is fixed in connect(); the data-plane calls route by peer, as each
 //   half keeps its own peer table (both change only in connect/disconnect).
@@ -39,10 +39,13 @@ namespace spindle::transport {
 struct AutoConfig {
   TcpConfig tcp;  // self (id, host, port), timeouts, must_agree; `doorbell` is set here
   ShmConfig shm;  // name_prefix, ring size, timeouts; self and must_agree are tcp's
-  // Free space /dev/shm must have for the shm half to start; below it this node uses tcp
-  // to every peer (shm_unavailable() says why). Segments are sparse and a full tmpfs
-  // faults a writer (SIGBUS), so a small /dev/shm (a container's 64 MiB) means tcp.
-  std::uint64_t min_shm_free = std::uint64_t{256} << 20;
+  // Memory this process must still be able to use for the shm half to start
+  // (ShmTransport::memory_room: the host's MemAvailable and the memory cgroup's room); below
+  // it this node uses tcp to every peer (shm_unavailable() says why). Segments are memfds,
+  // so /dev/shm's size plays no part: a container's 64 MiB /dev/shm runs shm. A member's
+  // segments take a few hundred KiB with the defaults (docs/transport-shm.md); a segment
+  // the memory cannot hold later is refused when it is made, naming the bytes.
+  std::uint64_t min_shm_free = std::uint64_t{32} << 20;
 };
 
 namespace auto_detail {

@@ -77,6 +77,16 @@ class ShmTransport final : public Forwarding<shm_detail::Impl> {
   // sockets, as /proc/net/unix lists them).
   static std::vector<NodeId> live_nodes(const std::string& prefix);
 
+  // The memory this process may still give to shared memory: the lesser of the host's
+  // (MemAvailable) and its memory cgroup's room (limit less usage, at each level up). Segments
+  // are memfds, charged to the memory cgroup of the process that touches them and not
+  // counted in /dev/shm, so /dev/shm's size does not bound them. `bound` says what limits it.
+  struct MemoryRoom {
+    std::uint64_t bytes = 0;
+    std::string bound;  // "the host (MemAvailable)", "the memory cgroup /x (limit 64 MiB)"
+  };
+  static MemoryRoom memory_room();
+
   // Our wake-up source, in our control segment (peers ring it): a composite's other
   // transport rings it too (TcpConfig::doorbell). Valid until the transport is destroyed.
   [[nodiscard]] DoorbellData* doorbell() const noexcept;
