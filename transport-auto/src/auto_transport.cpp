@@ -64,29 +64,23 @@ class Impl {
 
   LocalRegion create_region(RegionId id, std::size_t size) {
     if (!shm_) return tcp_->create_region(id, size);
-    auto region = shm_->create_region(id, size);
-    try {
-      (void)tcp_->adopt_region(id, region.bytes);
-    } catch (...) {
-      shm_->release_region(id);
-      throw;
-    }
-    return region;
+    return lend_to_tcp(shm_->create_region(id, size));
   }
 
   LocalRegion create_rows_region(RegionId id, std::size_t size, std::span<const WriteGrant> rows) {
-    if (!shm_) {
-      auto region = tcp_->create_region(id, size);
-      tcp_->restrict_writes(id, rows);
-      return region;
-    }
-    auto region = shm_->create_rows_region(id, size, rows);
+    auto region = shm_ ? lend_to_tcp(shm_->create_rows_region(id, size, rows))
+                       : tcp_->create_region(id, size);
+    tcp_->restrict_writes(id, rows);
+    return region;
+  }
+
+  // The tcp half applies its peers' writes into the memory of the shm half's new region; the
+  // region goes again if it cannot.
+  LocalRegion lend_to_tcp(LocalRegion region) {
     try {
-      (void)tcp_->adopt_region(id, region.bytes);
-      tcp_->restrict_writes(id, rows);
+      (void)tcp_->adopt_region(region.id, region.bytes);
     } catch (...) {
-      tcp_->release_region(id);
-      shm_->release_region(id);
+      shm_->release_region(region.id);
       throw;
     }
     return region;

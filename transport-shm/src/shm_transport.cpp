@@ -717,18 +717,33 @@ class shm_detail::Impl {
 
   // ------------------------------------------------------------------ control plane
   LocalRegion create_region(RegionId id, std::size_t size) {
+    return add_region(id, size, nullptr, 0);
+  }
+
+  // Makes and publishes region `id` with table flags `flags`; `only`: Segment::create's.
+  LocalRegion add_region(RegionId id, std::size_t size, const ByteRange* only,
+                         std::uint32_t flags) {
     if (connected_) throw std::logic_error("shm: create_region while connected; disconnect first");
     if (regions_.contains(id))
       throw std::invalid_argument("shm: region " + std::to_string(id) + " exists");
     auto* c = ctl();
     if (c->region_count >= kMaxRegions) throw std::runtime_error("shm: more than 256 regions");
-    auto seg = Segment::create(registry_, region_name(cfg_.self, id), SegmentKind::region, size);
+    auto seg =
+        Segment::create(registry_, region_name(cfg_.self, id), SegmentKind::region, size, only);
     seg->publish();
-    c->regions[c->region_count] = RegionEntry{id, 0, size};
+    c->regions[c->region_count] = RegionEntry{id, flags, size};
     ++c->region_count;
     auto* bytes = seg->payload();
     regions_.emplace(id, std::move(seg));
     return LocalRegion{id, {bytes, size}};
+  }
+
+  // Sets `bit` in region `id`'s entry of our table, atomically: a peer may be reading it.
+  void flag_entry(RegionId id, std::uint32_t bit) {
+    auto* c = ctl();
+    for (std::uint32_t i = 0; i < std::min(c->region_count, kMaxRegions); ++i)
+      if (c->regions[i].id == id)
+        std::atomic_ref(c->regions[i].flags).fetch_or(bit, std::memory_order_release);
   }
 
   // Peers read the region table only while connected at our epoch (map_regions), and we
@@ -757,11 +772,7 @@ class shm_detail::Impl {
   void retire_region(RegionId id) {
     const auto it = regions_.find(id);
     if (it == regions_.end()) return;
-    // Flagged first: a peer that finds the segment gone sees why, and skips it.
-    auto* c = ctl();
-    for (std::uint32_t i = 0; i < std::min(c->region_count, kMaxRegions); ++i)
-      if (c->regions[i].id == id)
-        std::atomic_ref(c->regions[i].flags).fetch_or(kRetired, std::memory_order_release);
+    flag_entry(id, kRetired);  // first: a peer that finds the segment gone sees why, and skips it
     it->second->retire();
   }
 
@@ -775,21 +786,6 @@ class shm_detail::Impl {
     rows_.erase(id);
   }
 
-  // Each member's row, where `rows` can be kept in place (one range each, on kRowAlign
-  // boundaries, inside `size`); nothing where they cannot.
-  static std::optional<std::map<NodeId, ByteRange>> rows_in_place(std::span<const WriteGrant> rows,
-                                                                  std::size_t size) {
-    std::map<NodeId, ByteRange> by_owner;
-    for (const auto& r : rows) {
-      if (r.ranges.size() != 1) return std::nullopt;
-      const auto& b = r.ranges.front();
-      if (b.offset % kRowAlign != 0 || b.length % kRowAlign != 0 || b.length == 0 ||
-          b.offset + b.length > size || !by_owner.emplace(r.writer, b).second)
-        return std::nullopt;
-    }
-    return by_owner;
-  }
-
   // create_region() and share_rows() in one: where the rows can be in place, the segment is
   // never mapped whole here, not even for the moment between the two.
   LocalRegion create_rows_region(RegionId id, std::size_t size, std::span<const WriteGrant> rows) {
@@ -800,21 +796,10 @@ class shm_detail::Impl {
       return region;
     }
     const ByteRange own = by_owner->at(cfg_.self);
-    if (connected_) throw std::logic_error("shm: create_region while connected; disconnect first");
-    if (regions_.contains(id))
-      throw std::invalid_argument("shm: region " + std::to_string(id) + " exists");
-    auto* c = ctl();
-    if (c->region_count >= kMaxRegions) throw std::runtime_error("shm: more than 256 regions");
-    auto seg =
-        Segment::create(registry_, region_name(cfg_.self, id), SegmentKind::region, size, &own);
-    seg->publish();
-    c->regions[c->region_count] = RegionEntry{id, kRowsInPlace, size};
-    ++c->region_count;
-    auto* bytes = seg->payload();
-    regions_.emplace(id, std::move(seg));
+    auto region = add_region(id, size, &own, kRowsInPlace);
     grants_.restrict(id, size, rows);
     rows_[id] = std::move(*by_owner);
-    return LocalRegion{id, {bytes, size}};
+    return region;
   }
 
   // Rows in place (docs/transport-shm.md): each row is kept once, in its owner's segment; a
@@ -831,9 +816,7 @@ class shm_detail::Impl {
     for (const auto& [owner, b] : *by_owner)
       if (owner != cfg_.self) seg.keep_private(b.offset, b.length);
     rows_[id] = std::move(*by_owner);
-    auto* c = ctl();
-    for (std::uint32_t i = 0; i < std::min(c->region_count, kMaxRegions); ++i)
-      if (c->regions[i].id == id) c->regions[i].flags |= kRowsInPlace;
+    flag_entry(id, kRowsInPlace);
   }
 
   Status connect(std::span<const NodeAddress> members, std::uint64_t epoch,
@@ -1016,12 +999,11 @@ class shm_detail::Impl {
               kRetired) != 0;
     };
     for (std::uint32_t i = 0; i < count; ++i) {
-      if (retired(i)) continue;  // an ended view's, its memory gone
-      RegionEntry e{};
-      e.id = c->regions[i].id;
-      e.size = c->regions[i].size;
-      e.flags = std::atomic_ref(const_cast<std::uint32_t&>(c->regions[i].flags))
-                    .load(std::memory_order_relaxed);
+      const RegionEntry e{c->regions[i].id,
+                          std::atomic_ref(const_cast<std::uint32_t&>(c->regions[i].flags))
+                              .load(std::memory_order_acquire),
+                          c->regions[i].size};
+      if ((e.flags & kRetired) != 0) continue;  // an ended view's, its memory gone
       if (p.regions.contains(e.id) || p.in_place.contains(e.id)) continue;
       // A region we have none of (another view's: the peer made the next one, or keeps the
       // last): nothing of ours is written there, so it is not mapped (writes name one region

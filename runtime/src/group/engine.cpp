@@ -1493,13 +1493,17 @@ void Engine::keep_joiners_waiting() {
                                      [this] { keep_joiners_waiting(); });
 }
 
+std::string Engine::stopped(const std::string& why) const {
+  return "domain " + std::to_string(domain_id_) + ": node " + std::to_string(node()) +
+         " stopped: it " + why;
+}
+
 void Engine::halt(const std::string& why) {
   std::shared_ptr<ViewState> vs;
   {
     std::lock_guard lock(view_mu_);
     if (!halted_.empty()) return;
-    halted_ = "domain " + std::to_string(domain_id_) + ": node " + std::to_string(node()) +
-              " stopped: it " + why;
+    halted_ = stopped(why);
     vs = current_;
   }
   vs->smc->freeze();
@@ -1558,13 +1562,10 @@ void Engine::check_revocations() {
     // ("lost contact"). The list says why: that is what we say, and we do not rejoin.
     const auto vs = current();
     if (const auto me = vs->view.rank_of(node())) {
-      const auto& m = vs->view.members[*me];
-      if (!m.serial.empty() && revocation_->revoked(m.serial)) {
+      if (const auto what = revocation_of(vs->view.members[*me]); !what.empty()) {
         revoked_self_.store(true);
         std::lock_guard lock(view_mu_);
-        halted_ = "domain " + std::to_string(domain_id_) + ": node " + std::to_string(node()) +
-                  " stopped: it was evicted: its certificate (" + m.subject + ", serial " +
-                  m.serial + ") is revoked by security.crl; it does not rejoin (" + halted_ + ")";
+        halted_ = stopped("was evicted: " + what + "; it does not rejoin (" + halted_ + ")");
       }
     }
   }
@@ -1580,11 +1581,15 @@ void Engine::evict(NodeId who, const std::string& why) {
   evict_revoked(*current());
 }
 
+std::string Engine::revocation_of(const Member& m) const {
+  if (!revocation_ || m.serial.empty() || !revocation_->revoked(m.serial)) return {};
+  return "its certificate (" + m.subject + ", serial " + m.serial + ") is revoked by security.crl";
+}
+
 void Engine::evict_revoked(ViewState& vs) {
   for (const auto& m : vs.view.members) {
-    if (!revocation_ || m.serial.empty() || !revocation_->revoked(m.serial)) continue;
-    const std::string what =
-        "its certificate (" + m.subject + ", serial " + m.serial + ") is revoked by security.crl";
+    const std::string what = revocation_of(m);
+    if (what.empty()) continue;
     if (m.id == node()) {
       // Our own: the others evict us (where their lists say so too). We stop, saying why,
       // and do not ask to come back: the join port refuses a revoked certificate.

@@ -523,6 +523,10 @@ class Engine final : public Bus {
   // The members of `vs` whose certificates the list in force revokes join those evict()
   // named; every one of them in `vs` is evicted there (Membership::evict).
   void evict_revoked(ViewState& vs);
+  // Why the revocation list in force revokes `m`'s certificate; empty where it does not.
+  [[nodiscard]] std::string revocation_of(const Member& m) const;
+  // What halted() says of a member that stopped because it `why`.
+  [[nodiscard]] std::string stopped(const std::string& why) const;
   // Control thread, transport disconnected (replace()): releases the regions of earlier
   // views nothing holds any more (loans keep their view).
   void release_retired();

@@ -669,15 +669,8 @@ void SimTransport::release_region(RegionId id) {
 void SimTransport::share_rows(RegionId id, std::span<const WriteGrant> rows) {
   restrict_writes(id, rows);
   if (!state_->shared.contains(id)) return;  // copies (Config::rows_in_place is off)
-  std::map<NodeId, ByteRange> by_owner;
-  for (const auto& r : rows) {
-    if (r.ranges.size() != 1) return;
-    const auto& b = r.ranges.front();
-    if (b.offset % kRowAlign != 0 || b.length % kRowAlign != 0 || b.length == 0 ||
-        !by_owner.emplace(r.writer, b).second)
-      return;
-  }
-  state_->rows[id] = std::move(by_owner);
+  if (auto by_owner = rows_in_place(rows, state_->regions.at(id).size()))
+    state_->rows[id] = std::move(*by_owner);
 }
 
 // Maps `owner`'s row of region `id` over the same range of `reader`'s region, where both

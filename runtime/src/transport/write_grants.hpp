@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,6 +24,22 @@
 #include <spindle/transport/transport.hpp>
 
 namespace spindle::transport {
+
+// Each member's row where `rows` (a share_rows() declaration of a region of `size` bytes) can
+// be kept in place: one range each, starting and ending on kRowAlign boundaries, inside the
+// region, one row per member. Nothing where they cannot (the transport keeps copies).
+inline std::optional<std::map<NodeId, ByteRange>> rows_in_place(std::span<const WriteGrant> rows,
+                                                                std::uint64_t size) {
+  std::map<NodeId, ByteRange> by_owner;
+  for (const auto& r : rows) {
+    if (r.ranges.size() != 1) return std::nullopt;
+    const auto& b = r.ranges.front();
+    if (b.offset % kRowAlign != 0 || b.length % kRowAlign != 0 || b.length == 0 ||
+        b.offset + b.length > size || !by_owner.emplace(r.writer, b).second)
+      return std::nullopt;
+  }
+  return by_owner;
+}
 
 class WriteGrants {
  public:
