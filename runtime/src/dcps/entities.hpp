@@ -232,7 +232,10 @@ class Children {
 template <class T, class... Args>
 std::shared_ptr<T> make_entity(group::Bus& engine, Args&&... args) {
   return std::shared_ptr<T>(new T(std::forward<Args>(args)...), [&engine](T* entity) {
-    if (engine.on_protocol_thread()) {
+    // Not on the threads the participant's destructor stops: an upcall there (the view
+    // change's on_view() runs on the control thread) may hold the last reference, and the
+    // participant that goes with it would free the engine under that thread's feet.
+    if (engine.on_protocol_thread() || engine.runtime().control().on_executor_thread()) {
       engine.executor().post([entity] { delete entity; });
     } else {
       delete entity;
@@ -390,8 +393,11 @@ class Participant final : public detail::ParticipantCore {
   bool covered(std::uint64_t writer, std::uint64_t reader) const;
   // The events of a match of writer and reader for this node's endpoints (mu_ held).
   void matched_actions(std::uint64_t writer, std::uint64_t reader, Actions& out);
-  // Held matches the installed view carries, and every held unmatch (mu_ held).
+  // Held matches the installed view carries, and every held unmatch (mu_ held); the caller
+  // runs `out` with run_settled().
   void settle(Actions& out);
+  // Runs what settle() collected (mu_ not held), then counts that settle() done.
+  void run_settled(Actions& actions);
   // The state transfer: every endpoint record of the table, and its reading at a joiner
   // (records that fail to decode are reported and skipped). `subject`: a secured joiner's
   // certificate subject; retained histories it may not read are left out.
@@ -462,6 +468,9 @@ class Participant final : public detail::ParticipantCore {
   // (Un)matches of this node's endpoints waiting for a view boundary: (writer, reader) ->
   // true to match, false to unmatch.
   std::map<std::pair<std::uint64_t, std::uint64_t>, bool> pending_;
+  // settle()s whose actions have not run yet: a match no longer pending is not reported
+  // until its writer and reader were told (await_match()).
+  std::size_t settling_ = 0;
   // What the application ignored (DCPS ignore_*, irreversible): members (participants are
   // one per member, their handle make_guid(node, 1)), writer and reader guids, and topic
   // handles (kept only). A (writer, reader) pair with an ignored side never matches here.

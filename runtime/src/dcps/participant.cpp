@@ -584,7 +584,8 @@ void Participant::await_match(std::uint64_t guid, bool writer) {
 bool Participant::matched_in_view(std::uint64_t guid, bool writer) const {
   std::lock_guard lock(mu_);
   if ((writer ? endpoints_.writer(guid) == nullptr : endpoints_.reader(guid) == nullptr))
-    return false;  // its record is not applied yet
+    return false;                   // its record is not applied yet
+  if (settling_ > 0) return false;  // matches settled, their endpoints not told yet
   for (const auto& [pair, match] : pending_)
     if (match && (writer ? pair.first : pair.second) == guid) return false;
   return true;
@@ -1105,7 +1106,7 @@ void Participant::apply_state(std::span<const std::byte> state) {
     std::lock_guard lock(mu_);
     settle(actions);
   }
-  run(actions);
+  run_settled(actions);
 }
 
 // -------------------------------------------------------------------------- discovery in
@@ -1431,11 +1432,24 @@ void Participant::on_view(const group::View& view) {
   }
   router_.hold_back(std::move(hold));
   flush_builtin();
-  run(actions);
+  run_settled(actions);
   if (switched) bus_->set_permissions(switched);
 }
 
+void Participant::run_settled(Actions& actions) {
+  struct Done {
+    Participant& p;
+    ~Done() {
+      std::lock_guard lock(p.mu_);
+      --p.settling_;
+    }
+  } done{*this};
+  run(actions);
+  actions.clear();  // the references they hold go before await_match() returns
+}
+
 void Participant::settle(Actions& out) {
+  ++settling_;
   // Readers whose record was applied get the retained history first: everything delivered
   // up to this boundary, before the live samples of the matches settled below.
   for (const auto guid : history_due_) {
