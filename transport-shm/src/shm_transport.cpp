@@ -38,6 +38,7 @@
 #include "segment.hpp"
 #include "transport/aligned_buffer.hpp"
 #include "transport/event_queue.hpp"
+#include "transport/private_copy.hpp"
 #include "transport/write_grants.hpp"
 
 namespace spindle::transport {
@@ -386,21 +387,9 @@ class Segment {
   // Ours: a peer's row mapped in place over [offset, offset + length) of the payload
   // (map_range) becomes private memory holding what it holds now: a view we left keeps
   // reading as it ended, and the peer's segment is no longer mapped here, so the kernel can
-  // free it once its owner is done with it. Only the pages the row has in memory are copied.
+  // free it once its owner is done with it.
   void detach_row(std::size_t offset, std::size_t length) {
-    std::byte* at = payload() + offset;
-    void* copy = ::mmap(nullptr, length, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (copy == MAP_FAILED) return;  // keeps the peer's mapping: correct, only larger
-    auto* to = static_cast<std::byte*>(copy);
-    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-    std::vector<unsigned char> resident((length + page - 1) / page, 1);
-    if (::mincore(at, length, resident.data()) != 0) std::fill(resident.begin(), resident.end(), 1);
-    for (std::size_t i = 0; i < resident.size(); ++i)
-      if ((resident[i] & 1) != 0)
-        std::memcpy(to + i * page, at + i * page, std::min(page, length - i * page));
-    if (::mremap(copy, length, length, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED)
-      ::munmap(copy, length);
+    keep_private_copy(payload() + offset, length);
   }
 
   // Ours, retired (Transport::retire_region): our server stops handing it out, its fd goes,
@@ -993,16 +982,13 @@ class shm_detail::Impl {
     const auto* c = p.ctl();
     const std::uint32_t count = std::min(c->region_count, kMaxRegions);
     // An entry's flags change while we look (the peer retires a region): read atomically.
-    const auto retired = [&](std::uint32_t i) {
-      return (std::atomic_ref(const_cast<std::uint32_t&>(c->regions[i].flags))
-                  .load(std::memory_order_acquire) &
-              kRetired) != 0;
+    const auto flags = [&](std::uint32_t i) {
+      return std::atomic_ref(const_cast<std::uint32_t&>(c->regions[i].flags))
+          .load(std::memory_order_acquire);
     };
+    const auto retired = [&](std::uint32_t i) { return (flags(i) & kRetired) != 0; };
     for (std::uint32_t i = 0; i < count; ++i) {
-      const RegionEntry e{c->regions[i].id,
-                          std::atomic_ref(const_cast<std::uint32_t&>(c->regions[i].flags))
-                              .load(std::memory_order_acquire),
-                          c->regions[i].size};
+      const RegionEntry e{c->regions[i].id, flags(i), c->regions[i].size};
       if ((e.flags & kRetired) != 0) continue;  // an ended view's, its memory gone
       if (p.regions.contains(e.id) || p.in_place.contains(e.id)) continue;
       // A region we have none of (another view's: the peer made the next one, or keeps the

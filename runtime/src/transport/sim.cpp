@@ -23,6 +23,7 @@
 #include "transport/sim.hpp"
 
 #include "transport/aligned_buffer.hpp"
+#include "transport/private_copy.hpp"
 #include "transport/write_grants.hpp"
 
 namespace spindle::transport::sim {
@@ -702,13 +703,7 @@ void Network::Impl::detach_rows(SimTransport& t) {
     auto& memory = s.shared.at(id);
     for (const NodeId peer : peers) {
       const auto& row = rows.at(peer);
-      std::byte* at = memory.base + row.offset;
-      void* copy =
-          ::mmap(nullptr, row.length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (copy == MAP_FAILED) continue;  // keeps reading the peer's row: correct, only larger
-      std::memcpy(copy, at, row.length);
-      if (::mremap(copy, row.length, row.length, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED)
-        ::munmap(copy, row.length);
+      keep_private_copy(memory.base + row.offset, row.length);
     }
   }
   s.in_place.clear();
