@@ -58,7 +58,8 @@ struct Recorder final : group::EngineClient {
   void on_view(const group::View& v) override { views.push_back(v.epoch); }
   void on_halt(const std::string& why) override { halted = why; }
   std::string halted;
-  group::Demand layout_demand() override { return {0, channels}; }
+  std::uint64_t generation = 0;
+  group::Demand layout_demand() override { return {generation, channels}; }
   // Both members write and read topic 7 (atomic).
   static std::vector<group::ChannelDemand> demand() {
     return {group::ChannelDemand{{7, group::Ordering::atomic}, "T", {1, 2}, {1, 2}, {0}, 0, 0}};
@@ -386,6 +387,32 @@ TEST_CASE(
   p.publish(e, pattern(1, 90));
   REQUIRE(p.delivered(1));
   CHECK(p.rec[1].messages[0] == pattern(1, 90));
+}
+
+// A message larger than a slot that a view change sends again waits for RDMC space in the
+// next view; a write after it must not take that space first: the carried message keeps its
+// place in the order, so a later one holding the space would wait behind it for ever. Room
+// for one message at a time here (1 MiB, messages of 600 KB).
+TEST_CASE("engine: a large message sent again by a view change gets its space before later writes",
+          "[engine][rdmc]") {
+  Pair p;
+  const auto first = pattern(1, 600'000);
+  const auto second = pattern(2, 600'000);
+  // Node 2 moves no RDMC transfer in view 1: the first message is still in flight when the
+  // relayout ends the view, and goes again in view 2.
+  p.engines[1]->stall_transfers();
+  p.publish(*p.engines[0], first);
+  p.net.run_until([] { return false; }, p.net.now() + 20ms);
+  for (auto& r : p.rec)
+    r.generation = 1;
+  for (auto& e : p.engines)
+    e->demand_changed();
+  REQUIRE(p.net.run_until([&] { return p.engines[0]->view().epoch == 2; }, p.net.now() + 1s));
+  p.publish(*p.engines[0], second);
+  REQUIRE(p.delivered(2));
+  for (auto& r : p.rec)
+    CHECK(r.messages == std::vector<std::string>{first, second});
+  CHECK(p.engines[0]->stats().resent >= 1);
 }
 
 TEST_CASE("engine: writers with a bound past the slot get room for 16 of them, and no more",

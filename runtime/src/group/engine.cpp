@@ -144,6 +144,10 @@ struct LargeState {
   using OutgoingMap = std::map<std::pair<std::uint32_t, std::uint64_t>, Outgoing>;
   OutgoingMap outgoing;
   std::atomic<std::size_t> queued{0};  // outgoing.size(), read without the lock
+  // Per group of ours: messages a view change sent again whose bytes still wait in `heap` for
+  // buffer space. They go first: a write that took the space before them would wait behind
+  // them in the order, holding what they wait for.
+  std::map<rdmc::GroupId, std::uint32_t> carried;
   std::map<std::uint64_t, std::shared_ptr<LocalMessage>> local;  // kLocalGroup's
   std::uint64_t next_local = 0;
   // Protocol thread: messages here, by group and seq, until their descriptor is delivered
@@ -798,6 +802,10 @@ bool Engine::pump_large(ViewState& vs) {
         std::memcpy(space->data(), o.heap.data(), o.size);
         o.data = *space;
         o.heap = {};
+        if (const auto c = L.carried.find(o.group); c != L.carried.end() && --c->second == 0) {
+          L.carried.erase(c);
+          L.freed.notify_all();  // writers waiting for the space may take it now
+        }
       }
       std::uint64_t seq = 0;
       if (!L.rdmc->send_reserved(o.group, o.data.first(o.size), seq)) {
@@ -1009,6 +1017,7 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
       o.data = o.local->bytes();
     } else {
       o.heap = std::move(m.bytes);
+      ++L.carried[g];
     }
     o.committed = true;
     o.resent = true;
@@ -1951,15 +1960,22 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
     data = bytes->bytes();
     heap = std::move(bytes);
   } else {
+    // L.mu held. Messages a view change sent again take the space first.
     const auto take = [&] {
+      if (L.carried.contains(g)) return false;
       if (auto space = L.rdmc->reserve(g, size)) data = *space;
       return !data.empty();
     };
-    if (!take()) {
+    const auto take_now = [&] {
+      std::lock_guard lock(L.mu);
+      return take();
+    };
+    if (!take_now()) {
       L.waiting.fetch_add(1);
       bool got = false;
       if (runtime_->simulated()) {
-        got = runtime_->wait_until(deadline, [&] { return ended() || take(); }) && !data.empty();
+        got =
+            runtime_->wait_until(deadline, [&] { return ended() || take_now(); }) && !data.empty();
       } else {
         std::unique_lock lock(L.mu);
         got =
