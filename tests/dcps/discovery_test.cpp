@@ -106,6 +106,7 @@ WriterRecord full_writer() {
   const std::vector<std::uint8_t> topic{4, 0, 4};
   r.topic_data = pol::TopicData(topic.begin(), topic.end());
   r.max_sample = 0x0102'0304'0506'0708;
+  r.room = 0x1112'1314'1516'1718;  // where max_sample is 0, in practice
   return r;
 }
 
@@ -150,7 +151,7 @@ Layout& consistency_and_engine(Layout& l) {
 
 Bytes full_writer_layout() {
   Layout l;
-  l.u8(5).u8(1).u64(0x0000'0007'0000'0003).str("Telemetry").str("avionics::AirData");
+  l.u8(6).u8(1).u64(0x0000'0007'0000'0003).str("Telemetry").str("avionics::AirData");
   l.data({1, 2, 3, 0, 255});  // user_data
   durability_to_liveliness(l)
       .u8(0)
@@ -170,7 +171,8 @@ Bytes full_writer_layout() {
       .data({9, 8})                 // group_data
       .u8(0)                        // entity_factory
       .data({4, 0, 4})              // topic_data
-      .u64(0x0102'0304'0506'0708);  // max_sample
+      .u64(0x0102'0304'0506'0708)   // max_sample
+      .u64(0x1112'1314'1516'1718);  // room
   return l.bytes();
 }
 
@@ -202,7 +204,7 @@ ReaderRecord full_reader() {
 
 Bytes full_reader_layout() {
   Layout l;
-  l.u8(5).u8(2).u64(0xffff'fffe'8000'0001).str("Telemetry").str("avionics::AirData");
+  l.u8(6).u8(2).u64(0xffff'fffe'8000'0001).str("Telemetry").str("avionics::AirData");
   l.data({7})     // user_data
       .u8(2)      // durability
       .dur(2, 0)  // deadline
@@ -252,7 +254,7 @@ ParticipantRecord full_participant() {
 
 Bytes full_participant_layout() {
   return Layout()
-      .u8(5)
+      .u8(6)
       .u8(3)
       .u64(0x0000'0009'0000'0001)
       .data({0xca, 0xfe})
@@ -287,7 +289,7 @@ TopicRecord full_topic() {
 
 Bytes full_topic_layout() {
   Layout l;
-  l.u8(5).u8(4).u64(0x0000'0009'0000'0004).str("Telemetry").str("avionics::AirData");
+  l.u8(6).u8(4).u64(0x0000'0009'0000'0004).str("Telemetry").str("avionics::AirData");
   l.data({4, 0, 4});  // topic_data
   durability_to_liveliness(l)
       .u8(1)
@@ -390,9 +392,9 @@ TEST_CASE("discovery: default-QoS records are laid out as documented and round-t
           "[dcps][discovery]") {
   const auto w = named<WriterRecord>("T", "X");
   const auto wb = spindle::discovery::encode(w);
-  CHECK(wb.size() == 169 + 2 + 8);
+  CHECK(wb.size() == 169 + 2 + 8 + 8);
   CHECK(std::vector(wb.begin(), wb.begin() + 20) ==
-        Layout().u8(5).u8(1).u64(0x0000'0001'0000'0002).str("T").str("X").bytes());
+        Layout().u8(6).u8(1).u64(0x0000'0001'0000'0002).str("T").str("X").bytes());
   const auto wd = round_trip(w);
   CHECK(wd == w);
   check_policies_equal(wd.qos, w.qos);
@@ -485,7 +487,7 @@ TEST_CASE("discovery: encode refuses what no peer would accept", "[dcps][discove
 // starts at 20 (version, kind, guid, two 5-byte strings); see the table in discovery/records.hpp.
 TEST_CASE("discovery: truncated records name the field and the offset", "[dcps][discovery]") {
   const auto w = spindle::discovery::encode(named<WriterRecord>("T", "X"));
-  REQUIRE(w.size() == 179);
+  REQUIRE(w.size() == 187);
   const std::pair<std::size_t, std::string> cases[] = {
       {0, "writer record: version: truncated at offset 0 (1 byte needed, 0 left)"},
       {1, "writer record: kind: truncated at offset 1 (1 byte needed, 0 left)"},
@@ -511,6 +513,7 @@ TEST_CASE("discovery: truncated records name the field and the offset", "[dcps][
        "offset 166 (1 byte needed, 0 left)"},
       {169, "writer record: topic_data.value: truncated at offset 167 (4 bytes needed, 2 left)"},
       {175, "writer record: max_sample: truncated at offset 171 (8 bytes needed, 4 left)"},
+      {183, "writer record: room: truncated at offset 179 (8 bytes needed, 4 left)"},
   };
   for (const auto& [size, message] : cases) {
     INFO(size);
@@ -535,26 +538,26 @@ TEST_CASE("discovery: truncated records name the field and the offset", "[dcps][
 // such field) is read with an empty DataRepresentation, the type's choice.
 TEST_CASE("discovery: version-2 records are still read", "[dcps][discovery]") {
   auto w = named<WriterRecord>("T", "X");
-  auto v5 = spindle::discovery::encode(w);
-  REQUIRE(v5.at(151) == std::byte{0});  // the empty DataRepresentation's count, 4 bytes
-  // Version 2 has neither that count nor the max_sample at the end (8 bytes).
-  Bytes v2(v5.begin(), v5.begin() + 151);
-  v2.insert(v2.end(), v5.begin() + 155, v5.end() - 8);
+  auto v6 = spindle::discovery::encode(w);
+  REQUIRE(v6.at(151) == std::byte{0});  // the empty DataRepresentation's count, 4 bytes
+  // Version 2 has neither that count nor the max_sample and room at the end (16 bytes).
+  Bytes v2(v6.begin(), v6.begin() + 151);
+  v2.insert(v2.end(), v6.begin() + 155, v6.end() - 16);
   v2[0] = std::byte{2};
   std::string error;
   const auto got = spindle::discovery::decode_writer(v2, error);
   INFO(error);
   REQUIRE(got);
   CHECK(*got == w);
-  CHECK(spindle::discovery::encode(*got) == v5);
+  CHECK(spindle::discovery::encode(*got) == v6);
 }
 
 TEST_CASE("discovery: a version-4 writer record is read with no sample bound",
           "[dcps][discovery]") {
   auto w = named<WriterRecord>("T", "X");
   w.max_sample = 300;
-  const auto v5 = spindle::discovery::encode(w);
-  Bytes v4(v5.begin(), v5.end() - 8);
+  const auto v6 = spindle::discovery::encode(w);
+  Bytes v4(v6.begin(), v6.end() - 16);
   v4[0] = std::byte{4};
   std::string error;
   const auto got = spindle::discovery::decode_writer(v4, error);
@@ -563,8 +566,27 @@ TEST_CASE("discovery: a version-4 writer record is read with no sample bound",
   CHECK(got->max_sample == 0);
   w.max_sample = 0;
   CHECK(*got == w);
-  // Version 5 carries it.
-  CHECK(spindle::discovery::decode_writer(v5, error)->max_sample == 300);
+  // Version 6 carries it.
+  CHECK(spindle::discovery::decode_writer(v6, error)->max_sample == 300);
+}
+
+TEST_CASE("discovery: a version-5 writer record is read as having asked for no room",
+          "[dcps][discovery]") {
+  auto w = named<WriterRecord>("T", "X");
+  w.room = std::uint64_t{4} << 20;
+  const auto v6 = spindle::discovery::encode(w);
+  Bytes v5(v6.begin(), v6.end() - 8);
+  v5[0] = std::byte{5};
+  std::string error;
+  const auto got = spindle::discovery::decode_writer(v5, error);
+  INFO(error);
+  REQUIRE(got);
+  CHECK(got->room == 0);
+  w.room = 0;
+  CHECK(*got == w);
+  // Version 6 carries it; a version-5 record re-encodes as version 6.
+  CHECK(spindle::discovery::decode_writer(v6, error)->room == (std::uint64_t{4} << 20));
+  CHECK(spindle::discovery::encode(*got).size() == v6.size());
 }
 
 TEST_CASE("discovery: bad fields are rejected with field, value and offset", "[dcps][discovery]") {
@@ -574,7 +596,7 @@ TEST_CASE("discovery: bad fields are rejected with field, value and offset", "[d
   trailing.insert(trailing.end(), 3, std::byte{0});
   const std::tuple<std::string_view, Bytes, std::string> writer_cases[] = {
       {"version", with_byte(w, 0, 1),
-       "writer record: version: 1 at offset 0, this node reads 2 to 5"},
+       "writer record: version: 1 at offset 0, this node reads 2 to 6"},
       {"kind of the other record", r, "writer record: kind: 2 at offset 1 is a reader record"},
       {"unknown kind", with_byte(w, 1, 9),
        "writer record: kind: 9 at offset 1 is not a record kind (1 writer, 2 reader, 3 "
@@ -582,7 +604,7 @@ TEST_CASE("discovery: bad fields are rejected with field, value and offset", "[d
       {"name length", with_u32(w, 10, 257),
        "writer record: topic_name: length 257 at offset 10 is above the limit of 256"},
       {"name length beyond the input", with_u32(w, 15, 200),
-       "writer record: type_name: truncated at offset 19 (200 bytes needed, 160 left)"},
+       "writer record: type_name: truncated at offset 19 (200 bytes needed, 168 left)"},
       {"user data length", with_u32(w, 20, 65537),
        "writer record: qos.user_data.value: length 65537 at offset 20 is above the limit of "
        "65536"},
@@ -633,7 +655,7 @@ TEST_CASE("discovery: bad fields are rejected with field, value and offset", "[d
       {"durability service limit", with_u32(w, 46, 0x80000000),
        "writer record: qos.durability_service.max_samples_per_instance: -2147483648 at offset 46 "
        "is below -1 (LENGTH_UNLIMITED)"},
-      {"trailing bytes", trailing, "writer record: 3 trailing bytes at offset 179"},
+      {"trailing bytes", trailing, "writer record: 3 trailing bytes at offset 187"},
   };
   for (const auto& [what, bytes, message] : writer_cases) {
     INFO(what);
@@ -690,7 +712,7 @@ TEST_CASE("discovery: bad participant and topic records are rejected with what i
         "participant record: qos.entity_factory.autoenable_created_entities: 2 at offset 16 is "
         "not a boolean (0 or 1)");
   CHECK(error_of<ParticipantRecord>(with_byte(p, 0, 1)) ==
-        "participant record: version: 1 at offset 0, this node reads 2 to 5");
+        "participant record: version: 1 at offset 0, this node reads 2 to 6");
   auto trailing = p;
   trailing.push_back(std::byte{0});
   CHECK(error_of<ParticipantRecord>(trailing) ==
@@ -819,7 +841,7 @@ TEST_CASE("discovery: mutated records are decoded or rejected, never misread",
     auto tally = [&](const auto& decoded, const std::string& error, std::string_view prefix) {
       if (decoded) {
         ++accepted;
-        // Canonical among version-5 records; an older one re-encodes to the same record.
+        // Canonical among version-6 records; an older one re-encodes to the same record.
         const auto again = spindle::discovery::encode(*decoded);
         std::string e2;
         const bool same = b.at(0) == std::byte{spindle::discovery::kDiscoveryVersion}

@@ -70,6 +70,62 @@ TEST_CASE("a sample larger than a slot arrives whole; past the RDMC buffer space
   dp.close();
 }
 
+// An unbounded type's RDMC space starts at 16 samples of 64 KiB (docs/dev/rdmc.md, "Under
+// DCPS"): a writer that writes a larger sample asks for more and waits for the view that
+// gives it, so every sample arrives, in order, with nothing set by hand but the domain's
+// ceiling. A BEST_EFFORT writer's sample waits for that view too, rather than being dropped.
+TEST_CASE("an unbounded type's RDMC space grows with its samples, none lost on the way",
+          "[errors][rdmc]") {
+  dds::domain::DomainParticipant dp = dds::core::null;
+  {
+    const ScopedDomainConfig config("engine: {rdmc_buffer_size: 67108864}");
+    dp = dds::domain::DomainParticipant(dds::domain::default_id());
+  }
+  dds::topic::Topic<Bench::Sequence> topic(dp, "Growing");
+  dds::pub::Publisher pub(dp);
+  dds::sub::Subscriber sub(dp);
+  const auto sample = [](std::uint32_t seq, std::size_t size) {
+    Bench::Sequence s;
+    s.writer_id(1);
+    s.seq(seq);
+    std::vector<std::uint8_t> bytes(size);
+    for (std::size_t i = 0; i < size; ++i)
+      bytes[i] = static_cast<std::uint8_t>(seq * 29 + i * 5 + i / 4096);
+    s.payload(std::move(bytes));
+    return s;
+  };
+  {
+    dds::sub::DataReader<Bench::Sequence> reader(sub, topic, reader_qos());
+    dds::pub::DataWriter<Bench::Sequence> writer(pub, topic, writer_qos());
+    wait_matched(writer, reader);
+    const std::vector<std::size_t> sizes{100, 200'000, 3'000'000, 10, 20'000'000, 600, 150'000};
+    for (std::uint32_t i = 0; i < sizes.size(); ++i)
+      writer.write(sample(i, sizes[i]));
+    flush(writer);
+    const auto got = reader.take();
+    REQUIRE(got.length() == sizes.size());
+    for (std::uint32_t i = 0; i < sizes.size(); ++i) {
+      CHECK(got[i].data().seq() == i);
+      CHECK(got[i].data().payload() == sample(i, sizes[i]).payload());
+    }
+  }
+  dds::topic::Topic<Bench::Sequence> quick(dp, "GrowingBestEffort");
+  dds::sub::qos::DataReaderQos rq;
+  rq << policy::Reliability::BestEffort() << policy::History::KeepAll();
+  dds::pub::qos::DataWriterQos wq;
+  wq << policy::Reliability::BestEffort();
+  dds::sub::DataReader<Bench::Sequence> reader(sub, quick, rq);
+  dds::pub::DataWriter<Bench::Sequence> writer(pub, quick, wq);
+  wait_matched(writer, reader);
+  writer.write(sample(1, 5'000'000));
+  writer.write(sample(2, 50));
+  REQUIRE(eventually([&] { return reader.read().length() == 2; }));
+  const auto got = reader.take();
+  CHECK(got[0].data().payload() == sample(1, 5'000'000).payload());
+  CHECK(got[1].data().seq() == 2);
+  dp.close();
+}
+
 TEST_CASE("an endpoint whose discovery record does not fit a slot is refused, naming the fix",
           "[errors]") {
   dds::domain::DomainParticipant dp = dds::core::null;

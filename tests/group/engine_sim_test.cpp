@@ -73,7 +73,8 @@ struct Pair {
   Recorder rec[2];
 
   // `max_sample`: the writers' sample bound (group::ChannelDemand::max_sample); 0: none.
-  explicit Pair(std::uint64_t max_sample = 0) {
+  // `rdmc_buffer`: the domain's engine.rdmc_buffer_size.
+  explicit Pair(std::uint64_t max_sample = 0, std::uint64_t rdmc_buffer = 1u << 20) {
     std::vector<group::Member> members;
     for (group::NodeId id : {1u, 2u}) {
       net.add_node(id);
@@ -83,7 +84,7 @@ struct Pair {
     s.window_size = 4;
     s.knobs.heartbeat_interval = 0ms;
     s.knobs.rdmc_block_size = 4096;
-    s.knobs.rdmc_buffer_size = 1u << 20;
+    s.knobs.rdmc_buffer_size = rdmc_buffer;
     view = group::first_view(members, s);
     for (auto& r : rec) {
       for (auto& c : r.channels)
@@ -442,6 +443,41 @@ TEST_CASE("engine: a message past the RDMC buffer space is refused, naming the s
   p.publish(e, pattern(1, 1u << 20));
   REQUIRE(p.delivered(1));
   CHECK(p.rec[1].messages[0] == pattern(1, 1u << 20));
+}
+
+// An unbounded type's writers start with room for 16 samples of 64 KiB; one that writes a
+// larger sample asks for more (its DCPS record's room, here the demand's) and tells its
+// engine (expect_room): the write waits for the view that lays the larger space out.
+TEST_CASE("engine: an unbounded type's RDMC space grows, a view at a time, as its writers ask",
+          "[engine][rdmc]") {
+  Pair p(0, 8u << 20);
+  auto& e = *p.engines[0];
+  CHECK(p.view.subgroups[1].large == 16 * group::kUnboundedRoom);
+  const std::string big = pattern(3, 3'000'000);
+  // Nobody asked for it: refused at once, naming the space and what sized it.
+  REQUIRE_THROWS_WITH(e.reserve(p.channel, big.size(), e.runtime().now() + 1s),
+                      Catch::Contains("exceeds the largest subgroup") &&
+                          Catch::Contains("1048576 bytes (its RDMC space, sized for"));
+  const auto before = p.rec[0].views.size();
+  e.expect_room(p.channel, 4u << 20);
+  for (auto& r : p.rec)
+    r.channels[0].room = 4u << 20;
+  for (auto& x : p.engines)
+    x->demand_changed();
+  p.publish(e, big);
+  p.publish(e, pattern(4, 100));
+  REQUIRE(p.delivered(2));
+  for (auto& r : p.rec) {
+    CHECK(r.messages[0] == big);
+    CHECK(r.messages[1] == pattern(4, 100));
+  }
+  CHECK(p.rec[0].views.size() == before + 1);  // one view change, which laid the space out
+  const auto grown = p.engines[1]->view();
+  CHECK(grown.subgroups[1].large == (8u << 20));
+  // 16 of 4 MiB is past the domain's setting: that is the space, and past it a message is
+  // refused, naming the setting.
+  CHECK_THROWS_WITH(e.reserve(p.channel, (8u << 20) + 1, e.runtime().now() + 1s),
+                    Catch::Contains("engine.rdmc_buffer_size"));
 }
 
 namespace {

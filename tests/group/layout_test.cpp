@@ -164,8 +164,30 @@ TEST_CASE("layout: RDMC space only where a writer's samples can be larger than t
   CHECK(room({40, 70'000}) == std::pair<std::uint64_t, std::uint64_t>{16 * 70'080, 16 * 70'080});
   // Past the domain's setting: the setting.
   CHECK(room({std::uint64_t{1} << 20}).second == (std::uint64_t{8} << 20));
-  // A writer with no bound: the domain's setting, whatever the others' bounds.
-  CHECK(room({40, 0}) == std::pair<std::uint64_t, std::uint64_t>{8u << 20, 8u << 20});
+  // A writer with no bound that asked for no room yet: 16 of 64 KiB (group::kUnboundedRoom)
+  // with the header, or of the others' largest bound where larger.
+  CHECK(room({40, 0}) == std::pair<std::uint64_t, std::uint64_t>{16 * 65'600, 16 * 65'600});
+  CHECK(room({0, 200'000}) == std::pair<std::uint64_t, std::uint64_t>{16 * 200'064, 16 * 200'064});
+  // ... and as it asks for more (its record's room), 16 of that, up to the domain's setting.
+  const auto asked = [&](std::vector<std::uint64_t> rooms) {
+    std::vector<ChannelDemand> demand{reader(3, 2)};
+    group::NodeId node = 1;
+    for (auto r : rooms) {
+      auto w = writer(3, node++);
+      w.max_sample = 0;
+      w.room = r;
+      demand.push_back(w);
+    }
+    return group::layout(members({1, 2, 3}), demand, s)[1].large;
+  };
+  CHECK(asked({0, 128 * 1024}) == 16 * (128 * 1024 + 64));
+  CHECK(asked({256 * 1024, 128 * 1024}) == 16 * (256 * 1024 + 64));
+  CHECK(asked({std::uint64_t{1} << 20}) == (std::uint64_t{8} << 20));
+  // A bounded writer's record asks for nothing: its room is its bound.
+  auto bounded = writer(3, 1);
+  bounded.max_sample = 40;
+  bounded.room = std::uint64_t{1} << 20;
+  CHECK(group::layout(members({1, 2, 3}), {reader(3, 2), bounded}, s)[1].large == 0);
   // The builtin subgroup never has any, and a group file that does not say has the setting.
   const auto first = group::first_view(members({1, 2}), s);
   CHECK(group::large_bytes(first, first.subgroups[0]) == 0);

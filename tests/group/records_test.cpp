@@ -130,7 +130,7 @@ TEST_CASE("records: a member's bad or forged records change nothing elsewhere", 
   CHECK(said.find("dropped a announce_topic record from node 3: guid is not one of the sending "
                   "member's") != std::string::npos);
   CHECK(said.find("dropped a announce_topic record from node 3: topic record: version: 238 at "
-                  "offset 0, this node reads 2 to 5") != std::string::npos);
+                  "offset 0, this node reads 2 to 6") != std::string::npos);
   CHECK(said.find("dropped a announce_participant record from node 3: participant record: "
                   "version: 238") != std::string::npos);
   CHECK(as_before());

@@ -496,6 +496,10 @@ bool Relay::publish(const std::shared_ptr<Client>& c, const group::Channel& chan
   try {
     // No waiting here: this thread serves every client. A full ring is tried again shortly,
     // with the client's connection unread meanwhile (its sends wait: back-pressure).
+    // A large sample of an unbounded type: the client's writer asked for the room (its
+    // record), so until the view that gives it comes the message is tried again too.
+    if (!builtin && message.size() > group::kUnboundedRoom)
+      bus_->expect_room(channel, message.size());
     auto loan = bus_->reserve(builtin ? kBuiltin : channel, message.size(), Clock::now());
     std::memcpy(loan.data, message.data(), message.size());
     bus_->commit(loan, message.size(), Clock::now() + std::chrono::seconds(1));

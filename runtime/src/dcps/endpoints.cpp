@@ -1,5 +1,6 @@
 // Publisher, Subscriber, DataWriter and DataReader cores (see entities.hpp).
 #include <algorithm>
+#include <bit>
 #include <iostream>
 #include <limits>
 #include <set>
@@ -628,11 +629,45 @@ WriterRecord Writer::record() const {
   // What the layout reserves for its messages (group::ChannelDemand::max_sample): the type's
   // bound where it has one for the encoding this writer uses, and no bound where a coherent
   // set may gather any number of samples into one message.
+  r.max_sample = bound();
+  if (r.max_sample == 0) r.room = room_.load(std::memory_order_relaxed);
+  return r;
+}
+
+std::uint64_t Writer::bound() const {
   const auto& type = topic_->type();
   if (type.max_size != cdr::kUnbounded && encoding_ == type.encoding &&
-      !r.publisher_qos.policy<policy::Presentation>().coherent_access())
-    r.max_sample = std::max<std::uint64_t>(type.max_size, type.native_size);
-  return r;
+      !publisher_->qos().policy<policy::Presentation>().coherent_access())
+    return std::max<std::uint64_t>(type.max_size, type.native_size);
+  return 0;
+}
+
+// The topic's RDMC space is laid out from the writers' records (group::ChannelDemand::room):
+// an unbounded type's writer asks for more before it writes a sample larger than it asked
+// for so far, then waits (about a view change, as creating an endpoint does) for the view
+// that gives it. The engine takes such a sample meanwhile only in a view that has the room.
+bool Writer::make_room(std::size_t payload) {
+  const std::uint64_t want = std::bit_ceil(std::uint64_t{payload});
+  if (want <= group::kUnboundedRoom || bound() != 0) return false;
+  auto& owner = publisher_->owner();
+  auto& router = owner.router();
+  if (payload > router.max_sample()) return false;  // refused, naming the setting
+  router.expect_room(channel_, want);
+  std::uint64_t had = room_.load(std::memory_order_relaxed);
+  do {
+    if (had >= want) return false;
+  } while (!room_.compare_exchange_weak(had, want, std::memory_order_relaxed));
+  owner.announce_again(*this);
+  auto& bus = owner.bus();
+  auto& rt = bus.runtime();
+  if (bus.on_protocol_thread() || rt.executor().on_executor_thread() ||
+      rt.control().on_executor_thread())
+    return true;  // reserve() waits up to the write's deadline
+  (void)rt.wait_until(clock_now() + kMatchWait, [&] {
+    const auto room = router.sendable(channel_);
+    return !room || *room >= payload;
+  });
+  return true;
 }
 
 bool Writer::manual_by_participant() const {
@@ -723,6 +758,7 @@ void Writer::publish_message(const SampleHeader& h, std::span<const std::byte> p
                              const void* sample) {
   auto& router = publisher_->owner().router();
   if (sample == nullptr) {
+    make_room(payload.size());
     router.publish(
         channel_, h, payload.size(),
         [&](std::span<std::byte> out) { std::copy(payload.begin(), payload.end(), out.begin()); },
@@ -747,7 +783,10 @@ void Writer::publish_message(const SampleHeader& h, std::span<const std::byte> p
                                         ">: the sample cannot be serialized: " + r.detail);
     }
   };
-  if (!best_effort_) {
+  // A sample that asked for more room waited for it; one that finds it not there yet waits
+  // like a RELIABLE one (a view change of its own making, not a slow member).
+  const bool grew = make_room(size);
+  if (!best_effort_ || grew) {
     router.publish(channel_, h, size, fill, deadline());
     return;
   }
@@ -799,7 +838,8 @@ void Writer::publish_set(const std::vector<std::byte>& messages) {
         std::to_string(messages.size()) + " bytes, more than the largest message (" +
         std::to_string(router.max_sample()) + " bytes: engine.rdmc_buffer_size)");
   }
-  if (!best_effort_) {
+  const bool grew = make_room(messages.size());
+  if (!best_effort_ || grew) {
     router.publish(channel_, h, messages.size(), fill, deadline());
   } else {
     try {
@@ -875,6 +915,7 @@ void* Writer::loan() {
         ">::loan_sample: only samples of self-contained types (no strings, sequences, "
         "optional members or unions) can be built in an SMC slot; use write()");
   }
+  (void)make_room(t.native_size);  // a coherent publisher's writer has no bound
   auto slot = publisher_->owner().router().reserve(channel_, t.native_size, deadline());
   std::lock_guard lock(mu_);
   loans_.emplace(slot.payload, slot);

@@ -343,6 +343,8 @@ class Participant final : public detail::ParticipantCore {
   // "Matching at creation"): a write right after creating the endpoints reaches them.
   void announce(const std::shared_ptr<Writer>& w);
   void announce(const std::shared_ptr<Reader>& r);
+  // A writer's record again, changed (Writer::make_room: more room); the caller's thread.
+  void announce_again(const Writer& w);
   // A Topic's record (at creation or enable(), and again when its QoS changes), and its end.
   void announce(Topic& t);
   void retire_writer(std::uint64_t guid);
@@ -835,6 +837,8 @@ class Writer final : public detail::WriterCore {
   // Samples a BEST_EFFORT writer dropped rather than wait for a slot.
   std::uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
   WriterRecord record() const;
+  // The largest sample it can write, encapsulated (WriterRecord::max_sample); 0: no bound.
+  std::uint64_t bound() const;
   bool manual_by_participant() const;
   // After construction (timers hold the writer weakly).
   void start_timers();
@@ -861,6 +865,11 @@ class Writer final : public detail::WriterCore {
   Slot end_loan(const void* sample);
   void send(SampleKind kind, const cdr::KeyHash& key, const dds::core::Time& ts,
             std::span<const std::byte> payload, const void* sample);
+  // A writer with no bound, before a sample of `payload` bytes: where that is more than it
+  // asked room for so far (WriterRecord::room, in powers of two past kUnboundedRoom), asks
+  // for more (its record again) and waits for the view that gives it, up to kMatchWait;
+  // true then.
+  bool make_room(std::size_t payload);
   // Publishes one message (send()); a BEST_EFFORT writer that finds no slot drops it (a loss
   // its readers count) rather than throw.
   void publish_message(const SampleHeader& h, std::span<const std::byte> payload,
@@ -905,7 +914,8 @@ class Writer final : public detail::WriterCore {
   const bool best_effort_;        // BEST_EFFORT: a sample that would wait for a slot is dropped
   const cdr::Encoding encoding_;  // its samples' (DataRepresentation, else the type's)
   std::atomic<std::uint64_t> dropped_{0};
-  std::atomic<std::uint64_t> seq_{0};  // the last message number taken
+  std::atomic<std::uint64_t> seq_{0};   // the last message number taken
+  std::atomic<std::uint64_t> room_{0};  // WriterRecord::room (make_room())
   group::Channel channel_;
   QosCell<dds::pub::qos::DataWriterQos> qos_;
   mutable std::mutex mu_;

@@ -552,6 +552,12 @@ void Participant::announce(const std::shared_ptr<Writer>& w) {
   await_match(rec.guid, true);
 }
 
+void Participant::announce_again(const Writer& w) {
+  const auto rec = w.record();
+  publish_record(SampleKind::announce_writer, rec.guid, discovery::encode(rec),
+                 "DataWriter of topic '" + rec.topic_name + "'");
+}
+
 void Participant::announce(const std::shared_ptr<Reader>& r) {
   {
     std::lock_guard lock(mu_);
@@ -1350,6 +1356,7 @@ group::Demand Participant::layout_demand() const {
     d.partition_names = w.publisher_qos.policy<dds::core::policy::Partition>().name();
     d.retained = retention_terms(w.qos).has_value();
     d.max_sample = w.max_sample;
+    d.room = w.room;
     // A RELIABLE KEEP_ALL writer may wait for its KEEP_ALL readers (max_blocking_time); a
     // KEEP_LAST or BEST_EFFORT one waits for no reader past the lag bound.
     d.keeps_all = w.qos.policy<dds::core::policy::Reliability>().kind() ==

@@ -32,6 +32,16 @@ std::uint64_t Router::max_sample() const {
   return m > kHeader ? m - kHeader : 0;
 }
 
+std::optional<std::uint64_t> Router::sendable(group::Channel channel) const {
+  const auto m = bus_->sendable(channel);
+  if (!m) return std::nullopt;
+  return *m > kHeader ? *m - kHeader : 0;
+}
+
+void Router::expect_room(group::Channel channel, std::uint64_t payload_size) {
+  bus_->expect_room(channel, kHeader + payload_size);
+}
+
 Slot Router::reserve(group::Channel channel, std::size_t payload_size, Clock::time_point deadline,
                      bool at_once) {
   // Larger than a slot, the engine sends it by RDMC; only past its buffer space is it refused.

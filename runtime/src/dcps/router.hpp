@@ -107,6 +107,12 @@ class Router final : public group::EngineClient {
   // RDMC, up to max_sample().
   [[nodiscard]] std::uint32_t max_payload(group::Channel channel) const;
   [[nodiscard]] std::uint64_t max_sample() const;
+  // The largest payload this node may send on `channel` in the installed view, slot or RDMC
+  // space (group::Bus::sendable); nullopt where not known here.
+  [[nodiscard]] std::optional<std::uint64_t> sendable(group::Channel channel) const;
+  // A writer of this node asked for room for payloads of `payload_size` bytes on `channel`
+  // (group::Bus::expect_room).
+  void expect_room(group::Channel channel, std::uint64_t payload_size);
 
   // Publishes one message of `payload_size` bytes: reserves a slot (sleeping while the
   // ring is full, until `deadline`), lets `fill` write the payload into the slot itself, and

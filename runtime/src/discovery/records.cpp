@@ -487,6 +487,7 @@ void record_fields(Io& io, Record& r) {
   fields(io, r.topic_data);
   if constexpr (std::same_as<Record, WriterRecord>) {
     if (io.version() >= 5) r.max_sample = io.integer("max_sample", r.max_sample);
+    if (io.version() >= 6) r.room = io.integer("room", r.room);
   }
 }
 // ParticipantRole as Put and Get code enumerations.

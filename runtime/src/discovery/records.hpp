@@ -114,12 +114,12 @@
 
 namespace spindle::discovery {
 
-inline constexpr std::uint8_t kDiscoveryVersion = 5;
+inline constexpr std::uint8_t kDiscoveryVersion = 6;
 // Version 2 (before data_representation) is still read: durable logs keep writer records
 // (an empty DataRepresentation: the type's choice); so are version 3 (before the participant
-// record's process section: unknown host, pid and process) and version 4 (before the writer
-// record's max_sample: no bound). Records are written in version 5 only, and the format is
-// canonical among them.
+// record's process section: unknown host, pid and process), version 4 (before the writer
+// record's max_sample: no bound) and version 5 (before its room: none asked). Records are
+// written in version 6 only, and the format is canonical among them.
 inline constexpr std::uint8_t kOldestDiscoveryVersion = 2;
 // Record limits; a decoder rejects larger values before allocating anything for them.
 inline constexpr std::size_t kMaxNameBytes = 256;              // topic, type and partition names
@@ -142,6 +142,11 @@ struct WriterRecord {
   // sequence, a type known only at run time, or a publisher with coherent access, whose sets
   // travel as one message). Version 5; earlier records read as 0.
   std::uint64_t max_sample = 0;
+  // Where max_sample is 0: the largest sample it has written or is writing, rounded up to a
+  // power of two (0: none yet); the layout sizes the topic's RDMC space from it, so the space
+  // grows as larger samples come (docs/dev/rdmc.md, "Under DCPS"). Version 6; earlier records
+  // read as 0.
+  std::uint64_t room = 0;
   friend bool operator==(const WriterRecord&, const WriterRecord&) = default;
 };
 

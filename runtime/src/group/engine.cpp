@@ -1792,6 +1792,25 @@ std::uint64_t Engine::max_large_message() const {
   return current()->large.max_message;
 }
 
+std::optional<std::uint64_t> Engine::sendable(Channel channel) const {
+  const auto vs = current();
+  const auto sg = subgroup_of(vs->view, channel);
+  if (!sg || std::ranges::find(vs->view.subgroups[*sg].senders, node()) ==
+                 vs->view.subgroups[*sg].senders.end())
+    return std::nullopt;
+  return std::max<std::uint64_t>(vs->view.subgroups[*sg].max_payload, vs->large.room[*sg]);
+}
+
+void Engine::expect_room(Channel channel, std::uint64_t bytes) {
+  std::lock_guard lock(view_mu_);
+  for (auto& [c, b] : expected_room_) {
+    if (c != channel) continue;
+    b = std::max(b, bytes);
+    return;
+  }
+  expected_room_.emplace_back(channel, bytes);
+}
+
 std::uint64_t Engine::in_flight(Channel channel) const {
   const auto vs = current();
   const auto sg = subgroup_of(vs->view, channel);
@@ -1943,8 +1962,25 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
   // What sized the subgroup's RDMC space, for the errors below.
   const std::string room =
       std::to_string(L.room[sg]) +
-      (L.room[sg] < L.max_message ? " bytes (its RDMC space, sized for its writers' types' bounds)"
-                                  : " bytes (engine.rdmc_buffer_size in the domain file)");
+      (L.room[sg] < L.max_message
+           ? " bytes (its RDMC space, sized for its writers' types' bounds or largest samples)"
+           : " bytes (engine.rdmc_buffer_size in the domain file)");
+  const auto expected = [&] {
+    std::lock_guard lock(view_mu_);
+    for (const auto& [c, b] : expected_room_)
+      if (c == channel) return b;
+    return std::uint64_t{0};
+  };
+  if (size > L.room[sg] && size <= L.max_message && size <= expected()) {
+    // Sized for what its writers asked so far (an unbounded type): the writer that writes
+    // this asked for more (its record), and a relayout gives it.
+    if (!wait_for_view_after(vs, deadline))
+      throw view_change_timeout("a message of " + std::to_string(size) + " bytes exceeds " + room +
+                                " of subgroup '" + sub.name + "' in view " +
+                                std::to_string(vs->view.epoch) +
+                                ", and the view that gives it more did not come");
+    return std::nullopt;
+  }
   if (size > L.room[sg]) {
     throw dds::core::PreconditionNotMetError("a message of " + std::to_string(size) +
                                              " bytes exceeds the largest subgroup '" + sub.name +

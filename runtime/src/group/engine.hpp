@@ -243,6 +243,21 @@ class Bus {
   virtual bool drive(TimePoint deadline, core::FunctionRef<bool()> done) = 0;
   [[nodiscard]] virtual std::uint32_t max_message(Channel channel) const = 0;
   [[nodiscard]] virtual std::uint64_t max_large_message() const = 0;
+  // The largest message this node may send on `channel` in the installed view: its
+  // subgroup's slot, or its RDMC space where larger (which grows for an unbounded type,
+  // ChannelDemand::room). nullopt where that is not known here (no subgroup in which this
+  // node sends, or a client, whose relay sends).
+  [[nodiscard]] virtual std::optional<std::uint64_t> sendable(Channel channel) const {
+    (void)channel;
+    return std::nullopt;
+  }
+  // A writer of this node asked for room for messages of `bytes` on `channel` (its record
+  // says so, ChannelDemand::room): until a view gives it, reserve() of such a message waits
+  // for the next view rather than refuse it.
+  virtual void expect_room(Channel channel, std::uint64_t bytes) {
+    (void)channel;
+    (void)bytes;
+  }
   [[nodiscard]] virtual std::uint64_t in_flight(Channel channel) const = 0;
   // Local delivery before write() returns (docs/dcps.md, "Your own samples"): where only
   // this process holds places in `channel`'s order (every member of its subgroup is this
@@ -425,6 +440,8 @@ class Engine final : public Bus {
   [[nodiscard]] std::uint32_t max_message(Channel channel) const override;
   // The largest message at all: larger than a slot, it goes by RDMC (the view's knobs).
   [[nodiscard]] std::uint64_t max_large_message() const override;
+  [[nodiscard]] std::optional<std::uint64_t> sendable(Channel channel) const override;
+  void expect_room(Channel channel, std::uint64_t bytes) override;
   // Messages this node sent on `channel` that some member has not delivered yet.
   [[nodiscard]] std::uint64_t in_flight(Channel channel) const override;
   [[nodiscard]] std::optional<SentMark> local_sent_mark(Channel channel) const override;
@@ -434,7 +451,9 @@ class Engine final : public Bus {
   // (then dds::core::TimeoutError). Larger than max_message(): RDMC buffer space and a
   // slot for its descriptor, sleeping while the space is taken (back-pressure);
   // dds::core::PreconditionNotMetError past its subgroup's RDMC space (max_large_message() at
-  // most; none where its writers' samples all fit a slot) or in the builtin subgroup.
+  // most; none where its writers' samples all fit a slot) or in the builtin subgroup; but
+  // where a writer of this node asked for that much room (expect_room), it waits for a view
+  // that gives it until `deadline` (then TimeoutError).
   // Across a view change it waits for the next view. On a channel this view
   // has no subgroup for (nobody reads it) a loan of private memory (Loan::scratch), unless
   // the demand makes this node a sender: then it waits for the view that lays it out.
@@ -576,6 +595,9 @@ class Engine final : public Bus {
   // Channels whose writes wait for the view that makes this node a sender even before the
   // demand says so (hold_sends()): one entry per holder.
   std::vector<Channel> held_sends_;
+  // The room this node's writers asked for, by channel (expect_room(); guarded by view_mu_):
+  // a larger message waits for the view that gives it, at most this large.
+  std::vector<std::pair<Channel, std::uint64_t>> expected_room_;
   std::atomic<bool> layout_check_due_{false};
 
   struct Retired {

@@ -76,6 +76,7 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
     std::uint32_t payload = 0;
     std::uint64_t sample = 0;  // the largest of the writers' sample bounds
     bool unbounded = false;    // a writer's type has none
+    std::uint64_t room = 0;    // the largest sample its unbounded writers asked room for
     bool retained = false;
     bool keeps_all = false;                              // a RELIABLE KEEP_ALL writer writes here
     std::optional<std::chrono::milliseconds> lag_bound;  // the longest asked for; 0 longest
@@ -110,6 +111,7 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
     c.payload = std::max(c.payload, d.max_payload);
     c.sample = std::max(c.sample, d.max_sample);
     c.unbounded = c.unbounded || d.max_sample == 0;
+    if (d.max_sample == 0) c.room = std::max(c.room, d.room);
     c.retained = c.retained || d.retained;
     c.keeps_all = c.keeps_all || d.keeps_all;
     c.lag_bound = longest(c.lag_bound, d.lag_bound);
@@ -168,7 +170,7 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
       Subgroup sg;
       std::set<NodeId> writers, readers_here, holders_here, keepers;
       std::uint32_t window = 0, payload = 0;
-      std::uint64_t sample = 0;
+      std::uint64_t sample = 0, room = 0;
       bool unbounded = false, writer_keeps_all = false;
       std::optional<std::chrono::milliseconds> lag_bound;
       for (std::size_t i = 0; i < sets.size(); ++i) {
@@ -179,6 +181,7 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
         payload = std::max(payload, sets[i].second->payload);
         sample = std::max(sample, sets[i].second->sample);
         unbounded = unbounded || sets[i].second->unbounded;
+        room = std::max(room, sets[i].second->room);
         writer_keeps_all = writer_keeps_all || sets[i].second->keeps_all;
         lag_bound = longest(lag_bound, sets[i].second->lag_bound);
       }
@@ -228,12 +231,12 @@ std::vector<Subgroup> layout(const std::vector<Member>& members,
       sg.window_size = std::clamp(std::max(window, s.window_size), 1u, kMaxWindow);
       sg.max_payload = with_header(std::max(payload, s.slot_size), s);
       // RDMC space only where a sample can be larger than the slot: room for as many of the
-      // largest (with its header, in whole lines) as a group has in flight, or the domain's
-      // setting for an unbounded type.
-      const std::uint64_t message = sample + s.header_size;
-      if (unbounded)
-        sg.large = s.knobs.rdmc_buffer_size;
-      else if (message <= sg.max_payload)
+      // largest (with its header, in whole lines) as a group has in flight. For an unbounded
+      // type, the largest is what its writers asked for so far (at least kUnboundedRoom):
+      // the space grows, a view at a time, as larger samples come.
+      const std::uint64_t message =
+          (unbounded ? std::max({sample, room, kUnboundedRoom}) : sample) + s.header_size;
+      if (!unbounded && message <= sg.max_payload)
         sg.large = 0;
       else
         sg.large = std::min((message + 63) / 64 * 64 * kLargeInFlight, s.knobs.rdmc_buffer_size);

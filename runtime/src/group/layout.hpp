@@ -72,6 +72,9 @@ struct Channel {
 // (rdmc::kHeaders): a subgroup whose writers' samples are bounded has room for this many of
 // the largest (Subgroup::large).
 inline constexpr std::uint64_t kLargeInFlight = 16;
+// An unbounded type's writers have room for kLargeInFlight samples of this many bytes at
+// least (1 MiB with the header), more as they ask for it (ChannelDemand::room).
+inline constexpr std::uint64_t kUnboundedRoom = 64 * 1024;
 
 // What sizes a view's rings: the domain file's engine settings.
 struct LayoutSettings {
@@ -106,9 +109,13 @@ struct ChannelDemand {
   // Writers: the largest sample the writer can write (its type's bound, after the DCPS
   // sample header as max_payload counts), or 0 where its type is unbounded. A subgroup whose
   // writers' samples all fit its slot has no RDMC space (Subgroup::large); otherwise each
-  // sender's space holds kLargeInFlight of the largest bound, or is the domain's
-  // rdmc_buffer_size for an unbounded type (at most that in any case).
+  // sender's space holds kLargeInFlight of the largest bound or, for an unbounded type, of
+  // the largest `room` its writers asked for (kUnboundedRoom at least), and at most the
+  // domain's rdmc_buffer_size.
   std::uint64_t max_sample = 0;
+  // Writers of an unbounded type: the largest sample they have written or are writing
+  // (discovery::WriterRecord::room); the subgroup's space grows with it, a view at a time.
+  std::uint64_t room = 0;
   // Its writers' messages are retained (dcps/retained.hpp): every member keeps them, so
   // every member is in its subgroup, with a reader or not (docs/storage.md).
   bool retained = false;
