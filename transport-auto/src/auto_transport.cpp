@@ -173,6 +173,8 @@ class Impl {
     return to(peer).post_receive(peer, local, offset, capacity);
   }
 
+  void receive() { tcp_->receive(); }
+  void stop_polling() noexcept { tcp_->stop_polling(); }
   std::size_t poll(std::vector<Event>& out) {
     std::size_t n = tcp_->poll(out);
     if (shm_) n += shm_->poll(out);
@@ -182,10 +184,12 @@ class Impl {
   // One wake-up source: the shm half's, which the tcp half rings too (TcpConfig::doorbell).
   [[nodiscard]] std::uint64_t activity() const noexcept { return bell().activity(); }
   void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
+    if (shm_) tcp_->stop_polling();  // the tcp half's receive thread reads meanwhile
     bell().wait(ticket, timeout);
   }
   void notify() noexcept { bell().notify(); }
   void wait_quiet(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
+    if (shm_) tcp_->stop_polling();
     bell().wait_quiet(ticket, timeout);
   }
   void arm_waiter(bool armed) noexcept { bell().arm_waiter(armed); }

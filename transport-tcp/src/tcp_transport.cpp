@@ -18,6 +18,17 @@
 // dialer sends its HELLO. Frames queue in clear in Peer::pending as before and are sealed
 // into Peer::wire under the peer's mutex just before they go to the socket, by whichever
 // thread sends them; the I/O thread opens records into the decoder's buffer.
+//
+// Receiving in place (docs/transport-tcp.md, "Who reads a stream"): once a plain stream is
+// established, its socket leaves the I/O thread's reactor for an epoll set of our own
+// (rx_ep_). Whoever holds rx_mu_ serves that set: a thread that polls the transport while it
+// spins (receive(), poll()), or the I/O thread, which watches the set through a second one
+// (io_ep_) that holds rx_ep_ only while no thread spins. So a spinning protocol thread reads
+// its peers' frames itself and no other thread wakes on the way; the thread that stops
+// spinning to sleep (wait(), wait_quiet(), stop_polling()) puts rx_ep_ back in io_ep_ with
+// one epoll_ctl, and the I/O thread wakes only where a frame is there to read. The I/O
+// thread still sends a stream's backlog (raw sends; EPOLLOUT in rx_ep_ says when there is
+// room again) and closes it.
 // Boost 1.74's C++20 coroutine support uses std::exchange without including <utility>.
 #include <utility>
 
@@ -26,9 +37,12 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -92,7 +106,8 @@ class tcp_detail::Impl {
     bool background = false;       // joining: connect() does not wait for it (connecting())
     int fd = -1;                   // the stream's socket for direct sends; -1 once closing
     Clock::time_point last_post{};
-    int burst = 0;  // frames posted within kBurstGap of each other
+    int burst = 0;                   // frames posted within kBurstGap of each other
+    std::atomic<bool> heard{false};  // a frame from the peer was read since our last post
     std::map<RegionId, RegionDescriptor> remote;
     std::deque<Posted> posted;
     std::weak_ptr<Conn> conn;
@@ -118,7 +133,19 @@ class tcp_detail::Impl {
     std::vector<std::byte> rbuf;
     std::size_t rstart = 0, rend = 0;
     std::vector<std::byte> inflight;
-    bool paused = false, closed = false, goodbye = false, active = false;
+    std::size_t sent = 0;  // of inflight, on a stream read in place (raw sends)
+    // closed: I/O thread writes; read by the threads that serve rx_ep_ too. paused: written
+    // under rx_mu_ once the stream is read in place.
+    std::atomic<bool> closed{false}, paused{false};
+    bool goodbye = false, active = false;
+    // Read in place (rx_ep_): the socket left asio (fd is ours now). Under rx_mu_: gone
+    // (nothing more is read; close() is on its way), and the events it is watched for.
+    bool in_place = false;
+    int fd = -1;
+    bool gone = false;
+    bool want_out = false;
+    std::uint32_t watched = 0;
+    [[nodiscard]] int handle() { return in_place ? fd : sock.native_handle(); }
     tcp_frames::Hello hello;
     bool got_hello = false;
     Clock::time_point opened = Clock::now();
@@ -184,7 +211,9 @@ class tcp_detail::Impl {
         heartbeat_(io_),
         accept_pause_(io_),
         sweep_(io_),
-        doorbell_(cfg_.doorbell != nullptr ? cfg_.doorbell : &bell_, cfg_.doorbell != nullptr) {
+        doorbell_(cfg_.doorbell != nullptr ? cfg_.doorbell : &bell_, cfg_.doorbell != nullptr),
+        rx_desc_(io_),
+        rx_timer_(io_) {
     if (auto why = tcp_frames::check_settings(cfg_.must_agree); !why.empty())
       throw std::invalid_argument("tcp: must_agree: " + why);
     const std::string host = !cfg_.bind.empty()       ? cfg_.bind
@@ -204,6 +233,7 @@ class tcp_detail::Impl {
     port_ = acceptor_.local_endpoint().port();
     accept();
     arm_sweep();
+    open_receive_sets();
     thread_ = std::thread([this] { io_.run(); });
   }
 
@@ -215,6 +245,8 @@ class tcp_detail::Impl {
       heartbeat_.cancel();
       accept_pause_.cancel();
       sweep_.cancel();
+      rx_timer_.cancel();
+      rx_desc_.close(ignored_);  // io_ep_
       for (auto& t : std::vector(lingers_))
         t->cancel();
       stopping_ = true;  // a sweep already due must not arm itself again
@@ -229,6 +261,7 @@ class tcp_detail::Impl {
     // Every socket is closed, so each pending handler runs once (aborted) and run() returns.
     work_.reset();
     thread_.join();
+    if (rx_ep_ >= 0) ::close(rx_ep_);
   }
 
   // ------------------------------------------------------------------ control plane
@@ -497,7 +530,9 @@ class tcp_detail::Impl {
           std::lock_guard pl(p->mu);
           c = p->conn.lock();
         }
-        if (c && c->paused) {
+        if (!c) return;
+        std::lock_guard rl(rx_mu_);  // a stream read in place: nobody serves it meanwhile
+        if (c->paused) {
           c->paused = false;
           process(c);
         }
@@ -506,14 +541,35 @@ class tcp_detail::Impl {
     return Status::ok;
   }
 
-  std::size_t poll(std::vector<Event>& out) { return events_.drain(out); }
+  // A thread that polls while it spins reads the streams in place itself (when no other
+  // thread serves them right now), and the receive thread stands aside meanwhile.
+  std::size_t poll(std::vector<Event>& out) {
+    receive();
+    return events_.drain(out);
+  }
+  void receive() {
+    if (rx_count_.load(std::memory_order_relaxed) == 0) return;
+    std::unique_lock l(rx_mu_, std::try_to_lock);
+    if (!l.owns_lock()) return;  // another thread serves the streams right now
+    last_poll_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+    watch_in_io_locked(false);  // it spins: the I/O thread need not wake for what it reads
+    serve_locked();
+  }
+  // The poller stops polling (it sleeps now): the I/O thread reads from here on.
+  void stop_polling() noexcept {
+    if (rx_count_.load(std::memory_order_relaxed) == 0 || rx_in_io_.load()) return;
+    std::lock_guard l(rx_mu_);
+    watch_in_io_locked(true);
+  }
   [[nodiscard]] NodeId self() const noexcept { return cfg_.self.id; }
   [[nodiscard]] std::uint64_t activity() const noexcept { return doorbell_.ticket(); }
   void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
+    stop_polling();
     doorbell_.wait(static_cast<std::uint32_t>(ticket), timeout);
   }
   void notify() noexcept { doorbell_.ring_all(); }
   void wait_quiet(std::uint64_t ticket, std::chrono::nanoseconds timeout) {
+    stop_polling();
     doorbell_.wait_quiet(static_cast<std::uint32_t>(ticket), timeout);
   }
   void arm_waiter(bool armed) noexcept { doorbell_.arm(armed); }
@@ -582,17 +638,247 @@ class tcp_detail::Impl {
   }
 
   void close(const std::shared_ptr<Conn>& c) {
+    if (c->in_place) {
+      std::lock_guard rl(rx_mu_);  // nobody serves the stream while it closes
+      if (!io_.get_executor().running_in_this_thread()) {
+        // A thread serving rx_ep_ found it ended: nothing more is read; the I/O thread
+        // closes it.
+        c->gone = true;
+        watch_locked(*c);
+        asio::post(io_, [this, c] { close(c); });
+        return;
+      }
+      close_now(c);
+      return;
+    }
+    close_now(c);
+  }
+
+  // I/O thread (and rx_mu_ held, for a stream read in place).
+  void close_now(const std::shared_ptr<Conn>& c) {
     if (c->closed) return;
     c->closed = true;
     if (c->peer) {
       // No direct send may use this descriptor number once it is closed (and reused).
       std::lock_guard pl(c->peer->mu);
-      if (c->peer->fd == c->sock.native_handle()) c->peer->fd = -1;
+      if (c->peer->fd == c->handle()) c->peer->fd = -1;
+    }
+    if (c->in_place) {
+      watch_locked(*c);
+      rx_conns_.erase(c);
+      rx_count_.fetch_sub(1);
+      ::shutdown(c->fd, SHUT_RDWR);
+      ::close(c->fd);
+    } else {
+      boost::system::error_code ec;
+      c->sock.shutdown(tcp::socket::shutdown_both, ec);
+      c->sock.close(ec);
+    }
+    conns_.erase(c);
+  }
+
+  // ------------------------------------------------------------------ streams read in place
+  // rx_mu_ held: rx_ep_ watches the stream for what it needs now (nothing once it is gone or
+  // closed, or while it waits for a receive; room to send while the I/O thread waits for it).
+  void watch_locked(Conn& c) {
+    const std::uint32_t want = c.gone || c.closed ? 0u
+                                                  : (c.paused ? 0u : std::uint32_t{EPOLLIN}) |
+                                                        (c.want_out ? std::uint32_t{EPOLLOUT} : 0u);
+    if (want == c.watched) return;
+    epoll_event ev{};
+    ev.events = want;
+    ev.data.ptr = &c;
+    // Not watched at all rather than for nothing: a hung-up socket reports EPOLLHUP anyway.
+    const int op = want == 0 ? EPOLL_CTL_DEL : c.watched == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+    (void)::epoll_ctl(rx_ep_, op, c.fd, &ev);
+    c.watched = want;
+  }
+
+  // I/O thread, from read(): a plain stream bound to its member, with no send of the I/O
+  // thread in flight, leaves asio for rx_ep_. False: not now (asio reads it once more).
+  bool go_in_place(const std::shared_ptr<Conn>& c) {
+    if (c->in_place || c->secure || !c->peer || !c->got_hello || rx_ep_ < 0 || stopping_)
+      return false;
+    const auto& p = c->peer;
+    std::lock_guard rl(rx_mu_);
+    {
+      std::lock_guard pl(p->mu);
+      if (p->writing || !p->established || p->conn.lock() != c) return false;
+      boost::system::error_code ec;
+      const int fd = c->sock.release(ec);
+      if (ec) return false;
+      c->fd = fd;
+      c->in_place = true;
+    }
+    rx_conns_.insert(c);
+    rx_count_.fetch_add(1);
+    watch_locked(*c);
+    if (!rx_watchdog_) {
+      rx_watchdog_ = true;
+      arm_watchdog();
+    }
+    return true;
+  }
+
+  // rx_mu_ held: reads and applies what the streams in rx_ep_ have now.
+  void serve_locked() {
+    std::array<epoll_event, 32> evs;
+    const int got = ::epoll_wait(rx_ep_, evs.data(), static_cast<int>(evs.size()), 0);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(std::max(got, 0)); ++i) {
+      // Alive: rx_conns_ holds it until it leaves rx_ep_, both under rx_mu_.
+      const auto c = static_cast<Conn*>(evs[i].data.ptr)->shared_from_this();
+      if ((evs[i].events & EPOLLOUT) != 0 && c->want_out) {
+        c->want_out = false;
+        watch_locked(*c);
+        asio::post(io_, [this, c] { send_in_place(c); });
+      }
+      if ((evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) read_in_place(c);
+    }
+  }
+
+  // rx_mu_ held: reads what the stream has (a few buffers at most: the others get their turn)
+  // and applies it in stream order, as the I/O thread's read() does through asio.
+  void read_in_place(const std::shared_ptr<Conn>& c) {
+    for (int round = 0; round < 4; ++round) {
+      if (c->gone || c->closed || c->paused) return;
+      if (c->rstart == c->rend) c->rstart = c->rend = 0;
+      const std::size_t room = c->rbuf.size() - c->rend;
+      const ssize_t n = ::recv(c->fd, c->rbuf.data() + c->rend, room, MSG_DONTWAIT);
+      if (n > 0) {
+        c->rend += static_cast<std::size_t>(n);
+        c->last_rx = Clock::now();
+        if (!decode(c)) {
+          // Paused for a receive (post_receive() watches it again), or read no more.
+          if (!c->paused) c->gone = true;
+          watch_locked(*c);
+          return;
+        }
+        if (static_cast<std::size_t>(n) < room) return;
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      ended(c, n == 0 ? std::string("end of stream") : std::string(std::strerror(errno)));
+      return;
+    }
+  }
+
+  // The stream ended or failed (`why`): its peer is reported as it left or failed.
+  void ended(const std::shared_ptr<Conn>& c, const std::string& why) {
+    const bool truncated = c->dec.mid_frame() || c->nend != c->nstart;
+    if (c->peer) {
+      if (c->goodbye) {
+        raise(c->peer, SuspicionReason::peer_left,
+              "node " + std::to_string(c->peer->addr.id) + " disconnected");
+      } else if (truncated) {
+        raise(c->peer, SuspicionReason::truncated_frame,
+              "stream from node " + std::to_string(c->peer->addr.id) + " ended inside a frame");
+      } else {
+        raise(c->peer, SuspicionReason::connection_lost,
+              "stream from node " + std::to_string(c->peer->addr.id) + " closed: " + why);
+      }
+    }
+    close(c);
+  }
+
+  // I/O thread: sends the rest of the stream's inflight bytes (raw, non-blocking); without
+  // room, rx_ep_ watches for it and the thread that sees it calls this again.
+  void send_in_place(const std::shared_ptr<Conn>& c) {
+    const auto& p = c->peer;
+    while (c->sent < c->inflight.size()) {
+      const ssize_t n = c->closed
+                            ? -1
+                            : ::send(c->fd, c->inflight.data() + c->sent,
+                                     c->inflight.size() - c->sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n > 0) {
+        c->sent += static_cast<std::size_t>(n);
+        continue;
+      }
+      if (n < 0 && !c->closed && errno == EINTR) continue;
+      if (n < 0 && !c->closed && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        std::lock_guard rl(rx_mu_);
+        c->want_out = true;
+        watch_locked(*c);
+        return;
+      }
+      if (!c->closed) {
+        raise(p, SuspicionReason::connection_lost,
+              "send to node " + std::to_string(p->addr.id) + " failed: " + std::strerror(errno));
+      }
+      std::lock_guard pl(p->mu);
+      p->writing = false;
+      if (p->closing) {
+        p->pending.clear();
+        p->wire.clear();
+      }
+      return;
+    }
+    write_more(p);
+  }
+
+  // Constructor: rx_ep_ for the streams, io_ep_ holding it for the I/O thread's reactor.
+  void open_receive_sets() {
+    rx_ep_ = ::epoll_create1(EPOLL_CLOEXEC);
+    const int io_ep = ::epoll_create1(EPOLL_CLOEXEC);
+    if (rx_ep_ < 0 || io_ep < 0) {
+      if (rx_ep_ >= 0) ::close(rx_ep_);
+      if (io_ep >= 0) ::close(io_ep);
+      rx_ep_ = -1;  // every stream stays with asio
+      return;
     }
     boost::system::error_code ec;
-    c->sock.shutdown(tcp::socket::shutdown_both, ec);
-    c->sock.close(ec);
-    conns_.erase(c);
+    rx_desc_.assign(io_ep, ec);
+    if (ec) {
+      ::close(rx_ep_);
+      ::close(io_ep);
+      rx_ep_ = -1;
+      return;
+    }
+    std::lock_guard l(rx_mu_);
+    watch_in_io_locked(true);
+    watch_io();
+  }
+
+  // rx_mu_ held: rx_ep_ in io_ep_ (the I/O thread wakes for what arrives) or not (a poller
+  // spins and reads it).
+  void watch_in_io_locked(bool in) {
+    if (rx_in_io_.load() == in) return;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    (void)::epoll_ctl(rx_desc_.native_handle(), in ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, rx_ep_, &ev);
+    rx_in_io_.store(in);
+  }
+
+  // I/O thread: serves rx_ep_ whenever io_ep_ says something is ready in it.
+  void watch_io() {
+    rx_desc_.async_wait(asio::posix::descriptor_base::wait_read,
+                        [this](const boost::system::error_code& ec) {
+                          if (ec || stopping_) return;
+                          {
+                            std::lock_guard l(rx_mu_);
+                            serve_locked();
+                          }
+                          watch_io();
+                        });
+  }
+
+  // I/O thread, while streams are read in place: a poller that neither polls nor sleeps for
+  // kWatchdog (an upcall that runs long) gets the I/O thread back on its streams.
+  void arm_watchdog() {
+    rx_timer_.expires_after(kWatchdog);
+    rx_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || stopping_) return;
+      if (rx_count_.load() == 0) {
+        rx_watchdog_ = false;
+        return;
+      }
+      const auto since = Clock::now().time_since_epoch().count() - last_poll_.load();
+      if (!rx_in_io_.load() && since > kWatchdog.count()) {
+        std::lock_guard l(rx_mu_);
+        watch_in_io_locked(true);
+      }
+      arm_watchdog();
+    });
   }
 
   // Caller holds p->mu: hand the queue to the I/O thread if it is not writing already.
@@ -612,16 +898,27 @@ class tcp_detail::Impl {
   // stream, so the next batch's data went through it too (bench_smc, tcp, 10 KB, 2 members
   // one sending, pinned: atomic/raw 0.54-0.64 over 4 runs, 0.75-0.92 with 8; with no limit
   // at all a stream of 100-byte writes lost its coalescing, 2e8 -> 1.8e7 messages/s).
+  // An answer starts a burst of its own: frames posted more than kAnswerGap after our last
+  // send, with a frame from the peer read since. A round trip answers at once, and with
+  // round trips under 20 us (streams read in place) every hop was counted into one endless
+  // burst and went through the I/O thread (DCPS 64 B round trip 27.8 us, 17.2 with the rule;
+  // a stream's posts follow each other without hearing back, and keep their batches).
+  // Gaps count from the end of our last direct send, not its start: a send that took
+  // longer than the gap must not make the next post look quiet.
   void flush_locked(const std::shared_ptr<Peer>& p, int frames) {
     static constexpr auto kBurstGap = std::chrono::microseconds(20);
+    static constexpr auto kAnswerGap = std::chrono::microseconds(3);
     static constexpr int kDirectFrames = 8;
     const auto now = Clock::now();
-    p->burst = (now - p->last_post > kBurstGap ? 0 : p->burst) + frames;
+    const bool answer =
+        p->heard.exchange(false, std::memory_order_relaxed) && now - p->last_post > kAnswerGap;
+    p->burst = (answer || now - p->last_post > kBurstGap ? 0 : p->burst) + frames;
     p->last_post = now;
     if (!p->writing && p->fd >= 0 && p->burst <= kDirectFrames) {
       auto& out = outgoing_locked(*p);
       const ssize_t n = ::send(p->fd, out.data(), out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
       if (n > 0) out.erase(out.begin(), out.begin() + n);
+      p->last_post = Clock::now();
       if (p->queued() == 0) return;
       // Partial, would block, or failed: the I/O thread carries on and reports errors.
     }
@@ -661,7 +958,10 @@ class tcp_detail::Impl {
         }
         if (c && p->closing && p->queued() == 0) {
           boost::system::error_code ec;
-          c->sock.shutdown(tcp::socket::shutdown_send, ec);
+          if (c->in_place)
+            ::shutdown(c->fd, SHUT_WR);
+          else
+            c->sock.shutdown(tcp::socket::shutdown_send, ec);
         }
         return;
       }
@@ -670,6 +970,11 @@ class tcp_detail::Impl {
       wake = std::exchange(p->blocked, false);
     }
     if (wake) doorbell_.ring();  // back-pressure eased
+    if (c->in_place) {
+      c->sent = 0;
+      send_in_place(c);
+      return;
+    }
     asio::async_write(
         c->sock, asio::buffer(c->inflight),
         [this, p, c](const boost::system::error_code& ec, std::size_t) {
@@ -1107,6 +1412,12 @@ class tcp_detail::Impl {
 
   void read(const std::shared_ptr<Conn>& c) {
     if (c->closed || c->paused) return;
+    if (c->in_place) {
+      std::lock_guard rl(rx_mu_);
+      watch_locked(*c);  // after a pause: read in place again
+      return;
+    }
+    if (go_in_place(c)) return;
     if (c->rstart == c->rend) c->rstart = c->rend = 0;
     // Bound to a member: now the stream gets its full buffer (no read is in flight here).
     if (c->peer && c->rbuf.size() < cfg_.read_buffer) c->rbuf.resize(cfg_.read_buffer);
@@ -1130,21 +1441,7 @@ class tcp_detail::Impl {
     c->sock.async_read_some(into, [this, c](const boost::system::error_code& ec, std::size_t n) {
       if (c->closed) return;
       if (ec) {
-        const bool truncated = c->dec.mid_frame() || c->nend != c->nstart;
-        if (c->peer) {
-          if (c->goodbye) {
-            raise(c->peer, SuspicionReason::peer_left,
-                  "node " + std::to_string(c->peer->addr.id) + " disconnected");
-          } else if (truncated) {
-            raise(c->peer, SuspicionReason::truncated_frame,
-                  "stream from node " + std::to_string(c->peer->addr.id) + " ended inside a frame");
-          } else {
-            raise(c->peer, SuspicionReason::connection_lost,
-                  "stream from node " + std::to_string(c->peer->addr.id) +
-                      " closed: " + ec.message());
-          }
-        }
-        close(c);
+        ended(c, ec.message());
         return;
       }
       (c->secure ? c->nend : c->rend) += n;
@@ -1176,6 +1473,7 @@ class tcp_detail::Impl {
   // being read, or waits for a receive (post_receive() resumes it).
   bool decode(const std::shared_ptr<Conn>& c) {
     const bool had_hello = c->got_hello;
+    if (c->peer) c->peer->heard.store(true, std::memory_order_relaxed);  // flush_locked()
     auto r = c->dec.feed(
         std::span<const std::byte>(c->rbuf.data() + c->rstart, c->rend - c->rstart), *c);
     c->rstart += r.consumed;
@@ -1277,7 +1575,7 @@ class tcp_detail::Impl {
   // them, the oldest going first, each for parked_for_ at most (arm_sweep): what strangers
   // can make us hold stays bounded (a HELLO is at most 69 KiB).
   void park(const std::shared_ptr<Conn>& c) {
-    std::erase_if(parked_, [](const std::shared_ptr<Conn>& p) { return p->closed; });
+    std::erase_if(parked_, [](const std::shared_ptr<Conn>& p) { return p->closed.load(); });
     if (parked_.size() >= kMaxParked) {
       ++strangers_refused_;
       close(parked_.front());
@@ -1324,8 +1622,11 @@ class tcp_detail::Impl {
             start_locked(p);
           }
         }
+        std::unique_lock rl(rx_mu_);  // last_rx: whoever reads the stream sets it
         if (c && we_stalled) c->last_rx = now;
-        if (c && !c->paused && now - c->last_rx > cfg_.suspicion_timeout) {
+        const bool silent = c && !c->paused && now - c->last_rx > cfg_.suspicion_timeout;
+        rl.unlock();
+        if (silent) {
           raise(p, SuspicionReason::heartbeat_timeout,
                 "nothing from node " + std::to_string(p->addr.id) + " for " +
                     std::to_string(cfg_.suspicion_timeout.count()) + " ms");
@@ -1377,6 +1678,21 @@ class tcp_detail::Impl {
   bool stopping_ = false;             // I/O thread only: the destructor began
 
   EventQueue events_;
+
+  // Streams read in place (see the top of this file). rx_mu_ serves rx_ep_: a poller holds
+  // it while it reads, the I/O thread while it reads, changes a stream's watch or closes it;
+  // recursive, as the I/O thread's read path may close a stream.
+  static constexpr std::chrono::nanoseconds kWatchdog = std::chrono::milliseconds(20);
+  std::recursive_mutex rx_mu_;
+  int rx_ep_ = -1;
+  std::set<std::shared_ptr<Conn>> rx_conns_;  // under rx_mu_: those in rx_ep_
+  std::atomic<int> rx_count_{0};              // streams read in place
+  std::atomic<Clock::rep> last_poll_{0};      // when a poller last served rx_ep_
+  std::atomic<bool> rx_in_io_{false};         // rx_ep_ is in io_ep_ (written under rx_mu_)
+  asio::posix::stream_descriptor rx_desc_;    // io_ep_, in the I/O thread's reactor
+  asio::steady_timer rx_timer_;               // the watchdog (arm_watchdog())
+  bool rx_watchdog_ = false;                  // I/O thread: the watchdog runs
+  boost::system::error_code ignored_;         // I/O thread
 };
 
 template class Forwarding<tcp_detail::Impl>;

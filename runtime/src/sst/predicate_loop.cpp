@@ -114,6 +114,8 @@ void PredicateLoop::release_driver(Last&& last, bool may_lease) {
   timed_ = may_lease;
   if (may_lease) released_at_ = std::chrono::steady_clock::now();
   token_.store(kFree, std::memory_order_release);
+  // This thread polled the transport while it stepped: its own thread reads again.
+  t.stop_polling();
   if (lease) return;
   arm();
   // Something landed after the last look (or it left work behind): wake the loop thread.

@@ -46,6 +46,8 @@ class Forwarding : public Transport {
   [[nodiscard]] Status post_receive(NodeId peer, RegionId local, std::uint64_t offset,
                                     std::uint32_t capacity) override;
   std::size_t poll(std::vector<Event>& out) override;
+  void receive() override;
+  void stop_polling() noexcept override;
   [[nodiscard]] std::uint64_t activity() const noexcept override;
   void wait(std::uint64_t ticket, std::chrono::nanoseconds timeout) override;
   void notify() noexcept override;

@@ -100,6 +100,16 @@ template <class Impl>
 std::size_t Forwarding<Impl>::poll(std::vector<Event>& out) {
   return impl_->poll(out);
 }
+
+template <class Impl>
+void Forwarding<Impl>::receive() {
+  if constexpr (requires(Impl & i) { i.receive(); }) impl_->receive();
+}
+
+template <class Impl>
+void Forwarding<Impl>::stop_polling() noexcept {
+  if constexpr (requires(Impl & i) { i.stop_polling(); }) impl_->stop_polling();
+}
 template <class Impl>
 std::uint64_t Forwarding<Impl>::activity() const noexcept {
   return impl_->activity();

@@ -30,6 +30,7 @@ class IdleWaiter {
   template <class Work>
   bool step(Work&& work) {
     const std::uint64_t ticket = transport_->activity();
+    transport_->receive();
     if (work()) {
       idle_since_.reset();
       return true;

@@ -332,8 +332,18 @@ class Transport {
   [[nodiscard]] virtual Status post_receive(NodeId peer, RegionId local, std::uint64_t offset,
                                             std::uint32_t capacity) = 0;
 
-  // Appends pending events (suspicions, block completions) to `out`; never blocks.
+  // Appends pending events (suspicions, block completions) to `out`; never blocks. A
+  // transport whose streams the polling thread reads itself does so first (receive()).
   virtual std::size_t poll(std::vector<Event>& out) = 0;
+  // For a thread that spins waiting for peers' writes, at each turn: a transport whose
+  // streams are read by the thread that waits (tcp: docs/transport-tcp.md, "Who reads a
+  // stream") applies what arrived now, with no other thread woken; the others need nothing
+  // (their writes land by themselves). Never blocks; any thread.
+  virtual void receive() {}
+  // The thread that called receive() or poll() while it spun stops for now, without sleeping
+  // on this transport's wake-up source (wait() and wait_quiet() say it themselves): it goes
+  // back to the application, or sleeps elsewhere. The transport's own thread reads again.
+  virtual void stop_polling() noexcept {}
 
   // Wake-up source (DESIGN §9). activity() is a ticket that changes whenever a peer's
   // write or block lands here, an event is queued, or send back-pressure eases. Take the

@@ -3,11 +3,16 @@
 // order; blocks travel as BLOCK frames into posted receives. Frame format:
 // docs/transport-tcp.md.
 //
-// Threading: the transport owns one I/O thread that reads every stream, applies incoming
-// frames to region memory, sends queued frames, heartbeats and raises suspicions. The one
-// exception: on a quiet link the first few frames (one SST flush: data, guard, counters)
-// are sent by the calling thread itself (a non-blocking send under the peer's mutex, only
-// while the I/O thread is not writing that stream), which saves a thread wake-up per hop.
+// Threading: the transport owns one I/O thread that connects, runs handshakes, sends queued
+// frames, heartbeats and raises suspicions, and one receive thread. An established plain
+// stream is read by the thread that polls the transport (poll()) while it spins, so a
+// spinning protocol thread applies its peers' frames itself with no thread wake-up on the
+// way; when nobody polled within a millisecond (the poller sleeps, or runs an upcall), the
+// receive thread reads instead. Secured streams, and streams until their HELLOs crossed, are
+// read by the I/O thread. On a quiet link the first few frames (one SST flush: data, guard,
+// counters) are sent by the calling thread itself (a non-blocking send under the peer's
+// mutex, only while the I/O thread is not writing that stream), which saves a thread
+// wake-up per hop.
 // The contract's rules apply (transport.hpp): one control thread; data-plane calls from
 // any thread. Lock order: Impl::mu_ (view, peers) before Peer::mu (queues) before
 // Impl::events_mu_.
