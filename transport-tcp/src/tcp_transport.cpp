@@ -557,7 +557,9 @@ class tcp_detail::Impl {
   }
   // The poller stops polling (it sleeps now): the I/O thread reads from here on.
   void stop_polling() noexcept {
-    if (rx_count_.load(std::memory_order_relaxed) == 0 || rx_in_io_.load()) return;
+    // Not on rx_count_: a poller may have taken rx_ep_ out while the last streams of a view
+    // closed, and the next view's streams are added to it.
+    if (rx_ep_ < 0 || rx_in_io_.load()) return;
     std::lock_guard l(rx_mu_);
     watch_in_io_locked(true);
   }
