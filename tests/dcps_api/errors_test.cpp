@@ -5,6 +5,7 @@
 // domain file, as an application's launcher would).
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "Sequence.hpp"
 #include "api_fixture.hpp"
@@ -15,6 +16,19 @@ namespace dcps_api {
 namespace {
 
 using spindle::testing::ScopedDomainConfig;
+
+// Sample `seq` of writer 1 with `size` payload bytes that differ from sample to sample and
+// along the payload.
+Bench::Sequence sample(std::uint32_t seq, std::size_t size) {
+  Bench::Sequence s;
+  s.writer_id(1);
+  s.seq(seq);
+  std::vector<std::uint8_t> bytes(size);
+  for (std::size_t i = 0; i < size; ++i)
+    bytes[i] = static_cast<std::uint8_t>(seq * 29 + i * 5 + i / 4096);
+  s.payload(std::move(bytes));
+  return s;
+}
 
 TEST_CASE("a sample larger than a slot arrives whole; past the RDMC buffer space it is refused",
           "[errors]") {
@@ -31,16 +45,6 @@ TEST_CASE("a sample larger than a slot arrives whole; past the RDMC buffer space
   dds::pub::DataWriter<Bench::Sequence> writer(pub, topic, writer_qos());
   wait_matched(writer, reader);
 
-  const auto sample = [](std::uint32_t seq, std::size_t size) {
-    Bench::Sequence s;
-    s.writer_id(1);
-    s.seq(seq);
-    std::vector<std::uint8_t> bytes(size);
-    for (std::size_t i = 0; i < size; ++i)
-      bytes[i] = static_cast<std::uint8_t>(seq * 31 + i * 7);
-    s.payload(std::move(bytes));
-    return s;
-  };
   Bench::Sequence huge = sample(1, 2u << 20);
   try {
     writer.write(huge);
@@ -84,16 +88,6 @@ TEST_CASE("an unbounded type's RDMC space grows with its samples, none lost on t
   dds::topic::Topic<Bench::Sequence> topic(dp, "Growing");
   dds::pub::Publisher pub(dp);
   dds::sub::Subscriber sub(dp);
-  const auto sample = [](std::uint32_t seq, std::size_t size) {
-    Bench::Sequence s;
-    s.writer_id(1);
-    s.seq(seq);
-    std::vector<std::uint8_t> bytes(size);
-    for (std::size_t i = 0; i < size; ++i)
-      bytes[i] = static_cast<std::uint8_t>(seq * 29 + i * 5 + i / 4096);
-    s.payload(std::move(bytes));
-    return s;
-  };
   {
     dds::sub::DataReader<Bench::Sequence> reader(sub, topic, reader_qos());
     dds::pub::DataWriter<Bench::Sequence> writer(pub, topic, writer_qos());

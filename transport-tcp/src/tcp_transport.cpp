@@ -803,19 +803,25 @@ class tcp_detail::Impl {
         watch_locked(*c);
         return;
       }
-      if (!c->closed) {
-        raise(p, SuspicionReason::connection_lost,
-              "send to node " + std::to_string(p->addr.id) + " failed: " + std::strerror(errno));
-      }
-      std::lock_guard pl(p->mu);
-      p->writing = false;
-      if (p->closing) {
-        p->pending.clear();
-        p->wire.clear();
-      }
+      send_failed(p, *c, std::strerror(errno));
       return;
     }
     write_more(p);
+  }
+
+  // I/O thread: a send of the stream's backlog failed (`why`): the peer is suspected unless
+  // the stream was closed on purpose, and the backlog's writer stops.
+  void send_failed(const std::shared_ptr<Peer>& p, const Conn& c, const std::string& why) {
+    if (!c.closed) {
+      raise(p, SuspicionReason::connection_lost,
+            "send to node " + std::to_string(p->addr.id) + " failed: " + why);
+    }
+    std::lock_guard pl(p->mu);
+    p->writing = false;
+    if (p->closing) {
+      p->pending.clear();
+      p->wire.clear();
+    }
   }
 
   // Constructor: rx_ep_ for the streams, io_ep_ holding it for the I/O thread's reactor.
@@ -977,24 +983,14 @@ class tcp_detail::Impl {
       send_in_place(c);
       return;
     }
-    asio::async_write(
-        c->sock, asio::buffer(c->inflight),
-        [this, p, c](const boost::system::error_code& ec, std::size_t) {
-          if (ec) {
-            if (!c->closed) {
-              raise(p, SuspicionReason::connection_lost,
-                    "send to node " + std::to_string(p->addr.id) + " failed: " + ec.message());
-            }
-            std::lock_guard pl(p->mu);
-            p->writing = false;
-            if (p->closing) {
-              p->pending.clear();
-              p->wire.clear();
-            }
-            return;
-          }
-          write_more(p);
-        });
+    asio::async_write(c->sock, asio::buffer(c->inflight),
+                      [this, p, c](const boost::system::error_code& ec, std::size_t) {
+                        if (ec) {
+                          send_failed(p, *c, ec.message());
+                          return;
+                        }
+                        write_more(p);
+                      });
   }
 
   // Accepts for as long as the acceptor is open. A stream that failed before we took it is
