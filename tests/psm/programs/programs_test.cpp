@@ -149,9 +149,19 @@ void best_effort(const std::string& transport) {
   REQUIRE(std::sscanf(report.value_or("").c_str(), "best_effort received %lu lost %lu", &received,
                       &lost) == 2);
   CHECK(lost > 0);
-  CHECK(received < 20001 / 2);  // it did not hold the writer: most of the stream went by
   CHECK(received + lost <= 20001);
-  CHECK(lost > received);
+  if (transport == "shm") {
+    // Over shm the writer's slots are rewritten in place while the reader is stopped: it
+    // finds the ring as the writer left it, and most of the stream went by.
+    CHECK(received < 20001 / 2);
+    CHECK(lost > received);
+  }
+  // Over tcp the frames sent to the stopped process wait in its kernel's socket buffers (a
+  // few MiB: the whole stream here), and once it runs its protocol thread reads them in
+  // chunks and delivers between chunks (docs/transport-tcp.md, "Who reads a stream"): how
+  // many ring states it sees depends on scheduling (10,535 of 20,001 once on two busy
+  // cores). That the writer was never held is the 20,000 writes above, done while the
+  // reader was stopped.
   const auto writer_done = finish(writer, "writer", deadline);
   CHECK(writer_done.status == 0);
   CHECK(reader.wait(deadline) == 0);
