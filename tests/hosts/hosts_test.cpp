@@ -491,7 +491,12 @@ TEST_CASE("minority: two of three hosts gone at once; the one left stops (no spl
   s.hosts.power_off(3);
   const auto stops = expect(*s.writer, "host 1", "spindle: domain 0: node", s.deadline);
   REQUIRE(stops);
-  CHECK(stops->find("stopped: it lost contact with 2 of the 3 members") != std::string::npos);
+  // The two hosts go one after the other, a few milliseconds apart: where host 1 removed the
+  // first in a view with the second before that one went too (a stream's end is seen at
+  // once by a spinning reader), it holds 1 of 2 instead of 1 of 3. Either way it stops.
+  INFO(*stops);
+  CHECK((stops->find("stopped: it lost contact with 2 of the 3 members") != std::string::npos ||
+         stops->find("stopped: it lost contact with 1 of the 2 members") != std::string::npos));
   CHECK(stops->find("no split brain") != std::string::npos);
   s.writer->send("stop");
   CHECK(expect(*s.writer, "host 1", "wrote", s.deadline));
