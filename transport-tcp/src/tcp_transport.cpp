@@ -640,8 +640,9 @@ class tcp_detail::Impl {
   }
 
   void close(const std::shared_ptr<Conn>& c) {
+    std::unique_lock rl(rx_mu_, std::defer_lock);
     if (c->in_place) {
-      std::lock_guard rl(rx_mu_);  // nobody serves the stream while it closes
+      rl.lock();  // nobody serves the stream while it closes
       if (!io_.get_executor().running_in_this_thread()) {
         // A thread serving rx_ep_ found it ended: nothing more is read; the I/O thread
         // closes it.
@@ -650,8 +651,6 @@ class tcp_detail::Impl {
         asio::post(io_, [this, c] { close(c); });
         return;
       }
-      close_now(c);
-      return;
     }
     close_now(c);
   }
@@ -826,22 +825,16 @@ class tcp_detail::Impl {
 
   // Constructor: rx_ep_ for the streams, io_ep_ holding it for the I/O thread's reactor.
   void open_receive_sets() {
-    rx_ep_ = ::epoll_create1(EPOLL_CLOEXEC);
+    const int rx_ep = ::epoll_create1(EPOLL_CLOEXEC);
     const int io_ep = ::epoll_create1(EPOLL_CLOEXEC);
-    if (rx_ep_ < 0 || io_ep < 0) {
-      if (rx_ep_ >= 0) ::close(rx_ep_);
-      if (io_ep >= 0) ::close(io_ep);
-      rx_ep_ = -1;  // every stream stays with asio
-      return;
-    }
     boost::system::error_code ec;
-    rx_desc_.assign(io_ep, ec);
-    if (ec) {
-      ::close(rx_ep_);
-      ::close(io_ep);
-      rx_ep_ = -1;
+    if (rx_ep >= 0 && io_ep >= 0) rx_desc_.assign(io_ep, ec);
+    if (rx_ep < 0 || io_ep < 0 || ec) {  // every stream stays with asio
+      if (rx_ep >= 0) ::close(rx_ep);
+      if (io_ep >= 0) ::close(io_ep);
       return;
     }
+    rx_ep_ = rx_ep;
     std::lock_guard l(rx_mu_);
     watch_in_io_locked(true);
     watch_io();

@@ -144,10 +144,13 @@ struct LargeState {
   using OutgoingMap = std::map<std::pair<std::uint32_t, std::uint64_t>, Outgoing>;
   OutgoingMap outgoing;
   std::atomic<std::size_t> queued{0};  // outgoing.size(), read without the lock
-  // Per group of ours: messages a view change sent again whose bytes still wait in `heap` for
-  // buffer space. They go first: a write that took the space before them would wait behind
-  // them in the order, holding what they wait for.
-  std::map<rdmc::GroupId, std::uint32_t> carried;
+  // Whether a message a view change sent again in our group `g` still waits in `heap` for
+  // buffer space (mu held). Those go first: a write that took the space before them would
+  // wait behind them in the order, holding what they wait for.
+  [[nodiscard]] bool carries(rdmc::GroupId g) const {
+    return std::ranges::any_of(
+        outgoing, [g](const auto& kv) { return kv.second.group == g && !kv.second.heap.empty(); });
+  }
   std::map<std::uint64_t, std::shared_ptr<LocalMessage>> local;  // kLocalGroup's
   std::uint64_t next_local = 0;
   // Protocol thread: messages here, by group and seq, until their descriptor is delivered
@@ -802,10 +805,8 @@ bool Engine::pump_large(ViewState& vs) {
         std::memcpy(space->data(), o.heap.data(), o.size);
         o.data = *space;
         o.heap = {};
-        if (const auto c = L.carried.find(o.group); c != L.carried.end() && --c->second == 0) {
-          L.carried.erase(c);
-          L.freed.notify_all();  // writers waiting for the space may take it now
-        }
+        // Writers that waited for the carried messages may take space now.
+        if (L.waiting.load(std::memory_order_relaxed) > 0) L.freed.notify_all();
       }
       std::uint64_t seq = 0;
       if (!L.rdmc->send_reserved(o.group, o.data.first(o.size), seq)) {
@@ -1017,7 +1018,6 @@ void Engine::replace(std::shared_ptr<ViewState> old, const View& next, std::vect
       o.data = o.local->bytes();
     } else {
       o.heap = std::move(m.bytes);
-      ++L.carried[g];
     }
     o.committed = true;
     o.resent = true;
@@ -1998,7 +1998,7 @@ std::optional<Loan> Engine::reserve_large(const std::shared_ptr<ViewState>& vs, 
   } else {
     // L.mu held. Messages a view change sent again take the space first.
     const auto take = [&] {
-      if (L.carried.contains(g)) return false;
+      if (L.carries(g)) return false;
       if (auto space = L.rdmc->reserve(g, size)) data = *space;
       return !data.empty();
     };
