@@ -81,9 +81,10 @@ Footprint footprint(const std::vector<int>& pids) {
       std::getline(in >> std::ws, name);
       auto& named = names[{dev, inode}];
       if (named.empty()) named = name + ", mapped by";
-      if (named.find(" " + std::to_string(pid) + ",") == std::string::npos &&
-          !named.ends_with(" " + std::to_string(pid)))
-        named += " " + std::to_string(pid);
+      // Built in steps: GCC 12 at -O3 sees an overlapping copy in " " + to_string() (-Wrestrict).
+      std::string tag(" ");
+      tag += std::to_string(pid);
+      if (named.find(tag + ",") == std::string::npos && !named.ends_with(tag)) named += tag;
     }
   }
   Footprint f;
