@@ -153,3 +153,110 @@ TEST_CASE("loans of types that are not self-contained are refused", "[dcps][loan
   l.writer.write(s);
   REQUIRE(eventually([&] { return l.reader.take().length() == 1; }));
 }
+
+// --- the reading side: a take of a self-contained type reads the sample in its slot ------
+
+TEST_CASE("a reader's loan is the sample in its slot, and holds the slot",
+          "[dcps][loan][in_place]") {
+  // A window of 4: the writer may run at most 3 messages past one the reader holds.
+  const spindle::testing::ScopedDomainConfig config("engine: {window_size: 4}");
+  Loop<LoanTest::Telemetry> l;
+  LoanTest::Telemetry& first = l.writer.loan_sample();
+  const void* const slot = &first;
+  first.sensor(7);
+  first.seq(0);
+  for (std::size_t k = 0; k < 8; ++k)
+    first.values()[k] = 0.5 + static_cast<double>(k);
+  l.writer.write(first);
+  dds::sub::LoanedSamples<LoanTest::Telemetry> held;
+  REQUIRE(eventually([&] {
+    held = l.reader.take();
+    return held.length() == 1;
+  }));
+  // Read where the writer built it: no copy on either side.
+  CHECK(static_cast<const void*>(&held[0].data()) == slot);
+  // Three more fit beside the held one; the reader takes none of them (its cache keeps them,
+  // as copies once the writer needs their slots).
+  for (std::uint64_t i = 1; i < 4; ++i) {
+    LoanTest::Telemetry& s = l.writer.loan_sample();
+    CHECK(static_cast<const void*>(&s) != slot);
+    s.sensor(7);
+    s.seq(i);
+    for (std::size_t k = 0; k < 8; ++k)
+      s.values()[k] = -1.0;
+    l.writer.write(s);
+  }
+  // The held slot is the one the next message needs: the writer waits out its
+  // max_blocking_time instead of rewriting it.
+  CHECK_THROWS_AS((void)l.writer.loan_sample(), dds::core::TimeoutError);
+  CHECK(held[0].data().sensor() == 7);
+  CHECK(held[0].data().seq() == 0);
+  for (std::size_t k = 0; k < 8; ++k)
+    CHECK(held[0].data().values()[k] == 0.5 + static_cast<double>(k));
+  // The loan returns: the slot is the writer's again.
+  held = dds::sub::LoanedSamples<LoanTest::Telemetry>();
+  LoanTest::Telemetry& again = l.writer.loan_sample();
+  CHECK(static_cast<const void*>(&again) == slot);
+  again.sensor(7);
+  again.seq(4);
+  l.writer.write(again);
+  std::uint64_t next = 1;
+  REQUIRE(eventually([&] {
+    for (const auto& smp : l.reader.take()) {
+      CHECK(smp.data().seq() == next);
+      if (next < 4) CHECK(smp.data().values()[3] == -1.0);
+      ++next;
+    }
+    return next == 5;
+  }));
+}
+
+TEST_CASE("a reader that takes nothing holds no slot", "[dcps][loan][in_place]") {
+  const spindle::testing::ScopedDomainConfig config("engine: {window_size: 4}");
+  Loop<LoanTest::Telemetry> l;
+  constexpr std::uint64_t kSamples = 40;  // ten windows, none taken meanwhile
+  for (std::uint64_t i = 0; i < kSamples; ++i) {
+    LoanTest::Telemetry& s = l.writer.loan_sample();  // throws if a slot stays held
+    s.sensor(static_cast<std::uint32_t>(i % 3));
+    s.seq(i);
+    for (std::size_t k = 0; k < 8; ++k)
+      s.values()[k] = static_cast<double>(i * 8 + k);
+    l.writer.write(s);
+  }
+  std::uint64_t got = 0;
+  REQUIRE(eventually([&] {
+    for (const auto& smp : l.reader.take()) {
+      const auto i = smp.data().seq();
+      CHECK(smp.data().sensor() == i % 3);
+      for (std::size_t k = 0; k < 8; ++k)
+        CHECK(smp.data().values()[k] == static_cast<double>(i * 8 + k));
+      ++got;
+    }
+    return got == kSamples;
+  }));
+}
+
+TEST_CASE("a sample lent in place outlives its reader and participant", "[dcps][loan][in_place]") {
+  const spindle::testing::ScopedDomainConfig config("engine: {window_size: 4}");
+  dds::sub::LoanedSamples<LoanTest::Telemetry> kept;
+  {
+    Loop<LoanTest::Telemetry> l;
+    LoanTest::Telemetry& s = l.writer.loan_sample();
+    const void* const slot = &s;
+    s.sensor(2);
+    s.seq(41);
+    for (std::size_t k = 0; k < 8; ++k)
+      s.values()[k] = 1.25 * static_cast<double>(k);
+    l.writer.write(s);
+    REQUIRE(eventually([&] {
+      kept = l.reader.take();
+      return kept.length() == 1;
+    }));
+    CHECK(static_cast<const void*>(&kept[0].data()) == slot);
+  }  // the reader, the writer and the participant are gone; the loan is not
+  CHECK(kept[0].data().sensor() == 2);
+  CHECK(kept[0].data().seq() == 41);
+  for (std::size_t k = 0; k < 8; ++k)
+    CHECK(kept[0].data().values()[k] == 1.25 * static_cast<double>(k));
+  kept = dds::sub::LoanedSamples<LoanTest::Telemetry>();  // its memory goes now
+}

@@ -25,6 +25,7 @@
 //                [--consistency atomic|unordered]   (peer=spindle or peer=spindle-unordered)
 //                [--slot-size N] [--rdmc-block-size N] [--idle-spin US] [--rate HZ]
 //                [--clients]   (the readers are external clients of the first member)
+//                [--loan]   (lat, thr: fixed-size samples loaned on both sides: peer=spindle-loan)
 //                [--members N]   (lat: N members in the domain, ping, pong and N-2 idle)
 //                [--security DIR]   (a secured domain: peer=spindle-secure; see below)
 //                [--plot FILE.png [--peers FILE]]   (gnuplot: plot.hpp)
@@ -96,6 +97,7 @@ struct Options {
   std::size_t size = 64;
   bool churn = false;         // pub/sub: a churn run (two measured phases)
   bool keep_last = false;     // thr: subscribers' readers KEEP_LAST (they may be left behind)
+  bool loan = false;          // lat, thr: fixed-size samples, loaned on both sides
   bool clients = false;       // sub, pong, sleeper: external clients of the first member
   std::string join_config;    // churn: the domain file of a participant that joins later
   std::string security;       // --security DIR; empty: unsecured
@@ -185,22 +187,84 @@ double cpu_seconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
+// --loan: the samples of the measured topic are of a fixed size (SpindlePerf::Fixed<size>,
+// the same 8-byte header and size - 8 octets), built in the writer's slot (loan_sample) and
+// read where they lie by the reader (docs/dcps.md, "Loans"). Without it, KeyedSeq.
+template <class S>
+constexpr bool kLoaned = spindle::detail::is_self_contained<S>;
+
+// Sends sample number `seq`: a loan filled in place, or `plain` with its number.
+template <class S>
+void send(dds::pub::DataWriter<S>& w, S* plain, std::uint32_t seq) {
+  if constexpr (kLoaned<S>) {
+    (void)plain;
+    S& x = w.loan_sample();
+    x.seq(seq);
+    w.write(x);
+  } else {
+    plain->seq(seq);
+    w.write(*plain);
+  }
+}
+
+template <class S>
+void echo(dds::pub::DataWriter<S>& w, const S& in) {
+  if constexpr (kLoaned<S>) {
+    S& x = w.loan_sample();
+    x = in;
+    w.write(x);
+  } else {
+    w.write(in);
+  }
+}
+
+template <class S>
+std::unique_ptr<S> plain_sample(std::size_t size) {
+  if constexpr (kLoaned<S>) {
+    (void)size;
+    return nullptr;
+  } else {
+    return std::make_unique<S>(make_sample(size));
+  }
+}
+
+// Calls f.template operator()<S>() with the run's sample type (--loan: by --size).
+template <class F>
+int with_sample_type(const Options& o, F&& f) {
+  if (!o.loan) return f.template operator()<Sample>();
+  switch (o.size) {
+    case 64:
+      return f.template operator()<SpindlePerf::Fixed64>();
+    case 1024:
+      return f.template operator()<SpindlePerf::Fixed1024>();
+    case 10240:
+      return f.template operator()<SpindlePerf::Fixed10240>();
+    case 102400:
+      return f.template operator()<SpindlePerf::Fixed102400>();
+    case 1048576:
+      return f.template operator()<SpindlePerf::Fixed1048576>();
+    default:
+      die("--loan: no fixed-size sample of " + std::to_string(o.size) + " bytes");
+  }
+}
+
 // ping (node 0) / pong (node 1): round trips on topics "ping" and "pong".
-int latency_role(const Options& o) {
+template <class S>
+int latency_role_of(const Options& o) {
   const bool ping = o.role == "ping";
   dds::domain::DomainParticipant dp(dds::domain::default_id());
-  dds::topic::Topic<Sample> t_ping(dp, "perf_ping"), t_pong(dp, "perf_pong");
+  dds::topic::Topic<S> t_ping(dp, "perf_ping"), t_pong(dp, "perf_pong");
   dds::pub::Publisher pub(dp);
   dds::sub::Subscriber sub(dp);
-  dds::pub::DataWriter<Sample> w(pub, ping ? t_ping : t_pong, writer_qos(pub, false));
-  dds::sub::DataReader<Sample> r(sub, ping ? t_pong : t_ping, reader_qos(sub, false));
+  dds::pub::DataWriter<S> w(pub, ping ? t_ping : t_pong, writer_qos(pub, false));
+  dds::sub::DataReader<S> r(sub, ping ? t_pong : t_ping, reader_qos(sub, false));
   if (!wait_until([&] { return w.publication_matched_status().current_count() >= 1; }, 30s)) {
     die("no peer matched");
   }
   dds::core::cond::WaitSet ws;
   dds::sub::cond::ReadCondition rc(r, dds::sub::status::DataState::any());
   ws += rc;
-  Sample s = make_sample(o.size);
+  const auto s = plain_sample<S>(o.size);
   if (!ping) {
     // Echo until a sample with seq 0xffffffff says stop (or nothing comes for 30 s).
     auto last = Clock::now();
@@ -222,7 +286,7 @@ int latency_role(const Options& o) {
           std::this_thread::sleep_for(100ms);
           return 0;
         }
-        w.write(in.data());
+        echo(w, in.data());
       }
     }
   }
@@ -242,9 +306,9 @@ int latency_role(const Options& o) {
       next += period;
       std::this_thread::sleep_until(next);
     }
-    s.seq(++seq);
+    ++seq;
     const auto t0 = Clock::now();
-    w.write(s);
+    send(w, s.get(), seq);
     bool got = false;
     while (!got) {
       try {
@@ -260,8 +324,7 @@ int latency_role(const Options& o) {
   }
   const double cpu =
       100.0 * (cpu_seconds() - cpu0) / std::chrono::duration<double>(Clock::now() - wall0).count();
-  s.seq(0xffffffffu);
-  w.write(s);
+  send(w, s.get(), 0xffffffffu);
   std::sort(rtt.begin(), rtt.end());
   auto pct = [&](double q) {
     return rtt.empty() ? -1.0
@@ -287,16 +350,21 @@ int idle_role(const Options& o) {
   return 0;
 }
 
-int throughput_role(const Options& o, std::uint32_t subs) {
+int latency_role(const Options& o) {
+  return with_sample_type(o, [&]<class S>() { return latency_role_of<S>(o); });
+}
+
+template <class S>
+int throughput_role_of(const Options& o, std::uint32_t subs) {
   const bool pub_role = o.role == "pub";
   const auto began = Clock::now();
   dds::domain::DomainParticipant dp(dds::domain::default_id());
-  dds::topic::Topic<Sample> topic(dp, "perf_thr");
+  dds::topic::Topic<S> topic(dp, "perf_thr");
   dds::topic::Topic<Sample> done_topic(dp, "perf_thr_done");
   dds::pub::Publisher pub(dp);
   dds::sub::Subscriber sub(dp);
   if (pub_role) {
-    dds::pub::DataWriter<Sample> w(pub, topic, writer_qos(pub, true));
+    dds::pub::DataWriter<S> w(pub, topic, writer_qos(pub, true));
     dds::sub::DataReader<Sample> done(sub, done_topic, reader_qos(sub, true));
     if (!wait_until(
             [&] {
@@ -311,16 +379,13 @@ int throughput_role(const Options& o, std::uint32_t subs) {
     std::cout << "RESULT role=pub matched_ms="
               << std::chrono::duration<double, std::milli>(Clock::now() - began).count()
               << std::endl;
-    Sample s = make_sample(o.size);
+    const auto s = plain_sample<S>(o.size);
     const double measured = o.churn ? 2 * o.duration : o.duration;  // churn: two phases
     const auto end = Clock::now() + std::chrono::duration<double>(o.warmup + measured);
     std::uint32_t seq = 0;
-    while (Clock::now() < end) {
-      s.seq(++seq);
-      w.write(s);
-    }
-    s.seq(0xffffffffu);
-    w.write(s);
+    while (Clock::now() < end)
+      send(w, s.get(), ++seq);
+    send(w, s.get(), 0xffffffffu);
     // Stay until every subscriber says it is done.
     std::uint32_t finished = 0;
     if (!wait_until(
@@ -336,7 +401,7 @@ int throughput_role(const Options& o, std::uint32_t subs) {
   }
   auto rq = reader_qos(sub, !o.keep_last);
   if (o.keep_last) rq << dds::core::policy::History::KeepLast(1 << 20);  // deep: keeps what comes
-  dds::sub::DataReader<Sample> r(sub, topic, rq);
+  dds::sub::DataReader<S> r(sub, topic, rq);
   dds::pub::DataWriter<Sample> done(pub, done_topic, writer_qos(pub, true));
   // Churn: the steady phase ends after --duration; then the churner is told to begin.
   dds::topic::Topic<Sample> go_topic(dp, "perf_churn_go");
@@ -398,6 +463,10 @@ int throughput_role(const Options& o, std::uint32_t subs) {
   done.write(make_sample(kHeader));
   std::this_thread::sleep_for(200ms);
   return 0;
+}
+
+int throughput_role(const Options& o, std::uint32_t subs) {
+  return with_sample_type(o, [&]<class S>() { return throughput_role_of<S>(o, subs); });
 }
 
 // The churner: joins once to wait for the subscriber's go, then for --duration seconds
@@ -643,6 +712,7 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
     if (churn) args << " --churn --join-config '" << join_file.string() << "'";
     if (roles[i] == "idle") args << " --idle-until '" << idle_until.string() << "'";
     if (o.keep_last) args << " --keep-last";
+    if (o.loan) args << " --loan";
     if (is_client(roles[i])) {
       procs.push_back(spindle::tools::start_member(client_file, 0, args.str()));
       continue;
@@ -682,7 +752,8 @@ std::vector<spindle_perf::Figure> g_figures;
 void line(const Options& o, std::size_t size, std::uint32_t subs, const std::string& metric,
           double value) {
   // The peer name carries the consistency level when it is not the default.
-  const std::string peer = "spindle" + (o.consistency == "atomic" ? "" : "-" + o.consistency) +
+  const std::string peer = "spindle" + std::string(o.loan ? "-loan" : "") +
+                           (o.consistency == "atomic" ? "" : "-" + o.consistency) +
                            (o.consistency == "logged" && o.fsync != "every" ? "-" + o.fsync : "") +
                            (o.security.empty() ? "" : "-secure");
   g_figures.push_back({peer, o.transport, size, subs, metric, value});
@@ -881,6 +952,10 @@ int main(int argc, char** argv) {
       "thr: the subscribers' readers are RELIABLE KEEP_LAST (2^20 deep) instead of KEEP_ALL, so a "
       "lagging subscriber is left behind (engine.lag_bound) rather than waited for; "
       "prints sample_lost_total");
+  app.add_flag("--loan", o.loan,
+               "lat, thr: samples of a fixed size (sizes 64, 1024, 10240, 102400 or 1048576), "
+               "built in the writer's slot (loan_sample) and read where they lie by the "
+               "reader's take (peer=spindle-loan)");
   app.add_option("--lag-bound", o.lag_bound_ms,
                  "engine.lag_bound of every run in milliseconds: how long a reader's process "
                  "may stop taking samples before the others go on without it; 0: never; "
@@ -928,6 +1003,21 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   g_options = &o;
+  if (o.loan) {
+    for (const auto size : o.sizes) {
+      if (size != 64 && size != 1024 && size != 10240 && size != 102400 && size != 1048576) {
+        std::cerr << "spindle-perf: --loan: no fixed-size sample of " << size
+                  << " bytes (64, 1024, 10240, 102400 or 1048576)\n";
+        return 2;
+      }
+    }
+    for (const auto& t : o.tests) {
+      if (t != "lat" && t != "thr") {
+        std::cerr << "spindle-perf: --loan measures lat and thr, not " << t << "\n";
+        return 2;
+      }
+    }
+  }
   if (!o.security.empty() && o.clients) {
     std::cerr << "spindle-perf: --clients with --security: a secured domain admits no external "
                  "clients yet (docs/security.md)\n";

@@ -5,6 +5,7 @@
 #include <limits>
 #include <set>
 #include <thread>
+#include <unordered_map>
 
 #include <dds/domain/DomainParticipantListener.hpp>
 #include <dds/pub/AnyDataWriter.hpp>
@@ -1359,6 +1360,7 @@ void Reader::take(const Selection& selection, detail::SampleSink& sink) {
   if (cache_->take(to_cache(selection), sink) == ReadStatus::bad_instance) {
     throw dds::core::InvalidArgumentError("DataReader::take: unknown instance handle");
   }
+  took_.store(true, std::memory_order_relaxed);
   on_read();
 }
 
@@ -1609,8 +1611,12 @@ std::optional<Change> Reader::make_change(const ParsedSample& sample, std::int32
   switch (hdr.kind) {
     case SampleKind::data:
       c.kind = ChangeKind::data;
-      c.data = (hdr.flags & kFlagNative) != 0 ? topic_->type().from_native(sample.payload, error)
-                                              : topic_->type().decode(sample.payload, error);
+      if ((hdr.flags & kFlagNative) != 0) {
+        c.data = in_place(sample);
+        if (!c.data) c.data = topic_->type().from_native(sample.payload, error);
+      } else {
+        c.data = topic_->type().decode(sample.payload, error);
+      }
       if (!c.data) {
         raise_sample_lost("a sample from writer " + std::to_string(hdr.writer) +
                           " does not decode as " + std::string(topic_->type().type_name) + ": " +
@@ -1629,6 +1635,52 @@ std::optional<Change> Reader::make_change(const ParsedSample& sample, std::int32
       return std::nullopt;
   }
   return c;
+}
+
+std::shared_ptr<const void> Reader::in_place(const ParsedSample& sample) {
+  const auto& t = topic_->type();
+  if (sample.source == nullptr || t.native_in_place == nullptr) return nullptr;
+  if (copying_) {
+    // Until the application takes again (it was not gone, only slow), or nothing is left.
+    if (!took_.exchange(false, std::memory_order_relaxed) && cache_->sample_count() != 0)
+      return nullptr;
+    copying_ = false;
+  }
+  auto hold = sample.source->pins->pin(*sample.source);
+  if (!hold) return nullptr;
+  auto data = t.native_in_place(sample.payload, std::move(hold));
+  if (!data) return nullptr;
+  if (in_place_.size() >= kInPlaceSweep)
+    std::erase_if(in_place_, [](const auto& w) { return w.expired(); });
+  in_place_.emplace_back(data);
+  return data;
+}
+
+void Reader::unpin() {
+  if (in_place_.empty()) return;
+  copying_ = true;
+  took_.store(false, std::memory_order_relaxed);
+  const auto& t = topic_->type();
+  std::unordered_map<const void*, std::shared_ptr<const void>> copies;
+  std::string error;
+  for (const auto& w : in_place_) {
+    const auto held = w.lock();
+    if (!held) continue;
+    auto copy = t.from_native({static_cast<const std::byte*>(held.get()), t.native_size}, error);
+    if (copy) copies.emplace(held.get(), std::move(copy));
+  }
+  in_place_.clear();
+  if (copies.empty()) return;
+  const auto swap = [&](std::shared_ptr<const void>& data) {
+    if (!data) return;
+    const auto it = copies.find(data.get());
+    if (it != copies.end()) data = it->second;
+  };
+  for (auto& c : held_)
+    swap(c.data);
+  for (auto& c : pending_)
+    swap(c.data);
+  cache_->replace_data(swap);
 }
 
 void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {

@@ -978,6 +978,10 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   // TopicSink (predicate thread).
   void on_sample(const ParsedSample& sample, NodeId sender) override;
   void on_batch_end() override;
+  // Zero-copy receive (docs/dcps.md, "Loans on the reading side"): the samples this reader
+  // reads in place that its cache still holds are copied, and it copies what comes until
+  // its cache is empty.
+  void unpin() override;
   // Its participant halted (it rejoins later): each matched writer's last message number is
   // kept, so that when the writer matches again the messages it sent meanwhile count as lost;
   // the cache forgets its instances' places in the total order (the domain it rejoins may
@@ -1031,6 +1035,11 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   // A delivered message as a change of this reader's cache (nullopt: reported, dropped).
   std::optional<Change> make_change(const ParsedSample& sample, std::int32_t strength,
                                     const dds::core::Duration& lifespan);
+  // A native sample read where it lies, holding its slot (group::Pins); null where it
+  // cannot be (not in place, this reader copying, a size or alignment that does not fit).
+  std::shared_ptr<const void> in_place(const ParsedSample& sample);
+  // in_place_ sheds the samples nobody holds any more once it has this many.
+  static constexpr std::size_t kInPlaceSweep = 256;
   // Inserts changes into the cache and raises what follows (rejections, DATA_AVAILABLE).
   // `stream`: delivered changes, of which those a repair went ahead of (duplicate, superseded)
   // are SAMPLE_LOST too: the reader never takes them.
@@ -1081,6 +1090,13 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   std::map<std::uint64_t, std::uint64_t> resume_seq_;
   std::vector<Change> pending_;
   std::vector<InsertResult> results_;
+  // Zero-copy receive (protocol thread): the samples read in place (weakly: the cache or a
+  // LoanedSamples holds them), and whether a sender needed them back since the application
+  // last took or the cache was last empty (new samples are copies until then); took_: a
+  // take() since (any thread).
+  std::vector<std::weak_ptr<const void>> in_place_;
+  bool copying_ = false;
+  std::atomic<bool> took_{false};
   std::atomic<bool> subscribed_{false};
   std::atomic<bool> data_available_posted_{false};  // coalesces DATA_AVAILABLE calls
   bool builtin_ = false;

@@ -978,6 +978,16 @@ std::size_t HistoryCache::instance_count() const {
   return instances_.size();
 }
 
+void HistoryCache::replace_data(const std::function<void(std::shared_ptr<const void>&)>& f) {
+  MutexLock lock(mu_);
+  for (auto& i : instances_) {
+    if (!i) continue;
+    f(i->key_data);
+    for (std::size_t k = 0; k < i->samples.size(); ++k)
+      f(i->samples[k].data);
+  }
+}
+
 std::size_t HistoryCache::sample_count() const {
   MutexLock lock(mu_);
   return total_samples_;

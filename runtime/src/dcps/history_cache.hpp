@@ -245,6 +245,11 @@ class HistoryCache {
   [[nodiscard]] std::vector<std::uint64_t> sequence_of(const dds::sub::status::DataState& mask,
                                                        std::size_t max) const SPINDLE_EXCLUDES(mu_);
 
+  // Calls f on every sample's data pointer, the instances' key samples included, so that
+  // it may replace them (zero-copy receive: a sample read in place by a copy of it).
+  void replace_data(const std::function<void(std::shared_ptr<const void>&)>& f)
+      SPINDLE_EXCLUDES(mu_);
+
   [[nodiscard]] const HistoryCacheConfig& config() const noexcept { return config_; }
   // ReadConditions register here.
   [[nodiscard]] detail::ConditionObservers& observers() noexcept { return observers_; }

@@ -255,7 +255,16 @@ group::Demand Router::layout_demand() {
   return d ? d() : group::Demand{};
 }
 
+void Router::unpin(std::uint32_t /*subgroup*/) {
+  // Rare (a sender needs slots a reader holds): every sink looks, most hold nothing.
+  std::lock_guard lock(sinks_mu_);
+  for (auto& [topic, sinks] : sinks_)
+    for (TopicSink* s : sinks)
+      s->unpin();
+}
+
 void Router::on_view(const group::View& view) {
+  unpin(0);  // what the caches hold of the view that ended goes, and the view with it
   std::lock_guard tap(tap_mu_);
   cut_view_ = view;
   // What the participant delivers at the boundary (held back in the view that ended) goes
@@ -315,6 +324,7 @@ void Router::deliver_held(bool all) {
   for (auto& h : now) {
     batch.push_back(h.message);
     batch.back().payload = h.bytes;
+    batch.back().pins = nullptr;  // a copy
   }
   deliver(batch, false);
 }
@@ -390,6 +400,7 @@ void Router::deliver(std::span<const group::Message> batch, bool hold) {
       sample.epoch = epoch_.load(std::memory_order_relaxed);
       sample.subgroup = m.subgroup;
       sample.order = m.seq;
+      sample.source = m.pins != nullptr ? &m : nullptr;
       if (stores) {
         routed_.push_back(Routed{sample, m.sender});
       } else {

@@ -41,6 +41,9 @@ class TopicSink {
   // What of its topic it takes: a client's relay hands on only this node's own writers'
   // messages of a topic whose every sink takes only those (group::Want::own).
   [[nodiscard]] virtual group::Want wants() const { return group::Want::all; }
+  // Let go of the messages it holds in place (group::Pins) that the application has not
+  // taken, keeping copies (group::EngineClient::unpin). Protocol thread, sinks_mu_ held.
+  virtual void unpin() {}
 
  protected:
   TopicSink() = default;
@@ -202,6 +205,7 @@ class Router final : public group::EngineClient {
   void on_deliver(std::span<const group::Message> batch) override;
   void on_member_lost(NodeId node, bool left, const std::string& why) override;
   void on_view(const group::View& view) override;
+  void unpin(std::uint32_t subgroup) override;
   void on_halt(const std::string& why) override;
   void on_rejoin(const group::View& view, std::span<const std::byte> state) override;
   [[nodiscard]] std::vector<std::byte> state_for_joiner(std::string_view subject = {}) override;

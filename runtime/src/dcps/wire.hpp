@@ -34,6 +34,8 @@
 
 #include <spindle/cdr/serialize.hpp>
 
+#include "group/message.hpp"
+
 namespace spindle::dcps {
 
 inline constexpr std::uint16_t kWireMagic = 0x5344;  // "SD"
@@ -127,6 +129,9 @@ struct ParsedSample {
   std::uint64_t epoch = 0;
   std::uint32_t subgroup = 0;
   std::int64_t order = -1;
+  // The message it lies in, where that may be held in place past the delivery upcall
+  // (group::Pins: zero-copy receive); null otherwise. Valid during the upcall.
+  const group::Message* source = nullptr;
 };
 
 // Checks and splits a slot's bytes; on failure returns nullopt and says why in `error`.

@@ -282,6 +282,10 @@ struct LargeState {
 
 // Everything one view runs on; destroyed when no loan of the view is left.
 struct ViewState {
+  // The transport, once the engine is gone while something still holds this view (a sample
+  // a reader lent out in place: group::Pins): its regions stay until the view goes. First,
+  // so that it goes last.
+  std::shared_ptr<transport::Transport> transport;
   View view;
   // The generation of the demand this view was laid out from (adopted by the first view).
   std::optional<std::uint64_t> demand_generation;
@@ -501,7 +505,9 @@ std::string view_changing(const ViewState& vs) {
 dds::core::TimeoutError ring_full_timeout(std::uint32_t window) {
   return dds::core::TimeoutError(
       "write blocked longer than reliability.max_blocking_time: every slot of the ring (" +
-      std::to_string(window) + ") is still waiting for some member to deliver it");
+      std::to_string(window) +
+      ") is still waiting for some member to deliver it, or for a reader to return the loan "
+      "of a sample it reads in place (a LoanedSamples of a self-contained type)");
 }
 
 std::string member_list(const View& v, NodeId self) {
@@ -543,6 +549,15 @@ Engine::Engine(View first, std::unique_ptr<transport::Transport> owned, transpor
 
 Engine::~Engine() {
   shutdown();
+  // Views that something outside the engine still holds (a sample lent in place outlives
+  // its reader: group::Pins) keep the transport, whose regions they read, until they go.
+  // The engine's own share goes where the transport went before (kept_transport_).
+  if (owned_transport_) {
+    kept_transport_ = std::move(owned_transport_);
+    if (current_) current_->transport = kept_transport_;
+    for (auto& r : retired_)
+      if (auto v = r.view.lock()) v->transport = kept_transport_;
+  }
   current_.reset();
 }
 
@@ -572,6 +587,11 @@ std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::millisecond
   vs->smc = std::make_unique<smc::Smc>(
       *vs->sst, *vs->predicates,
       [this, raw](std::uint32_t, std::span<const smc::Message> batch) { on_deliver(*raw, batch); });
+  // Messages delivered in place may be held past the upcall (group::Pins): each hold keeps
+  // this view; a sender that needs its held slots asks the client to let go of its own.
+  vs->smc->set_pin_owner(vs, [this](std::uint32_t sg) {
+    if (client_ != nullptr) client_->unpin(sg);
+  });
   vs->membership = std::make_unique<Membership>(
       *vs->sst, *vs->smc, *vs->predicates,
       Membership::Callbacks{
@@ -2449,6 +2469,7 @@ void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
     }
     smc::Message big = m;
     big.payload = bytes;
+    big.pins = nullptr;  // RDMC's buffer, let go of after the upcall
     out.push_back(big);
     done.push_back(*d);
   }
@@ -2514,6 +2535,7 @@ void Engine::deliver_copies(ViewState& vs, std::span<const Message> batch) {
       continue;
     }
     Message next = m;
+    next.pins = nullptr;  // copies, or messages whose order waits: none held in place
     if ((m.flags & kLargeMessage) != 0) {
       CopyOf copy;
       switch (copy_for(vs, m, copy)) {
@@ -2551,6 +2573,7 @@ void Engine::deliver_behind(ViewState& vs, bool ending) {
       auto& w = behind.waiting.front();
       smc::Message next = w.m;
       next.payload = w.bytes;
+      next.pins = nullptr;
       if ((next.flags & kLargeMessage) != 0) {
         CopyOf copy;
         auto state = copy_for(vs, next, copy);

@@ -84,6 +84,10 @@ class EngineClient {
   virtual void on_member_lost(NodeId node, bool left, const std::string& why) = 0;
   // A view was installed (after the first one, which the constructor builds).
   virtual void on_view(const View& view) = 0;
+  // A sender of `subgroup` needs slots whose messages this member still holds in place
+  // (Message::pins): let go of the holds not lent to the application, keeping copies.
+  // Protocol thread, outside on_deliver.
+  virtual void unpin(std::uint32_t subgroup) { (void)subgroup; }
   // This member stopped: it lost contact with half or more of its view (majority rule) and
   // will deliver nothing more; `why` says so for the user.
   virtual void on_halt(const std::string& why) = 0;
@@ -575,6 +579,8 @@ class Engine final : public Bus {
                std::optional<std::uint64_t> demand_generation = std::nullopt);
 
   std::unique_ptr<transport::Transport> owned_transport_;
+  // ~Engine: the owned transport, shared with the views something still holds.
+  std::shared_ptr<transport::Transport> kept_transport_;
   transport::Transport* transport_;
   std::unique_ptr<Runtime> runtime_;
   const std::uint32_t domain_id_;

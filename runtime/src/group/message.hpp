@@ -6,12 +6,33 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 
 namespace spindle::group {
 
+struct Message;
+
+// Zero-copy receive (docs/dev/smc.md, "Pins"): where a message is delivered in place, in its
+// sender's slot, the layers above may keep reading it after the upcall. pin(), called during
+// the delivery upcall on the protocol thread, returns a hold: while any hold of a message
+// lives (on any thread), its slot is not reused and the view it came in stays mapped. A
+// sender's window counts pinned slots as in flight, so holds are for short loans:
+// EngineClient::unpin() asks for the ones not lent out when a sender needs its slots.
+// Null when the message cannot be held (the subgroup's ring is gone).
+class Pins {
+ public:
+  virtual ~Pins() = default;
+  [[nodiscard]] virtual std::shared_ptr<const void> pin(const Message& m) = 0;
+
+ protected:
+  Pins() = default;
+  Pins(const Pins&) = default;
+  Pins& operator=(const Pins&) = default;
+};
+
 // One delivered message; `payload` points into the SST (or RDMC's buffer) and is valid
-// during the upcall only.
+// during the upcall only, unless it is pinned (Pins).
 struct Message {
   std::uint32_t subgroup = 0;
   std::uint32_t sender = 0;       // its node id
@@ -26,6 +47,9 @@ struct Message {
   // Taken by a listener, on receipt: it may have been taken already in an earlier view (a
   // listener takes messages past the view change's trim, which their sender sends again).
   bool listened = false;
+  // Where `payload` lies in its sender's slot and may be held past the upcall (Pins); null
+  // where it is a copy or RDMC's buffer.
+  Pins* pins = nullptr;
 };
 
 // What a node takes of a topic (Bus::want): nothing, every message, or only its own writers'

@@ -7,11 +7,15 @@
 #include <chrono>
 #include <cstddef>
 #include <cstring>
+#include <deque>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <thread>
 #include <utility>
+
+#include <spindle/detail/recycle.hpp>
 
 namespace spindle::smc {
 
@@ -34,7 +38,42 @@ constexpr std::size_t kListenerBatchBytes = std::size_t{1} << 20;
 constexpr std::size_t kReceived = offsetof(sst::CountersRow, received_num);
 constexpr std::size_t kDelivered = offsetof(sst::CountersRow, delivered_num);
 constexpr std::size_t kDemoted = offsetof(sst::CountersRow, demoted);
+constexpr std::size_t kReleased = offsetof(sst::CountersRow, released_num);
 constexpr std::uint64_t kHeadersPerLine = sst::kLine / sizeof(sst::SlotHeader);
+}  // namespace
+
+// Holds on messages delivered in place (group::Pins; docs/dev/smc.md, "Pins"): one count per
+// sender and slot. Shared by the subgroup's engine and every hold, which may outlive it.
+struct PinTable {
+  explicit PinTable(std::size_t slots)
+      : counts(std::make_unique<std::atomic<std::uint32_t>[]>(slots)) {}
+  // A hold ended (any thread): the last one of its slot tells the protocol thread, which is
+  // woken once until it looked (a take's many holds end one after another).
+  void release(std::size_t slot) noexcept {
+    if (counts[slot].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (released.exchange(true, std::memory_order_acq_rel)) return;
+    std::lock_guard lock(mu);
+    if (sst != nullptr) sst->nudge();
+  }
+  std::unique_ptr<std::atomic<std::uint32_t>[]> counts;
+  std::atomic<bool> released{false};  // a count reached 0 since the protocol thread looked
+  std::mutex mu;
+  sst::Sst* sst = nullptr;    // woken by release(); null once the engine is gone (under mu)
+  std::weak_ptr<void> owner;  // what a hold keeps alive besides (the view: SmcOwner)
+};
+
+namespace {
+// One hold: ends its slot's count first, then lets the view go.
+struct Hold {
+  Hold(std::shared_ptr<PinTable> t, std::shared_ptr<void> o, std::size_t s)
+      : table(std::move(t)), owner(std::move(o)), slot(s) {}
+  Hold(const Hold&) = delete;
+  Hold& operator=(const Hold&) = delete;
+  ~Hold() { table->release(slot); }
+  std::shared_ptr<PinTable> table;
+  std::shared_ptr<void> owner;
+  std::size_t slot;
+};
 }  // namespace
 
 // Receiver-side state for one sender of the subgroup.
@@ -51,7 +90,7 @@ struct SenderCursor {
   std::uint64_t lost = 0;  // listener: skipped since its last delivered message
 };
 
-class SubgroupEngine {
+class SubgroupEngine final : public group::Pins {
  public:
   SubgroupEngine(sst::Sst& sst, std::uint32_t index, const DeliveryUpcall& upcall)
       : sst_(&sst), upcall_(&upcall), index_(index) {
@@ -105,6 +144,37 @@ class SubgroupEngine {
       my_headers_ = mine.headers;
       my_slots_ = mine.slots;
     }
+    // Messages are delivered in place (and may be held) where this member holds the ring
+    // and no lag may leave it behind (it would read copies: deliver()).
+    if (atomic_ && !listener_ && !may_be_left_behind_) {
+      pins_ = std::make_shared<PinTable>(senders_.size() * w_);
+      pins_->sst = sst_;
+    }
+  }
+  ~SubgroupEngine() override {
+    if (!pins_) return;
+    std::lock_guard lock(pins_->mu);
+    pins_->sst = nullptr;
+  }
+  SubgroupEngine(const SubgroupEngine&) = delete;
+  SubgroupEngine& operator=(const SubgroupEngine&) = delete;
+
+  // --- pins (group::Pins) ------------------------------------------------------------------
+  void set_pin_owner(const std::weak_ptr<void>& owner, const PinRelief* relief) {
+    if (pins_) pins_->owner = owner;
+    relief_ = relief;
+  }
+  // During the delivery upcall, for a message of its batch delivered in place.
+  std::shared_ptr<const void> pin(const group::Message& m) override {
+    if (!pins_ || !in_upcall_ || m.sender_rank >= senders_.size() || m.seq < upcall_first_ ||
+        m.seq > upcall_last_)
+      return nullptr;
+    auto owner = pins_->owner.lock();
+    if (!owner) return nullptr;
+    const std::size_t slot = m.sender_rank * w_ + static_cast<std::size_t>(m.index % w_);
+    if (pins_->counts[slot].fetch_add(1, std::memory_order_relaxed) == 0)
+      pinned_.push_back(Pinned{m.seq, m.index, m.sender_rank, slot});
+    return std::allocate_shared<Hold>(detail::PoolAllocator<Hold>{}, pins_, std::move(owner), slot);
   }
 
   void register_predicates(sst::Predicates& p, std::vector<sst::Predicates::Id>& ids) {
@@ -123,6 +193,14 @@ class SubgroupEngine {
     if (atomic_) {
       ids.push_back(p.add(
           K::recurrent, [this] { return deliverable(); }, [this] { deliver(); }));
+    }
+    if (pins_) {
+      ids.push_back(p.add(
+          K::recurrent, [this] { return pins_->released.load(std::memory_order_acquire); },
+          [this] {
+            pins_->released.store(false, std::memory_order_relaxed);
+            update_released();
+          }));
     }
     if (my_sender_) {
       ids.push_back(p.add(
@@ -357,15 +435,17 @@ class SubgroupEngine {
     return out;
   }
 
+  // Reserved and not yet delivered by every member that holds the ring (a slot held in
+  // place past its delivery counts as delivered here, though not yet free).
   [[nodiscard]] std::uint64_t in_flight() const noexcept {
-    return reserved_.load(std::memory_order_acquire) - freed_.load(std::memory_order_acquire);
+    return reserved_.load(std::memory_order_acquire) - acked_.load(std::memory_order_acquire);
   }
-  // Slots reserved, and freed (delivered by every member), since the view began.
+  // Slots reserved, and delivered by every member, since the view began.
   [[nodiscard]] std::uint64_t reserved_count() const noexcept {
     return reserved_.load(std::memory_order_acquire);
   }
-  [[nodiscard]] std::uint64_t freed_count() const noexcept {
-    return freed_.load(std::memory_order_acquire);
+  [[nodiscard]] std::uint64_t acked_count() const noexcept {
+    return acked_.load(std::memory_order_acquire);
   }
   [[nodiscard]] bool sender() const noexcept { return my_sender_.has_value(); }
 
@@ -863,6 +943,7 @@ class SubgroupEngine {
         const auto k = static_cast<std::size_t>(c.deliver_next % w_);
         if (header(c.headers, k).round == round) {
           batch_.push_back(make_message(i, c.deliver_next, k, g));
+          if (pins_) batch_.back().pins = this;
           ++c.deliver_next;
         }
       }
@@ -878,47 +959,62 @@ class SubgroupEngine {
 
   // Slot reuse: a slot is free once every member delivered its message. The predicate
   // computes how far; the trigger publishes it to reserve().
+  // A slot held in place (pins) is delivered but not free: `acked_` counts what every member
+  // delivered, `freed_` what every member also let go of.
   bool freeable() {
     const std::uint64_t freed = freed_.load(std::memory_order_relaxed);
     if (freed >= sent_) return false;
-    next_freed_ = compute_freed(freed);
-    return next_freed_ > freed;
+    const std::uint64_t acked = acked_.load(std::memory_order_relaxed);
+    compute_freed(freed, acked);
+    return next_freed_ > freed || next_acked_ > acked;
   }
   // Writers blocked on a full ring are woken once a quarter of it is free (or everything
   // in flight was delivered): waking them per freed slot would cost a context switch per
   // message and shrink the next send batch to one.
   void free_slots() {
+    acked_.store(std::max(next_acked_, next_freed_), std::memory_order_release);
+    if (next_freed_ == freed_.load(std::memory_order_relaxed)) return;
     freed_.store(next_freed_, std::memory_order_release);
     const std::uint64_t space = w_ - (reserved_.load(std::memory_order_acquire) - next_freed_);
     if (space >= std::max<std::uint64_t>(1, w_ / 4) || next_freed_ == sent_) space_.ring();
   }
 
-  std::uint64_t compute_freed(std::uint64_t freed) const {
+  // next_freed_ and next_acked_ from the members' counters.
+  void compute_freed(std::uint64_t freed, std::uint64_t acked) {
     const std::size_t rank = *my_sender_;
     if (atomic_) {
-      // A sender is never left behind: its own delivered_num bounds the rest.
+      // A sender is never left behind: its own counters bound the rest.
       std::int64_t min_delivered = delivered_num_;
+      std::int64_t min_released = released_num_;
       for (std::size_t k = 0; k < members_.size(); ++k) {
         if (members_[k] == me_ || !holding(k)) continue;
         min_delivered =
             std::min(min_delivered, sst_->load<std::int64_t>(counters_[k] + kDelivered));
+        min_released = std::min(min_released, sst_->load<std::int64_t>(counters_[k] + kReleased));
       }
       const auto n = senders_.size();
-      auto k = static_cast<std::size_t>(freed % w_);
-      while (freed < sent_ && static_cast<std::int64_t>(round_of_[k] * n + rank) <= min_delivered) {
-        ++freed;
-        if (++k == w_) k = 0;
-      }
-    } else {
+      const auto upto = [&](std::uint64_t from, std::int64_t bound) {
+        auto k = static_cast<std::size_t>(from % w_);
+        while (from < sent_ && static_cast<std::int64_t>(round_of_[k] * n + rank) <= bound) {
+          ++from;
+          if (++k == w_) k = 0;
+        }
+        return from;
+      };
+      next_freed_ = upto(freed, std::min(min_released, min_delivered));
+      next_acked_ = upto(std::max(acked, next_freed_), min_delivered);
+      return;
+    }
+    {
       std::uint64_t min_count = sent_;
       for (std::size_t k = 0; k < members_.size(); ++k) {
         if (members_[k] == me_ || !holding(k)) continue;
         min_count = std::min(
             min_count, sst_->load<std::uint64_t>(counters_[k] + rank * sizeof(std::uint64_t)));
       }
-      freed = std::max(freed, min_count);
+      next_freed_ = std::max(freed, min_count);
+      next_acked_ = next_freed_;
     }
-    return freed;
   }
 
   // --- lagging members (docs/dev/smc.md, "Lagging members") ------------------------------
@@ -1065,7 +1161,13 @@ class SubgroupEngine {
     if (!batch_.empty()) {
       stats_.delivered += batch_.size();
       stats_.delivery_batches.add(batch_.size());
-      if (*upcall_) (*upcall_)(index_, batch_);
+      if (*upcall_) {
+        in_upcall_ = true;
+        upcall_first_ = batch_.front().seq;
+        upcall_last_ = batch_.back().seq;
+        (*upcall_)(index_, batch_);
+        in_upcall_ = false;
+      }
     }
     for (const auto i : counts_due_)
       set_unordered_count(i, senders_[i].deliver_next);
@@ -1074,6 +1176,33 @@ class SubgroupEngine {
       sst_->store<std::int64_t>(my_counters_ + kDelivered, delivered_num_);
       counters_dirty_ = true;
       delivered_due_ = false;
+      if (atomic_) update_released();
+    }
+  }
+
+  // released_num: delivered, up to the first message still held in place. Where a held
+  // message's sender has used half its window past it, the layers above are asked to let go
+  // of what they hold without lending it out (PinRelief), once per such message.
+  void update_released() {
+    for (int pass = 0; pass < 2; ++pass) {
+      while (!pinned_.empty() &&
+             pins_->counts[pinned_.front().slot].load(std::memory_order_acquire) == 0)
+        pinned_.pop_front();
+      const std::int64_t released =
+          pinned_.empty() ? delivered_num_ : std::min(delivered_num_, pinned_.front().seq - 1);
+      if (released != released_num_) {
+        released_num_ = released;
+        sst_->store<std::int64_t>(my_counters_ + kReleased, released_num_);
+        counters_dirty_ = true;
+      }
+      if (pinned_.empty() || relief_ == nullptr || !*relief_) return;
+      const auto& front = pinned_.front();
+      if (front.seq == relieved_for_ ||
+          senders_[front.sender].real_seen < front.index + std::max<std::uint32_t>(1, w_ - w_ / 4))
+        return;
+      relieved_for_ = front.seq;
+      ++stats_.pin_reliefs;
+      (*relief_)(index_);
     }
   }
 
@@ -1116,6 +1245,7 @@ class SubgroupEngine {
   // Shared with application threads.
   std::atomic<std::uint64_t> reserved_{0};
   std::atomic<std::uint64_t> freed_{0};
+  std::atomic<std::uint64_t> acked_{0};  // delivered by every member (>= freed_)
   std::atomic<bool> wedged_{false};
   std::unique_ptr<std::atomic<std::uint64_t>[]> committed_;
   // The slot that takes appends: (index + 1) << 1, with bit 0 set while one is written;
@@ -1142,7 +1272,25 @@ class SubgroupEngine {
   std::int64_t delivered_num_ = -1;
   std::int64_t stable_ = -1;
   std::uint64_t next_freed_ = 0;
+  std::uint64_t next_acked_ = 0;
   bool counters_dirty_ = false;
+  // Pins: the table (null where messages are not delivered in place), the messages held,
+  // in delivery order (one entry per message, from its first hold until the protocol
+  // thread finds it let go), released_num, and the held message relief was last asked for.
+  struct Pinned {
+    std::int64_t seq;
+    std::uint64_t index;
+    std::size_t sender;
+    std::size_t slot;
+  };
+  std::shared_ptr<PinTable> pins_;
+  std::deque<Pinned> pinned_;
+  std::int64_t released_num_ = -1;
+  std::int64_t relieved_for_ = -1;
+  const PinRelief* relief_ = nullptr;
+  bool in_upcall_ = false;
+  std::int64_t upcall_first_ = 0;
+  std::int64_t upcall_last_ = -1;
   // push_counters(): what the others last got of our row, and whether a delivered_num that
   // nobody needs at once still waits to go (atomic, no other sender).
   bool others_send_ = false;
@@ -1318,7 +1466,13 @@ std::optional<std::uint64_t> Smc::sender_mark(std::uint32_t subgroup) const noex
 }
 
 bool Smc::freed_through(std::uint32_t subgroup, std::uint64_t mark) const noexcept {
-  return !is_member(subgroup) || engines_[subgroup]->freed_count() >= mark;
+  return !is_member(subgroup) || engines_[subgroup]->acked_count() >= mark;
+}
+
+void Smc::set_pin_owner(const std::weak_ptr<void>& owner, PinRelief relief) {
+  relief_ = std::move(relief);
+  for (auto& e : engines_)
+    if (e) e->set_pin_owner(owner, &relief_);
 }
 
 bool Smc::is_member(std::uint32_t subgroup) const noexcept {

@@ -35,7 +35,9 @@
 //   commit():  header.size = size; committed[r % w] = r + 1 (release)
 //   send:      while committed[sent % w] == sent + 1: header.round = rounds++; ++sent
 //              then push slots [old sent, sent) (split at the ring end) and num_sent
-//   free:      while slot `freed` has global seq <= min(delivered_num of members): ++freed
+//   free:      while slot `freed` has global seq <= min(released_num of members): ++freed
+//              (released_num: delivered_num, short of the first message the layers above
+//              still hold in place, group::Pins)
 //   append():  open = (r + 1) << 1 names the slot committed last with `open` (set before its
 //              committed store); an appender CASes the low bit on, checks r + 1 == reserved,
 //              writes past header.size, raises it, and stores `open` back; send seals the
@@ -99,6 +101,11 @@ struct Unsent {
 // one subgroup. Copy out or hand off; do not block (DESIGN §9).
 using DeliveryUpcall = std::function<void(std::uint32_t subgroup, std::span<const Message>)>;
 
+// Called on the predicate thread when a sender has used half its window past a message that
+// the layers above still hold in place (group::Pins): they should let go of the holds they
+// did not lend to the application (keeping copies instead).
+using PinRelief = std::function<void(std::uint32_t subgroup)>;
+
 enum class ReserveStatus : std::uint8_t {
   ok,
   full,        // every slot is in flight: retry after deliveries (back-pressure)
@@ -139,6 +146,7 @@ struct SubgroupStats {
   std::uint64_t lost = 0;  // listener, or left behind: messages overwritten before it took them
   std::uint64_t demotions = 0;    // members this node left behind for a lag (its own decisions)
   std::uint64_t left_behind = 0;  // times this node was left behind (0 or 1 per view)
+  std::uint64_t pin_reliefs = 0;  // PinRelief calls (held messages a sender needed)
   Histogram send_batches;
   Histogram receive_batches;
   Histogram delivery_batches;
@@ -221,6 +229,11 @@ class Smc {
   [[nodiscard]] std::optional<std::uint64_t> sender_mark(std::uint32_t subgroup) const noexcept;
   [[nodiscard]] bool freed_through(std::uint32_t subgroup, std::uint64_t mark) const noexcept;
 
+  // Zero-copy receive (group::Pins; docs/dev/smc.md, "Pins"): from now on, messages delivered
+  // in place carry Message::pins, and each hold keeps `owner` alive (the view); `relief` is
+  // called when a sender needs what is held. Control thread, predicate thread stopped.
+  void set_pin_owner(const std::weak_ptr<void>& owner, PinRelief relief);
+
   [[nodiscard]] bool is_member(std::uint32_t subgroup) const noexcept;
   [[nodiscard]] bool is_sender(std::uint32_t subgroup) const noexcept;
   [[nodiscard]] std::size_t subgroups() const noexcept { return engines_.size(); }
@@ -257,6 +270,7 @@ class Smc {
   sst::Sst* sst_;
   sst::Predicates* predicates_;
   DeliveryUpcall upcall_;
+  PinRelief relief_;
   std::vector<std::unique_ptr<SubgroupEngine>> engines_;  // null where not a member
   std::vector<sst::Predicates::Id> ids_;
 };

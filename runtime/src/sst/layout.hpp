@@ -25,7 +25,7 @@
 //   +---------------------------------------------------------------+
 //   | for each subgroup s that m belongs to, in subgroup order:      |
 //   |   counters  atomic:    CountersRow {received_num, delivered_num,|  -> members of s
-//   |                        demoted (MemberSet)}                    |
+//   |                        demoted (MemberSet), released_num}      |
 //   |             unordered: delivered_count[n_senders] (u64 each),  |
 //   |                        demoted (MemberSet)                     |
 //   |   if m is a sender of s:                                       |
@@ -117,6 +117,10 @@ struct alignas(kLine) CountersRow {
   // (docs/dev/smc.md, "Lagging members"). Bits only appear; every member goes by the union of
   // the rows it sees, and copies that union into its own row before it acts on it.
   std::uint64_t demoted[MemberSet::kWords];
+  // Highest global seq with every lower seq delivered and no longer held in place by the
+  // layers above (zero-copy receive, group::Pins); <= delivered_num, -1 none. Senders reuse
+  // a slot once every member that holds the ring released it.
+  std::int64_t released_num;
 };
 static_assert(sizeof(CountersRow) == kLine);
 

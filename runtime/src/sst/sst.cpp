@@ -90,6 +90,7 @@ Sst::Sst(transport::Transport& t, const group::View& g, Clock clock)
       if (c.present && group_.subgroups[s].ordering == group::Ordering::atomic) {
         store<std::int64_t>(c.counters + offsetof(CountersRow, received_num), -1);
         store<std::int64_t>(c.counters + offsetof(CountersRow, delivered_num), -1);
+        store<std::int64_t>(c.counters + offsetof(CountersRow, released_num), -1);
       }
     }
   }

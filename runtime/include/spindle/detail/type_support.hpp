@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <span>
 #include <string>
 #include <string_view>
@@ -62,6 +63,11 @@ struct TypeSupport {
   // idlc generated them: what a Topic announces in discovery. Empty when unknown.
   std::span<const std::uint8_t> type_information{};
   std::span<const std::uint8_t> type_mapping{};
+  // Zero-copy receive: a native sample read where it lies (`in`, in a slot held by `hold`,
+  // which the result keeps), with no copy; null when it cannot be (a size other than
+  // native_size, or an address not aligned for the type) — copy it then (from_native).
+  std::shared_ptr<const void> (*native_in_place)(std::span<const std::byte> in,
+                                                 std::shared_ptr<const void> hold) = nullptr;
 
   [[nodiscard]] std::shared_ptr<const void> decode(std::span<const std::byte> in,
                                                    std::string& error) const {
@@ -165,6 +171,22 @@ const TypeSupport& type_support() {
       nullptr,
       type_info_of<T>(true),
       type_info_of<T>(false),
+      [](std::span<const std::byte> in,
+         std::shared_ptr<const void> hold) -> std::shared_ptr<const void> {
+        if constexpr (is_self_contained<T>) {
+          if (in.size() != sizeof(T) ||
+              reinterpret_cast<std::uintptr_t>(in.data()) % alignof(T) != 0)
+            return nullptr;
+          // The writer built a T there (DataWriter::loan_sample); a trivially copyable
+          // type's bytes are its value.
+          const T* sample = std::launder(reinterpret_cast<const T*>(in.data()));
+          return std::shared_ptr<const void>(std::move(hold), sample);
+        } else {
+          (void)in;
+          (void)hold;
+          return nullptr;
+        }
+      },
   };
   static const bool registered = (register_type(table), true);
   (void)registered;
