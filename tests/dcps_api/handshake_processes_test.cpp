@@ -9,13 +9,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 #include <dds/dds.hpp>
 
-#include "die_with_parent.hpp"
+#include "forked.hpp"
 #include "transports.hpp"
 
 namespace fs = std::filesystem;
@@ -39,8 +40,7 @@ std::vector<std::string> run(const std::string& transport, const std::vector<Mem
   std::vector<std::uint16_t> ports;
   for (std::size_t i = 0; i < members.size(); ++i)
     ports.push_back(tst::free_loopback_port());
-  std::vector<pid_t> pids;
-  std::vector<int> pipes;
+  std::vector<std::unique_ptr<tst::Forked>> children;
   for (std::size_t i = 0; i < members.size(); ++i) {
     const auto file = dir / ("node" + std::to_string(i) + ".yaml");
     {
@@ -51,41 +51,23 @@ std::vector<std::string> run(const std::string& transport, const std::vector<Mem
         out << "  - {id: " << j << ", host: " << members[j].host << ", port: " << ports[j] << "}\n";
       out << "engine: {slot_size: " << members[i].slot_size << ", connect_timeout: 10s}\n";
     }
-    int fds[2];
-    REQUIRE(::pipe(fds) == 0);
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      spindle::testing::die_with_parent(parent);  // it dies with its parent, killed or not
-      ::close(fds[0]);
+    const std::uint32_t domain = members[i].domain;
+    children.push_back(std::make_unique<tst::Forked>([file, i, domain]() -> std::string {
       ::setenv("SPINDLE_CONFIG", file.c_str(), 1);
       ::setenv("SPINDLE_NODE_ID", std::to_string(i).c_str(), 1);
-      std::string what;
       try {
-        dds::domain::DomainParticipant dp(members[i].domain);
+        dds::domain::DomainParticipant dp(domain);
       } catch (const std::exception& e) {
-        what = e.what();
+        return e.what();
       }
-      const auto n = ::write(fds[1], what.data(), what.size());
-      ::_exit(n == static_cast<ssize_t>(what.size()) ? 0 : 1);
-    }
-    ::close(fds[1]);
-    pids.push_back(pid);
-    pipes.push_back(fds[0]);
+      return "";
+    }));
   }
   std::vector<std::string> out;
-  for (std::size_t i = 0; i < pids.size(); ++i) {
-    std::string what;
-    char buf[4096];
-    ssize_t n = 0;
-    while ((n = ::read(pipes[i], buf, sizeof buf)) > 0)
-      what.append(buf, static_cast<std::size_t>(n));
-    ::close(pipes[i]);
-    int status = 0;
-    ::waitpid(pids[i], &status, 0);
-    CHECK(WIFEXITED(status));
-    out.push_back(what);
+  for (auto& c : children) {
+    const std::string said = c->said();
+    CHECK(said.find("exited abnormally") == std::string::npos);
+    out.push_back(said);
   }
   fs::remove_all(dir);
   return out;

@@ -12,7 +12,6 @@
 //   reader: checks the lent bytes, lets them go    -> step 3
 //   writer: writes the one that timed out          -> step 4
 //   reader: takes the rest, checks them            -> its verdict on the pipe
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -27,7 +26,7 @@
 #include <catch2/catch.hpp>
 #include <dds/dds.hpp>
 
-#include "die_with_parent.hpp"
+#include "forked.hpp"
 #include "loan_types.hpp"
 #include "transports.hpp"
 
@@ -224,46 +223,18 @@ std::pair<std::string, std::string> run(const std::string& transport) {
       out << "  - {id: " << j << ", host: 127.0.0.1, port: " << tst::free_loopback_port() << "}\n";
     out << "engine: {window_size: " << kWindow << ", connect_timeout: 10s}\n";
   }
-  std::string said[2];
-  pid_t pids[2];
-  int pipes[2];
-  for (int i = 0; i < 2; ++i) {
-    int fds[2];
-    REQUIRE(::pipe(fds) == 0);
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      tst::die_with_parent(parent);
-      ::close(fds[0]);
+  const auto as = [&file](int node, std::string (*role)()) {
+    return [&file, node, role] {
       ::setenv("SPINDLE_CONFIG", file.c_str(), 1);
-      ::setenv("SPINDLE_NODE_ID", std::to_string(i).c_str(), 1);
-      std::string what;
-      try {
-        what = i == 0 ? writer_process() : reader_process();
-      } catch (const std::exception& e) {
-        what = std::string(i == 0 ? "writer" : "reader") + " threw: " + e.what();
-      }
-      const auto n = ::write(fds[1], what.data(), what.size());
-      ::_exit(n == static_cast<ssize_t>(what.size()) ? 0 : 1);
-    }
-    ::close(fds[1]);
-    pids[i] = pid;
-    pipes[i] = fds[0];
-  }
-  for (int i = 0; i < 2; ++i) {
-    char buf[4096];
-    ssize_t n = 0;
-    while ((n = ::read(pipes[i], buf, sizeof buf)) > 0)
-      said[i].append(buf, static_cast<std::size_t>(n));
-    ::close(pipes[i]);
-    int status = 0;
-    ::waitpid(pids[i], &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      said[i] += " (exited abnormally, status " + std::to_string(status) + ")";
-  }
+      ::setenv("SPINDLE_NODE_ID", std::to_string(node).c_str(), 1);
+      return role();
+    };
+  };
+  tst::Forked writer(as(0, writer_process));
+  tst::Forked reader(as(1, reader_process));
+  const std::pair<std::string, std::string> said{writer.said(), reader.said()};
   fs::remove_all(dir);
-  return {said[0], said[1]};
+  return said;
 }
 
 }  // namespace
