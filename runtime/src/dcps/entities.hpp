@@ -980,7 +980,7 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   void on_batch_end() override;
   // Zero-copy receive (docs/dcps.md, "Loans on the reading side"): the samples this reader
   // reads in place that its cache still holds are copied, and it copies what comes until
-  // its cache is empty.
+  // its application takes again or its cache is empty.
   void unpin() override;
   // Its participant halted (it rejoins later): each matched writer's last message number is
   // kept, so that when the writer matches again the messages it sent meanwhile count as lost;

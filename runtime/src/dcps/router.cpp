@@ -256,7 +256,6 @@ group::Demand Router::layout_demand() {
 }
 
 void Router::unpin(std::uint32_t /*subgroup*/) {
-  // Rare (a sender needs slots a reader holds): every sink looks, most hold nothing.
   std::lock_guard lock(sinks_mu_);
   for (auto& [topic, sinks] : sinks_)
     for (TopicSink* s : sinks)
@@ -264,7 +263,8 @@ void Router::unpin(std::uint32_t /*subgroup*/) {
 }
 
 void Router::on_view(const group::View& view) {
-  unpin(0);  // what the caches hold of the view that ended goes, and the view with it
+  // What the caches hold of the view that ended goes, and the view with it.
+  unpin(/*subgroup=*/0);
   std::lock_guard tap(tap_mu_);
   cut_view_ = view;
   // What the participant delivers at the boundary (held back in the view that ended) goes

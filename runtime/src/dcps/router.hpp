@@ -205,6 +205,8 @@ class Router final : public group::EngineClient {
   void on_deliver(std::span<const group::Message> batch) override;
   void on_member_lost(NodeId node, bool left, const std::string& why) override;
   void on_view(const group::View& view) override;
+  // Every sink lets go of what it holds in place (any subgroup's: most hold nothing, and a
+  // sender needs its slots rarely).
   void unpin(std::uint32_t subgroup) override;
   void on_halt(const std::string& why) override;
   void on_rejoin(const group::View& view, std::span<const std::byte> state) override;

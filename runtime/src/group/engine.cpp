@@ -1858,7 +1858,7 @@ bool Engine::delivered_locally(Channel channel, SentMark mark) const {
   // it before it ended, or the next one carries it again).
   if (vs->view.epoch != mark.epoch || !halted().empty()) return true;
   const auto sg = subgroup_of(vs->view, channel);
-  return !sg || vs->smc->freed_through(*sg, mark.count);
+  return !sg || vs->smc->delivered_through(*sg, mark.count);
 }
 
 void Engine::hold_sends(Channel channel) {

@@ -59,7 +59,7 @@ struct PinTable {
   std::atomic<bool> released{false};  // a count reached 0 since the protocol thread looked
   std::mutex mu;
   sst::Sst* sst = nullptr;    // woken by release(); null once the engine is gone (under mu)
-  std::weak_ptr<void> owner;  // what a hold keeps alive besides (the view: SmcOwner)
+  std::weak_ptr<void> owner;  // what a hold keeps alive besides (the view: set_pin_owner)
 };
 
 namespace {
@@ -171,9 +171,9 @@ class SubgroupEngine final : public group::Pins {
       return nullptr;
     auto owner = pins_->owner.lock();
     if (!owner) return nullptr;
-    const std::size_t slot = m.sender_rank * w_ + static_cast<std::size_t>(m.index % w_);
+    const std::size_t slot = pin_slot(m.sender_rank, m.index);
     if (pins_->counts[slot].fetch_add(1, std::memory_order_relaxed) == 0)
-      pinned_.push_back(Pinned{m.seq, m.index, m.sender_rank, slot});
+      pinned_.push_back(Pinned{m.seq, m.index, m.sender_rank});
     return std::allocate_shared<Hold>(detail::PoolAllocator<Hold>{}, pins_, std::move(owner), slot);
   }
 
@@ -1003,9 +1003,7 @@ class SubgroupEngine final : public group::Pins {
       };
       next_freed_ = upto(freed, std::min(min_released, min_delivered));
       next_acked_ = upto(std::max(acked, next_freed_), min_delivered);
-      return;
-    }
-    {
+    } else {
       std::uint64_t min_count = sent_;
       for (std::size_t k = 0; k < members_.size(); ++k) {
         if (members_[k] == me_ || !holding(k)) continue;
@@ -1180,13 +1178,19 @@ class SubgroupEngine final : public group::Pins {
     }
   }
 
+  // The pin count of sender `sender`'s message `index` (its slot in its ring).
+  [[nodiscard]] std::size_t pin_slot(std::size_t sender, std::uint64_t index) const noexcept {
+    return sender * w_ + static_cast<std::size_t>(index % w_);
+  }
   // released_num: delivered, up to the first message still held in place. Where a held
-  // message's sender has used half its window past it, the layers above are asked to let go
-  // of what they hold without lending it out (PinRelief), once per such message.
+  // message's sender has used three quarters of its window past it, the layers above are
+  // asked to let go of what they hold without lending it out (PinRelief), once per such
+  // message.
   void update_released() {
     for (int pass = 0; pass < 2; ++pass) {
       while (!pinned_.empty() &&
-             pins_->counts[pinned_.front().slot].load(std::memory_order_acquire) == 0)
+             pins_->counts[pin_slot(pinned_.front().sender, pinned_.front().index)].load(
+                 std::memory_order_acquire) == 0)
         pinned_.pop_front();
       const std::int64_t released =
           pinned_.empty() ? delivered_num_ : std::min(delivered_num_, pinned_.front().seq - 1);
@@ -1281,7 +1285,6 @@ class SubgroupEngine final : public group::Pins {
     std::int64_t seq;
     std::uint64_t index;
     std::size_t sender;
-    std::size_t slot;
   };
   std::shared_ptr<PinTable> pins_;
   std::deque<Pinned> pinned_;
@@ -1465,7 +1468,7 @@ std::optional<std::uint64_t> Smc::sender_mark(std::uint32_t subgroup) const noex
   return engines_[subgroup]->reserved_count();
 }
 
-bool Smc::freed_through(std::uint32_t subgroup, std::uint64_t mark) const noexcept {
+bool Smc::delivered_through(std::uint32_t subgroup, std::uint64_t mark) const noexcept {
   return !is_member(subgroup) || engines_[subgroup]->acked_count() >= mark;
 }
 

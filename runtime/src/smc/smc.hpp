@@ -101,9 +101,9 @@ struct Unsent {
 // one subgroup. Copy out or hand off; do not block (DESIGN §9).
 using DeliveryUpcall = std::function<void(std::uint32_t subgroup, std::span<const Message>)>;
 
-// Called on the predicate thread when a sender has used half its window past a message that
-// the layers above still hold in place (group::Pins): they should let go of the holds they
-// did not lend to the application (keeping copies instead).
+// Called on the predicate thread when a sender has used three quarters of its window past a
+// message that the layers above still hold in place (group::Pins): they should let go of the
+// holds they did not lend to the application (keeping copies instead).
 using PinRelief = std::function<void(std::uint32_t subgroup)>;
 
 enum class ReserveStatus : std::uint8_t {
@@ -219,15 +219,17 @@ class Smc {
   [[nodiscard]] std::vector<Unsent> resend(std::uint32_t subgroup, std::int64_t trim,
                                            const sst::MemberSet& removed = {}) const;
 
-  // Messages reserved but not yet freed (delivered everywhere); 0 when quiet.
+  // Messages reserved but not yet delivered by every member that holds the ring (one held in
+  // place past its delivery, group::Pins, counts as delivered); 0 when quiet.
   [[nodiscard]] std::uint64_t in_flight(std::uint32_t subgroup) const noexcept;
 
   // Where this node sends in `subgroup`: how many slots it reserved so far, a mark that
-  // freed_through() passes once every member that holds the ring delivered them (a slot is
-  // freed on the protocol thread after the delivery upcall that carried it returned, here
-  // and, by their counters, at the others). nullopt where it does not send.
+  // delivered_through() passes once every member that holds the ring delivered them (counted
+  // on the protocol thread after the delivery upcall that carried them returned, here and,
+  // by their counters, at the others; a slot held in place past that is not free yet, but
+  // delivered). nullopt where it does not send.
   [[nodiscard]] std::optional<std::uint64_t> sender_mark(std::uint32_t subgroup) const noexcept;
-  [[nodiscard]] bool freed_through(std::uint32_t subgroup, std::uint64_t mark) const noexcept;
+  [[nodiscard]] bool delivered_through(std::uint32_t subgroup, std::uint64_t mark) const noexcept;
 
   // Zero-copy receive (group::Pins; docs/dev/smc.md, "Pins"): from now on, messages delivered
   // in place carry Message::pins, and each hold keeps `owner` alive (the view); `relief` is
