@@ -50,6 +50,17 @@ struct Loop {
   dds::sub::DataReader<T> reader;
 };
 
+// Loans a sample of sensor `sensor`, number `seq`, values seq * 8 + k, and writes it.
+void write_loaned(dds::pub::DataWriter<LoanTest::Telemetry>& w, std::uint32_t sensor,
+                  std::uint64_t seq) {
+  LoanTest::Telemetry& s = w.loan_sample();  // throws if no slot comes free in time
+  s.sensor(sensor);
+  s.seq(seq);
+  for (std::size_t k = 0; k < 8; ++k)
+    s.values()[k] = static_cast<double>(seq * 8 + k);
+  w.write(s);
+}
+
 }  // namespace
 
 static_assert(spindle::detail::is_self_contained<LoanTest::Telemetry>);
@@ -60,14 +71,8 @@ TEST_CASE("a loaned sample is built in the slot and published in place", "[dcps]
   const spindle::testing::ScopedDomainConfig config("engine: {window_size: 4}");
   Loop<LoanTest::Telemetry> l;
   constexpr std::uint64_t kSamples = 50;  // many times the window
-  for (std::uint64_t i = 0; i < kSamples; ++i) {
-    LoanTest::Telemetry& s = l.writer.loan_sample();
-    s.sensor(3);
-    s.seq(i);
-    for (std::size_t k = 0; k < 8; ++k)
-      s.values()[k] = static_cast<double>(i * 8 + k);
-    l.writer.write(s);
-  }
+  for (std::uint64_t i = 0; i < kSamples; ++i)
+    write_loaned(l.writer, 3, i);
   std::uint64_t next = 0;
   REQUIRE(eventually([&] {
     for (const auto& smp : l.reader.take()) {
@@ -215,14 +220,8 @@ TEST_CASE("a reader that takes nothing holds no slot", "[dcps][loan][in_place]")
   const spindle::testing::ScopedDomainConfig config("engine: {window_size: 4}");
   Loop<LoanTest::Telemetry> l;
   constexpr std::uint64_t kSamples = 40;  // ten windows, none taken meanwhile
-  for (std::uint64_t i = 0; i < kSamples; ++i) {
-    LoanTest::Telemetry& s = l.writer.loan_sample();  // throws if a slot stays held
-    s.sensor(static_cast<std::uint32_t>(i % 3));
-    s.seq(i);
-    for (std::size_t k = 0; k < 8; ++k)
-      s.values()[k] = static_cast<double>(i * 8 + k);
-    l.writer.write(s);
-  }
+  for (std::uint64_t i = 0; i < kSamples; ++i)
+    write_loaned(l.writer, static_cast<std::uint32_t>(i % 3), i);  // throws if a slot stays held
   std::uint64_t got = 0;
   REQUIRE(eventually([&] {
     for (const auto& smp : l.reader.take()) {
