@@ -103,6 +103,7 @@ struct Options {
   std::string security;       // --security DIR; empty: unsecured
   std::uint32_t members = 2;  // lat: members of the domain (ping, pong and the rest idle)
   std::string idle_until;     // idle: it exits once this file exists (the run is over)
+  std::string trace;          // lat: a folder for every round trip's time (--trace)
 };
 
 // The subject of --security's certificate.
@@ -291,6 +292,7 @@ int latency_role_of(const Options& o) {
     }
   }
   std::vector<double> rtt;
+  std::vector<Clock::time_point> starts;  // --trace
   const auto warm_end = Clock::now() + std::chrono::duration<double>(o.warmup);
   const auto end = warm_end + std::chrono::duration<double>(o.duration);
   std::uint32_t seq = 0;
@@ -319,12 +321,24 @@ int latency_role_of(const Options& o) {
       for (const auto& in : r.take())
         got = got || (in.info().valid() && in.data().seq() == seq);
     }
-    if (t0 >= warm_end)
+    if (t0 >= warm_end) {
       rtt.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+      if (!o.trace.empty()) starts.push_back(t0);
+    }
   }
   const double cpu =
       100.0 * (cpu_seconds() - cpu0) / std::chrono::duration<double>(Clock::now() - wall0).count();
   send(w, s.get(), 0xffffffffu);
+  if (!o.trace.empty()) {
+    // Every measured round trip in order: when it started (seconds since the first) and
+    // how long it took, to see when the slow ones come (periodic work, a neighbour).
+    std::ofstream out(std::filesystem::path(o.trace) /
+                      ("rtt-" + o.transport + "-" + std::to_string(o.size) + ".txt"));
+    out << "# start_s rtt_us\n";
+    for (std::size_t i = 0; i < rtt.size(); ++i)
+      out << std::chrono::duration<double>(starts[i] - starts.front()).count() << ' ' << rtt[i]
+          << '\n';
+  }
   std::sort(rtt.begin(), rtt.end());
   auto pct = [&](double q) {
     return rtt.empty() ? -1.0
@@ -713,6 +727,8 @@ std::vector<std::string> run(const Options& o, const std::vector<std::string>& r
     if (roles[i] == "idle") args << " --idle-until '" << idle_until.string() << "'";
     if (o.keep_last) args << " --keep-last";
     if (o.loan) args << " --loan";
+    if (!o.trace.empty() && roles[i] == "ping")
+      args << " --trace '" << o.trace << "' --transport " << o.transport;
     if (is_client(roles[i])) {
       procs.push_back(spindle::tools::start_member(client_file, 0, args.str()));
       continue;
@@ -956,6 +972,11 @@ int main(int argc, char** argv) {
                "lat, thr: samples of a fixed size (sizes 64, 1024, 10240, 102400 or 1048576), "
                "built in the writer's slot (loan_sample) and read where they lie by the "
                "reader's take (peer=spindle-loan)");
+  app.add_option("--trace", o.trace,
+                 "lat: write every measured round trip (when it started, seconds from the first, "
+                 "and its time in microseconds) to DIR/rtt-<transport>-<size>.txt, to see when "
+                 "the slow ones come")
+      ->check(CLI::ExistingDirectory);
   app.add_option("--lag-bound", o.lag_bound_ms,
                  "engine.lag_bound of every run in milliseconds: how long a reader's process "
                  "may stop taking samples before the others go on without it; 0: never; "

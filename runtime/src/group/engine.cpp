@@ -582,6 +582,7 @@ std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::millisecond
   rt->watch(v.members);  // certain death of the members on this host (liveness.hpp)
   vs->sst =
       std::make_unique<sst::Sst>(*transport_, v, [rt] { return rt->now().time_since_epoch(); });
+  vs->sst->count_batches(&batches_);
   vs->predicates = std::make_unique<sst::Predicates>();
   ViewState* raw = vs.get();
   vs->smc = std::make_unique<smc::Smc>(
@@ -2265,6 +2266,7 @@ EngineStats Engine::stats() const {
   s.rejoins = rejoins_.load();
   s.pushed = pushed_.load();
   s.packed = packed_.load();
+  s.batches = batches_.load(std::memory_order_relaxed);
   std::lock_guard lock(view_mu_);
   s.views = views_;
   return s;

@@ -193,6 +193,9 @@ struct EngineStats {
   std::uint64_t rejoins = 0;      // times this member halted and got back into its domain
   std::uint64_t pushed = 0;       // messages the writer's own thread sent (nobody stepped)
   std::uint64_t packed = 0;       // messages that joined a slot committed before (group/packed.hpp)
+  // Write batches this member's SSTs handed its transport (one per peer and flush: over tcp
+  // one send of frames; heartbeats apart): a round trip's pushes, counted.
+  std::uint64_t batches = 0;
 };
 
 // What this node's engine delivered and sent of one topic (topic 0: the builtin stream), over
@@ -643,6 +646,7 @@ class Engine final : public Bus {
   std::atomic<std::uint64_t> published_{0};
   std::atomic<std::uint64_t> pushed_{0};
   std::atomic<std::uint64_t> packed_{0};
+  std::atomic<std::uint64_t> batches_{0};  // EngineStats::batches (the views' SSTs count)
   std::atomic<std::uint64_t> resent_{0};
   std::atomic<std::uint64_t> republished_{0};
   std::atomic<std::uint64_t> unread_{0};

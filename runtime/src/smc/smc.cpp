@@ -39,6 +39,10 @@ constexpr std::size_t kReceived = offsetof(sst::CountersRow, received_num);
 constexpr std::size_t kDelivered = offsetof(sst::CountersRow, delivered_num);
 constexpr std::size_t kDemoted = offsetof(sst::CountersRow, demoted);
 constexpr std::size_t kReleased = offsetof(sst::CountersRow, released_num);
+// How long an acknowledgement may wait for a frame it can ride on (push_counters): a reply's
+// round through the application (take, then write) takes a few microseconds; one that does
+// not come costs the sender this much later a look at its slots, never a frame more.
+constexpr auto kAckDelay = std::chrono::microseconds(50);
 constexpr std::uint64_t kHeadersPerLine = sst::kLine / sizeof(sst::SlotHeader);
 }  // namespace
 
@@ -1122,14 +1126,36 @@ class SubgroupEngine final : public group::Pins {
       counters_owed_ = true;
       return;
     }
+    if (may_ride()) {
+      // An acknowledgement to the one other member: it goes with our next push to it (our
+      // reply, in a round trip: one frame per hop), or after kAckDelay.
+      pushed_received_ = received_num_;
+      pushed_demoted_ = demoted_;
+      lazy_received_ = received_num_;
+      sst_->push_status_lazy(others_.front(), my_counters_, counters_len_, kAckDelay);
+      return;
+    }
     push_counters_now();
   }
   void push_counters_now() {
     counters_owed_ = false;
     pushed_received_ = received_num_;
     pushed_demoted_ = demoted_;
+    acked_received_ = lazy_received_ = received_num_;
     for (auto r : others_)
       sst_->push_status(r, my_counters_, counters_len_);
+  }
+  // Whether our counters may wait for a frame to ride on: an atomic subgroup of two members
+  // (with a third, each of them delivers only once our received_num reached it), no view
+  // change or demotion under way (those go at once), and the other's senders short of a
+  // quarter of their window that we received and have not acknowledged: a sender that
+  // streams gets its slots back in time, without waiting for a deadline.
+  bool may_ride() {
+    if (!atomic_ || frozen_ || others_.size() != 1 || demoted_ != pushed_demoted_) return false;
+    if (!sst_->lazy_pending(others_.front()))
+      acked_received_ = std::max(acked_received_, lazy_received_);  // it went meanwhile
+    const auto quarter = static_cast<std::int64_t>(std::max<std::uint32_t>(1, w_ / 4));
+    return received_num_ - acked_received_ < quarter * static_cast<std::int64_t>(senders_.size());
   }
 
   void set_unordered_count(std::size_t sender, std::uint64_t count) {
@@ -1298,6 +1324,10 @@ class SubgroupEngine final : public group::Pins {
   // nobody needs at once still waits to go (atomic, no other sender).
   bool others_send_ = false;
   bool counters_owed_ = false;
+  // may_ride(): our received_num as our counters last went out (at once, or riding on a push
+  // that has gone since), and as they were last left to ride.
+  std::int64_t acked_received_ = -1;
+  std::int64_t lazy_received_ = -1;
   std::int64_t pushed_received_ = std::numeric_limits<std::int64_t>::min();
   sst::MemberSet pushed_demoted_ = ~sst::MemberSet{};
   std::vector<Message> batch_;

@@ -108,9 +108,13 @@ void PredicateLoop::release_driver(Last&& last, bool may_lease) {
   // transport; the last look catches one made before.
   sst_->set_dozing(true);
   const std::uint64_t ticket = t.activity();
-  const bool more = last();
-  stepping_ = nullptr;
   const bool lease = may_lease && quick_returns_ >= kQuickToLease;
+  const bool more = last();
+  // Without a lease the loop thread takes over asleep: what is owed goes now rather than
+  // costing it a wake-up at its deadline. On lease the application's next write carries it
+  // (the reply of a ping-pong), or its next wait's timers send it.
+  if (!lease && sst_->release_lazy()) sst_->flush();  // not work the loop thread must see to
+  stepping_ = nullptr;
   timed_ = may_lease;
   if (may_lease) released_at_ = std::chrono::steady_clock::now();
   token_.store(kFree, std::memory_order_release);
@@ -148,6 +152,7 @@ Drive PredicateLoop::drive(std::chrono::steady_clock::time_point deadline,
   note_take(false);
   disarm();
   sst_->set_dozing(false);
+  sst_->set_ride(quick_returns_ >= kQuickToLease);
   stepping_ = this;
   Drive result = Drive::done;
   driver_spin_.set_max(spin);
@@ -212,6 +217,7 @@ bool PredicateLoop::try_run(core::FunctionRef<void()> work) {
   note_take(false);
   disarm();
   sst_->set_dozing(false);
+  sst_->set_ride(quick_returns_ >= kQuickToLease);
   stepping_ = this;
   try {
     work();
@@ -298,6 +304,7 @@ void PredicateLoop::run(std::stop_token st) {
       note_take(true);
       disarm();
       sst_->set_dozing(false);
+      sst_->set_ride(false);
       if (const auto d = driven_.load(std::memory_order_relaxed); d != driven_seen) {
         driven_seen = d;
         after_driver = true;
@@ -361,6 +368,9 @@ void PredicateLoop::run(std::stop_token st) {
       worked = true;
       continue;
     }
+    // Acknowledgements left to ride on a reply go now: asleep, this thread would have to
+    // wake for their deadline (one wake-up more per sample of a slow stream).
+    if (sst_->release_lazy()) sst_->flush();  // not work that calls for another spin
     ++sleeps;
     if (!after_driver) loop_spin_.miss();
     // No longer than until the next heartbeat or suspicion check is due: everything else

@@ -42,6 +42,9 @@
 // next drive or write, or for the loop thread's stand-by to run out (kStandBy, 10 ms). An
 // application that stays away longer than kComeBack (a slow consumer) loses its lease at
 // its next take, so its acknowledgements go out through the loop thread again at once.
+// Acknowledgements left to ride on the next push (Sst::push_status_lazy) wait the same way:
+// the application's next write carries them (the reply of a ping-pong), its next drive's
+// timers send them once due, and otherwise the stand-by's end does.
 #pragma once
 
 #include <atomic>

@@ -211,6 +211,48 @@ void Sst::push_status(std::size_t rank, std::size_t offset, std::size_t len) {
   if (auto* q = queue_for(rank)) add_unique(q->status, offset, len);
 }
 
+void Sst::push_status_lazy(std::size_t rank, std::size_t offset, std::size_t len,
+                           std::chrono::nanoseconds within) {
+  if (len == 0 || rank == my_rank_ || suspected_[rank] || connecting(rank)) return;
+  if (!ride_) {  // nobody here is about to reply
+    push_status(rank, offset, len);
+    return;
+  }
+  auto& q = queues_[rank];
+  if (!q.empty()) {  // something goes to it this step anyway
+    add_unique(q.status, offset, len);
+    return;
+  }
+  if (q.lazy.empty()) {
+    ++lazy_peers_;
+    if (!lazy_due_) lazy_due_ = clock_() + within;
+  }
+  add_unique(q.lazy, offset, len);
+}
+
+void Sst::take_lazy(PeerQueue& q) {
+  if (q.lazy.empty()) return;
+  for (const auto& r : q.lazy)
+    add_unique(q.status, r.offset, r.len);
+  q.lazy.clear();
+  if (--lazy_peers_ == 0) lazy_due_.reset();
+}
+
+bool Sst::release_lazy() {
+  if (lazy_peers_ == 0) return false;
+  for (std::size_t r = 0; r < queues_.size(); ++r) {
+    if (queues_[r].lazy.empty()) continue;
+    stats_.lazy_due += queues_[r].lazy.size();
+    if (queue_for(r) != nullptr) {
+      take_lazy(queues_[r]);
+    } else {  // gone meanwhile: nothing goes to it
+      queues_[r].lazy.clear();
+      if (--lazy_peers_ == 0) lazy_due_.reset();
+    }
+  }
+  return true;
+}
+
 void Sst::push_guard_to(std::span<const std::size_t> ranks, std::size_t offset, std::size_t len) {
   for (auto r : ranks)
     push_guard(r, offset, len);
@@ -233,6 +275,10 @@ bool Sst::flush_peer(std::size_t rank, PeerQueue& q) {
   add(q.data);
   add(q.guards);
   const auto res = transport_->write_batch(peer, ops_);
+  if (res.posted > 0) {
+    ++stats_.batches;
+    if (batch_count_ != nullptr) batch_count_->fetch_add(1, std::memory_order_relaxed);
+  }
   switch (res.status) {
     case transport::Status::ok:
       break;
@@ -295,6 +341,7 @@ bool Sst::flush() {
   for (std::size_t i = 0; i < dirty_.size(); ++i) {
     const std::size_t rank = dirty_[i];
     auto& q = queues_[rank];
+    take_lazy(q);  // what it owes rides on this
     if (flush_peer(rank, q)) wrote = true;
     if (!q.empty()) dirty_[keep++] = rank;
   }
@@ -313,6 +360,7 @@ void Sst::set_barrier(std::uint64_t value) {
 void Sst::suspect(std::size_t rank, transport::SuspicionReason why, std::string detail) {
   if (rank >= suspected_.size() || rank == my_rank_ || suspected_[rank]) return;
   suspected_[rank] = 1;
+  if (!queues_[rank].lazy.empty() && --lazy_peers_ == 0) lazy_due_.reset();
   queues_[rank] = PeerQueue{};
   const std::size_t off = layout_.control(my_rank_);
   store_set(off + offsetof(ControlRow, suspected),
@@ -347,6 +395,7 @@ bool Sst::tick() {
   if (interval.count() == 0) return false;  // the hook runs after each step (after_step)
   const auto now = clock_();
   bool did = false;
+  if (lazy_due_ && now >= *lazy_due_) release_lazy();
   if (now >= next_heartbeat_) {
     const std::size_t off = layout_.control(my_rank_);
     store<std::uint64_t>(off, load<std::uint64_t>(off) + 1);
@@ -388,7 +437,10 @@ bool Sst::tick() {
 }
 
 bool Sst::after_step() {
-  if (!tick_hook_ || group_.knobs.heartbeat_interval.count() != 0) return false;
+  if (group_.knobs.heartbeat_interval.count() != 0) return false;
+  // No timers run here (the simulator): what is owed goes with this step's flush.
+  release_lazy();
+  if (!tick_hook_) return false;
   return tick_hook_(clock_());
 }
 
@@ -398,6 +450,7 @@ std::optional<std::chrono::nanoseconds> Sst::tick_due_in() const {
   const auto timeout = std::chrono::nanoseconds(group_.knobs.suspicion_timeout);
   auto due = next_heartbeat_;
   if (hook_due_) due = std::min(due, *hook_due_);
+  if (lazy_due_) due = std::min(due, *lazy_due_);
   for (std::size_t r = 0; r < rows(); ++r)
     if (r != my_rank_ && !suspected_[r]) due = std::min(due, heartbeat_seen_at_[r] + timeout);
   return std::max(std::chrono::nanoseconds(0), due - clock_());

@@ -67,8 +67,10 @@ struct PushStats {
   std::uint64_t guard_writes = 0;      // counters and guards (heartbeats excluded)
   std::uint64_t heartbeat_writes = 0;  // control line pushes made by tick()
   std::uint64_t data_bytes = 0;
-  std::uint64_t retries = 0;  // writes refused with retry (re-issued later)
-  std::uint64_t flushes = 0;  // flushes that wrote something
+  std::uint64_t retries = 0;   // writes refused with retry (re-issued later)
+  std::uint64_t flushes = 0;   // flushes that wrote something
+  std::uint64_t batches = 0;   // write_batch calls that posted something (one per peer and flush)
+  std::uint64_t lazy_due = 0;  // push_status_lazy() ranges sent by release_lazy()
 };
 
 class Sst {
@@ -135,6 +137,30 @@ class Sst {
   void push_guard(std::size_t rank, std::size_t offset, std::size_t len);
   void push_status(std::size_t rank, std::size_t offset, std::size_t len);
   void push_guard_to(std::span<const std::size_t> ranks, std::size_t offset, std::size_t len);
+  // A status push that need not go at once (an acknowledgement, smc.hpp push_counters): it
+  // rides on the next push to `rank` (data it sends anyway: a reply), or goes by itself once
+  // `within` has passed since the first range still owed to anyone was queued (tick(), at
+  // the next step that runs the timers; after_step() without heartbeats, at once). A peer
+  // whose queue holds something already gets it with that, this step.
+  void push_status_lazy(std::size_t rank, std::size_t offset, std::size_t len,
+                        std::chrono::nanoseconds within);
+  // Queues everything push_status_lazy() left owed, to go with the next flush: its deadline
+  // passed, no timers run here (the simulator), or the thread stepping the loop is about to
+  // sleep or leave, and nobody would be awake to send it (a frame now costs less than a
+  // wake-up later). Returns whether anything was owed.
+  bool release_lazy();
+  // Whether push_status_lazy() may leave its ranges owed at all (otherwise they go at once):
+  // only while an application thread that keeps coming straight back steps the loop (it
+  // holds the protocol on lease, sst/predicate_loop.hpp: a ping-pong, whose next write is
+  // the reply). Acknowledgements the protocol thread makes go at once: with nobody about to
+  // reply, waiting for a deadline only adds a wake-up (a stream of one sample every 2 ms:
+  // 4.7-5.1 wake-ups per sample at the reader instead of 3.6-3.7). Set by whoever takes the
+  // loop's token.
+  void set_ride(bool ride) noexcept { ride_ = ride; }
+  // Whether something push_status_lazy() queued for `rank` has not gone yet.
+  [[nodiscard]] bool lazy_pending(std::size_t rank) const noexcept {
+    return rank < queues_.size() && !queues_[rank].lazy.empty();
+  }
   // Issues the queued pushes; returns true if it wrote anything.
   bool flush();
   [[nodiscard]] bool has_pending() const noexcept;
@@ -174,8 +200,8 @@ class Sst {
   // predicates: what they received is then counted. True if it suspected anyone.
   bool after_step();
   // How long until tick() has something to do (a heartbeat due, a peer's silence reaching
-  // the suspicion timeout); zero when overdue, nullopt without heartbeats. An idle
-  // predicate loop sleeps no longer than this.
+  // the suspicion timeout, an owed push_status_lazy() due); zero when overdue, nullopt
+  // without heartbeats. An idle predicate loop sleeps no longer than this.
   [[nodiscard]] std::optional<std::chrono::nanoseconds> tick_due_in() const;
   void suspect(std::size_t rank, transport::SuspicionReason why, std::string detail);
   [[nodiscard]] bool suspected(std::size_t rank) const noexcept {
@@ -183,6 +209,9 @@ class Sst {
   }
 
   [[nodiscard]] const PushStats& stats() const noexcept { return stats_; }
+  // Counts each write batch that posted something into `*n` as well (any thread may read
+  // it: group::EngineStats::batches). Set before the loop starts.
+  void count_batches(std::atomic<std::uint64_t>* n) noexcept { batch_count_ = n; }
   // Ranges queued for `rank` and not yet handed to the transport (tests; predicate thread).
   [[nodiscard]] std::size_t queued(std::size_t rank) const;
   [[nodiscard]] std::chrono::nanoseconds now() const { return clock_(); }
@@ -211,6 +240,8 @@ class Sst {
     std::vector<Range> status;  // sorted by offset, unique offsets
     std::vector<Range> data;    // disjoint, in offset order (push_data merges)
     std::vector<Range> guards;  // sorted by offset, unique offsets
+    std::vector<Range> lazy;    // push_status_lazy(): goes with the next flush of the rest
+    // Whether nothing is due to go (what is owed lazily waits for more, or its deadline).
     [[nodiscard]] bool empty() const noexcept {
       return status.empty() && data.empty() && guards.empty();
     }
@@ -221,6 +252,8 @@ class Sst {
   // (slot headers and payloads) as data, so that no guard lands before what it guards.
   void push_row(std::size_t rank);
   bool flush_peer(std::size_t rank, PeerQueue& q);
+  // Moves what `q` owes lazily into its status queue (it goes with this flush).
+  void take_lazy(PeerQueue& q);
 
   transport::Transport* transport_;
   group::View group_;
@@ -232,7 +265,10 @@ class Sst {
   std::optional<std::chrono::nanoseconds> hook_due_;
   std::byte* base_ = nullptr;
   std::vector<PeerQueue> queues_;
-  std::vector<std::size_t> dirty_;       // ranks with a non-empty queue
+  std::vector<std::size_t> dirty_;                    // ranks with a non-empty queue
+  std::size_t lazy_peers_ = 0;                        // ranks whose queue owes something lazily
+  std::optional<std::chrono::nanoseconds> lazy_due_;  // when the first of it must go
+  bool ride_ = true;                                  // set_ride()
   std::vector<transport::WriteOp> ops_;  // flush_peer's batch, kept to reuse its capacity
   std::vector<char> suspected_;
   std::vector<char> connecting_;  // see connecting()
@@ -244,6 +280,7 @@ class Sst {
   SuspicionHandler on_suspicion_;
   std::function<void(const transport::Event&)> on_event_;
   PushStats stats_;
+  std::atomic<std::uint64_t>* batch_count_ = nullptr;
   std::atomic<bool> dozing_{false};
 };
 
