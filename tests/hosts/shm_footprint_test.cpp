@@ -238,7 +238,14 @@ Run run(int k, std::chrono::seconds patience, const std::string& settings = {}) 
 }  // namespace
 
 TEST_CASE("shm footprint: 4 and 16 processes", "[footprint]") {
-  const auto [four, four_rest] = run(4, 120s);
+  // The peak is sampled every millisecond, and a view change's moment with two views' rows
+  // mapped can fall between two samples: with 4 processes it is short enough to be missed
+  // (peaks of 745,472 bytes in 10 objects instead of 1.1-1.2 MB in 12, 2 runs in 10 on
+  // 2026-12-07, which failed the ratio below). The larger of two runs of 4 is their peak.
+  const auto first_four = run(4, 120s);
+  const auto second_four = run(4, 120s);
+  const auto& [four, four_rest] =
+      first_four.peak.bytes >= second_four.peak.bytes ? first_four : second_four;
   const auto [sixteen, sixteen_rest] = run(16, 240s);
   // At rest each member maps its CONTROL and its own row of the view (with its region's header
   // page): the formula of docs/transport-shm.md, to the byte.

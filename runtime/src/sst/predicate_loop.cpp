@@ -109,6 +109,7 @@ void PredicateLoop::release_driver(Last&& last, bool may_lease) {
   sst_->set_dozing(true);
   const std::uint64_t ticket = t.activity();
   const bool lease = may_lease && quick_returns_ >= kQuickToLease;
+  const bool keep_streams = lease && replies_;  // read before the token goes
   const bool more = last();
   // Without a lease the loop thread takes over asleep: what is owed goes now rather than
   // costing it a wake-up at its deadline. On lease the application's next write carries it
@@ -118,6 +119,12 @@ void PredicateLoop::release_driver(Last&& last, bool may_lease) {
   timed_ = may_lease;
   if (may_lease) released_at_ = std::chrono::steady_clock::now();
   token_.store(kFree, std::memory_order_release);
+  // On lease an application that replies (a ping-pong) is back within microseconds and reads
+  // the streams again itself: handing them to the transport's own thread meanwhile would
+  // cost two epoll_ctl calls per hop, and that thread a wake-up whenever a frame lands in the
+  // gap. If it does not come back, the loop thread's stand-by, or the transport's watchdog
+  // (tcp: 20 ms), takes them.
+  if (keep_streams) return;
   // This thread polled the transport while it stepped: its own thread reads again.
   t.stop_polling();
   if (lease) return;
@@ -152,7 +159,8 @@ Drive PredicateLoop::drive(std::chrono::steady_clock::time_point deadline,
   note_take(false);
   disarm();
   sst_->set_dozing(false);
-  sst_->set_ride(quick_returns_ >= kQuickToLease);
+  replies_ = std::exchange(wrote_, false);
+  sst_->set_ride(quick_returns_ >= kQuickToLease && replies_);
   stepping_ = this;
   Drive result = Drive::done;
   driver_spin_.set_max(spin);
@@ -217,7 +225,8 @@ bool PredicateLoop::try_run(core::FunctionRef<void()> work) {
   note_take(false);
   disarm();
   sst_->set_dozing(false);
-  sst_->set_ride(quick_returns_ >= kQuickToLease);
+  wrote_ = true;
+  sst_->set_ride(quick_returns_ >= kQuickToLease);  // what rides goes with this very push
   stepping_ = this;
   try {
     work();

@@ -151,11 +151,11 @@ class Sst {
   bool release_lazy();
   // Whether push_status_lazy() may leave its ranges owed at all (otherwise they go at once):
   // only while an application thread that keeps coming straight back steps the loop (it
-  // holds the protocol on lease, sst/predicate_loop.hpp: a ping-pong, whose next write is
-  // the reply). Acknowledgements the protocol thread makes go at once: with nobody about to
-  // reply, waiting for a deadline only adds a wake-up (a stream of one sample every 2 ms:
-  // 4.7-5.1 wake-ups per sample at the reader instead of 3.6-3.7). Set by whoever takes the
-  // loop's token.
+  // holds the protocol on lease, sst/predicate_loop.hpp) and wrote between its last two
+  // waits (a ping-pong, whose next write is the reply), or is writing now. Acknowledgements the
+  // protocol thread makes go at once: with nobody about to reply, waiting for a deadline only adds
+  // a wake-up (a stream of one sample every 2 ms: 4.7-5.1 wake-ups per sample at the reader instead
+  // of 3.6-3.7). Set by whoever takes the loop's token.
   void set_ride(bool ride) noexcept { ride_ = ride; }
   // Whether something push_status_lazy() queued for `rank` has not gone yet.
   [[nodiscard]] bool lazy_pending(std::size_t rank) const noexcept {
