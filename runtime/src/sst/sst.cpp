@@ -234,6 +234,11 @@ void Sst::take_lazy(PeerQueue& q) {
   if (q.lazy.empty()) return;
   for (const auto& r : q.lazy)
     add_unique(q.status, r.offset, r.len);
+  forget_lazy(q);
+}
+
+void Sst::forget_lazy(PeerQueue& q) {
+  if (q.lazy.empty()) return;
   q.lazy.clear();
   if (--lazy_peers_ == 0) lazy_due_.reset();
 }
@@ -242,12 +247,10 @@ bool Sst::release_lazy() {
   if (lazy_peers_ == 0) return false;
   for (std::size_t r = 0; r < queues_.size(); ++r) {
     if (queues_[r].lazy.empty()) continue;
-    stats_.lazy_due += queues_[r].lazy.size();
     if (queue_for(r) != nullptr) {
       take_lazy(queues_[r]);
-    } else {  // gone meanwhile: nothing goes to it
-      queues_[r].lazy.clear();
-      if (--lazy_peers_ == 0) lazy_due_.reset();
+    } else {
+      forget_lazy(queues_[r]);  // gone meanwhile: nothing goes to it
     }
   }
   return true;
@@ -275,10 +278,8 @@ bool Sst::flush_peer(std::size_t rank, PeerQueue& q) {
   add(q.data);
   add(q.guards);
   const auto res = transport_->write_batch(peer, ops_);
-  if (res.posted > 0) {
-    ++stats_.batches;
-    if (batch_count_ != nullptr) batch_count_->fetch_add(1, std::memory_order_relaxed);
-  }
+  if (res.posted > 0 && batch_count_ != nullptr)
+    batch_count_->fetch_add(1, std::memory_order_relaxed);
   switch (res.status) {
     case transport::Status::ok:
       break;
@@ -360,7 +361,7 @@ void Sst::set_barrier(std::uint64_t value) {
 void Sst::suspect(std::size_t rank, transport::SuspicionReason why, std::string detail) {
   if (rank >= suspected_.size() || rank == my_rank_ || suspected_[rank]) return;
   suspected_[rank] = 1;
-  if (!queues_[rank].lazy.empty() && --lazy_peers_ == 0) lazy_due_.reset();
+  forget_lazy(queues_[rank]);
   queues_[rank] = PeerQueue{};
   const std::size_t off = layout_.control(my_rank_);
   store_set(off + offsetof(ControlRow, suspected),

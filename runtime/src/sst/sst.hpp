@@ -67,10 +67,8 @@ struct PushStats {
   std::uint64_t guard_writes = 0;      // counters and guards (heartbeats excluded)
   std::uint64_t heartbeat_writes = 0;  // control line pushes made by tick()
   std::uint64_t data_bytes = 0;
-  std::uint64_t retries = 0;   // writes refused with retry (re-issued later)
-  std::uint64_t flushes = 0;   // flushes that wrote something
-  std::uint64_t batches = 0;   // write_batch calls that posted something (one per peer and flush)
-  std::uint64_t lazy_due = 0;  // push_status_lazy() ranges sent by release_lazy()
+  std::uint64_t retries = 0;  // writes refused with retry (re-issued later)
+  std::uint64_t flushes = 0;  // flushes that wrote something
 };
 
 class Sst {
@@ -254,6 +252,8 @@ class Sst {
   bool flush_peer(std::size_t rank, PeerQueue& q);
   // Moves what `q` owes lazily into its status queue (it goes with this flush).
   void take_lazy(PeerQueue& q);
+  // Empties what `q` owes lazily (taken, or its peer gone), and the deadline with the last.
+  void forget_lazy(PeerQueue& q);
 
   transport::Transport* transport_;
   group::View group_;
