@@ -3,7 +3,8 @@
 // (LoanedSamples) keeps its bytes while the writer process writes on; the writer gets the rest
 // of its window and then waits (its max_blocking_time runs out: TimeoutError) rather than
 // rewrite the held slot; once the loan returns, the writer goes on and the reader takes the
-// rest whole.
+// rest whole. The same for a sample larger than a slot (LoanTest::Frame, 256 KiB), read in
+// the reader's RDMC buffer: the held message keeps its RDMC group from moving on.
 //
 // Two processes, writer (node 0) and reader (node 1), talk on a second topic ("loan_step",
 // one sample per step) to take turns:
@@ -22,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
 
 #include <catch2/catch.hpp>
 #include <dds/dds.hpp>
@@ -33,6 +35,7 @@
 namespace fs = std::filesystem;
 namespace tst = spindle::testing;
 using namespace std::chrono_literals;
+using LoanTest::Frame;
 using LoanTest::Telemetry;
 
 namespace {
@@ -42,12 +45,21 @@ constexpr std::uint32_t kWindow = 4;
 double value(std::uint64_t seq, std::size_t k) {
   return static_cast<double>(seq * 8 + k) + 0.25;
 }
+std::uint8_t pixel(std::uint64_t seq, std::size_t k) {
+  return static_cast<std::uint8_t>(seq * 29 + k * 3 + k / 1000);
+}
 
 void fill(Telemetry& s, std::uint64_t seq) {
   s.sensor(5);
   s.seq(seq);
   for (std::size_t k = 0; k < 8; ++k)
     s.values()[k] = value(seq, k);
+}
+void fill(Frame& f, std::uint64_t seq) {
+  f.camera(5);
+  f.seq(seq);
+  for (std::size_t k = 0; k < f.pixels().size(); ++k)
+    f.pixels()[k] = pixel(seq, k);
 }
 
 // "" when the sample holds sample `seq` whole, else what differs.
@@ -60,7 +72,25 @@ std::string check(const Telemetry& s, std::uint64_t seq) {
       return "sample " + std::to_string(seq) + " value " + std::to_string(k) + " changed";
   return "";
 }
+std::string check(const Frame& f, std::uint64_t seq) {
+  if (f.camera() != 5 || f.seq() != seq)
+    return "frame " + std::to_string(seq) + " reads as camera " + std::to_string(f.camera()) +
+           ", seq " + std::to_string(f.seq());
+  for (std::size_t k = 0; k < f.pixels().size(); ++k)
+    if (f.pixels()[k] != pixel(seq, k))
+      return "frame " + std::to_string(seq) + " pixel " + std::to_string(k) + " changed";
+  return "";
+}
 
+// How many samples the writer gets past the one held. A slot's: the rest of its window. A
+// frame's (larger than a slot): its RDMC group runs at most 16 messages (rdmc::kHeaders) past
+// the oldest one a member holds, 15 past it; the 16th is written (its buffer space and its
+// descriptor's slot taken) but waits to go, and so do the next three, whose descriptors take
+// the rest of the window; the one after finds no slot.
+template <class T>
+constexpr std::uint32_t kPastHeld = std::is_same_v<T, Frame> ? 15 + kWindow : kWindow - 1;
+
+template <class T>
 struct Node {
   Node()
       : dp(dds::domain::default_id()),
@@ -69,7 +99,7 @@ struct Node {
         pub(dp),
         sub(dp) {}
   dds::domain::DomainParticipant dp;
-  dds::topic::Topic<Telemetry> data;
+  dds::topic::Topic<T> data;
   dds::topic::Topic<Telemetry> step;
   dds::pub::Publisher pub;
   dds::sub::Subscriber sub;
@@ -130,23 +160,23 @@ void say_step(dds::pub::DataWriter<Telemetry>& w, std::uint64_t n, std::uint32_t
   w.write(s);
 }
 
+template <class T>
 std::string writer_process() {
-  Node n;
-  dds::pub::DataWriter<Telemetry> w(n.pub, n.data,
-                                    n.writer_qos(dds::core::Duration::from_millisecs(300)));
+  Node<T> n;
+  dds::pub::DataWriter<T> w(n.pub, n.data, n.writer_qos(dds::core::Duration::from_millisecs(300)));
   dds::pub::DataWriter<Telemetry> steps(n.pub, n.step,
                                         n.writer_qos(dds::core::Duration::from_secs(5)));
   dds::sub::DataReader<Telemetry> theirs(n.sub, n.step, n.reader_qos());
   if (!all_matched(w, steps, theirs)) return "writer: the reader did not match";
-  Telemetry& first = w.loan_sample();
+  T& first = w.loan_sample();
   fill(first, 0);
   w.write(first);
   if (!await_step(theirs, 1)) return "writer: the reader did not say it holds sample 0";
   std::uint32_t wrote = 0;
   std::uint64_t seq = 1;
-  for (; seq < 4 * kWindow; ++seq) {
+  for (; seq < 4 * kPastHeld<T>; ++seq) {
     try {
-      Telemetry& s = w.loan_sample();
+      T& s = w.loan_sample();
       fill(s, seq);
       w.write(s);
       ++wrote;
@@ -157,7 +187,7 @@ std::string writer_process() {
   say_step(steps, 2, wrote);
   if (!await_step(theirs, 3)) return "writer: the reader did not let its loan go";
   try {
-    Telemetry& s = w.loan_sample();
+    T& s = w.loan_sample();
     fill(s, seq);
     w.write(s);
   } catch (const dds::core::TimeoutError& e) {
@@ -168,14 +198,15 @@ std::string writer_process() {
   return "";
 }
 
+template <class T>
 std::string reader_process() {
-  Node n;
-  dds::sub::DataReader<Telemetry> r(n.sub, n.data, n.reader_qos());
+  Node<T> n;
+  dds::sub::DataReader<T> r(n.sub, n.data, n.reader_qos());
   dds::pub::DataWriter<Telemetry> steps(n.pub, n.step,
                                         n.writer_qos(dds::core::Duration::from_secs(5)));
   dds::sub::DataReader<Telemetry> theirs(n.sub, n.step, n.reader_qos());
   if (!all_matched(r, steps, theirs)) return "reader: the writer did not match";
-  dds::sub::LoanedSamples<Telemetry> held;
+  dds::sub::LoanedSamples<T> held;
   if (!eventually([&] {
         held = r.take();
         return held.length() == 1;
@@ -186,11 +217,11 @@ std::string reader_process() {
   const auto wrote = await_step(theirs, 2);
   if (!wrote) return "reader: the writer did not say how far it got";
   // The writer had the rest of its window and no more: the held slot stayed ours.
-  if (*wrote != kWindow - 1)
+  if (*wrote != kPastHeld<T>)
     return "reader: the writer wrote " + std::to_string(*wrote) + " samples past the held one, " +
-           "not " + std::to_string(kWindow - 1);
+           "not " + std::to_string(kPastHeld<T>);
   if (auto bad = check(held[0].data(), 0); !bad.empty()) return "reader: while lent, " + bad;
-  held = dds::sub::LoanedSamples<Telemetry>();
+  held = dds::sub::LoanedSamples<T>();
   say_step(steps, 3);
   const auto last = await_step(theirs, 4);
   if (!last) return "reader: the writer did not write on";
@@ -209,6 +240,7 @@ std::string reader_process() {
 }
 
 // Runs the writer (node 0) and the reader (node 1) in processes of their own; what each said.
+template <class T>
 std::pair<std::string, std::string> run(const std::string& transport) {
   const std::string name = "spindle-loanproc-" + std::to_string(::getpid()) + "-" + transport;
   const auto dir = fs::temp_directory_path() / name;
@@ -230,8 +262,8 @@ std::pair<std::string, std::string> run(const std::string& transport) {
       return role();
     };
   };
-  tst::Forked writer(as(0, writer_process));
-  tst::Forked reader(as(1, reader_process));
+  tst::Forked writer(as(0, writer_process<T>));
+  tst::Forked reader(as(1, reader_process<T>));
   const std::pair<std::string, std::string> said{writer.said(), reader.said()};
   fs::remove_all(dir);
   return said;
@@ -242,7 +274,17 @@ std::pair<std::string, std::string> run(const std::string& transport) {
 TEST_CASE("a sample lent in place in another process keeps its slot from its writer",
           "[dcps][loan][in_place][processes]") {
   for (const std::string transport : {"shm", "tcp"}) {
-    const auto [writer, reader] = run(transport);
+    const auto [writer, reader] = run<Telemetry>(transport);
+    INFO(transport << ": writer: " << writer << "\nreader: " << reader);
+    CHECK(writer.empty());
+    CHECK(reader.empty());
+  }
+}
+
+TEST_CASE("a sample larger than a slot lent in another process keeps its RDMC buffer",
+          "[dcps][loan][in_place][processes][large]") {
+  for (const std::string transport : {"shm", "tcp"}) {
+    const auto [writer, reader] = run<Frame>(transport);
     INFO(transport << ": writer: " << writer << "\nreader: " << reader);
     CHECK(writer.empty());
     CHECK(reader.empty());

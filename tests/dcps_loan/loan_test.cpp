@@ -216,6 +216,53 @@ TEST_CASE("a reader's loan is the sample in its slot, and holds the slot",
   }));
 }
 
+TEST_CASE("a reader's loan of a sample larger than a slot is the writer's buffer",
+          "[dcps][loan][in_place][large]") {
+  // A member alone in its subgroup keeps a large message's bytes itself (no RDMC group): the
+  // reader's loan is them, and holds them past the participant's end.
+  const spindle::testing::ScopedDomainConfig config("engine: {window_size: 4}");
+  dds::sub::LoanedSamples<LoanTest::Frame> kept;
+  const void* buffer = nullptr;
+  {
+    Loop<LoanTest::Frame> l;
+    LoanTest::Frame& f = l.writer.loan_sample();
+    buffer = &f;
+    f.camera(3);
+    f.seq(9);
+    for (std::size_t k = 0; k < f.pixels().size(); ++k)
+      f.pixels()[k] = static_cast<std::uint8_t>(k * 5 + k / 512);
+    l.writer.write(f);
+    REQUIRE(eventually([&] {
+      kept = l.reader.take();
+      return kept.length() == 1;
+    }));
+    CHECK(static_cast<const void*>(&kept[0].data()) == buffer);
+    // More frames go by meanwhile; the lent one stays as it was.
+    for (std::uint64_t i = 10; i < 30; ++i) {
+      LoanTest::Frame& g = l.writer.loan_sample();
+      g.camera(3);
+      g.seq(i);
+      for (auto& p : g.pixels())
+        p = 0xee;
+      l.writer.write(g);
+    }
+    std::uint64_t next = 10;
+    REQUIRE(eventually([&] {
+      for (const auto& smp : l.reader.take()) {
+        CHECK(smp.data().seq() == next);
+        ++next;
+      }
+      return next == 30;
+    }));
+  }
+  CHECK(kept[0].data().camera() == 3);
+  CHECK(kept[0].data().seq() == 9);
+  bool same = true;
+  for (std::size_t k = 0; k < kept[0].data().pixels().size(); ++k)
+    same = same && kept[0].data().pixels()[k] == static_cast<std::uint8_t>(k * 5 + k / 512);
+  CHECK(same);
+}
+
 TEST_CASE("a reader that takes nothing holds no slot", "[dcps][loan][in_place]") {
   const spindle::testing::ScopedDomainConfig config("engine: {window_size: 4}");
   Loop<LoanTest::Telemetry> l;

@@ -21,6 +21,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -697,6 +698,79 @@ TEST_CASE(
   CHECK(mappings_of(prefix + ".n1.r7", "r--s") == 0);
   CHECK(mappings_of(prefix + ".n2.r7", "r--s") == 0);
   CHECK(mappings_of(prefix + ".n1.r7") >= 1);
+}
+
+// Transport::place_blocks: a block lands where the placer says (no posted receive used); one
+// it has no place for takes the oldest posted receive; a placer's owner alone clears it.
+TEST_CASE("shm: blocks land where the block placer says, the others in posted receives",
+          "[shm][blocks]") {
+  const auto prefix = unique_prefix("place");
+  st::ShmTransport ta(st::ShmConfig{1, prefix});
+  st::ShmTransport tb(st::ShmConfig{2, prefix});
+  auto a = ta.create_region(5, 4096).bytes;
+  auto b = tb.create_region(5, 4096).bytes;
+  REQUIRE(connect_both(ta, tb) == std::pair(st::Status::ok, st::Status::ok));
+  // Node 2 places blocks with an odd immediate at 1024 + 256 * immediate; the rest go to its
+  // one posted receive at 0.
+  int owner = 0;
+  int asked = 0;
+  tb.place_blocks(&owner, [&](st::NodeId peer, std::uint32_t imm, std::uint32_t length) {
+    ++asked;
+    CHECK(peer == 1);
+    CHECK(length == 64);
+    return imm % 2 == 1 ? std::optional(st::BlockPlace{5, 1024 + 256 * std::uint64_t{imm}})
+                        : std::nullopt;
+  });
+  REQUIRE(tb.post_receive(1, 5, 0, 128) == st::Status::ok);
+  // Polls node 2 until `n` blocks came (or `limit` passed).
+  const auto take = [&tb](std::size_t n, std::chrono::milliseconds limit = 5s) {
+    std::vector<st::BlockReceived> got;
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (got.size() < n && std::chrono::steady_clock::now() < deadline) {
+      std::vector<st::Event> events;
+      tb.poll(events);
+      for (const auto& e : events)
+        if (const auto* r = std::get_if<st::BlockReceived>(&e)) got.push_back(*r);
+      if (got.size() < n) std::this_thread::sleep_for(1ms);
+    }
+    return got;
+  };
+  for (std::uint32_t imm : {1u, 2u, 3u}) {
+    std::memset(a.data() + 64 * imm, static_cast<int>(0x10 * imm), 64);
+    REQUIRE(ta.send_block(2, 5, 64 * imm, 64, imm) == st::Status::ok);
+  }
+  auto got = take(3);
+  REQUIRE(got.size() == 3);
+  CHECK(asked == 3);
+  for (std::size_t k = 0; k < 3; ++k) {
+    const std::uint32_t imm = got[k].immediate;
+    CHECK(imm == k + 1);  // in the order sent
+    CHECK(got[k].placed == (imm % 2 == 1));
+    CHECK(got[k].offset == (imm % 2 == 1 ? 1024 + 256 * imm : 0));
+    CHECK(b[got[k].offset] == std::byte(0x10 * imm));
+    CHECK(b[got[k].offset + 63] == std::byte(0x10 * imm));
+  }
+  // Cleared by someone else: still placing (no receive is posted now).
+  int other = 0;
+  tb.place_blocks(&other, nullptr);
+  REQUIRE(ta.send_block(2, 5, 64, 64, 5) == st::Status::ok);
+  got = take(1);
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].placed);
+  CHECK(got[0].offset == 1024 + 256 * 5);
+  // Cleared by its owner: a block waits for a posted receive.
+  tb.place_blocks(&owner, nullptr);
+  REQUIRE(ta.send_block(2, 5, 64, 64, 7) == st::Status::ok);
+  CHECK(take(1, 200ms).empty());
+  REQUIRE(tb.post_receive(1, 5, 128, 128) == st::Status::ok);
+  got = take(1);
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].immediate == 7);
+  CHECK(!got[0].placed);
+  CHECK(got[0].offset == 128);
+  CHECK(asked == 4);
+  ta.disconnect();
+  tb.disconnect();
 }
 
 // A region made with its rows declared (create_rows_region, as the SST makes its own): its

@@ -6,6 +6,7 @@
 #include <exception>
 #include <future>
 #include <stdexcept>
+#include <utility>
 
 #include <spindle/transport/forwarding_impl.hpp>
 
@@ -171,6 +172,11 @@ class Impl {
   }
   Status post_receive(NodeId peer, RegionId local, std::uint64_t offset, std::uint32_t capacity) {
     return to(peer).post_receive(peer, local, offset, capacity);
+  }
+  // Blocks of peers on this host land in place (their ring records say where); tcp's are
+  // matched as they arrive.
+  void place_blocks(const void* owner, BlockPlacer placer) {
+    if (shm_) shm_->place_blocks(owner, std::move(placer));
   }
 
   void receive() { tcp_->receive(); }

@@ -22,6 +22,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -29,6 +30,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <spindle/transport/doorbell.hpp>
@@ -1201,8 +1203,24 @@ class shm_detail::Impl {
     return Status::ok;
   }
 
-  // Moves ring records into posted receives.
+  // Zero-copy receive of blocks (Transport::place_blocks): asked for each record before it
+  // takes a posted receive.
+  void place_blocks(const void* owner, BlockPlacer placer) {
+    std::lock_guard lock(placer_mu_);
+    if (!placer) {
+      if (owner != placer_owner_) return;
+      placer_owner_ = nullptr;
+      placer_.reset();
+      return;
+    }
+    placer_owner_ = owner;
+    placer_ = std::make_shared<const BlockPlacer>(std::move(placer));
+  }
+
+  // Moves ring records where the block placer says, or into posted receives.
   void drain_rings() {
+    std::shared_ptr<const BlockPlacer> placer;
+    bool looked = false;  // for the placer: only once a ring has something
     for (auto& [id, p] : peers_) {
       if (!p->ready.load(std::memory_order_acquire) ||
           !p->receiving.load(std::memory_order_acquire) ||
@@ -1212,11 +1230,15 @@ class shm_detail::Impl {
       // Nothing arrived (the usual case, checked on every poll): no lock.
       if (ring->head.load(std::memory_order_acquire) == ring->tail.load(std::memory_order_relaxed))
         continue;
+      if (!std::exchange(looked, true)) {
+        std::lock_guard lock(placer_mu_);
+        placer = placer_;
+      }
       std::unique_lock lock(p->mu);
       const std::byte* data = p->in_ring->payload() + kRingDataOffset;
       const std::uint64_t cap = ring->capacity;
       bool freed = false;
-      while (!p->posted.empty()) {
+      while (placer || !p->posted.empty()) {
         std::uint64_t tail = ring->tail.load(std::memory_order_relaxed);
         const std::uint64_t head = ring->head.load(std::memory_order_acquire);
         if (tail == head) break;
@@ -1234,25 +1256,40 @@ class shm_detail::Impl {
         }
         std::memcpy(&length, data + tail % cap, 4);
         std::memcpy(&imm, data + tail % cap + 4, 4);
-        const Posted dst = p->posted.front();
         if (length > cap / 2 || 8 + pad8(length) > head - tail) {
           lock.unlock();
           suspect(*p, SuspicionReason::malformed_frame,
                   "ring record length " + std::to_string(length));
           break;
         }
-        if (length > dst.capacity) {
-          lock.unlock();
-          suspect(*p, SuspicionReason::block_overflow,
-                  "block of " + std::to_string(length) + " bytes > posted receive of " +
-                      std::to_string(dst.capacity));
-          break;
+        std::optional<BlockPlace> at;
+        if (placer) {
+          at = (*placer)(id, imm, length);
+          if (at) {
+            const auto r = regions_.find(at->region);
+            if (r == regions_.end() || !in_bounds(at->offset, length, r->second->payload_size()))
+              at.reset();
+          }
         }
-        p->posted.pop_front();
-        std::memcpy(regions_.at(dst.region)->payload() + dst.offset, data + tail % cap + 8, length);
+        bool placed = true;
+        if (!at) {
+          if (p->posted.empty()) break;
+          const Posted dst = p->posted.front();
+          if (length > dst.capacity) {
+            lock.unlock();
+            suspect(*p, SuspicionReason::block_overflow,
+                    "block of " + std::to_string(length) + " bytes > posted receive of " +
+                        std::to_string(dst.capacity));
+            break;
+          }
+          p->posted.pop_front();
+          at = BlockPlace{dst.region, dst.offset};
+          placed = false;
+        }
+        std::memcpy(regions_.at(at->region)->payload() + at->offset, data + tail % cap + 8, length);
         ring->tail.store(tail + 8 + pad8(length), std::memory_order_release);
         freed = true;
-        push_event(BlockReceived{id, dst.region, dst.offset, length, imm});
+        push_event(BlockReceived{id, at->region, at->offset, length, imm, placed});
       }
       if (freed) Doorbell(&p->ctl()->doorbell, true).ring();  // the sender may have room now
     }
@@ -1431,8 +1468,11 @@ class shm_detail::Impl {
   // Regions whose rows are in place (share_rows): each member's row. As regions_.
   std::map<RegionId, std::map<NodeId, ByteRange>> rows_;
 
-  std::mutex monitor_mu_;              // peers_ (writes), connected_, epoch_, stop_
-  int wake_fd_ = -1;                   // eventfd: wakes the monitor (new peers, stop)
+  std::mutex placer_mu_;  // placer_owner_, placer_
+  const void* placer_owner_ = nullptr;
+  std::shared_ptr<const BlockPlacer> placer_;  // place_blocks()
+  std::mutex monitor_mu_;                      // peers_ (writes), connected_, epoch_, stop_
+  int wake_fd_ = -1;                           // eventfd: wakes the monitor (new peers, stop)
   std::map<NodeId, pid_t> last_pids_;  // peers' processes as last connected (control thread)
   std::map<NodeId, std::unique_ptr<Peer>> peers_;
   std::uint64_t epoch_ = 0;

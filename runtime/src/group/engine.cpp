@@ -16,6 +16,7 @@
 #include <spindle/domain_status.hpp>
 
 #include "core/interfaces.hpp"
+#include "group/large_pins.hpp"
 #include "rdmc/rdmc.hpp"
 #include "security/credentials.hpp"
 #include "security/permissions.hpp"
@@ -156,6 +157,9 @@ struct LargeState {
   // Protocol thread: messages here, by group and seq, until their descriptor is delivered
   // (a sender's own copies too, which a view change may send again).
   std::map<std::pair<rdmc::GroupId, std::uint64_t>, std::span<const std::byte>> held;
+  // Delivered messages the layers above hold in place (zero-copy receive): released to RDMC
+  // once their last hold ends, not after the upcall.
+  LargePins pins;
 
   // Copies (docs/dev/rdmc.md, "Copies"): the groups above hold the members that hold only; a
   // subgroup's recipients (recipients()) take each message by a copy of their own, in a
@@ -301,6 +305,18 @@ struct ViewState {
 };
 
 namespace {
+
+// A delivered large message nobody holds any more: RDMC may reuse its buffer.
+void release_large(LargeState& L, rdmc::GroupId g, std::uint64_t seq) {
+  L.held.erase({g, seq});
+  L.rdmc->release(g, seq);
+}
+
+// A recipient's copy of a large message, delivered where it lies: a hold keeps the copy.
+void offer_copy(LargeState& L, Message& m, std::shared_ptr<const void> keep) {
+  m.pins = &L.pins;
+  L.pins.offer(m, {kLocalGroup, 0}, std::move(keep));
+}
 
 // Whether recipient k of subgroup `sg` holds its ring (docs/dev/rdmc.md, "Copies"): not a
 // listener, and not left behind as far as this member saw.
@@ -593,6 +609,7 @@ std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::millisecond
   vs->smc->set_pin_owner(vs, [this](std::uint32_t sg) {
     if (client_ != nullptr) client_->unpin(sg);
   });
+  vs->large.pins.set_owner(vs, [raw] { raw->sst->nudge(); });
   vs->membership = std::make_unique<Membership>(
       *vs->sst, *vs->smc, *vs->predicates,
       Membership::Callbacks{
@@ -788,6 +805,9 @@ void Engine::build_large(ViewState& vs) {
 bool Engine::pump_large(ViewState& vs) {
   auto& L = vs.large;
   if (L.stalled.load(std::memory_order_relaxed)) return false;
+  // Large messages whose last hold (zero-copy receive) ended: RDMC may reuse their buffers.
+  for (const auto& [g, seq] : L.pins.take_released())
+    release_large(L, g, seq);
   bool did = L.rdmc->poll();
   if (did && L.waiting.load(std::memory_order_relaxed) > 0) {
     std::lock_guard lock(L.mu);
@@ -2456,7 +2476,7 @@ void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
   // afterwards.
   std::vector<smc::Message> out;
   out.reserve(batch.size());
-  std::vector<LargeDescriptor> done;  // let go of after the upcall
+  std::vector<std::uint64_t> local_done;  // kLocalGroup's, let go of after the upcall
   for (const auto& m : batch) {
     if ((m.flags & kLargeMessage) == 0) {
       out.push_back(m);
@@ -2469,22 +2489,38 @@ void Engine::on_deliver(ViewState& vs, std::span<const smc::Message> batch) {
       suspect_descriptor(vs, m, "for no message this member holds");
       continue;
     }
+    // Delivered in its buffer, which the layers above may hold past the upcall (LargePins):
+    // RDMC's (released once nothing holds it), or this member's own when it is alone in the
+    // subgroup (a hold keeps those bytes).
     smc::Message big = m;
     big.payload = bytes;
-    big.pins = nullptr;  // RDMC's buffer, let go of after the upcall
+    big.pins = &L.pins;
+    if (d->group == kLocalGroup) {
+      std::shared_ptr<LocalMessage> local;
+      {
+        std::lock_guard lock(L.mu);
+        local = L.local.at(d->seq);
+      }
+      L.pins.offer(big, {d->group, d->seq}, std::move(local));
+      local_done.push_back(d->seq);
+    } else {
+      L.pins.offer(big, {d->group, d->seq});
+    }
     out.push_back(big);
-    done.push_back(*d);
   }
   if (!out.empty()) deliver_up(vs, out);
-  for (const auto& d : done) {
-    if (d.group == kLocalGroup) {
-      std::lock_guard lock(L.mu);
-      L.local.erase(d.seq);
-    } else {
-      L.held.erase({d.group, d.seq});
-      L.rdmc->release(d.group, d.seq);
-    }
+  for (const auto& [g, seq] : L.pins.settle())
+    release_large(L, g, seq);
+  if (!local_done.empty()) {
+    std::lock_guard lock(L.mu);
+    for (const auto seq : local_done)
+      L.local.erase(seq);
   }
+  // A sender that has run far past a message held here: readers let go of what they have not
+  // lent out (copies), as for held slots.
+  if (client_ != nullptr && L.pins.held() != 0)
+    for (const auto relieve : L.pins.relief())
+      client_->unpin(relieve);
 }
 
 void Engine::suspect_descriptor(ViewState& vs, const smc::Message& m, const std::string& what) {
@@ -2550,6 +2586,7 @@ void Engine::deliver_copies(ViewState& vs, std::span<const Message> batch) {
           continue;
         case CopyState::here:
           next.payload = copy.bytes;
+          offer_copy(L, next, copy.keep);
           done.push_back(copy);
           break;
       }
@@ -2558,6 +2595,7 @@ void Engine::deliver_copies(ViewState& vs, std::span<const Message> batch) {
     out.push_back(next);
   }
   if (!out.empty()) deliver_up(vs, out);
+  (void)L.pins.settle();  // copies only: a hold keeps the copy, nothing goes back to RDMC
   L.drop_stale_copies();
 }
 
@@ -2589,6 +2627,7 @@ void Engine::deliver_behind(ViewState& vs, bool ending) {
           continue;
         }
         next.payload = copy.bytes;
+        offer_copy(L, next, copy.keep);
         done.push_back(copy);
       }
       next.lost_before += std::exchange(behind.skipped, 0);
@@ -2598,6 +2637,7 @@ void Engine::deliver_behind(ViewState& vs, bool ending) {
       --L.held_back;
     }
     if (!out.empty() && client_ != nullptr) deliver_up(vs, out);
+    (void)L.pins.settle();
   }
   L.drop_stale_copies();
 }

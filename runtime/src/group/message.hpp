@@ -47,8 +47,9 @@ struct Message {
   // Taken by a listener, on receipt: it may have been taken already in an earlier view (a
   // listener takes messages past the view change's trim, which their sender sends again).
   bool listened = false;
-  // Where `payload` lies in its sender's slot and may be held past the upcall (Pins); null
-  // where it is a copy or RDMC's buffer.
+  // Where `payload` may be held past the upcall (Pins): its sender's slot, a large message's
+  // RDMC buffer (group/large_pins.hpp) or a recipient's copy of one; null where it is valid
+  // during the upcall only.
   Pins* pins = nullptr;
 };
 

@@ -13,4 +13,5 @@ target_sources(spindle_runtime PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/membership.cpp
   ${CMAKE_CURRENT_LIST_DIR}/join.cpp
   ${CMAKE_CURRENT_LIST_DIR}/beacon.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/large_pins.cpp
   ${CMAKE_CURRENT_LIST_DIR}/engine.cpp)

@@ -204,7 +204,17 @@ std::uint32_t Rdmc::immediate(GroupId g, std::uint64_t seq, std::uint32_t block)
   return (g << 20) | static_cast<std::uint32_t>((seq % kHeaders) << kBlockBits) | block;
 }
 
+Rdmc::~Rdmc() {
+  t_->place_blocks(this, nullptr);
+}
+
 void Rdmc::start() {
+  // Blocks land in their messages where the transport can say so (shm): no staging copy.
+  // Set before any receive is posted, so before any block of this view comes.
+  if (staging_end_ != 0)
+    t_->place_blocks(this, [this](NodeId, std::uint32_t immediate, std::uint32_t length) {
+      return place(immediate, length);
+    });
   const NodeId self = t_->self();
   for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
     if (nodes_[i] == self || staging_end_ == 0 || t_->connecting(nodes_[i])) continue;
@@ -358,16 +368,41 @@ void Rdmc::on_event(const transport::Event& e) {
   }
 }
 
+// The message a block is for, where this node receives it and still lacks the block, and
+// its length there (0 when there is none such).
+Rdmc::Message* Rdmc::expecting(std::uint32_t immediate, std::uint32_t& want) {
+  want = 0;
+  const GroupId id = immediate >> 20;
+  const std::uint32_t block = immediate & (kMaxBlocks - 1);
+  if (id >= groups_.size() || !groups_[id].member || groups_[id].rank == 0) return nullptr;
+  Message* m = find(groups_[id], (immediate >> kBlockBits) % kHeaders);
+  if (m == nullptr || block >= m->blocks) return nullptr;
+  want = static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(s_.block_size, m->size - std::uint64_t{block} * s_.block_size));
+  return m;
+}
+
+std::optional<transport::BlockPlace> Rdmc::place(std::uint32_t immediate, std::uint32_t length) {
+  std::uint32_t want = 0;
+  Message* m = expecting(immediate, want);
+  const std::uint32_t block = immediate & (kMaxBlocks - 1);
+  // Anything unexpected takes a staging buffer, and land() judges it there.
+  if (m == nullptr || m->have[block] != 0 || length != want) return std::nullopt;
+  m->have[block] = kPlaced;
+  return transport::BlockPlace{pool_id_, m->offset + std::uint64_t{block} * s_.block_size};
+}
+
 void Rdmc::land(const transport::BlockReceived& b) {
   const GroupId id = b.immediate >> 20;
   const std::uint32_t block = b.immediate & (kMaxBlocks - 1);
-  Message* m =
-      id < groups_.size() ? find(groups_[id], (b.immediate >> kBlockBits) % kHeaders) : nullptr;
-  const std::uint64_t want =
-      m == nullptr || block >= m->blocks
-          ? 0
-          : std::min<std::uint64_t>(s_.block_size, m->size - std::uint64_t{block} * s_.block_size);
-  if (m == nullptr || block >= m->blocks || m->have[block] != 0 || b.length != want) {
+  std::uint32_t want = 0;
+  Message* m = expecting(b.immediate, want);
+  const std::uint64_t at = m == nullptr ? 0 : m->offset + std::uint64_t{block} * s_.block_size;
+  // A placed block is where place() put it; any other lands in a staging buffer.
+  const bool expected = m != nullptr && b.length == want &&
+                        (b.placed ? m->have[block] == kPlaced && b.offset == at
+                                  : m->have[block] == 0 && b.offset < staging_end_);
+  if (!expected) {
     // Nobody sends a block of a message not started here, twice, or cut: a peer that
     // does is faulty.
     fail(b.peer, "rdmc: node " + std::to_string(b.peer) + " sent a block no plan expects (group " +
@@ -375,18 +410,24 @@ void Rdmc::land(const transport::BlockReceived& b) {
                      std::to_string(b.length) + " bytes)");
     return;
   }
-  std::memcpy(pool_ + m->offset + std::size_t{block} * s_.block_size, pool_ + b.offset, b.length);
+  if (!b.placed) std::memcpy(pool_ + at, pool_ + b.offset, b.length);
   m->have[block] = 1;
   ++m->have_count;
   ++stats_.blocks_received;
-  // The staging buffer goes back to the peer that filled it.
   const auto it = std::lower_bound(nodes_.begin(), nodes_.end(), b.peer);
   const auto i = static_cast<std::uint32_t>(it - nodes_.begin());
-  if (t_->post_receive(b.peer, pool_id_, b.offset, s_.block_size) == transport::Status::ok) {
+  if (b.placed) {
+    // No staging buffer taken: the peer's credit comes back at once (its receives posted
+    // here still outnumber the blocks it has in flight).
+    ++stats_.blocks_placed;
     ++posted_for_[i];
-    store(credit_offset(me_, i), posted_for_[i]);
-    push(b.peer, credit_offset(me_, i), sizeof(std::uint64_t));
+  } else if (t_->post_receive(b.peer, pool_id_, b.offset, s_.block_size) == transport::Status::ok) {
+    ++posted_for_[i];  // the staging buffer goes back to the peer that filled it
+  } else {
+    return;
   }
+  store(credit_offset(me_, i), posted_for_[i]);
+  push(b.peer, credit_offset(me_, i), sizeof(std::uint64_t));
 }
 
 bool Rdmc::start_messages(Group& g) {
@@ -436,7 +477,7 @@ bool Rdmc::send_blocks(GroupId id, Group& g) {
         continue;
       }
       const auto [peer_rank, block] = *st.send;
-      if (m.have[block] == 0) break;
+      if (m.have[block] != 1) break;  // not here yet (or placed, not yet reported)
       // The receiver has a buffer for this message, and a staging receive posted for us.
       if (load(g.started_offset + peer_rank * sizeof(std::uint64_t)) <= m.seq) break;
       const std::uint32_t peer = g.node[peer_rank];

@@ -103,6 +103,7 @@ class Rdmc {
        Settings settings, Callbacks callbacks, std::vector<std::size_t> group_bytes = {});
   Rdmc(const Rdmc&) = delete;
   Rdmc& operator=(const Rdmc&) = delete;
+  ~Rdmc();
 
   [[nodiscard]] std::vector<transport::RegionId> regions() const { return {control_id_, pool_id_}; }
   [[nodiscard]] static transport::RegionId control_region(std::uint64_t epoch) noexcept {
@@ -163,6 +164,7 @@ class Rdmc {
     std::uint64_t blocks_received = 0;
     std::uint64_t messages_delivered = 0;
     std::uint64_t waits_for_pool = 0;  // a message found no buffer at once
+    std::uint64_t blocks_placed = 0;   // of blocks_received: landed in place, no staging copy
   };
   [[nodiscard]] const Stats& stats() const noexcept { return stats_; }
 
@@ -222,8 +224,16 @@ class Rdmc {
   bool start_messages(Group& g);
   bool send_blocks(GroupId id, Group& g);
   bool finish(GroupId id, Group& g);
-  // Copies a block from its staging buffer into its message and posts the buffer again.
+  // The message a block with this immediate is for, if this node receives it (`want`: the
+  // block's length).
+  Message* expecting(std::uint32_t immediate, std::uint32_t& want);
+  // The block placer (Transport::place_blocks): an expected block's place in its message.
+  std::optional<transport::BlockPlace> place(std::uint32_t immediate, std::uint32_t length);
+  // Takes a block in: copied from its staging buffer into its message (the buffer posted
+  // again), or placed there already by the transport; either way its credit goes back.
   void land(const transport::BlockReceived& b);
+  // Message::have: a block placed (the transport copies it there), not yet reported.
+  static constexpr char kPlaced = 2;
   void fail(NodeId peer, const std::string& why);
   // Writes our `started`/`done` count of group g to its other members.
   void announce(Group& g, std::size_t column_offset, std::uint64_t value);

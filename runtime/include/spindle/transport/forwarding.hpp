@@ -5,10 +5,11 @@
 //
 // Impl has every member forwarded below, under the same name and signature, activity(),
 // wait() and notify() included; connecting(), write_batch(), share_rows(), retire_region(),
-// wait_quiet() and arm_waiter() are optional (without them, the Transport defaults). The
-// definitions are in forwarding_impl.hpp: a transport's source includes it once Impl is complete
-// and instantiates the base there (`template class Forwarding<tcp_detail::Impl>;`); its header
-// declares that instantiation `extern`, so no other file instantiates it.
+// place_blocks(), wait_quiet() and arm_waiter() are optional (without them, the Transport
+// defaults). The definitions are in forwarding_impl.hpp: a transport's source includes it
+// once Impl is complete and instantiates the base there (`template class
+// Forwarding<tcp_detail::Impl>;`); its header declares that instantiation `extern`, so no
+// other file instantiates it.
 #pragma once
 
 #include <memory>
@@ -45,6 +46,7 @@ class Forwarding : public Transport {
                                   std::uint32_t length, std::uint32_t immediate) override;
   [[nodiscard]] Status post_receive(NodeId peer, RegionId local, std::uint64_t offset,
                                     std::uint32_t capacity) override;
+  void place_blocks(const void* owner, BlockPlacer placer) override;
   std::size_t poll(std::vector<Event>& out) override;
   void receive() override;
   void stop_polling() noexcept override;

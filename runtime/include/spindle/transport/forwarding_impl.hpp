@@ -97,6 +97,12 @@ Status Forwarding<Impl>::post_receive(NodeId peer, RegionId local, std::uint64_t
   return impl_->post_receive(peer, local, offset, capacity);
 }
 template <class Impl>
+void Forwarding<Impl>::place_blocks(const void* owner, BlockPlacer placer) {
+  if constexpr (requires(Impl & i) { i.place_blocks(owner, std::move(placer)); }) {
+    impl_->place_blocks(owner, std::move(placer));
+  }
+}
+template <class Impl>
 std::size_t Forwarding<Impl>::poll(std::vector<Event>& out) {
   return impl_->poll(out);
 }

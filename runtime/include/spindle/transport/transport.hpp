@@ -51,6 +51,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -151,14 +152,27 @@ struct Suspicion {
   std::string detail;  // human-readable: field, values, errno text
 };
 
-// A block (two-sided send) landed in a receive posted with post_receive().
+// A block (two-sided send) landed in a receive posted with post_receive(), or where the
+// block placer said (place_blocks(): `placed`, no posted receive was used).
 struct BlockReceived {
   NodeId peer = 0;
   RegionId region = 0;
   std::uint64_t offset = 0;
   std::uint32_t length = 0;
   std::uint32_t immediate = 0;
+  bool placed = false;
 };
+
+// Where a block may land straight away (Transport::place_blocks): a local region and an
+// offset with room for it.
+struct BlockPlace {
+  RegionId region = 0;
+  std::uint64_t offset = 0;
+};
+// Given the block's sender, immediate and length: its place, or nullopt for the oldest
+// receive posted for that sender.
+using BlockPlacer = std::function<std::optional<BlockPlace>(NodeId peer, std::uint32_t immediate,
+                                                            std::uint32_t length)>;
 
 // The source of a send_block() may be reused.
 struct BlockSent {
@@ -331,6 +345,16 @@ class Transport {
                                           std::uint32_t length, std::uint32_t immediate) = 0;
   [[nodiscard]] virtual Status post_receive(NodeId peer, RegionId local, std::uint64_t offset,
                                             std::uint32_t capacity) = 0;
+  // Zero-copy two-sided receive: a transport that sees a block's immediate before it copies
+  // the block out (shm: the ring's record) asks `placer` where it goes, and lands it there
+  // instead of in a posted receive (BlockReceived::placed); the posted receives stay for the
+  // blocks it has no place for. The placer runs on the thread that calls poll(), within it.
+  // `owner` names who set it: a null placer clears it only if `owner` set the current one.
+  // Transports that match receives as blocks arrive (tcp, rdma) ignore it.
+  virtual void place_blocks(const void* owner, BlockPlacer placer) {
+    (void)owner;
+    (void)placer;
+  }
 
   // Appends pending events (suspicions, block completions) to `out`; never blocks. A
   // transport whose streams the polling thread reads itself does so first (receive()).
