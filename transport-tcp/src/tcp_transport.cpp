@@ -549,11 +549,25 @@ class tcp_detail::Impl {
   }
   void receive() {
     if (rx_count_.load(std::memory_order_relaxed) == 0) return;
+    const auto now = Clock::now().time_since_epoch().count();
+    // A busy stream is the I/O thread's for now: woken by epoll, it reads what piled up
+    // meanwhile in a few large reads on the other core, where a spinning poller would make a
+    // recv or two per frame.
+    if (now < busy_until_.load(std::memory_order_relaxed)) return;
     std::unique_lock l(rx_mu_, std::try_to_lock);
     if (!l.owns_lock()) return;  // another thread serves the streams right now
-    last_poll_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+    last_poll_.store(now, std::memory_order_relaxed);
     watch_in_io_locked(false);  // it spins: the I/O thread need not wake for what it reads
-    serve_locked();
+    if (!serve_locked()) {
+      busy_streak_ = 0;
+      return;
+    }
+    // Data at every look, kBusyStreak in a row: a stream, not a reply awaited (a round trip
+    // finds its reply once, among many empty looks). Handed to the I/O thread for a while.
+    if (++busy_streak_ < kBusyStreak) return;
+    busy_streak_ = 0;
+    busy_until_.store(now + kBusyHandOff.count(), std::memory_order_relaxed);
+    watch_in_io_locked(true);
   }
   // The poller stops polling (it sleeps now): the I/O thread reads from here on.
   void stop_polling() noexcept {
@@ -721,10 +735,11 @@ class tcp_detail::Impl {
     return true;
   }
 
-  // rx_mu_ held: reads and applies what the streams in rx_ep_ have now.
-  void serve_locked() {
+  // rx_mu_ held: reads and applies what the streams in rx_ep_ have now. Whether any had data.
+  bool serve_locked() {
     std::array<epoll_event, 32> evs;
     const int got = ::epoll_wait(rx_ep_, evs.data(), static_cast<int>(evs.size()), 0);
+    bool data = false;
     for (std::size_t i = 0; i < static_cast<std::size_t>(std::max(got, 0)); ++i) {
       // Alive: rx_conns_ holds it until it leaves rx_ep_, both under rx_mu_.
       const auto c = static_cast<Conn*>(evs[i].data.ptr)->shared_from_this();
@@ -733,35 +748,40 @@ class tcp_detail::Impl {
         watch_locked(*c);
         asio::post(io_, [this, c] { send_in_place(c); });
       }
-      if ((evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) read_in_place(c);
+      if ((evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) data = read_in_place(c) || data;
     }
+    return data;
   }
 
   // rx_mu_ held: reads what the stream has (a few buffers at most: the others get their turn)
-  // and applies it in stream order, as the I/O thread's read() does through asio.
-  void read_in_place(const std::shared_ptr<Conn>& c) {
+  // and applies it in stream order, as the I/O thread's read() does through asio. Whether it
+  // read anything.
+  bool read_in_place(const std::shared_ptr<Conn>& c) {
+    bool read = false;
     for (int round = 0; round < 4; ++round) {
-      if (c->gone || c->closed || c->paused) return;
+      if (c->gone || c->closed || c->paused) return read;
       if (c->rstart == c->rend) c->rstart = c->rend = 0;
       const std::size_t room = c->rbuf.size() - c->rend;
       const ssize_t n = ::recv(c->fd, c->rbuf.data() + c->rend, room, MSG_DONTWAIT);
       if (n > 0) {
+        read = true;
         c->rend += static_cast<std::size_t>(n);
         c->last_rx = Clock::now();
         if (!decode(c)) {
           // Paused for a receive (post_receive() watches it again), or read no more.
           if (!c->paused) c->gone = true;
           watch_locked(*c);
-          return;
+          return read;
         }
-        if (static_cast<std::size_t>(n) < room) return;
+        if (static_cast<std::size_t>(n) < room) return read;
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return read;
       ended(c, n == 0 ? std::string("end of stream") : std::string(std::strerror(errno)));
-      return;
+      return read;
     }
+    return read;
   }
 
   // The stream ended or failed (`why`): its peer is reported as it left or failed.
@@ -857,7 +877,7 @@ class tcp_detail::Impl {
                           if (ec || stopping_) return;
                           {
                             std::lock_guard l(rx_mu_);
-                            serve_locked();
+                            (void)serve_locked();
                           }
                           watch_io();
                         });
@@ -1679,11 +1699,17 @@ class tcp_detail::Impl {
   std::set<std::shared_ptr<Conn>> rx_conns_;  // under rx_mu_: those in rx_ep_
   std::atomic<int> rx_count_{0};              // streams read in place
   std::atomic<Clock::rep> last_poll_{0};      // when a poller last served rx_ep_
-  std::atomic<bool> rx_in_io_{false};         // rx_ep_ is in io_ep_ (written under rx_mu_)
-  asio::posix::stream_descriptor rx_desc_;    // io_ep_, in the I/O thread's reactor
-  asio::steady_timer rx_timer_;               // the watchdog (arm_watchdog())
-  bool rx_watchdog_ = false;                  // I/O thread: the watchdog runs
-  boost::system::error_code ignored_;         // I/O thread
+  // A poller that finds data at kBusyStreak looks in a row leaves the streams to the I/O
+  // thread until busy_until_ (receive()).
+  static constexpr int kBusyStreak = 16;
+  static constexpr std::chrono::nanoseconds kBusyHandOff = std::chrono::milliseconds(1);
+  int busy_streak_ = 0;  // under rx_mu_
+  std::atomic<Clock::rep> busy_until_{0};
+  std::atomic<bool> rx_in_io_{false};       // rx_ep_ is in io_ep_ (written under rx_mu_)
+  asio::posix::stream_descriptor rx_desc_;  // io_ep_, in the I/O thread's reactor
+  asio::steady_timer rx_timer_;             // the watchdog (arm_watchdog())
+  bool rx_watchdog_ = false;                // I/O thread: the watchdog runs
+  boost::system::error_code ignored_;       // I/O thread
 };
 
 template class Forwarding<tcp_detail::Impl>;
