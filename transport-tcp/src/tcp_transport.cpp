@@ -49,6 +49,7 @@
 #include <cstring>
 #include <deque>
 #include <future>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -705,7 +706,18 @@ class tcp_detail::Impl {
     ev.data.ptr = &c;
     // Not watched at all rather than for nothing: a hung-up socket reports EPOLLHUP anyway.
     const int op = want == 0 ? EPOLL_CTL_DEL : c.watched == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
-    (void)::epoll_ctl(rx_ep_, op, c.fd, &ev);
+    if (::epoll_ctl(rx_ep_, op, c.fd, &ev) != 0 && op != EPOLL_CTL_DEL) {
+      // A stream nobody would read again (ENOSPC: fs.epoll.max_user_watches; ENOMEM) ends
+      // now, saying why, rather than fall silent. Not from here: the caller may be reading it.
+      const std::string why = std::string("epoll_ctl(") + (op == EPOLL_CTL_ADD ? "ADD" : "MOD") +
+                              ") to watch it failed: " + std::strerror(errno);
+      c.gone = true;
+      asio::post(io_, [this, sc = c.shared_from_this(), why] {
+        std::lock_guard l(rx_mu_);
+        if (!sc->closed) ended(sc, why);
+      });
+      return;
+    }
     c.watched = want;
   }
 
@@ -861,12 +873,23 @@ class tcp_detail::Impl {
   }
 
   // rx_mu_ held: rx_ep_ in io_ep_ (the I/O thread wakes for what arrives) or not (a poller
-  // spins and reads it).
+  // spins and reads it). Where the ADD fails, the streams stay out of io_ep_ and the
+  // watchdog reads them (every kWatchdog: late, but nothing is lost); tried again next time.
   void watch_in_io_locked(bool in) {
     if (rx_in_io_.load() == in) return;
     epoll_event ev{};
     ev.events = EPOLLIN;
-    (void)::epoll_ctl(rx_desc_.native_handle(), in ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, rx_ep_, &ev);
+    if (::epoll_ctl(rx_desc_.native_handle(), in ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, rx_ep_, &ev) !=
+            0 &&
+        in && errno != EEXIST) {
+      if (!rx_io_failed_.exchange(true))
+        std::cerr << "spindle tcp: node " << cfg_.self.id
+                  << ": epoll_ctl(ADD) of the streams read in place failed: "
+                  << std::strerror(errno) << "; the I/O thread reads them every "
+                  << kWatchdog.count() / 1'000'000 << " ms until it succeeds\n";
+      return;
+    }
+    if (in) rx_io_failed_.store(false);
     rx_in_io_.store(in);
   }
 
@@ -897,6 +920,8 @@ class tcp_detail::Impl {
       if (!rx_in_io_.load() && since > kWatchdog.count()) {
         std::lock_guard l(rx_mu_);
         watch_in_io_locked(true);
+        // The set could not go back to io_ep_ (watch_in_io_locked): read it from here.
+        if (!rx_in_io_.load()) (void)serve_locked();
       }
       arm_watchdog();
     });
@@ -1699,17 +1724,18 @@ class tcp_detail::Impl {
   std::set<std::shared_ptr<Conn>> rx_conns_;  // under rx_mu_: those in rx_ep_
   std::atomic<int> rx_count_{0};              // streams read in place
   std::atomic<Clock::rep> last_poll_{0};      // when a poller last served rx_ep_
+  std::atomic<bool> rx_in_io_{false};         // rx_ep_ is in io_ep_ (written under rx_mu_)
+  std::atomic<bool> rx_io_failed_{false};     // its last ADD to io_ep_ failed (said once)
+  asio::posix::stream_descriptor rx_desc_;    // io_ep_, in the I/O thread's reactor
+  asio::steady_timer rx_timer_;               // the watchdog (arm_watchdog())
+  bool rx_watchdog_ = false;                  // I/O thread: the watchdog runs
+  boost::system::error_code ignored_;         // I/O thread
   // A poller that finds data at kBusyStreak looks in a row leaves the streams to the I/O
   // thread until busy_until_ (receive()).
   static constexpr int kBusyStreak = 16;
   static constexpr std::chrono::nanoseconds kBusyHandOff = std::chrono::milliseconds(1);
   int busy_streak_ = 0;  // under rx_mu_
   std::atomic<Clock::rep> busy_until_{0};
-  std::atomic<bool> rx_in_io_{false};       // rx_ep_ is in io_ep_ (written under rx_mu_)
-  asio::posix::stream_descriptor rx_desc_;  // io_ep_, in the I/O thread's reactor
-  asio::steady_timer rx_timer_;             // the watchdog (arm_watchdog())
-  bool rx_watchdog_ = false;                // I/O thread: the watchdog runs
-  boost::system::error_code ignored_;       // I/O thread
 };
 
 template class Forwarding<tcp_detail::Impl>;
