@@ -567,8 +567,9 @@ class tcp_detail::Impl {
     // finds its reply once, among many empty looks). Handed to the I/O thread for a while.
     if (++busy_streak_ < kBusyStreak) return;
     busy_streak_ = 0;
-    busy_until_.store(now + kBusyHandOff.count(), std::memory_order_relaxed);
     watch_in_io_locked(true);
+    // Stand aside only where the I/O thread now wakes for the streams (the ADD may fail).
+    if (rx_in_io_.load()) busy_until_.store(now + kBusyHandOff.count(), std::memory_order_relaxed);
   }
   // The poller stops polling (it sleeps now): the I/O thread reads from here on.
   void stop_polling() noexcept {
@@ -882,14 +883,14 @@ class tcp_detail::Impl {
     if (::epoll_ctl(rx_desc_.native_handle(), in ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, rx_ep_, &ev) !=
             0 &&
         in && errno != EEXIST) {
-      if (!rx_io_failed_.exchange(true))
+      if (!std::exchange(rx_io_failed_, true))
         std::cerr << "spindle tcp: node " << cfg_.self.id
                   << ": epoll_ctl(ADD) of the streams read in place failed: "
                   << std::strerror(errno) << "; the I/O thread reads them every "
                   << kWatchdog.count() / 1'000'000 << " ms until it succeeds\n";
       return;
     }
-    if (in) rx_io_failed_.store(false);
+    if (in) rx_io_failed_ = false;
     rx_in_io_.store(in);
   }
 
@@ -1725,7 +1726,7 @@ class tcp_detail::Impl {
   std::atomic<int> rx_count_{0};              // streams read in place
   std::atomic<Clock::rep> last_poll_{0};      // when a poller last served rx_ep_
   std::atomic<bool> rx_in_io_{false};         // rx_ep_ is in io_ep_ (written under rx_mu_)
-  std::atomic<bool> rx_io_failed_{false};     // its last ADD to io_ep_ failed (said once)
+  bool rx_io_failed_ = false;                 // under rx_mu_: its last ADD to io_ep_ failed
   asio::posix::stream_descriptor rx_desc_;    // io_ep_, in the I/O thread's reactor
   asio::steady_timer rx_timer_;               // the watchdog (arm_watchdog())
   bool rx_watchdog_ = false;                  // I/O thread: the watchdog runs

@@ -84,7 +84,6 @@ std::vector<std::uint32_t> LargePins::relief() {
       const auto [r, fresh] = relieved_for_.try_emplace(group, oldest);
       if (fresh || r->second != oldest) {
         r->second = oldest;
-        ++reliefs_;
         if (std::ranges::find(out, it->second) == out.end()) out.push_back(it->second);
       }
     }

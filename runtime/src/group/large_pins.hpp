@@ -1,5 +1,5 @@
 // Zero-copy receive of messages larger than a slot (group::Pins for RDMC's buffers;
-// docs/dev/rdmc.md, "Loans of large messages"). A large message is delivered in its RDMC
+// docs/dev/rdmc.md, "Under DCPS", "Loans"). A large message is delivered in its RDMC
 // buffer, in its descriptor's place; the layers above may pin it during the upcall, and its
 // buffer then stays out of RDMC's reuse until the last hold ends, on any thread. The
 // protocol thread releases it to RDMC at its next look (take_released()).
@@ -17,7 +17,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -59,7 +58,6 @@ class LargePins final : public Pins {
 
   // Messages held now (protocol thread's count).
   [[nodiscard]] std::size_t held() const noexcept { return pinned_.size(); }
-  [[nodiscard]] std::uint64_t reliefs() const noexcept { return reliefs_; }
 
  private:
   // Shared with every hold, which may outlive this object's view.
@@ -98,7 +96,6 @@ class LargePins final : public Pins {
   std::map<Key, std::uint32_t> pinned_;
   std::map<std::uint32_t, std::uint64_t> newest_;
   std::map<std::uint32_t, std::uint64_t> relieved_for_;
-  std::uint64_t reliefs_ = 0;
 };
 
 }  // namespace spindle::group
