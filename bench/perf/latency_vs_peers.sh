@@ -9,8 +9,9 @@
 #
 # Each repetition ends with issue 50's ratios side by side ("# verdict"): the raw tcp
 # transport's and Spindle DCPS tcp's 64 B round trip against the bare socket's (p50, and p99
-# against its p99), 10 KiB to one subscriber over shm with loans (spindle-perf --loan)
-# against the raw shm transport's stream, and 64 B to 3 subscribers, each, against Cyclone.
+# against its p99), 10 KiB and 1 MiB to one subscriber over shm with loans (spindle-perf
+# --loan) against the raw shm transport's stream of the same size, and 64 B to 3
+# subscribers, each, against Cyclone.
 #
 # POLL_IDLE=1 holds /dev/cpu_dma_latency at 0 (no vCPU halt) for the whole run, as the
 # peers' script does: compare latencies only under one setting.
@@ -42,12 +43,16 @@ for ((r = 1; r <= reps; ++r)); do
       timeout 300 bash "$peers" 2>/dev/null | grep '^peer=' || echo "# peers failed"
     timeout 300 "$raw" --transport socket,tcp,shm --sizes 64,10240 --iterations 5000 2>/dev/null |
       grep '^peer=' | grep -v cpu_pct || echo "# raw transports failed"
+    timeout 120 "$raw" --transport shm --sizes 1048576 2>/dev/null | grep '^peer=' |
+      grep -v cpu_pct || echo "# raw shm 1 MiB failed"
     for t in shm auto tcp; do
       timeout 120 "$perf" --transport "$t" --tests lat,thr --sizes 64 --subs 3 --duration 3 \
         --warmup 1 2>&1 | grep '^peer=' || echo "# spindle $t failed"
     done
-    timeout 120 "$perf" --loan --transport shm --tests thr --sizes 10240 --subs 1 --duration 3 \
-      --warmup 1 2>&1 | grep '^peer=' || echo "# spindle --loan failed"
+    for size in 10240 1048576; do
+      timeout 120 "$perf" --loan --transport shm --tests thr --sizes "$size" --subs 1 \
+        --duration 3 --warmup 1 2>&1 | grep '^peer=' || echo "# spindle --loan $size failed"
+    done
   } | tee "$lines"
   sock50=$(value bare-socket tcp 64 latency_us_p50)
   sock99=$(value bare-socket tcp 64 latency_us_p99)
@@ -56,7 +61,9 @@ for ((r = 1; r <= reps; ++r)); do
     "(<= 2), p99 $(ratio "$(value spindle tcp 64 latency_us_p99)" "$sock99")x the socket's p99 (<= 2.5)"
   echo "# verdict $r: 10 KiB -> 1 sub over shm with loans" \
     "$(ratio "$(value spindle-loan shm 10240 throughput_MBps)" "$(value spindle-raw shm 10240 throughput_MBps)")x" \
-    "the raw shm stream (>= 0.30); 64 B -> 3 subs, each: tcp" \
+    "the raw shm stream (>= 0.30), 1 MiB" \
+    "$(ratio "$(value spindle-loan shm 1048576 throughput_MBps)" "$(value spindle-raw shm 1048576 throughput_MBps)")x" \
+    "(>= 0.30); 64 B -> 3 subs, each: tcp" \
     "$(ratio "$(value spindle tcp 64 throughput_msgs_s)" "$(value cyclonedds udp 64 throughput_msgs_s)")x" \
     "Cyclone (>= 1.0), shm $(ratio "$(value spindle shm 64 throughput_msgs_s)" "$(value cyclonedds udp 64 throughput_msgs_s)")x (>= 1.5)"
 done

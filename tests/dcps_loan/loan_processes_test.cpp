@@ -83,12 +83,15 @@ std::string check(const Frame& f, std::uint64_t seq) {
 }
 
 // How many samples the writer gets past the one held. A slot's: the rest of its window. A
-// frame's (larger than a slot): its RDMC group runs at most 16 messages (rdmc::kHeaders) past
-// the oldest one a member holds, 15 past it; the 16th is written (its buffer space and its
-// descriptor's slot taken) but waits to go, and so do the next three, whose descriptors take
-// the rest of the window; the one after finds no slot.
-template <class T>
-constexpr std::uint32_t kPastHeld = std::is_same_v<T, Frame> ? 15 + kWindow : kWindow - 1;
+// frame's (larger than a slot): over tcp its RDMC group runs at most 16 messages
+// (rdmc::kHeaders) past the oldest one a member holds, 15 past it; the 16th is written (its
+// buffer space and its descriptor's slot taken) but waits to go, and so do the next three,
+// whose descriptors take the rest of the window; the one after finds no slot. Over shm the
+// reader holds the writer's own buffer (read in place): the writer's space, 16 frames, holds
+// the held one and 15 past it, and the 16th finds no room.
+template <class T, bool kShm>
+constexpr std::uint32_t kPastHeld = std::is_same_v<T, Frame> ? (kShm ? 15 : 15 + kWindow)
+                                                             : kWindow - 1;
 
 template <class T>
 struct Node {
@@ -160,7 +163,7 @@ void say_step(dds::pub::DataWriter<Telemetry>& w, std::uint64_t n, std::uint32_t
   w.write(s);
 }
 
-template <class T>
+template <class T, bool kShm>
 std::string writer_process() {
   Node<T> n;
   dds::pub::DataWriter<T> w(n.pub, n.data, n.writer_qos(dds::core::Duration::from_millisecs(300)));
@@ -174,7 +177,7 @@ std::string writer_process() {
   if (!await_step(theirs, 1)) return "writer: the reader did not say it holds sample 0";
   std::uint32_t wrote = 0;
   std::uint64_t seq = 1;
-  for (; seq < 4 * kPastHeld<T>; ++seq) {
+  for (; seq < 4 * kPastHeld<T, kShm>; ++seq) {
     try {
       T& s = w.loan_sample();
       fill(s, seq);
@@ -198,7 +201,7 @@ std::string writer_process() {
   return "";
 }
 
-template <class T>
+template <class T, bool kShm>
 std::string reader_process() {
   Node<T> n;
   dds::sub::DataReader<T> r(n.sub, n.data, n.reader_qos());
@@ -217,9 +220,9 @@ std::string reader_process() {
   const auto wrote = await_step(theirs, 2);
   if (!wrote) return "reader: the writer did not say how far it got";
   // The writer had the rest of its window and no more: the held slot stayed ours.
-  if (*wrote != kPastHeld<T>)
+  if (*wrote != kPastHeld<T, kShm>)
     return "reader: the writer wrote " + std::to_string(*wrote) + " samples past the held one, " +
-           "not " + std::to_string(kPastHeld<T>);
+           "not " + std::to_string(kPastHeld<T, kShm>);
   if (auto bad = check(held[0].data(), 0); !bad.empty()) return "reader: while lent, " + bad;
   held = dds::sub::LoanedSamples<T>();
   say_step(steps, 3);
@@ -262,8 +265,9 @@ std::pair<std::string, std::string> run(const std::string& transport) {
       return role();
     };
   };
-  tst::Forked writer(as(0, writer_process<T>));
-  tst::Forked reader(as(1, reader_process<T>));
+  const bool shm = transport == "shm";
+  tst::Forked writer(as(0, shm ? writer_process<T, true> : writer_process<T, false>));
+  tst::Forked reader(as(1, shm ? reader_process<T, true> : reader_process<T, false>));
   const std::pair<std::string, std::string> said{writer.said(), reader.said()};
   fs::remove_all(dir);
   return said;

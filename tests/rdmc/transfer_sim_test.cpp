@@ -225,12 +225,17 @@ TEST_CASE("transfers: a node that crashes mid-transfer is reported, and nothing 
   }
 }
 
-TEST_CASE("transfers: a block no plan expects, or a header too large, is a suspicion of its sender",
-          "[transfer]") {
+TEST_CASE(
+    "transfers: a block no plan expects, or a header too large or malformed, is a suspicion of its "
+    "sender",
+    "[transfer]") {
   // Node 0 sends to node 1 (group 0); node 2 is in group 1 with node 1, so node 1 posts it
   // staging receives, but node 2 runs no RDMC: it sends what the test forges.
-  for (int forged : {0, 1}) {
-    INFO((forged == 0 ? "a forged block" : "an oversized header"));
+  for (int forged : {0, 1, 2, 3}) {
+    INFO((forged == 0   ? "a forged block"
+          : forged == 1 ? "an oversized header"
+          : forged == 2 ? "a header in place where the rows are copies"
+                        : "a header with a place but not in place"));
     sim::Network net(sim::Config{});
     for (spindle::transport::NodeId i = 0; i < 3; ++i)
       (void)net.add_node(i);
@@ -279,18 +284,27 @@ TEST_CASE("transfers: a block no plan expects, or a header too large, is a suspi
       // Group 1, message 0 (which node 1 never saw announced), block 3.
       REQUIRE(rogue.send_block(1, pool, 0, 256, (1u << 20) | 3u) == spindle::transport::Status::ok);
     } else {
-      // Group 1's header slot 0 in node 1's copy: a message of 1 GiB, then its seq + 1.
+      // Group 1's header slot 0 in node 1's copy: {size, where, seq + 1}. 1: a message of 1
+      // GiB; 2: a message in place (the simulator keeps copies of rows: node 1 reads none of
+      // node 2's in place); 3: a place without the in-place bit.
       const auto local = rogue.local_region(control);
       REQUIRE(local);
       const std::size_t h = receiver.header_offset(1);
-      const std::uint64_t huge = std::uint64_t{1} << 30, seq = 1;
-      std::memcpy(local->bytes.data() + h, &huge, 8);
-      std::memcpy(local->bytes.data() + h + 8, &seq, 8);
-      REQUIRE(rogue.write(1, control, h, control, h, 16) == spindle::transport::Status::ok);
+      const std::uint64_t header[3] = {forged == 1 ? std::uint64_t{1} << 30 : 1000,
+                                       forged == 2   ? std::uint64_t{1} << 63
+                                       : forged == 3 ? 4096
+                                                     : 0,
+                                       1};
+      std::memcpy(local->bytes.data() + h, header, sizeof header);
+      REQUIRE(rogue.write(1, control, h, control, h, sizeof header) ==
+              spindle::transport::Status::ok);
     }
     (void)net.run_until([&] { return !failures.empty(); }, net.now() + 1s);
     REQUIRE(failures.size() == 1);
     CHECK(failures[0].rfind("2: rdmc: node 2 ", 0) == 0);
+    if (forged == 2)
+      CHECK_THAT(failures[0], Catch::Contains("in place but its buffers are not mapped here"));
+    if (forged == 3) CHECK_THAT(failures[0], Catch::Contains("with no place"));
     // Node 0's stream goes on.
     REQUIRE(sender.send(0, message));
     CHECK(net.run_until([&] { return got.size() == 2; }, net.now() + 1s));

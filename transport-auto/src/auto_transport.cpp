@@ -110,6 +110,14 @@ class Impl {
     if (shm_) shm_->share_rows(id, rows);
   }
 
+  [[nodiscard]] bool keeps_rows_in_place() const noexcept { return shm_ != nullptr; }
+  [[nodiscard]] bool row_in_place(NodeId peer, RegionId id) const {
+    return shm_ && over_shm(peer) && shm_->row_in_place(peer, id);
+  }
+  void keep_rows_mapped(RegionId id) {
+    if (shm_) shm_->keep_rows_mapped(id);
+  }
+
   Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                  std::chrono::milliseconds timeout) {
     // Each half is given itself and its peers: it connects (or dials) only those, and its

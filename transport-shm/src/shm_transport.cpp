@@ -754,6 +754,7 @@ class shm_detail::Impl {
     regions_.erase(it);  // unmaps and unlinks the segment
     grants_.release(id);
     rows_.erase(id);
+    held_rows_.erase(id);
   }
 
   // The memory of a region no view uses any more goes now (Segment::retire), while we are
@@ -808,6 +809,19 @@ class shm_detail::Impl {
       if (owner != cfg_.self) seg.keep_private(b.offset, b.length);
     rows_[id] = std::move(*by_owner);
     flag_entry(id, kRowsInPlace);
+  }
+
+  [[nodiscard]] bool keeps_rows_in_place() const noexcept { return true; }
+  // A peer's row is in place once map_regions() mapped it, which it did before the peer
+  // became ready (connect, or the monitor for a member joining in the background).
+  [[nodiscard]] bool row_in_place(NodeId peer, RegionId id) const {
+    const auto* p = find(peer);
+    return p != nullptr && p->ready.load(std::memory_order_acquire) && p->in_place.contains(id);
+  }
+  void keep_rows_mapped(RegionId id) {
+    if (connected_)
+      throw std::logic_error("shm: keep_rows_mapped while connected; disconnect first");
+    if (rows_.contains(id)) held_rows_.insert(id);
   }
 
   Status connect(std::span<const NodeAddress> members, std::uint64_t epoch,
@@ -1051,11 +1065,12 @@ class shm_detail::Impl {
       if (p->control) Doorbell(&p->ctl()->doorbell, true).ring();
     }
     // The rows of the view we leave stay as they ended, in our own memory: a peer's segment
-    // of that view is not kept here while we build and connect the next one.
+    // of that view is not kept here while we build and connect the next one. Those of a
+    // region kept mapped (keep_rows_mapped) stay the peer's until we retire or release it.
     for (auto& [id, p] : old) {
       for (const auto& [rid, row] : p->in_place) {
         const auto it = regions_.find(rid);
-        if (it != regions_.end() && !it->second->retired())
+        if (it != regions_.end() && !it->second->retired() && !held_rows_.contains(rid))
           it->second->detach_row(row.offset, row.length);
       }
     }
@@ -1467,6 +1482,7 @@ class shm_detail::Impl {
   WriteGrants grants_;  // as regions_: changed only while disconnected
   // Regions whose rows are in place (share_rows): each member's row. As regions_.
   std::map<RegionId, std::map<NodeId, ByteRange>> rows_;
+  std::set<RegionId> held_rows_;  // of rows_: peers' rows stay mapped past disconnect. As rows_
 
   std::mutex placer_mu_;  // placer_owner_, placer_
   const void* placer_owner_ = nullptr;

@@ -11,7 +11,10 @@ namespace spindle::rdmc {
 namespace {
 
 constexpr std::size_t kAlign = 64;
-constexpr std::size_t kHeaderBytes = 16;  // {size u64, seq + 1 u64}
+constexpr std::size_t kHeaderBytes = 24;  // {size u64, where u64, seq + 1 u64}
+// Of a header's `where`: the message is not transferred; its receivers read it in the
+// sender's row of the sends region, at `where` less this bit. Without it `where` is 0.
+constexpr std::uint64_t kInPlace = std::uint64_t{1} << 63;
 
 std::size_t align_up(std::size_t n) {
   return (n + kAlign - 1) / kAlign * kAlign;
@@ -25,7 +28,8 @@ Rdmc::Rdmc(transport::Transport& t, std::uint64_t epoch, std::vector<std::vector
       s_(settings),
       cb_(std::move(callbacks)),
       control_id_(control_region(epoch)),
-      pool_id_(pool_region(epoch)) {
+      pool_id_(pool_region(epoch)),
+      sends_id_(sends_region(epoch)) {
   if (s_.block_size == 0 || s_.block_size % kAlign != 0)
     throw std::invalid_argument("rdmc: block_size must be a positive multiple of 64");
   if (s_.staging_per_peer == 0) throw std::invalid_argument("rdmc: staging_per_peer must be >= 1");
@@ -74,6 +78,28 @@ Rdmc::Rdmc(transport::Transport& t, std::uint64_t epoch, std::vector<std::vector
   }
   auto control = t.create_region(control_id_, std::max<std::size_t>(off, kAlign));
   control_ = control.bytes.data();
+  // The senders' buffers, where the transport may keep rows in place (shm): one row per node,
+  // the buffer space of every group it sends in (a page at least: every node has a row, so
+  // every pair maps each other's alike), each row read where it lies by the receivers on its
+  // host. Every node lays it out the same.
+  const bool rows = in_any && s_.in_place && t.keeps_rows_in_place();
+  if (rows) {
+    std::vector<transport::WriteGrant> row_of(n);
+    std::size_t at = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::size_t start = at;
+      for (auto& g : groups_)
+        if (g.node[0] == i) {
+          g.send_at = at;
+          at += g.bytes;
+        }
+      at = std::max(start + transport::kRowAlign,
+                    (at + transport::kRowAlign - 1) / transport::kRowAlign * transport::kRowAlign);
+      row_of[i] = {nodes_[i], {{start, at - start}}};
+    }
+    sends_ = t.create_rows_region(sends_id_, at, row_of).bytes.data();
+    t.keep_rows_mapped(sends_id_);
+  }
   // The pool: staging buffers for each peer we may receive from, then message space.
   std::size_t peers = 0;
   for (std::uint32_t i = 0; i < n; ++i)
@@ -82,6 +108,10 @@ Rdmc::Rdmc(transport::Transport& t, std::uint64_t epoch, std::vector<std::vector
   pool_size_ = staging_end_;
   for (auto& g : groups_) {
     if (!g.member) continue;
+    if (g.rank == 0 && rows) {
+      g.free.emplace(g.send_at, g.bytes);
+      continue;
+    }
     g.free.emplace(pool_size_, g.bytes);
     pool_size_ += g.bytes;
   }
@@ -262,30 +292,39 @@ bool Rdmc::send(GroupId id, std::span<const std::byte> message) {
     ++stats_.waits_for_pool;
     return false;
   }
-  std::memcpy(pool_ + *at, message.data(), message.size());
+  std::memcpy(space_of(g) + *at, message.data(), message.size());
   std::uint64_t seq = 0;
-  return send_reserved(id, {pool_ + *at, message.size()}, seq);
+  return send_reserved(id, {space_of(g) + *at, message.size()}, seq);
 }
 
 std::optional<std::span<std::byte>> Rdmc::reserve(GroupId id, std::size_t size) {
   Group& g = sender_group(id, size);
   const auto at = allocate(g, size);
   if (!at) return std::nullopt;
-  return std::span<std::byte>(pool_ + *at, size);
+  return std::span<std::byte>(space_of(g) + *at, size);
 }
 
 void Rdmc::unreserve(GroupId id, std::span<const std::byte> reservation) {
-  if (id >= groups_.size() || reservation.data() < pool_) return;
-  free(groups_[id], static_cast<std::size_t>(reservation.data() - pool_));
+  if (id >= groups_.size()) return;
+  const std::byte* base = space_of(groups_[id]);
+  if (reservation.data() < base) return;
+  free(groups_[id], static_cast<std::size_t>(reservation.data() - base));
+}
+
+bool Rdmc::all_in_place(const Group& g) const {
+  for (std::uint32_t r = 1; r < g.members.size(); ++r)
+    if (!t_->row_in_place(g.members[r], sends_id_)) return false;
+  return true;
 }
 
 bool Rdmc::send_reserved(GroupId id, std::span<const std::byte> message, std::uint64_t& seq) {
   Group& g = sender_group(id, message.size());
-  const auto offset = static_cast<std::size_t>(message.data() - pool_);
+  const std::byte* base = space_of(g);
+  const auto offset = static_cast<std::size_t>(message.data() - base);
   {
     std::lock_guard lock(pool_mu_);
     const auto u = g.used.find(offset);
-    if (message.data() < pool_ || u == g.used.end() || u->second < message.size())
+    if (message.data() < base || u == g.used.end() || u->second < message.size())
       throw std::invalid_argument("rdmc: a message outside group " + std::to_string(id) +
                                   "'s reservations");
   }
@@ -295,22 +334,29 @@ bool Rdmc::send_reserved(GroupId id, std::span<const std::byte> message, std::ui
   m.seq = seq;
   m.size = message.size();
   m.blocks = static_cast<std::uint32_t>((message.size() + s_.block_size - 1) / s_.block_size);
+  m.region = base == pool_ ? pool_id_ : sends_id_;
   m.offset = offset;
-  m.plan = plan(s_.algorithm, static_cast<std::uint32_t>(g.members.size()), 0, m.blocks);
+  // Every receiver maps our row: none is sent a block, each reads the message where it is
+  // (and we keep it until each is done with it).
+  m.in_place = sends_ != nullptr && all_in_place(g);
+  if (!m.in_place)
+    m.plan = plan(s_.algorithm, static_cast<std::uint32_t>(g.members.size()), 0, m.blocks);
   for (const auto& st : m.plan)
     if (st.send) ++m.sends;
   m.have.assign(m.blocks, 1);
   m.have_count = m.blocks;
+  const bool in_place = m.in_place;
   g.active.push_back(std::move(m));
   ++g.next_seq;
-  // The header: size first, then the seq that publishes it (two writes: one write's bytes
-  // have no order of their own).
+  // The header: size and where first, then the seq that publishes it (two writes: one
+  // write's bytes have no order of their own). The bytes in place were stored before.
   const std::size_t h = g.header_offset + (seq % kHeaders) * kHeaderBytes;
   store(h, message.size());
-  store(h + 8, seq + 1);
+  store(h + 8, in_place ? offset | kInPlace : 0);
+  store(h + 16, seq + 1);
   for (std::uint32_t r = 1; r < g.members.size(); ++r) {
-    push(g.members[r], h, 8);
-    push(g.members[r], h + 8, 8);
+    push(g.members[r], h, 16);
+    push(g.members[r], h + 16, 8);
   }
   return true;
 }
@@ -376,7 +422,7 @@ Rdmc::Message* Rdmc::expecting(std::uint32_t immediate, std::uint32_t& want) {
   const std::uint32_t block = immediate & (kMaxBlocks - 1);
   if (id >= groups_.size() || !groups_[id].member || groups_[id].rank == 0) return nullptr;
   Message* m = find(groups_[id], (immediate >> kBlockBits) % kHeaders);
-  if (m == nullptr || block >= m->blocks) return nullptr;
+  if (m == nullptr || m->in_place || block >= m->blocks) return nullptr;
   want = static_cast<std::uint32_t>(
       std::min<std::uint64_t>(s_.block_size, m->size - std::uint64_t{block} * s_.block_size));
   return m;
@@ -435,7 +481,7 @@ bool Rdmc::start_messages(Group& g) {
   bool did = false;
   while (g.active.size() < kHeaders) {
     const std::size_t h = g.header_offset + (g.next_seq % kHeaders) * kHeaderBytes;
-    if (load(h + 8) != g.next_seq + 1) break;  // not announced yet
+    if (load(h + 16) != g.next_seq + 1) break;  // not announced yet
     const std::uint64_t size = load(h);
     const auto blocks = static_cast<std::uint32_t>((size + s_.block_size - 1) / s_.block_size);
     const std::size_t most = largest(g);
@@ -444,6 +490,11 @@ bool Rdmc::start_messages(Group& g) {
                              std::to_string(size) + " bytes, more than this node takes (" +
                              std::to_string(most) + ")");
       return did;
+    }
+    if (const std::uint64_t where = load(h + 8); where != 0) {
+      if (!start_in_place(g, size, where)) return did;
+      did = true;
+      continue;
     }
     const auto at = allocate(g, size);
     if (!at) {
@@ -454,6 +505,7 @@ bool Rdmc::start_messages(Group& g) {
     m.seq = g.next_seq;
     m.size = size;
     m.blocks = blocks;
+    m.region = pool_id_;
     m.offset = *at;
     m.plan = plan(s_.algorithm, static_cast<std::uint32_t>(g.members.size()), g.rank, blocks);
     for (const auto& st : m.plan)
@@ -465,6 +517,41 @@ bool Rdmc::start_messages(Group& g) {
     did = true;
   }
   return did;
+}
+
+bool Rdmc::start_in_place(Group& g, std::uint64_t size, std::uint64_t where) {
+  const NodeId sender = g.members[0];
+  const auto refuse = [&](const std::string& what) {
+    fail(sender, "rdmc: node " + std::to_string(sender) + " announced message " +
+                     std::to_string(g.next_seq) + " of a group in place " + what);
+    return false;
+  };
+  if ((where & kInPlace) == 0)
+    return refuse("with no place (" + std::to_string(where) + " where 0 or in place was due)");
+  where &= ~kInPlace;
+  if (sends_ == nullptr || !t_->row_in_place(sender, sends_id_)) {
+    // Mapped once it connected (a member joining in the background): wait for it.
+    if (sends_ != nullptr && t_->connecting(sender)) return false;
+    return refuse("but its buffers are not mapped here (the transport copies them)");
+  }
+  // Within the sender's buffer space for this group: a faulty one may name no other bytes.
+  if (where < g.send_at || where - g.send_at > g.bytes || size > g.bytes - (where - g.send_at))
+    return refuse("at offset " + std::to_string(where) + " (" + std::to_string(size) +
+                  " bytes), outside its buffer space [" + std::to_string(g.send_at) + ", " +
+                  std::to_string(g.send_at + g.bytes) + ")");
+  Message m;
+  m.seq = g.next_seq;
+  m.size = size;
+  m.blocks = static_cast<std::uint32_t>((size + s_.block_size - 1) / s_.block_size);
+  m.region = sends_id_;
+  m.offset = where;
+  m.in_place = true;
+  m.have.assign(m.blocks, 1);
+  m.have_count = m.blocks;
+  g.active.push_back(std::move(m));
+  ++g.next_seq;
+  announce(g, g.started_offset, g.next_seq);
+  return true;
 }
 
 bool Rdmc::send_blocks(GroupId id, Group& g) {
@@ -485,7 +572,7 @@ bool Rdmc::send_blocks(GroupId id, Group& g) {
       const std::uint64_t at = m.offset + std::uint64_t{block} * s_.block_size;
       const auto len = static_cast<std::uint32_t>(
           std::min<std::uint64_t>(s_.block_size, m.size - std::uint64_t{block} * s_.block_size));
-      const auto st2 = t_->send_block(nodes_[peer], pool_id_, at, len, immediate(id, m.seq, block));
+      const auto st2 = t_->send_block(nodes_[peer], m.region, at, len, immediate(id, m.seq, block));
       if (st2 == transport::Status::retry) return did;  // the transport's queue is full: later
       if (st2 != transport::Status::ok) {
         fail(nodes_[peer], "rdmc: sending a block to node " + std::to_string(nodes_[peer]) +
@@ -522,9 +609,12 @@ bool Rdmc::finish(GroupId id, Group& g) {
     const bool here = g.rank == 0 ? m.finished && m.seq < everywhere : m.have_count == m.blocks;
     if (!m.delivered && here && in_order) {
       m.delivered = true;
-      if (g.rank != 0) ++stats_.messages_delivered;
+      if (g.rank != 0) {
+        ++stats_.messages_delivered;
+        if (m.in_place) ++stats_.messages_in_place;
+      }
       if (cb_.delivered)
-        cb_.delivered(id, m.seq, std::span<const std::byte>(pool_ + m.offset, m.size));
+        cb_.delivered(id, m.seq, std::span<const std::byte>(address(m), m.size));
       else
         m.released = true;
       did = true;
@@ -540,10 +630,22 @@ bool Rdmc::finish(GroupId id, Group& g) {
   }
   // Delivered, finished and released messages leave in order; the sender learns how far
   // we got.
+  // A message read in place stays at its sender until every receiver is done with it.
+  std::optional<std::uint64_t> gone_everywhere;
+  const auto leaves = [&](const Message& m) {
+    if (!m.finished || !m.delivered || !m.released) return false;
+    if (!m.in_place || g.rank != 0) return true;
+    if (!gone_everywhere) {
+      gone_everywhere = UINT64_MAX;
+      for (std::uint32_t r = 1; r < g.members.size(); ++r)
+        gone_everywhere =
+            std::min(*gone_everywhere, load(g.done_offset + r * sizeof(std::uint64_t)));
+    }
+    return m.seq < *gone_everywhere;
+  };
   std::uint64_t done = g.done;
-  while (!g.active.empty() && g.active.front().finished && g.active.front().delivered &&
-         g.active.front().released) {
-    free(g, g.active.front().offset);
+  while (!g.active.empty() && leaves(g.active.front())) {
+    if (!g.active.front().in_place || g.rank == 0) free(g, g.active.front().offset);
     g.active.pop_front();
     ++done;
   }

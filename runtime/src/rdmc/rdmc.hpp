@@ -6,7 +6,7 @@
 // suspicion for the membership layer, which installs the next view (and a new Rdmc).
 //
 //   regions (registered before connect)
-//     control   per group: a ring of kHeaders message headers {size, seq} the sender
+//     control   per group: a ring of kHeaders message headers {size, where, seq} the sender
 //               writes into every receiver's copy; per member the count of messages it
 //               started (has a buffer for: nobody sends it a block of a message it has not
 //               started) and finished (the header ring's flow control), written to every
@@ -20,6 +20,11 @@
 //               use its own space only: one group's full buffers never stall another's
 //               transfers (shared space could: two groups each waiting for the other's
 //               relays to free room).
+//     sends     where the transport keeps rows in place (shm; Transport::keeps_rows_in_place):
+//               the senders' message buffers, one row per node holding the buffer space of
+//               every group it sends in (a page at least), declared with share_rows() and
+//               kept mapped past the view (keep_rows_mapped: loans read them). A sender's
+//               groups then take their space here instead of in the pool.
 //
 //   sender     send(): waits for room (kHeaders messages unfinished at most, buffer space),
 //              copies the message into the pool, announces {size, seq} in the header ring,
@@ -36,6 +41,14 @@
 //              delivered() fires with its own copy (the whole group has it)
 //   done       a message released (and complete) leaves, in order; the count tells the
 //              sender its header slot may be used again
+//   in place   a sender whose every receiver maps its row of the sends region
+//              (Transport::row_in_place: all on its host, over shm) sends no block: the
+//              header says where the message lies ({size, offset | kInPlace, seq + 1}), each
+//              receiver checks that it lies in the sender's space for the group, "has" every
+//              block at once and delivers the sender's bytes where they are; the sender keeps
+//              the buffer until every receiver is done with the message (their done counts),
+//              not only until it released its own copy. A receiver that does not map the row
+//              suspects the sender. docs/dev/rdmc.md, "In place on one host".
 //
 // Blocks land in staging buffers because a transport matches receives per peer in FIFO
 // order, while blocks of different groups (and messages) from one peer interleave; the
@@ -73,6 +86,10 @@ struct Settings {
   // Bytes each group's buffer space has on top of group_bytes, and max_message(g) with it: a
   // header its user puts in front of the largest message (the engine's copies).
   std::size_t header_room = 0;
+  // Where the transport keeps rows in place (shm): the senders' buffers in the sends region,
+  // read where they lie by the receivers that map them (no transfer). Off: the blocks move
+  // as over any transport (measurements, and tests of the block path over shm).
+  bool in_place = true;
 };
 
 inline constexpr std::uint32_t kSeqBits = 4;               // of the immediate: a message's seq
@@ -105,12 +122,18 @@ class Rdmc {
   Rdmc& operator=(const Rdmc&) = delete;
   ~Rdmc();
 
-  [[nodiscard]] std::vector<transport::RegionId> regions() const { return {control_id_, pool_id_}; }
+  [[nodiscard]] std::vector<transport::RegionId> regions() const {
+    if (sends_ == nullptr) return {control_id_, pool_id_};
+    return {control_id_, pool_id_, sends_id_};
+  }
   [[nodiscard]] static transport::RegionId control_region(std::uint64_t epoch) noexcept {
     return 0x5244'0000u + static_cast<transport::RegionId>(epoch & 0xffff);
   }
   [[nodiscard]] static transport::RegionId pool_region(std::uint64_t epoch) noexcept {
     return 0x5250'0000u + static_cast<transport::RegionId>(epoch & 0xffff);
+  }
+  [[nodiscard]] static transport::RegionId sends_region(std::uint64_t epoch) noexcept {
+    return 0x5253'0000u + static_cast<transport::RegionId>(epoch & 0xffff);
   }
   // Where group g's header ring lies in the control region (the same at every node).
   [[nodiscard]] std::size_t header_offset(GroupId g) const { return groups_.at(g).header_offset; }
@@ -163,8 +186,9 @@ class Rdmc {
     std::uint64_t blocks_sent = 0;
     std::uint64_t blocks_received = 0;
     std::uint64_t messages_delivered = 0;
-    std::uint64_t waits_for_pool = 0;  // a message found no buffer at once
-    std::uint64_t blocks_placed = 0;   // of blocks_received: landed in place, no staging copy
+    std::uint64_t waits_for_pool = 0;     // a message found no buffer at once
+    std::uint64_t blocks_placed = 0;      // of blocks_received: landed in place, no staging copy
+    std::uint64_t messages_in_place = 0;  // of messages_delivered: read in the sender's buffer
   };
   [[nodiscard]] const Stats& stats() const noexcept { return stats_; }
 
@@ -173,7 +197,11 @@ class Rdmc {
     std::uint64_t seq = 0;
     std::uint64_t size = 0;
     std::uint32_t blocks = 0;
-    std::size_t offset = 0;  // of its buffer in the pool
+    // Its buffer: in the pool, or in the sends region (the sender's there, and a receiver's
+    // read in place).
+    transport::RegionId region = 0;
+    std::size_t offset = 0;
+    bool in_place = false;  // no transfer: every receiver reads the sender's buffer
     std::vector<Step> plan;
     std::size_t next = 0;  // the next plan step whose send is due
     std::vector<char> have;
@@ -199,7 +227,10 @@ class Rdmc {
     std::size_t complete_offset = 0;  // per rank: messages complete there
     std::size_t done_offset = 0;      // per rank: messages gone there
     std::size_t bytes = 0;            // its buffer space: message bytes and header room
-    // Its buffer space in the pool (offset -> size), under pool_mu_.
+    // With a sends region: where the sender's buffer space starts there (in its row).
+    std::size_t send_at = 0;
+    // Its buffer space in the pool, or for its sender in the sends region (offset -> size),
+    // under pool_mu_.
     std::map<std::size_t, std::size_t> free;
     std::map<std::size_t, std::size_t> used;
   };
@@ -235,6 +266,19 @@ class Rdmc {
   // Message::have: a block placed (the transport copies it there), not yet reported.
   static constexpr char kPlaced = 2;
   void fail(NodeId peer, const std::string& why);
+  // Where a message's bytes are.
+  [[nodiscard]] std::byte* address(const Message& m) const noexcept {
+    return (m.region == pool_id_ ? pool_ : sends_) + m.offset;
+  }
+  // The buffer space group g's messages use here: its sender's in the sends region (where
+  // there is one), a receiver's in the pool.
+  [[nodiscard]] std::byte* space_of(const Group& g) const noexcept {
+    return g.rank == 0 && sends_ != nullptr ? sends_ : pool_;
+  }
+  // Whether every receiver of group g reads its sender's buffer in place (the sender asks).
+  [[nodiscard]] bool all_in_place(const Group& g) const;
+  // Starts message `seq` of group g, announced in place at `where` of the sends region.
+  bool start_in_place(Group& g, std::uint64_t size, std::uint64_t where);
   // Writes our `started`/`done` count of group g to its other members.
   void announce(Group& g, std::size_t column_offset, std::uint64_t value);
   [[nodiscard]] std::uint32_t immediate(GroupId g, std::uint64_t seq, std::uint32_t block) const;
@@ -244,8 +288,13 @@ class Rdmc {
   Callbacks cb_;
   transport::RegionId control_id_;
   transport::RegionId pool_id_;
+  transport::RegionId sends_id_;
   std::byte* control_ = nullptr;
   std::byte* pool_ = nullptr;
+  // Senders' buffers, one row per node (every group it sends in), read in place by the
+  // receivers that map the sender's row (Transport::share_rows); null where the transport
+  // keeps no rows in place, the senders' buffers then in the pool.
+  std::byte* sends_ = nullptr;
   std::size_t pool_size_ = 0;
   std::vector<NodeId> nodes_;  // every node of any group, ascending
   std::uint32_t me_ = 0;       // our index in nodes_

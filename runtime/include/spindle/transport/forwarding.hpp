@@ -4,12 +4,12 @@
 // transport's header declares only what is its own (its configuration, kind(), port()...).
 //
 // Impl has every member forwarded below, under the same name and signature, activity(),
-// wait() and notify() included; connecting(), write_batch(), share_rows(), retire_region(),
-// place_blocks(), wait_quiet() and arm_waiter() are optional (without them, the Transport
-// defaults). The definitions are in forwarding_impl.hpp: a transport's source includes it
-// once Impl is complete and instantiates the base there (`template class
-// Forwarding<tcp_detail::Impl>;`); its header declares that instantiation `extern`, so no
-// other file instantiates it.
+// wait() and notify() included; connecting(), write_batch(), share_rows(), keeps_rows_in_place(),
+// row_in_place(), keep_rows_mapped(), retire_region(), place_blocks(), wait_quiet() and
+// arm_waiter() are optional (without them, the Transport defaults). The definitions are in
+// forwarding_impl.hpp: a transport's source includes it once Impl is complete and instantiates the
+// base there (`template class Forwarding<tcp_detail::Impl>;`); its header declares that
+// instantiation `extern`, so no other file instantiates it.
 #pragma once
 
 #include <memory>
@@ -29,6 +29,9 @@ class Forwarding : public Transport {
   void retire_region(RegionId id) override;
   void restrict_writes(RegionId id, std::span<const WriteGrant> grants) override;
   void share_rows(RegionId id, std::span<const WriteGrant> rows) override;
+  [[nodiscard]] bool keeps_rows_in_place() const noexcept override;
+  [[nodiscard]] bool row_in_place(NodeId peer, RegionId id) const override;
+  void keep_rows_mapped(RegionId id) override;
   LocalRegion create_rows_region(RegionId id, std::size_t size,
                                  std::span<const WriteGrant> rows) override;
   [[nodiscard]] Status connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,

@@ -49,6 +49,26 @@ void Forwarding<Impl>::share_rows(RegionId id, std::span<const WriteGrant> rows)
   }
 }
 template <class Impl>
+bool Forwarding<Impl>::keeps_rows_in_place() const noexcept {
+  if constexpr (requires(const Impl& i) { i.keeps_rows_in_place(); }) {
+    return impl_->keeps_rows_in_place();
+  } else {
+    return Transport::keeps_rows_in_place();
+  }
+}
+template <class Impl>
+bool Forwarding<Impl>::row_in_place(NodeId peer, RegionId id) const {
+  if constexpr (requires(const Impl& i) { i.row_in_place(peer, id); }) {
+    return impl_->row_in_place(peer, id);
+  } else {
+    return Transport::row_in_place(peer, id);
+  }
+}
+template <class Impl>
+void Forwarding<Impl>::keep_rows_mapped(RegionId id) {
+  if constexpr (requires(Impl & i) { i.keep_rows_mapped(id); }) impl_->keep_rows_mapped(id);
+}
+template <class Impl>
 Status Forwarding<Impl>::connect(std::span<const NodeAddress> members, std::uint64_t view_epoch,
                                  std::chrono::milliseconds timeout) {
   return impl_->connect(members, view_epoch, timeout);

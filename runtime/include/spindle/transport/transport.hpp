@@ -279,6 +279,21 @@ class Transport {
   virtual void share_rows(RegionId id, std::span<const WriteGrant> rows) {
     restrict_writes(id, rows);
   }
+  // Whether share_rows() may keep rows in place here (shm, and auto with its shm half): a
+  // layer that would declare a region of every member's rows only to read them in place
+  // (RDMC's message buffers) asks first, and keeps its own layout where the answer is no.
+  [[nodiscard]] virtual bool keeps_rows_in_place() const noexcept { return false; }
+  // Whether `peer`'s row of region `id` (declared with share_rows()) is read where it lies,
+  // at the peer, in the view connected: both declared the rows alike and the peer is
+  // connected (not connecting()). Symmetric: where it is, the peer reads ours in place too.
+  // Any thread, after connect().
+  [[nodiscard]] virtual bool row_in_place(NodeId /*peer*/, RegionId /*id*/) const { return false; }
+  // After share_rows(): the peers' rows of region `id` that are in place stay mapped here past
+  // disconnect(), until retire_region() or release_region(), instead of becoming copies in
+  // our own memory. For rows too large to copy at every view change that something may read
+  // after the view ended (RDMC's message buffers, which loans hold): the peer's memory lives
+  // until every process that mapped its row let go. Call it while disconnected.
+  virtual void keep_rows_mapped(RegionId /*id*/) {}
   // create_region() and share_rows() in one step, for a region whose rows are known when it
   // is made (the SST's): a transport that keeps rows in place (shm) then never maps the whole
   // region, not even for the moment between the two calls.
