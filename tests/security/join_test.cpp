@@ -256,7 +256,9 @@ struct Stream {
     thread = std::thread([this] {
       try {
         while (!stop.load()) {
-          w.write(ShapeType("RED", written.load(), 0, 5));
+          const int x = written.load();
+          started.store(x + 1);
+          w.write(ShapeType("RED", x, 0, 5));
           written.fetch_add(1);
           std::this_thread::sleep_for(2ms);
         }
@@ -293,7 +295,8 @@ struct Stream {
   }
   // After a change that cuts the victim off, until `done` (the writer's side sees it): how
   // long that took; then the stream goes on for 50 samples more and ends with no write
-  // failed, the reader took every sample in order, and the victim nothing written after.
+  // failed, the reader took every sample in order, and the victim nothing whose write
+  // started after.
   std::chrono::milliseconds cut_off(const std::function<bool()>& done) {
     const auto at = std::chrono::steady_clock::now();
     const bool cut = psm_test::eventually([&] {
@@ -303,6 +306,7 @@ struct Stream {
     const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - at);
     const int then = written.load();
+    const int begun = started.load();  // every write from here on starts after the cut
     CHECK(cut);
     CHECK(psm_test::eventually([&] {
       take();
@@ -315,7 +319,8 @@ struct Stream {
       return next == written.load();
     }));
     CHECK(in_order);
-    CHECK(victim_last < then);
+    // A write in progress as the cut is seen started before it, and may reach the victim.
+    CHECK(victim_last < begun);
     return took;
   }
 
@@ -325,8 +330,9 @@ struct Stream {
   dds::sub::DataReader<ShapeType> r, v;
   std::atomic<bool> stop{false};
   std::atomic<int> written{0};
-  std::string write_error;  // set by the stream's thread before it ends
-  int next = 0;             // the reader's next x
+  std::atomic<int> started{0};  // writes begun: x of the last one + 1
+  std::string write_error;      // set by the stream's thread before it ends
+  int next = 0;                 // the reader's next x
   bool in_order = true;
   int victim_last = -1;
   std::thread thread;
