@@ -94,7 +94,21 @@ TEST_CASE("auto: same-host pairs over shared memory, the others over tcp, in one
   auto c = make(3, ns, kElsewhere);
   REQUIRE(a->shm_unavailable().empty());
   CHECK(a->kind() == "auto");
+  // A region of rows (one page each): read in place between a and b only.
+  constexpr st::RegionId kRows = 9;
+  constexpr std::size_t kRow = st::kRowAlign;
+  const std::vector<st::WriteGrant> rows{
+      {1, {{0, kRow}}}, {2, {{kRow, kRow}}}, {3, {{2 * kRow, kRow}}}};
+  for (auto* t : {a.get(), b.get(), c.get()}) {
+    CHECK(t->keeps_rows_in_place());
+    (void)t->create_rows_region(kRows, 3 * kRow, rows);
+  }
   connect_all({{a.get(), kHere}, {b.get(), kHere}, {c.get(), kElsewhere}});
+  CHECK(a->row_in_place(2, kRows));
+  CHECK(b->row_in_place(1, kRows));
+  CHECK_FALSE(a->row_in_place(3, kRows));
+  CHECK_FALSE(c->row_in_place(1, kRows));
+  CHECK_FALSE(a->row_in_place(2, kRegion));
 
   CHECK(a->over_shm(2));
   CHECK(b->over_shm(1));

@@ -700,6 +700,55 @@ TEST_CASE(
   CHECK(mappings_of(prefix + ".n1.r7") >= 1);
 }
 
+// Rows kept mapped (Transport::keep_rows_mapped; RDMC's senders' buffers, which loans read
+// after the view): past disconnect the peer's row stays the peer's memory, mapped here, until
+// the region is retired; row_in_place() names the rows read in place while connected.
+TEST_CASE(
+    "shm: rows kept mapped stay the peer's past disconnect until retired, and "
+    "row_in_place names the rows read in place",
+    "[shm][rows]") {
+  const auto prefix = unique_prefix("keep");
+  st::ShmTransport ta(st::ShmConfig{1, prefix});
+  auto tb = std::make_unique<st::ShmTransport>(st::ShmConfig{2, prefix});
+  constexpr std::size_t kRow = st::kRowAlign;
+  const std::vector<st::WriteGrant> rows{{1, {{0, kRow}}}, {2, {{kRow, kRow}}}};
+  auto a = ta.create_rows_region(7, 2 * kRow, rows).bytes;
+  auto b = tb->create_rows_region(7, 2 * kRow, rows).bytes;
+  (void)ta.create_region(8, 4096);
+  (void)tb->create_region(8, 4096);
+  CHECK(ta.keeps_rows_in_place());
+  ta.keep_rows_mapped(7);  // node 1 only: node 2 keeps copies of node 1's row
+  REQUIRE(connect_both(ta, *tb) == std::pair(st::Status::ok, st::Status::ok));
+  CHECK(ta.row_in_place(2, 7));
+  CHECK(tb->row_in_place(1, 7));
+  CHECK_FALSE(ta.row_in_place(2, 8));                         // no rows declared
+  CHECK_FALSE(ta.row_in_place(3, 7));                         // no such peer
+  CHECK_THROWS_AS(ta.keep_rows_mapped(7), std::logic_error);  // connected
+  std::memset(a.data(), 0x11, kRow);
+  std::memset(b.data() + kRow, 0x22, kRow);
+  CHECK(b[0] == std::byte{0x11});
+  CHECK(a[kRow] == std::byte{0x22});
+
+  ta.disconnect();
+  tb->disconnect();
+  CHECK_FALSE(ta.row_in_place(2, 7));
+  // Node 1 still maps node 2's row: node 2's stores show; node 2 copied node 1's row.
+  std::memset(b.data() + kRow, 0x33, kRow);
+  std::memset(a.data(), 0x44, kRow);
+  CHECK(a[kRow] == std::byte{0x33});
+  CHECK(b[0] == std::byte{0x11});
+  CHECK(mappings_of(prefix + ".n2.r7", "r--s") == 1);
+  CHECK(mappings_of(prefix + ".n1.r7", "r--s") == 0);
+  // Node 2 gone, its region with it: the row reads as node 2 left it, its memory alive
+  // while mapped here.
+  tb.reset();
+  CHECK(a[kRow] == std::byte{0x33});
+  CHECK(a[2 * kRow - 1] == std::byte{0x33});
+  // Retired: the view is over here too, and the row is no longer mapped.
+  ta.retire_region(7);
+  CHECK(mappings_of(prefix + ".n2.r7", "r--s") == 0);
+}
+
 // Transport::place_blocks: a block lands where the placer says (no posted receive used); one
 // it has no place for takes the oldest posted receive; a placer's owner alone clears it.
 TEST_CASE("shm: blocks land where the block placer says, the others in posted receives",
