@@ -44,6 +44,21 @@ std::vector<std::byte> content(NodeId sender, std::size_t seq) {
   return out;
 }
 
+// Connects every transport to the view of all of them, side by side (as members do); how
+// many connected.
+int connect_all(std::vector<tst::Made>& made,
+                const std::vector<spindle::transport::NodeAddress>& members) {
+  std::vector<std::thread> connecting;
+  std::atomic<int> ok{0};
+  for (auto& m : made)
+    connecting.emplace_back([&, t = m.transport.get()] {
+      if (t->connect(members, 1, 10s) == spindle::transport::Status::ok) ++ok;
+    });
+  for (auto& th : connecting)
+    th.join();
+  return ok.load();
+}
+
 }  // namespace
 
 TEST_CASE("transfers over tcp and shm: two senders, 1 B to 4 MiB, every byte in order",
@@ -99,17 +114,7 @@ TEST_CASE("transfers over tcp and shm: two senders, 1 B to 4 MiB, every byte in 
           };
           nodes[i].r = std::make_unique<rdmc::Rdmc>(*made[i].transport, 1, groups, settings, cb);
         }
-        {
-          std::vector<std::thread> connecting;
-          std::atomic<int> ok{0};
-          for (auto& m : made)
-            connecting.emplace_back([&, t = m.transport.get()] {
-              if (t->connect(members, 1, 10s) == spindle::transport::Status::ok) ++ok;
-            });
-          for (auto& th : connecting)
-            th.join();
-          REQUIRE(ok == 3);
-        }
+        REQUIRE(connect_all(made, members) == 3);
         const auto deadline = std::chrono::steady_clock::now() + 60s;
         std::atomic<bool> stop{false};
         auto complete = [&](std::size_t i) {
@@ -207,15 +212,7 @@ struct ShmNodes {
       };
       r.push_back(std::make_unique<rdmc::Rdmc>(*made[i].transport, 1, groups, settings, cbs[i]));
     }
-    std::vector<std::thread> connecting;
-    std::atomic<int> ok{0};
-    for (auto& m : made)
-      connecting.emplace_back([&, t = m.transport.get()] {
-        if (t->connect(members, 1, 10s) == spindle::transport::Status::ok) ++ok;
-      });
-    for (auto& th : connecting)
-      th.join();
-    REQUIRE(ok == static_cast<int>(ids.size()));
+    REQUIRE(connect_all(made, members) == static_cast<int>(ids.size()));
     for (auto& x : r)
       x->start();
   }
