@@ -935,4 +935,18 @@ TEST_CASE("shm: a segment larger than the memory this process may use is refused
   }
   // Nothing of it stays: the next region is made as usual.
   CHECK(t.create_region(8, 4096).bytes.size() == 4096);
+  // A region of rows in place needs only its own row: one larger than the room in all is
+  // made where our row fits (RDMC's senders' buffers: every writer's space, each held by
+  // its owner), and refused where our row does not.
+  const std::size_t page = st::kRowAlign;
+  const std::size_t beyond = (room.bytes / page + 1) * page + (std::size_t{1} << 30);
+  const std::vector<st::WriteGrant> small_row{{1, {{0, page}}}, {2, {{page, beyond}}}};
+  CHECK(t.create_rows_region(9, page + beyond, small_row).bytes.size() == page + beyond);
+  const std::vector<st::WriteGrant> big_row{{2, {{0, page}}}, {1, {{page, beyond}}}};
+  try {
+    (void)t.create_rows_region(10, page + beyond, big_row);
+    FAIL("a region whose own row is larger than the room was made");
+  } catch (const std::runtime_error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("needs " + std::to_string(beyond) + " bytes"));
+  }
 }

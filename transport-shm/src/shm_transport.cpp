@@ -272,9 +272,12 @@ class Segment {
                                          const ByteRange* only = nullptr) {
     // Shared memory is memory (a memfd, not a file of /dev/shm): where the process may not
     // have what this segment can come to use, it says so now, not with the OOM killer later.
-    if (const auto room = ShmTransport::memory_room(); payload > room.bytes) {
+    // With rows in place that is its own row: the others are its peers' memory (or pages of
+    // its own that only a tcp peer's writes touch).
+    const std::size_t needs = only != nullptr ? only->length : payload;
+    if (const auto room = ShmTransport::memory_room(); needs > room.bytes) {
       throw std::runtime_error(
-          "shm: segment " + name.substr(1) + " needs " + std::to_string(payload) +
+          "shm: segment " + name.substr(1) + " needs " + std::to_string(needs) +
           " bytes of shared memory, and this process may use " + std::to_string(room.bytes) +
           " more (" + room.bound +
           "); give it more memory (a container's limit: docker run --memory), or reserve less "
