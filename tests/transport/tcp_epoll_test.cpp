@@ -15,6 +15,8 @@
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <iostream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -141,8 +143,15 @@ TEST_CASE("tcp: streams that cannot go back to the I/O thread's wake-ups are sti
     p.tb->receive();
   g_failed = 0;
   g_fail = Fail::set_into_io;
+  // It says so once, on stderr, in the call that failed (the watchdog's retries say nothing).
+  std::ostringstream said;
+  auto* const was = std::cerr.rdbuf(said.rdbuf());
   p.tb->stop_polling();
+  std::cerr.rdbuf(was);
   CHECK(g_failed.load() == 1);
+  CHECK_THAT(said.str(), Catch::Contains("node 2: epoll_ctl(ADD) of the streams read in place "
+                                         "failed") &&
+                             Catch::Contains("the I/O thread reads them every 20 ms"));
   // Node 1 writes; node 2 neither polls nor spins, and still gets the bytes (the watchdog
   // reads every 20 ms).
   for (std::size_t k = 0; k < 64; ++k)
