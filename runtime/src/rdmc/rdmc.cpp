@@ -277,11 +277,17 @@ Rdmc::Group& Rdmc::sender_group(GroupId id, std::size_t size) {
   return g;
 }
 
+std::uint64_t Rdmc::least(const Group& g, std::size_t column_offset) const noexcept {
+  std::uint64_t least = UINT64_MAX;
+  for (std::uint32_t r = 1; r < g.members.size(); ++r)
+    least = std::min(least, load(column_offset + r * sizeof(std::uint64_t)));
+  return least;
+}
+
 bool Rdmc::header_room(const Group& g) const noexcept {
   // Every receiver is done with the message kHeaders back, whose header slot this reuses.
-  for (std::uint32_t r = 1; r < g.members.size(); ++r)
-    if (load(g.done_offset + r * sizeof(std::uint64_t)) + kHeaders <= g.next_seq) return false;
-  return g.active.size() < kHeaders;
+  return (g.next_seq < kHeaders || least(g, g.done_offset) > g.next_seq - kHeaders) &&
+         g.active.size() < kHeaders;
 }
 
 bool Rdmc::send(GroupId id, std::span<const std::byte> message) {
@@ -492,7 +498,7 @@ bool Rdmc::start_messages(Group& g) {
       return did;
     }
     if (const std::uint64_t where = load(h + 8); where != 0) {
-      if (!start_in_place(g, size, where)) return did;
+      if (!start_in_place(g, size, blocks, where)) return did;
       did = true;
       continue;
     }
@@ -519,7 +525,7 @@ bool Rdmc::start_messages(Group& g) {
   return did;
 }
 
-bool Rdmc::start_in_place(Group& g, std::uint64_t size, std::uint64_t where) {
+bool Rdmc::start_in_place(Group& g, std::uint64_t size, std::uint32_t blocks, std::uint64_t where) {
   const NodeId sender = g.members[0];
   const auto refuse = [&](const std::string& what) {
     fail(sender, "rdmc: node " + std::to_string(sender) + " announced message " +
@@ -542,7 +548,7 @@ bool Rdmc::start_in_place(Group& g, std::uint64_t size, std::uint64_t where) {
   Message m;
   m.seq = g.next_seq;
   m.size = size;
-  m.blocks = static_cast<std::uint32_t>((size + s_.block_size - 1) / s_.block_size);
+  m.blocks = blocks;
   m.region = sends_id_;
   m.offset = where;
   m.in_place = true;
@@ -591,12 +597,7 @@ bool Rdmc::send_blocks(GroupId id, Group& g) {
 bool Rdmc::finish(GroupId id, Group& g) {
   bool did = false;
   // Complete everywhere: the least count the receivers announced.
-  std::uint64_t everywhere = 0;
-  if (g.rank == 0) {
-    everywhere = UINT64_MAX;
-    for (std::uint32_t r = 1; r < g.members.size(); ++r)
-      everywhere = std::min(everywhere, load(g.complete_offset + r * sizeof(std::uint64_t)));
-  }
+  const std::uint64_t everywhere = g.rank == 0 ? least(g, g.complete_offset) : 0;
   bool in_order = true;  // every earlier message delivered: a group delivers in order
   std::uint64_t complete = g.done;
   bool prefix = true;
@@ -631,17 +632,10 @@ bool Rdmc::finish(GroupId id, Group& g) {
   // Delivered, finished and released messages leave in order; the sender learns how far
   // we got.
   // A message read in place stays at its sender until every receiver is done with it.
-  std::optional<std::uint64_t> gone_everywhere;
+  const std::uint64_t gone_everywhere = g.rank == 0 ? least(g, g.done_offset) : 0;
   const auto leaves = [&](const Message& m) {
-    if (!m.finished || !m.delivered || !m.released) return false;
-    if (!m.in_place || g.rank != 0) return true;
-    if (!gone_everywhere) {
-      gone_everywhere = UINT64_MAX;
-      for (std::uint32_t r = 1; r < g.members.size(); ++r)
-        gone_everywhere =
-            std::min(*gone_everywhere, load(g.done_offset + r * sizeof(std::uint64_t)));
-    }
-    return m.seq < *gone_everywhere;
+    return m.finished && m.delivered && m.released &&
+           (!m.in_place || g.rank != 0 || m.seq < gone_everywhere);
   };
   std::uint64_t done = g.done;
   while (!g.active.empty() && leaves(g.active.front())) {

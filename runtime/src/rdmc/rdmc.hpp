@@ -277,8 +277,12 @@ class Rdmc {
   }
   // Whether every receiver of group g reads its sender's buffer in place (the sender asks).
   [[nodiscard]] bool all_in_place(const Group& g) const;
-  // Starts message `seq` of group g, announced in place at `where` of the sends region.
-  bool start_in_place(Group& g, std::uint64_t size, std::uint64_t where);
+  // Starts group g's next message (`size` bytes in `blocks`), announced in place at `where`
+  // (its header's, the in-place bit included) of the sends region.
+  bool start_in_place(Group& g, std::uint64_t size, std::uint32_t blocks, std::uint64_t where);
+  // The least of the counts group g's receivers wrote in the column at `column_offset` of
+  // the control region (started, complete or done).
+  [[nodiscard]] std::uint64_t least(const Group& g, std::size_t column_offset) const noexcept;
   // Writes our `started`/`done` count of group g to its other members.
   void announce(Group& g, std::size_t column_offset, std::uint64_t value);
   [[nodiscard]] std::uint32_t immediate(GroupId g, std::uint64_t seq, std::uint32_t block) const;
