@@ -628,7 +628,9 @@ std::shared_ptr<ViewState> Engine::build(const View& v, std::chrono::millisecond
   // heartbeats, and once more when a member behind runs out of time.
   vs->sst->set_tick_hook([this, raw, rt](std::chrono::nanoseconds now) {
     const auto check = raw->smc->check_progress(now, raw->membership->wedged_mask());
-    raw->sst->hook_due(check.due);  // a lagging member's bound may run out before the next beat
+    // A lagging member's bound, or a relief's grace, may run out before the next beat.
+    raw->sst->hook_due(check.due);
+    if (check.relief_due) raw->sst->hook_due_by(*check.relief_due);
     if (check.due && check.due != raw->progress_due) {
       raw->progress_due = check.due;
       (void)rt->control().schedule(TimePoint(*check.due), [this] { transport_->notify(); });

@@ -457,6 +457,13 @@ class SubgroupEngine final : public group::Pins {
   const SubgroupStats& stats() const noexcept { return stats_; }
   std::int64_t delivered_num() const noexcept { return delivered_num_; }
 
+  // A relief whose grace ran out by `now` is asked for; one still to come is due by `due`.
+  void check_relief(std::chrono::nanoseconds now, std::optional<std::chrono::nanoseconds>& due) {
+    if (!relief_due_) return;
+    if (now >= *relief_due_) update_released();
+    if (relief_due_ && (!due || *relief_due_ < *due)) due = relief_due_;
+  }
+
   // Progress (docs/membership.md, "Failure detection"): a member of this atomic subgroup
   // whose counters have not moved for `timeout` while another member's are ahead of them
   // takes no part in the stream: suspected (the ring waits for it, so everyone stops).
@@ -1209,9 +1216,13 @@ class SubgroupEngine final : public group::Pins {
     return sender * w_ + static_cast<std::size_t>(index % w_);
   }
   // released_num: delivered, up to the first message still held in place. Where a held
-  // message's sender has used three quarters of its window past it, the layers above are
-  // asked to let go of what they hold without lending it out (PinRelief), once per such
-  // message.
+  // message's sender has used three quarters of its window past it for kReliefGrace, the
+  // layers above are asked to let go of what they hold without lending it out
+  // (PinRelief), once per such message. The grace starts when the need is first seen and
+  // ends when it is gone (nothing held, or the sender no longer that far past the first
+  // message held): a reader whose application takes what it was delivered as fast as it
+  // comes empties its cache well within it and copies nothing; one whose application is
+  // away is asked when the grace runs out (check_relief(), from the loop's timers).
   void update_released() {
     for (int pass = 0; pass < 2; ++pass) {
       while (!pinned_.empty() &&
@@ -1225,11 +1236,24 @@ class SubgroupEngine final : public group::Pins {
         sst_->store<std::int64_t>(my_counters_ + kReleased, released_num_);
         counters_dirty_ = true;
       }
-      if (pinned_.empty() || relief_ == nullptr || !*relief_) return;
-      const auto& front = pinned_.front();
-      if (front.seq == relieved_for_ ||
-          senders_[front.sender].real_seen < front.index + std::max<std::uint32_t>(1, w_ - w_ / 4))
+      if (pinned_.empty() || relief_ == nullptr || !*relief_) {
+        relief_due_.reset();
         return;
+      }
+      const auto& front = pinned_.front();
+      if (front.seq == relieved_for_ || senders_[front.sender].real_seen <
+                                            front.index + std::max<std::uint32_t>(1, w_ - w_ / 4)) {
+        relief_due_.reset();
+        return;
+      }
+      const auto now = sst_->now();
+      if (!relief_due_) {
+        relief_due_ = now + kReliefGrace;
+        sst_->hook_due_by(*relief_due_);
+        return;
+      }
+      if (now < *relief_due_) return;
+      relief_due_.reset();
       relieved_for_ = front.seq;
       ++stats_.pin_reliefs;
       (*relief_)(index_);
@@ -1316,6 +1340,7 @@ class SubgroupEngine final : public group::Pins {
   std::deque<Pinned> pinned_;
   std::int64_t released_num_ = -1;
   std::int64_t relieved_for_ = -1;
+  std::optional<std::chrono::nanoseconds> relief_due_;  // the grace's end (update_released)
   const PinRelief* relief_ = nullptr;
   bool in_upcall_ = false;
   std::int64_t upcall_first_ = 0;
@@ -1373,9 +1398,12 @@ Smc::~Smc() {
 ProgressCheck Smc::check_progress(std::chrono::nanoseconds now, const sst::MemberSet& exempt) {
   const auto timeout = std::chrono::nanoseconds(sst_->group().knobs.suspicion_timeout);
   ProgressCheck out;
-  for (auto& e : engines_)
-    if (e && e->check_progress(now, timeout, exempt, out.due, out.rejoin, out.demoted))
+  for (auto& e : engines_) {
+    if (!e) continue;
+    if (e->check_progress(now, timeout, exempt, out.due, out.rejoin, out.demoted))
       out.suspected = true;
+    e->check_relief(now, out.relief_due);
+  }
   return out;
 }
 

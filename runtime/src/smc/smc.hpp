@@ -77,6 +77,13 @@ using transport::NodeId;
 // keeps a 10 KB window of 100 flowing.
 inline constexpr std::size_t kMaxPushBytes = std::size_t{256} << 10;
 
+// How long a sender may stand three quarters of its window past a message held in place
+// here before the layers above are asked to let go of what they hold (PinRelief): an
+// application that takes promptly empties its cache within microseconds, and relief then
+// would copy the samples it is about to take. The time runs from when the need is first
+// seen and ends when nothing is held (docs/dev/smc.md, "Pins").
+inline constexpr std::chrono::nanoseconds kReliefGrace = std::chrono::milliseconds(1);
+
 // What Smc::check_progress() found.
 struct ProgressCheck {
   bool suspected = false;  // it suspected a member
@@ -85,6 +92,9 @@ struct ProgressCheck {
   bool rejoin = false;
   bool demoted = false;  // it left a lagging member behind: deliveries may go on at once
   std::optional<std::chrono::nanoseconds> due;  // look again then (a member is behind)
+  // Look again then as well: a held message's relief falls due (kReliefGrace). Only the
+  // loop's own timers need to know; nothing else waits for it.
+  std::optional<std::chrono::nanoseconds> relief_due;
 };
 
 // One delivered message (the group layer's type: group/message.hpp).

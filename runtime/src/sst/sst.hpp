@@ -184,6 +184,10 @@ class Sst {
   // The hook also runs once at `when` (on this SST's clock), between heartbeats: a lagging
   // member's time runs out then (smc.hpp, check_progress). Predicate thread.
   void hook_due(std::optional<std::chrono::nanoseconds> when) noexcept { hook_due_ = when; }
+  // The hook runs at `when` at the latest (an earlier time already asked for stays).
+  void hook_due_by(std::chrono::nanoseconds when) noexcept {
+    if (!hook_due_ || when < *hook_due_) hook_due_ = when;
+  }
   // Every transport event poll_events() takes (block completions for RDMC, suspicions)
   // also goes to `h`, on the predicate thread, after the SST handled it.
   void set_event_handler(std::function<void(const transport::Event&)> h) {
