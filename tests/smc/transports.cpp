@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <mutex>
+#include <set>
 #include <stdexcept>
 
 #if SPINDLE_HAVE_TCP
@@ -53,18 +55,27 @@ std::vector<std::string> available_transports() {
 }
 
 std::uint16_t free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw std::runtime_error("socket() failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  // Port 0: the kernel picks a free one, which getsockname() reports.
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  ::close(fd);
-  if (!ok) throw std::runtime_error("no free loopback port");
-  return ntohs(addr.sin_port);
+  // The kernel may hand out the port it just released again (bind, close, bind): a domain
+  // file listing two members would then give both one address. A port returned once in this
+  // process is never returned again.
+  static std::mutex mu;
+  static std::set<std::uint16_t> given;
+  std::lock_guard lock(mu);
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) throw std::runtime_error("socket() failed");
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    // Port 0: the kernel picks a free one, which getsockname() reports.
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+    ::close(fd);
+    if (!ok) throw std::runtime_error("no free loopback port");
+    if (given.insert(ntohs(addr.sin_port)).second) return ntohs(addr.sin_port);
+  }
+  throw std::runtime_error("no loopback port this process has not used yet in 64 tries");
 }
 
 }  // namespace spindle::testing

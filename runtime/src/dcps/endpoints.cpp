@@ -1505,7 +1505,7 @@ void Reader::matched(const WriterRecord& w) {
       resume_seq_.erase(it);
     }
     writers_[w.guid] = m;
-    start_watch = m.manual_liveliness && !m.lease.is_infinite() && liveliness_timer_ == 0;
+    start_watch = m.watched() && liveliness_timer_ == 0;
   }
   if (start_watch) watch_liveliness(clock_now() + std::chrono::milliseconds(20));
   using S = dds::core::status::SubscriptionMatchedStatus;
@@ -1574,7 +1574,7 @@ void Reader::writer_asserted(std::uint64_t writer_guid) {
     std::lock_guard lock(mu_);
     auto it = writers_.find(writer_guid);
     if (it == writers_.end()) return;
-    it->second.last_seen = clock_now();
+    if (it->second.watched()) it->second.last_seen = clock_now();
     if (!it->second.alive) {
       it->second.alive = true;
       revived = true;
@@ -1594,7 +1594,8 @@ void Reader::writer_asserted(std::uint64_t writer_guid) {
 }
 
 std::optional<Change> Reader::make_change(const ParsedSample& sample, std::int32_t strength,
-                                          const dds::core::Duration& lifespan) {
+                                          const dds::core::Duration& lifespan,
+                                          const dds::core::Time& received) {
   const auto& hdr = sample.header;
   Change c;
   c.ownership_strength = strength;
@@ -1606,7 +1607,7 @@ std::optional<Change> Reader::make_change(const ParsedSample& sample, std::int32
   c.pos_subgroup = sample.subgroup;
   c.pos_order = sample.order;
   c.source_timestamp = dds::core::Time::from_nanosecs(hdr.source_time_ns);
-  c.reception_timestamp = wall_now();
+  c.reception_timestamp = received;
   std::string error;
   switch (hdr.kind) {
     case SampleKind::data:
@@ -1694,7 +1695,7 @@ void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
     if (it == writers_.end()) return;  // not matched (yet, or any more): not for us
     strength = it->second.strength;
     lifespan = it->second.lifespan;
-    it->second.last_seen = clock_now();
+    if (it->second.watched()) it->second.last_seen = clock_now();
     // Messages of this writer that never reached us: a BEST_EFFORT drop, or what went by
     // while this participant was out of the domain (a rejoin).
     auto& last = it->second.last_seq;
@@ -1721,7 +1722,8 @@ void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
   }
   if (hdr.kind == SampleKind::data) writer_asserted(hdr.writer);
   if (repaired_copy) return;
-  if (auto c = make_change(sample, strength, lifespan)) {
+  if (!batch_received_) batch_received_ = wall_now();
+  if (auto c = make_change(sample, strength, lifespan, *batch_received_)) {
     // A GROUP subscriber's readers number samples as they are delivered, across its topics:
     // a batch reaches its readers one after another, which must not reorder them.
     if (const auto& seq = subscriber_->sequence()) c->order = seq->fetch_add(1) + 1;
@@ -1730,6 +1732,7 @@ void Reader::on_sample(const ParsedSample& sample, NodeId /*sender*/) {
 }
 
 void Reader::on_batch_end() {
+  batch_received_.reset();
   if (missed_ > 0) {
     count_sample_lost(static_cast<std::int32_t>(
         std::min<std::uint64_t>(missed_, std::numeric_limits<std::int32_t>::max())));
@@ -1780,7 +1783,8 @@ void Reader::receive_history(const std::vector<Historical>& history, std::uint64
                         " does not parse: " + error);
       continue;
     }
-    if (auto c = make_change(*parsed, h.strength, h.lifespan)) changes.push_back(std::move(*c));
+    if (auto c = make_change(*parsed, h.strength, h.lifespan, wall_now()))
+      changes.push_back(std::move(*c));
   }
   if (!changes.empty()) {
     std::vector<InsertResult> results(changes.size());
@@ -1825,7 +1829,7 @@ std::size_t Reader::repair(const Repair& repair) {
         if (at == ahead.end() || *at != hdr.seq) ahead.insert(at, hdr.seq);
       }
     }
-    if (auto c = make_change(m, strength, lifespan)) {
+    if (auto c = make_change(m, strength, lifespan, wall_now())) {
       if (const auto& seq = subscriber_->sequence()) c->order = seq->fetch_add(1) + 1;
       changes.push_back(std::move(*c));
     }
@@ -1982,7 +1986,7 @@ void Reader::check_liveliness() {
   {
     std::lock_guard lock(mu_);
     for (auto& [g, w] : writers_) {
-      if (!w.manual_liveliness || w.lease.is_infinite()) continue;
+      if (!w.watched()) continue;
       watching = true;
       if (w.alive && now - w.last_seen >= to_steady(w.lease)) {
         w.alive = false;

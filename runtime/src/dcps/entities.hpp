@@ -108,7 +108,10 @@ struct MatchedWriter {
   bool manual_liveliness = false;
   dds::core::Duration lease = dds::core::Duration::infinite();
   bool alive = true;
+  // When it was last heard from: kept only where its liveliness is watched (watched()), so
+  // a sample costs no clock read otherwise.
   std::chrono::steady_clock::time_point last_seen{};
+  [[nodiscard]] bool watched() const { return manual_liveliness && !lease.is_infinite(); }
   // The last message number (SampleHeader::seq) received from it; 0: none yet. A jump means
   // messages the reader missed (SAMPLE_LOST).
   std::uint64_t last_seq = 0;
@@ -1033,8 +1036,10 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   template <class Record, class HookCall, class AnyCall>
   void event(const StatusMask& bit, Record record, HookCall hook_call, AnyCall any_call);
   // A delivered message as a change of this reader's cache (nullopt: reported, dropped).
+  // `received`: its reception timestamp.
   std::optional<Change> make_change(const ParsedSample& sample, std::int32_t strength,
-                                    const dds::core::Duration& lifespan);
+                                    const dds::core::Duration& lifespan,
+                                    const dds::core::Time& received);
   // A native sample read where it lies, holding its slot (group::Pins); null where it
   // cannot be (not in place, this reader copying, a size or alignment that does not fit).
   std::shared_ptr<const void> in_place(const ParsedSample& sample);
@@ -1086,6 +1091,9 @@ class Reader final : public detail::ReaderCore, public TopicSink {
   // Predicate thread only: the batch being collected.
   std::vector<Change> held_;  // delivered while the subscriber held them back (Router lock)
   std::uint64_t missed_ = 0;  // protocol thread: messages found missing in this batch
+  // Protocol thread: when this batch was received (the reception timestamp of its samples:
+  // one clock read a batch, not one a sample); reset by on_batch_end().
+  std::optional<dds::core::Time> batch_received_;
   // stash_positions(): per writer, its last message number before the halt (mu_).
   std::map<std::uint64_t, std::uint64_t> resume_seq_;
   std::vector<Change> pending_;
