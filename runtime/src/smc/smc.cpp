@@ -460,7 +460,7 @@ class SubgroupEngine final : public group::Pins {
   // A relief whose grace ran out by `now` is asked for; one still to come is due by `due`.
   void check_relief(std::chrono::nanoseconds now, std::optional<std::chrono::nanoseconds>& due) {
     if (!relief_due_) return;
-    if (now >= *relief_due_) update_released();
+    if (now >= *relief_due_) update_released(now);
     if (relief_due_ && (!due || *relief_due_ < *due)) due = relief_due_;
   }
 
@@ -1222,8 +1222,9 @@ class SubgroupEngine final : public group::Pins {
   // ends when it is gone (nothing held, or the sender no longer that far past the first
   // message held): a reader whose application takes what it was delivered as fast as it
   // comes empties its cache well within it and copies nothing; one whose application is
-  // away is asked when the grace runs out (check_relief(), from the loop's timers).
-  void update_released() {
+  // away is asked when the grace runs out: check_relief(), from the loop's timers, passes
+  // `now` (the other callers, once a batch, read no clock while a grace runs).
+  void update_released(std::optional<std::chrono::nanoseconds> now = std::nullopt) {
     for (int pass = 0; pass < 2; ++pass) {
       while (!pinned_.empty() &&
              pins_->counts[pin_slot(pinned_.front().sender, pinned_.front().index)].load(
@@ -1246,13 +1247,12 @@ class SubgroupEngine final : public group::Pins {
         relief_due_.reset();
         return;
       }
-      const auto now = sst_->now();
       if (!relief_due_) {
-        relief_due_ = now + kReliefGrace;
+        relief_due_ = sst_->now() + kReliefGrace;
         sst_->hook_due_by(*relief_due_);
         return;
       }
-      if (now < *relief_due_) return;
+      if (!now || *now < *relief_due_) return;
       relief_due_.reset();
       relieved_for_ = front.seq;
       ++stats_.pin_reliefs;
